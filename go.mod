@@ -2,7 +2,6 @@ module github.com/respire/respire
 
 go 1.26
 
-require (
-	github.com/stretchr/testify v1.12.1 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
-)
+require go.uber.org/goleak v1.3.0
+
+require github.com/stretchr/testify v1.12.1 // indirect

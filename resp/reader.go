@@ -1,0 +1,509 @@
+package resp
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"math"
+	"strconv"
+	"unsafe"
+)
+
+// Limits bound what a Reader accepts; zero fields take the defaults.
+//
+// Every length a frame declares is checked against these limits before anything is
+// allocated for it, so a corrupt or hostile header costs an error, not memory.
+type Limits struct {
+	MaxBulkLen      int64 // largest bulk string / verbatim / bulk error / big number payload; default 512 MiB
+	MaxDepth        int   // deepest nesting of aggregates (attributes count); default 64
+	MaxAggregateLen int64 // most elements one aggregate may declare (pairs count double for maps); default 1<<26
+	MaxLineLen      int   // longest simple line (+, -, :, ,, (, #, headers); default 64 KiB
+}
+
+// DefaultLimits returns the limits a Reader uses for zero fields: 512 MiB bulk strings
+// (the largest value Redis stores), 64 levels of nesting, 1<<26 elements per aggregate
+// and 64 KiB simple lines.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxBulkLen:      512 << 20,
+		MaxDepth:        64,
+		MaxAggregateLen: 1 << 26,
+		MaxLineLen:      64 << 10,
+	}
+}
+
+// withDefaults replaces zero (and meaningless negative) fields by the defaults.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxBulkLen <= 0 {
+		l.MaxBulkLen = d.MaxBulkLen
+	}
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = d.MaxDepth
+	}
+	if l.MaxAggregateLen <= 0 {
+		l.MaxAggregateLen = d.MaxAggregateLen
+	}
+	if l.MaxLineLen <= 0 {
+		l.MaxLineLen = d.MaxLineLen
+	}
+	return l
+}
+
+// bulkChunk is the most a Reader allocates for a bulk payload before its bytes arrive.
+// Past it the buffer doubles only when full, so memory stays within twice what the peer
+// actually sent, whatever length it declared.
+const bulkChunk = 1 << 20
+
+// aggregatePrealloc caps the elements preallocated for an aggregate, for the same reason.
+const aggregatePrealloc = 1024
+
+// Reader decodes RESP2 and RESP3 values from a buffered stream.
+type Reader struct {
+	br   *bufio.Reader
+	lim  Limits
+	line []byte // reused for lines longer than br's buffer
+}
+
+// NewReader returns a Reader decoding from br within lim (zero fields take the
+// defaults of DefaultLimits).
+func NewReader(br *bufio.Reader, lim Limits) *Reader {
+	return &Reader{br: br, lim: lim.withDefaults()}
+}
+
+// Read reads one complete top-level value, with any attributes that precede it
+// attached (see Value.Attributes).
+//
+// It returns io.EOF only when the stream ends cleanly between values; a stream that ends
+// inside a value gives io.ErrUnexpectedEOF. A malformed or over-limit frame gives a
+// *ProtocolError (matching ErrProtocol, and ErrLimit for limit violations), after
+// which the stream position is undefined. Other errors are the underlying reader's.
+func (r *Reader) Read() (Value, error) {
+	t, err := r.br.ReadByte()
+	if err != nil {
+		return Value{}, err
+	}
+	return r.readTyped(t, 0)
+}
+
+// readValue reads a value nested depth aggregates deep.
+func (r *Reader) readValue(depth int) (Value, error) {
+	t, err := r.br.ReadByte()
+	if err != nil {
+		return Value{}, unexpected(err)
+	}
+	return r.readTyped(t, depth)
+}
+
+// readTyped reads the value whose type byte t was just consumed.
+func (r *Reader) readTyped(t byte, depth int) (Value, error) {
+	if t == '|' {
+		return r.readAttributed(depth)
+	}
+	return r.readBody(t, depth)
+}
+
+// readAttributed reads one or more attribute maps (the '|' already consumed) and the
+// value they describe, which carries them.
+func (r *Reader) readAttributed(depth int) (Value, error) {
+	var attrs []Value
+	for {
+		kv, err := r.readAggregate('|', depth)
+		if err != nil {
+			return Value{}, err
+		}
+		// Several attribute frames in a row merge; the total is bounded like any map.
+		if int64(len(attrs)+len(kv.elems)) > r.lim.MaxAggregateLen {
+			return Value{}, limitError("attributes exceed the aggregate limit")
+		}
+		if attrs == nil {
+			attrs = kv.elems
+		} else {
+			attrs = append(attrs, kv.elems...)
+		}
+		t, err := r.br.ReadByte()
+		if err != nil {
+			return Value{}, unexpected(err)
+		}
+		if t != '|' {
+			v, err := r.readBody(t, depth)
+			if err != nil {
+				return Value{}, err
+			}
+			v.attrs = attrs
+			return v, nil
+		}
+	}
+}
+
+// readBody reads a value other than an attribute, its type byte t consumed.
+func (r *Reader) readBody(t byte, depth int) (Value, error) {
+	switch t {
+	case '+', '-', ':', '_', '#', ',', '(':
+		return r.readSimple(t)
+	case '$', '!', '=':
+		return r.readBulkValue(t)
+	case '*', '~', '>', '%':
+		return r.readAggregate(t, depth)
+	}
+	return Value{}, protocolError("unknown type byte " + strconv.QuoteRune(rune(t)))
+}
+
+// readSimple reads a line-based value.
+func (r *Reader) readSimple(t byte) (Value, error) {
+	line, err := r.readLine()
+	if err != nil {
+		return Value{}, err
+	}
+	switch t {
+	case '+':
+		return Value{kind: KindSimpleString, str: internSimple(line)}, nil
+	case '-':
+		return Value{kind: KindError, str: string(line)}, nil
+	case ':':
+		n, ok := parseInt(line)
+		if !ok {
+			return Value{}, protocolError("invalid integer " + quoteLine(line))
+		}
+		return Value{kind: KindInteger, num: n}, nil
+	case '_':
+		if len(line) != 0 {
+			return Value{}, protocolError("null with payload " + quoteLine(line))
+		}
+		return Value{kind: KindNull}, nil
+	case '#':
+		return parseBoolean(line)
+	case ',':
+		return parseDouble(line)
+	default: // '('
+		return parseBigNumber(line, r.lim.MaxBulkLen)
+	}
+}
+
+// internSimple returns line as a string, without allocating for the replies that
+// dominate pipelines.
+func internSimple(line []byte) string {
+	switch string(line) { // the compiler compares without converting
+	case "OK":
+		return "OK"
+	case "PONG":
+		return "PONG"
+	case "QUEUED":
+		return "QUEUED"
+	}
+	return string(line)
+}
+
+func parseBoolean(line []byte) (Value, error) {
+	if len(line) == 1 {
+		switch line[0] {
+		case 't':
+			return Boolean(true), nil
+		case 'f':
+			return Boolean(false), nil
+		}
+	}
+	return Value{}, protocolError("invalid boolean " + quoteLine(line))
+}
+
+// parseDouble accepts what RESP3 allows: inf, -inf, nan and decimal numbers with an
+// optional fraction and exponent. The grammar is checked first because
+// strconv.ParseFloat also takes forms Redis never sends ("0x1p3", "Infinity", "1_0").
+func parseDouble(line []byte) (Value, error) {
+	switch string(line) {
+	case "inf", "+inf":
+		return Double(math.Inf(1)), nil
+	case "-inf":
+		return Double(math.Inf(-1)), nil
+	case "nan", "-nan":
+		return Double(math.NaN()), nil
+	}
+	if !isDecimal(line) {
+		return Value{}, protocolError("invalid double " + quoteLine(line))
+	}
+	// Like hiredis, accept underflow to zero but not overflow to infinity.
+	f, err := strconv.ParseFloat(string(line), 64)
+	if err != nil {
+		return Value{}, &ProtocolError{Reason: "invalid double " + quoteLine(line), Err: err}
+	}
+	return Double(f), nil
+}
+
+// isDecimal reports whether b is [+-]digits[.digits][(e|E)[+-]digits]. Digits may be
+// omitted on one side of the point, as C's printf and strtod allow.
+func isDecimal(b []byte) bool {
+	i := 0
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		i++
+	}
+	intDigits := countDigits(b[i:])
+	i += intDigits
+	fracDigits := 0
+	if i < len(b) && b[i] == '.' {
+		i++
+		fracDigits = countDigits(b[i:])
+		i += fracDigits
+	}
+	if intDigits+fracDigits == 0 {
+		return false
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		expDigits := countDigits(b[i:])
+		if expDigits == 0 {
+			return false
+		}
+		i += expDigits
+	}
+	return i == len(b)
+}
+
+func countDigits(b []byte) int {
+	for i, c := range b {
+		if c < '0' || c > '9' {
+			return i
+		}
+	}
+	return len(b)
+}
+
+// parseBigNumber accepts an optional '-' and at least one digit.
+func parseBigNumber(line []byte, maxLen int64) (Value, error) {
+	if int64(len(line)) > maxLen {
+		return Value{}, limitError("big number of " + strconv.Itoa(len(line)) + " bytes exceeds the bulk limit")
+	}
+	digits := line
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || countDigits(digits) != len(digits) {
+		return Value{}, protocolError("invalid big number " + quoteLine(line))
+	}
+	return Value{kind: KindBigNumber, str: string(line)}, nil
+}
+
+// parseInt parses a decimal int64 with an optional sign, without allocating.
+func parseInt(b []byte) (int64, bool) {
+	neg := false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		neg = b[0] == '-'
+		b = b[1:]
+	}
+	if len(b) == 0 {
+		return 0, false
+	}
+	const limit = uint64(1) << 63 // |math.MinInt64|
+	var u uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if u > limit/10 {
+			return 0, false
+		}
+		u = u*10 + uint64(c-'0')
+		if u > limit {
+			return 0, false
+		}
+	}
+	if neg {
+		return -int64(u), true // wraps to MinInt64 for u == limit, which is right
+	}
+	if u == limit {
+		return 0, false
+	}
+	return int64(u), true
+}
+
+// readLength reads a header line for type t and checks its length against max.
+// null reports RESP2's -1, allowed only where RESP2 has it ($ and *).
+func (r *Reader) readLength(t byte, max int64) (n int64, null bool, err error) {
+	line, err := r.readLine()
+	if err != nil {
+		return 0, false, err
+	}
+	n, ok := parseInt(line)
+	switch {
+	case !ok:
+		return 0, false, protocolError("invalid length " + quoteLine(line) + " for " + strconv.QuoteRune(rune(t)))
+	case n == -1 && (t == '$' || t == '*'):
+		return 0, true, nil
+	case n < 0:
+		return 0, false, protocolError("negative length " + quoteLine(line) + " for " + strconv.QuoteRune(rune(t)))
+	case n > max:
+		return 0, false, limitError("length " + string(line) + " for " + strconv.QuoteRune(rune(t)) +
+			" exceeds the limit of " + strconv.FormatInt(max, 10))
+	}
+	return n, false, nil
+}
+
+// readBulkValue reads a length-prefixed string: bulk string, bulk error or verbatim.
+func (r *Reader) readBulkValue(t byte) (Value, error) {
+	n, null, err := r.readLength(t, min(r.lim.MaxBulkLen, math.MaxInt))
+	if err != nil {
+		return Value{}, err
+	}
+	if null {
+		return Value{kind: KindNull}, nil
+	}
+	s, err := r.readBulk(int(n))
+	if err != nil {
+		return Value{}, err
+	}
+	switch t {
+	case '$':
+		return Value{kind: KindBulkString, str: s}, nil
+	case '!':
+		return Value{kind: KindBulkError, str: s}, nil
+	default: // '='
+		if len(s) < 4 || s[3] != ':' {
+			return Value{}, protocolError("verbatim string without a format prefix")
+		}
+		return Value{kind: KindVerbatim, str: s}, nil
+	}
+}
+
+// readBulk reads an n-byte payload and its CRLF. The payload is read into a buffer that
+// starts at no more than bulkChunk and doubles only once filled, so a length that lies
+// costs at most bulkChunk or twice the bytes that really came, whichever is more. The
+// returned string is the only allocation for payloads up to bulkChunk.
+func (r *Reader) readBulk(n int) (string, error) {
+	if n == 0 {
+		return "", r.readCRLF()
+	}
+	buf := make([]byte, min(n, bulkChunk))
+	filled := 0
+	for {
+		k, err := io.ReadFull(r.br, buf[filled:])
+		filled += k
+		if err != nil {
+			return "", unexpected(err)
+		}
+		if filled == n {
+			break
+		}
+		grown := make([]byte, len(buf)+min(len(buf), n-len(buf)))
+		copy(grown, buf)
+		buf = grown
+	}
+	if err := r.readCRLF(); err != nil {
+		return "", err
+	}
+	// buf is never written again and not retained elsewhere, so the string may own it;
+	// this saves copying every bulk payload a second time.
+	return unsafe.String(unsafe.SliceData(buf), len(buf)), nil
+}
+
+func (r *Reader) readCRLF() error {
+	cr, err := r.br.ReadByte()
+	if err != nil {
+		return unexpected(err)
+	}
+	lf, err := r.br.ReadByte()
+	if err != nil {
+		return unexpected(err)
+	}
+	if cr != '\r' || lf != '\n' {
+		return protocolError("bulk payload not terminated by CRLF")
+	}
+	return nil
+}
+
+// readAggregate reads an array, set, push, map or attribute map, its type byte t
+// consumed. For maps and attributes the elements are the flattened key, value pairs.
+func (r *Reader) readAggregate(t byte, depth int) (Value, error) {
+	max := r.lim.MaxAggregateLen
+	paired := t == '%' || t == '|'
+	if paired {
+		max /= 2 // each pair is two elements
+	}
+	n, null, err := r.readLength(t, max)
+	if err != nil {
+		return Value{}, err
+	}
+	if null {
+		return Value{kind: KindNull}, nil
+	}
+	if depth >= r.lim.MaxDepth {
+		return Value{}, limitError("nesting deeper than " + strconv.Itoa(r.lim.MaxDepth))
+	}
+	if paired {
+		n *= 2
+	}
+	v := Value{kind: aggregateKinds[t]}
+	if n == 0 {
+		return v, nil // nil elements, as the constructors make them
+	}
+	v.elems = make([]Value, 0, min(n, aggregatePrealloc))
+	for range n {
+		e, err := r.readValue(depth + 1)
+		if err != nil {
+			return Value{}, err
+		}
+		v.elems = append(v.elems, e)
+	}
+	return v, nil
+}
+
+// aggregateKinds maps an aggregate's type byte to its kind; attributes are held as maps.
+var aggregateKinds = [256]Kind{'*': KindArray, '~': KindSet, '>': KindPush, '%': KindMap, '|': KindMap}
+
+// readLine returns the next line without its CRLF. The slice is valid until the next
+// read. A line longer than the limit fails as soon as that many bytes have arrived.
+func (r *Reader) readLine() ([]byte, error) {
+	// A line with its CRLF may be two bytes longer than the content limit.
+	max := r.lim.MaxLineLen + 2
+	line, err := r.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		// The line is longer than br's buffer: gather it in r.line.
+		r.line = append(r.line[:0], line...)
+		for err == bufio.ErrBufferFull && len(r.line) < max {
+			line, err = r.br.ReadSlice('\n')
+			r.line = append(r.line, line...)
+		}
+		line = r.line
+	}
+	if lineTooLong(line, max) {
+		return nil, limitError("line longer than " + strconv.Itoa(r.lim.MaxLineLen) + " bytes")
+	}
+	if err != nil {
+		return nil, unexpected(err)
+	}
+	if len(line) < 2 || line[len(line)-2] != '\r' {
+		return nil, protocolError("line not terminated by CRLF")
+	}
+	return line[:len(line)-2], nil
+}
+
+// lineTooLong reports whether line, complete or not, is longer than max bytes with its
+// LF. Judging an unfinished line by what it must become keeps the verdict the same
+// however the stream is chunked.
+func lineTooLong(line []byte, max int) bool {
+	if len(line) > 0 && line[len(line)-1] == '\n' {
+		return len(line) > max
+	}
+	return len(line) >= max
+}
+
+// unexpected turns io.EOF inside a value into io.ErrUnexpectedEOF.
+func unexpected(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+func protocolError(reason string) error { return &ProtocolError{Reason: reason} }
+
+func limitError(reason string) error { return &ProtocolError{Reason: reason, Err: ErrLimit} }
+
+// quoteLine quotes at most 32 bytes of a bad line for an error message.
+func quoteLine(line []byte) string {
+	if len(line) > 32 {
+		return strconv.Quote(string(line[:32])) + "..."
+	}
+	return strconv.Quote(string(line))
+}

@@ -1,0 +1,214 @@
+package resp
+
+import (
+	"math"
+	"reflect"
+	"strconv"
+)
+
+// AppendCommand appends a command, an array of bulk strings, to dst. See AppendArg for
+// the argument types. With no arguments it returns ErrEmptyCommand; on any error it
+// returns dst as it was passed (bytes past its length may have been overwritten).
+//
+// It does not allocate when dst has room, nor make its arguments escape, so callers
+// can build commands from stack values.
+func AppendCommand(dst []byte, args ...any) ([]byte, error) {
+	if len(args) == 0 {
+		return dst, ErrEmptyCommand
+	}
+	out := AppendArrayHeader(dst, len(args))
+	for i, arg := range args {
+		var err error
+		if out, err = AppendArg(out, i, arg); err != nil {
+			return dst, err
+		}
+	}
+	return out, nil
+}
+
+// AppendArg appends arg to dst as one bulk string. index is the argument's position,
+// used only in the error.
+//
+// Accepted types: string and []byte as they are; all int and uint types in decimal;
+// float32 and float64 in the shortest decimal that reads back exactly (no exponent),
+// with infinities as "+inf" and "-inf"; bool as "1" or "0". NaN, nil and any other type
+// give an *ArgError and leave dst unchanged.
+func AppendArg(dst []byte, index int, arg any) ([]byte, error) {
+	switch v := arg.(type) {
+	case string:
+		return AppendBulkString(dst, v), nil
+	case []byte:
+		return AppendBulk(dst, v), nil
+	case int:
+		return appendIntArg(dst, int64(v)), nil
+	case int8:
+		return appendIntArg(dst, int64(v)), nil
+	case int16:
+		return appendIntArg(dst, int64(v)), nil
+	case int32:
+		return appendIntArg(dst, int64(v)), nil
+	case int64:
+		return appendIntArg(dst, v), nil
+	case uint:
+		return appendUintArg(dst, uint64(v)), nil
+	case uint8:
+		return appendUintArg(dst, uint64(v)), nil
+	case uint16:
+		return appendUintArg(dst, uint64(v)), nil
+	case uint32:
+		return appendUintArg(dst, uint64(v)), nil
+	case uint64:
+		return appendUintArg(dst, v), nil
+	case float32:
+		return appendFloatArg(dst, index, float64(v), 32)
+	case float64:
+		return appendFloatArg(dst, index, v, 64)
+	case bool:
+		if v {
+			return AppendBulkString(dst, "1"), nil
+		}
+		return AppendBulkString(dst, "0"), nil
+	case nil:
+		return dst, &ArgError{Index: index, Reason: "nil argument"}
+	}
+	// reflect.TypeOf, unlike fmt's %T, does not make arg escape: with fmt, every
+	// caller's argument would be moved to the heap to serve this rare error path.
+	return dst, &ArgError{Index: index, Reason: "unsupported type " + reflect.TypeOf(arg).String()}
+}
+
+// AppendArrayHeader appends the header of an array of n elements ("*n\r\n").
+func AppendArrayHeader(dst []byte, n int) []byte {
+	return appendHeader(dst, '*', int64(n))
+}
+
+// AppendBulkString appends s as a bulk string.
+func AppendBulkString(dst []byte, s string) []byte {
+	dst = appendHeader(dst, '$', int64(len(s)))
+	dst = append(dst, s...)
+	return append(dst, '\r', '\n')
+}
+
+// AppendBulk appends b as a bulk string.
+func AppendBulk(dst []byte, b []byte) []byte {
+	dst = appendHeader(dst, '$', int64(len(b)))
+	dst = append(dst, b...)
+	return append(dst, '\r', '\n')
+}
+
+// appendHeader appends a type byte, a number and CRLF: lengths and integer replies.
+func appendHeader(dst []byte, t byte, n int64) []byte {
+	dst = append(dst, t)
+	dst = strconv.AppendInt(dst, n, 10)
+	return append(dst, '\r', '\n')
+}
+
+// appendIntArg formats n in scratch space first, because its length precedes it.
+func appendIntArg(dst []byte, n int64) []byte {
+	var scratch [20]byte // len("-9223372036854775808")
+	return AppendBulk(dst, strconv.AppendInt(scratch[:0], n, 10))
+}
+
+func appendUintArg(dst []byte, n uint64) []byte {
+	var scratch [20]byte // len("18446744073709551615")
+	return AppendBulk(dst, strconv.AppendUint(scratch[:0], n, 10))
+}
+
+func appendFloatArg(dst []byte, index int, f float64, bitSize int) ([]byte, error) {
+	switch {
+	case math.IsNaN(f):
+		return dst, &ArgError{Index: index, Reason: "NaN is not a valid number"}
+	case math.IsInf(f, 1):
+		return AppendBulkString(dst, "+inf"), nil
+	case math.IsInf(f, -1):
+		return AppendBulkString(dst, "-inf"), nil
+	}
+	// Without an exponent a float64 takes at most 327 bytes ("-0." and 307 zeros before
+	// 17 digits), so this never spills to the heap.
+	var scratch [336]byte
+	return AppendBulk(dst, strconv.AppendFloat(scratch[:0], f, 'f', -1, bitSize)), nil
+}
+
+// AppendValue appends v in its own wire form, RESP3 types as RESP3, with its attributes
+// written first as an attribute map. It is meant for servers and tests.
+//
+// Null is written as RESP3's "_"; a server speaking RESP2 writes "$-1\r\n" or
+// "*-1\r\n" itself. The zero Value has no wire form and is also written as null.
+// Simple strings and errors are written as they are: text containing CR or LF yields a
+// frame that does not decode. A verbatim string's format must be three bytes.
+func AppendValue(dst []byte, v Value) []byte {
+	if len(v.attrs) > 0 {
+		dst = appendHeader(dst, '|', int64(len(v.attrs)/2))
+		for _, a := range v.attrs {
+			dst = AppendValue(dst, a)
+		}
+	}
+	switch v.kind {
+	case KindSimpleString:
+		return appendLine(dst, '+', v.str)
+	case KindError:
+		return appendLine(dst, '-', v.str)
+	case KindBigNumber:
+		return appendLine(dst, '(', v.str)
+	case KindInteger:
+		return appendHeader(dst, ':', v.num)
+	case KindBoolean:
+		if v.num != 0 {
+			return append(dst, "#t\r\n"...)
+		}
+		return append(dst, "#f\r\n"...)
+	case KindDouble:
+		return appendDouble(dst, math.Float64frombits(uint64(v.num)))
+	case KindBulkString:
+		return appendBulkValue(dst, '$', v.str)
+	case KindBulkError:
+		return appendBulkValue(dst, '!', v.str)
+	case KindVerbatim:
+		return appendBulkValue(dst, '=', v.str)
+	case KindArray:
+		return appendElems(dst, '*', v.elems, len(v.elems))
+	case KindSet:
+		return appendElems(dst, '~', v.elems, len(v.elems))
+	case KindPush:
+		return appendElems(dst, '>', v.elems, len(v.elems))
+	case KindMap:
+		return appendElems(dst, '%', v.elems, len(v.elems)/2)
+	}
+	return append(dst, "_\r\n"...)
+}
+
+func appendLine(dst []byte, t byte, s string) []byte {
+	dst = append(dst, t)
+	dst = append(dst, s...)
+	return append(dst, '\r', '\n')
+}
+
+func appendBulkValue(dst []byte, t byte, s string) []byte {
+	dst = appendHeader(dst, t, int64(len(s)))
+	dst = append(dst, s...)
+	return append(dst, '\r', '\n')
+}
+
+func appendElems(dst []byte, t byte, elems []Value, n int) []byte {
+	dst = appendHeader(dst, t, int64(n))
+	for _, e := range elems {
+		dst = AppendValue(dst, e)
+	}
+	return dst
+}
+
+// appendDouble writes the shortest form that reads back exactly, as Redis's %.17g does
+// but without the noise digits.
+func appendDouble(dst []byte, f float64) []byte {
+	dst = append(dst, ',')
+	switch {
+	case math.IsNaN(f):
+		dst = append(dst, "nan"...)
+	case math.IsInf(f, 1):
+		dst = append(dst, "inf"...)
+	case math.IsInf(f, -1):
+		dst = append(dst, "-inf"...)
+	default:
+		dst = strconv.AppendFloat(dst, f, 'g', -1, 64)
+	}
+	return append(dst, '\r', '\n')
+}

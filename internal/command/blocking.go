@@ -1,0 +1,68 @@
+package command
+
+// IsBlocking reports whether the command in args may block server-side, so that it
+// needs a connection of its own rather than a shared, pipelined one: BLPOP, BRPOP,
+// BRPOPLPUSH, BLMOVE, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP, WAIT, WAITAOF, and XREAD or
+// XREADGROUP with a BLOCK option.
+//
+// The table's FlagBlocking is right for the list and sorted-set commands but not for
+// the rest, so those are hand rules:
+//   - XREAD and XREADGROUP carry FlagBlocking whether or not they block; they block
+//     only with a BLOCK option, found by walking the options as the server does.
+//   - WAIT (and WAITAOF, new in Redis 7.2) holds the caller until replicas (or the AOF)
+//     acknowledge, yet has no blocking flag. They are matched by name, so a table from
+//     a server without WAITAOF still knows it.
+//
+// Pub/sub commands (SUBSCRIBE and the rest) and MONITOR are not blocking: they change
+// the connection's mode, which the client handles by kind (FlagPubsub), not by
+// waiting.
+func IsBlocking(args []any) bool {
+	if len(args) == 0 {
+		return false
+	}
+	var buf [maxNameLen]byte
+	n, ok := lowerArg(&buf, args[0])
+	if !ok {
+		return false
+	}
+	switch string(buf[:n]) {
+	case "wait", "waitaof":
+		return true
+	case "xread":
+		streams, block := xreadOptions(args, false)
+		return block && streams > 0
+	case "xreadgroup":
+		streams, block := xreadOptions(args, true)
+		return block && streams > 0
+	}
+	info, ok := commands[string(buf[:n])]
+	return ok && info.Flags&FlagBlocking != 0
+}
+
+// xreadOptions walks the options of XREAD [COUNT n] [BLOCK ms] STREAMS ... or
+// XREADGROUP GROUP g c [COUNT n] [BLOCK ms] [NOACK] STREAMS ... the way the server's
+// xreadCommand does: options in any order, each followed by its values. It returns the
+// index of the STREAMS option, or 0 when the options are malformed (the server then
+// replies with an error and neither blocks nor touches a key), and whether a BLOCK
+// option came before it.
+func xreadOptions(args []any, group bool) (streams int, block bool) {
+	for i := 1; i < len(args); i++ {
+		more := len(args) - 1 - i
+		a := args[i]
+		switch {
+		case argIsKeyword(a, "BLOCK") && more >= 1:
+			block = true
+			i++
+		case argIsKeyword(a, "COUNT") && more >= 1:
+			i++
+		case argIsKeyword(a, "STREAMS") && more >= 1:
+			return i, block
+		case group && argIsKeyword(a, "GROUP") && more >= 2:
+			i += 2
+		case group && argIsKeyword(a, "NOACK"):
+		default:
+			return 0, block
+		}
+	}
+	return 0, block
+}

@@ -1,0 +1,215 @@
+package command
+
+// Flags is the set of COMMAND flags of a command.
+type Flags uint32
+
+// The command flags Redis 7.0 reports in COMMAND. The descriptions are the server's
+// meaning; see https://redis.io/commands/command/.
+const (
+	FlagWrite           Flags = 1 << iota // may modify the keyspace
+	FlagReadonly                          // reads keys and never modifies them
+	FlagDenyOOM                           // may grow memory use; refused when over maxmemory
+	FlagModule                            // implemented by a module
+	FlagAdmin                             // administrative
+	FlagPubsub                            // publish/subscribe
+	FlagNoscript                          // not allowed from scripts
+	FlagBlocking                          // may block the client (see IsBlocking for when it really does)
+	FlagLoading                           // allowed while the server loads its data
+	FlagStale                             // allowed on a replica with stale data
+	FlagSkipMonitor                       // not shown to MONITOR
+	FlagSkipSlowlog                       // not recorded in the slow log
+	FlagAsking                            // accepted on an importing slot (cluster)
+	FlagFast                              // O(1) or O(log N)
+	FlagNoAuth                            // allowed before authentication
+	FlagMayReplicate                      // may be replicated even without writing
+	FlagSentinel                          // available in Sentinel mode
+	FlagOnlySentinel                      // available only in Sentinel mode
+	FlagNoMandatoryKeys                   // may take zero keys
+	FlagProtected                         // disabled unless enabled in configuration
+	FlagNoAsyncLoading                    // refused during asynchronous loading
+	FlagNoMulti                           // not allowed in MULTI
+	FlagMovableKeys                       // key positions depend on the arguments
+	FlagAllowBusy                         // allowed while a script or function is busy
+	FlagModuleNoCluster                   // module command refused in cluster mode
+)
+
+// KeySpecFlags is the set of flags of one key specification.
+type KeySpecFlags uint16
+
+// The key specification flags of Redis 7.0. See
+// https://redis.io/docs/reference/key-specs/#flags.
+const (
+	KeySpecRO            KeySpecFlags = 1 << iota // read-only access
+	KeySpecRW                                     // read and write
+	KeySpecOW                                     // overwrite without reading
+	KeySpecRM                                     // removes the key
+	KeySpecAccess                                 // returns, copies or uses the value
+	KeySpecUpdate                                 // updates the value
+	KeySpecInsert                                 // adds data, never removes
+	KeySpecDelete                                 // removes data
+	KeySpecNotKey                                 // not a key (a shard channel) but hashed like one
+	KeySpecIncomplete                             // may not find every key; the server uses code instead
+	KeySpecVariableFlags                          // flags depend on the arguments
+)
+
+// BeginKind is how the search for keys begins.
+type BeginKind uint8
+
+// The begin_search types. The zero value is BeginUnknown, which finds nothing.
+const (
+	BeginUnknown BeginKind = iota // the specification cannot be evaluated
+	BeginIndex                    // keys begin at a fixed argument index
+	BeginKeyword                  // keys begin just after a keyword
+)
+
+// BeginSearch is where the search for a key specification's keys begins.
+type BeginSearch struct {
+	Kind BeginKind
+	// Pos is the argument index of the first key (BeginIndex), counting the command
+	// name as 0.
+	Pos int
+	// Keyword is the keyword after which the keys begin (BeginKeyword), matched without
+	// regard to case.
+	Keyword string
+	// StartFrom is the index where the search for Keyword starts (BeginKeyword). A
+	// negative value counts from the end and searches backwards.
+	StartFrom int
+}
+
+// FindKind is how keys are found once the search has begun.
+type FindKind uint8
+
+// The find_keys types. The zero value is FindUnknown, which finds nothing.
+const (
+	FindUnknown FindKind = iota // the specification cannot be evaluated
+	FindRange                   // keys are a range of arguments
+	FindKeynum                  // an argument gives the number of keys
+)
+
+// FindKeys is how a key specification's keys are found, relative to where the search
+// began.
+type FindKeys struct {
+	Kind FindKind
+	// LastKey is the index of the last key relative to the first (FindRange): 0 for one
+	// key; negative counts from the end of the arguments, -1 being the last.
+	LastKey int
+	// KeyStep is the distance between keys (FindRange and FindKeynum), 2 for MSET.
+	KeyStep int
+	// Limit, when LastKey is -1 and Limit > 1, says the keys are the first 1/Limit of
+	// the arguments that remain (FindRange): XREAD's STREAMS k1 k2 id1 id2 has Limit 2.
+	Limit int
+	// KeyNumIdx is the index, relative to the beginning, of the argument that holds the
+	// number of keys (FindKeynum).
+	KeyNumIdx int
+	// FirstKey is the index, relative to the beginning, of the first key (FindKeynum).
+	FirstKey int
+}
+
+// KeySpec is one key specification of a command.
+type KeySpec struct {
+	Begin BeginSearch
+	Find  FindKeys
+	Flags KeySpecFlags
+}
+
+// Info describes one command or subcommand.
+type Info struct {
+	// Name is the lower-case command name; for a subcommand it is "container|sub", as
+	// the server names it ("xinfo|stream").
+	Name string
+	// Arity is the number of arguments including the name: exact when positive, a
+	// minimum when negative. A subcommand's arity counts both names.
+	Arity int
+	// Flags are the command's COMMAND flags.
+	Flags Flags
+	// KeySpecs are the command's key specifications, in the server's order.
+	KeySpecs []KeySpec
+	// Sub maps lower-case subcommand names ("stream") to their entries. It is nil for
+	// commands that are not containers.
+	Sub map[string]*Info
+}
+
+// maxNameLen is the longest command or "container|sub" name Lookup accepts; the longest
+// in Redis 7.0 is 29 bytes ("cluster|count-failure-reports").
+const maxNameLen = 40
+
+// Lookup returns the entry for a command name, without regard to case. A subcommand can
+// be named "container|sub" ("XINFO|STREAM"). It returns nil, false for unknown names.
+// Lookup does not allocate.
+func Lookup(name string) (*Info, bool) {
+	var buf [maxNameLen]byte
+	n, ok := lowerInto(&buf, name)
+	if !ok {
+		return nil, false
+	}
+	for i := range n {
+		if buf[i] == '|' {
+			parent, ok := commands[string(buf[:i])]
+			if !ok {
+				return nil, false
+			}
+			sub, ok := parent.Sub[string(buf[i+1:n])]
+			return sub, ok
+		}
+	}
+	info, ok := commands[string(buf[:n])]
+	return info, ok
+}
+
+// LookupArgs returns the entry for the command in args, where args[0] is its name (a
+// string or []byte). For a container command (CONFIG, OBJECT, XINFO...) it returns the
+// subcommand named by args[1] ("XINFO STREAM key" gives xinfo|stream); when args[1] is
+// missing or names no subcommand it returns the container itself, whose Sub is non-nil
+// and which has no keys. LookupArgs does not allocate.
+func LookupArgs(args []any) (*Info, bool) {
+	if len(args) == 0 {
+		return nil, false
+	}
+	var buf [maxNameLen]byte
+	n, ok := lowerArg(&buf, args[0])
+	if !ok {
+		return nil, false
+	}
+	info, ok := commands[string(buf[:n])]
+	if !ok {
+		return nil, false
+	}
+	if info.Sub != nil && len(args) > 1 {
+		if n, ok := lowerArg(&buf, args[1]); ok {
+			if sub, ok := info.Sub[string(buf[:n])]; ok {
+				return sub, true
+			}
+		}
+	}
+	return info, true
+}
+
+// lowerArg lower-cases a string or []byte argument into buf.
+func lowerArg(buf *[maxNameLen]byte, arg any) (int, bool) {
+	switch a := arg.(type) {
+	case string:
+		return lowerInto(buf, a)
+	case []byte:
+		return lowerInto(buf, a)
+	}
+	return 0, false
+}
+
+// lowerInto copies s into buf in ASCII lower case. It fails when s does not fit, which
+// no command name does.
+func lowerInto[T string | []byte](buf *[maxNameLen]byte, s T) (int, bool) {
+	if len(s) > len(buf) {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		buf[i] = lowerASCII(s[i])
+	}
+	return len(s), true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + ('a' - 'A')
+	}
+	return c
+}

@@ -1,0 +1,106 @@
+package conn
+
+import (
+	"sync"
+
+	"github.com/respire/respire/resp"
+)
+
+// callState is where a request stands on its connection.
+type callState uint8
+
+const (
+	stateQueued    callState = iota // encoded in the write buffer, not yet taken by the writer
+	stateWritten                    // handed to the socket: it may run
+	stateReplied                    // every reply it expects has arrived, or it failed
+	stateAbandoned                  // written, but its caller gave up; the reader drops its replies
+)
+
+// call is one request (one command, or a batch sent back to back) waiting for its
+// replies. Calls are pooled: a caller returns its call after reading the result, except
+// an abandoned call, which the reader (or the failure path) recycles once it is done.
+type call struct {
+	state     callState
+	want      int           // replies expected; 0 for fire-and-forget writes
+	noTimeout bool          // blocking command: no read deadline while it waits
+	start     int           // while queued: its bytes are wbuf[start:end]
+	end       int           //
+	reply     resp.Value    // the reply of a single command
+	replies   []resp.Value  // the replies of a batch (want > 1, or multi set)
+	multi     bool          // collect into replies even when want == 1
+	err       error         // a transport error, set with stateReplied
+	done      chan struct{} // gets one token when the call reaches stateReplied
+}
+
+var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
+
+func getCall(want int) *call {
+	cl := callPool.Get().(*call)
+	cl.want = want
+	return cl
+}
+
+// putCall recycles cl. Its done channel is empty: every signal was consumed.
+func putCall(cl *call) {
+	cl.state = stateQueued
+	cl.noTimeout = false
+	cl.multi = false
+	cl.reply = resp.Value{}
+	cl.replies = nil
+	cl.err = nil
+	callPool.Put(cl)
+}
+
+// deliver records one reply and reports whether the call is now complete.
+func (cl *call) deliver(v resp.Value) bool {
+	if cl.multi {
+		cl.replies = append(cl.replies, v)
+		return len(cl.replies) == cl.want
+	}
+	cl.reply = v
+	return true
+}
+
+// fail completes the call with a transport error.
+func (cl *call) fail(err error) {
+	cl.err = err
+	cl.state = stateReplied
+}
+
+// callQueue is a FIFO of calls awaiting replies, in the order their bytes were written.
+type callQueue struct {
+	items []*call
+	head  int
+}
+
+func (q *callQueue) push(cl *call) { q.items = append(q.items, cl) }
+
+func (q *callQueue) len() int { return len(q.items) - q.head }
+
+func (q *callQueue) peek() *call {
+	if q.head == len(q.items) {
+		return nil
+	}
+	return q.items[q.head]
+}
+
+func (q *callQueue) pop() {
+	q.items[q.head] = nil
+	q.head++
+	if q.head == len(q.items) {
+		q.items = q.items[:0]
+		q.head = 0
+	} else if q.head > 1024 && q.head*2 > len(q.items) {
+		n := copy(q.items, q.items[q.head:])
+		clear(q.items[n:])
+		q.items = q.items[:n]
+		q.head = 0
+	}
+}
+
+// drain removes and returns every call.
+func (q *callQueue) drain() []*call {
+	out := q.items[q.head:]
+	q.items, q.head = nil, 0
+	return out
+}

@@ -1,0 +1,293 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/respire/respire/resp"
+)
+
+func TestHandshakeFallbacks(t *testing.T) {
+	tests := []struct {
+		name      string
+		opts      Options
+		helloErr  string
+		script    func(f *fakeServer)
+		wantProto int
+		wantID    int64
+	}{
+		{
+			name:     "unknown HELLO: AUTH with password only, SETNAME, CLIENT ID, SELECT",
+			opts:     Options{Password: "pw", ClientName: "app", DB: 2},
+			helloErr: "-ERR unknown command 'HELLO', with args beginning with: '3' 'AUTH' 'default' 'pw' 'SETNAME' 'app' \r\n",
+			script: func(f *fakeServer) {
+				f.expect("AUTH", "pw")
+				f.reply("+OK\r\n")
+				f.expect("CLIENT", "SETNAME", "app")
+				f.reply("+OK\r\n")
+				f.expect("CLIENT", "ID")
+				f.reply(":7\r\n")
+				f.expect("SELECT", "2")
+				f.reply("+OK\r\n")
+			},
+			wantProto: 2,
+			wantID:    7,
+		},
+		{
+			name:     "NOPROTO: AUTH with user",
+			opts:     Options{Username: "u", Password: "pw"},
+			helloErr: "-NOPROTO sorry, this protocol version is not supported.\r\n",
+			script: func(f *fakeServer) {
+				f.expect("AUTH", "u", "pw")
+				f.reply("+OK\r\n")
+				f.expect("CLIENT", "ID")
+				f.reply(":9\r\n")
+			},
+			wantProto: 2,
+			wantID:    9,
+		},
+		{
+			name:     "CLIENT ID refused by ACL leaves the id unknown",
+			helloErr: "-ERR unknown command 'HELLO', with args beginning with: '3' \r\n",
+			script: func(f *fakeServer) {
+				f.expect("CLIENT", "ID")
+				f.reply("-NOPERM User u has no permissions to run the 'client|id' command\r\n")
+			},
+			wantProto: 2,
+			wantID:    0,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _ := dialFake(t, tt.opts, func(f *fakeServer) {
+				f.read() // HELLO with whatever arguments the options give
+				f.reply(tt.helloErr)
+				tt.script(f)
+			})
+			if c.Protocol() != tt.wantProto {
+				t.Errorf("protocol %d, want %d", c.Protocol(), tt.wantProto)
+			}
+			id, ok := c.ID()
+			if id != tt.wantID || ok != (tt.wantID != 0) {
+				t.Errorf("ID() = %d, %v; want %d", id, ok, tt.wantID)
+			}
+		})
+	}
+}
+
+func TestHandshakeRESP3LearnsIdentity(t *testing.T) {
+	c, _ := dialFake(t, Options{}, helloRESP3)
+	if c.Protocol() != 3 {
+		t.Errorf("protocol %d", c.Protocol())
+	}
+	if id, ok := c.ID(); id != 42 || !ok {
+		t.Errorf("ID %d %v", id, ok)
+	}
+	if name, version := c.Server(); name != "redis" || version != "7.0.15" {
+		t.Errorf("server %q %q", name, version)
+	}
+}
+
+// waitFor polls cond until it holds or a deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (c *Conn) counts() (queued, inflight int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.queued), c.inflight.len()
+}
+
+// A command cancelled while still queued is removed from the write buffer: the server
+// never sees it, and the caller is told it was not sent.
+func TestCancelQueuedCommandIsNeverSent(t *testing.T) {
+	c, f := dialFake(t, Options{}, helloRESP3)
+	ctx := context.Background()
+
+	first := make(chan error, 1)
+	go func() {
+		v, err := c.Do(ctx, "GET", "a")
+		if err == nil {
+			if s, _ := v.Text(); s != "x" {
+				err = errors.New("GET a got " + v.String())
+			}
+		}
+		first <- err
+	}()
+	// The writer is now blocked writing GET a into the pipe nobody reads yet.
+	waitFor(t, "GET a in flight", func() bool { _, n := c.counts(); return n == 1 })
+
+	cctx, cancel := context.WithCancel(ctx)
+	second := make(chan error, 1)
+	go func() {
+		_, err := c.Do(cctx, "SET", "b", "never")
+		second <- err
+	}()
+	waitFor(t, "SET b queued", func() bool { q, _ := c.counts(); return q == 1 })
+	cancel()
+	err := <-second
+	if !errors.Is(err, ErrNotSent) || !errors.Is(err, context.Canceled) || errors.Is(err, ErrOutcomeUnknown) {
+		t.Fatalf("cancelled queued command: %v; want ErrNotSent and context.Canceled", err)
+	}
+
+	f.expect("GET", "a")
+	f.reply("$1\r\nx\r\n")
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	pong := make(chan error, 1)
+	go func() { pong <- c.Ping(ctx) }()
+	f.expect("PING") // not SET b: its bytes were removed
+	f.reply("+PONG\r\n")
+	if err := <-pong; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A command cancelled after it was written reports an unknown outcome; its late reply
+// is dropped and the next caller gets its own reply.
+func TestCancelWrittenCommandDrainsItsReply(t *testing.T) {
+	c, f := dialFake(t, Options{}, helloRESP3)
+	cctx, cancel := context.WithCancel(context.Background())
+	res := make(chan error, 1)
+	go func() {
+		_, err := c.Do(cctx, "INCR", "n")
+		res <- err
+	}()
+	f.expect("INCR", "n")
+	cancel()
+	err := <-res
+	if !errors.Is(err, ErrOutcomeUnknown) || !errors.Is(err, context.Canceled) || errors.Is(err, ErrNotSent) {
+		t.Fatalf("cancelled written command: %v; want ErrOutcomeUnknown and context.Canceled", err)
+	}
+	if !WasWritten(err) {
+		t.Error("WasWritten = false")
+	}
+
+	got := make(chan resp.Value, 1)
+	go func() {
+		v, err := c.Do(context.Background(), "GET", "k")
+		if err != nil {
+			t.Error(err)
+		}
+		got <- v
+	}()
+	f.reply(":1\r\n") // INCR's orphaned reply
+	f.expect("GET", "k")
+	f.reply("$3\r\nnew\r\n")
+	if v := <-got; v.String() != `"new"` {
+		t.Fatalf("GET got %s; the orphaned reply leaked", v)
+	}
+}
+
+func TestPushFramesGoToTheHandler(t *testing.T) {
+	pushes := make(chan resp.Value, 4)
+	c, f := dialFake(t, Options{PushHandler: func(v resp.Value) { pushes <- v }}, helloRESP3)
+	res := make(chan resp.Value, 1)
+	go func() {
+		v, err := c.Do(context.Background(), "GET", "a")
+		if err != nil {
+			t.Error(err)
+		}
+		res <- v
+	}()
+	f.expect("GET", "a")
+	f.reply(">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\na\r\n")
+	f.reply("$2\r\nv1\r\n")
+	if v := <-res; v.String() != `"v1"` {
+		t.Fatalf("GET got %s", v)
+	}
+	p := <-pushes
+	if p.Kind() != resp.KindPush || p.Len() != 2 {
+		t.Fatalf("push %s", p)
+	}
+}
+
+func TestUnexpectedReplyBreaksTheConnection(t *testing.T) {
+	c, f := dialFake(t, Options{}, helloRESP3)
+	f.reply("+OK\r\n")
+	select {
+	case <-c.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("connection not broken by a reply without request")
+	}
+	if !errors.Is(c.Err(), ErrUnexpectedReply) {
+		t.Fatalf("Err() = %v", c.Err())
+	}
+	_, err := c.Do(context.Background(), "PING")
+	if !errors.Is(err, ErrNotSent) || !errors.Is(err, ErrUnexpectedReply) {
+		t.Fatalf("Do on a broken connection: %v", err)
+	}
+}
+
+func TestBrokenTransportFailsEveryWaiter(t *testing.T) {
+	c, f := dialFake(t, Options{}, helloRESP3)
+	const n = 5
+	errs := make(chan error, n)
+	cmds := make([][]any, n)
+	for i := range cmds {
+		cmds[i] = []any{"ECHO", i}
+	}
+	go func() {
+		_, err := c.DoMulti(context.Background(), cmds...)
+		errs <- err
+	}()
+	for i := range n {
+		f.expect("ECHO", string(rune('0'+i)))
+	}
+	f.reply("$1\r\n0\r\n") // one of five replies, then the server goes away
+	f.srv.Close()
+	err := <-errs
+	if !errors.Is(err, ErrOutcomeUnknown) {
+		t.Fatalf("batch after transport loss: %v", err)
+	}
+	if c.Err() == nil {
+		t.Fatal("connection still usable after transport loss")
+	}
+}
+
+func TestBadArgumentsAreRejectedBeforeSending(t *testing.T) {
+	c, f := dialFake(t, Options{}, helloRESP3)
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		args []any
+		want error
+	}{
+		{"empty command", nil, resp.ErrEmptyCommand},
+		{"nil argument", []any{"SET", "k", nil}, resp.ErrInvalidArg},
+		{"unsupported type", []any{"SET", "k", map[string]int{}}, resp.ErrInvalidArg},
+		{"NaN float", []any{"ZADD", "k", math.NaN(), "m"}, resp.ErrInvalidArg},
+	}
+	for _, tt := range tests {
+		if _, err := c.Do(ctx, tt.args...); !errors.Is(err, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, err, tt.want)
+		}
+	}
+	if _, err := c.DoMulti(ctx, []any{"PING"}, []any{"SET", struct{}{}}); !errors.Is(err, resp.ErrInvalidArg) {
+		t.Errorf("DoMulti with a bad command: %v", err)
+	}
+	// Nothing was written: the next command is the first the server sees.
+	go c.Ping(ctx)
+	f.expect("PING")
+	f.reply("+PONG\r\n")
+}
+
+func TestInvalidOptions(t *testing.T) {
+	for _, o := range []Options{{Protocol: 4}, {DB: -1}, {DialTimeout: -1}, {Username: "u"}} {
+		if _, err := Dial(context.Background(), "127.0.0.1:1", o); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
+}

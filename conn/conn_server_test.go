@@ -1,0 +1,365 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/respire/respire/resp"
+	"github.com/respire/respire/test/testserver"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var protocols = []int{2, 3}
+
+func dialT(t *testing.T, addr string, opts Options) *Conn {
+	t.Helper()
+	c, err := Dial(context.Background(), addr, opts)
+	if err != nil {
+		t.Fatalf("dial %s: %v", addr, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestDialRealServer(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{
+		Users: []testserver.User{{Name: "app", Password: "secret", Rules: []string{"+@all", "~*"}}},
+	})
+	for _, proto := range protocols {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			c := dialT(t, srv.Addr(), Options{Protocol: proto, Username: "app", Password: "secret", ClientName: "respire-test", DB: 3})
+			ctx := context.Background()
+			if c.Protocol() != proto {
+				t.Errorf("protocol %d", c.Protocol())
+			}
+			id, ok := c.ID()
+			v, err := c.Do(ctx, "CLIENT", "ID")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if real, _ := v.Int(); !ok || real != id {
+				t.Errorf("ID() = %d, %v; server says %d", id, ok, real)
+			}
+			if name, version := c.Server(); name != "redis" || version != srv.Version(t) {
+				t.Errorf("Server() = %q %q; want redis %s", name, version, srv.Version(t))
+			}
+			if v, _ := c.Do(ctx, "CLIENT", "GETNAME"); v.String() != `"respire-test"` {
+				t.Errorf("client name %s", v)
+			}
+			if _, err := c.Do(ctx, "SET", "in-db-3", "yes"); err != nil {
+				t.Fatal(err)
+			}
+			if info := srv.Do(t, "CLIENT", "LIST", "ID", strconv.FormatInt(id, 10)); !strings.Contains(info, " db=3 ") || !strings.Contains(info, "name=respire-test ") {
+				t.Errorf("server sees the client as %q; want db=3 and the name", info)
+			}
+			if v, _ := c.Do(ctx, "ACL", "WHOAMI"); v.String() != `"app"` {
+				t.Errorf("ACL WHOAMI %s", v)
+			}
+		})
+	}
+}
+
+func TestDialWrongPassword(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{RequirePass: "right"})
+	for _, proto := range protocols {
+		_, err := Dial(context.Background(), srv.Addr(), Options{Protocol: proto, Password: "wrong"})
+		if !resp.HasCode(err, "WRONGPASS") {
+			t.Errorf("RESP%d wrong password: %v", proto, err)
+		}
+	}
+}
+
+func TestTLS(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{TLS: true})
+	c := dialT(t, srv.TLSAddr(), Options{TLS: srv.ClientTLSConfig()})
+	if err := c.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Every reply type a real server produces decodes to what the server meant.
+func TestReplyTypesFromRealServer(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	for _, proto := range protocols {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			c := dialT(t, srv.Addr(), Options{Protocol: proto})
+			ctx := context.Background()
+			must := func(args ...any) resp.Value {
+				t.Helper()
+				v, err := c.Do(ctx, args...)
+				if err != nil {
+					t.Fatalf("%v: %v", args, err)
+				}
+				return v
+			}
+			must("DEL", "h", "z", "s", "str")
+			must("HSET", "h", "f1", "v1", "f2", "v2")
+			must("ZADD", "z", "1.5", "m")
+			must("SADD", "s", "a")
+			must("SET", "str", "hello")
+
+			if v := must("PING"); v.Kind() != resp.KindSimpleString {
+				t.Errorf("PING kind %s", v.Kind())
+			}
+			if v := must("GET", "str"); v.Kind() != resp.KindBulkString {
+				t.Errorf("GET kind %s", v.Kind())
+			}
+			if v := must("GET", "missing"); !v.IsNull() {
+				t.Errorf("GET missing %s", v)
+			}
+			if n, _ := must("INCR", "counter-"+strconv.Itoa(proto)).Int(); n != 1 {
+				t.Errorf("INCR %d", n)
+			}
+			m, err := must("HGETALL", "h").Map()
+			if err != nil || m["f1"].String() != `"v1"` || m["f2"].String() != `"v2"` {
+				t.Errorf("HGETALL %v %v", m, err)
+			}
+			wantMap := map[int]resp.Kind{2: resp.KindArray, 3: resp.KindMap}[proto]
+			if k := must("HGETALL", "h").Kind(); k != wantMap {
+				t.Errorf("HGETALL kind %s, want %s", k, wantMap)
+			}
+			if f, _ := must("ZSCORE", "z", "m").Float(); f != 1.5 {
+				t.Errorf("ZSCORE %v", f)
+			}
+			wantSet := map[int]resp.Kind{2: resp.KindArray, 3: resp.KindSet}[proto]
+			if k := must("SMEMBERS", "s").Kind(); k != wantSet {
+				t.Errorf("SMEMBERS kind %s", k)
+			}
+			if proto == 3 {
+				if k := must("ZSCORE", "z", "m").Kind(); k != resp.KindDouble {
+					t.Errorf("RESP3 ZSCORE kind %s", k)
+				}
+				if k := must("EVAL", "return redis.setresp(3) or {double=1.5}", 0).Kind(); k != resp.KindDouble {
+					t.Errorf("Lua double kind %s", k)
+				}
+				if v := must("EVAL", "redis.setresp(3); return {big_number='123456789012345678901234567890'}", 0); v.Kind() != resp.KindBigNumber {
+					t.Errorf("big number %s", v)
+				}
+				if v := must("EVAL", "redis.setresp(3); return true", 0); v.Kind() != resp.KindBoolean {
+					t.Errorf("boolean %s", v)
+				}
+				if v := must("EVAL", "redis.setresp(3); return nil", 0); !v.IsNull() {
+					t.Errorf("null %s", v)
+				}
+				if v := must("CLIENT", "INFO"); v.Kind() != resp.KindVerbatim || v.VerbatimFormat() != "txt" {
+					t.Errorf("CLIENT INFO %s %s", v.Kind(), v.VerbatimFormat())
+				}
+			}
+			if v := must("EVAL", "return {1, 'two', {3}}", 0); v.String() != `[1, "two", [3]]` {
+				t.Errorf("nested array %s", v)
+			}
+			_, err = c.Do(ctx, "LPUSH", "str", "x")
+			var se *resp.ServerError
+			if !errors.As(err, &se) || se.Code != "WRONGTYPE" {
+				t.Errorf("WRONGTYPE: %v", err)
+			}
+			res, err := c.DoMulti(ctx, []any{"SET", "p", "1"}, []any{"LPUSH", "p", "x"}, []any{"GET", "p"})
+			if err != nil || len(res) != 3 || res[0].Err != nil || !resp.HasCode(res[1].Err, "WRONGTYPE") || res[2].Value.String() != `"1"` {
+				t.Errorf("DoMulti %v %v", res, err)
+			}
+		})
+	}
+}
+
+// 1,000 concurrent callers with random cancellations share one connection: every reply
+// that arrives is its own request's, nothing hangs, and the connection stays in sync.
+func TestConcurrentCallersWithRandomCancellation(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	for _, proto := range protocols {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			c := dialT(t, srv.Addr(), Options{Protocol: proto})
+			var wrong, ok, notSent, unknown atomic.Int64
+			var wg sync.WaitGroup
+			for i := range 1000 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					rng := rand.New(rand.NewPCG(uint64(i), 7))
+					for j := range 20 {
+						payload := fmt.Sprintf("caller-%d-%d-%s", i, j, strings.Repeat("x", rng.IntN(200)))
+						// A third never give up, a third give up at once, a third at a
+						// random moment while the command is queued or in flight.
+						ctx, cancel := context.WithCancel(context.Background())
+						switch rng.IntN(3) {
+						case 1:
+							cancel()
+						case 2:
+							ctx, cancel = context.WithTimeout(ctx, time.Duration(rng.IntN(3000))*time.Microsecond)
+						}
+						v, err := c.Do(ctx, "ECHO", payload)
+						cancel()
+						switch {
+						case err == nil:
+							if s, _ := v.Text(); s != payload {
+								wrong.Add(1)
+							}
+							ok.Add(1)
+						case errors.Is(err, ErrNotSent) && errors.Is(err, ctx.Err()):
+							notSent.Add(1)
+						case errors.Is(err, ErrOutcomeUnknown) && errors.Is(err, ctx.Err()):
+							unknown.Add(1)
+						default:
+							t.Errorf("unexpected error: %v", err)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			t.Logf("ok %d, not sent %d, outcome unknown %d", ok.Load(), notSent.Load(), unknown.Load())
+			if wrong.Load() != 0 {
+				t.Fatalf("%d replies went to the wrong caller", wrong.Load())
+			}
+			if ok.Load() == 0 || notSent.Load()+unknown.Load() == 0 {
+				t.Fatalf("the test exercised only one path")
+			}
+			for i := range 100 {
+				v, err := c.Do(context.Background(), "ECHO", i)
+				if n, _ := v.Int(); err != nil || n != int64(i) {
+					t.Fatalf("after the storm: ECHO %d = %s, %v", i, v, err)
+				}
+			}
+		})
+	}
+}
+
+// A server killed while commands are in flight fails every waiting caller promptly.
+func TestServerKilledMidPipeline(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	c := dialT(t, srv.Addr(), Options{ReadTimeout: -1})
+	srv.Pause(t)
+	const n = 50
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			_, err := c.Do(context.Background(), "SET", fmt.Sprint("k", i), i)
+			errs <- err
+		}()
+	}
+	waitFor(t, "all commands written", func() bool { _, f := c.counts(); return f == n })
+	start := time.Now()
+	srv.Kill(t)
+	for range n {
+		select {
+		case err := <-errs:
+			if !errors.Is(err, ErrOutcomeUnknown) {
+				t.Errorf("in-flight command after kill: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a caller hangs after the server died")
+		}
+	}
+	t.Logf("all %d callers failed %v after the kill", n, time.Since(start))
+	if c.Err() == nil {
+		t.Fatal("connection not marked broken")
+	}
+}
+
+func TestReadTimeoutBreaksTheConnection(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	c := dialT(t, srv.Addr(), Options{ReadTimeout: 200 * time.Millisecond})
+	srv.Pause(t)
+	defer srv.Resume(t)
+	_, err := c.Do(context.Background(), "PING")
+	if !errors.Is(err, ErrOutcomeUnknown) || c.Err() == nil {
+		t.Fatalf("PING to a paused server: %v (conn err %v)", err, c.Err())
+	}
+}
+
+func TestBlockingCommandIgnoresReadTimeout(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	c := dialT(t, srv.Addr(), Options{ReadTimeout: 50 * time.Millisecond})
+	v, err := c.DoBlocking(context.Background(), "BLPOP", "empty-list", "0.3")
+	if err != nil || !v.IsNull() {
+		t.Fatalf("BLPOP: %s %v", v, err)
+	}
+	if err := c.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLargeBulkAndLimit(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	ctx := context.Background()
+	c := dialT(t, srv.Addr(), Options{ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
+	big := make([]byte, 64<<20)
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	if _, err := c.Do(ctx, "SET", "big", big); err != nil {
+		t.Fatal(err)
+	}
+	v, err := c.Do(ctx, "GET", "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := v.Text(); s != string(big) {
+		t.Fatalf("64 MiB value did not round-trip (len %d)", len(s))
+	}
+
+	small := dialT(t, srv.Addr(), Options{Limits: resp.Limits{MaxBulkLen: 1 << 20}})
+	_, err = small.Do(ctx, "GET", "big")
+	if !errors.Is(err, resp.ErrLimit) || !errors.Is(err, ErrOutcomeUnknown) {
+		t.Fatalf("reply over the limit: %v", err)
+	}
+	if !errors.Is(small.Err(), resp.ErrLimit) {
+		t.Fatalf("connection not closed after an over-limit reply: %v", small.Err())
+	}
+}
+
+func TestTrackingInvalidationIsAPush(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	ctx := context.Background()
+	pushes := make(chan resp.Value, 8)
+	c := dialT(t, srv.Addr(), Options{PushHandler: func(v resp.Value) { pushes <- v }})
+	if _, err := c.Do(ctx, "CLIENT", "TRACKING", "ON"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Do(ctx, "GET", "tracked"); err != nil {
+		t.Fatal(err)
+	}
+	srv.Do(t, "SET", "tracked", "changed")
+	select {
+	case p := <-pushes:
+		if !strings.Contains(p.String(), "invalidate") || !strings.Contains(p.String(), "tracked") {
+			t.Fatalf("push %s", p)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no invalidation push")
+	}
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPubSubModeRESP2(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	ctx := context.Background()
+	for _, proto := range protocols {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			msgs := make(chan resp.Value, 8)
+			c := dialT(t, srv.Addr(), Options{Protocol: proto, PushHandler: func(v resp.Value) { msgs <- v }})
+			c.SetPubSubMode(true)
+			if err := c.Send(ctx, "SUBSCRIBE", "news"); err != nil {
+				t.Fatal(err)
+			}
+			if v := <-msgs; !strings.Contains(v.String(), `"subscribe", "news", 1`) {
+				t.Fatalf("confirmation %s", v)
+			}
+			srv.Do(t, "PUBLISH", "news", "hello")
+			if v := <-msgs; v.String() != `>["message", "news", "hello"]` && v.String() != `["message", "news", "hello"]` {
+				t.Fatalf("message %s", v)
+			}
+		})
+	}
+}

@@ -1,0 +1,25 @@
+// Package conn is one physical connection to a Redis or Valkey server: dial, TLS, the
+// HELLO handshake with its RESP2 fallback, pipelined use from many goroutines, RESP3
+// push dispatch, the connection's identity (CLIENT ID) and its own capability memory.
+//
+// Every command on a Conn is in one of three states: queued (encoded in the write
+// buffer, not yet handed to the socket), written (it may have run), or replied. A caller
+// whose context ends gets a *CallError at once that says which: errors.Is(err,
+// ErrNotSent) when the command was still queued (its bytes are removed from the buffer:
+// it will never run), errors.Is(err, ErrOutcomeUnknown) when it was written (its reply
+// is read later and dropped, so the connection stays in sync). Both also match the
+// context's error. Locks depend on this distinction to decide whether a renewal or
+// release must be fenced.
+//
+// Any I/O or protocol error breaks the connection for good: the socket is closed,
+// every waiting caller gets the error (as not sent or outcome unknown, by state) and
+// Err reports it. Owners (pools, clients) replace broken connections.
+//
+// # Concurrency
+//
+// All methods are safe for concurrent use. Each Conn owns two goroutines, started by
+// Dial: a writer that takes everything queued since its last write and writes it in one
+// call, and a reader that decodes replies and matches them to requests in write order.
+// Both stop when the connection breaks or Close is called; Close waits for them. The
+// push handler runs on the reader goroutine.
+package conn

@@ -1,0 +1,59 @@
+package conn
+
+import (
+	"errors"
+)
+
+var (
+	// ErrNotSent is matched by the error of a command whose bytes never reached the
+	// socket: it did not run and will not run.
+	ErrNotSent = errors.New("conn: command not sent")
+	// ErrOutcomeUnknown is matched by the error of a command that was written (or was
+	// being written) but whose reply was not received: it may have run.
+	ErrOutcomeUnknown = errors.New("conn: command outcome unknown")
+	// ErrClosed is the cause when a connection was closed by its owner.
+	ErrClosed = errors.New("conn: closed")
+	// ErrUnexpectedReply is the cause when the server sends a reply nobody asked for;
+	// the connection is out of sync and is closed.
+	ErrUnexpectedReply = errors.New("conn: reply without a request")
+	// ErrInvalidOptions is matched by errors from Dial for unusable options.
+	ErrInvalidOptions = errors.New("conn: invalid options")
+)
+
+// CallError is returned for a command that did not get its reply: the caller gave up
+// (Err is the context's error) or the connection broke (Err is the I/O or protocol
+// error). Written says whether the command's bytes may have reached the server;
+// errors.Is matches ErrOutcomeUnknown when it did and ErrNotSent when it did not.
+type CallError struct {
+	Written bool
+	Err     error
+}
+
+func (e *CallError) Error() string {
+	if e.Written {
+		return "conn: command outcome unknown (it was written): " + e.Err.Error()
+	}
+	return "conn: command not sent: " + e.Err.Error()
+}
+
+// Is matches ErrNotSent or ErrOutcomeUnknown by Written.
+func (e *CallError) Is(target error) bool {
+	switch target {
+	case ErrNotSent:
+		return !e.Written
+	case ErrOutcomeUnknown:
+		return e.Written
+	}
+	return false
+}
+
+// Unwrap returns the cause: the context's error, an I/O error or a protocol error.
+func (e *CallError) Unwrap() error { return e.Err }
+
+// WasWritten reports whether err says a command may have reached the server. Errors
+// that are not *CallError (server replies, argument errors) say nothing about it and
+// give false; a server error reply means the command was both written and answered.
+func WasWritten(err error) bool {
+	var ce *CallError
+	return errors.As(err, &ce) && ce.Written
+}

@@ -1,0 +1,119 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/respire/respire/resp"
+)
+
+// handshake negotiates the protocol, authenticates, names the connection, learns its
+// CLIENT ID and selects the database.
+func (c *Conn) handshake(ctx context.Context, opts *Options) error {
+	proto := opts.Protocol
+	if proto == 0 {
+		proto = 3
+	}
+	hello := []any{"HELLO", proto}
+	if opts.Password != "" {
+		hello = append(hello, "AUTH", username(opts), opts.Password)
+	}
+	if opts.ClientName != "" {
+		hello = append(hello, "SETNAME", opts.ClientName)
+	}
+	v, err := c.Do(ctx, hello...)
+	switch {
+	case err == nil:
+		if err := c.learnHello(v); err != nil {
+			return err
+		}
+	case isUnknownCommand(err) || resp.HasCode(err, "NOPROTO"):
+		if err := c.legacyHandshake(ctx, opts); err != nil {
+			return err
+		}
+	default:
+		return err
+	}
+	if c.id == 0 {
+		if err := c.learnClientID(ctx); err != nil {
+			return err
+		}
+	}
+	if opts.DB != 0 {
+		if _, err := c.Do(ctx, "SELECT", opts.DB); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func username(opts *Options) string {
+	if opts.Username == "" {
+		return "default"
+	}
+	return opts.Username
+}
+
+// learnHello reads HELLO's map (RESP3) or flat array (HELLO 2): proto, id, server,
+// version.
+func (c *Conn) learnHello(v resp.Value) error {
+	m, err := v.Map()
+	if err != nil {
+		return err
+	}
+	if p, err := m["proto"].Int(); err == nil && (p == 2 || p == 3) {
+		c.proto = int(p)
+	}
+	if id, err := m["id"].Int(); err == nil {
+		c.id = id
+	}
+	c.server, _ = m["server"].Text()
+	c.serverVersion, _ = m["version"].Text()
+	return nil
+}
+
+// legacyHandshake is the RESP2 path for servers without HELLO (or without RESP3).
+func (c *Conn) legacyHandshake(ctx context.Context, opts *Options) error {
+	c.proto = 2
+	if opts.Password != "" {
+		auth := []any{"AUTH", opts.Password}
+		if opts.Username != "" {
+			auth = []any{"AUTH", opts.Username, opts.Password}
+		}
+		if _, err := c.Do(ctx, auth...); err != nil {
+			return err
+		}
+	}
+	if opts.ClientName != "" {
+		if _, err := c.Do(ctx, "CLIENT", "SETNAME", opts.ClientName); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// learnClientID asks CLIENT ID when HELLO did not say. A server that refuses (an ACL
+// without CLIENT ID, a very old server) leaves the ID unknown rather than failing the
+// connection: only fencing needs it, and fencing reports that it cannot work.
+func (c *Conn) learnClientID(ctx context.Context) error {
+	v, err := c.Do(ctx, "CLIENT", "ID")
+	var se *resp.ServerError
+	if errors.As(err, &se) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if id, err := v.Int(); err == nil {
+		c.id = id
+	}
+	return nil
+}
+
+// isUnknownCommand reports the server's standard unknown-command error
+// ("ERR unknown command 'X', with args beginning with: ").
+func isUnknownCommand(err error) bool {
+	var se *resp.ServerError
+	return errors.As(err, &se) && se.Code == "ERR" && strings.HasPrefix(se.Msg, "ERR unknown command")
+}

@@ -1,0 +1,49 @@
+# Respire's developer commands. `make test` is the contract: on a fresh Debian machine it
+# installs what the tests need and runs them all.
+
+GO          ?= go
+REDIS_PKGS  := redis-server redis-sentinel redis-tools
+FUZZTIME    ?= 20s
+TESTFLAGS   ?=
+
+.PHONY: all deps test test-short bench fuzz lint soak
+
+all: test
+
+# deps makes sure the real servers the integration tests start are installed.
+deps:
+	@missing=""; for b in redis-server redis-sentinel redis-cli; do \
+		command -v $$b >/dev/null 2>&1 || missing="$$missing $$b"; done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "installing $(REDIS_PKGS) (missing:$$missing)"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(REDIS_PKGS) >/dev/null; \
+		else \
+			echo "missing:$$missing. Install them with:"; \
+			echo "    sudo apt-get install -y $(REDIS_PKGS)"; \
+			exit 1; \
+		fi; \
+	fi
+
+# test: vet, then every test with the race detector against real servers.
+test: deps
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 15m $(TESTFLAGS) ./...
+
+# bench: the library's Go benchmarks with allocation figures.
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchmem ./resp/ ./conn/ ./pool/ ./internal/command/ .
+
+# fuzz: a bounded run of every fuzz target (FUZZTIME each).
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$target"; \
+			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
+
+# lint: formatting and vet; fails on any finding.
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...

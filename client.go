@@ -1,0 +1,224 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/command"
+	"github.com/respire/respire/pool"
+	"github.com/respire/respire/resp"
+)
+
+// Client is a Redis client safe for use by any number of goroutines. Concurrent calls
+// are pipelined on shared connections (auto-pipelining); blocking commands and
+// transactions get dedicated connections from a pool; subscriptions own theirs.
+type Client struct {
+	opts   Options
+	route  router
+	prefix string
+	closed atomic.Bool
+
+	subsMu sync.Mutex
+	subs   map[*Subscription]struct{}
+}
+
+// NewClient validates opts and connects. It fails when the server cannot be reached
+// or refuses the handshake, so a misconfiguration shows at start-up.
+func NewClient(ctx context.Context, opts Options) (*Client, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	if opts.PoolSize == 0 {
+		opts.PoolSize = 10 * runtime.GOMAXPROCS(0)
+	}
+	if opts.SubscriptionBuffer == 0 {
+		opts.SubscriptionBuffer = defaultSubscriptionBuffer
+	}
+	copts := conn.Options{
+		Protocol:     opts.Protocol,
+		Username:     opts.Username,
+		Password:     opts.Password,
+		ClientName:   opts.ClientName,
+		DB:           opts.DB,
+		TLS:          opts.TLS,
+		DialTimeout:  opts.DialTimeout,
+		ReadTimeout:  opts.ReadTimeout,
+		WriteTimeout: opts.WriteTimeout,
+		Limits:       opts.Limits,
+		Dialer:       opts.Dialer,
+	}
+	r, err := newStandalone(opts.Addrs[0], copts, &opts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
+	}
+	c := &Client{opts: opts, route: r, prefix: opts.KeyPrefix, subs: map[*Subscription]struct{}{}}
+	if _, err := r.shared(ctx, nil); err != nil {
+		r.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Close closes every connection and subscription of the client. Calls in flight fail;
+// later calls return ErrClosed.
+func (c *Client) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	c.subsMu.Lock()
+	subs := make([]*Subscription, 0, len(c.subs))
+	for s := range c.subs {
+		subs = append(subs, s)
+	}
+	c.subsMu.Unlock()
+	for _, s := range subs {
+		s.Close()
+	}
+	return c.route.close()
+}
+
+// PoolStats reports the dedicated-connection pool's counters.
+func (c *Client) PoolStats() pool.Stats { return c.route.stats() }
+
+// Do sends one command and returns its reply. Arguments may be string, []byte, any
+// integer kind, float32/64 or bool. A server error reply is an error that errors.As
+// matches to *resp.ServerError; a null reply is a value (v.IsNull()).
+//
+// Blocking commands (BLPOP, XREAD BLOCK, WAIT, ...) run on a dedicated connection;
+// commands that would change the state of a shared connection (MULTI, SUBSCRIBE,
+// SELECT, ...) are refused with ErrConnState. If ctx ends, Do returns at once; the
+// error matches conn.ErrNotSent when the command never reached the server and
+// conn.ErrOutcomeUnknown when it may have run.
+func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
+	args, err := c.prepare(args)
+	if err != nil {
+		return resp.Value{}, err
+	}
+	if command.IsBlocking(args) {
+		return c.doDedicated(ctx, args)
+	}
+	return c.doShared(ctx, args)
+}
+
+// prepare checks a command and applies the key prefix.
+func (c *Client) prepare(args []any) ([]any, error) {
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	if len(args) == 0 {
+		return nil, resp.ErrEmptyCommand
+	}
+	if err := checkConnState(args); err != nil {
+		return nil, err
+	}
+	return c.prefixKeys(args), nil
+}
+
+func (c *Client) doShared(ctx context.Context, args []any) (resp.Value, error) {
+	for attempt := 0; ; attempt++ {
+		cn, err := c.route.shared(ctx, args)
+		if err != nil {
+			return resp.Value{}, err
+		}
+		v, err := cn.Do(ctx, args...)
+		if err != nil && attempt == 0 && retryable(ctx, err, args) {
+			continue
+		}
+		return v, err
+	}
+}
+
+// retryable says whether a failed command may be sent again on a new connection:
+// only when it never reached the server, or when it is read-only, and never after the
+// caller gave up.
+func retryable(ctx context.Context, err error, args []any) bool {
+	var ce *conn.CallError
+	if ctx.Err() != nil || !errors.As(err, &ce) {
+		return false
+	}
+	if !ce.Written {
+		return true
+	}
+	info, ok := command.LookupArgs(args)
+	return ok && info.Flags&command.FlagReadonly != 0
+}
+
+func (c *Client) doDedicated(ctx context.Context, args []any) (resp.Value, error) {
+	cn, err := c.route.dedicated(ctx, args)
+	if err != nil {
+		return resp.Value{}, err
+	}
+	v, err := cn.DoBlocking(ctx, args...)
+	c.route.release(cn, reusable(err))
+	return v, err
+}
+
+// reusable says whether a dedicated connection can go back to the pool after err: not
+// when a command may still be running on it (its reply would reach the next user).
+func reusable(err error) bool {
+	var ce *conn.CallError
+	return !errors.As(err, &ce)
+}
+
+// DoMulti sends the commands as one pipeline on a shared connection and returns their
+// results in order. The error is for the batch as a whole (invalid argument, ctx ended,
+// connection lost); single commands' error replies are in their Result. Blocking and
+// connection-state commands are refused.
+func (c *Client) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
+	prepared := make([][]any, len(cmds))
+	for i, args := range cmds {
+		p, err := c.prepare(args)
+		if err != nil {
+			return nil, fmt.Errorf("command %d: %w", i, err)
+		}
+		if command.IsBlocking(p) {
+			return nil, fmt.Errorf("command %d: %w: %v blocks the server; use Do", i, ErrConnState, p[0])
+		}
+		prepared[i] = p
+	}
+	if len(prepared) == 0 {
+		return nil, nil
+	}
+	for attempt := 0; ; attempt++ {
+		cn, err := c.route.shared(ctx, prepared[0])
+		if err != nil {
+			return nil, err
+		}
+		res, err := cn.DoMulti(ctx, prepared...)
+		if err != nil && attempt == 0 && !conn.WasWritten(err) && retryable(ctx, err, nil) {
+			continue
+		}
+		return res, err
+	}
+}
+
+// Pipeline collects commands to send together with Exec.
+type Pipeline struct {
+	c    *Client
+	cmds [][]any
+}
+
+// Pipeline returns an empty pipeline on c.
+func (c *Client) Pipeline() *Pipeline { return &Pipeline{c: c} }
+
+// Do adds a command to the pipeline.
+func (p *Pipeline) Do(args ...any) *Pipeline {
+	p.cmds = append(p.cmds, args)
+	return p
+}
+
+// Len returns the number of commands queued.
+func (p *Pipeline) Len() int { return len(p.cmds) }
+
+// Exec sends every queued command in one round trip, as DoMulti does, and empties the
+// pipeline.
+func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
+	cmds := p.cmds
+	p.cmds = nil
+	return p.c.DoMulti(ctx, cmds...)
+}

@@ -1,0 +1,30 @@
+package respire
+
+import (
+	"errors"
+
+	"github.com/respire/respire/conn"
+)
+
+var (
+	// ErrClosed is returned by calls on a closed Client or Subscription.
+	ErrClosed = errors.New("respire: client closed")
+	// ErrInvalidOptions is matched by errors from NewClient for unusable Options.
+	ErrInvalidOptions = errors.New("respire: invalid options")
+	// ErrInvalidURL is matched by errors from ParseURL and Connect.
+	ErrInvalidURL = errors.New("respire: invalid URL")
+	// ErrTxFailed is returned by Tx.Exec when EXEC was aborted because a watched key
+	// changed: nothing of the transaction ran; run it again with fresh reads.
+	ErrTxFailed = errors.New("respire: transaction failed: a watched key changed")
+	// ErrConnState is matched by the error for a command that would change the state
+	// of a shared connection (MULTI, SUBSCRIBE, SELECT, ...); the error says which call
+	// to use instead.
+	ErrConnState = errors.New("respire: command changes connection state")
+	// ErrInvalidArg is matched by errors for unusable arguments of the Client's own
+	// methods (an empty channel list, an empty key).
+	ErrInvalidArg = errors.New("respire: invalid argument")
+)
+
+// Result is the outcome of one command of a batch: its reply, or its error (a
+// *resp.ServerError for an error reply, else a transport error).
+type Result = conn.Result

@@ -1,0 +1,100 @@
+package respire
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/respire/respire/resp"
+)
+
+// Options configures a Client. Only Addrs is required; every other zero value means the
+// documented default.
+type Options struct {
+	// Addrs is the server to connect to ("host:port"). Cluster and Sentinel
+	// deployments take several seeds here.
+	Addrs []string
+
+	Username   string // ACL user; "default" when only Password is set
+	Password   string
+	DB         int    // database selected on every connection
+	ClientName string // CLIENT SETNAME on every connection
+	TLS        *tls.Config
+
+	// Protocol is 3 (default: RESP3, falling back to RESP2 on servers without HELLO)
+	// or 2 (RESP2 only).
+	Protocol int
+
+	// KeyPrefix is prepended to every key argument of every command, as the command
+	// key table finds them (movable keys included); SCAN patterns get it too and scanned
+	// keys come back without it.
+	KeyPrefix string
+
+	// PoolSize bounds the dedicated connections (blocking commands, transactions,
+	// RESP2 subscriptions); default 10 × GOMAXPROCS. Ordinary commands share
+	// auto-pipelined connections and never wait for the pool.
+	PoolSize int
+	// MinIdle dedicated connections are kept open; default 0.
+	MinIdle int
+	// ConnMaxLifetime and ConnMaxIdleTime retire dedicated connections; default none.
+	ConnMaxLifetime time.Duration
+	ConnMaxIdleTime time.Duration
+
+	DialTimeout  time.Duration // connect and handshake; default 5s
+	ReadTimeout  time.Duration // wait for a reply once written; default 3s, -1 for none
+	WriteTimeout time.Duration // one socket write; default 3s, -1 for none
+
+	// Limits bound the replies the client accepts (bulk length, nesting, aggregate
+	// length); zero fields take resp.DefaultLimits.
+	Limits resp.Limits
+
+	// SubscriptionBuffer is the capacity of a Subscription's message channel;
+	// default 1024. A full channel drops new messages and counts them (Dropped).
+	SubscriptionBuffer int
+
+	// Dialer opens transports; net.Dialer by default.
+	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+const (
+	defaultSubscriptionBuffer = 1024
+)
+
+// validate checks what can be checked before dialling.
+func (o *Options) validate() error {
+	if len(o.Addrs) == 0 {
+		return fmt.Errorf("%w: no address", ErrInvalidOptions)
+	}
+	for _, a := range o.Addrs {
+		host, port, err := net.SplitHostPort(a)
+		if err != nil {
+			return fmt.Errorf("%w: address %q: %v", ErrInvalidOptions, a, err)
+		}
+		if host == "" {
+			return fmt.Errorf("%w: address %q has no host", ErrInvalidOptions, a)
+		}
+		if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+			return fmt.Errorf("%w: address %q: bad port", ErrInvalidOptions, a)
+		}
+	}
+	switch {
+	case o.Protocol != 0 && o.Protocol != 2 && o.Protocol != 3:
+		return fmt.Errorf("%w: protocol %d (want 2 or 3)", ErrInvalidOptions, o.Protocol)
+	case o.DB < 0:
+		return fmt.Errorf("%w: negative DB %d", ErrInvalidOptions, o.DB)
+	case o.PoolSize < 0 || o.MinIdle < 0:
+		return fmt.Errorf("%w: negative pool size", ErrInvalidOptions)
+	case o.PoolSize > 0 && o.MinIdle > o.PoolSize:
+		return fmt.Errorf("%w: MinIdle %d above PoolSize %d", ErrInvalidOptions, o.MinIdle, o.PoolSize)
+	case o.DialTimeout < 0 || o.ConnMaxLifetime < 0 || o.ConnMaxIdleTime < 0:
+		return fmt.Errorf("%w: negative duration", ErrInvalidOptions)
+	case o.SubscriptionBuffer < 0:
+		return fmt.Errorf("%w: negative subscription buffer", ErrInvalidOptions)
+	case o.Username != "" && o.Password == "":
+		return fmt.Errorf("%w: username without password", ErrInvalidOptions)
+	}
+	return nil
+}

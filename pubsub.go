@@ -1,0 +1,253 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/resp"
+)
+
+// Message is one published message a Subscription received.
+type Message struct {
+	Channel string
+	Pattern string // the matching pattern, for PSubscribe subscriptions
+	Payload string
+}
+
+// Subscription receives messages of the channels and patterns it subscribed to, on a
+// connection of its own. When that connection is lost (server restart, CLIENT KILL),
+// the subscription reconnects with backoff and subscribes again to everything it had;
+// messages published while it was away are lost, as with any Redis pub/sub.
+//
+// Overflow policy: Messages has a fixed capacity (Options.SubscriptionBuffer). When the
+// reader falls behind and it is full, new messages are dropped, never blocking the
+// connection, and counted by Dropped.
+type Subscription struct {
+	client  *Client
+	msgs    chan Message
+	dropped atomic.Uint64
+	ctx     context.Context
+	cancel  context.CancelFunc
+	done    sync.WaitGroup
+	closing sync.Once
+
+	mu       sync.Mutex // held while the sets change and while (re)subscribing
+	channels []string
+	patterns []string
+	cn       *conn.Conn
+}
+
+// Subscribe subscribes to channels on a new connection and returns the subscription.
+func (c *Client) Subscribe(ctx context.Context, channels ...string) (*Subscription, error) {
+	return c.subscribe(ctx, channels, nil)
+}
+
+// PSubscribe subscribes to glob patterns on a new connection and returns the
+// subscription.
+func (c *Client) PSubscribe(ctx context.Context, patterns ...string) (*Subscription, error) {
+	return c.subscribe(ctx, nil, patterns)
+}
+
+func (c *Client) subscribe(ctx context.Context, channels, patterns []string) (*Subscription, error) {
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	if err := checkNames(channels, patterns); err != nil {
+		return nil, err
+	}
+	s := &Subscription{client: c, msgs: make(chan Message, c.opts.SubscriptionBuffer)}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.channels = slices.Clone(channels)
+	s.patterns = slices.Clone(patterns)
+	if err := s.connect(ctx); err != nil {
+		s.cancel()
+		return nil, err
+	}
+	c.subsMu.Lock()
+	c.subs[s] = struct{}{}
+	c.subsMu.Unlock()
+	s.done.Add(1)
+	go s.run()
+	return s, nil
+}
+
+func checkNames(channels, patterns []string) error {
+	if len(channels)+len(patterns) == 0 {
+		return fmt.Errorf("%w: no channel or pattern", ErrInvalidArg)
+	}
+	for _, n := range append(slices.Clone(channels), patterns...) {
+		if n == "" {
+			return fmt.Errorf("%w: empty channel or pattern", ErrInvalidArg)
+		}
+	}
+	return nil
+}
+
+// connect opens a connection and subscribes it to the current sets.
+func (s *Subscription) connect(ctx context.Context) error {
+	cn, err := s.client.route.dial(ctx, nil, func(o *conn.Options) { o.PushHandler = s.onPush; o.ReadTimeout = -1 })
+	if err != nil {
+		return err
+	}
+	cn.SetPubSubMode(true)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.channels) > 0 {
+		err = cn.Send(ctx, append([]any{"SUBSCRIBE"}, anys(s.channels)...)...)
+	}
+	if err == nil && len(s.patterns) > 0 {
+		err = cn.Send(ctx, append([]any{"PSUBSCRIBE"}, anys(s.patterns)...)...)
+	}
+	if err != nil {
+		cn.Close()
+		return err
+	}
+	s.cn = cn
+	return nil
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// run owns the subscription's connection: it waits for it to fail and reconnects.
+func (s *Subscription) run() {
+	defer s.done.Done()
+	backoff := 50 * time.Millisecond
+	for {
+		s.mu.Lock()
+		cn := s.cn
+		s.mu.Unlock()
+		select {
+		case <-s.ctx.Done():
+			cn.Close()
+			return
+		case <-cn.Done():
+		}
+		cn.Close()
+		for {
+			err := s.connect(s.ctx)
+			if err == nil {
+				backoff = 50 * time.Millisecond
+				break
+			}
+			t := time.NewTimer(backoff)
+			select {
+			case <-s.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			backoff = min(2*backoff, 2*time.Second)
+		}
+	}
+}
+
+// onPush runs on the connection's reader goroutine.
+func (s *Subscription) onPush(v resp.Value) {
+	elems, err := v.Array()
+	if err != nil || len(elems) < 3 {
+		return
+	}
+	kind, _ := elems[0].Text()
+	var m Message
+	switch {
+	case kind == "message" && len(elems) == 3:
+		m.Channel, _ = elems[1].Text()
+		m.Payload, _ = elems[2].Text()
+	case kind == "pmessage" && len(elems) == 4:
+		m.Pattern, _ = elems[1].Text()
+		m.Channel, _ = elems[2].Text()
+		m.Payload, _ = elems[3].Text()
+	default:
+		return // subscription confirmations and pongs
+	}
+	select {
+	case s.msgs <- m:
+	default:
+		s.dropped.Add(1)
+	}
+}
+
+// Messages returns the channel of received messages. It is closed by Close.
+func (s *Subscription) Messages() <-chan Message { return s.msgs }
+
+// Dropped returns how many messages were dropped because Messages was full.
+func (s *Subscription) Dropped() uint64 { return s.dropped.Load() }
+
+// Subscribe adds channels to the subscription.
+func (s *Subscription) Subscribe(ctx context.Context, channels ...string) error {
+	return s.change(ctx, "SUBSCRIBE", channels, &s.channels, true)
+}
+
+// Unsubscribe removes channels; with none, it removes every channel.
+func (s *Subscription) Unsubscribe(ctx context.Context, channels ...string) error {
+	return s.change(ctx, "UNSUBSCRIBE", channels, &s.channels, false)
+}
+
+// PSubscribe adds patterns to the subscription.
+func (s *Subscription) PSubscribe(ctx context.Context, patterns ...string) error {
+	return s.change(ctx, "PSUBSCRIBE", patterns, &s.patterns, true)
+}
+
+// PUnsubscribe removes patterns; with none, it removes every pattern.
+func (s *Subscription) PUnsubscribe(ctx context.Context, patterns ...string) error {
+	return s.change(ctx, "PUNSUBSCRIBE", patterns, &s.patterns, false)
+}
+
+// change updates a set and tells the server, under the lock a reconnect takes, so a
+// change is never lost between a reconnect's resubscription and the old connection.
+func (s *Subscription) change(ctx context.Context, cmd string, names []string, set *[]string, add bool) error {
+	if s.ctx.Err() != nil {
+		return ErrClosed
+	}
+	if add && len(names) == 0 {
+		return fmt.Errorf("%w: no channel or pattern", ErrInvalidArg)
+	}
+	if slices.Contains(names, "") {
+		return fmt.Errorf("%w: empty channel or pattern", ErrInvalidArg)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case add:
+		for _, n := range names {
+			if !slices.Contains(*set, n) {
+				*set = append(*set, n)
+			}
+		}
+	case len(names) == 0:
+		*set = nil
+	default:
+		*set = slices.DeleteFunc(*set, func(n string) bool { return slices.Contains(names, n) })
+	}
+	err := s.cn.Send(ctx, append([]any{cmd}, anys(names)...)...)
+	var ce *conn.CallError
+	if errors.As(err, &ce) && ctx.Err() == nil {
+		return nil // the connection is gone; the reconnect applies the new sets
+	}
+	return err
+}
+
+// Close unsubscribes by closing the connection, stops reconnecting and closes Messages.
+func (s *Subscription) Close() error {
+	s.closing.Do(func() {
+		s.cancel()
+		s.done.Wait()
+		close(s.msgs)
+		s.client.subsMu.Lock()
+		delete(s.client.subs, s)
+		s.client.subsMu.Unlock()
+	})
+	return nil
+}

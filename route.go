@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/pool"
@@ -25,6 +26,8 @@ type router interface {
 	close() error
 }
 
+const dedicatedHealthCheckAfter = 30 * time.Second
+
 // standalone routes everything to one server.
 type standalone struct {
 	addr string
@@ -42,6 +45,9 @@ func newStandalone(addr string, copts conn.Options, o *Options) (*standalone, er
 		MinIdle:     o.MinIdle,
 		MaxLifetime: o.ConnMaxLifetime,
 		MaxIdleTime: o.ConnMaxIdleTime,
+		// A connection idle this long may have been dropped by a server timeout or a
+		// middlebox; one PING at checkout is cheaper than a failed blocking command.
+		HealthCheckAfter: dedicatedHealthCheckAfter,
 	})
 	if err != nil {
 		return nil, err

@@ -172,6 +172,55 @@ func TestReplyTypesFromRealServer(t *testing.T) {
 	}
 }
 
+// DEBUG PROTOCOL makes the server send each RESP3 type it can produce, attributes and
+// pushes included; under RESP2 it sends their RESP2 forms.
+func TestEveryTypeTheServerProduces(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{Args: []string{"--enable-debug-command", "yes"}})
+	want := map[int]map[string]string{
+		3: {
+			"string": `"Hello World"`, "integer": "12345", "double": "3.141", "bignum": "(big) 1234567999999999999999999999999999999",
+			"null": "(nil)", "array": "[0, 1, 2]", "set": "~{0, 1, 2}", "map": "{0: false, 1: true, 2: false}",
+			"attrib": `"Some real reply following the attribute"`, "verbatim": `"txt:This is a verbatim\nstring"`,
+			"true": "true", "false": "false",
+		},
+		2: {
+			"string": `"Hello World"`, "integer": "12345", "double": `"3.141"`, "bignum": `"1234567999999999999999999999999999999"`,
+			"null": "(nil)", "array": "[0, 1, 2]", "set": "[0, 1, 2]", "map": "[0, 0, 1, 1, 2, 0]",
+			"attrib": `"Some real reply following the attribute"`, "verbatim": `"This is a verbatim\nstring"`,
+			"true": "1", "false": "0",
+		},
+	}
+	for _, proto := range protocols {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			pushes := make(chan resp.Value, 1)
+			c := dialT(t, srv.Addr(), Options{Protocol: proto, PushHandler: func(v resp.Value) { pushes <- v }})
+			for typ, w := range want[proto] {
+				v, err := c.Do(context.Background(), "DEBUG", "PROTOCOL", typ)
+				if err != nil {
+					t.Fatalf("%s: %v", typ, err)
+				}
+				if v.String() != w {
+					t.Errorf("DEBUG PROTOCOL %s = %s (%s), want %s", typ, v, v.Kind(), w)
+				}
+				if typ == "attrib" && proto == 3 {
+					if a := v.Attributes(); len(a) != 2 || a[0].String() != `"key-popularity"` {
+						t.Errorf("attributes %v", a)
+					}
+				}
+			}
+			if proto == 3 {
+				v, err := c.Do(context.Background(), "DEBUG", "PROTOCOL", "push")
+				if err != nil || v.String() != `"Some real reply following the push reply"` {
+					t.Fatalf("push: %s %v", v, err)
+				}
+				if p := <-pushes; p.Kind() != resp.KindPush || !strings.Contains(p.String(), "server-cpu-usage") {
+					t.Errorf("push frame %s", p)
+				}
+			}
+		})
+	}
+}
+
 // 1,000 concurrent callers with random cancellations share one connection: every reply
 // that arrives is its own request's, nothing hangs, and the connection stays in sync.
 func TestConcurrentCallersWithRandomCancellation(t *testing.T) {

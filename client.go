@@ -57,7 +57,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
 	}
 	c := &Client{opts: opts, route: r, prefix: opts.KeyPrefix, subs: map[*Subscription]struct{}{}}
-	if _, err := r.shared(ctx, nil); err != nil {
+	if _, err := r.shared(ctx, anySlot); err != nil {
 		r.close()
 		return nil, err
 	}
@@ -95,43 +95,34 @@ func (c *Client) PoolStats() pool.Stats { return c.route.stats() }
 // error matches conn.ErrNotSent when the command never reached the server and
 // conn.ErrOutcomeUnknown when it may have run.
 func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
-	args, err := c.prepare(args)
+	var keys [8]int
+	o, err := c.callOptions(args, keys[:0])
 	if err != nil {
 		return resp.Value{}, err
 	}
-	if command.IsBlocking(args) {
-		return c.doDedicated(ctx, args)
+	if o.Blocking {
+		return c.doDedicated(ctx, o, args)
 	}
-	return c.doShared(ctx, args)
+	return c.doShared(ctx, o, args)
 }
 
-// prepare checks a command and applies the key prefix.
-func (c *Client) prepare(args []any) ([]any, error) {
-	if c.closed.Load() {
-		return nil, ErrClosed
-	}
-	if len(args) == 0 {
-		return nil, resp.ErrEmptyCommand
-	}
-	if err := checkConnState(args); err != nil {
-		return nil, err
-	}
-	return c.prefixKeys(args), nil
-}
-
-func (c *Client) doShared(ctx context.Context, args []any) (resp.Value, error) {
+func (c *Client) doShared(ctx context.Context, o conn.CallOptions, args []any) (resp.Value, error) {
 	for attempt := 0; ; attempt++ {
-		cn, err := c.route.shared(ctx, args)
+		cn, err := c.route.shared(ctx, c.slotOf(args))
 		if err != nil {
 			return resp.Value{}, err
 		}
-		v, err := cn.Do(ctx, args...)
+		v, err := cn.DoWith(ctx, o, args...)
 		if err != nil && attempt == 0 && retryable(ctx, err, args) {
 			continue
 		}
 		return v, err
 	}
 }
+
+// slotOf returns the hash slot a command is routed by. A standalone server has one
+// node for every slot, so nothing needs working out yet.
+func (c *Client) slotOf(args []any) int { return anySlot }
 
 // retryable says whether a failed command may be sent again on a new connection:
 // only when it never reached the server, or when it is read-only, and never after the
@@ -148,12 +139,12 @@ func retryable(ctx context.Context, err error, args []any) bool {
 	return ok && info.Flags&command.FlagReadonly != 0
 }
 
-func (c *Client) doDedicated(ctx context.Context, args []any) (resp.Value, error) {
-	cn, err := c.route.dedicated(ctx, args)
+func (c *Client) doDedicated(ctx context.Context, o conn.CallOptions, args []any) (resp.Value, error) {
+	cn, err := c.route.dedicated(ctx, c.slotOf(args))
 	if err != nil {
 		return resp.Value{}, err
 	}
-	v, err := cn.DoBlocking(ctx, args...)
+	v, err := cn.DoWith(ctx, o, args...)
 	c.route.release(cn, reusable(err))
 	return v, err
 }
@@ -170,31 +161,46 @@ func reusable(err error) bool {
 // connection lost); single commands' error replies are in their Result. Blocking and
 // connection-state commands are refused.
 func (c *Client) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
-	prepared := make([][]any, len(cmds))
-	for i, args := range cmds {
-		p, err := c.prepare(args)
-		if err != nil {
-			return nil, fmt.Errorf("command %d: %w", i, err)
-		}
-		if command.IsBlocking(p) {
-			return nil, fmt.Errorf("command %d: %w: %v blocks the server; use Do", i, ErrConnState, p[0])
-		}
-		prepared[i] = p
-	}
-	if len(prepared) == 0 {
+	if len(cmds) == 0 {
 		return nil, nil
 	}
+	keys, err := c.batchKeys(cmds)
+	if err != nil {
+		return nil, err
+	}
 	for attempt := 0; ; attempt++ {
-		cn, err := c.route.shared(ctx, prepared[0])
+		cn, err := c.route.shared(ctx, c.slotOf(cmds[0]))
 		if err != nil {
 			return nil, err
 		}
-		res, err := cn.DoMulti(ctx, prepared...)
+		res, err := cn.DoMultiWith(ctx, c.prefix, keys, cmds...)
 		if err != nil && attempt == 0 && !conn.WasWritten(err) && retryable(ctx, err, nil) {
 			continue
 		}
 		return res, err
 	}
+}
+
+// batchKeys checks every command of a batch, refusing blocking ones, and returns their
+// key positions when a key prefix is set (nil otherwise).
+func (c *Client) batchKeys(cmds [][]any) ([][]int, error) {
+	var keys [][]int
+	if c.prefix != "" {
+		keys = make([][]int, len(cmds))
+	}
+	for i, args := range cmds {
+		o, err := c.callOptions(args, nil)
+		if err != nil {
+			return nil, fmt.Errorf("command %d: %w", i, err)
+		}
+		if o.Blocking {
+			return nil, fmt.Errorf("command %d: %w: %v blocks the server; use Do", i, ErrConnState, args[0])
+		}
+		if keys != nil {
+			keys[i] = o.Keys
+		}
+	}
+	return keys, nil
 }
 
 // Pipeline collects commands to send together with Exec.

@@ -1,49 +1,33 @@
 package respire
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 
+	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/command"
 	"github.com/respire/respire/resp"
 )
 
-// prefixKeys returns args with the client's key prefix on every key argument, found by
-// the command key table. args itself is never modified: callers may reuse it.
-func (c *Client) prefixKeys(args []any) []any {
-	if c.prefix == "" {
-		return args
+// callOptions checks a command and works out how to send it: whether it blocks, and
+// where the key prefix goes (into keys, the caller's scratch space). The arguments are
+// never copied, so a caller's values can stay on its stack.
+func (c *Client) callOptions(args []any, keys []int) (conn.CallOptions, error) {
+	if c.closed.Load() {
+		return conn.CallOptions{}, ErrClosed
 	}
-	var scratch [16]int
-	idx := command.PrefixableKeyIndexes(args, scratch[:0])
-	if len(idx) == 0 {
-		return args
+	if len(args) == 0 {
+		return conn.CallOptions{}, resp.ErrEmptyCommand
 	}
-	out := make([]any, len(args))
-	copy(out, args)
-	for _, i := range idx {
-		out[i] = c.prefixed(args[i])
+	if err := checkConnState(args); err != nil {
+		return conn.CallOptions{}, err
 	}
-	return out
-}
-
-// prefixed returns the key argument a with the prefix in front.
-func (c *Client) prefixed(a any) any {
-	switch k := a.(type) {
-	case string:
-		return c.prefix + k
-	case []byte:
-		return append([]byte(c.prefix), k...)
+	o := conn.CallOptions{Blocking: command.IsBlocking(args)}
+	if c.prefix != "" {
+		o.KeyPrefix = c.prefix
+		o.Keys = command.PrefixableKeyIndexes(args, keys)
 	}
-	// Numbers used as keys: the key is the text the encoder would send, which is the
-	// payload of the bulk string it writes ("$2\r\n42\r\n").
-	bulk, err := resp.AppendArg(nil, 0, a)
-	if err != nil {
-		return a // left for the encoder to reject with its own error
-	}
-	payload := bulk[bytes.IndexByte(bulk, '\n')+1 : len(bulk)-2]
-	return append([]byte(c.prefix), payload...)
+	return o, nil
 }
 
 // prefixKey applies the prefix to a key the client's own methods take as a string.

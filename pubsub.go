@@ -91,7 +91,7 @@ func checkNames(channels, patterns []string) error {
 
 // connect opens a connection and subscribes it to the current sets.
 func (s *Subscription) connect(ctx context.Context) error {
-	cn, err := s.client.route.dial(ctx, nil, func(o *conn.Options) { o.PushHandler = s.onPush; o.ReadTimeout = -1 })
+	cn, err := s.client.route.dial(ctx, anySlot, func(o *conn.Options) { o.PushHandler = s.onPush; o.ReadTimeout = -1 })
 	if err != nil {
 		return err
 	}

@@ -12,19 +12,24 @@ import (
 
 // router is how commands reach physical connections. Every path of the Client goes
 // through it, so Cluster and Sentinel routing plug in here without changing callers.
-// args are the command as it will be sent (key prefix applied), for routing by key.
+// A command is routed by its hash slot (anySlot when it has no key); the client works
+// the slot out from the command key table, so arguments never pass through this
+// interface (which would make every command's arguments escape to the heap).
 type router interface {
-	// shared returns the auto-pipelined connection that serves args.
-	shared(ctx context.Context, args []any) (*conn.Conn, error)
+	// shared returns the auto-pipelined connection that serves slot.
+	shared(ctx context.Context, slot int) (*conn.Conn, error)
 	// dedicated checks out a connection of the caller's own (blocking commands,
 	// transactions); release gives it back, or discards it when it may be out of sync.
-	dedicated(ctx context.Context, args []any) (*conn.Conn, error)
+	dedicated(ctx context.Context, slot int) (*conn.Conn, error)
 	release(c *conn.Conn, reusable bool)
 	// dial opens a new connection that the caller owns and closes (subscriptions).
-	dial(ctx context.Context, args []any, opts func(*conn.Options)) (*conn.Conn, error)
+	dial(ctx context.Context, slot int, opts func(*conn.Options)) (*conn.Conn, error)
 	stats() pool.Stats
 	close() error
 }
+
+// anySlot routes a command that has no key.
+const anySlot = -1
 
 const dedicatedHealthCheckAfter = 30 * time.Second
 
@@ -57,11 +62,11 @@ func newStandalone(addr string, copts conn.Options, o *Options) (*standalone, er
 	return s, nil
 }
 
-func (s *standalone) shared(ctx context.Context, _ []any) (*conn.Conn, error) {
+func (s *standalone) shared(ctx context.Context, _ int) (*conn.Conn, error) {
 	return s.conn.get(ctx)
 }
 
-func (s *standalone) dedicated(ctx context.Context, _ []any) (*conn.Conn, error) {
+func (s *standalone) dedicated(ctx context.Context, _ int) (*conn.Conn, error) {
 	return s.pool.Get(ctx)
 }
 
@@ -73,7 +78,7 @@ func (s *standalone) release(c *conn.Conn, reusable bool) {
 	}
 }
 
-func (s *standalone) dial(ctx context.Context, _ []any, adjust func(*conn.Options)) (*conn.Conn, error) {
+func (s *standalone) dial(ctx context.Context, _ int, adjust func(*conn.Options)) (*conn.Conn, error) {
 	opts := s.opts
 	if adjust != nil {
 		adjust(&opts)

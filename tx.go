@@ -44,7 +44,7 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 		}
 		watch = append(watch, c.prefixKey(k))
 	}
-	cn, err := c.route.dedicated(ctx, watch)
+	cn, err := c.route.dedicated(ctx, c.slotOf(watch))
 	if err != nil {
 		return err
 	}
@@ -75,11 +75,12 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 // watched key. It gets the client's key prefix; blocking and connection-state commands
 // are refused.
 func (tx *Tx) Do(ctx context.Context, args ...any) (resp.Value, error) {
-	args, err := tx.client.prepare(args)
+	var keys [8]int
+	o, err := tx.client.callOptions(args, keys[:0])
 	if err != nil {
 		return resp.Value{}, err
 	}
-	return tx.cn.Do(ctx, args...)
+	return tx.cn.DoWith(ctx, o, args...)
 }
 
 // Exec sends MULTI, the commands and EXEC in one round trip and returns the commands'
@@ -91,17 +92,18 @@ func (tx *Tx) Exec(ctx context.Context, cmds ...[]any) ([]Result, error) {
 		return nil, fmt.Errorf("%w: Exec called twice in one transaction", ErrInvalidArg)
 	}
 	tx.execed = true
+	keys, err := tx.client.batchKeys(cmds)
+	if err != nil {
+		return nil, err
+	}
 	batch := make([][]any, 0, len(cmds)+2)
 	batch = append(batch, []any{"MULTI"})
-	for i, args := range cmds {
-		p, err := tx.client.prepare(args)
-		if err != nil {
-			return nil, fmt.Errorf("command %d: %w", i, err)
-		}
-		batch = append(batch, p)
-	}
+	batch = append(batch, cmds...)
 	batch = append(batch, []any{"EXEC"})
-	res, err := tx.cn.DoMulti(ctx, batch...)
+	if keys != nil {
+		keys = append(append([][]int{nil}, keys...), nil)
+	}
+	res, err := tx.cn.DoMultiWith(ctx, tx.client.prefix, keys, batch...)
 	if err != nil {
 		return nil, err
 	}

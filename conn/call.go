@@ -23,6 +23,8 @@ type call struct {
 	state     callState
 	want      int           // replies expected; 0 for fire-and-forget writes
 	noTimeout bool          // blocking command: no read deadline while it waits
+	inline    bool          // its caller cannot be cancelled, so may do the I/O itself
+	readsSelf bool          // its caller was given the read role when the call was written
 	start     int           // while queued: its bytes are wbuf[start:end]
 	end       int           //
 	reply     resp.Value    // the reply of a single command
@@ -44,6 +46,8 @@ func getCall(want int) *call {
 func putCall(cl *call) {
 	cl.state = stateQueued
 	cl.noTimeout = false
+	cl.inline = false
+	cl.readsSelf = false
 	cl.multi = false
 	cl.reply = resp.Value{}
 	cl.replies = nil

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -90,17 +89,27 @@ type Conn struct {
 	server        string
 	serverVersion string
 
+	rd *resp.Reader // used only by the holder of the read role
+
 	mu        sync.Mutex
 	wbuf      []byte    // encoded commands not yet written
+	spare     []byte    // the previous write buffer, reused by the next batch
 	queued    []*call   // the calls whose bytes are in wbuf, in order
 	inflight  callQueue // written calls awaiting replies, in write order
+	writing   bool      // the write role is held (by a caller or the writer goroutine)
+	reading   bool      // the read role is held (by a caller or the reader goroutine)
 	err       error     // first fatal error; set once
 	deadlined bool      // a read deadline is armed
+	idleSince int64     // nanotime when the last reply left nothing in flight; 0 before any
 
-	pubsub2 atomic.Bool   // RESP2 pub/sub mode: every frame is a push
-	wake    chan struct{} // tells the writer there is something to write
-	dead    chan struct{} // closed by fatal
-	loops   sync.WaitGroup
+	// alwaysRead: a push handler is set, so the reader goroutine reads all the time,
+	// pushes arriving while no command waits included.
+	alwaysRead bool
+	pubsub2    atomic.Bool   // RESP2 pub/sub mode: every frame is a push
+	wake       chan struct{} // hands the write role to the writer goroutine
+	readWake   chan struct{} // hands the read role to the reader goroutine
+	dead       chan struct{} // closed by fatal
+	loops      sync.WaitGroup
 }
 
 // Dial connects to addr, performs the handshake (HELLO, AUTH, SETNAME, SELECT), learns
@@ -164,11 +173,14 @@ func newConn(nc net.Conn, addr string, opts *Options) *Conn {
 		push:         opts.PushHandler,
 		proto:        2,
 		wake:         make(chan struct{}, 1),
+		readWake:     make(chan struct{}, 1),
 		dead:         make(chan struct{}),
+		alwaysRead:   opts.PushHandler != nil,
 	}
-	rd := resp.NewReader(bufio.NewReaderSize(nc, 64<<10), opts.Limits)
+	c.rd = resp.NewReader(bufio.NewReaderSize(nc, 64<<10), opts.Limits)
+	c.reading = c.alwaysRead
 	c.loops.Add(2)
-	go c.readLoop(rd)
+	go c.readLoop()
 	go c.writeLoop()
 	return c
 }
@@ -228,20 +240,33 @@ func (c *Conn) SetPubSubMode(on bool) {
 // a *CallError that matches ctx.Err() and either ErrNotSent or ErrOutcomeUnknown; a
 // command already written still runs and its reply is read and dropped.
 func (c *Conn) Do(ctx context.Context, args ...any) (resp.Value, error) {
-	return c.do(ctx, false, args)
+	return c.DoWith(ctx, CallOptions{}, args...)
 }
 
 // DoBlocking is Do for a command that blocks on the server (BLPOP, XREAD BLOCK, WAIT):
 // no read timeout applies while it waits; ctx bounds it. Use it on a connection of your
 // own, since every command queued behind it waits too.
 func (c *Conn) DoBlocking(ctx context.Context, args ...any) (resp.Value, error) {
-	return c.do(ctx, true, args)
+	return c.DoWith(ctx, CallOptions{Blocking: true}, args...)
 }
 
-func (c *Conn) do(ctx context.Context, blocking bool, args []any) (resp.Value, error) {
+// CallOptions adjust how one command is encoded and awaited.
+type CallOptions struct {
+	// Blocking: the command blocks on the server, so no read timeout applies (as
+	// DoBlocking).
+	Blocking bool
+	// KeyPrefix is prepended, while encoding, to the arguments at the positions in
+	// Keys (ascending, 0 being the command name): a client's key prefix, applied
+	// without copying the caller's arguments.
+	KeyPrefix string
+	Keys      []int
+}
+
+// DoWith is Do with options.
+func (c *Conn) DoWith(ctx context.Context, o CallOptions, args ...any) (resp.Value, error) {
 	cl := getCall(1)
-	cl.noTimeout = blocking
-	if err := c.enqueue(ctx, cl, args); err != nil {
+	cl.noTimeout = o.Blocking
+	if err := c.enqueue(ctx, cl, o.KeyPrefix, o.Keys, args); err != nil {
 		putCall(cl)
 		return resp.Value{}, err
 	}
@@ -281,13 +306,22 @@ func ResultOf(v resp.Value) Result { return resultOf(v) }
 // ended, connection lost); then no Result is returned. Error replies of single commands
 // are in their Result.
 func (c *Conn) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
+	return c.DoMultiWith(ctx, "", nil, cmds...)
+}
+
+// DoMultiWith is DoMulti with keyPrefix prepended to the arguments at keys[i] of
+// cmds[i] (see CallOptions.KeyPrefix); keys may be nil.
+func (c *Conn) DoMultiWith(ctx context.Context, keyPrefix string, keys [][]int, cmds ...[]any) ([]Result, error) {
 	if len(cmds) == 0 {
 		return nil, nil
+	}
+	if keys != nil && len(keys) != len(cmds) {
+		return nil, fmt.Errorf("%w: %d key lists for %d commands", ErrInvalidOptions, len(keys), len(cmds))
 	}
 	cl := getCall(len(cmds))
 	cl.multi = true
 	cl.replies = make([]resp.Value, 0, len(cmds))
-	if err := c.enqueueMulti(ctx, cl, cmds); err != nil {
+	if err := c.enqueueMulti(ctx, cl, keyPrefix, keys, cmds); err != nil {
 		putCall(cl)
 		return nil, err
 	}
@@ -310,7 +344,7 @@ func (c *Conn) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
 // confirmations arrive as pushes) and returns once it has been written.
 func (c *Conn) Send(ctx context.Context, args ...any) error {
 	cl := getCall(0)
-	if err := c.enqueue(ctx, cl, args); err != nil {
+	if err := c.enqueue(ctx, cl, "", nil, args); err != nil {
 		putCall(cl)
 		return err
 	}
@@ -320,275 +354,4 @@ func (c *Conn) Send(ctx context.Context, args ...any) error {
 	err := cl.err
 	putCall(cl)
 	return err
-}
-
-// enqueue encodes args into the write buffer and queues cl behind it.
-func (c *Conn) enqueue(ctx context.Context, cl *call, args []any) error {
-	if err := ctx.Err(); err != nil {
-		return &CallError{Err: err}
-	}
-	c.mu.Lock()
-	if c.err != nil {
-		err := c.err
-		c.mu.Unlock()
-		return &CallError{Err: err}
-	}
-	start := len(c.wbuf)
-	buf, err := resp.AppendCommand(c.wbuf, args...)
-	if err != nil {
-		c.mu.Unlock()
-		return err
-	}
-	c.wbuf = buf
-	c.queueLocked(cl, start)
-	return nil
-}
-
-func (c *Conn) enqueueMulti(ctx context.Context, cl *call, cmds [][]any) error {
-	if err := ctx.Err(); err != nil {
-		return &CallError{Err: err}
-	}
-	c.mu.Lock()
-	if c.err != nil {
-		err := c.err
-		c.mu.Unlock()
-		return &CallError{Err: err}
-	}
-	start := len(c.wbuf)
-	buf := c.wbuf
-	for i, args := range cmds {
-		var err error
-		if buf, err = resp.AppendCommand(buf, args...); err != nil {
-			c.wbuf = buf[:start]
-			c.mu.Unlock()
-			return fmt.Errorf("command %d: %w", i, err)
-		}
-	}
-	c.wbuf = buf
-	c.queueLocked(cl, start)
-	return nil
-}
-
-// queueLocked registers cl for the bytes from start to the end of wbuf and wakes the
-// writer if this is the first request since its last write. It unlocks c.mu.
-func (c *Conn) queueLocked(cl *call, start int) {
-	cl.state = stateQueued
-	cl.start, cl.end = start, len(c.wbuf)
-	c.queued = append(c.queued, cl)
-	first := len(c.queued) == 1
-	c.mu.Unlock()
-	if first {
-		select {
-		case c.wake <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// wait blocks until cl completes or ctx ends. On a nil return the caller owns cl and
-// reads its result. On an error return cl belongs to the connection.
-func (c *Conn) wait(ctx context.Context, cl *call) error {
-	select {
-	case <-cl.done:
-		return nil
-	case <-ctx.Done():
-	}
-	c.mu.Lock()
-	switch cl.state {
-	case stateReplied:
-		// The reply won the race; its signal is in done or about to be.
-		c.mu.Unlock()
-		<-cl.done
-		return nil
-	case stateQueued:
-		c.unqueueLocked(cl)
-		c.mu.Unlock()
-		putCall(cl)
-		return &CallError{Err: context.Cause(ctx)}
-	default:
-		cl.state = stateAbandoned
-		c.mu.Unlock()
-		return &CallError{Written: true, Err: context.Cause(ctx)}
-	}
-}
-
-// unqueueLocked removes a call that has not been written, bytes and all, so that it
-// never runs.
-func (c *Conn) unqueueLocked(cl *call) {
-	n := cl.end - cl.start
-	c.wbuf = append(c.wbuf[:cl.start], c.wbuf[cl.end:]...)
-	idx := -1
-	for i, q := range c.queued {
-		if q == cl {
-			idx = i
-		} else if idx >= 0 {
-			q.start -= n
-			q.end -= n
-		}
-	}
-	c.queued = append(c.queued[:idx], c.queued[idx+1:]...)
-}
-
-func (c *Conn) writeLoop() {
-	defer c.loops.Done()
-	var spare []byte
-	for {
-		select {
-		case <-c.wake:
-		case <-c.dead:
-			return
-		}
-		for {
-			c.mu.Lock()
-			if c.err != nil || len(c.queued) == 0 {
-				c.mu.Unlock()
-				break
-			}
-			buf := c.wbuf
-			c.wbuf = spare[:0]
-			armTimeout := false
-			for _, cl := range c.queued {
-				if cl.want == 0 {
-					cl.state = stateReplied
-					cl.done <- struct{}{}
-					continue
-				}
-				cl.state = stateWritten
-				c.inflight.push(cl)
-				armTimeout = armTimeout || !cl.noTimeout
-			}
-			clear(c.queued)
-			c.queued = c.queued[:0]
-			c.armReadDeadlineLocked(armTimeout)
-			c.mu.Unlock()
-
-			if c.writeTimeout > 0 {
-				c.nc.SetWriteDeadline(time.Now().Add(c.writeTimeout))
-			}
-			if _, err := c.nc.Write(buf); err != nil {
-				c.fatal(err)
-				return
-			}
-			spare = nil
-			if cap(buf) <= maxSpareBuffer {
-				spare = buf
-			}
-		}
-	}
-}
-
-// armReadDeadlineLocked sets the read deadline for what is now in flight: a reply is due
-// within the read timeout unless a blocking command waits, in which case there is none.
-func (c *Conn) armReadDeadlineLocked(timed bool) {
-	if c.readTimeout <= 0 {
-		return
-	}
-	if timed && !c.hasBlockingLocked() {
-		c.nc.SetReadDeadline(time.Now().Add(c.readTimeout))
-		c.deadlined = true
-	} else if c.deadlined {
-		c.nc.SetReadDeadline(time.Time{})
-		c.deadlined = false
-	}
-}
-
-func (c *Conn) hasBlockingLocked() bool {
-	for _, cl := range c.inflight.items[c.inflight.head:] {
-		if cl.noTimeout {
-			return true
-		}
-	}
-	return false
-}
-
-func (c *Conn) readLoop(rd *resp.Reader) {
-	defer c.loops.Done()
-	for {
-		v, err := rd.Read()
-		if err != nil {
-			c.fatal(err)
-			return
-		}
-		if v.Kind() == resp.KindPush || c.pubsub2.Load() {
-			if c.push != nil {
-				c.push(v)
-			}
-			continue
-		}
-		if err := c.dispatch(v); err != nil {
-			c.fatal(err)
-			return
-		}
-	}
-}
-
-// dispatch hands v to the oldest written call.
-func (c *Conn) dispatch(v resp.Value) error {
-	c.mu.Lock()
-	cl := c.inflight.peek()
-	if cl == nil {
-		c.mu.Unlock()
-		return fmt.Errorf("%w: %s", ErrUnexpectedReply, v)
-	}
-	if !cl.deliver(v) {
-		c.mu.Unlock()
-		return nil
-	}
-	c.inflight.pop()
-	if c.inflight.len() == 0 && c.deadlined {
-		c.nc.SetReadDeadline(time.Time{})
-		c.deadlined = false
-	} else if c.deadlined {
-		// Progress: the next reply gets a full read timeout of its own.
-		c.nc.SetReadDeadline(time.Now().Add(c.readTimeout))
-	}
-	abandoned := cl.state == stateAbandoned
-	cl.state = stateReplied
-	c.mu.Unlock()
-	if abandoned {
-		putCall(cl)
-	} else {
-		cl.done <- struct{}{}
-	}
-	return nil
-}
-
-// fatal breaks the connection with err (the first error wins): the socket is closed and
-// every pending call fails, queued ones as not sent and written ones as unknown.
-func (c *Conn) fatal(err error) {
-	c.mu.Lock()
-	if c.err != nil {
-		c.mu.Unlock()
-		return
-	}
-	if errors.Is(err, net.ErrClosed) {
-		err = ErrClosed
-	}
-	c.err = err
-	queued := c.queued
-	c.queued = nil
-	c.wbuf = nil
-	written := c.inflight.drain()
-	abandoned := make([]bool, len(written))
-	for _, cl := range queued {
-		cl.fail(&CallError{Err: err})
-	}
-	for i, cl := range written {
-		abandoned[i] = cl.state == stateAbandoned
-		cl.fail(&CallError{Written: true, Err: err})
-	}
-	close(c.dead)
-	c.mu.Unlock()
-
-	c.nc.Close()
-	for _, cl := range queued {
-		cl.done <- struct{}{}
-	}
-	for i, cl := range written {
-		if abandoned[i] {
-			putCall(cl) // nobody waits for it any more
-		} else {
-			cl.done <- struct{}{}
-		}
-	}
 }

@@ -215,20 +215,52 @@ func TestPushFramesGoToTheHandler(t *testing.T) {
 }
 
 func TestUnexpectedReplyBreaksTheConnection(t *testing.T) {
-	c, f := dialFake(t, Options{}, helloRESP3)
-	f.reply("+OK\r\n")
-	select {
-	case <-c.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("connection not broken by a reply without request")
-	}
-	if !errors.Is(c.Err(), ErrUnexpectedReply) {
-		t.Fatalf("Err() = %v", c.Err())
-	}
-	_, err := c.Do(context.Background(), "PING")
-	if !errors.Is(err, ErrNotSent) || !errors.Is(err, ErrUnexpectedReply) {
-		t.Fatalf("Do on a broken connection: %v", err)
-	}
+	// With a push handler the reader goroutine reads all the time: the stray reply is
+	// seen at once.
+	t.Run("always reading", func(t *testing.T) {
+		c, f := dialFake(t, Options{PushHandler: func(resp.Value) {}}, helloRESP3)
+		f.reply("+OK\r\n")
+		select {
+		case <-c.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("connection not broken by a reply without request")
+		}
+		if !errors.Is(c.Err(), ErrUnexpectedReply) {
+			t.Fatalf("Err() = %v", c.Err())
+		}
+		_, err := c.Do(context.Background(), "PING")
+		if !errors.Is(err, ErrNotSent) || !errors.Is(err, ErrUnexpectedReply) {
+			t.Fatalf("Do on a broken connection: %v", err)
+		}
+	})
+	// Without one, nobody reads an idle connection; the next command peeks first and
+	// never lets the stray reply pass for its own.
+	t.Run("idle", func(t *testing.T) {
+		c, f := dialFakeTCP(t, Options{}, helloRESP3)
+		go c.Ping(context.Background())
+		f.expect("PING")
+		f.reply("+PONG\r\n")
+		waitFor(t, "PING done", func() bool { _, n := c.counts(); return n == 0 })
+		f.reply("+STRAY\r\n")
+		time.Sleep(2 * idleCheckAfter) // the peek is for connections idle this long
+		v, err := c.Do(context.Background(), "GET", "k")
+		if !errors.Is(err, ErrNotSent) || !errors.Is(err, ErrUnexpectedReply) {
+			t.Fatalf("GET after a stray reply: %s, %v; want ErrNotSent and ErrUnexpectedReply", v, err)
+		}
+	})
+	t.Run("closed while idle", func(t *testing.T) {
+		c, f := dialFakeTCP(t, Options{}, helloRESP3)
+		go c.Ping(context.Background())
+		f.expect("PING")
+		f.reply("+PONG\r\n")
+		waitFor(t, "PING done", func() bool { _, n := c.counts(); return n == 0 })
+		f.srv.Close()
+		time.Sleep(2 * idleCheckAfter)
+		_, err := c.Do(context.Background(), "SET", "k", "v")
+		if !errors.Is(err, ErrNotSent) {
+			t.Fatalf("SET on a connection the server closed while idle: %v; want ErrNotSent", err)
+		}
+	})
 }
 
 func TestBrokenTransportFailsEveryWaiter(t *testing.T) {

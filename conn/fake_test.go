@@ -26,6 +26,31 @@ type fakeServer struct {
 func dialFake(t *testing.T, opts Options, answerHandshake func(f *fakeServer)) (*Conn, *fakeServer) {
 	t.Helper()
 	cli, srv := net.Pipe()
+	return dialFakeOver(t, cli, srv, opts, answerHandshake)
+}
+
+// dialFakeTCP is dialFake over a real loopback socket, for behaviour that depends on
+// the kernel buffering what the fake writes.
+func dialFakeTCP(t *testing.T, opts Options, answerHandshake func(f *fakeServer)) (*Conn, *fakeServer) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cli, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dialFakeOver(t, cli, srv, opts, answerHandshake)
+}
+
+func dialFakeOver(t *testing.T, cli, srv net.Conn, opts Options, answerHandshake func(f *fakeServer)) (*Conn, *fakeServer) {
+	t.Helper()
 	f := &fakeServer{t: t, srv: srv, rd: resp.NewReader(bufio.NewReader(srv), resp.Limits{})}
 	t.Cleanup(func() { srv.Close() })
 	opts.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) { return cli, nil }

@@ -26,6 +26,61 @@ func AppendCommand(dst []byte, args ...any) ([]byte, error) {
 	return out, nil
 }
 
+// AppendCommandPrefixed is AppendCommand with prefix prepended to the arguments at the
+// positions in keys (ascending, 0 being the command name): how a client applies a key
+// prefix without copying the caller's arguments.
+func AppendCommandPrefixed(dst []byte, prefix string, keys []int, args ...any) ([]byte, error) {
+	if prefix == "" || len(keys) == 0 {
+		return AppendCommand(dst, args...)
+	}
+	if len(args) == 0 {
+		return dst, ErrEmptyCommand
+	}
+	out := AppendArrayHeader(dst, len(args))
+	for i, arg := range args {
+		var err error
+		if len(keys) > 0 && keys[0] == i {
+			keys = keys[1:]
+			out, err = appendPrefixedArg(out, i, prefix, arg)
+		} else {
+			out, err = AppendArg(out, i, arg)
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
+	return out, nil
+}
+
+// appendPrefixedArg appends prefix followed by arg's text as one bulk string.
+func appendPrefixedArg(dst []byte, index int, prefix string, arg any) ([]byte, error) {
+	var text []byte
+	switch v := arg.(type) {
+	case string:
+		dst = appendHeader(dst, '$', int64(len(prefix)+len(v)))
+		dst = append(append(dst, prefix...), v...)
+		return append(dst, '\r', '\n'), nil
+	case []byte:
+		text = v
+	default:
+		// Numbers: encode as usual in scratch space and take the payload back out.
+		var scratch [400]byte
+		bulk, err := AppendArg(scratch[:0], index, arg)
+		if err != nil {
+			return dst, err
+		}
+		for i, b := range bulk {
+			if b == '\n' {
+				text = bulk[i+1 : len(bulk)-2]
+				break
+			}
+		}
+	}
+	dst = appendHeader(dst, '$', int64(len(prefix)+len(text)))
+	dst = append(append(dst, prefix...), text...)
+	return append(dst, '\r', '\n'), nil
+}
+
 // AppendArg appends arg to dst as one bulk string. index is the argument's position,
 // used only in the error.
 //

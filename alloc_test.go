@@ -1,0 +1,50 @@
+package respire
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/respire/respire/test/testserver"
+)
+
+// The hot path's allocation budget: nothing per SET, the returned value per GET, and
+// nothing per pipelined command beyond its reply. Counts, unlike timings, are exact.
+func TestSteadyStateAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	srv := testserver.Start(t, testserver.Config{})
+	for _, prefix := range []string{"", "tenant:"} {
+		c := newClientT(t, Options{Addrs: []string{srv.Addr()}, KeyPrefix: prefix})
+		ctx := context.Background()
+		key, val := "alloc:key", strings.Repeat("v", 1024)
+		if _, err := c.Do(ctx, "SET", key, val); err != nil {
+			t.Fatal(err)
+		}
+		cases := []struct {
+			name string
+			max  float64
+			fn   func()
+		}{
+			{"SET", 0, func() { c.Do(ctx, "SET", key, val) }},
+			{"GET", 1, func() { c.Do(ctx, "GET", key) }},
+			{"INCR", 0, func() { c.Do(ctx, "INCR", "alloc:n") }},
+		}
+		for _, tc := range cases {
+			if got := testing.AllocsPerRun(200, tc.fn); got > tc.max {
+				t.Errorf("prefix %q: %s allocates %.1f times per call, budget %.0f", prefix, tc.name, got, tc.max)
+			}
+		}
+		cmds := make([][]any, 100)
+		for i := range cmds {
+			cmds[i] = []any{"GET", key}
+		}
+		if prefix == "" {
+			// 100 replies, plus the batch's result slice and its reply buffer.
+			if got := testing.AllocsPerRun(50, func() { c.DoMulti(ctx, cmds...) }); got > 102 {
+				t.Errorf("pipeline of 100 GETs allocates %.0f times, budget 102", got)
+			}
+		}
+	}
+}

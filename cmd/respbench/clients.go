@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+	"github.com/respire/respire"
+)
+
+// dataClient is one client configuration, used the way its documentation shows:
+// typed methods or a command builder, a fresh pipeline per batch, the reply read as a
+// string.
+type dataClient interface {
+	get(ctx context.Context, key string) (string, error)
+	set(ctx context.Context, key, value string) error
+	// getPipeline sends n GETs of key as one explicit pipeline.
+	getPipeline(ctx context.Context, key string, n int) error
+	close()
+}
+
+// cachedClient reads through a client-side cache.
+type cachedClient interface {
+	cachedGet(ctx context.Context, key string) (string, error)
+	close()
+}
+
+// clientSpec names a client configuration and how to open it.
+type clientSpec struct {
+	name    string
+	respire bool
+	open    func(ctx context.Context, addr string) (dataClient, error)
+	// openCached opens the configuration's client-side cache; nil when it has none.
+	openCached func(ctx context.Context, addr string) (cachedClient, error)
+}
+
+// rueidisFlushDelay is rueidis's documented tuning ("something like 20 microseconds").
+const rueidisFlushDelay = 20 * time.Microsecond
+
+// cacheTTL is the client-side TTL of cached reads.
+const cacheTTL = time.Minute
+
+// clientSpecs lists the client configurations, Respire first.
+var clientSpecs = []clientSpec{
+	{name: "respire", respire: true, open: openRespire},
+	{name: "go-redis", open: openGoRedis(false), openCached: openGoRedisCached},
+	{name: "go-redis-autopipe", open: openGoRedis(true)},
+	{name: "rueidis", open: openRueidis(0), openCached: openRueidisCached},
+	{name: "rueidis-flush20us", open: openRueidis(rueidisFlushDelay)},
+}
+
+// errShortValue is returned when a GET reads something other than what was stored.
+var errShortValue = errors.New("respbench: GET returned an unexpected value")
+
+// Respire, default options.
+
+type respireClient struct{ c *respire.Client }
+
+func openRespire(ctx context.Context, addr string) (dataClient, error) {
+	c, err := respire.NewClient(ctx, respire.Options{Addrs: []string{addr}})
+	if err != nil {
+		return nil, err
+	}
+	return respireClient{c}, nil
+}
+
+func (r respireClient) get(ctx context.Context, key string) (string, error) {
+	v, err := r.c.Do(ctx, "GET", key)
+	if err != nil {
+		return "", err
+	}
+	return v.Text()
+}
+
+func (r respireClient) set(ctx context.Context, key, value string) error {
+	_, err := r.c.Do(ctx, "SET", key, value)
+	return err
+}
+
+func (r respireClient) getPipeline(ctx context.Context, key string, n int) error {
+	p := r.c.Pipeline()
+	for range n {
+		p.Do("GET", key)
+	}
+	res, err := p.Exec(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			return r.Err
+		}
+	}
+	return nil
+}
+
+func (r respireClient) close() { r.c.Close() }
+
+// go-redis v9: the default pool, or the blocking AutoPipeline face with its default
+// options (DefaultBlockingAutoPipelineOptions, which its documentation recommends for
+// that face).
+
+type goRedisCmds interface {
+	Get(ctx context.Context, key string) *redis.StringCmd
+	Set(ctx context.Context, key string, value any, expiration time.Duration) *redis.StatusCmd
+	Pipeline() redis.Pipeliner
+}
+
+type goRedisClient struct {
+	rdb  *redis.Client
+	ap   *redis.AutoPipeliner // nil without autopipelining
+	cmds goRedisCmds
+}
+
+func openGoRedis(autopipeline bool) func(ctx context.Context, addr string) (dataClient, error) {
+	return func(ctx context.Context, addr string) (dataClient, error) {
+		rdb := redis.NewClient(&redis.Options{Addr: addr})
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			rdb.Close()
+			return nil, err
+		}
+		c := &goRedisClient{rdb: rdb, cmds: rdb}
+		if autopipeline {
+			ap, err := rdb.AutoPipeline()
+			if err != nil {
+				rdb.Close()
+				return nil, fmt.Errorf("go-redis AutoPipeline: %w", err)
+			}
+			c.ap, c.cmds = ap, ap
+		}
+		return c, nil
+	}
+}
+
+func (g *goRedisClient) get(ctx context.Context, key string) (string, error) {
+	return g.cmds.Get(ctx, key).Result()
+}
+
+func (g *goRedisClient) set(ctx context.Context, key, value string) error {
+	return g.cmds.Set(ctx, key, value, 0).Err()
+}
+
+func (g *goRedisClient) getPipeline(ctx context.Context, key string, n int) error {
+	pipe := g.cmds.Pipeline()
+	for range n {
+		pipe.Get(ctx, key)
+	}
+	_, err := pipe.Exec(ctx)
+	return err
+}
+
+func (g *goRedisClient) close() {
+	if g.ap != nil {
+		g.ap.Close()
+	}
+	g.rdb.Close()
+}
+
+// go-redis client-side caching, its documented configuration.
+type goRedisCached struct{ rdb *redis.Client }
+
+func openGoRedisCached(ctx context.Context, addr string) (cachedClient, error) {
+	rdb := redis.NewClient(&redis.Options{
+		Addr:                  addr,
+		Protocol:              3,
+		ClientSideCacheConfig: &redis.ClientSideCacheConfig{MaxEntries: 10_000},
+	})
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	return goRedisCached{rdb}, nil
+}
+
+func (g goRedisCached) cachedGet(ctx context.Context, key string) (string, error) {
+	return g.rdb.Get(ctx, key).Result()
+}
+
+func (g goRedisCached) close() { g.rdb.Close() }
+
+// rueidis: defaults, or MaxFlushDelay.
+
+type rueidisClient struct{ c rueidis.Client }
+
+func openRueidis(flushDelay time.Duration) func(ctx context.Context, addr string) (dataClient, error) {
+	return func(ctx context.Context, addr string) (dataClient, error) {
+		c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, MaxFlushDelay: flushDelay})
+		if err != nil {
+			return nil, err
+		}
+		return rueidisClient{c}, nil
+	}
+}
+
+func (r rueidisClient) get(ctx context.Context, key string) (string, error) {
+	return r.c.Do(ctx, r.c.B().Get().Key(key).Build()).ToString()
+}
+
+func (r rueidisClient) set(ctx context.Context, key, value string) error {
+	return r.c.Do(ctx, r.c.B().Set().Key(key).Value(value).Build()).Error()
+}
+
+func (r rueidisClient) getPipeline(ctx context.Context, key string, n int) error {
+	cmds := make(rueidis.Commands, n)
+	for i := range cmds {
+		cmds[i] = r.c.B().Get().Key(key).Build()
+	}
+	for _, res := range r.c.DoMulti(ctx, cmds...) {
+		if err := res.Error(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r rueidisClient) close() { r.c.Close() }
+
+func openRueidisCached(ctx context.Context, addr string) (cachedClient, error) {
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}})
+	if err != nil {
+		return nil, err
+	}
+	return rueidisClient{c}, nil
+}
+
+func (r rueidisClient) cachedGet(ctx context.Context, key string) (string, error) {
+	return r.c.DoCache(ctx, r.c.B().Get().Key(key).Cache(), cacheTTL).ToString()
+}

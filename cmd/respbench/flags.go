@@ -1,0 +1,138 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Durations of -quick, a smoke test rather than a measurement.
+const (
+	quickDuration = 100 * time.Millisecond
+	quickWarmup   = 20 * time.Millisecond
+)
+
+// config is the command line, checked.
+type config struct {
+	addr      string
+	cluster   bool
+	duration  time.Duration
+	warmup    time.Duration
+	rounds    int
+	clients   []string // selected participant names, in the order of allNames
+	scenarios []string // selected scenario names, in table order
+	lockRetry time.Duration
+	jsonPath  string
+	chartPath string
+	quick     bool
+}
+
+// errUsage marks a command line that cannot run; the flag package has printed why.
+var errUsage = errors.New("respbench: bad usage")
+
+// parseFlags reads the command line. names lists every client, locker and reference
+// that -clients may name; scenarioNames every scenario -scenarios may name.
+func parseFlags(args []string, stderr io.Writer, names, scenarioNames []string) (config, error) {
+	var (
+		cfg       config
+		clients   string
+		scenarios string
+	)
+	fs := flag.NewFlagSet("respbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.addr, "addr", "", "`host:port` of an existing server (default: start a redis-server on a free loopback port)")
+	fs.BoolVar(&cfg.cluster, "cluster", false, "benchmark against a cluster (not available yet)")
+	fs.DurationVar(&cfg.duration, "duration", 3*time.Second, "length of each measured window")
+	fs.DurationVar(&cfg.warmup, "warmup", 500*time.Millisecond, "warm-up before each measured window")
+	fs.IntVar(&cfg.rounds, "rounds", 3, "interleaved rounds per scenario; medians are reported")
+	fs.StringVar(&clients, "clients", "", "comma-separated `names` of clients, lockers and references to run (default all): "+strings.Join(names, ","))
+	fs.StringVar(&scenarios, "scenarios", "", "comma-separated `names` of scenarios to run (default all): "+strings.Join(scenarioNames, ","))
+	fs.DurationVar(&cfg.lockRetry, "lock-retry", time.Millisecond, "retry interval of lock libraries that poll (redislock, redsync) under contention")
+	fs.StringVar(&cfg.jsonPath, "json", "", "write every figure, per round and median, to this `file`")
+	fs.StringVar(&cfg.chartPath, "chart", "", "write a bar chart of ops/s to this `file` (.png or .svg)")
+	fs.BoolVar(&cfg.quick, "quick", false, fmt.Sprintf("smoke test: %v windows after %v warm-ups unless -duration/-warmup are given", quickDuration, quickWarmup))
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: respbench [flags]\n\nRuns Respire side by side with go-redis, rueidis and the lock libraries built on them, against one redis-server.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, err
+		}
+		return cfg, errUsage
+	}
+	bad := func(format string, a ...any) (config, error) {
+		fmt.Fprintf(stderr, "respbench: "+format+"\n", a...)
+		fs.Usage()
+		return cfg, errUsage
+	}
+	if fs.NArg() > 0 {
+		return bad("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if cfg.quick {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["duration"] {
+			cfg.duration = quickDuration
+		}
+		if !set["warmup"] {
+			cfg.warmup = quickWarmup
+		}
+	}
+	if cfg.duration <= 0 {
+		return bad("-duration must be positive")
+	}
+	if cfg.warmup < 0 {
+		return bad("-warmup must not be negative")
+	}
+	if cfg.rounds < 1 {
+		return bad("-rounds must be at least 1")
+	}
+	if cfg.lockRetry <= 0 {
+		return bad("-lock-retry must be positive")
+	}
+	if ext := chartFormat(cfg.chartPath); cfg.chartPath != "" && ext == "" {
+		return bad("-chart must name a .png or .svg file")
+	}
+	var err error
+	if cfg.clients, err = selectNames(names, clients); err != nil {
+		return bad("-clients: %v", err)
+	}
+	if cfg.scenarios, err = selectNames(scenarioNames, scenarios); err != nil {
+		return bad("-scenarios: %v", err)
+	}
+	return cfg, nil
+}
+
+// selectNames returns the names of all that a comma-separated filter lists, in the
+// order of all. An empty filter selects all; a name not in all is an error.
+func selectNames(all []string, filter string) ([]string, error) {
+	if strings.TrimSpace(filter) == "" {
+		return slices.Clone(all), nil
+	}
+	want := map[string]bool{}
+	for _, name := range strings.Split(filter, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if !slices.Contains(all, name) {
+			return nil, fmt.Errorf("unknown name %q (known: %s)", name, strings.Join(all, ", "))
+		}
+		want[name] = true
+	}
+	var out []string
+	for _, name := range all {
+		if want[name] {
+			out = append(out, name)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("selects nothing")
+	}
+	return out, nil
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// locker is one lock library in one configuration. acquire waits for the lock the way
+// the library does (its own retry or notification, bounded by ctx) and reports ok=false
+// when it gave up without an error of its own; release lets the lock go.
+//
+// Respire's locks plug in with one file: an implementation and an init that calls
+// registerLocker with respire set.
+type locker interface {
+	acquire(ctx context.Context, key string) (release func(ctx context.Context) error, ok bool, err error)
+	close()
+}
+
+// lockerSpec names a locker and how to open it.
+type lockerSpec struct {
+	name    string
+	respire bool
+	// retry says how the locker waits for a held lock, for the report.
+	retry string
+	open  func(ctx context.Context, addr string, o lockerOptions) (locker, error)
+}
+
+// lockerOptions are the harness settings lockers share.
+type lockerOptions struct {
+	// retry is the interval of lockers that poll for a held lock.
+	retry time.Duration
+}
+
+// lockTTL is the lease of lockers that take one as an argument; no run holds a lock
+// nearly that long.
+const lockTTL = 10 * time.Second
+
+var lockerRegistry []lockerSpec
+
+// registerLocker adds a locker; call it from an init function.
+func registerLocker(s lockerSpec) { lockerRegistry = append(lockerRegistry, s) }
+
+// lockerSpecs returns the registered lockers, Respire's first, the others in the order
+// they were registered.
+func lockerSpecs() []lockerSpec {
+	specs := slices.Clone(lockerRegistry)
+	slices.SortStableFunc(specs, func(a, b lockerSpec) int {
+		switch {
+		case a.respire == b.respire:
+			return 0
+		case a.respire:
+			return -1
+		default:
+			return 1
+		}
+	})
+	return specs
+}

@@ -1,0 +1,312 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"text/tabwriter"
+	"time"
+)
+
+// figures are what one participant measured in one run, or the medians over rounds.
+// Latencies are in nanoseconds. The pointer fields are absent where they do not apply:
+// redis-benchmark reports neither p99.9 nor anything about the client process.
+type figures struct {
+	OpsPerSec   float64  `json:"ops_per_sec"`
+	Ops         int64    `json:"ops"`
+	Seconds     float64  `json:"seconds"`
+	P50         float64  `json:"p50_ns"`
+	P99         float64  `json:"p99_ns"`
+	P999        *float64 `json:"p999_ns,omitempty"`
+	AllocsPerOp *float64 `json:"allocs_per_op,omitempty"`
+	BytesPerOp  *float64 `json:"bytes_per_op,omitempty"`
+	CPUPerOp    *float64 `json:"cpu_ns_per_op,omitempty"`
+	Errors      int64    `json:"errors"`
+	FirstError  string   `json:"first_error,omitempty"`
+	// Overlaps counts acquisitions that found another holder (lock-contended only); a
+	// correct lock keeps it at zero.
+	Overlaps *int64 `json:"overlaps,omitempty"`
+}
+
+// participantResult is one participant's figures in one scenario.
+type participantResult struct {
+	Client    string    `json:"client"`
+	Respire   bool      `json:"respire,omitempty"`
+	Reference bool      `json:"reference,omitempty"` // redis-benchmark, the server-side reference
+	Rounds    []figures `json:"rounds"`
+	Median    figures   `json:"median"`
+}
+
+// ratio compares Respire's median ops/s with the best peer's.
+type ratio struct {
+	BestPeer string  `json:"best_peer"`
+	Value    float64 `json:"respire_over_best_peer"`
+}
+
+type scenarioResult struct {
+	Name       string              `json:"name"`
+	Kind       string              `json:"kind"`
+	Title      string              `json:"title"`
+	Latency    string              `json:"latency"`
+	Goroutines int                 `json:"goroutines"`
+	OpsPerCall int                 `json:"ops_per_call"`
+	Skipped    string              `json:"skipped,omitempty"`
+	Results    []participantResult `json:"results,omitempty"`
+	Ratio      *ratio              `json:"ratio,omitempty"`
+}
+
+type serverInfo struct {
+	Addr     string `json:"addr"`
+	Version  string `json:"version,omitempty"`
+	Embedded bool   `json:"embedded"`
+}
+
+type lockerNote struct {
+	Name  string `json:"name"`
+	Retry string `json:"retry"`
+}
+
+// report is everything one run of respbench measured.
+type report struct {
+	Started    time.Time        `json:"started"`
+	Server     serverInfo       `json:"server"`
+	GoVersion  string           `json:"go_version"`
+	OS         string           `json:"os"`
+	Arch       string           `json:"arch"`
+	NumCPU     int              `json:"num_cpu"`
+	GOMAXPROCS int              `json:"gomaxprocs"`
+	Duration   string           `json:"duration"`
+	Warmup     string           `json:"warmup"`
+	Rounds     int              `json:"rounds"`
+	LockRetry  string           `json:"lock_retry"`
+	Clients    []string         `json:"clients"`
+	Lockers    []lockerNote     `json:"lockers,omitempty"`
+	Notes      []string         `json:"notes,omitempty"`
+	Scenarios  []scenarioResult `json:"scenarios"`
+}
+
+// median returns the median of xs (the mean of the middle two for an even count), or
+// 0 for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	mid := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[mid]
+	}
+	return (s[mid-1] + s[mid]) / 2
+}
+
+// medianFigures returns the median of every figure over rounds. Errors and overlaps are
+// totals instead: a single one matters.
+func medianFigures(rounds []figures) figures {
+	of := func(get func(f figures) float64) float64 {
+		xs := make([]float64, len(rounds))
+		for i, f := range rounds {
+			xs[i] = get(f)
+		}
+		return median(xs)
+	}
+	ofOpt := func(get func(f figures) *float64) *float64 {
+		var xs []float64
+		for _, f := range rounds {
+			if v := get(f); v != nil {
+				xs = append(xs, *v)
+			}
+		}
+		if len(xs) == 0 {
+			return nil
+		}
+		return ptr(median(xs))
+	}
+	m := figures{
+		OpsPerSec:   of(func(f figures) float64 { return f.OpsPerSec }),
+		Ops:         int64(math.Round(of(func(f figures) float64 { return float64(f.Ops) }))),
+		Seconds:     of(func(f figures) float64 { return f.Seconds }),
+		P50:         of(func(f figures) float64 { return f.P50 }),
+		P99:         of(func(f figures) float64 { return f.P99 }),
+		P999:        ofOpt(func(f figures) *float64 { return f.P999 }),
+		AllocsPerOp: ofOpt(func(f figures) *float64 { return f.AllocsPerOp }),
+		BytesPerOp:  ofOpt(func(f figures) *float64 { return f.BytesPerOp }),
+		CPUPerOp:    ofOpt(func(f figures) *float64 { return f.CPUPerOp }),
+	}
+	for _, f := range rounds {
+		m.Errors += f.Errors
+		if m.FirstError == "" {
+			m.FirstError = f.FirstError
+		}
+		if f.Overlaps != nil {
+			m.Overlaps = ptr(*f.Overlaps + valueOr(m.Overlaps, 0))
+		}
+	}
+	return m
+}
+
+func valueOr[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// respireRatio compares Respire's median ops/s with the best peer's: a client or
+// locker that is not Respire's and not the reference. It returns nil when either side
+// is missing.
+func respireRatio(results []participantResult) *ratio {
+	var mine, best float64
+	bestName := ""
+	found := false
+	for _, r := range results {
+		switch {
+		case r.Reference:
+		case r.Respire:
+			mine, found = r.Median.OpsPerSec, true
+		case r.Median.OpsPerSec > best:
+			best, bestName = r.Median.OpsPerSec, r.Client
+		}
+	}
+	if !found || bestName == "" {
+		return nil
+	}
+	return &ratio{BestPeer: bestName, Value: mine / best}
+}
+
+// writeJSON writes the report to path.
+func writeJSON(path string, rep *report) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// writeTable prints the medians of every scenario as aligned tables.
+func writeTable(w io.Writer, rep *report) {
+	fmt.Fprintf(w, "respbench: %s, %s/%s, %d CPUs (GOMAXPROCS %d); server %s", rep.GoVersion, rep.OS, rep.Arch, rep.NumCPU, rep.GOMAXPROCS, rep.Server.Addr)
+	if rep.Server.Version != "" {
+		fmt.Fprintf(w, " (redis %s", rep.Server.Version)
+		if rep.Server.Embedded {
+			fmt.Fprint(w, ", embedded")
+		}
+		fmt.Fprint(w, ")")
+	}
+	fmt.Fprintf(w, "\nmedians of %d rounds of %s after %s warm-up; CPU is this process's (the client's) alone\n", rep.Rounds, rep.Duration, rep.Warmup)
+	for _, sc := range rep.Scenarios {
+		fmt.Fprintf(w, "\n== %s: %s\n", sc.Name, sc.Title)
+		if sc.Skipped != "" {
+			fmt.Fprintf(w, "   skipped: %s\n", sc.Skipped)
+			continue
+		}
+		fmt.Fprintf(w, "   latency %s\n", sc.Latency)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "   client\tops/s\tp50\tp99\tp99.9\tallocs/op\tB/op\tCPU/op\t")
+		var notes []string
+		for _, r := range sc.Results {
+			m := r.Median
+			name := r.Client
+			if r.Reference {
+				name += " (ref)"
+			}
+			fmt.Fprintf(tw, "   %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name,
+				fmtRate(m.OpsPerSec), fmtNS(m.P50), fmtNS(m.P99), fmtOptNS(m.P999),
+				fmtOpt(m.AllocsPerOp, 1), fmtOpt(m.BytesPerOp, 0), fmtOptNS(m.CPUPerOp))
+			if m.Errors > 0 {
+				notes = append(notes, fmt.Sprintf("%s: %d errors, first: %s", r.Client, m.Errors, m.FirstError))
+			}
+			if m.Overlaps != nil && *m.Overlaps > 0 {
+				notes = append(notes, fmt.Sprintf("%s: %d acquisitions found another holder", r.Client, *m.Overlaps))
+			}
+		}
+		tw.Flush()
+		for _, n := range notes {
+			fmt.Fprintf(w, "   ! %s\n", n)
+		}
+		if sc.Ratio != nil {
+			fmt.Fprintf(w, "   Respire / best peer (%s): %.2fx ops/s\n", sc.Ratio.BestPeer, sc.Ratio.Value)
+		} else if sc.Kind == kindLock.String() {
+			fmt.Fprintln(w, "   Respire / best peer: n/a (Respire has no locks yet)")
+		}
+	}
+	if len(rep.Lockers) > 0 {
+		fmt.Fprintln(w, "\nlock waiting:")
+		for _, l := range rep.Lockers {
+			fmt.Fprintf(w, "   %-17s %s\n", l.Name, l.Retry)
+		}
+	}
+	if len(rep.Notes) > 0 {
+		fmt.Fprintln(w, "\nconfigurations:")
+		for _, n := range rep.Notes {
+			fmt.Fprintf(w, "   %s\n", n)
+		}
+	}
+}
+
+// fmtRate prints an ops/s figure with three significant digits: 950, 25.3k, 1.93M.
+func fmtRate(v float64) string {
+	switch {
+	case v >= 1e6:
+		return sig3(v/1e6) + "M"
+	case v >= 1e3:
+		return sig3(v/1e3) + "k"
+	default:
+		return sig3(v)
+	}
+}
+
+func sig3(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+// fmtNS prints nanoseconds with a unit: 850ns, 38.1µs, 1.20ms, 2.50s.
+func fmtNS(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return sig3(ns/1e9) + "s"
+	case ns >= 1e6:
+		return sig3(ns/1e6) + "ms"
+	case ns >= 1e3:
+		return sig3(ns/1e3) + "µs"
+	default:
+		return fmt.Sprintf("%.0fns", ns)
+	}
+}
+
+func fmtOptNS(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmtNS(*v)
+}
+
+func fmtOpt(v *float64, decimals int) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.*f", decimals, *v)
+}
+
+// participantNames lists every name -clients accepts: data clients, lockers and the
+// reference.
+func participantNames() []string {
+	var names []string
+	for _, c := range clientSpecs {
+		names = append(names, c.name)
+	}
+	for _, l := range lockerSpecs() {
+		names = append(names, l.name)
+	}
+	return append(names, referenceName)
+}

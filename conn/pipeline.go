@@ -1,0 +1,449 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/respire/respire/resp"
+)
+
+// The I/O of a connection is done by whoever holds one of two roles:
+//
+//   - The write role: taking everything queued since the last write and writing it in
+//     one call. A caller that cannot be cancelled (its context has no Done channel) and
+//     finds nobody writing takes the role and writes inline; otherwise the writer
+//     goroutine is handed the role. Either way, whoever wrote hands the role on to the
+//     writer goroutine if more was queued meanwhile.
+//   - The read role: decoding replies and handing each to the oldest written call.
+//     When a batch is written and nobody reads, an uncancellable caller whose command
+//     is in that batch takes the role and reads until its own reply arrives; otherwise
+//     the reader goroutine is handed the role. A caller that is done hands the role on
+//     to the reader goroutine while calls are still waiting.
+//
+// A caller that can be cancelled never does I/O itself, so it can always return at
+// once. An uncancellable caller that does its own I/O saves the two goroutine hand-offs
+// that dominate the latency of a sequential command. With a push handler the reader
+// goroutine keeps the read role for good, so pushes are seen while nothing waits.
+
+// enqueue encodes args (with prefix on the keys at positions keys) into the write
+// buffer and queues cl behind it.
+func (c *Conn) enqueue(ctx context.Context, cl *call, prefix string, keys []int, args []any) error {
+	if err := c.lockForEnqueue(ctx); err != nil {
+		return err
+	}
+	start := len(c.wbuf)
+	buf, err := resp.AppendCommandPrefixed(c.wbuf, prefix, keys, args...)
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	c.wbuf = buf
+	c.submitLocked(ctx, cl, start)
+	return nil
+}
+
+// enqueueMulti is enqueue for a batch that must leave back to back; keys, when not
+// nil, has the key positions of each command.
+func (c *Conn) enqueueMulti(ctx context.Context, cl *call, prefix string, keys [][]int, cmds [][]any) error {
+	if err := c.lockForEnqueue(ctx); err != nil {
+		return err
+	}
+	start := len(c.wbuf)
+	buf := c.wbuf
+	for i, args := range cmds {
+		var k []int
+		if keys != nil {
+			k = keys[i]
+		}
+		var err error
+		if buf, err = resp.AppendCommandPrefixed(buf, prefix, k, args...); err != nil {
+			c.wbuf = buf[:start]
+			c.mu.Unlock()
+			return fmt.Errorf("command %d: %w", i, err)
+		}
+	}
+	c.wbuf = buf
+	c.submitLocked(ctx, cl, start)
+	return nil
+}
+
+// lockForEnqueue locks c.mu for an enqueue, unless ctx has ended or the connection is
+// broken: then nothing is locked and the error says the command was not sent.
+//
+// Nobody reads a connection that sat idle without a push handler, so a server that
+// closed it meanwhile (idle timeout, restart) would only be noticed after the next
+// command was written, too late to say it was not sent. A connection idle for a while
+// is therefore peeked first; a hot connection never pays for it.
+func (c *Conn) lockForEnqueue(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return &CallError{Err: context.Cause(ctx)}
+	}
+	c.mu.Lock()
+	if c.err == nil && c.idleSince != 0 && !c.reading && c.inflight.len() == 0 &&
+		time.Duration(nanotime()-c.idleSince) >= idleCheckAfter {
+		c.idleSince = nanotime()
+		c.mu.Unlock()
+		if err := peekIdle(c.nc); err != nil {
+			if errors.Is(err, errUnsolicited) {
+				err = fmt.Errorf("%w: %w", ErrUnexpectedReply, err)
+			}
+			c.fatal(err)
+		}
+		c.mu.Lock()
+	}
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return &CallError{Err: err}
+	}
+	return nil
+}
+
+// idleCheckAfter is how long a connection must have been idle before an enqueue peeks
+// at its socket.
+const idleCheckAfter = time.Millisecond
+
+var clockStart = time.Now()
+
+// nanotime is a monotonic clock in nanoseconds, never 0.
+func nanotime() int64 { return int64(time.Since(clockStart)) + 1 }
+
+// submitLocked registers cl for the bytes from start to the end of wbuf and makes sure
+// someone writes them. It unlocks c.mu.
+func (c *Conn) submitLocked(ctx context.Context, cl *call, start int) {
+	cl.state = stateQueued
+	cl.start, cl.end = start, len(c.wbuf)
+	cl.inline = ctx.Done() == nil
+	c.queued = append(c.queued, cl)
+	if c.writing {
+		c.mu.Unlock() // the writer at work takes cl with its next batch
+		return
+	}
+	c.writing = true
+	if !cl.inline {
+		c.mu.Unlock()
+		signal(c.wake)
+		return
+	}
+	buf := c.takeBatchLocked(cl)
+	c.mu.Unlock()
+	if err := c.writeBatch(buf); err != nil {
+		c.fatal(err)
+		return
+	}
+	c.finishWrite(buf)
+}
+
+// takeBatchLocked moves everything queued to the written state and returns its bytes.
+// If nobody holds the read role, it goes to me (a caller in the batch that may read
+// inline) or to the reader goroutine.
+func (c *Conn) takeBatchLocked(me *call) []byte {
+	buf := c.wbuf
+	c.wbuf = c.spare[:0]
+	c.spare = nil
+	timed := false
+	for _, cl := range c.queued {
+		if cl.want == 0 {
+			cl.state = stateReplied
+			signal(cl.done)
+			continue
+		}
+		cl.state = stateWritten
+		c.inflight.push(cl)
+		timed = timed || !cl.noTimeout
+	}
+	clear(c.queued)
+	c.queued = c.queued[:0]
+	if c.inflight.len() > 0 {
+		c.armReadDeadlineLocked(timed)
+		if !c.reading {
+			c.reading = true
+			if me != nil && me.want > 0 {
+				me.readsSelf = true
+			} else {
+				signal(c.readWake)
+			}
+		}
+	}
+	return buf
+}
+
+func (c *Conn) writeBatch(buf []byte) error {
+	if c.writeTimeout > 0 {
+		c.nc.SetWriteDeadline(time.Now().Add(c.writeTimeout))
+	}
+	_, err := c.nc.Write(buf)
+	return err
+}
+
+// finishWrite keeps buf for reuse and gives up the write role, or hands it to the writer
+// goroutine when more was queued during the write.
+func (c *Conn) finishWrite(buf []byte) {
+	c.mu.Lock()
+	if cap(buf) <= maxSpareBuffer && c.spare == nil {
+		c.spare = buf
+	}
+	if len(c.queued) > 0 && c.err == nil {
+		c.mu.Unlock()
+		signal(c.wake)
+		return
+	}
+	c.writing = false
+	c.mu.Unlock()
+}
+
+// signal sends a token on a channel of capacity one without blocking: one pending token
+// is as good as many.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Conn) writeLoop() {
+	defer c.loops.Done()
+	for {
+		select {
+		case <-c.wake:
+		case <-c.dead:
+			return
+		}
+		c.mu.Lock()
+		if c.err != nil || !c.writing {
+			c.mu.Unlock()
+			continue
+		}
+		if len(c.queued) == 0 {
+			c.writing = false
+			c.mu.Unlock()
+			continue
+		}
+		buf := c.takeBatchLocked(nil)
+		c.mu.Unlock()
+		if err := c.writeBatch(buf); err != nil {
+			c.fatal(err)
+			return
+		}
+		c.finishWrite(buf)
+	}
+}
+
+// wait blocks until cl completes or ctx ends. On a nil return the caller owns cl and
+// reads its result. On an error return cl belongs to the connection.
+func (c *Conn) wait(ctx context.Context, cl *call) error {
+	if cl.readsSelf {
+		c.readUntil(cl)
+	}
+	select {
+	case <-cl.done:
+		return nil
+	case <-ctx.Done():
+	}
+	c.mu.Lock()
+	switch cl.state {
+	case stateReplied:
+		// The reply won the race; its signal is in done or about to be.
+		c.mu.Unlock()
+		<-cl.done
+		return nil
+	case stateQueued:
+		c.unqueueLocked(cl)
+		c.mu.Unlock()
+		putCall(cl)
+		return &CallError{Err: context.Cause(ctx)}
+	default:
+		cl.state = stateAbandoned
+		c.mu.Unlock()
+		return &CallError{Written: true, Err: context.Cause(ctx)}
+	}
+}
+
+// unqueueLocked removes a call that has not been written, bytes and all, so that it
+// never runs.
+func (c *Conn) unqueueLocked(cl *call) {
+	n := cl.end - cl.start
+	c.wbuf = append(c.wbuf[:cl.start], c.wbuf[cl.end:]...)
+	idx := -1
+	for i, q := range c.queued {
+		if q == cl {
+			idx = i
+		} else if idx >= 0 {
+			q.start -= n
+			q.end -= n
+		}
+	}
+	c.queued = append(c.queued[:idx], c.queued[idx+1:]...)
+}
+
+// armReadDeadlineLocked sets the read deadline for what is now in flight: a reply is due
+// within the read timeout unless a blocking command waits, in which case there is none.
+func (c *Conn) armReadDeadlineLocked(timed bool) {
+	if c.readTimeout <= 0 {
+		return
+	}
+	if timed && !c.hasBlockingLocked() {
+		c.nc.SetReadDeadline(time.Now().Add(c.readTimeout))
+		c.deadlined = true
+	} else if c.deadlined {
+		c.nc.SetReadDeadline(time.Time{})
+		c.deadlined = false
+	}
+}
+
+func (c *Conn) hasBlockingLocked() bool {
+	for _, cl := range c.inflight.items[c.inflight.head:] {
+		if cl.noTimeout {
+			return true
+		}
+	}
+	return false
+}
+
+// readUntil is the read role held by cl's own caller: it reads and dispatches until
+// cl is complete (or the connection fails), then passes the role on if calls still
+// wait.
+func (c *Conn) readUntil(cl *call) {
+	for {
+		done, err := c.readOne(cl)
+		if err != nil {
+			c.fatal(err)
+			return
+		}
+		if done {
+			break
+		}
+	}
+	c.mu.Lock()
+	if c.inflight.len() > 0 && c.err == nil {
+		c.mu.Unlock()
+		signal(c.readWake)
+		return
+	}
+	c.reading = false
+	c.mu.Unlock()
+}
+
+func (c *Conn) readLoop() {
+	defer c.loops.Done()
+	for {
+		if !c.alwaysRead {
+			select {
+			case <-c.readWake:
+			case <-c.dead:
+				return
+			}
+		}
+		for {
+			if _, err := c.readOne(nil); err != nil {
+				c.fatal(err)
+				return
+			}
+			if c.alwaysRead {
+				continue
+			}
+			c.mu.Lock()
+			if c.inflight.len() == 0 {
+				c.reading = false
+				c.mu.Unlock()
+				break
+			}
+			c.mu.Unlock()
+		}
+	}
+}
+
+// readOne reads one frame and delivers it: a push to the push handler, a reply to the
+// oldest written call. It reports whether the call it completed is mine.
+func (c *Conn) readOne(mine *call) (bool, error) {
+	v, err := c.rd.Read()
+	if err != nil {
+		return false, err
+	}
+	if v.Kind() == resp.KindPush || c.pubsub2.Load() {
+		if c.push != nil {
+			c.push(v)
+		}
+		return false, nil
+	}
+	return c.dispatch(v, mine)
+}
+
+// dispatch hands v to the oldest written call and reports whether that completed mine.
+func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {
+	c.mu.Lock()
+	cl := c.inflight.peek()
+	if cl == nil {
+		c.mu.Unlock()
+		return false, fmt.Errorf("%w: %s", ErrUnexpectedReply, v)
+	}
+	if !cl.deliver(v) {
+		c.mu.Unlock()
+		return false, nil
+	}
+	c.inflight.pop()
+	if c.inflight.len() == 0 && !c.alwaysRead {
+		c.idleSince = nanotime()
+	}
+	if c.deadlined {
+		if c.inflight.len() == 0 {
+			c.nc.SetReadDeadline(time.Time{})
+			c.deadlined = false
+		} else {
+			// Progress: the next reply gets a full read timeout of its own.
+			c.nc.SetReadDeadline(time.Now().Add(c.readTimeout))
+		}
+	}
+	abandoned := cl.state == stateAbandoned
+	cl.state = stateReplied
+	c.mu.Unlock()
+	if abandoned {
+		putCall(cl)
+	} else {
+		cl.done <- struct{}{}
+	}
+	return cl == mine, nil
+}
+
+// fatal breaks the connection with err (the first error wins): the socket is closed and
+// every pending call fails, queued ones as not sent and written ones as unknown.
+func (c *Conn) fatal(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	if errors.Is(err, net.ErrClosed) {
+		err = ErrClosed
+	}
+	c.err = err
+	queued := c.queued
+	c.queued = nil
+	c.wbuf = nil
+	written := c.inflight.drain()
+	abandoned := make([]bool, len(written))
+	for _, cl := range queued {
+		cl.fail(&CallError{Err: err})
+	}
+	for i, cl := range written {
+		abandoned[i] = cl.state == stateAbandoned
+		cl.fail(&CallError{Written: true, Err: err})
+	}
+	close(c.dead)
+	c.mu.Unlock()
+
+	c.nc.Close()
+	for _, cl := range queued {
+		cl.done <- struct{}{}
+	}
+	for i, cl := range written {
+		if abandoned[i] {
+			putCall(cl) // nobody waits for it any more
+		} else {
+			cl.done <- struct{}{}
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package respire
+
+const raceEnabled = false

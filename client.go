@@ -228,3 +228,32 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	p.cmds = nil
 	return p.c.DoMulti(ctx, cmds...)
 }
+
+// KeyPrefix returns the prefix the client applies to every key (Options.KeyPrefix).
+func (c *Client) KeyPrefix() string { return c.prefix }
+
+// ConnFor returns the shared, auto-pipelined connection that currently serves key. It
+// is for packages built on the client that must know which physical connection
+// carries their commands: locks learn server capabilities per connection and fence a
+// connection by its CLIENT ID. Commands sent on it directly do not get the key prefix
+// unless the caller applies it (conn.CallOptions.KeyPrefix).
+func (c *Client) ConnFor(ctx context.Context, key string) (*conn.Conn, error) {
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	return c.route.shared(ctx, c.slotOf([]any{"GET", key}))
+}
+
+// Dedicated checks out a connection of the caller's own, to the node that serves key,
+// and returns the function that gives it back: release(true) when it is in a clean
+// state, release(false) to close it (after a cancelled command, say).
+func (c *Client) Dedicated(ctx context.Context, key string) (cn *conn.Conn, release func(reusable bool), err error) {
+	if c.closed.Load() {
+		return nil, nil, ErrClosed
+	}
+	cn, err = c.route.dedicated(ctx, c.slotOf([]any{"GET", key}))
+	if err != nil {
+		return nil, nil, err
+	}
+	return cn, func(reusable bool) { c.route.release(cn, reusable) }, nil
+}

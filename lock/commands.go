@@ -1,0 +1,157 @@
+package lock
+
+import (
+	"context"
+	"crypto/sha1"
+	_ "embed"
+	"encoding/hex"
+	"errors"
+	"strings"
+
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/resp"
+)
+
+// Capability names in a connection's capability memory. Each is learned only from a
+// definitive reply on that connection, and a new connection learns afresh.
+const (
+	capSetIfEq = "lock.set-ifeq"    // SET key value IFEQ cmp PX ms
+	capDelEx   = "lock.delex"       // DELEX key IFEQ value (Redis 8.4+)
+	capDelIfEq = "lock.delifeq"     // DELIFEQ key value (Valkey 9.0+)
+	capFence   = "lock.client-kill" // the user may run CLIENT KILL
+)
+
+var (
+	//go:embed scripts/extend.lua
+	extendSource string
+	//go:embed scripts/release.lua
+	releaseSource string
+
+	extendScript  = newScript(extendSource)
+	releaseScript = newScript(releaseSource)
+)
+
+type script struct{ src, sha string }
+
+func newScript(src string) script {
+	sum := sha1.Sum([]byte(src))
+	return script{src: src, sha: hex.EncodeToString(sum[:])}
+}
+
+// Key positions of the commands, for the client's key prefix.
+var (
+	keyAt1 = []int{1} // SET/GET/DELEX/DELIFEQ key ...
+	keyAt3 = []int{3} // EVALSHA sha 1 key ...
+)
+
+// do runs one lock command on cn with the client's key prefix on the key at keys.
+func (l *Locker) do(ctx context.Context, cn *conn.Conn, keys []int, args ...any) (resp.Value, error) {
+	return cn.DoWith(ctx, conn.CallOptions{KeyPrefix: l.prefix, Keys: keys}, args...)
+}
+
+// acquire is SET key token NX PX ms.
+func (l *Locker) acquire(ctx context.Context, cn *conn.Conn, key string, t Token, ms int64) (bool, error) {
+	v, err := l.do(ctx, cn, keyAt1, "SET", key, t.b, "NX", "PX", ms)
+	if err != nil {
+		return false, err
+	}
+	return !v.IsNull(), nil
+}
+
+// extend sets the key's TTL to ms if it holds t: natively with SET ... IFEQ ... PX,
+// or with the compare-and-PEXPIRE script once this connection's server has answered
+// that SET with "ERR syntax error" (which means it did not run).
+func (l *Locker) extend(ctx context.Context, cn *conn.Conn, key string, t Token, ms int64) (bool, error) {
+	caps := cn.Capabilities()
+	if caps.Load(capSetIfEq) != conn.Unsupported {
+		v, err := l.do(ctx, cn, keyAt1, "SET", key, t.b, "IFEQ", t.b, "PX", ms)
+		switch {
+		case err == nil:
+			caps.Store(capSetIfEq, conn.Supported)
+			return !v.IsNull(), nil
+		case !isSyntaxError(err):
+			return false, err
+		}
+		caps.Store(capSetIfEq, conn.Unsupported)
+	}
+	v, err := l.runScript(ctx, cn, extendScript, key, t.b, ms)
+	if err != nil {
+		return false, err
+	}
+	n, err := v.Int()
+	return n == 1, err
+}
+
+// release deletes the key if it holds t: DELEX, then DELIFEQ, then the compare-and-delete
+// script, each step only after the previous command's standard unknown-command error.
+func (l *Locker) release(ctx context.Context, cn *conn.Conn, key string, t Token) (bool, error) {
+	caps := cn.Capabilities()
+	for _, native := range [...]struct {
+		cap  string
+		args []any
+	}{
+		{capDelEx, []any{"DELEX", key, "IFEQ", t.b}},
+		{capDelIfEq, []any{"DELIFEQ", key, t.b}},
+	} {
+		if caps.Load(native.cap) == conn.Unsupported {
+			continue
+		}
+		v, err := l.do(ctx, cn, keyAt1, native.args...)
+		switch {
+		case err == nil:
+			caps.Store(native.cap, conn.Supported)
+			n, err := v.Int()
+			return n == 1, err
+		case !isUnknownCommand(err, native.args[0].(string)):
+			return false, err
+		}
+		caps.Store(native.cap, conn.Unsupported)
+	}
+	v, err := l.runScript(ctx, cn, releaseScript, key, t.b)
+	if err != nil {
+		return false, err
+	}
+	n, err := v.Int()
+	return n == 1, err
+}
+
+// owner is GET key.
+func (l *Locker) owner(ctx context.Context, cn *conn.Conn, key string) (Token, bool, error) {
+	v, err := l.do(ctx, cn, keyAt1, "GET", key)
+	if err != nil || v.IsNull() {
+		return Token{}, false, err
+	}
+	s, err := v.Text()
+	if err != nil {
+		return Token{}, false, err
+	}
+	return Token{b: s}, true, nil
+}
+
+// runScript runs s with one key by EVALSHA, and by EVAL after NOSCRIPT (which says the
+// script did not run).
+func (l *Locker) runScript(ctx context.Context, cn *conn.Conn, s script, key string, args ...any) (resp.Value, error) {
+	cmd := make([]any, 0, 4+len(args))
+	cmd = append(cmd, "EVALSHA", s.sha, 1, key)
+	cmd = append(cmd, args...)
+	v, err := l.do(ctx, cn, keyAt3, cmd...)
+	if resp.HasCode(err, "NOSCRIPT") {
+		cmd[0], cmd[1] = "EVAL", s.src
+		return l.do(ctx, cn, keyAt3, cmd...)
+	}
+	return v, err
+}
+
+// isSyntaxError is the exact reply of a server whose SET does not know IFEQ.
+func isSyntaxError(err error) bool {
+	var se *resp.ServerError
+	return errors.As(err, &se) && se.Msg == "ERR syntax error"
+}
+
+// isUnknownCommand is the server's standard unknown-command error for name
+// ("ERR unknown command 'DELEX', with args beginning with: ..."): proof that the
+// command did not run.
+func isUnknownCommand(err error, name string) bool {
+	var se *resp.ServerError
+	return errors.As(err, &se) && strings.HasPrefix(se.Msg, "ERR unknown command '"+name+"'")
+}

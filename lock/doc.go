@@ -1,0 +1,63 @@
+// Package lock provides single-key leases on Redis and Valkey: a lock is a key holding
+// an owner token with a TTL. Acquisition is SET key token NX PX ttl; renewal and release
+// compare the stored token first, so an expired handle can never extend or delete a
+// later owner's lock.
+//
+//	locks := lock.New(client)
+//	mu, ok, err := locks.TryAcquire(ctx, "locks:report", 30*time.Second)
+//	if err != nil || !ok { ... }
+//	defer mu.Close()
+//
+// # Commands per physical connection
+//
+// Renewal and release use the server's native compare commands where they exist, and
+// Lua elsewhere, chosen per physical connection:
+//
+//	server          extension                         release
+//	Redis 8.4+      SET key token IFEQ token PX ms    DELEX key IFEQ token
+//	Valkey 8.1-8.x  SET key token IFEQ token PX ms    Lua compare-and-delete
+//	Valkey 9.0+     SET key token IFEQ token PX ms    DELIFEQ key token
+//	older           Lua compare-and-PEXPIRE           Lua compare-and-delete
+//
+// The first renewal on a connection tries SET ... IFEQ and falls back to Lua only after
+// the exact reply "ERR syntax error"; release tries DELEX, then DELIFEQ, then Lua, each
+// step only after the standard unknown-command error. Those replies prove the command
+// did not run. What a connection learned is remembered on that connection only: a
+// reconnect, another node or a failover destination discovers again. No INFO or
+// COMMAND call is made. NOPERM, timeouts, cancellation, connection loss and other
+// errors go back to the caller and never select another command; a command whose
+// outcome is uncertain is never replayed. Scripts run by EVALSHA, then EVAL after
+// NOSCRIPT.
+//
+// ACLs must allow: SET for acquisition and native renewal; DELEX for native release on
+// Redis 8.4+, DELIFEQ on Valkey 9.0+; EVALSHA and EVAL with GET, DEL and PEXPIRE for the
+// Lua paths; GET for VerifyStillHeld and OwnerToken; CLIENT ID (or HELLO) and CLIENT
+// KILL for fencing. Permission denied never selects another path: widen the ACL when
+// upgrading the server.
+//
+// # Fencing
+//
+// A managed renewal (ResetExpiry, KeepAlive) or Release on a *Lock that is cancelled
+// or times out after its command may have been written fences the connection that
+// carried it: CLIENT KILL ID <its id>, sent on another connection, so nothing queued on
+// it can run later; the lock then counts as lost. Other commands in flight on that
+// shared connection fail with conn.ErrOutcomeUnknown and the client reconnects. If the
+// user may not run CLIENT KILL, release is a plain compare-and-delete without fence.
+// The raw-token calls (TryTake, ResetExpiry, Release, OwnerToken on the Locker) never
+// fence.
+//
+// # Leases, not mutexes
+//
+// The lock disappears when its TTL ends, even if the work it protects goes on. Keep work
+// shorter than the lease, or run it under a KeepAlive's context and stop when it ends.
+// Expiry estimates are local. Locks on a Sentinel-managed or replicated deployment can
+// be lost on failover: replication is asynchronous, so a lock acquired on the old master
+// may be missing on the new one. For an ordered token that a protected resource can
+// check, use the fenced locks of package coordination.
+//
+// # Concurrency
+//
+// Locker and Lock are safe for concurrent use. A KeepAlive owns one goroutine, which
+// stops when the keep-alive is stopped, its lock is released or lost, or its context
+// ends; Stop waits for it.
+package lock

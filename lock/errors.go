@@ -1,0 +1,27 @@
+package lock
+
+import "errors"
+
+var (
+	// ErrNotAcquired is returned by Acquire when another owner holds the lock (after the
+	// wait budget, if one was given).
+	ErrNotAcquired = errors.New("lock: not acquired")
+	// ErrLeaseLost is the cause of a keep-alive context that ended because the lock was
+	// found expired, released or owned by someone else.
+	ErrLeaseLost = errors.New("lock: lease lost")
+	// ErrOwnershipUncertain is the cause when a renewal or release may have reached the
+	// server but its reply never came back: the handle stops trusting the lock (and
+	// fences the connection that carried it, when it may).
+	ErrOwnershipUncertain = errors.New("lock: ownership uncertain")
+	// ErrReleased is the cause of a keep-alive context that ended because the lock was
+	// released through its handle.
+	ErrReleased = errors.New("lock: released")
+	// ErrKeepAliveStopped is the cause of a keep-alive context ended by Stop: the lock
+	// is still held but nothing renews it any more.
+	ErrKeepAliveStopped = errors.New("lock: keep-alive stopped")
+	// ErrEmptyToken is returned for an empty owner token.
+	ErrEmptyToken = errors.New("lock: empty token")
+	// ErrInvalidArg is matched by errors for other unusable arguments: an empty key, a
+	// TTL under a millisecond, a negative wait.
+	ErrInvalidArg = errors.New("lock: invalid argument")
+)

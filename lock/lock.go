@@ -1,0 +1,170 @@
+package lock
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/respire/respire/conn"
+)
+
+// Lock is a held lease: a key, the owner token stored in it, and what this process
+// knows of it. It is safe for concurrent use.
+type Lock struct {
+	l     *Locker
+	key   string
+	token Token
+	ttl   time.Duration
+
+	mu        sync.Mutex
+	expiresAt time.Time       // local estimate: start of the last successful write + its TTL
+	lostCause error           // non-nil once the handle stopped trusting the lock
+	alive     context.Context // ends with lostCause when the lock is lost or released
+	kill      context.CancelCauseFunc
+	ka        *KeepAlive // the running keep-alive, if any
+	rel       *releaseOp // the release in progress or done
+}
+
+func newLock(l *Locker, key string, token Token, ttl time.Duration, start time.Time) *Lock {
+	mu := &Lock{l: l, key: key, token: token, ttl: ttl, expiresAt: start.Add(ttl)}
+	mu.alive, mu.kill = context.WithCancelCause(context.Background())
+	return mu
+}
+
+// Key returns the lock's key as given, without the client's key prefix.
+func (m *Lock) Key() string { return m.key }
+
+// Token returns the owner token stored in the key.
+func (m *Lock) Token() Token { return m.token }
+
+// Duration returns the TTL the lock was acquired with.
+func (m *Lock) Duration() time.Duration { return m.ttl }
+
+// ExpiresAtEstimate returns when the lease ends if nothing renews it, measured from
+// when the last successful acquisition or renewal was sent. It is a local estimate, not
+// an ownership check: use VerifyStillHeld for that.
+func (m *Lock) ExpiresAtEstimate() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.expiresAt
+}
+
+// RemainingEstimate returns the time left until ExpiresAtEstimate, or 0.
+func (m *Lock) RemainingEstimate() time.Duration {
+	return max(time.Until(m.ExpiresAtEstimate()), 0)
+}
+
+// VerifyStillHeld asks the server whether the key still holds this lock's token.
+func (m *Lock) VerifyStillHeld(ctx context.Context) (bool, error) {
+	cn, err := m.l.c.ConnFor(ctx, m.key)
+	if err != nil {
+		return false, err
+	}
+	t, ok, err := m.l.owner(ctx, cn, m.key)
+	return ok && t == m.token, err
+}
+
+// ResetExpiry sets the lease to d from now (it does not add to the current expiry) if
+// the lock is still held. It returns false after expiry, release or loss: do not go on
+// with protected writes then, another process may own the lock.
+//
+// If ctx ends, or the reply times out, after the command may have reached the server,
+// the connection that carried it is fenced (CLIENT KILL ID from another connection, so
+// the command cannot run late), the lock counts as lost, and the error matches
+// conn.ErrOutcomeUnknown.
+func (m *Lock) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) {
+	ms, err := checkKeyTTL(m.key, d)
+	if err != nil {
+		return false, err
+	}
+	if m.lost() != nil {
+		return false, nil
+	}
+	cn, err := m.l.c.ConnFor(ctx, m.key)
+	if err != nil {
+		return false, err
+	}
+	start := time.Now()
+	ok, err := m.l.extend(ctx, cn, m.key, m.token, ms)
+	switch {
+	case err != nil:
+		if conn.WasWritten(err) {
+			m.l.fence(cn, m.key)
+			m.lose(ErrOwnershipUncertain)
+		}
+		return false, err
+	case !ok:
+		m.lose(ErrLeaseLost)
+		return false, nil
+	}
+	m.mu.Lock()
+	if m.lostCause == nil {
+		m.expiresAt = start.Add(d)
+	}
+	m.mu.Unlock()
+	return true, nil
+}
+
+// lost returns why the handle stopped trusting the lock, or nil.
+func (m *Lock) lost() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lostCause
+}
+
+// lose records that the lock can no longer be trusted (the first cause wins) and ends
+// every context that protects work under it.
+func (m *Lock) lose(cause error) {
+	m.mu.Lock()
+	if m.lostCause == nil {
+		m.lostCause = cause
+	}
+	m.mu.Unlock()
+	m.kill(cause)
+}
+
+// KeepAliveContext returns a context for work protected by the lock. With a keep-alive
+// running (WithKeepAlive or KeepAlive) it is the keep-alive's context. Otherwise it ends
+// at the current expiry estimate. Either way it ends when the handle learns the lock
+// is lost or released; context.Cause says why (ErrLeaseLost, ErrOwnershipUncertain,
+// ErrReleased, a renewal's error, or context.DeadlineExceeded at expiry).
+func (m *Lock) KeepAliveContext() context.Context {
+	m.mu.Lock()
+	ka, expires := m.ka, m.expiresAt
+	m.mu.Unlock()
+	if ka != nil {
+		return ka.Context()
+	}
+	ctx, cancel := context.WithDeadline(m.alive, expires)
+	context.AfterFunc(ctx, cancel) // the timer goes when the context ends, not before
+	return ctx
+}
+
+// fence makes sure a command written on cn can no longer run: CLIENT KILL ID of cn's
+// CLIENT ID, sent on another connection, then cn is closed. It reports whether it
+// fenced; it cannot when the connection's ID is unknown or the user may not run CLIENT
+// KILL (learned from NOPERM and remembered on cn).
+func (l *Locker) fence(cn *conn.Conn, key string) bool {
+	id, ok := cn.ID()
+	caps := cn.Capabilities()
+	if !ok || caps.Load(capFence) == conn.Unsupported {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), fenceTimeout)
+	defer cancel()
+	other, release, err := l.c.Dedicated(ctx, key)
+	if err != nil {
+		return false
+	}
+	_, err = other.Do(ctx, "CLIENT", "KILL", "ID", id)
+	release(!conn.WasWritten(err) && ctx.Err() == nil)
+	if isNoPerm(err) {
+		caps.Store(capFence, conn.Unsupported)
+		return false
+	}
+	cn.Close()
+	return err == nil || isNoSuchClient(err)
+}
+
+// fenceTimeout bounds a fence: it runs after the caller's own context has ended.
+const fenceTimeout = 5 * time.Second

@@ -1,0 +1,171 @@
+package lock
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/respire/respire"
+)
+
+// Locker takes and manages leases on one client. It is cheap: create one per client
+// and share it.
+type Locker struct {
+	c      *respire.Client
+	prefix string
+}
+
+// New returns the Locker for c. Lock keys get c's key prefix, like every other key.
+func New(c *respire.Client) *Locker {
+	l := &Locker{c: c}
+	if c != nil {
+		l.prefix = c.KeyPrefix()
+	}
+	return l
+}
+
+func (l *Locker) check() error {
+	if l == nil || l.c == nil {
+		return fmt.Errorf("%w: Locker without a client (use lock.New)", ErrInvalidArg)
+	}
+	return nil
+}
+
+// TryAcquire takes the lock at key for ttl with a fresh owner token (SET key token NX
+// PX ttl). ok is false when another owner holds it, after the wait budget if WithWait
+// was given. Cancellation interrupts the wait and the reply wait; it cannot recall a
+// command already written, so a cancelled acquisition may leave the lock taken without
+// a handle: it then stays until its TTL ends.
+func (l *Locker) TryAcquire(ctx context.Context, key string, ttl time.Duration, opts ...Option) (*Lock, bool, error) {
+	if err := l.check(); err != nil {
+		return nil, false, err
+	}
+	ms, err := checkKeyTTL(key, ttl)
+	if err != nil {
+		return nil, false, err
+	}
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, false, err
+	}
+	token := NewToken()
+	giveUp := time.Now().Add(o.wait)
+	for {
+		cn, err := l.c.ConnFor(ctx, key)
+		if err != nil {
+			return nil, false, err
+		}
+		start := time.Now()
+		ok, err := l.acquire(ctx, cn, key, token, ms)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			mu := newLock(l, key, token, ttl, start)
+			if o.keepAlive {
+				mu.startKeepAlive(context.WithoutCancel(ctx))
+			}
+			return mu, true, nil
+		}
+		left := time.Until(giveUp)
+		if left <= 0 {
+			return nil, false, nil
+		}
+		if err := sleep(ctx, min(o.retryEvery, left)); err != nil {
+			return nil, false, err
+		}
+	}
+}
+
+// Acquire is TryAcquire for when contention is exceptional: it returns the lock, or an
+// error that matches ErrNotAcquired when another owner holds it.
+func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opts ...Option) (*Lock, error) {
+	mu, ok, err := l.TryAcquire(ctx, key, ttl, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: %s is held by another owner", ErrNotAcquired, key)
+	}
+	return mu, nil
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// TryTake takes the lock at key for ttl with a token of the caller's (SET key token NX
+// PX ttl), for tokens shared between processes or outliving this one. Raw-token calls
+// never fence connections.
+func (l *Locker) TryTake(ctx context.Context, key string, token Token, ttl time.Duration) (bool, error) {
+	ms, err := l.checkRaw(key, token, ttl)
+	if err != nil {
+		return false, err
+	}
+	cn, err := l.c.ConnFor(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	return l.acquire(ctx, cn, key, token, ms)
+}
+
+// ResetExpiry sets the TTL of the lock at key to ttl from now if it holds token. It
+// returns false when the key is missing, expired or held by another token; it never
+// creates the key or changes another owner's TTL.
+func (l *Locker) ResetExpiry(ctx context.Context, key string, token Token, ttl time.Duration) (bool, error) {
+	ms, err := l.checkRaw(key, token, ttl)
+	if err != nil {
+		return false, err
+	}
+	cn, err := l.c.ConnFor(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	return l.extend(ctx, cn, key, token, ms)
+}
+
+// Release deletes the lock at key if it holds token, and reports whether it did.
+func (l *Locker) Release(ctx context.Context, key string, token Token) (bool, error) {
+	if _, err := l.checkRaw(key, token, time.Second); err != nil {
+		return false, err
+	}
+	cn, err := l.c.ConnFor(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	return l.release(ctx, cn, key, token)
+}
+
+// OwnerToken returns the token that holds the lock at key; ok is false when the key is
+// missing.
+func (l *Locker) OwnerToken(ctx context.Context, key string) (t Token, ok bool, err error) {
+	if err := l.check(); err != nil {
+		return Token{}, false, err
+	}
+	if key == "" {
+		return Token{}, false, fmt.Errorf("%w: empty key", ErrInvalidArg)
+	}
+	cn, err := l.c.ConnFor(ctx, key)
+	if err != nil {
+		return Token{}, false, err
+	}
+	return l.owner(ctx, cn, key)
+}
+
+func (l *Locker) checkRaw(key string, token Token, ttl time.Duration) (int64, error) {
+	if err := l.check(); err != nil {
+		return 0, err
+	}
+	if err := checkToken(token); err != nil {
+		return 0, err
+	}
+	return checkKeyTTL(key, ttl)
+}

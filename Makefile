@@ -6,7 +6,7 @@ REDIS_PKGS  := redis-server redis-sentinel redis-tools
 FUZZTIME    ?= 20s
 TESTFLAGS   ?=
 
-.PHONY: all deps test test-short bench fuzz lint soak
+.PHONY: all deps test bench bench-go fuzz lint
 
 all: test
 
@@ -31,9 +31,18 @@ test: deps
 	$(GO) test -race -count=1 -timeout 15m $(TESTFLAGS) ./...
 	@# Allocation budgets are checked without -race, which allocates on its own.
 	$(GO) test -count=1 -run 'Alloc' $(TESTFLAGS) ./...
+	@# respbench is a module of its own (its peers stay out of the library's go.mod).
+	cd cmd/respbench && $(GO) vet ./... && $(GO) test -short -count=1 ./...
 
-# bench: the library's Go benchmarks with allocation figures.
+# bench: the main job. respbench runs Respire side by side with go-redis, rueidis and
+# the lock libraries against a redis-server it starts, and writes the table, JSON and
+# chart; BENCHFLAGS passes flags (e.g. BENCHFLAGS='-duration 1s -rounds 3').
+BENCHFLAGS ?=
 bench: deps
+	cd cmd/respbench && $(GO) run . -json ../../respbench.json -chart ../../respbench.png $(BENCHFLAGS)
+
+# bench-go: the library's own Go benchmarks with allocation figures, for benchstat.
+bench-go: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./resp/ ./conn/ ./pool/ ./internal/command/ .
 
 # fuzz: a bounded run of every fuzz target (FUZZTIME each).

@@ -82,17 +82,20 @@ func (c *Conn) lockForEnqueue(ctx context.Context) error {
 		return &CallError{Err: context.Cause(ctx)}
 	}
 	c.mu.Lock()
-	if c.err == nil && c.idleSince != 0 && !c.reading && c.inflight.len() == 0 &&
+	if c.err == nil && c.idleSince != 0 && c.quietLocked() &&
 		time.Duration(nanotime()-c.idleSince) >= idleCheckAfter {
 		c.idleSince = nanotime()
-		c.mu.Unlock()
+		// The peek is made under the lock: with nothing queued, written or being
+		// written, nobody can send a request whose reply the peek would mistake for
+		// an unsolicited one. It never blocks.
 		if err := peekIdle(c.nc); err != nil {
 			if errors.Is(err, errUnsolicited) {
 				err = fmt.Errorf("%w: %w", ErrUnexpectedReply, err)
 			}
+			c.mu.Unlock()
 			c.fatal(err)
+			c.mu.Lock()
 		}
-		c.mu.Lock()
 	}
 	if c.err != nil {
 		err := c.err
@@ -100,6 +103,11 @@ func (c *Conn) lockForEnqueue(ctx context.Context) error {
 		return &CallError{Err: err}
 	}
 	return nil
+}
+
+// quietLocked reports that no request is queued, being written or awaiting a reply.
+func (c *Conn) quietLocked() bool {
+	return !c.reading && !c.writing && len(c.queued) == 0 && c.inflight.len() == 0
 }
 
 // idleCheckAfter is how long a connection must have been idle before an enqueue peeks

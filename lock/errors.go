@@ -13,6 +13,9 @@ var (
 	// server but its reply never came back: the handle stops trusting the lock (and
 	// fences the connection that carried it, when it may).
 	ErrOwnershipUncertain = errors.New("lock: ownership uncertain")
+	// ErrLeaseExpired is the cause of a keep-alive context that ended because the lease
+	// ran out before a renewal succeeded (the renewal was late, slow or failing).
+	ErrLeaseExpired = errors.New("lock: lease expired before it was renewed")
 	// ErrReleased is the cause of a keep-alive context that ended because the lock was
 	// released through its handle.
 	ErrReleased = errors.New("lock: released")

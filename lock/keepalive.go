@@ -47,10 +47,14 @@ func (m *Lock) startKeepAlive(parent context.Context) *KeepAlive {
 	// the keep-alive's too.
 	stop := context.AfterFunc(m.alive, func() { k.cancel(context.Cause(m.alive)) })
 	m.ka = k
+	// The context must end when the lease may have ended, whether or not the renewal
+	// goroutine gets to run in time; each successful renewal moves this deadline on.
+	expiry := time.AfterFunc(time.Until(m.safeDeadlineLocked()), func() { k.cancel(ErrLeaseExpired) })
 	go func() {
 		defer close(k.done)
 		defer stop()
-		k.run()
+		defer expiry.Stop()
+		k.run(expiry)
 	}()
 	return k
 }
@@ -73,7 +77,7 @@ func (k *KeepAlive) stop(cause error, wait bool) {
 	}
 }
 
-func (k *KeepAlive) run() {
+func (k *KeepAlive) run(expiry *time.Timer) {
 	m := k.m
 	interval := m.ttl / 2
 	for {
@@ -84,6 +88,7 @@ func (k *KeepAlive) run() {
 			k.cancel(err)
 			return
 		}
+		expiry.Reset(time.Until(m.safeDeadline()))
 	}
 }
 
@@ -92,9 +97,9 @@ func (k *KeepAlive) run() {
 func (k *KeepAlive) renew() error {
 	m := k.m
 	for {
-		// The renewal must finish while the lease still protects the work. Stopping the
-		// keep-alive does not cancel it: that would fence a healthy connection.
-		ctx, cancel := context.WithDeadline(context.WithoutCancel(k.ctx), m.ExpiresAtEstimate())
+		// The renewal must finish while the lease still protects the work. Stopping the keep-alive does not cancel it: that would fence a healthy
+		// connection.
+		ctx, cancel := context.WithDeadline(context.WithoutCancel(k.ctx), m.safeDeadline())
 		ok, err := m.ResetExpiry(ctx, m.ttl)
 		cancel()
 		switch {

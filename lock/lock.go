@@ -49,6 +49,16 @@ func (m *Lock) ExpiresAtEstimate() time.Time {
 	return m.expiresAt
 }
 
+// safeDeadline is when protected work must have stopped: the expiry estimate less a
+// margin for timers and scheduling that run late, as they do on a loaded machine.
+func (m *Lock) safeDeadline() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.safeDeadlineLocked()
+}
+
+func (m *Lock) safeDeadlineLocked() time.Time { return m.expiresAt.Add(-m.ttl / 20) }
+
 // RemainingEstimate returns the time left until ExpiresAtEstimate, or 0.
 func (m *Lock) RemainingEstimate() time.Duration {
 	return max(time.Until(m.ExpiresAtEstimate()), 0)
@@ -89,8 +99,9 @@ func (m *Lock) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) {
 	switch {
 	case err != nil:
 		if conn.WasWritten(err) {
-			m.l.fence(cn, m.key)
+			// Lose first: protected work must stop before anything else happens.
 			m.lose(ErrOwnershipUncertain)
+			m.l.fence(cn, m.key)
 		}
 		return false, err
 	case !ok:
@@ -125,17 +136,17 @@ func (m *Lock) lose(cause error) {
 
 // KeepAliveContext returns a context for work protected by the lock. With a keep-alive
 // running (WithKeepAlive or KeepAlive) it is the keep-alive's context. Otherwise it ends
-// at the current expiry estimate. Either way it ends when the handle learns the lock
+// shortly before the current expiry estimate (a twentieth of the lease before). Either way it ends when the handle learns the lock
 // is lost or released; context.Cause says why (ErrLeaseLost, ErrOwnershipUncertain,
 // ErrReleased, a renewal's error, or context.DeadlineExceeded at expiry).
 func (m *Lock) KeepAliveContext() context.Context {
 	m.mu.Lock()
-	ka, expires := m.ka, m.expiresAt
+	ka, deadline := m.ka, m.safeDeadlineLocked()
 	m.mu.Unlock()
 	if ka != nil {
 		return ka.Context()
 	}
-	ctx, cancel := context.WithDeadline(m.alive, expires)
+	ctx, cancel := context.WithDeadline(m.alive, deadline)
 	context.AfterFunc(ctx, cancel) // the timer goes when the context ends, not before
 	return ctx
 }

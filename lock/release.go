@@ -98,8 +98,8 @@ func (m *Lock) release(ctx context.Context) (ReleaseOutcome, error) {
 	switch {
 	case err != nil:
 		if conn.WasWritten(err) {
-			m.l.fence(cn, m.key)
 			m.lose(ErrOwnershipUncertain)
+			m.l.fence(cn, m.key)
 		}
 		return 0, err
 	case deleted:

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -147,10 +148,10 @@ func drawHeader(dc draw.Canvas, rep *report, height vg.Length) {
 func scenarioPanel(sc scenarioResult) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = sc.Name + ": " + sc.Title
-	if sc.Kind == kindLock.String() {
-		p.Title.Text += "\n(peers only: Respire has no locks yet)"
-	} else if sc.Ratio != nil {
+	if sc.Ratio != nil {
 		p.Title.Text += fmt.Sprintf("\nRespire / best peer (%s): %.2fx", sc.Ratio.BestPeer, sc.Ratio.Value)
+	} else {
+		p.Title.Text += "\n(no ratio: Respire or every peer is missing)"
 	}
 	p.Title.TextStyle.Font.Size = vg.Points(13)
 	p.X.Label.Text = "ops/s"
@@ -207,12 +208,24 @@ func scenarioPanel(sc scenarioResult) (*plot.Plot, error) {
 	return p, nil
 }
 
+// fmtAxisRate prints an axis value without trailing zeros: 0, 2.5k, 250k, 1.2M.
+func fmtAxisRate(v float64) string {
+	unit, div := "", 1.0
+	switch {
+	case v >= 1e6:
+		unit, div = "M", 1e6
+	case v >= 1e3:
+		unit, div = "k", 1e3
+	}
+	return strconv.FormatFloat(v/div, 'g', 3, 64) + unit
+}
+
 // rateTicks labels an ops/s axis as 0, 250k, 500k, ...
 func rateTicks(lo, hi float64) []plot.Tick {
 	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
 	for i := range ticks {
 		if ticks[i].Label != "" {
-			ticks[i].Label = fmtRate(ticks[i].Value)
+			ticks[i].Label = fmtAxisRate(ticks[i].Value)
 		}
 	}
 	return ticks

@@ -81,14 +81,17 @@ func (h *histogram) merge(o *histogram) {
 func (h *histogram) count() uint64 { return h.n }
 
 // quantile returns the value at quantile q (0 < q <= 1): the middle of the bucket that
-// holds the ceil(q*n)-th smallest value, clamped to the recorded minimum and maximum.
-// It returns 0 for an empty histogram.
+// holds the ceil(q*n)-th smallest value, clamped to the recorded minimum and maximum,
+// and the maximum itself for the largest rank. It returns 0 for an empty histogram.
 func (h *histogram) quantile(q float64) time.Duration {
 	if h.n == 0 {
 		return 0
 	}
 	rank := uint64(math.Ceil(q * float64(h.n)))
 	rank = max(1, min(rank, h.n))
+	if rank == h.n {
+		return time.Duration(h.max)
+	}
 	var seen uint64
 	for i, c := range h.counts {
 		seen += c

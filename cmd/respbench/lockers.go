@@ -10,8 +10,8 @@ import (
 // the library does (its own retry or notification, bounded by ctx) and reports ok=false
 // when it gave up without an error of its own; release lets the lock go.
 //
-// Respire's locks plug in with one file: an implementation and an init that calls
-// registerLocker with respire set.
+// A locker is one file: an implementation and an init that calls registerLocker
+// (locks_respire.go for Respire's package lock, locks_peers.go for the others).
 type locker interface {
 	acquire(ctx context.Context, key string) (release func(ctx context.Context) error, ok bool, err error)
 	close()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bsm/redislock"
 	"github.com/go-redsync/redsync/v4"
+	redsyncredis "github.com/go-redsync/redsync/v4/redis"
 	redsyncgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	redsyncrueidis "github.com/go-redsync/redsync/v4/redis/rueidis"
 	"github.com/redis/go-redis/v9"
@@ -88,16 +89,16 @@ func (l *redislockLocker) close() { l.rdb.Close() }
 // redsync over one go-redis or rueidis pool, default expiry.
 
 type redsyncLocker struct {
-	rs    *redsync.Redsync
-	opts  []redsync.Option
-	close func()
+	rs      *redsync.Redsync
+	opts    []redsync.Option
+	closeFn func()
 }
 
-func newRedsyncLocker(pool redsync.Pool, o lockerOptions, closeFn func()) *redsyncLocker {
+func newRedsyncLocker(pool redsyncredis.Pool, o lockerOptions, closeFn func()) *redsyncLocker {
 	return &redsyncLocker{
-		rs:    redsync.New(pool),
-		opts:  []redsync.Option{redsync.WithTries(math.MaxInt32), redsync.WithRetryDelay(o.retry)},
-		close: closeFn,
+		rs:      redsync.New(pool),
+		opts:    []redsync.Option{redsync.WithTries(math.MaxInt32), redsync.WithRetryDelay(o.retry)},
+		closeFn: closeFn,
 	}
 }
 
@@ -136,7 +137,7 @@ func (l *redsyncLocker) acquire(ctx context.Context, key string) (func(context.C
 	}, true, nil
 }
 
-func (l *redsyncLocker) close() { l.close() }
+func (l *redsyncLocker) close() { l.closeFn() }
 
 // rueidislock, its defaults or KeyMajority 1.
 

@@ -1,3 +1,91 @@
 package main
 
-func main() {}
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+func main() {
+	// A closed stdout (respbench | head) then fails a write instead of killing the
+	// process before it stops its server.
+	signal.Ignore(syscall.SIGPIPE)
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the whole command, returning its exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr, participantNames(), scenarioNames())
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	if cfg.cluster {
+		fmt.Fprintln(stderr, "respbench: cluster mode needs the cluster issue")
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	addr, embedded := cfg.addr, false
+	if addr == "" {
+		srv, err := startServer(ctx)
+		if errors.Is(err, errNoServerBinary) {
+			fmt.Fprintf(stderr, "respbench: redis-server is not installed; install it with:\n    %s\nor point respbench at a server with -addr host:port\n", installHint)
+			return exitFailed
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return exitFailed
+		}
+		defer srv.stop()
+		addr, embedded = srv.addr, true
+	}
+
+	rep := newReport(cfg, addr, embedded)
+	b := &bench{cfg: cfg, addr: addr, embedded: embedded, stderr: stderr}
+	defer b.close()
+	if err := b.open(ctx, rep); err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitFailed
+	}
+	if err := b.run(ctx, rep); err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "respbench: interrupted")
+			return exitInterrupted
+		}
+		fmt.Fprintln(stderr, err)
+		return exitFailed
+	}
+
+	code := exitOK
+	if cfg.jsonPath != "" {
+		if err := writeJSON(cfg.jsonPath, rep); err != nil {
+			fmt.Fprintf(stderr, "respbench: -json: %v\n", err)
+			code = exitFailed
+		}
+	}
+	if cfg.chartPath != "" {
+		if err := writeChart(cfg.chartPath, rep); err != nil {
+			fmt.Fprintf(stderr, "respbench: -chart: %v\n", err)
+			code = exitFailed
+		}
+	}
+	writeTable(stdout, rep)
+	return code
+}

@@ -203,17 +203,23 @@ func writeTable(w io.Writer, rep *report) {
 			fmt.Fprintf(w, "   skipped: %s\n", sc.Skipped)
 			continue
 		}
-		fmt.Fprintf(w, "   latency %s\n", sc.Latency)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "   client\tops/s\tp50\tp99\tp99.9\tallocs/op\tB/op\tCPU/op\t")
-		var notes []string
-		for _, r := range sc.Results {
-			m := r.Median
-			name := r.Client
+		fmt.Fprintf(w, "   latency: %s\n", sc.Latency)
+		names := make([]string, len(sc.Results))
+		width := len("client")
+		for i, r := range sc.Results {
+			names[i] = r.Client
 			if r.Reference {
-				name += " (ref)"
+				names[i] += " (ref)"
 			}
-			fmt.Fprintf(tw, "   %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name,
+			width = max(width, len(names[i]))
+		}
+		// Numbers align right; the names are padded here so they stay on the left.
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "   %-*s\tops/s\tp50\tp99\tp99.9\tallocs/op\tB/op\tCPU/op\t\n", width, "client")
+		var notes []string
+		for i, r := range sc.Results {
+			m := r.Median
+			fmt.Fprintf(tw, "   %-*s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, names[i],
 				fmtRate(m.OpsPerSec), fmtNS(m.P50), fmtNS(m.P99), fmtOptNS(m.P999),
 				fmtOpt(m.AllocsPerOp, 1), fmtOpt(m.BytesPerOp, 0), fmtOptNS(m.CPUPerOp))
 			if m.Errors > 0 {
@@ -229,8 +235,8 @@ func writeTable(w io.Writer, rep *report) {
 		}
 		if sc.Ratio != nil {
 			fmt.Fprintf(w, "   Respire / best peer (%s): %.2fx ops/s\n", sc.Ratio.BestPeer, sc.Ratio.Value)
-		} else if sc.Kind == kindLock.String() {
-			fmt.Fprintln(w, "   Respire / best peer: n/a (Respire has no locks yet)")
+		} else {
+			fmt.Fprintln(w, "   Respire / best peer: n/a (Respire or every peer is missing from this run)")
 		}
 	}
 	if len(rep.Lockers) > 0 {
@@ -250,6 +256,8 @@ func writeTable(w io.Writer, rep *report) {
 // fmtRate prints an ops/s figure with three significant digits: 950, 25.3k, 1.93M.
 func fmtRate(v float64) string {
 	switch {
+	case v == 0:
+		return "0"
 	case v >= 1e6:
 		return sig3(v/1e6) + "M"
 	case v >= 1e3:

@@ -153,13 +153,20 @@ func pipelineLoad(s *scenario, t target) load {
 	}}
 }
 
-func lockKey(locker string, suffix string) string {
-	return keyPrefix + "lock:" + locker + ":" + suffix
+// lockRuns numbers the lock runs, so each run has keys of its own: a lock left behind
+// by a run whose waiters were cancelled (a library can lose track of a SET NX that
+// reached the server just as its context ended) cannot stall the next run.
+var lockRuns atomic.Int64
+
+// lockKey returns the key of a locker's lock for one run.
+func lockKey(locker string, run int64, suffix string) string {
+	return keyPrefix + "lock:" + locker + ":" + strconv.FormatInt(run, 10) + ":" + suffix
 }
 
 func lockLoad(s *scenario, t target) load {
-	return load{goroutines: s.goroutines, cancelAtStop: true, newWorker: func(i int) workerFunc {
-		key := lockKey(t.name, strconv.Itoa(i))
+	run := lockRuns.Add(1)
+	return load{goroutines: s.goroutines, newWorker: func(i int) workerFunc {
+		key := lockKey(t.name, run, strconv.Itoa(i))
 		return timed(1, func(ctx context.Context) error {
 			release, ok, err := t.lock.acquire(ctx, key)
 			if err != nil {
@@ -185,7 +192,7 @@ type handoffs struct {
 // returning; waiting is each library's own (see the locker's retry note).
 func contendedLoad(s *scenario, t target) load {
 	st := new(handoffs)
-	key := lockKey(t.name, "contended")
+	key := lockKey(t.name, lockRuns.Add(1), "contended")
 	return load{
 		goroutines:   s.goroutines,
 		cancelAtStop: true,

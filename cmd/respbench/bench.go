@@ -1,0 +1,339 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/respire/respire"
+)
+
+// participant is one client, locker or reference in one scenario.
+type participant struct {
+	name      string
+	respire   bool
+	reference bool
+	// run measures the scenario for about d.
+	run func(ctx context.Context, d time.Duration) figures
+}
+
+// bench runs the selected scenarios against one server.
+type bench struct {
+	cfg      config
+	addr     string
+	embedded bool
+	stderr   io.Writer
+	prog     *progress
+
+	admin   *respire.Client // setup and cleanup
+	data    []openedClient
+	lockers []openedLocker
+}
+
+type openedClient struct {
+	spec   clientSpec
+	client dataClient
+}
+
+type openedLocker struct {
+	spec   lockerSpec
+	locker locker
+}
+
+func (b *bench) selected(name string) bool { return slices.Contains(b.cfg.clients, name) }
+
+func (b *bench) scenarioSelected(kind scenarioKind) bool {
+	for _, sc := range b.selectedScenarios() {
+		if sc.kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *bench) selectedScenarios() []*scenario {
+	var out []*scenario
+	for _, sc := range scenarios {
+		if slices.Contains(b.cfg.scenarios, sc.name) {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// open connects the admin client and every selected client and locker, and stores the
+// values the scenarios read.
+func (b *bench) open(ctx context.Context, rep *report) error {
+	admin, err := respire.NewClient(ctx, respire.Options{Addrs: []string{b.addr}})
+	if err != nil {
+		return fmt.Errorf("respbench: connect to %s: %w", b.addr, err)
+	}
+	b.admin = admin
+	if v, err := admin.Do(ctx, "INFO", "server"); err == nil {
+		if s, err := v.Text(); err == nil {
+			rep.Server.Version = infoField(s, "redis_version")
+		}
+	}
+	for _, kv := range [][2]string{{getKey, value16}, {benchKey, value16}} {
+		if _, err := admin.Do(ctx, "SET", kv[0], kv[1]); err != nil {
+			return fmt.Errorf("respbench: store %s: %w", kv[0], err)
+		}
+	}
+	if b.scenarioSelected(kindData) {
+		for _, spec := range clientSpecs {
+			if !b.selected(spec.name) {
+				continue
+			}
+			c, err := spec.open(ctx, b.addr)
+			if err != nil {
+				return fmt.Errorf("respbench: open %s: %w", spec.name, err)
+			}
+			b.data = append(b.data, openedClient{spec, c})
+		}
+	}
+	if b.scenarioSelected(kindLock) {
+		for _, spec := range lockerSpecs() {
+			if !b.selected(spec.name) {
+				continue
+			}
+			l, err := spec.open(ctx, b.addr, lockerOptions{retry: b.cfg.lockRetry})
+			if err != nil {
+				return fmt.Errorf("respbench: open %s: %w", spec.name, err)
+			}
+			b.lockers = append(b.lockers, openedLocker{spec, l})
+			rep.Lockers = append(rep.Lockers, lockerNote{Name: spec.name, Retry: strings.ReplaceAll(spec.retry, "-lock-retry", b.cfg.lockRetry.String())})
+		}
+	}
+	return nil
+}
+
+// close closes every client and deletes the keys respbench wrote.
+func (b *bench) close() {
+	for _, c := range b.data {
+		c.client.close()
+	}
+	for _, l := range b.lockers {
+		l.locker.close()
+	}
+	if b.admin != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		b.cleanup(ctx)
+		b.admin.Close()
+	}
+}
+
+// cleanup deletes what respbench stored, which matters on a server given with -addr.
+func (b *bench) cleanup(ctx context.Context) {
+	if b.embedded {
+		return
+	}
+	b.admin.Do(ctx, "DEL", benchKey)
+	for key, err := range b.admin.Scan(ctx, respire.ScanOptions{Match: keyPrefix + "*", Count: 1000}) {
+		if err != nil {
+			return
+		}
+		b.admin.Do(ctx, "DEL", key)
+	}
+}
+
+// participants returns who runs sc, and why sc is skipped if it is.
+func (b *bench) participants(ctx context.Context, sc *scenario) (ps []participant, closeAll func(), skip string, err error) {
+	closeAll = func() {}
+	goLoad := func(t target, name string, respire bool) participant {
+		return participant{name: name, respire: respire, run: func(ctx context.Context, d time.Duration) figures {
+			l := sc.makeLoad(sc, t)
+			s := measure(ctx, l, d)
+			f := s.figures()
+			if s.firstErr != nil {
+				f.FirstError = s.firstErr.Error()
+			}
+			if l.finish != nil {
+				l.finish(&f)
+			}
+			return f
+		}}
+	}
+	switch sc.kind {
+	case kindData:
+		for _, c := range b.data {
+			ps = append(ps, goLoad(target{name: c.spec.name, data: c.client}, c.spec.name, c.spec.respire))
+		}
+		if sc.benchArgs != nil && b.selected(referenceName) {
+			ref, err := newReferenceRunner(b.addr, sc.benchArgs)
+			if errors.Is(err, errNoBenchmarkBinary) {
+				b.prog.note("respbench: %s: no redis-benchmark reference: install it with: %s", sc.name, installHint)
+				break
+			}
+			if err != nil {
+				return nil, closeAll, "", err
+			}
+			ps = append(ps, participant{name: referenceName, reference: true, run: func(ctx context.Context, d time.Duration) figures {
+				f, err := ref.run(ctx, d)
+				if err != nil && ctx.Err() == nil {
+					f.Errors, f.FirstError = 1, err.Error()
+				}
+				return f
+			}})
+		}
+	case kindLock:
+		for _, l := range b.lockers {
+			ps = append(ps, goLoad(target{name: l.spec.name, lock: l.locker}, l.spec.name, l.spec.respire))
+		}
+	case kindCache:
+		// The scenario compares Respire's cache with the others'; without one there is
+		// nothing to compare.
+		for _, spec := range clientSpecs {
+			if spec.respire && spec.openCached == nil {
+				return nil, closeAll, "Respire has no client-side cache yet", nil
+			}
+		}
+		var opened []cachedClient
+		closeAll = func() {
+			for _, c := range opened {
+				c.close()
+			}
+		}
+		for _, spec := range clientSpecs {
+			if spec.openCached == nil || !b.selected(spec.name) {
+				continue
+			}
+			c, err := spec.openCached(ctx, b.addr)
+			if err != nil {
+				return nil, closeAll, "", fmt.Errorf("respbench: open %s with its cache: %w", spec.name, err)
+			}
+			opened = append(opened, c)
+			ps = append(ps, goLoad(target{name: spec.name, cached: c}, spec.name, spec.respire))
+		}
+	}
+	if len(ps) == 0 && skip == "" {
+		skip = "no selected client takes part"
+	}
+	return ps, closeAll, skip, nil
+}
+
+// plannedSteps counts the measurements the run will make, for the progress bar.
+func (b *bench) plannedSteps() int {
+	steps := 0
+	for _, sc := range b.selectedScenarios() {
+		n := 0
+		switch sc.kind {
+		case kindData:
+			n = len(b.data)
+			if sc.benchArgs != nil && b.selected(referenceName) {
+				n++
+			}
+		case kindLock:
+			n = len(b.lockers)
+		}
+		steps += n * b.cfg.rounds
+	}
+	return steps
+}
+
+// run measures every selected scenario in interleaved rounds: every participant runs a
+// scenario's round r before any runs round r+1, and the order rotates between rounds so
+// no participant always runs first, right after a warm server or another's load.
+func (b *bench) run(ctx context.Context, rep *report) error {
+	b.prog = newProgress(b.stderr, b.plannedSteps(), b.cfg.warmup+b.cfg.duration)
+	b.prog.start()
+	defer b.prog.finish()
+	for _, sc := range b.selectedScenarios() {
+		res, err := b.runScenario(ctx, sc)
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		rep.Scenarios = append(rep.Scenarios, res)
+	}
+	return nil
+}
+
+func (b *bench) runScenario(ctx context.Context, sc *scenario) (scenarioResult, error) {
+	res := scenarioResult{
+		Name: sc.name, Kind: sc.kind.String(), Title: sc.title, Latency: sc.latency,
+		Goroutines: sc.goroutines, OpsPerCall: sc.opsPerCall,
+	}
+	ps, closeAll, skip, err := b.participants(ctx, sc)
+	defer closeAll()
+	if err != nil {
+		return res, err
+	}
+	if skip != "" {
+		res.Skipped = skip
+		b.prog.note("respbench: %s: skipped: %s", sc.name, skip)
+		return res, nil
+	}
+	rounds := make([][]figures, len(ps))
+	for r := range b.cfg.rounds {
+		b.prog.milestone("respbench: %s round %d/%d", sc.name, r+1, b.cfg.rounds)
+		for k := range ps {
+			i := (k + r) % len(ps)
+			p := ps[i]
+			b.prog.step(fmt.Sprintf("%s r%d/%d %s", sc.name, r+1, b.cfg.rounds, p.name))
+			if b.cfg.warmup > 0 {
+				p.run(ctx, b.cfg.warmup)
+			}
+			f := p.run(ctx, b.cfg.duration)
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+			rounds[i] = append(rounds[i], f)
+		}
+	}
+	for i, p := range ps {
+		res.Results = append(res.Results, participantResult{
+			Client: p.name, Respire: p.respire, Reference: p.reference,
+			Rounds: rounds[i], Median: medianFigures(rounds[i]),
+		})
+	}
+	res.Ratio = respireRatio(res.Results)
+	return res, nil
+}
+
+// newReport fills in what is known before anything runs.
+func newReport(cfg config, addr string, embedded bool) *report {
+	return &report{
+		Started:    time.Now().UTC(),
+		Server:     serverInfo{Addr: addr, Embedded: embedded},
+		GoVersion:  runtime.Version(),
+		OS:         runtime.GOOS,
+		Arch:       runtime.GOARCH,
+		NumCPU:     runtime.NumCPU(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Duration:   cfg.duration.String(),
+		Warmup:     cfg.warmup.String(),
+		Rounds:     cfg.rounds,
+		LockRetry:  cfg.lockRetry.String(),
+		Clients:    cfg.clients,
+		Notes:      configurationNotes,
+	}
+}
+
+// configurationNotes say how each configuration is set up, for the report.
+var configurationNotes = []string{
+	"respire: respire.NewClient with only Addrs (auto-pipelining, RESP3)",
+	"go-redis: redis.NewClient with only Addr (pool of 10 x GOMAXPROCS, RESP3)",
+	"go-redis-autopipe: the same client's AutoPipeline() blocking face, DefaultBlockingAutoPipelineOptions (ordered, MaxBatchSize 300); typed Get/Set, its Pipeline() for pipelines",
+	"rueidis: rueidis.NewClient with only InitAddress",
+	"rueidis-flush20us: MaxFlushDelay 20µs, as its documentation suggests",
+	"redis-benchmark: the server-side reference, -n sized to the window from a calibration run; its p50/p99 are its own (per request), its CPU is not this process's",
+	"locks: respire-lock is package lock over a default Respire client; redislock and redsync-goredis run over a default go-redis client, redsync-rueidis over rueidiscompat on a default rueidis client; rueidislock builds its own rueidis client",
+}
+
+// infoField returns a field of an INFO reply.
+func infoField(info, name string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			return v
+		}
+	}
+	return ""
+}

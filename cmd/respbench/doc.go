@@ -1,0 +1,36 @@
+// Command respbench measures Respire side by side with the Redis clients and lock
+// libraries Go teams use today, in one run on the user's machine. `make bench` runs it.
+//
+//	cd cmd/respbench && go run . [-addr host:port] [-duration 3s] [-warmup 500ms] [-rounds 3]
+//	    [-clients respire,rueidis,...] [-scenarios get-seq,get-par,...] [-lock-retry 1ms]
+//	    [-json out.json] [-chart out.png|out.svg] [-quick]
+//
+// Participants, each in its default configuration and in its best documented tuning:
+// Respire and its package lock; go-redis v9 (its pool, and its AutoPipeline blocking face); rueidis (defaults,
+// and MaxFlushDelay 20µs); the lock libraries bsm/redislock, redsync over go-redis and
+// over rueidis, and rueidislock (defaults, and KeyMajority 1); and redis-benchmark as the
+// server-side reference of the data scenarios.
+//
+// Scenarios: sequential GET (get-seq), parallel GET (get-par), parallel 1 KiB SET
+// (set-par), an explicit 100-GET pipeline (pipeline), uncontended lock acquire+release
+// (lock), 16 goroutines contending for one lock (lock-contended), and client-side cached
+// GET (cached-get, skipped until Respire has a cache). Each runs for a fixed window after
+// a warm-up, in interleaved rounds, and the medians of the rounds are reported: ops/s,
+// p50/p99/p99.9 latency from a log-bucket histogram fed by every operation, allocations
+// and bytes per operation (runtime.MemStats deltas after a GC), the client process's CPU
+// per operation (getrusage), and Respire's ratio to the best peer.
+//
+// Without -addr it starts its own redis-server on a free loopback port, without
+// persistence, in a temporary directory, and stops it at the end, on Ctrl-C and on
+// SIGTERM too. On a server given with -addr it deletes the keys it wrote when it ends.
+//
+// It is its own module, so the peers it measures never enter the library's go.mod.
+//
+// # Concurrency
+//
+// Each measured run owns its load goroutines, which stop when the window ends (lock
+// waiters through their context) before the next run starts; the progress bar owns one
+// redrawing goroutine while the scenarios run; a goroutine reaps the embedded server
+// and ends with it. The clients under test keep their own goroutines until they are
+// closed at the end.
+package main

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestSmoke runs the whole command with -quick against its embedded server for one data
+// and one lock scenario and checks that the JSON has every figure of every participant.
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs redis-server and every client for a few seconds")
+	}
+	for _, bin := range []string{"redis-server", "redis-benchmark"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Fatalf("%s is not installed: %s", bin, installHint)
+		}
+	}
+	dir := t.TempDir()
+	jsonPath, chartPath := filepath.Join(dir, "out.json"), filepath.Join(dir, "out.png")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"-quick", "-scenarios", "get-seq,lock-contended", "-json", jsonPath, "-chart", chartPath}, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(chartPath); err != nil || st.Size() == 0 {
+		t.Errorf("chart: %v", err)
+	}
+
+	var dataNames, lockNames []string
+	for _, c := range clientSpecs {
+		dataNames = append(dataNames, c.name)
+	}
+	dataNames = append(dataNames, referenceName)
+	for _, l := range lockerSpecs() {
+		lockNames = append(lockNames, l.name)
+	}
+	want := map[string][]string{"get-seq": dataNames, "lock-contended": lockNames}
+	if len(rep.Scenarios) != len(want) {
+		t.Fatalf("%d scenarios in the JSON, want %d", len(rep.Scenarios), len(want))
+	}
+	for _, sc := range rep.Scenarios {
+		var got []string
+		for _, r := range sc.Results {
+			got = append(got, r.Client)
+			if len(r.Rounds) != rep.Rounds {
+				t.Errorf("%s/%s: %d rounds, want %d", sc.Name, r.Client, len(r.Rounds), rep.Rounds)
+			}
+			for i, f := range r.Rounds {
+				checkFigures(t, fmt.Sprintf("%s/%s round %d", sc.Name, r.Client, i+1), sc.Name, f, r.Reference)
+			}
+			checkFigures(t, fmt.Sprintf("%s/%s median", sc.Name, r.Client), sc.Name, r.Median, r.Reference)
+		}
+		if !slices.Equal(got, want[sc.Name]) {
+			t.Errorf("%s: participants %v, want %v", sc.Name, got, want[sc.Name])
+		}
+		if sc.Name == "get-seq" && (sc.Ratio == nil || sc.Ratio.Value <= 0) {
+			t.Errorf("get-seq: no ratio of Respire to the best peer: %+v", sc.Ratio)
+		}
+	}
+	if !bytes.Contains(stdout.Bytes(), []byte("== lock-contended")) {
+		t.Errorf("table lacks lock-contended:\n%s", stdout.String())
+	}
+}
+
+// checkFigures fails unless f has every figure its participant reports.
+func checkFigures(t *testing.T, where, scenario string, f figures, reference bool) {
+	t.Helper()
+	if f.Errors != 0 {
+		t.Errorf("%s: %d errors, first: %s", where, f.Errors, f.FirstError)
+	}
+	if f.OpsPerSec <= 0 || f.Ops <= 0 || f.Seconds <= 0 || f.P50 <= 0 || f.P99 < f.P50 {
+		t.Errorf("%s: figures missing: %+v", where, f)
+	}
+	if reference {
+		return
+	}
+	if f.P999 == nil || *f.P999 < f.P99 || f.AllocsPerOp == nil || f.BytesPerOp == nil || f.CPUPerOp == nil || *f.CPUPerOp <= 0 {
+		t.Errorf("%s: client-side figures missing: %+v", where, f)
+	}
+	if scenario == "lock-contended" && (f.Overlaps == nil || *f.Overlaps != 0) {
+		t.Errorf("%s: overlaps = %v, want 0", where, f.Overlaps)
+	}
+}
+
+func TestClusterNotYet(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-cluster"}, &stdout, &stderr); code != exitUsage {
+		t.Fatalf("-cluster: exit code %d, want %d", code, exitUsage)
+	}
+	if !bytes.Contains(stderr.Bytes(), []byte("cluster mode needs the cluster issue")) {
+		t.Errorf("-cluster printed %q", stderr.String())
+	}
+}

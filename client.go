@@ -52,9 +52,9 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		Limits:       opts.Limits,
 		Dialer:       opts.Dialer,
 	}
-	r, err := newStandalone(opts.Addrs[0], copts, &opts)
+	r, err := newRouter(ctx, &opts, copts)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
+		return nil, err
 	}
 	c := &Client{opts: opts, route: r, prefix: opts.KeyPrefix, subs: map[*Subscription]struct{}{}}
 	if _, err := r.shared(ctx, anySlot); err != nil {
@@ -120,9 +120,14 @@ func (c *Client) doShared(ctx context.Context, o conn.CallOptions, args []any) (
 	}
 }
 
-// slotOf returns the hash slot a command is routed by. A standalone server has one
-// node for every slot, so nothing needs working out yet.
-func (c *Client) slotOf(args []any) int { return anySlot }
+// slotOf returns the hash slot a command is routed by (anySlot for a keyless command,
+// and always on a deployment without slots).
+func (c *Client) slotOf(args []any) int {
+	if !c.opts.Cluster {
+		return anySlot
+	}
+	return clusterSlot(args)
+}
 
 // retryable says whether a failed command may be sent again on a new connection:
 // only when it never reached the server, or when it is read-only, and never after the

@@ -18,6 +18,20 @@ type Options struct {
 	// deployments take several seeds here.
 	Addrs []string
 
+	// Cluster: Addrs are seed nodes of a Redis Cluster; commands are routed by hash
+	// slot.
+	Cluster bool
+	// SentinelMaster: Addrs are Sentinels, and the client serves the master they
+	// name SentinelMaster, following failovers.
+	SentinelMaster string
+	// SentinelUsername and SentinelPassword authenticate to the Sentinels (which have
+	// their own ACLs); Username and Password are for the data nodes.
+	SentinelUsername string
+	SentinelPassword string
+	// ReplicaReads sends read-only commands to replicas (READONLY in a Cluster,
+	// replicas named by Sentinel); off by default, since replicas lag.
+	ReplicaReads bool
+
 	Username   string // ACL user; "default" when only Password is set
 	Password   string
 	DB         int    // database selected on every connection
@@ -95,6 +109,10 @@ func (o *Options) validate() error {
 		return fmt.Errorf("%w: negative subscription buffer", ErrInvalidOptions)
 	case o.Username != "" && o.Password == "":
 		return fmt.Errorf("%w: username without password", ErrInvalidOptions)
+	case o.Cluster && o.SentinelMaster != "":
+		return fmt.Errorf("%w: Cluster and SentinelMaster are exclusive", ErrInvalidOptions)
+	case o.SentinelMaster == "" && (o.SentinelUsername != "" || o.SentinelPassword != ""):
+		return fmt.Errorf("%w: Sentinel credentials without SentinelMaster", ErrInvalidOptions)
 	}
 	return nil
 }

@@ -34,10 +34,25 @@ func BenchmarkConnGet(b *testing.B) {
 	}
 }
 
+// BenchmarkConnGetCancellable is BenchmarkConnGet with a context that can be
+// cancelled, as most callers have.
+func BenchmarkConnGetCancellable(b *testing.B) {
+	c := benchConn(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Do(ctx, "GET", "bench:key"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkConnGetParallel shows how well concurrent callers coalesce into batches.
 func BenchmarkConnGetParallel(b *testing.B) {
 	c := benchConn(b)
-	ctx := context.Background()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	b.ReportAllocs()
 	b.SetParallelism(32)
 	b.RunParallel(func(pb *testing.PB) {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/respire/respire/resp"
@@ -89,11 +90,14 @@ type Conn struct {
 	server        string
 	serverVersion string
 
-	rd *resp.Reader // used only by the holder of the read role
+	rd  *resp.Reader    // used only by the holder of the read role
+	raw syscall.RawConn // the plain TCP socket, for non-blocking writes; nil under TLS
+	nbw nonBlockingWrite
 
 	mu        sync.Mutex
 	wbuf      []byte    // encoded commands not yet written
 	spare     []byte    // the previous write buffer, reused by the next batch
+	tail      []byte    // the unwritten rest of a batch, for the writer goroutine
 	queued    []*call   // the calls whose bytes are in wbuf, in order
 	inflight  callQueue // written calls awaiting replies, in write order
 	writing   bool      // the write role is held (by a caller or the writer goroutine)
@@ -178,6 +182,10 @@ func newConn(nc net.Conn, addr string, opts *Options) *Conn {
 		alwaysRead:   opts.PushHandler != nil,
 	}
 	c.rd = resp.NewReader(bufio.NewReaderSize(nc, 64<<10), opts.Limits)
+	if tc, ok := nc.(*net.TCPConn); ok {
+		c.raw, _ = tc.SyscallConn()
+		c.nbw.fn = c.nbw.write
+	}
 	c.reading = c.alwaysRead
 	c.loops.Add(2)
 	go c.readLoop()

@@ -323,3 +323,23 @@ func TestInvalidOptions(t *testing.T) {
 		}
 	}
 }
+
+// A non-blocking write long after a blocking one must not trip over the blocking
+// write's expired deadline.
+func TestNonBlockingWriteAfterOldDeadline(t *testing.T) {
+	c, f := dialFakeTCP(t, Options{WriteTimeout: 20 * time.Millisecond}, helloRESP3)
+	go c.Ping(context.Background()) // uncancellable: a blocking write with a deadline
+	f.expect("PING")
+	f.reply("+PONG\r\n")
+	waitFor(t, "PING done", func() bool { _, n := c.counts(); return n == 0 })
+	time.Sleep(50 * time.Millisecond) // the write deadline is now in the past
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { _, err := c.Do(ctx, "GET", "k"); done <- err }()
+	f.expect("GET", "k")
+	f.reply("$1\r\nv\r\n")
+	if err := <-done; err != nil {
+		t.Fatalf("GET after an expired write deadline: %v", err)
+	}
+}

@@ -58,11 +58,25 @@ const bulkChunk = 1 << 20
 // aggregatePrealloc caps the elements preallocated for an aggregate, for the same reason.
 const aggregatePrealloc = 1024
 
+// Small payloads are carved out of shared chunks: a reply of a few bytes then costs a
+// fraction of an allocation instead of one. The chunks are append-only, so every string
+// carved from one stays immutable; the price is that a retained small string keeps its
+// whole chunk (at most arenaChunk bytes) alive.
+const (
+	arenaChunk = 4 << 10
+	arenaMax   = 256
+)
+
 // Reader decodes RESP2 and RESP3 values from a buffered stream.
+//
+// Strings of the values it returns may share memory with each other (see arenaChunk):
+// they are ordinary immutable Go strings, but holding one small string can keep a few
+// KiB alive. Copy (strings.Clone) what you keep for a long time if that matters.
 type Reader struct {
-	br   *bufio.Reader
-	lim  Limits
-	line []byte // reused for lines longer than br's buffer
+	br    *bufio.Reader
+	lim   Limits
+	line  []byte // reused for lines longer than br's buffer
+	arena []byte // the current chunk for small payloads; only appended to
 }
 
 // NewReader returns a Reader decoding from br within lim (zero fields take the
@@ -374,6 +388,9 @@ func (r *Reader) readBulk(n int) (string, error) {
 	if n == 0 {
 		return "", r.readCRLF()
 	}
+	if n <= arenaMax {
+		return r.readSmallBulk(n)
+	}
 	buf := make([]byte, min(n, bulkChunk))
 	filled := 0
 	for {
@@ -395,6 +412,24 @@ func (r *Reader) readBulk(n int) (string, error) {
 	// buf is never written again and not retained elsewhere, so the string may own it;
 	// this saves copying every bulk payload a second time.
 	return unsafe.String(unsafe.SliceData(buf), len(buf)), nil
+}
+
+// readSmallBulk reads a payload of at most arenaMax bytes into the arena. Bytes past
+// the arena's length may be overwritten by a failed read; no string covers them.
+func (r *Reader) readSmallBulk(n int) (string, error) {
+	if cap(r.arena)-len(r.arena) < n {
+		r.arena = make([]byte, 0, arenaChunk)
+	}
+	start := len(r.arena)
+	buf := r.arena[start : start+n]
+	if _, err := io.ReadFull(r.br, buf); err != nil {
+		return "", unexpected(err)
+	}
+	if err := r.readCRLF(); err != nil {
+		return "", err
+	}
+	r.arena = r.arena[:start+n]
+	return unsafe.String(unsafe.SliceData(buf), n), nil
 }
 
 func (r *Reader) readCRLF() error {

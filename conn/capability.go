@@ -43,5 +43,10 @@ func (c *Capabilities) Load(name string) Support {
 	return v.(Support)
 }
 
-// Store records what a definitive reply showed about the named capability.
-func (c *Capabilities) Store(name string, s Support) { c.m.Store(name, s) }
+// Store records what a definitive reply showed about the named capability. Storing
+// what is already known is free: callers confirm a capability on every success.
+func (c *Capabilities) Store(name string, s Support) {
+	if c.Load(name) != s {
+		c.m.Store(name, s)
+	}
+}

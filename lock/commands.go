@@ -74,7 +74,11 @@ func (l *Locker) extend(ctx context.Context, cn *conn.Conn, key string, t Token,
 		}
 		caps.Store(capSetIfEq, conn.Unsupported)
 	}
-	v, err := l.runScript(ctx, cn, extendScript, key, t.b, ms)
+	// Scripts run by EVALSHA, and by EVAL after NOSCRIPT (which says nothing ran).
+	v, err := l.do(ctx, cn, keyAt3, "EVALSHA", extendScript.sha, 1, key, t.b, ms)
+	if resp.HasCode(err, "NOSCRIPT") {
+		v, err = l.do(ctx, cn, keyAt3, "EVAL", extendScript.src, 1, key, t.b, ms)
+	}
 	if err != nil {
 		return false, err
 	}
@@ -86,33 +90,43 @@ func (l *Locker) extend(ctx context.Context, cn *conn.Conn, key string, t Token,
 // script, each step only after the previous command's standard unknown-command error.
 func (l *Locker) release(ctx context.Context, cn *conn.Conn, key string, t Token) (bool, error) {
 	caps := cn.Capabilities()
-	for _, native := range [...]struct {
-		cap  string
-		args []any
-	}{
-		{capDelEx, []any{"DELEX", key, "IFEQ", t.b}},
-		{capDelIfEq, []any{"DELIFEQ", key, t.b}},
-	} {
-		if caps.Load(native.cap) == conn.Unsupported {
-			continue
+	if caps.Load(capDelEx) != conn.Unsupported {
+		v, err := l.do(ctx, cn, keyAt1, "DELEX", key, "IFEQ", t.b)
+		if done, ok, err := settle(caps, capDelEx, "DELEX", v, err); done {
+			return ok, err
 		}
-		v, err := l.do(ctx, cn, keyAt1, native.args...)
-		switch {
-		case err == nil:
-			caps.Store(native.cap, conn.Supported)
-			n, err := v.Int()
-			return n == 1, err
-		case !isUnknownCommand(err, native.args[0].(string)):
-			return false, err
-		}
-		caps.Store(native.cap, conn.Unsupported)
 	}
-	v, err := l.runScript(ctx, cn, releaseScript, key, t.b)
+	if caps.Load(capDelIfEq) != conn.Unsupported {
+		v, err := l.do(ctx, cn, keyAt1, "DELIFEQ", key, t.b)
+		if done, ok, err := settle(caps, capDelIfEq, "DELIFEQ", v, err); done {
+			return ok, err
+		}
+	}
+	v, err := l.do(ctx, cn, keyAt3, "EVALSHA", releaseScript.sha, 1, key, t.b)
+	if resp.HasCode(err, "NOSCRIPT") {
+		v, err = l.do(ctx, cn, keyAt3, "EVAL", releaseScript.src, 1, key, t.b)
+	}
 	if err != nil {
 		return false, err
 	}
 	n, err := v.Int()
 	return n == 1, err
+}
+
+// settle interprets the reply of a native conditional delete. done is false only after
+// the standard unknown-command error, which is remembered as the connection's server
+// lacking the command; anything else (success, any other error) is final.
+func settle(caps *conn.Capabilities, capName, cmd string, v resp.Value, err error) (done, deleted bool, _ error) {
+	switch {
+	case err == nil:
+		caps.Store(capName, conn.Supported)
+		n, err := v.Int()
+		return true, n == 1, err
+	case isUnknownCommand(err, cmd):
+		caps.Store(capName, conn.Unsupported)
+		return false, false, nil
+	}
+	return true, false, err
 }
 
 // owner is GET key.
@@ -126,20 +140,6 @@ func (l *Locker) owner(ctx context.Context, cn *conn.Conn, key string) (Token, b
 		return Token{}, false, err
 	}
 	return Token{b: s}, true, nil
-}
-
-// runScript runs s with one key by EVALSHA, and by EVAL after NOSCRIPT (which says the
-// script did not run).
-func (l *Locker) runScript(ctx context.Context, cn *conn.Conn, s script, key string, args ...any) (resp.Value, error) {
-	cmd := make([]any, 0, 4+len(args))
-	cmd = append(cmd, "EVALSHA", s.sha, 1, key)
-	cmd = append(cmd, args...)
-	v, err := l.do(ctx, cn, keyAt3, cmd...)
-	if resp.HasCode(err, "NOSCRIPT") {
-		cmd[0], cmd[1] = "EVAL", s.src
-		return l.do(ctx, cn, keyAt3, cmd...)
-	}
-	return v, err
 }
 
 // isSyntaxError is the exact reply of a server whose SET does not know IFEQ.

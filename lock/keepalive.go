@@ -45,7 +45,8 @@ func (m *Lock) startKeepAlive(parent context.Context) *KeepAlive {
 	k.ctx, k.cancel = context.WithCancelCause(parent)
 	// Whatever ends the lock's own context (release, loss found by another call) ends
 	// the keep-alive's too.
-	stop := context.AfterFunc(m.alive, func() { k.cancel(context.Cause(m.alive)) })
+	alive := m.aliveLocked()
+	stop := context.AfterFunc(alive, func() { k.cancel(context.Cause(alive)) })
 	m.ka = k
 	// The context must end when the lease may have ended, whether or not the renewal
 	// goroutine gets to run in time; each successful renewal moves this deadline on.
@@ -97,8 +98,8 @@ func (k *KeepAlive) run(expiry *time.Timer) {
 func (k *KeepAlive) renew() error {
 	m := k.m
 	for {
-		// The renewal must finish while the lease still protects the work. Stopping the keep-alive does not cancel it: that would fence a healthy
-		// connection.
+		// The renewal must finish while the lease still protects the work. Stopping the
+		// keep-alive does not cancel it: that would fence a healthy connection.
 		ctx, cancel := context.WithDeadline(context.WithoutCancel(k.ctx), m.safeDeadline())
 		ok, err := m.ResetExpiry(ctx, m.ttl)
 		cancel()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/respire/respire/conn"
 )
@@ -19,16 +20,32 @@ type Lock struct {
 	mu        sync.Mutex
 	expiresAt time.Time       // local estimate: start of the last successful write + its TTL
 	lostCause error           // non-nil once the handle stopped trusting the lock
-	alive     context.Context // ends with lostCause when the lock is lost or released
+	alive     context.Context // ends with lostCause; made on first use, most locks never need it
 	kill      context.CancelCauseFunc
 	ka        *KeepAlive // the running keep-alive, if any
-	rel       *releaseOp // the release in progress or done
+	rel       releaseState
+
+	tokenText [tokenTextLen]byte // backs token when the Locker generated it: one allocation, not two
 }
 
-func newLock(l *Locker, key string, token Token, ttl time.Duration, start time.Time) *Lock {
-	mu := &Lock{l: l, key: key, token: token, ttl: ttl, expiresAt: start.Add(ttl)}
-	mu.alive, mu.kill = context.WithCancelCause(context.Background())
-	return mu
+// newLock returns the handle of a lock about to be acquired, with a fresh token whose
+// bytes live in the handle itself (never written after this).
+func newLock(l *Locker, key string, ttl time.Duration) *Lock {
+	m := &Lock{l: l, key: key, ttl: ttl}
+	text := randomTokenText(&m.tokenText)
+	m.token = Token{b: unsafe.String(unsafe.SliceData(text), len(text))}
+	return m
+}
+
+// aliveLocked returns the context that ends when the lock is lost or released.
+func (m *Lock) aliveLocked() context.Context {
+	if m.alive == nil {
+		m.alive, m.kill = context.WithCancelCause(context.Background())
+		if m.lostCause != nil {
+			m.kill(m.lostCause)
+		}
+	}
+	return m.alive
 }
 
 // Key returns the lock's key as given, without the client's key prefix.
@@ -130,23 +147,27 @@ func (m *Lock) lose(cause error) {
 	if m.lostCause == nil {
 		m.lostCause = cause
 	}
+	kill := m.kill
 	m.mu.Unlock()
-	m.kill(cause)
+	if kill != nil {
+		kill(cause)
+	}
 }
 
 // KeepAliveContext returns a context for work protected by the lock. With a keep-alive
 // running (WithKeepAlive or KeepAlive) it is the keep-alive's context. Otherwise it ends
-// shortly before the current expiry estimate (a twentieth of the lease before). Either way it ends when the handle learns the lock
-// is lost or released; context.Cause says why (ErrLeaseLost, ErrOwnershipUncertain,
-// ErrReleased, a renewal's error, or context.DeadlineExceeded at expiry).
+// shortly before the current expiry estimate (a twentieth of the lease before). Either
+// way it ends when the handle learns the lock is lost or released; context.Cause says
+// why (ErrLeaseLost, ErrOwnershipUncertain, ErrReleased, a renewal's error, or
+// context.DeadlineExceeded at expiry).
 func (m *Lock) KeepAliveContext() context.Context {
 	m.mu.Lock()
-	ka, deadline := m.ka, m.safeDeadlineLocked()
+	ka, deadline, alive := m.ka, m.safeDeadlineLocked(), m.aliveLocked()
 	m.mu.Unlock()
 	if ka != nil {
 		return ka.Context()
 	}
-	ctx, cancel := context.WithDeadline(m.alive, deadline)
+	ctx, cancel := context.WithDeadline(alive, deadline)
 	context.AfterFunc(ctx, cancel) // the timer goes when the context ends, not before
 	return ctx
 }
@@ -165,6 +186,13 @@ func (l *Locker) fence(cn *conn.Conn, key string) bool {
 	defer cancel()
 	other, release, err := l.c.Dedicated(ctx, key)
 	if err != nil {
+		return false
+	}
+	if other.Addr() != cn.Addr() {
+		// The key is served elsewhere now (failover, resharding): a CLIENT ID names a
+		// client of one server only, and killing it on another would hit a stranger.
+		release(true)
+		cn.Close()
 		return false
 	}
 	_, err = other.Do(ctx, "CLIENT", "KILL", "ID", id)

@@ -48,7 +48,7 @@ func (l *Locker) TryAcquire(ctx context.Context, key string, ttl time.Duration, 
 	if err != nil {
 		return nil, false, err
 	}
-	token := NewToken()
+	mu := newLock(l, key, ttl)
 	giveUp := time.Now().Add(o.wait)
 	for {
 		cn, err := l.c.ConnFor(ctx, key)
@@ -56,12 +56,12 @@ func (l *Locker) TryAcquire(ctx context.Context, key string, ttl time.Duration, 
 			return nil, false, err
 		}
 		start := time.Now()
-		ok, err := l.acquire(ctx, cn, key, token, ms)
+		ok, err := l.acquire(ctx, cn, key, mu.token, ms)
 		if err != nil {
 			return nil, false, err
 		}
 		if ok {
-			mu := newLock(l, key, token, ttl, start)
+			mu.expiresAt = start.Add(ttl)
 			if o.keepAlive {
 				mu.startKeepAlive(context.WithoutCancel(ctx))
 			}

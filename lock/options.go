@@ -32,6 +32,15 @@ func WithRetryEvery(d time.Duration) Option { return func(o *acquireOptions) { o
 func WithKeepAlive() Option { return func(o *acquireOptions) { o.keepAlive = true } }
 
 func buildOptions(opts []Option) (acquireOptions, error) {
+	if len(opts) == 0 {
+		return acquireOptions{retryEvery: DefaultRetryEvery}, nil
+	}
+	return applyOptions(opts)
+}
+
+// applyOptions is apart from buildOptions because handing &o to option functions moves o
+// to the heap: calls without options should not pay for that.
+func applyOptions(opts []Option) (acquireOptions, error) {
 	o := acquireOptions{retryEvery: DefaultRetryEvery}
 	for _, opt := range opts {
 		if opt == nil {

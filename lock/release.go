@@ -36,8 +36,16 @@ func (o ReleaseOutcome) String() string {
 	return "none"
 }
 
-// releaseOp is one release that concurrent Release calls share.
-type releaseOp struct {
+// releaseState is where the handle's release stands. Callers that join a release in
+// progress share one releaseWaiters, made only when someone joins.
+type releaseState struct {
+	running bool
+	done    bool           // a release finished with an outcome (no error)
+	outcome ReleaseOutcome // of the finished release
+	waiters *releaseWaiters
+}
+
+type releaseWaiters struct {
 	done    chan struct{}
 	outcome ReleaseOutcome
 	err     error
@@ -54,39 +62,44 @@ type releaseOp struct {
 // safe: it can only ever delete this token.
 func (m *Lock) Release(ctx context.Context) (ReleaseOutcome, error) {
 	m.mu.Lock()
-	if op := m.rel; op != nil {
-		select {
-		case <-op.done:
-			if op.outcome == Released {
-				m.mu.Unlock()
-				return AlreadyReleased, nil
-			}
-			if op.outcome == NotOwned {
-				m.mu.Unlock()
-				return NotOwned, nil
-			}
-			// The last release failed: run a new one.
-		default:
-			m.mu.Unlock()
-			select {
-			case <-op.done:
-				return op.outcome, op.err
-			case <-ctx.Done():
-				return 0, context.Cause(ctx)
-			}
+	switch rs := &m.rel; {
+	case rs.running:
+		if rs.waiters == nil {
+			rs.waiters = &releaseWaiters{done: make(chan struct{})}
 		}
+		w := rs.waiters
+		m.mu.Unlock()
+		select {
+		case <-w.done:
+			return w.outcome, w.err
+		case <-ctx.Done():
+			return 0, context.Cause(ctx)
+		}
+	case rs.done && rs.outcome == Released:
+		m.mu.Unlock()
+		return AlreadyReleased, nil
+	case rs.done:
+		m.mu.Unlock()
+		return rs.outcome, nil
 	}
-	op := &releaseOp{done: make(chan struct{})}
-	m.rel = op
+	m.rel.running = true
 	ka := m.ka
 	m.mu.Unlock()
 
 	if ka != nil {
 		ka.stop(ErrReleased, false)
 	}
-	op.outcome, op.err = m.release(ctx)
-	close(op.done)
-	return op.outcome, op.err
+	outcome, err := m.release(ctx)
+
+	m.mu.Lock()
+	w := m.rel.waiters
+	m.rel = releaseState{done: err == nil, outcome: outcome}
+	m.mu.Unlock()
+	if w != nil {
+		w.outcome, w.err = outcome, err
+		close(w.done)
+	}
+	return outcome, err
 }
 
 func (m *Lock) release(ctx context.Context) (ReleaseOutcome, error) {

@@ -17,9 +17,18 @@ type Token struct {
 // NewToken returns a fresh random token: 128 bits from crypto/rand, as 32 lower-case
 // hexadecimal characters, so that it reads well in redis-cli.
 func NewToken() Token {
-	var raw [16]byte
+	var text [tokenTextLen]byte
+	return Token{b: string(randomTokenText(&text))}
+}
+
+const tokenTextLen = 32
+
+// randomTokenText fills text with 128 random bits in hexadecimal and returns it.
+func randomTokenText(text *[tokenTextLen]byte) []byte {
+	var raw [tokenTextLen / 2]byte
 	rand.Read(raw[:]) // never fails: crypto/rand crashes the program rather than return an error
-	return Token{b: hex.EncodeToString(raw[:])}
+	hex.Encode(text[:], raw[:])
+	return text[:]
 }
 
 // TokenFromString returns the token holding the bytes of s.

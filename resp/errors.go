@@ -67,6 +67,9 @@ func (e *ServerError) Redirect() (Redirect, bool) {
 
 // HasCode reports whether err is, or wraps, a *ServerError with the given code.
 func HasCode(err error, code string) bool {
+	if err == nil {
+		return false // the common case, without the allocation errors.As costs
+	}
 	var se *ServerError
 	return errors.As(err, &se) && se.Code == code
 }

@@ -28,8 +28,8 @@ type call struct {
 	start     int           // while queued: its bytes are wbuf[start:end]
 	end       int           //
 	reply     resp.Value    // the reply of a single command
-	replies   []resp.Value  // the replies of a batch (want > 1, or multi set)
-	multi     bool          // collect into replies even when want == 1
+	results   []Result      // the results of a batch (want > 1, or multi set)
+	multi     bool          // collect into results even when want == 1
 	err       error         // a transport error, set with stateReplied
 	done      chan struct{} // gets one token when the call reaches stateReplied
 }
@@ -50,7 +50,7 @@ func putCall(cl *call) {
 	cl.readsSelf = false
 	cl.multi = false
 	cl.reply = resp.Value{}
-	cl.replies = nil
+	cl.results = nil
 	cl.err = nil
 	callPool.Put(cl)
 }
@@ -58,8 +58,8 @@ func putCall(cl *call) {
 // deliver records one reply and reports whether the call is now complete.
 func (cl *call) deliver(v resp.Value) bool {
 	if cl.multi {
-		cl.replies = append(cl.replies, v)
-		return len(cl.replies) == cl.want
+		cl.results = append(cl.results, resultOf(v))
+		return len(cl.results) == cl.want
 	}
 	cl.reply = v
 	return true

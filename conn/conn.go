@@ -328,24 +328,46 @@ func (c *Conn) DoMultiWith(ctx context.Context, keyPrefix string, keys [][]int, 
 	}
 	cl := getCall(len(cmds))
 	cl.multi = true
-	cl.replies = make([]resp.Value, 0, len(cmds))
+	cl.results = make([]Result, 0, len(cmds))
 	if err := c.enqueueMulti(ctx, cl, keyPrefix, keys, cmds); err != nil {
 		putCall(cl)
 		return nil, err
 	}
+	return c.waitResults(ctx, cl)
+}
+
+// DoEncoded sends n commands already encoded back to back in payload (as
+// resp.AppendCommand writes them) and waits for their n replies. It is how a pipeline
+// that encoded its commands as they were added sends them without a second pass.
+// payload must hold exactly n complete commands: a wrong n desynchronises the
+// connection, which then breaks on the first reply without a request.
+func (c *Conn) DoEncoded(ctx context.Context, n int, payload []byte) ([]Result, error) {
+	if n <= 0 || len(payload) == 0 {
+		return nil, fmt.Errorf("%w: %d commands in %d bytes", ErrInvalidOptions, n, len(payload))
+	}
+	cl := getCall(n)
+	cl.multi = true
+	cl.results = make([]Result, 0, n)
+	if err := c.lockForEnqueue(ctx); err != nil {
+		putCall(cl)
+		return nil, err
+	}
+	start := len(c.wbuf)
+	c.wbuf = append(c.wbuf, payload...)
+	c.submitLocked(ctx, cl, start)
+	return c.waitResults(ctx, cl)
+}
+
+func (c *Conn) waitResults(ctx context.Context, cl *call) ([]Result, error) {
 	if err := c.wait(ctx, cl); err != nil {
 		return nil, err
 	}
-	replies, err := cl.replies, cl.err
+	results, err := cl.results, cl.err
 	putCall(cl)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Result, len(replies))
-	for i, v := range replies {
-		out[i] = resultOf(v)
-	}
-	return out, nil
+	return results, nil
 }
 
 // Send writes a command that gets no reply of its own (SUBSCRIBE and friends, whose

@@ -412,3 +412,31 @@ func TestPubSubModeRESP2(t *testing.T) {
 		})
 	}
 }
+
+func TestDoEncoded(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	c := dialT(t, srv.Addr(), Options{})
+	ctx := context.Background()
+	var payload []byte
+	for _, cmd := range [][]any{{"SET", "enc", 41}, {"INCR", "enc"}, {"LPUSH", "enc", "x"}} {
+		var err error
+		if payload, err = resp.AppendCommand(payload, cmd...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := c.DoEncoded(ctx, 3, payload)
+	if err != nil || len(res) != 3 || res[1].Value.String() != "42" || !resp.HasCode(res[2].Err, "WRONGTYPE") {
+		t.Fatalf("DoEncoded: %v %v", res, err)
+	}
+	for _, bad := range []struct {
+		n       int
+		payload []byte
+	}{{0, payload}, {3, nil}, {-1, payload}} {
+		if _, err := c.DoEncoded(ctx, bad.n, bad.payload); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("DoEncoded(%d, %d bytes): %v", bad.n, len(bad.payload), err)
+		}
+	}
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

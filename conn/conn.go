@@ -91,6 +91,7 @@ type Conn struct {
 	serverVersion string
 
 	rd  *resp.Reader    // used only by the holder of the read role
+	br  *bufio.Reader   // under rd, for waits that must not parse (inlineread.go)
 	raw syscall.RawConn // the plain TCP socket, for non-blocking writes; nil under TLS
 	nbw nonBlockingWrite
 
@@ -105,6 +106,14 @@ type Conn struct {
 	err       error     // first fatal error; set once
 	deadlined bool      // a read deadline is armed
 	idleSince int64     // nanotime when the last reply left nothing in flight; 0 before any
+
+	// The interruption of a cancellable caller's own read (inlineread.go).
+	readDeadline  time.Time       // the deadline requests in flight really have
+	watched       context.Context // the context the watcher is registered for
+	unwatch       func() bool     // deregisters that watcher
+	interruptible bool            // a read for watched is under way
+	interrupted   bool            // the watcher moved the deadline into the past
+	interruptFn   func()          // c.interrupt, bound once
 
 	// alwaysRead: a push handler is set, so the reader goroutine reads all the time,
 	// pushes arriving while no command waits included.
@@ -181,7 +190,9 @@ func newConn(nc net.Conn, addr string, opts *Options) *Conn {
 		dead:         make(chan struct{}),
 		alwaysRead:   opts.PushHandler != nil,
 	}
-	c.rd = resp.NewReader(bufio.NewReaderSize(nc, 64<<10), opts.Limits)
+	c.br = bufio.NewReaderSize(nc, 64<<10)
+	c.rd = resp.NewReader(c.br, opts.Limits)
+	c.interruptFn = c.interrupt
 	if tc, ok := nc.(*net.TCPConn); ok {
 		c.raw, _ = tc.SyscallConn()
 		c.nbw.fn = c.nbw.write

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -341,5 +342,49 @@ func TestNonBlockingWriteAfterOldDeadline(t *testing.T) {
 	f.reply("$1\r\nv\r\n")
 	if err := <-done; err != nil {
 		t.Fatalf("GET after an expired write deadline: %v", err)
+	}
+}
+
+// A cancellable caller that reads its own reply on a quiet connection still returns the
+// moment its context ends, even with half a reply in the buffer; the reader goroutine
+// takes over, drops the late reply, and the next caller gets its own.
+func TestCancellableInlineReadIsInterrupted(t *testing.T) {
+	for _, partial := range []string{"", "$5\r\nhel"} {
+		c, f := dialFakeTCP(t, Options{ReadTimeout: -1}, helloRESP3)
+		ctx, cancel := context.WithCancel(context.Background())
+		res := make(chan error, 1)
+		go func() {
+			_, err := c.Do(ctx, "GET", "slow")
+			res <- err
+		}()
+		f.expect("GET", "slow")
+		if partial != "" {
+			f.reply(partial)
+		}
+		start := time.Now()
+		cancel()
+		select {
+		case err := <-res:
+			if !errors.Is(err, ErrOutcomeUnknown) || !errors.Is(err, context.Canceled) {
+				t.Fatalf("partial %q: %v", partial, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("partial %q: the cancelled caller is stuck in its read", partial)
+		}
+		t.Logf("partial %q: returned %v after cancel", partial, time.Since(start))
+		f.reply(strings.TrimPrefix("$5\r\nhello\r\n", partial))
+		got := make(chan string, 1)
+		go func() {
+			v, err := c.Do(context.Background(), "GET", "next")
+			if err != nil {
+				t.Error(err)
+			}
+			got <- v.String()
+		}()
+		f.expect("GET", "next")
+		f.reply("$4\r\nmine\r\n")
+		if v := <-got; v != `"mine"` {
+			t.Fatalf("partial %q: next caller got %s", partial, v)
+		}
 	}
 }

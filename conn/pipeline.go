@@ -153,8 +153,9 @@ func (c *Conn) submitLocked(ctx context.Context, cl *call, start int) {
 		c.finishWrite(buf)
 	case c.raw != nil && c.inflight.len() == 0:
 		// A quiet connection: nobody else's command is about to join this one, so
-		// waking the writer would only add latency.
-		buf := c.takeBatchLocked(nil)
+		// waking the writer would only add latency. The caller may read its reply
+		// itself too (readUntilInterruptible).
+		buf := c.takeBatchLocked(cl)
 		c.mu.Unlock()
 		n, err := c.writeNonBlocking(buf)
 		if err != nil {
@@ -337,7 +338,11 @@ func (c *Conn) writeLoop() {
 // reads its result. On an error return cl belongs to the connection.
 func (c *Conn) wait(ctx context.Context, cl *call) error {
 	if cl.readsSelf {
-		c.readUntil(cl)
+		if cl.inline {
+			c.readUntil(cl)
+		} else {
+			c.readUntilInterruptible(ctx, cl)
+		}
 	}
 	select {
 	case <-cl.done:
@@ -387,10 +392,10 @@ func (c *Conn) armReadDeadlineLocked(timed bool) {
 		return
 	}
 	if timed && !c.hasBlockingLocked() {
-		c.nc.SetReadDeadline(time.Now().Add(c.readTimeout))
+		c.setReadDeadlineLocked(time.Now().Add(c.readTimeout))
 		c.deadlined = true
 	} else if c.deadlined {
-		c.nc.SetReadDeadline(time.Time{})
+		c.setReadDeadlineLocked(time.Time{})
 		c.deadlined = false
 	}
 }
@@ -491,11 +496,11 @@ func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {
 	}
 	if c.deadlined {
 		if c.inflight.len() == 0 {
-			c.nc.SetReadDeadline(time.Time{})
+			c.setReadDeadlineLocked(time.Time{})
 			c.deadlined = false
 		} else {
 			// Progress: the next reply gets a full read timeout of its own.
-			c.nc.SetReadDeadline(time.Now().Add(c.readTimeout))
+			c.setReadDeadlineLocked(time.Now().Add(c.readTimeout))
 		}
 	}
 	abandoned := cl.state == stateAbandoned
@@ -521,6 +526,7 @@ func (c *Conn) fatal(err error) {
 		err = ErrClosed
 	}
 	c.err = err
+	c.stopWatchingLocked()
 	queued := c.queued
 	c.queued = nil
 	c.wbuf = nil

@@ -1,0 +1,152 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+
+	"github.com/respire/respire/resp"
+)
+
+// A caller that can be cancelled may still read its own reply, saving the hand-off from
+// the reader goroutine, if its wait can be interrupted the moment its context ends.
+// Two things make that safe:
+//
+//   - It parses only frames that are already whole in the read buffer
+//     (resp.FrameComplete), and waits for bytes with bufio's Peek, which consumes
+//     nothing: an interrupted wait loses no parsing state.
+//   - The context is watched by context.AfterFunc; when it ends, the watcher moves the
+//     read deadline into the past, which wakes the blocked read. The caller then hands
+//     the read role to the reader goroutine, with the real deadline restored, and
+//     returns. One watcher is registered per context and reused while callers keep
+//     passing the same context, so the common case allocates nothing.
+
+// pastDeadline wakes a blocked read at once.
+var pastDeadline = time.Unix(1, 0)
+
+// readUntilInterruptible is the read role held by a cancellable caller: it reads until
+// cl is complete, or until its context ends or a frame too big to see whole arrives,
+// when it hands the role to the reader goroutine.
+func (c *Conn) readUntilInterruptible(ctx context.Context, cl *call) {
+	c.mu.Lock()
+	c.watchLocked(ctx)
+	c.mu.Unlock()
+	for {
+		err := c.awaitWholeFrame()
+		if err != nil {
+			if c.interruptedBy(err) || errors.Is(err, errFrameTooBig) {
+				c.handReadRole()
+				return
+			}
+			c.fatal(err)
+			return
+		}
+		done, err := c.readOne(cl)
+		if err != nil {
+			c.fatal(err)
+			return
+		}
+		if done {
+			break
+		}
+	}
+	c.mu.Lock()
+	c.unwatchLocked()
+	if c.inflight.len() > 0 && c.err == nil {
+		c.mu.Unlock()
+		signal(c.readWake)
+		return
+	}
+	c.reading = false
+	c.mu.Unlock()
+}
+
+var errFrameTooBig = errors.New("conn: frame larger than the read buffer")
+
+// awaitWholeFrame waits until the read buffer holds a whole frame.
+func (c *Conn) awaitWholeFrame() error {
+	for {
+		if n := c.br.Buffered(); n > 0 {
+			b, _ := c.br.Peek(n)
+			if resp.FrameComplete(b) {
+				return nil
+			}
+			if n == c.br.Size() {
+				return errFrameTooBig
+			}
+		}
+		if _, err := c.br.Peek(c.br.Buffered() + 1); err != nil {
+			return err
+		}
+	}
+}
+
+// interruptedBy reports whether err is the wake-up of a watcher, as opposed to a real
+// read timeout or another failure.
+func (c *Conn) interruptedBy(err error) bool {
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.interrupted
+}
+
+// handReadRole gives the read role to the reader goroutine, with the deadline the
+// requests in flight really have.
+func (c *Conn) handReadRole() {
+	c.mu.Lock()
+	c.unwatchLocked()
+	c.mu.Unlock()
+	signal(c.readWake)
+}
+
+// watchLocked arms the interruption of the current read for ctx.
+func (c *Conn) watchLocked(ctx context.Context) {
+	if c.watched != ctx {
+		if c.unwatch != nil {
+			c.unwatch()
+		}
+		c.watched = ctx
+		c.unwatch = context.AfterFunc(ctx, c.interruptFn)
+	}
+	c.interruptible = true
+}
+
+// unwatchLocked disarms the interruption and undoes one that happened.
+func (c *Conn) unwatchLocked() {
+	c.interruptible = false
+	if c.interrupted {
+		c.interrupted = false
+		c.nc.SetReadDeadline(c.readDeadline)
+	}
+}
+
+// interrupt runs when a watched context ends: if a read for that context is under way,
+// it wakes it.
+func (c *Conn) interrupt() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.interruptible && !c.interrupted && c.watched != nil && c.watched.Err() != nil {
+		c.interrupted = true
+		c.nc.SetReadDeadline(pastDeadline)
+	}
+}
+
+// setReadDeadlineLocked is the one place the read deadline changes, so an interrupted
+// read can restore it.
+func (c *Conn) setReadDeadlineLocked(t time.Time) {
+	c.readDeadline = t
+	if !c.interrupted {
+		c.nc.SetReadDeadline(t)
+	}
+}
+
+// stopWatchingLocked drops the watcher when the connection closes.
+func (c *Conn) stopWatchingLocked() {
+	if c.unwatch != nil {
+		c.unwatch()
+		c.unwatch, c.watched = nil, nil
+	}
+}

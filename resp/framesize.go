@@ -1,0 +1,95 @@
+package resp
+
+import "bytes"
+
+// FrameComplete reports whether b begins with a whole frame, so that reading it from a
+// buffer holding b cannot block. A frame already malformed within b also counts: reading
+// it fails at once. It lets a reader that must stay interruptible wait for bytes
+// without parsing anything, and parse only what is complete.
+func FrameComplete(b []byte) bool {
+	_, st := frameEnd(b, 0, 0)
+	return st != frameIncomplete
+}
+
+type frameStatus uint8
+
+const (
+	frameWhole frameStatus = iota
+	frameIncomplete
+	frameMalformed
+)
+
+// frameScanDepth bounds the scan; deeper frames are left to the reader's own limit.
+const frameScanDepth = 128
+
+// frameEnd returns the end of the frame that starts at off.
+func frameEnd(b []byte, off, depth int) (int, frameStatus) {
+	if depth > frameScanDepth {
+		return 0, frameMalformed
+	}
+	if off >= len(b) {
+		return 0, frameIncomplete
+	}
+	nl := bytes.IndexByte(b[off:], '\n')
+	if nl < 0 {
+		return 0, frameIncomplete
+	}
+	lineEnd := off + nl + 1
+	switch b[off] {
+	case '+', '-', ':', '_', ',', '#', '(':
+		return lineEnd, frameWhole
+	case '$', '!', '=':
+		n, ok := scanLength(b[off+1 : lineEnd])
+		switch {
+		case !ok:
+			return 0, frameMalformed
+		case n < 0:
+			return lineEnd, frameWhole
+		case int64(len(b)-lineEnd) < n+2:
+			return 0, frameIncomplete
+		}
+		return lineEnd + int(n) + 2, frameWhole
+	case '*', '~', '>', '%', '|':
+		n, ok := scanLength(b[off+1 : lineEnd])
+		if !ok {
+			return 0, frameMalformed
+		}
+		if b[off] == '%' || b[off] == '|' {
+			n *= 2
+		}
+		if b[off] == '|' {
+			n++ // the value the attributes belong to
+		}
+		end := lineEnd
+		for i := int64(0); i < n; i++ {
+			var st frameStatus
+			if end, st = frameEnd(b, end, depth+1); st != frameWhole {
+				return 0, st
+			}
+		}
+		return end, frameWhole
+	}
+	return 0, frameMalformed
+}
+
+// scanLength parses the length of a header line ending in CRLF; -1 is the RESP2 null.
+func scanLength(line []byte) (int64, bool) {
+	if len(line) < 3 || line[len(line)-2] != '\r' {
+		return 0, false
+	}
+	digits := line[:len(line)-2]
+	if len(digits) == 2 && digits[0] == '-' && digits[1] == '1' {
+		return -1, true
+	}
+	if len(digits) > 1 && digits[0] == '+' { // the reader accepts it, so must the scan
+		digits = digits[1:]
+	}
+	var n int64
+	for _, c := range digits {
+		if c < '0' || c > '9' || n > 1<<40 {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, len(digits) > 0
+}

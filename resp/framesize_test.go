@@ -1,0 +1,48 @@
+package resp
+
+import (
+	"bufio"
+	"bytes"
+	"testing"
+)
+
+func TestFrameComplete(t *testing.T) {
+	whole := []string{
+		"+OK\r\n", "$5\r\nhello\r\n", "$-1\r\n", "*-1\r\n", "*2\r\n$1\r\na\r\n:1\r\n", "%1\r\n+k\r\n+v\r\n",
+		"|1\r\n+a\r\n+b\r\n+value\r\n", ">2\r\n+x\r\n+y\r\n", "_\r\n", ",1.5\r\n", "*0\r\n",
+		"$0\r\n\r\n", "=7\r\ntxt:abc\r\n",
+	}
+	for _, w := range whole {
+		if !FrameComplete([]byte(w)) {
+			t.Errorf("%q: not complete", w)
+		}
+		for cut := 0; cut < len(w); cut++ {
+			if FrameComplete([]byte(w[:cut])) {
+				t.Errorf("%q cut at %d: complete", w, cut)
+			}
+		}
+	}
+	// Malformed frames are "complete": reading them fails without waiting.
+	for _, bad := range []string{"?x\r\n", "$abc\r\n", "*x\r\n", "$5\n"} {
+		if !FrameComplete([]byte(bad)) {
+			t.Errorf("%q: malformed but reported incomplete", bad)
+		}
+	}
+}
+
+// Whatever FrameComplete calls complete, the Reader decodes from those bytes alone,
+// without asking for more.
+func FuzzFrameComplete(f *testing.F) {
+	for _, s := range []string{"+OK\r\n", "*2\r\n$1\r\na\r\n:1\r\n", "%1\r\n+k\r\n+v\r\n", "$3\r\nab"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !FrameComplete(b) {
+			return
+		}
+		r := NewReader(bufio.NewReaderSize(bytes.NewReader(b), 16), Limits{})
+		if _, err := r.Read(); err != nil && (err.Error() == "unexpected EOF") {
+			t.Fatalf("%q: called complete, but reading needed more bytes", b)
+		}
+	})
+}

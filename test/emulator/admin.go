@@ -202,8 +202,10 @@ func (a *admin) dryRun(user string, cmd []string) (denial, error) {
 }
 
 // eval runs s in database db and returns its reply, an error reply included; the error
-// is a transport failure, after which the outcome is unknown.
-func (a *admin) eval(db int, s *script, keys, argv []string) (resp.Value, error) {
+// is a transport failure, after which the outcome is unknown. With asking, ASKING
+// precedes the script (a client's ASKING, in a Cluster, applies to the command it
+// precedes, which is this one).
+func (a *admin) eval(db int, asking bool, s *script, keys, argv []string) (resp.Value, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err := a.connect(); err != nil {
@@ -219,12 +221,20 @@ func (a *admin) eval(db int, s *script, keys, argv []string) (resp.Value, error)
 		}
 		a.db = db
 	}
-	v, err := a.roundTrip(evalArgs("EVALSHA", s.sha, keys, argv)...)
+	run := func(args ...any) (resp.Value, error) {
+		if asking {
+			if _, err := a.roundTrip("ASKING"); err != nil {
+				return resp.Value{}, err
+			}
+		}
+		return a.roundTrip(args...)
+	}
+	v, err := run(evalArgs("EVALSHA", s.sha, keys, argv)...)
 	if err != nil {
 		return resp.Value{}, err
 	}
 	if resp.HasCode(v.Err(), "NOSCRIPT") {
-		return a.roundTrip(evalArgs("EVAL", s.src, keys, argv)...)
+		return run(evalArgs("EVAL", s.src, keys, argv)...)
 	}
 	return v, nil
 }

@@ -34,6 +34,12 @@
 // Emulated replies are encoded in the protocol the client negotiated (null is "$-1"
 // under RESP2, "_" under RESP3).
 //
+// In front of a Redis Cluster node, Config.RewriteAddr (or [StartCluster], which puts an
+// emulator in front of every node) rewrites node addresses in CLUSTER SHARDS, SLOTS,
+// NODES and REPLICAS replies and in MOVED and ASK errors, forwarded or produced by an
+// emulated command, so that clients stay on the emulators; an emulated command that
+// follows ASKING runs after an ASKING of its own. See cluster.go.
+//
 // Test hooks: [Emulator.Count] and [Emulator.Commands] observe the commands
 // received; [Emulator.Delay], [Emulator.DropConn] and [Emulator.ForceReply] inject
 // latency, connection loss and replies; [Emulator.Reset] clears them all.

@@ -43,6 +43,10 @@ type emulated struct {
 	script *script
 	keys   []string
 	argv   []string
+
+	// asking: the client sent ASKING just before (Cluster), so the script runs after
+	// an ASKING of its own.
+	asking bool
 }
 
 // plan returns the emulation of args under the profile, or nil when the command goes

@@ -22,6 +22,10 @@ type Config struct {
 	// DEL. Both empty means the default user without AUTH; a password alone
 	// authenticates the default user.
 	AdminUser, AdminPassword string
+	// RewriteAddr, when set, maps a backend node address ("127.0.0.1:7001") to the
+	// address clients should use instead (its emulator's), in Cluster topology replies
+	// and MOVED/ASK errors; see cluster.go.
+	RewriteAddr func(addr string) string
 }
 
 // Emulator is a proxy in front of a real Redis 7 server that answers as the server of

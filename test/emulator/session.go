@@ -58,6 +58,7 @@ type session struct {
 	db              int    // SELECT
 	tx              *transaction
 	subscribedRESP2 bool // a RESP2 SUBSCRIBE was sent: replies no longer match commands
+	asking          bool // the previous command was ASKING: it applies to this one
 }
 
 // blockingCommands may wait server-side indefinitely: once their client is gone the
@@ -159,6 +160,8 @@ func (s *session) finish() {
 // handle applies the hooks to one command, then forwards or emulates it. It returns
 // false when the session must end.
 func (s *session) handle(c command) bool {
+	asking := s.asking
+	s.asking = c.names[0] == "ASKING"
 	h := s.e.hooks
 	if d := h.delay(c.names); d > 0 {
 		t := time.NewTimer(d)
@@ -182,6 +185,7 @@ func (s *session) handle(c command) bool {
 		return true
 	}
 	if em := s.f.plan(c.args); em != nil {
+		em.asking = asking
 		return s.emulate(em, dropAfter)
 	}
 	return s.forward(c, dropAfter)
@@ -205,7 +209,7 @@ func (s *session) forward(c command, dropAfter bool) bool {
 	}
 	p := newPending()
 	p.dropClient = dropAfter
-	p.rewrite = s.rewriter(name)
+	p.rewrite = s.rewriter(c.names)
 	if err := s.be.send(p, c.raw); err != nil {
 		return false
 	}
@@ -242,12 +246,32 @@ func (s *session) await(p *pending, blocking bool) (resp.Value, bool) {
 // rewriter returns how a forwarded reply is rewritten for the profile: HELLO's
 // identity fields and the Redis 7 wording of errors. The user is taken now, as the
 // reply belongs to this command.
-func (s *session) rewriter(name string) func(resp.Value, []byte) []byte {
-	if s.f.passThrough() {
+func (s *session) rewriter(names []string) func(resp.Value, []byte) []byte {
+	addr := s.e.cfg.RewriteAddr
+	if s.f.passThrough() && addr == nil {
 		return nil
+	}
+	name, sub := names[0], ""
+	if len(names) > 1 {
+		sub = names[1]
 	}
 	f, user := s.f, s.user
 	return func(v resp.Value, raw []byte) []byte {
+		if addr != nil {
+			if msg, ok := errorText(v); ok {
+				if out, ok := rewriteRedirect(msg, addr); ok {
+					return errorFrame(out)
+				}
+			}
+			if name == "CLUSTER" {
+				if out, ok := rewriteCluster(sub, v, addr); ok {
+					return resp.AppendValue(nil, out)
+				}
+			}
+		}
+		if f.passThrough() {
+			return raw
+		}
 		if name == "HELLO" {
 			if out, ok := f.rewriteHello(v); ok {
 				return resp.AppendValue(nil, out)
@@ -402,7 +426,7 @@ func (s *session) emulate(em *emulated, dropAfter bool) bool {
 	if em.execErr != "" {
 		return s.reply(errorFrame(em.execErr), dropAfter)
 	}
-	v, err := s.e.admin.eval(s.db, em.script, em.keys, em.argv)
+	v, err := s.e.admin.eval(s.db, em.asking, em.script, em.keys, em.argv)
 	if err != nil {
 		return false // outcome unknown: drop the client as a lost connection would
 	}
@@ -497,6 +521,11 @@ func (s *session) reply(frame []byte, dropAfter bool) bool {
 // encode writes a script's reply as the real command's, in the client's protocol:
 // null is "$-1" under RESP2 and "_" under RESP3.
 func (s *session) encode(v resp.Value) []byte {
+	if msg, ok := errorText(v); ok && s.e.cfg.RewriteAddr != nil {
+		if out, ok := rewriteRedirect(msg, s.e.cfg.RewriteAddr); ok {
+			return errorFrame(out)
+		}
+	}
 	if v.IsNull() {
 		if s.proto >= 3 {
 			return []byte("_\r\n")

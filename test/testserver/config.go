@@ -43,6 +43,11 @@ type Config struct {
 	// Binary is the redis-server executable, a path or a name looked up in
 	// PATH. Empty means "redis-server".
 	Binary string
+
+	// ConfigFile, when set, is passed as the first argument, before the
+	// harness's own: the configuration file the server loads (and may
+	// rewrite). redis-sentinel needs one, since it saves its state there.
+	ConfigFile string
 }
 
 // User is an ACL user of a [Config]. The ACL line written for it is
@@ -171,7 +176,11 @@ func (c *Config) writeFiles(dir string) (args []string, tlsFiles *certFiles, err
 
 // serverArgs builds the full redis-server command line.
 func serverArgs(dir string, port, tlsPort int, fileArgs []string, certs *certFiles, cfg *Config) []string {
-	args := []string{
+	var args []string
+	if cfg.ConfigFile != "" {
+		args = append(args, cfg.ConfigFile)
+	}
+	args = append(args,
 		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",
 		"--dir", dir,
@@ -179,7 +188,7 @@ func serverArgs(dir string, port, tlsPort int, fileArgs []string, certs *certFil
 		"--logfile", "", // standard output, which goes to the log file
 		"--save", "",
 		"--appendonly", "no",
-	}
+	)
 	args = append(args, fileArgs...)
 	if certs != nil {
 		authClients := "no"

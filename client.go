@@ -18,10 +18,11 @@ import (
 // are pipelined on shared connections (auto-pipelining); blocking commands and
 // transactions get dedicated connections from a pool; subscriptions own theirs.
 type Client struct {
-	opts   Options
-	route  router
-	prefix string
-	closed atomic.Bool
+	opts    Options
+	route   router
+	cluster *clusterRouter // the router too, on a Cluster deployment; else nil
+	prefix  string
+	closed  atomic.Bool
 
 	subsMu sync.Mutex
 	subs   map[*Subscription]struct{}
@@ -57,6 +58,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{opts: opts, route: r, prefix: opts.KeyPrefix, subs: map[*Subscription]struct{}{}}
+	c.cluster, _ = r.(*clusterRouter)
 	if _, err := r.shared(ctx, anySlot); err != nil {
 		r.close()
 		return nil, err
@@ -100,6 +102,9 @@ func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	if err != nil {
 		return resp.Value{}, err
 	}
+	if c.cluster != nil {
+		return c.doCluster(ctx, o, args)
+	}
 	if o.Blocking {
 		return c.doDedicated(ctx, o, args)
 	}
@@ -108,7 +113,7 @@ func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
 
 func (c *Client) doShared(ctx context.Context, o conn.CallOptions, args []any) (resp.Value, error) {
 	for attempt := 0; ; attempt++ {
-		cn, err := c.route.shared(ctx, c.slotOf(args))
+		cn, err := c.route.shared(ctx, c.routeSlot(args))
 		if err != nil {
 			return resp.Value{}, err
 		}
@@ -116,17 +121,11 @@ func (c *Client) doShared(ctx context.Context, o conn.CallOptions, args []any) (
 		if err != nil && attempt == 0 && retryable(ctx, err, args) {
 			continue
 		}
+		if err != nil {
+			c.observeFailure(ctx, err)
+		}
 		return v, err
 	}
-}
-
-// slotOf returns the hash slot a command is routed by (anySlot for a keyless command,
-// and always on a deployment without slots).
-func (c *Client) slotOf(args []any) int {
-	if !c.opts.Cluster {
-		return anySlot
-	}
-	return clusterSlot(args)
 }
 
 // retryable says whether a failed command may be sent again on a new connection:
@@ -145,12 +144,15 @@ func retryable(ctx context.Context, err error, args []any) bool {
 }
 
 func (c *Client) doDedicated(ctx context.Context, o conn.CallOptions, args []any) (resp.Value, error) {
-	cn, err := c.route.dedicated(ctx, c.slotOf(args))
+	cn, err := c.route.dedicated(ctx, anySlot)
 	if err != nil {
 		return resp.Value{}, err
 	}
 	v, err := cn.DoWith(ctx, o, args...)
 	c.route.release(cn, reusable(err))
+	if err != nil {
+		c.observeFailure(ctx, err)
+	}
 	return v, err
 }
 
@@ -165,6 +167,11 @@ func reusable(err error) bool {
 // results in order. The error is for the batch as a whole (invalid argument, ctx ended,
 // connection lost); single commands' error replies are in their Result. Blocking and
 // connection-state commands are refused.
+//
+// On a Cluster the batch is split by node, each node's part is one pipeline, and the
+// results come back in the caller's order; a command redirected by MOVED or ASK is
+// retried alone. A command whose keys hash to different slots fails the batch before
+// anything is sent (ErrCrossSlot).
 func (c *Client) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	if len(cmds) == 0 {
 		return nil, nil
@@ -173,8 +180,11 @@ func (c *Client) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.cluster != nil {
+		return c.doMultiCluster(ctx, cmds, keys)
+	}
 	for attempt := 0; ; attempt++ {
-		cn, err := c.route.shared(ctx, c.slotOf(cmds[0]))
+		cn, err := c.route.shared(ctx, anySlot)
 		if err != nil {
 			return nil, err
 		}
@@ -246,7 +256,31 @@ func (c *Client) ConnFor(ctx context.Context, key string) (*conn.Conn, error) {
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
-	return c.route.shared(ctx, c.slotOf([]any{"GET", key}))
+	return c.route.shared(ctx, c.keySlot(key))
+}
+
+// DoOn sends one command on cn, a connection ConnFor returned, with the options o (the
+// caller applies the key prefix through them), and follows Cluster redirections: after
+// MOVED it sends the command again to the slot's new owner, after ASK to the node
+// importing the slot, with ASKING first; after TRYAGAIN or CLUSTERDOWN it retries with
+// a backoff. Those replies mean the command did not run, so nothing runs twice.
+// DoOn returns the reply and the connection that produced it, which after a
+// redirection is not cn: code that learns per connection (capabilities, the CLIENT ID
+// to fence) learns on that one. Outside a Cluster it is cn.DoWith.
+func (c *Client) DoOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args ...any) (resp.Value, *conn.Conn, error) {
+	v, err := cn.DoWith(ctx, o, args...)
+	if err == nil || c.cluster == nil || !needsRetry(err) {
+		return v, cn, err
+	}
+	slot, serr := clusterSlot(args, o.KeyPrefix, o.Keys)
+	if serr != nil {
+		return resp.Value{}, cn, serr
+	}
+	v, last, err := c.cluster.do(ctx, o, args, slot, false, err, cn)
+	if last == nil {
+		last = cn
+	}
+	return v, last, err
 }
 
 // Dedicated checks out a connection of the caller's own, to the node that serves key,
@@ -256,7 +290,25 @@ func (c *Client) Dedicated(ctx context.Context, key string) (cn *conn.Conn, rele
 	if c.closed.Load() {
 		return nil, nil, ErrClosed
 	}
-	cn, err = c.route.dedicated(ctx, c.slotOf([]any{"GET", key}))
+	cn, err = c.route.dedicated(ctx, c.keySlot(key))
+	if err != nil {
+		return nil, nil, err
+	}
+	return cn, func(reusable bool) { c.route.release(cn, reusable) }, nil
+}
+
+// DedicatedTo is Dedicated for the server that other is connected to, whichever slots
+// it serves now: to reach the node that carried a command (to fence its connection,
+// say) after a Cluster redirection.
+func (c *Client) DedicatedTo(ctx context.Context, other *conn.Conn) (cn *conn.Conn, release func(reusable bool), err error) {
+	if c.closed.Load() {
+		return nil, nil, ErrClosed
+	}
+	if c.cluster != nil {
+		cn, err = c.cluster.dedicatedAt(ctx, other.Addr())
+	} else {
+		cn, err = c.route.dedicated(ctx, anySlot)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,16 +3,503 @@ package respire
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
+	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/pool"
+	"github.com/respire/respire/resp"
 )
 
-// errClusterPending is returned until Cluster routing lands.
-var errClusterPending = errors.New("respire: Cluster routing is not available yet")
+// Cluster routing tunables. Variables, not constants, so that tests can shorten them.
+var (
+	// clusterRefreshInterval is the period of the background topology refresh.
+	clusterRefreshInterval = 15 * time.Second
+	// clusterRefreshGap is the least time between two refreshes, so a cluster in
+	// trouble is not asked for its topology in a tight loop.
+	clusterRefreshGap = 50 * time.Millisecond
+	// clusterFetchTimeout bounds one node's answer to CLUSTER SHARDS.
+	clusterFetchTimeout = 2 * time.Second
+)
 
-func newClusterRouter(ctx context.Context, o *Options, copts conn.Options) (router, error) {
-	return nil, errClusterPending
+const (
+	// maxRedirects bounds the MOVED/ASK hops of one command; more means the cluster is
+	// reconfiguring faster than the client can follow, or is misconfigured.
+	maxRedirects = 16
+	// maxClusterRetries bounds the retries after TRYAGAIN and CLUSTERDOWN.
+	maxClusterRetries = 8
+)
+
+// clusterRouter routes by hash slot to the nodes of a Redis Cluster. Each slot points
+// at a shard (a master and its replicas); each node has one auto-pipelined connection
+// and one pool of dedicated connections. The slot table is read without locks; MOVED
+// replies patch one slot and topology refreshes rewrite the table.
+type clusterRouter struct {
+	opts  *Options
+	copts conn.Options
+	seeds []string
+
+	slots   [cluster.SlotCount]atomic.Pointer[clusterShard]
+	masters atomic.Pointer[[]*clusterNode] // masters that serve slots, for keyless commands
+	next    atomic.Uint32                  // round-robin over masters and replicas
+
+	mu     sync.Mutex
+	nodes  map[string]*clusterNode // every node in use, by address
+	closed bool
+
+	refresher *cluster.Refresher
+	fetches   atomic.Uint64 // topology replies read, for tests
 }
 
-// clusterSlot returns the hash slot of a command's keys.
-func clusterSlot(args []any) int { return anySlot }
+// clusterShard is the master serving a set of slots and the replicas that may serve its
+// reads.
+type clusterShard struct {
+	master   *clusterNode
+	replicas []*clusterNode
+}
+
+// clusterNode is the connections of one node.
+type clusterNode struct {
+	addr   string
+	shared *sharedConn
+	pool   *pool.Pool[*conn.Conn]
+	gone   atomic.Bool // removed from the cluster and closed
+}
+
+func newClusterRouter(ctx context.Context, o *Options, copts conn.Options) (router, error) {
+	r := &clusterRouter{
+		opts:  o,
+		copts: copts,
+		seeds: slices.Clone(o.Addrs),
+		nodes: map[string]*clusterNode{},
+	}
+	if err := r.refresh(ctx); err != nil {
+		r.closeNodes()
+		return nil, err
+	}
+	r.refresher = cluster.NewRefresher(r.refresh, cluster.RefresherOptions{
+		Interval: clusterRefreshInterval,
+		MinGap:   clusterRefreshGap,
+	})
+	return r, nil
+}
+
+// newNode opens nothing yet: the shared connection is dialled on first use, the pool
+// dials on demand.
+func (r *clusterRouter) newNode(addr string) (*clusterNode, error) {
+	copts := r.copts
+	dial := func(ctx context.Context) (*conn.Conn, error) { return conn.Dial(ctx, addr, copts) }
+	p, err := pool.New(pool.Options[*conn.Conn]{
+		Dial:             dial,
+		Size:             r.opts.PoolSize,
+		MinIdle:          r.opts.MinIdle,
+		MaxLifetime:      r.opts.ConnMaxLifetime,
+		MaxIdleTime:      r.opts.ConnMaxIdleTime,
+		HealthCheckAfter: dedicatedHealthCheckAfter,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
+	}
+	sharedDial := dial
+	if r.opts.ReplicaReads {
+		// READONLY lets a replica serve reads of its master's slots; on a master it
+		// changes nothing, so every shared connection can send it, whatever the
+		// node's role becomes after a failover.
+		sharedDial = func(ctx context.Context) (*conn.Conn, error) {
+			cn, err := dial(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := cn.Do(ctx, "READONLY"); err != nil {
+				cn.Close()
+				return nil, fmt.Errorf("respire: READONLY on %s: %w", addr, err)
+			}
+			return cn, nil
+		}
+	}
+	return &clusterNode{addr: addr, shared: newSharedConn(sharedDial), pool: p}, nil
+}
+
+func (n *clusterNode) close() {
+	n.gone.Store(true)
+	n.shared.close()
+	n.pool.Close()
+}
+
+// nodeLocked returns the node at addr, creating it. The caller holds r.mu.
+func (r *clusterRouter) nodeLocked(addr string) (*clusterNode, error) {
+	if n := r.nodes[addr]; n != nil {
+		return n, nil
+	}
+	if r.closed {
+		return nil, ErrClosed
+	}
+	n, err := r.newNode(addr)
+	if err != nil {
+		return nil, err
+	}
+	r.nodes[addr] = n
+	return n, nil
+}
+
+func (r *clusterRouter) node(addr string) (*clusterNode, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.nodeLocked(addr)
+}
+
+// nodeFor returns the node that serves slot: its master, or with replica one of its
+// replicas when it has any; for anySlot, one of the masters in turn.
+func (r *clusterRouter) nodeFor(ctx context.Context, slot int, replica bool) (*clusterNode, error) {
+	if slot == anySlot {
+		return r.anyMaster(ctx)
+	}
+	s := r.slots[slot].Load()
+	if s == nil {
+		// Not served as far as we know: the cluster may have changed under us.
+		if err := r.refresher.Refresh(ctx); err != nil {
+			return nil, err
+		}
+		if s = r.slots[slot].Load(); s == nil {
+			return nil, fmt.Errorf("%w: no node serves slot %d", ErrClusterDown, slot)
+		}
+	}
+	if replica && len(s.replicas) > 0 {
+		return s.replicas[int(r.next.Add(1))%len(s.replicas)], nil
+	}
+	return s.master, nil
+}
+
+func (r *clusterRouter) anyMaster(ctx context.Context) (*clusterNode, error) {
+	ms := r.masters.Load()
+	if ms == nil || len(*ms) == 0 {
+		if err := r.refresher.Refresh(ctx); err != nil {
+			return nil, err
+		}
+		if ms = r.masters.Load(); ms == nil || len(*ms) == 0 {
+			return nil, fmt.Errorf("%w: no master serves any slot", ErrClusterDown)
+		}
+	}
+	return (*ms)[int(r.next.Add(1))%len(*ms)], nil
+}
+
+// masterNodes returns the masters that serve slots, in address order.
+func (r *clusterRouter) masterNodes(ctx context.Context) ([]*clusterNode, error) {
+	if ms := r.masters.Load(); ms != nil && len(*ms) > 0 {
+		return *ms, nil
+	}
+	if _, err := r.anyMaster(ctx); err != nil {
+		return nil, err
+	}
+	return *r.masters.Load(), nil
+}
+
+// conn returns n's shared connection; a failure to connect asks for a topology refresh,
+// since the node may have died or left.
+func (r *clusterRouter) conn(ctx context.Context, n *clusterNode) (*conn.Conn, error) {
+	cn, err := n.shared.get(ctx)
+	if err != nil {
+		r.refresher.Trigger()
+	}
+	return cn, err
+}
+
+func (r *clusterRouter) shared(ctx context.Context, slot int) (*conn.Conn, error) {
+	for attempt := 0; ; attempt++ {
+		n, err := r.nodeFor(ctx, slot, false)
+		if err != nil {
+			return nil, err
+		}
+		cn, err := r.conn(ctx, n)
+		if err != nil && n.gone.Load() && attempt < 3 {
+			continue // the node left while we looked it up: look again
+		}
+		return cn, err
+	}
+}
+
+func (r *clusterRouter) dedicated(ctx context.Context, slot int) (*conn.Conn, error) {
+	for attempt := 0; ; attempt++ {
+		n, err := r.nodeFor(ctx, slot, false)
+		if err != nil {
+			return nil, err
+		}
+		cn, err := n.pool.Get(ctx)
+		if err != nil {
+			if n.gone.Load() && attempt < 3 {
+				continue
+			}
+			r.refresher.Trigger()
+		}
+		return cn, err
+	}
+}
+
+// dedicatedAt checks out a dedicated connection to the node at addr.
+func (r *clusterRouter) dedicatedAt(ctx context.Context, addr string) (*conn.Conn, error) {
+	n, err := r.node(addr)
+	if err != nil {
+		return nil, err
+	}
+	return n.pool.Get(ctx)
+}
+
+func (r *clusterRouter) release(cn *conn.Conn, reusable bool) {
+	r.mu.Lock()
+	n := r.nodes[cn.Addr()]
+	r.mu.Unlock()
+	switch {
+	case n == nil:
+		cn.Close() // its node left; its pool is closed
+	case reusable:
+		n.pool.Put(cn)
+	default:
+		n.pool.Discard(cn)
+	}
+}
+
+func (r *clusterRouter) dial(ctx context.Context, slot int, adjust func(*conn.Options)) (*conn.Conn, error) {
+	n, err := r.nodeFor(ctx, slot, false)
+	if err != nil {
+		return nil, err
+	}
+	opts := r.copts
+	if adjust != nil {
+		adjust(&opts)
+	}
+	cn, err := conn.Dial(ctx, n.addr, opts)
+	if err != nil {
+		r.refresher.Trigger()
+	}
+	return cn, err
+}
+
+func (r *clusterRouter) stats() pool.Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var sum pool.Stats
+	for _, n := range r.nodes {
+		s := n.pool.Stats()
+		sum.Hits += s.Hits
+		sum.Misses += s.Misses
+		sum.Timeouts += s.Timeouts
+		sum.Dials += s.Dials
+		sum.DialErrors += s.DialErrors
+		sum.Closed += s.Closed
+		sum.Total += s.Total
+		sum.Idle += s.Idle
+		sum.InUse += s.InUse
+		sum.Dialing += s.Dialing
+		sum.Waiters += s.Waiters
+	}
+	return sum
+}
+
+func (r *clusterRouter) close() error {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	if r.refresher != nil {
+		r.refresher.Close()
+	}
+	r.closeNodes()
+	return nil
+}
+
+func (r *clusterRouter) closeNodes() {
+	r.mu.Lock()
+	nodes := make([]*clusterNode, 0, len(r.nodes))
+	for _, n := range r.nodes {
+		nodes = append(nodes, n)
+	}
+	clear(r.nodes)
+	r.closed = true
+	r.mu.Unlock()
+	for _, n := range nodes {
+		n.close()
+	}
+}
+
+// moved records that slot now belongs to the node at addr (a MOVED reply) and asks for
+// a refresh, which brings the rest of the table, replicas included, up to date.
+func (r *clusterRouter) moved(slot int, addr string) (*clusterNode, error) {
+	r.mu.Lock()
+	n, err := r.nodeLocked(addr)
+	if err == nil {
+		if cur := r.slots[slot].Load(); cur == nil || cur.master != n {
+			r.slots[slot].Store(&clusterShard{master: n})
+		}
+	}
+	r.mu.Unlock()
+	if r.refresher != nil {
+		r.refresher.Trigger()
+	}
+	return n, err
+}
+
+// refresh reads the topology from the first node that answers and applies it.
+func (r *clusterRouter) refresh(ctx context.Context) error {
+	t, err := r.fetch(ctx)
+	if err != nil {
+		return err
+	}
+	return r.apply(t)
+}
+
+// fetch asks the known masters, then the other known nodes, then the seeds, for
+// CLUSTER SHARDS (CLUSTER SLOTS on servers before 7.0).
+func (r *clusterRouter) fetch(ctx context.Context) (*cluster.Topology, error) {
+	var candidates []*clusterNode
+	if ms := r.masters.Load(); ms != nil {
+		candidates = slices.Clone(*ms)
+		rand.Shuffle(len(candidates), func(i, j int) { candidates[i], candidates[j] = candidates[j], candidates[i] })
+	}
+	r.mu.Lock()
+	for _, n := range r.nodes {
+		if !slices.Contains(candidates, n) {
+			candidates = append(candidates, n)
+		}
+	}
+	r.mu.Unlock()
+	var errs []error
+	tried := map[string]bool{}
+	for _, n := range candidates {
+		tried[n.addr] = true
+		t, err := r.fetchFrom(ctx, n.addr, func(ctx context.Context) (*conn.Conn, func(), error) {
+			cn, err := n.shared.get(ctx)
+			return cn, func() {}, err
+		})
+		if err == nil {
+			return t, nil
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	for _, addr := range r.seeds {
+		if tried[addr] || ctx.Err() != nil {
+			continue
+		}
+		t, err := r.fetchFrom(ctx, addr, func(ctx context.Context) (*conn.Conn, func(), error) {
+			cn, err := conn.Dial(ctx, addr, r.copts)
+			if err != nil {
+				return nil, nil, err
+			}
+			return cn, func() { cn.Close() }, nil
+		})
+		if err == nil {
+			return t, nil
+		}
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		errs = append(errs, context.Cause(ctx))
+	}
+	return nil, fmt.Errorf("respire: no cluster node answered with its topology: %w", errors.Join(errs...))
+}
+
+func (r *clusterRouter) fetchFrom(ctx context.Context, addr string, open func(context.Context) (*conn.Conn, func(), error)) (*cluster.Topology, error) {
+	ctx, cancel := context.WithTimeout(ctx, clusterFetchTimeout)
+	defer cancel()
+	cn, done, err := open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	useTLS := r.copts.TLS != nil
+	v, err := cn.Do(ctx, "CLUSTER", "SHARDS")
+	var t *cluster.Topology
+	switch {
+	case err == nil:
+		t, err = cluster.ParseShards(v, addr, useTLS)
+	case isUnknownSubcommand(err):
+		// Before Redis 7.0.
+		if v, err = cn.Do(ctx, "CLUSTER", "SLOTS"); err == nil {
+			t, err = cluster.ParseSlots(v, addr)
+		}
+	}
+	if err != nil {
+		if resp.HasCode(err, "ERR") && strings.Contains(err.Error(), "cluster support disabled") {
+			return nil, fmt.Errorf("%w: %s is not a cluster node (cluster-enabled is no): %v", ErrInvalidOptions, addr, err)
+		}
+		return nil, fmt.Errorf("%s: %w", addr, err)
+	}
+	if t.Covered() == 0 {
+		return nil, fmt.Errorf("%w: %s: no slot is assigned to any node", ErrClusterDown, addr)
+	}
+	r.fetches.Add(1)
+	return t, nil
+}
+
+func isUnknownSubcommand(err error) bool {
+	var se *resp.ServerError
+	return errors.As(err, &se) && strings.HasPrefix(se.Msg, "ERR unknown subcommand")
+}
+
+// apply rewrites the slot table from t, creating nodes that are new, and closes the
+// nodes that are no longer part of the cluster.
+func (r *clusterRouter) apply(t *cluster.Topology) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return ErrClosed
+	}
+	live := map[*clusterNode]bool{}
+	var owners [cluster.SlotCount]*clusterShard
+	var masters []*clusterNode
+	for _, s := range t.Shards {
+		if s.Master.Addr == "" {
+			continue
+		}
+		m, err := r.nodeLocked(s.Master.Addr)
+		if err != nil {
+			r.mu.Unlock()
+			return err
+		}
+		live[m] = true
+		sh := &clusterShard{master: m}
+		for _, rep := range s.Replicas {
+			n, err := r.nodeLocked(rep.Addr)
+			if err != nil {
+				r.mu.Unlock()
+				return err
+			}
+			live[n] = true
+			if rep.Healthy {
+				sh.replicas = append(sh.replicas, n)
+			}
+		}
+		if len(s.Slots) > 0 {
+			masters = append(masters, m)
+		}
+		for _, rg := range s.Slots {
+			for slot := rg.First; slot <= rg.Last; slot++ {
+				owners[slot] = sh
+			}
+		}
+	}
+	for slot := range owners {
+		r.slots[slot].Store(owners[slot])
+	}
+	slices.SortFunc(masters, func(a, b *clusterNode) int { return strings.Compare(a.addr, b.addr) })
+	r.masters.Store(&masters)
+	var left []*clusterNode
+	for addr, n := range r.nodes {
+		if !live[n] {
+			delete(r.nodes, addr)
+			left = append(left, n)
+		}
+	}
+	r.mu.Unlock()
+	for _, n := range left {
+		n.close()
+	}
+	return nil
+}

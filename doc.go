@@ -21,6 +21,14 @@
 // would change a shared connection's state (MULTI, SUBSCRIBE, SELECT, ...) are refused
 // with ErrConnState.
 //
+// On a Redis Cluster (Options.Cluster, or a redis+cluster:// URL) the same Client
+// routes every command by the hash slot of its keys, found with the command key table
+// ({hash tags} respected, the key prefix included), follows MOVED and ASK
+// redirections, retries TRYAGAIN and CLUSTERDOWN with a backoff, and refuses a
+// command whose keys span slots with ErrCrossSlot before sending it. Keyless commands
+// that mean "every master" (FLUSHALL, SCRIPT LOAD, KEYS, DBSIZE, ...) go to every
+// master, Scan walks every master, and batches are split by node.
+//
 // Every error that crosses the network says whether the command was sent: errors.Is
 // with conn.ErrNotSent means it never reached the server; conn.ErrOutcomeUnknown means
 // it may have run. The client retries on a fresh connection only what was not sent or
@@ -30,6 +38,9 @@
 //
 // Client, Script and Subscription are safe for concurrent use; Pipeline and Tx belong
 // to one goroutine. The client owns the goroutines of its connections (two each), the
-// pool's maintenance goroutine when MinIdle or ConnMaxIdleTime is set, and one per
-// Subscription; Client.Close and Subscription.Close stop them and wait for them.
+// pool's maintenance goroutine when MinIdle or ConnMaxIdleTime is set, one per
+// Subscription, with SentinelMaster the two of its sentinel.Monitor (failover
+// watcher and rediscovery), and on a Cluster the topology refresher (and, while a
+// DoMulti spanning several nodes runs, one goroutine per node); Client.Close and
+// Subscription.Close stop them and wait for them.
 package respire

@@ -23,6 +23,18 @@ var (
 	// ErrInvalidArg is matched by errors for unusable arguments of the Client's own
 	// methods (an empty channel list, an empty key).
 	ErrInvalidArg = errors.New("respire: invalid argument")
+	// ErrCrossSlot is matched by the error for a command (or a transaction, or a
+	// subscription) whose keys hash to different Cluster slots: it is refused before
+	// anything is sent, and the error names the slots. Keys that share a {hash tag}
+	// share a slot.
+	ErrCrossSlot = errors.New("respire: keys in different cluster slots")
+	// ErrTooManyRedirects is matched by the error for a command that the Cluster
+	// redirected (MOVED, ASK) more times than the client follows; it wraps the last
+	// redirection. The command did not run.
+	ErrTooManyRedirects = errors.New("respire: too many cluster redirections")
+	// ErrClusterDown is matched by the error for a command no Cluster node serves: its
+	// slot is not assigned, or no master serves any slot.
+	ErrClusterDown = errors.New("respire: cluster slot not served")
 )
 
 // Result is the outcome of one command of a batch: its reply, or its error (a

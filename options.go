@@ -18,8 +18,10 @@ type Options struct {
 	// deployments take several seeds here.
 	Addrs []string
 
-	// Cluster: Addrs are seed nodes of a Redis Cluster; commands are routed by hash
-	// slot.
+	// Cluster: Addrs are seed nodes of a Redis Cluster (any one that answers is
+	// enough); commands are routed by hash slot and MOVED/ASK redirections are
+	// followed. Each node gets its own shared connection and its own pool of PoolSize
+	// dedicated connections. A Cluster has only database 0.
 	Cluster bool
 	// SentinelMaster: Addrs are Sentinels, and the client serves the master they
 	// name SentinelMaster, following failovers.
@@ -109,10 +111,14 @@ func (o *Options) validate() error {
 		return fmt.Errorf("%w: negative subscription buffer", ErrInvalidOptions)
 	case o.Username != "" && o.Password == "":
 		return fmt.Errorf("%w: username without password", ErrInvalidOptions)
+	case o.Cluster && o.DB != 0:
+		return fmt.Errorf("%w: a Cluster has only database 0, not DB %d", ErrInvalidOptions, o.DB)
 	case o.Cluster && o.SentinelMaster != "":
 		return fmt.Errorf("%w: Cluster and SentinelMaster are exclusive", ErrInvalidOptions)
 	case o.SentinelMaster == "" && (o.SentinelUsername != "" || o.SentinelPassword != ""):
 		return fmt.Errorf("%w: Sentinel credentials without SentinelMaster", ErrInvalidOptions)
+	case o.SentinelUsername != "" && o.SentinelPassword == "":
+		return fmt.Errorf("%w: SentinelUsername without SentinelPassword", ErrInvalidOptions)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/resp"
 )
@@ -38,9 +39,19 @@ type Subscription struct {
 	closing sync.Once
 
 	mu       sync.Mutex // held while the sets change and while (re)subscribing
-	channels []string
+	channels []string   // shard channels, for a shard subscription
 	patterns []string
 	cn       *conn.Conn
+
+	// A shard subscription (SSubscribe) is on the node that serves its channels' slot.
+	// When the slot moves the server unsubscribes it (a sunsubscribe push it did not
+	// ask for); the push handler notes the channel in unsubscribed and wakes run, which
+	// resubscribes where the slot is now.
+	shard        bool
+	slot         int
+	resub        chan struct{}
+	pushMu       sync.Mutex
+	unsubscribed []string
 }
 
 // Subscribe subscribes to channels on a new connection and returns the subscription.
@@ -54,14 +65,36 @@ func (c *Client) PSubscribe(ctx context.Context, patterns ...string) (*Subscript
 	return c.subscribe(ctx, nil, patterns)
 }
 
+// SSubscribe subscribes to shard channels (sharded pub/sub, Redis 7.0+: SSUBSCRIBE,
+// published with SPUBLISH) on a new connection and returns the subscription. A shard
+// channel lives in a hash slot like a key: on a Cluster every channel of the
+// subscription must hash to one slot (ErrCrossSlot otherwise; use a {hash tag}), the
+// subscription connects to the node that serves it, and when the slot moves to another
+// node it follows, resubscribing there. Add and remove channels with
+// Subscription.SSubscribe and SUnsubscribe. Messages published while it moves are
+// lost, as with any Redis pub/sub.
+func (c *Client) SSubscribe(ctx context.Context, channels ...string) (*Subscription, error) {
+	return c.newSubscription(ctx, channels, nil, true)
+}
+
 func (c *Client) subscribe(ctx context.Context, channels, patterns []string) (*Subscription, error) {
+	return c.newSubscription(ctx, channels, patterns, false)
+}
+
+func (c *Client) newSubscription(ctx context.Context, channels, patterns []string, shard bool) (*Subscription, error) {
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
 	if err := checkNames(channels, patterns); err != nil {
 		return nil, err
 	}
-	s := &Subscription{client: c, msgs: make(chan Message, c.opts.SubscriptionBuffer)}
+	s := &Subscription{client: c, msgs: make(chan Message, c.opts.SubscriptionBuffer), shard: shard, slot: anySlot, resub: make(chan struct{}, 1)}
+	if shard && c.cluster != nil {
+		var err error
+		if s.slot, err = channelSlot(anySlot, channels); err != nil {
+			return nil, err
+		}
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.channels = slices.Clone(channels)
 	s.patterns = slices.Clone(patterns)
@@ -89,17 +122,36 @@ func checkNames(channels, patterns []string) error {
 	return nil
 }
 
+// channelSlot returns the slot of shard channels, which must all share slot unless it is
+// anySlot.
+func channelSlot(slot int, channels []string) (int, error) {
+	for _, ch := range channels {
+		s := cluster.Slot(ch)
+		switch {
+		case slot == anySlot:
+			slot = s
+		case s != slot:
+			return anySlot, fmt.Errorf("%w: shard channels of one subscription hash to slots %d and %d", ErrCrossSlot, slot, s)
+		}
+	}
+	return slot, nil
+}
+
 // connect opens a connection and subscribes it to the current sets.
 func (s *Subscription) connect(ctx context.Context) error {
-	cn, err := s.client.route.dial(ctx, anySlot, func(o *conn.Options) { o.PushHandler = s.onPush; o.ReadTimeout = -1 })
+	cn, err := s.client.route.dial(ctx, s.slot, func(o *conn.Options) { o.PushHandler = s.onPush; o.ReadTimeout = -1 })
 	if err != nil {
 		return err
 	}
 	cn.SetPubSubMode(true)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	subscribe := "SUBSCRIBE"
+	if s.shard {
+		subscribe = "SSUBSCRIBE"
+	}
 	if len(s.channels) > 0 {
-		err = cn.Send(ctx, append([]any{"SUBSCRIBE"}, anys(s.channels)...)...)
+		err = cn.Send(ctx, append([]any{subscribe}, anys(s.channels)...)...)
 	}
 	if err == nil && len(s.patterns) > 0 {
 		err = cn.Send(ctx, append([]any{"PSUBSCRIBE"}, anys(s.patterns)...)...)
@@ -133,9 +185,19 @@ func (s *Subscription) run() {
 			cn.Close()
 			return
 		case <-cn.Done():
+		case <-s.resub:
+			if !s.lostChannel() {
+				continue
+			}
 		}
 		cn.Close()
 		for {
+			if s.shard && s.client.cluster != nil {
+				// The slot has moved, or the node has gone: learn where it is now.
+				ctx, cancel := context.WithTimeout(s.ctx, clusterFetchTimeout)
+				s.client.cluster.refresher.Refresh(ctx)
+				cancel()
+			}
 			err := s.connect(s.ctx)
 			if err == nil {
 				backoff = 50 * time.Millisecond
@@ -153,8 +215,42 @@ func (s *Subscription) run() {
 	}
 }
 
+// lostChannel reports whether a sunsubscribe the server sent was for a shard channel
+// the subscription still wants (or whether the server refused a subscription).
+func (s *Subscription) lostChannel() bool {
+	s.pushMu.Lock()
+	names := s.unsubscribed
+	s.unsubscribed = nil
+	s.pushMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range names {
+		if n == "" || slices.Contains(s.channels, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// noteUnsubscribed records a channel the server unsubscribed ("" for a refusal, such
+// as MOVED to a subscription sent to the wrong node) and wakes run.
+func (s *Subscription) noteUnsubscribed(channel string) {
+	s.pushMu.Lock()
+	s.unsubscribed = append(s.unsubscribed, channel)
+	s.pushMu.Unlock()
+	select {
+	case s.resub <- struct{}{}:
+	default:
+	}
+}
+
 // onPush runs on the connection's reader goroutine.
 func (s *Subscription) onPush(v resp.Value) {
+	if s.shard && v.Err() != nil {
+		// RESP2 subscriber mode hands every frame here, errors included.
+		s.noteUnsubscribed("")
+		return
+	}
 	elems, err := v.Array()
 	if err != nil || len(elems) < 3 {
 		return
@@ -162,7 +258,11 @@ func (s *Subscription) onPush(v resp.Value) {
 	kind, _ := elems[0].Text()
 	var m Message
 	switch {
-	case kind == "message" && len(elems) == 3:
+	case kind == "sunsubscribe" && s.shard:
+		ch, _ := elems[1].Text()
+		s.noteUnsubscribed(ch)
+		return
+	case (kind == "message" || kind == "smessage") && len(elems) == 3:
 		m.Channel, _ = elems[1].Text()
 		m.Payload, _ = elems[2].Text()
 	case kind == "pmessage" && len(elems) == 4:
@@ -187,16 +287,47 @@ func (s *Subscription) Dropped() uint64 { return s.dropped.Load() }
 
 // Subscribe adds channels to the subscription.
 func (s *Subscription) Subscribe(ctx context.Context, channels ...string) error {
+	if s.shard {
+		return fmt.Errorf("%w: a shard subscription takes shard channels (SSubscribe)", ErrInvalidArg)
+	}
 	return s.change(ctx, "SUBSCRIBE", channels, &s.channels, true)
 }
 
 // Unsubscribe removes channels; with none, it removes every channel.
 func (s *Subscription) Unsubscribe(ctx context.Context, channels ...string) error {
+	if s.shard {
+		return fmt.Errorf("%w: a shard subscription takes shard channels (SUnsubscribe)", ErrInvalidArg)
+	}
 	return s.change(ctx, "UNSUBSCRIBE", channels, &s.channels, false)
+}
+
+// SSubscribe adds shard channels to a subscription made by Client.SSubscribe. On a
+// Cluster they must hash to the subscription's slot (ErrCrossSlot otherwise).
+func (s *Subscription) SSubscribe(ctx context.Context, channels ...string) error {
+	if !s.shard {
+		return fmt.Errorf("%w: SSubscribe on a subscription of plain channels; use Client.SSubscribe", ErrInvalidArg)
+	}
+	if s.client.cluster != nil {
+		if _, err := channelSlot(s.slot, channels); err != nil {
+			return err
+		}
+	}
+	return s.change(ctx, "SSUBSCRIBE", channels, &s.channels, true)
+}
+
+// SUnsubscribe removes shard channels; with none, it removes every one.
+func (s *Subscription) SUnsubscribe(ctx context.Context, channels ...string) error {
+	if !s.shard {
+		return fmt.Errorf("%w: SUnsubscribe on a subscription of plain channels", ErrInvalidArg)
+	}
+	return s.change(ctx, "SUNSUBSCRIBE", channels, &s.channels, false)
 }
 
 // PSubscribe adds patterns to the subscription.
 func (s *Subscription) PSubscribe(ctx context.Context, patterns ...string) error {
+	if s.shard {
+		return fmt.Errorf("%w: a shard subscription has no patterns", ErrInvalidArg)
+	}
 	return s.change(ctx, "PSUBSCRIBE", patterns, &s.patterns, true)
 }
 

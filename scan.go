@@ -6,6 +6,7 @@ import (
 	"iter"
 	"strings"
 
+	"github.com/respire/respire/conn"
 	"github.com/respire/respire/resp"
 )
 
@@ -31,6 +32,8 @@ type ScoredMember struct {
 // Scan iterates over the keyspace with SCAN, round trip by round trip. As with SCAN,
 // a key may be seen more than once if the keyspace changes meanwhile. Keys come back
 // without the client's key prefix. An error ends the iteration after it is yielded.
+// On a Cluster it walks every master in turn, each with its own cursor; a key that
+// migrates to another master during the walk may be seen twice or not at all.
 //
 //	for key, err := range c.Scan(ctx, respire.ScanOptions{Match: "user:*"}) { ... }
 func (c *Client) Scan(ctx context.Context, opts ScanOptions) iter.Seq2[string, error] {
@@ -42,7 +45,7 @@ func (c *Client) Scan(ctx context.Context, opts ScanOptions) iter.Seq2[string, e
 			}
 			match = escapeGlob(c.prefix) + match
 		}
-		for v, err := range c.scan(ctx, []any{"SCAN"}, ScanOptions{Match: match, Count: opts.Count, Type: opts.Type}) {
+		for v, err := range c.scanKeys(ctx, ScanOptions{Match: match, Count: opts.Count, Type: opts.Type}) {
 			if err != nil {
 				yield("", err)
 				return
@@ -143,8 +146,38 @@ func (c *Client) scanPairs(ctx context.Context, cmd, key string, opts ScanOption
 	}
 }
 
+// scanKeys runs SCAN: on a Cluster on every master in turn, each with its own cursor.
+func (c *Client) scanKeys(ctx context.Context, opts ScanOptions) iter.Seq2[resp.Value, error] {
+	if c.cluster == nil {
+		return c.scan(ctx, []any{"SCAN"}, opts)
+	}
+	return func(yield func(resp.Value, error) bool) {
+		masters, err := c.cluster.masterNodes(ctx)
+		if err != nil {
+			yield(resp.Value{}, err)
+			return
+		}
+		for _, n := range masters {
+			do := func(ctx context.Context, args ...any) (resp.Value, error) {
+				v, _, err := c.cluster.attempt(ctx, conn.CallOptions{}, args, anySlot, false, n, false)
+				return v, err
+			}
+			for v, err := range c.scanWith(ctx, do, []any{"SCAN"}, opts) {
+				if !yield(v, err) || err != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
 // scan runs the cursor loop of any SCAN-family command and yields each element.
 func (c *Client) scan(ctx context.Context, head []any, opts ScanOptions) iter.Seq2[resp.Value, error] {
+	return c.scanWith(ctx, c.Do, head, opts)
+}
+
+// scanWith is scan with the function that sends each round trip.
+func (c *Client) scanWith(ctx context.Context, do func(ctx context.Context, args ...any) (resp.Value, error), head []any, opts ScanOptions) iter.Seq2[resp.Value, error] {
 	return func(yield func(resp.Value, error) bool) {
 		if opts.Count < 0 {
 			yield(resp.Value{}, fmt.Errorf("%w: negative COUNT", ErrInvalidArg))
@@ -162,7 +195,7 @@ func (c *Client) scan(ctx context.Context, head []any, opts ScanOptions) iter.Se
 			if opts.Type != "" {
 				args = append(args, "TYPE", opts.Type)
 			}
-			v, err := c.Do(ctx, args...)
+			v, err := do(ctx, args...)
 			if err != nil {
 				yield(resp.Value{}, err)
 				return

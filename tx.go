@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/resp"
 )
@@ -14,7 +16,8 @@ import (
 // writes with Exec, once.
 type Tx struct {
 	client *Client
-	cn     *conn.Conn
+	cn     *conn.Conn // nil until bound, on a Cluster transaction without watched keys
+	slot   int        // on a Cluster: the slot every key of the transaction must hash to
 	execed bool
 }
 
@@ -22,6 +25,11 @@ type Tx struct {
 // only if none of the keys changed in between; if one did, Exec returns ErrTxFailed
 // and nothing ran. Keys get the client's key prefix. With no keys, Exec is a plain
 // MULTI/EXEC. The connection is unwatched and returned to the pool when fn returns.
+//
+// On a Cluster every key of the transaction, watched or used, must hash to one slot
+// (ErrCrossSlot otherwise, before anything is sent), and the transaction runs on the
+// node that serves it. Without watched keys the first command of the transaction picks
+// the node.
 //
 //	err := c.Watch(ctx, func(tx *respire.Tx) error {
 //		n, err := tx.Do(ctx, "GET", "counter")
@@ -44,13 +52,19 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 		}
 		watch = append(watch, c.prefixKey(k))
 	}
-	cn, err := c.route.dedicated(ctx, c.slotOf(watch))
-	if err != nil {
-		return err
+	tx := &Tx{client: c, slot: anySlot}
+	if c.cluster != nil && len(keys) > 0 {
+		// The keys carry the prefix already.
+		if tx.slot, err = clusterSlot(watch, "", nil); err != nil {
+			return err
+		}
 	}
-	tx := &Tx{client: c, cn: cn}
 	clean := true
 	defer func() {
+		cn := tx.cn
+		if cn == nil {
+			return
+		}
 		if clean && !tx.execed && len(keys) > 0 {
 			// A watch left behind would make the next user's EXEC fail.
 			_, uerr := cn.Do(context.WithoutCancel(ctx), "UNWATCH")
@@ -58,17 +72,88 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 		}
 		c.route.release(cn, clean && cn.Err() == nil)
 	}()
-	if len(keys) > 0 {
-		if _, err := cn.Do(ctx, watch...); err != nil {
+	switch {
+	case len(keys) > 0:
+		if err := tx.watch(ctx, watch); err != nil {
 			clean = reusable(err)
+			return err
+		}
+	case c.cluster == nil:
+		if tx.cn, err = c.route.dedicated(ctx, anySlot); err != nil {
 			return err
 		}
 	}
 	err = fn(tx)
-	if tx.cn.Err() != nil {
+	if tx.cn != nil && tx.cn.Err() != nil {
 		clean = false
 	}
 	return err
+}
+
+// watch checks out the connection and sends WATCH. On a Cluster, a MOVED reply (the
+// slot has a new owner; WATCH did nothing) updates the slot table and starts again on
+// the new owner; ASK and TRYAGAIN (the slot is being migrated) wait and start again.
+func (tx *Tx) watch(ctx context.Context, watch []any) error {
+	c := tx.client
+	for tries := 0; ; tries++ {
+		cn, err := c.route.dedicated(ctx, tx.slot)
+		if err != nil {
+			return err
+		}
+		_, err = cn.Do(ctx, watch...)
+		var se *resp.ServerError
+		if c.cluster == nil || tries >= maxRedirects || !errors.As(err, &se) || !needsRetry(err) {
+			tx.cn = cn
+			return err
+		}
+		c.route.release(cn, true)
+		if rd, ok := se.Redirect(); ok && !rd.Ask {
+			if _, err := c.cluster.moved(rd.Slot, cluster.ResolveAddr(rd.Addr, cn.Addr())); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := sleepCtx(ctx, backoff(tries+1)); err != nil {
+			return err
+		}
+	}
+}
+
+// bind checks that a command of the transaction belongs to its slot and, on a Cluster
+// transaction without watched keys, checks out the connection for that slot.
+func (tx *Tx) bind(ctx context.Context, cmds ...[]any) error {
+	c := tx.client
+	if c.cluster == nil {
+		return nil
+	}
+	for _, args := range cmds {
+		var keys [8]int
+		o, err := c.callOptions(args, keys[:0])
+		if err != nil {
+			return err
+		}
+		slot, err := clusterSlot(args, c.prefix, o.Keys)
+		if err != nil {
+			return err
+		}
+		switch {
+		case slot == anySlot || slot == tx.slot:
+		case tx.slot == anySlot && tx.cn == nil:
+			tx.slot = slot
+		default:
+			var buf [12]byte
+			name, _ := lowerName(args[0], &buf)
+			return fmt.Errorf("%w: the transaction is on slot %d and a key of %s hashes to slot %d", ErrCrossSlot, tx.slot, strings.ToUpper(string(name)), slot)
+		}
+	}
+	if tx.cn == nil {
+		cn, err := c.route.dedicated(ctx, tx.slot)
+		if err != nil {
+			return err
+		}
+		tx.cn = cn
+	}
+	return nil
 }
 
 // Do runs a command at once on the transaction's connection, typically a read of a
@@ -78,6 +163,9 @@ func (tx *Tx) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	var keys [8]int
 	o, err := tx.client.callOptions(args, keys[:0])
 	if err != nil {
+		return resp.Value{}, err
+	}
+	if err := tx.bind(ctx, args); err != nil {
 		return resp.Value{}, err
 	}
 	return tx.cn.DoWith(ctx, o, args...)
@@ -94,6 +182,9 @@ func (tx *Tx) Exec(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	tx.execed = true
 	keys, err := tx.client.batchKeys(cmds)
 	if err != nil {
+		return nil, err
+	}
+	if err := tx.bind(ctx, cmds...); err != nil {
 		return nil, err
 	}
 	batch := make([][]any, 0, len(cmds)+2)

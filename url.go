@@ -25,11 +25,23 @@ func Connect(ctx context.Context, rawURL string) (*Client, error) {
 //	redis://[user[:password]@]host[:port][/db][?param=value&...]
 //	rediss://...   (TLS, verifying the server's certificate against the system roots)
 //
-// The port defaults to 6379. A password alone may be given as "redis://:pw@host".
-// Query parameters: dial_timeout, read_timeout, write_timeout (Go durations such as
-// "500ms"), protocol (2 or 3), client_name, pool_size, min_idle, key_prefix. An unknown
-// parameter is an error, so a typo does not go unnoticed.
+//	redis+sentinel://[user[:password]@]host1[:port1][,host2[:port2]...]/master-name[/db][?...]
+//	rediss+sentinel://...   (TLS to the Sentinels and the data nodes)
+//
+//	redis+cluster://[user[:password]@]host1[:port1][,host2[:port2]...][/][?...]
+//	rediss+cluster://...    (a Cluster over TLS; see parseClusterURL)
+//
+// The port defaults to 6379 (26379 for Sentinels). A password alone may be given as
+// "redis://:pw@host". Query parameters: dial_timeout, read_timeout, write_timeout (Go
+// durations such as "500ms"), protocol (2 or 3), client_name, pool_size, min_idle,
+// key_prefix. An unknown parameter is an error, so a typo does not go unnoticed.
 func ParseURL(rawURL string) (Options, error) {
+	if scheme, _, ok := strings.Cut(rawURL, "://"); ok && strings.HasSuffix(strings.ToLower(scheme), "+sentinel") {
+		return parseSentinelURL(rawURL)
+	}
+	if scheme, _, ok := strings.Cut(rawURL, "://"); ok && strings.HasSuffix(strings.ToLower(scheme), "+cluster") {
+		return parseClusterURL(rawURL)
+	}
 	var o Options
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -112,4 +124,98 @@ func parseQuery(q url.Values, o *Options) error {
 		}
 	}
 	return nil
+}
+
+// parseSentinelURL parses the redis+sentinel form: the hosts are Sentinels, the first
+// path segment is the master's name. user:password are the data nodes' credentials;
+// the Sentinels' own are the sentinel_username and sentinel_password parameters;
+// replica_reads=true sets ReplicaReads. Other parameters are those of ParseURL.
+func parseSentinelURL(rawURL string) (Options, error) {
+	var o Options
+	scheme, rest, _ := strings.Cut(rawURL, "://")
+	switch strings.ToLower(scheme) {
+	case "redis+sentinel":
+	case "rediss+sentinel":
+		o.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+	default:
+		return o, fmt.Errorf("%w: scheme %q (want redis+sentinel or rediss+sentinel)", ErrInvalidURL, scheme)
+	}
+	// The host list is not a valid URL host: take it out, let net/url read the rest.
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority, tail := rest[:end], rest[end:]
+	userinfo, hosts := "", authority
+	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
+		userinfo, hosts = authority[:i+1], authority[i+1:]
+	}
+	u, err := url.Parse("redis://" + userinfo + "sentinels" + tail)
+	if err != nil {
+		return o, fmt.Errorf("%w: %v", ErrInvalidURL, err)
+	}
+	for h := range strings.SplitSeq(hosts, ",") {
+		addr, err := sentinelAddr(h)
+		if err != nil {
+			return o, fmt.Errorf("%w: Sentinel %q: %v", ErrInvalidURL, h, err)
+		}
+		o.Addrs = append(o.Addrs, addr)
+	}
+	if u.User != nil {
+		o.Username = u.User.Username()
+		o.Password, _ = u.User.Password()
+		if o.Password == "" && o.Username != "" {
+			o.Password, o.Username = o.Username, ""
+		}
+	}
+	segs := strings.Split(strings.Trim(u.Path, "/"), "/")
+	if segs[0] == "" || len(segs) > 2 {
+		return o, fmt.Errorf("%w: %q: want /master-name or /master-name/db", ErrInvalidURL, u.Path)
+	}
+	o.SentinelMaster = segs[0]
+	if len(segs) == 2 {
+		db, err := strconv.Atoi(segs[1])
+		if err != nil || db < 0 {
+			return o, fmt.Errorf("%w: database %q is not a number", ErrInvalidURL, segs[1])
+		}
+		o.DB = db
+	}
+	q := u.Query()
+	for _, name := range []string{"sentinel_username", "sentinel_password", "replica_reads"} {
+		if len(q[name]) > 1 {
+			return o, fmt.Errorf("%w: parameter %s given %d times", ErrInvalidURL, name, len(q[name]))
+		}
+	}
+	o.SentinelUsername, o.SentinelPassword = q.Get("sentinel_username"), q.Get("sentinel_password")
+	if v := q.Get("replica_reads"); v != "" {
+		if o.ReplicaReads, err = strconv.ParseBool(v); err != nil {
+			return o, fmt.Errorf("%w: parameter replica_reads=%q: %v", ErrInvalidURL, v, err)
+		}
+	}
+	q.Del("sentinel_username")
+	q.Del("sentinel_password")
+	q.Del("replica_reads")
+	if err := parseQuery(q, &o); err != nil {
+		return o, err
+	}
+	if err := o.validate(); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// sentinelAddr checks one host[:port] of a Sentinel list, defaulting the port to 26379.
+func sentinelAddr(h string) (string, error) {
+	if h == "" {
+		return "", fmt.Errorf("empty host")
+	}
+	host, port, err := net.SplitHostPort(h)
+	if err != nil {
+		// No port: a bare name or address, or an IPv6 literal in brackets.
+		host, port = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), "26379"
+	}
+	if host == "" || strings.ContainsAny(host, "[]@/ ") {
+		return "", fmt.Errorf("bad host")
+	}
+	return net.JoinHostPort(host, port), nil
 }

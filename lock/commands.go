@@ -44,13 +44,29 @@ var (
 	keyAt3 = []int{3} // EVALSHA sha 1 key ...
 )
 
-// do runs one lock command on cn with the client's key prefix on the key at keys.
-func (l *Locker) do(ctx context.Context, cn *conn.Conn, keys []int, args ...any) (resp.Value, error) {
-	return cn.DoWith(ctx, conn.CallOptions{KeyPrefix: l.prefix, Keys: keys}, args...)
+// via is the connection a lock operation's commands go to. It starts as the shared
+// connection that serves the key; after a Cluster redirection (MOVED, ASK) it is the
+// connection of the node that answered, so that what a reply teaches is remembered on
+// the connection that gave it, and a fence targets the connection that carried the
+// command.
+type via struct{ cn *conn.Conn }
+
+// route returns the via for key.
+func (l *Locker) route(ctx context.Context, key string) (via, error) {
+	cn, err := l.c.ConnFor(ctx, key)
+	return via{cn}, err
+}
+
+// do runs one lock command on v with the client's key prefix on the key at keys,
+// following Cluster redirections (which say the command did not run).
+func (l *Locker) do(ctx context.Context, v *via, keys []int, args ...any) (resp.Value, error) {
+	r, cn, err := l.c.DoOn(ctx, v.cn, conn.CallOptions{KeyPrefix: l.prefix, Keys: keys}, args...)
+	v.cn = cn
+	return r, err
 }
 
 // acquire is SET key token NX PX ms.
-func (l *Locker) acquire(ctx context.Context, cn *conn.Conn, key string, t Token, ms int64) (bool, error) {
+func (l *Locker) acquire(ctx context.Context, cn *via, key string, t Token, ms int64) (bool, error) {
 	v, err := l.do(ctx, cn, keyAt1, "SET", key, t.b, "NX", "PX", ms)
 	if err != nil {
 		return false, err
@@ -61,10 +77,10 @@ func (l *Locker) acquire(ctx context.Context, cn *conn.Conn, key string, t Token
 // extend sets the key's TTL to ms if it holds t: natively with SET ... IFEQ ... PX,
 // or with the compare-and-PEXPIRE script once this connection's server has answered
 // that SET with "ERR syntax error" (which means it did not run).
-func (l *Locker) extend(ctx context.Context, cn *conn.Conn, key string, t Token, ms int64) (bool, error) {
-	caps := cn.Capabilities()
-	if caps.Load(capSetIfEq) != conn.Unsupported {
+func (l *Locker) extend(ctx context.Context, cn *via, key string, t Token, ms int64) (bool, error) {
+	if cn.cn.Capabilities().Load(capSetIfEq) != conn.Unsupported {
 		v, err := l.do(ctx, cn, keyAt1, "SET", key, t.b, "IFEQ", t.b, "PX", ms)
+		caps := cn.cn.Capabilities() // of the connection that answered
 		switch {
 		case err == nil:
 			caps.Store(capSetIfEq, conn.Supported)
@@ -88,17 +104,16 @@ func (l *Locker) extend(ctx context.Context, cn *conn.Conn, key string, t Token,
 
 // release deletes the key if it holds t: DELEX, then DELIFEQ, then the compare-and-delete
 // script, each step only after the previous command's standard unknown-command error.
-func (l *Locker) release(ctx context.Context, cn *conn.Conn, key string, t Token) (bool, error) {
-	caps := cn.Capabilities()
-	if caps.Load(capDelEx) != conn.Unsupported {
+func (l *Locker) release(ctx context.Context, cn *via, key string, t Token) (bool, error) {
+	if cn.cn.Capabilities().Load(capDelEx) != conn.Unsupported {
 		v, err := l.do(ctx, cn, keyAt1, "DELEX", key, "IFEQ", t.b)
-		if done, ok, err := settle(caps, capDelEx, "DELEX", v, err); done {
+		if done, ok, err := settle(cn.cn.Capabilities(), capDelEx, "DELEX", v, err); done {
 			return ok, err
 		}
 	}
-	if caps.Load(capDelIfEq) != conn.Unsupported {
+	if cn.cn.Capabilities().Load(capDelIfEq) != conn.Unsupported {
 		v, err := l.do(ctx, cn, keyAt1, "DELIFEQ", key, t.b)
-		if done, ok, err := settle(caps, capDelIfEq, "DELIFEQ", v, err); done {
+		if done, ok, err := settle(cn.cn.Capabilities(), capDelIfEq, "DELIFEQ", v, err); done {
 			return ok, err
 		}
 	}
@@ -130,7 +145,7 @@ func settle(caps *conn.Capabilities, capName, cmd string, v resp.Value, err erro
 }
 
 // owner is GET key.
-func (l *Locker) owner(ctx context.Context, cn *conn.Conn, key string) (Token, bool, error) {
+func (l *Locker) owner(ctx context.Context, cn *via, key string) (Token, bool, error) {
 	v, err := l.do(ctx, cn, keyAt1, "GET", key)
 	if err != nil || v.IsNull() {
 		return Token{}, false, err

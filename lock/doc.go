@@ -26,8 +26,12 @@
 // reconnect, another node or a failover destination discovers again. No INFO or
 // COMMAND call is made. NOPERM, timeouts, cancellation, connection loss and other
 // errors go back to the caller and never select another command; a command whose
-// outcome is uncertain is never replayed. Scripts run by EVALSHA, then EVAL after
-// NOSCRIPT.
+// outcome is uncertain is never replayed. On a Cluster, a command redirected by MOVED or
+// ASK (which means it did not run) is sent to the node the redirection names
+// (respire.Client.DoOn), and what its reply teaches is remembered on that node's
+// connection: a lock whose slot moves is renewed and released through the
+// redirection, and a fence goes to the node that carried the command. Scripts run by
+// EVALSHA, then EVAL after NOSCRIPT.
 //
 // ACLs must allow: SET for acquisition and native renewal; DELEX for native release on
 // Redis 8.4+, DELIFEQ on Valkey 9.0+; EVALSHA and EVAL with GET, DEL and PEXPIRE for the
@@ -50,10 +54,25 @@
 //
 // The lock disappears when its TTL ends, even if the work it protects goes on. Keep work
 // shorter than the lease, or run it under a KeepAlive's context and stop when it ends.
-// Expiry estimates are local. Locks on a Sentinel-managed or replicated deployment can
-// be lost on failover: replication is asynchronous, so a lock acquired on the old master
-// may be missing on the new one. For an ordered token that a protected resource can
-// check, use the fenced locks of package coordination.
+// Expiry estimates are local.
+//
+// # Failover
+//
+// Locks on a Sentinel-managed or replicated deployment can be lost on failover:
+// replication is asynchronous, so a lock acquired or renewed on the old master may be
+// missing on the new one, or carry an older expiry. Another process can then acquire
+// it while this handle still believes it holds it, until the next renewal (at most half
+// a lease later with a keep-alive) finds it gone and ends the keep-alive's context with
+// ErrLeaseLost. A keep-alive that finds its token on the new master renews it there;
+// one that cannot reach a master before the lease ends ends its context
+// (ErrLeaseExpired, or the renewal's error). Commands after a failover run on new connections, which learn the new
+// master's commands afresh (and a fence never sends CLIENT KILL to a server other
+// than the one that carried the command). A Sentinel or Cluster client is one
+// deployment: its endpoints are not independent Redlock votes, and neither are two
+// clients of the same server. For an ordered token that a protected resource can
+// check, use the fenced locks of package coordination; their counter, too, is only as
+// durable as Redis's replication and can lose increments in an asynchronous failover
+// or a restore from backup.
 //
 // # Concurrency
 //

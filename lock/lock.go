@@ -83,11 +83,11 @@ func (m *Lock) RemainingEstimate() time.Duration {
 
 // VerifyStillHeld asks the server whether the key still holds this lock's token.
 func (m *Lock) VerifyStillHeld(ctx context.Context) (bool, error) {
-	cn, err := m.l.c.ConnFor(ctx, m.key)
+	cn, err := m.l.route(ctx, m.key)
 	if err != nil {
 		return false, err
 	}
-	t, ok, err := m.l.owner(ctx, cn, m.key)
+	t, ok, err := m.l.owner(ctx, &cn, m.key)
 	return ok && t == m.token, err
 }
 
@@ -107,18 +107,18 @@ func (m *Lock) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) {
 	if m.lost() != nil {
 		return false, nil
 	}
-	cn, err := m.l.c.ConnFor(ctx, m.key)
+	cn, err := m.l.route(ctx, m.key)
 	if err != nil {
 		return false, err
 	}
 	start := time.Now()
-	ok, err := m.l.extend(ctx, cn, m.key, m.token, ms)
+	ok, err := m.l.extend(ctx, &cn, m.key, m.token, ms)
 	switch {
 	case err != nil:
 		if conn.WasWritten(err) {
 			// Lose first: protected work must stop before anything else happens.
 			m.lose(ErrOwnershipUncertain)
-			m.l.fence(cn, m.key)
+			m.l.fence(cn.cn)
 		}
 		return false, err
 	case !ok:
@@ -176,7 +176,7 @@ func (m *Lock) KeepAliveContext() context.Context {
 // CLIENT ID, sent on another connection, then cn is closed. It reports whether it
 // fenced; it cannot when the connection's ID is unknown or the user may not run CLIENT
 // KILL (learned from NOPERM and remembered on cn).
-func (l *Locker) fence(cn *conn.Conn, key string) bool {
+func (l *Locker) fence(cn *conn.Conn) bool {
 	id, ok := cn.ID()
 	caps := cn.Capabilities()
 	if !ok || caps.Load(capFence) == conn.Unsupported {
@@ -184,12 +184,13 @@ func (l *Locker) fence(cn *conn.Conn, key string) bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), fenceTimeout)
 	defer cancel()
-	other, release, err := l.c.Dedicated(ctx, key)
+	// The server that carried the command, even if the key is served elsewhere now.
+	other, release, err := l.c.DedicatedTo(ctx, cn)
 	if err != nil {
 		return false
 	}
 	if other.Addr() != cn.Addr() {
-		// The key is served elsewhere now (failover, resharding): a CLIENT ID names a
+		// Another server answers there now (a Sentinel failover): a CLIENT ID names a
 		// client of one server only, and killing it on another would hit a stranger.
 		release(true)
 		cn.Close()

@@ -51,12 +51,12 @@ func (l *Locker) TryAcquire(ctx context.Context, key string, ttl time.Duration, 
 	mu := newLock(l, key, ttl)
 	giveUp := time.Now().Add(o.wait)
 	for {
-		cn, err := l.c.ConnFor(ctx, key)
+		cn, err := l.route(ctx, key)
 		if err != nil {
 			return nil, false, err
 		}
 		start := time.Now()
-		ok, err := l.acquire(ctx, cn, key, mu.token, ms)
+		ok, err := l.acquire(ctx, &cn, key, mu.token, ms)
 		if err != nil {
 			return nil, false, err
 		}
@@ -110,11 +110,11 @@ func (l *Locker) TryTake(ctx context.Context, key string, token Token, ttl time.
 	if err != nil {
 		return false, err
 	}
-	cn, err := l.c.ConnFor(ctx, key)
+	cn, err := l.route(ctx, key)
 	if err != nil {
 		return false, err
 	}
-	return l.acquire(ctx, cn, key, token, ms)
+	return l.acquire(ctx, &cn, key, token, ms)
 }
 
 // ResetExpiry sets the TTL of the lock at key to ttl from now if it holds token. It
@@ -125,11 +125,11 @@ func (l *Locker) ResetExpiry(ctx context.Context, key string, token Token, ttl t
 	if err != nil {
 		return false, err
 	}
-	cn, err := l.c.ConnFor(ctx, key)
+	cn, err := l.route(ctx, key)
 	if err != nil {
 		return false, err
 	}
-	return l.extend(ctx, cn, key, token, ms)
+	return l.extend(ctx, &cn, key, token, ms)
 }
 
 // Release deletes the lock at key if it holds token, and reports whether it did.
@@ -137,11 +137,11 @@ func (l *Locker) Release(ctx context.Context, key string, token Token) (bool, er
 	if _, err := l.checkRaw(key, token, time.Second); err != nil {
 		return false, err
 	}
-	cn, err := l.c.ConnFor(ctx, key)
+	cn, err := l.route(ctx, key)
 	if err != nil {
 		return false, err
 	}
-	return l.release(ctx, cn, key, token)
+	return l.release(ctx, &cn, key, token)
 }
 
 // OwnerToken returns the token that holds the lock at key; ok is false when the key is
@@ -153,11 +153,11 @@ func (l *Locker) OwnerToken(ctx context.Context, key string) (t Token, ok bool, 
 	if key == "" {
 		return Token{}, false, fmt.Errorf("%w: empty key", ErrInvalidArg)
 	}
-	cn, err := l.c.ConnFor(ctx, key)
+	cn, err := l.route(ctx, key)
 	if err != nil {
 		return Token{}, false, err
 	}
-	return l.owner(ctx, cn, key)
+	return l.owner(ctx, &cn, key)
 }
 
 func (l *Locker) checkRaw(key string, token Token, ttl time.Duration) (int64, error) {

@@ -103,16 +103,16 @@ func (m *Lock) Release(ctx context.Context) (ReleaseOutcome, error) {
 }
 
 func (m *Lock) release(ctx context.Context) (ReleaseOutcome, error) {
-	cn, err := m.l.c.ConnFor(ctx, m.key)
+	cn, err := m.l.route(ctx, m.key)
 	if err != nil {
 		return 0, err
 	}
-	deleted, err := m.l.release(ctx, cn, m.key, m.token)
+	deleted, err := m.l.release(ctx, &cn, m.key, m.token)
 	switch {
 	case err != nil:
 		if conn.WasWritten(err) {
 			m.lose(ErrOwnershipUncertain)
-			m.l.fence(cn, m.key)
+			m.l.fence(cn.cn)
 		}
 		return 0, err
 	case deleted:

@@ -32,9 +32,9 @@ type cachedClient interface {
 type clientSpec struct {
 	name    string
 	respire bool
-	open    func(ctx context.Context, addr string) (dataClient, error)
+	open    func(ctx context.Context, ep endpoint) (dataClient, error)
 	// openCached opens the configuration's client-side cache; nil when it has none.
-	openCached func(ctx context.Context, addr string) (cachedClient, error)
+	openCached func(ctx context.Context, ep endpoint) (cachedClient, error)
 }
 
 // rueidisFlushDelay is rueidis's documented tuning ("something like 20 microseconds").
@@ -59,8 +59,8 @@ var errShortValue = errors.New("respbench: GET returned an unexpected value")
 
 type respireClient struct{ c *respire.Client }
 
-func openRespire(ctx context.Context, addr string) (dataClient, error) {
-	c, err := respire.NewClient(ctx, respire.Options{Addrs: []string{addr}})
+func openRespire(ctx context.Context, ep endpoint) (dataClient, error) {
+	c, err := respire.NewClient(ctx, respire.Options{Addrs: ep.addrs, Cluster: ep.cluster})
 	if err != nil {
 		return nil, err
 	}
@@ -110,14 +110,29 @@ type goRedisCmds interface {
 }
 
 type goRedisClient struct {
-	rdb  *redis.Client
+	rdb  redis.UniversalClient
 	ap   *redis.AutoPipeliner // nil without autopipelining
 	cmds goRedisCmds
 }
 
-func openGoRedis(autopipeline bool) func(ctx context.Context, addr string) (dataClient, error) {
-	return func(ctx context.Context, addr string) (dataClient, error) {
-		rdb := redis.NewClient(&redis.Options{Addr: addr})
+// goRedisAutoPipeliner is what *redis.Client and *redis.ClusterClient share.
+type goRedisAutoPipeliner interface {
+	redis.UniversalClient
+	AutoPipeline() (*redis.AutoPipeliner, error)
+}
+
+// newGoRedis returns go-redis's client for ep: redis.NewClient, or
+// redis.NewClusterClient for a cluster, each with only the address(es) set.
+func newGoRedis(ep endpoint) goRedisAutoPipeliner {
+	if ep.cluster {
+		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: ep.addrs})
+	}
+	return redis.NewClient(&redis.Options{Addr: ep.addrs[0]})
+}
+
+func openGoRedis(autopipeline bool) func(ctx context.Context, ep endpoint) (dataClient, error) {
+	return func(ctx context.Context, ep endpoint) (dataClient, error) {
+		rdb := newGoRedis(ep)
 		if err := rdb.Ping(ctx).Err(); err != nil {
 			rdb.Close()
 			return nil, err
@@ -162,9 +177,12 @@ func (g *goRedisClient) close() {
 // go-redis client-side caching, its documented configuration.
 type goRedisCached struct{ rdb *redis.Client }
 
-func openGoRedisCached(ctx context.Context, addr string) (cachedClient, error) {
+func openGoRedisCached(ctx context.Context, ep endpoint) (cachedClient, error) {
+	if ep.cluster {
+		return nil, errors.New("respbench: go-redis's client-side cache is not measured on a cluster")
+	}
 	rdb := redis.NewClient(&redis.Options{
-		Addr:                  addr,
+		Addr:                  ep.addrs[0],
 		Protocol:              3,
 		ClientSideCacheConfig: &redis.ClientSideCacheConfig{MaxEntries: 10_000},
 	})
@@ -185,9 +203,10 @@ func (g goRedisCached) close() { g.rdb.Close() }
 
 type rueidisClient struct{ c rueidis.Client }
 
-func openRueidis(flushDelay time.Duration) func(ctx context.Context, addr string) (dataClient, error) {
-	return func(ctx context.Context, addr string) (dataClient, error) {
-		c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, MaxFlushDelay: flushDelay})
+// rueidis finds out by itself whether its InitAddress is a cluster.
+func openRueidis(flushDelay time.Duration) func(ctx context.Context, ep endpoint) (dataClient, error) {
+	return func(ctx context.Context, ep endpoint) (dataClient, error) {
+		c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: ep.addrs, MaxFlushDelay: flushDelay})
 		if err != nil {
 			return nil, err
 		}
@@ -218,8 +237,8 @@ func (r rueidisClient) getPipeline(ctx context.Context, key string, n int) error
 
 func (r rueidisClient) close() { r.c.Close() }
 
-func openRueidisCached(ctx context.Context, addr string) (cachedClient, error) {
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}})
+func openRueidisCached(ctx context.Context, ep endpoint) (cachedClient, error) {
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: ep.addrs})
 	if err != nil {
 		return nil, err
 	}

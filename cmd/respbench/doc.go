@@ -1,7 +1,7 @@
 // Command respbench measures Respire side by side with the Redis clients and lock
 // libraries Go teams use today, in one run on the user's machine. `make bench` runs it.
 //
-//	cd cmd/respbench && go run . [-addr host:port] [-duration 3s] [-warmup 500ms] [-rounds 3]
+//	cd cmd/respbench && go run . [-addr host:port] [-cluster] [-duration 3s] [-warmup 500ms] [-rounds 3]
 //	    [-clients respire,rueidis,...] [-scenarios get-seq,get-par,...] [-lock-retry 1ms]
 //	    [-json out.json] [-chart out.png|out.svg] [-quick]
 //
@@ -23,6 +23,16 @@
 // Without -addr it starts its own redis-server on a free loopback port, without
 // persistence, in a temporary directory, and stops it at the end, on Ctrl-C and on
 // SIGTERM too. On a server given with -addr it deletes the keys it wrote when it ends.
+//
+// With -cluster every participant is opened in its cluster mode (Respire with
+// Options.Cluster, go-redis's ClusterClient, rueidis as it detects a cluster by itself,
+// redis-benchmark --cluster) against the seed nodes -addr lists (comma-separated), or,
+// without -addr, a cluster of three masters it starts and assembles itself
+// (ADDSLOTSRANGE, MEET) on free loopback ports. The scenarios are the same; a single
+// key lives on one node, so the single-key scenarios load one master, as they would
+// in production. redis-benchmark --cluster is no usable reference (it measures mostly
+// its own start-up and gives up on pipelines), and go-redis's client-side cache is not
+// measured on a cluster.
 //
 // It is its own module, so the peers it measures never enter the library's go.mod.
 //

@@ -44,8 +44,8 @@ func parseFlags(args []string, stderr io.Writer, names, scenarioNames []string) 
 	)
 	fs := flag.NewFlagSet("respbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.addr, "addr", "", "`host:port` of an existing server (default: start a redis-server on a free loopback port)")
-	fs.BoolVar(&cfg.cluster, "cluster", false, "benchmark against a cluster (not available yet)")
+	fs.StringVar(&cfg.addr, "addr", "", "`host:port` of an existing server, or with -cluster comma-separated seed nodes (default: start a redis-server, or a cluster, on free loopback ports)")
+	fs.BoolVar(&cfg.cluster, "cluster", false, "benchmark against a Redis Cluster: the -addr seeds, or one of 3 masters it starts itself")
 	fs.DurationVar(&cfg.duration, "duration", 3*time.Second, "length of each measured window")
 	fs.DurationVar(&cfg.warmup, "warmup", 500*time.Millisecond, "warm-up before each measured window")
 	fs.IntVar(&cfg.rounds, "rounds", 3, "interleaved rounds per scenario; medians are reported")
@@ -82,6 +82,9 @@ func parseFlags(args []string, stderr io.Writer, names, scenarioNames []string) 
 		if !set["warmup"] {
 			cfg.warmup = quickWarmup
 		}
+	}
+	if !cfg.cluster && strings.Contains(cfg.addr, ",") {
+		return bad("-addr lists several nodes: add -cluster for a Redis Cluster")
 	}
 	if cfg.duration <= 0 {
 		return bad("-duration must be positive")

@@ -72,6 +72,7 @@ func TestParseFlags(t *testing.T) {
 		{"-chart", "out.jpg"},
 		{"-clients", "jedis"},
 		{"-scenarios", "mget"},
+		{"-addr", "a:1,b:2"},
 		{"extra"},
 	} {
 		if _, err := parse(args...); !errors.Is(err, errUsage) {

@@ -23,7 +23,7 @@ type lockerSpec struct {
 	respire bool
 	// retry says how the locker waits for a held lock, for the report.
 	retry string
-	open  func(ctx context.Context, addr string, o lockerOptions) (locker, error)
+	open  func(ctx context.Context, ep endpoint, o lockerOptions) (locker, error)
 }
 
 // lockerOptions are the harness settings lockers share.

@@ -55,13 +55,13 @@ func waitedOut(ctx context.Context, err error) bool {
 // bsm/redislock over a default go-redis client.
 
 type redislockLocker struct {
-	rdb  *redis.Client
+	rdb  redis.UniversalClient
 	lk   *redislock.Client
 	opts *redislock.Options
 }
 
-func openRedislock(ctx context.Context, addr string, o lockerOptions) (locker, error) {
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
+func openRedislock(ctx context.Context, ep endpoint, o lockerOptions) (locker, error) {
+	rdb := newGoRedis(ep)
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		rdb.Close()
 		return nil, err
@@ -102,8 +102,8 @@ func newRedsyncLocker(pool redsyncredis.Pool, o lockerOptions, closeFn func()) *
 	}
 }
 
-func openRedsyncGoRedis(ctx context.Context, addr string, o lockerOptions) (locker, error) {
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
+func openRedsyncGoRedis(ctx context.Context, ep endpoint, o lockerOptions) (locker, error) {
+	rdb := newGoRedis(ep)
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		rdb.Close()
 		return nil, err
@@ -111,8 +111,8 @@ func openRedsyncGoRedis(ctx context.Context, addr string, o lockerOptions) (lock
 	return newRedsyncLocker(redsyncgoredis.NewPool(rdb), o, func() { rdb.Close() }), nil
 }
 
-func openRedsyncRueidis(ctx context.Context, addr string, o lockerOptions) (locker, error) {
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}})
+func openRedsyncRueidis(ctx context.Context, ep endpoint, o lockerOptions) (locker, error) {
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: ep.addrs})
 	if err != nil {
 		return nil, err
 	}
@@ -143,10 +143,10 @@ func (l *redsyncLocker) close() { l.closeFn() }
 
 type rueidisLocker struct{ lk rueidislock.Locker }
 
-func openRueidislock(keyMajority int32) func(ctx context.Context, addr string, o lockerOptions) (locker, error) {
-	return func(ctx context.Context, addr string, o lockerOptions) (locker, error) {
+func openRueidislock(keyMajority int32) func(ctx context.Context, ep endpoint, o lockerOptions) (locker, error) {
+	return func(ctx context.Context, ep endpoint, o lockerOptions) (locker, error) {
 		lk, err := rueidislock.NewLocker(rueidislock.LockerOption{
-			ClientOption: rueidis.ClientOption{InitAddress: []string{addr}},
+			ClientOption: rueidis.ClientOption{InitAddress: ep.addrs},
 			KeyMajority:  keyMajority,
 		})
 		if err != nil {

@@ -25,8 +25,8 @@ type respireLocker struct {
 	opts  []lock.Option
 }
 
-func openRespireLocker(ctx context.Context, addr string, o lockerOptions) (locker, error) {
-	c, err := respire.NewClient(ctx, respire.Options{Addrs: []string{addr}})
+func openRespireLocker(ctx context.Context, ep endpoint, o lockerOptions) (locker, error) {
+	c, err := respire.NewClient(ctx, respire.Options{Addrs: ep.addrs, Cluster: ep.cluster})
 	if err != nil {
 		return nil, err
 	}

@@ -35,15 +35,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return exitUsage
 	}
-	if cfg.cluster {
-		fmt.Fprintln(stderr, "respbench: cluster mode needs the cluster issue")
-		return exitUsage
-	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	addr, embedded := cfg.addr, false
-	if addr == "" {
+	ep, embedded := endpoint{addrs: splitAddrs(cfg.addr), cluster: cfg.cluster}, false
+	switch {
+	case len(ep.addrs) > 0:
+	case cfg.cluster:
+		cl, err := startCluster(ctx)
+		if errors.Is(err, errNoServerBinary) {
+			fmt.Fprintf(stderr, "respbench: redis-server is not installed; install it with:\n    %s\nor point respbench at a cluster with -cluster -addr host:port,...\n", installHint)
+			return exitFailed
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return exitFailed
+		}
+		defer cl.stop()
+		ep.addrs, embedded = cl.seeds(), true
+	default:
 		srv, err := startServer(ctx)
 		if errors.Is(err, errNoServerBinary) {
 			fmt.Fprintf(stderr, "respbench: redis-server is not installed; install it with:\n    %s\nor point respbench at a server with -addr host:port\n", installHint)
@@ -54,11 +64,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitFailed
 		}
 		defer srv.stop()
-		addr, embedded = srv.addr, true
+		ep.addrs, embedded = []string{srv.addr}, true
 	}
 
-	rep := newReport(cfg, addr, embedded)
-	b := &bench{cfg: cfg, addr: addr, embedded: embedded, stderr: stderr}
+	rep := newReport(cfg, ep, embedded)
+	b := &bench{cfg: cfg, ep: ep, embedded: embedded, stderr: stderr}
 	defer b.close()
 	if err := b.open(ctx, rep); err != nil {
 		fmt.Fprintln(stderr, err)

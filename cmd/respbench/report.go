@@ -59,9 +59,10 @@ type scenarioResult struct {
 }
 
 type serverInfo struct {
-	Addr     string `json:"addr"`
+	Addr     string `json:"addr"` // comma-separated seeds for a cluster
 	Version  string `json:"version,omitempty"`
 	Embedded bool   `json:"embedded"`
+	Cluster  bool   `json:"cluster,omitempty"`
 }
 
 type lockerNote struct {
@@ -188,7 +189,11 @@ func writeJSON(path string, rep *report) error {
 
 // writeTable prints the medians of every scenario as aligned tables.
 func writeTable(w io.Writer, rep *report) {
-	fmt.Fprintf(w, "respbench: %s, %s/%s, %d CPUs (GOMAXPROCS %d); server %s", rep.GoVersion, rep.OS, rep.Arch, rep.NumCPU, rep.GOMAXPROCS, rep.Server.Addr)
+	kind := "server"
+	if rep.Server.Cluster {
+		kind = "cluster"
+	}
+	fmt.Fprintf(w, "respbench: %s, %s/%s, %d CPUs (GOMAXPROCS %d); %s %s", rep.GoVersion, rep.OS, rep.Arch, rep.NumCPU, rep.GOMAXPROCS, kind, rep.Server.Addr)
 	if rep.Server.Version != "" {
 		fmt.Fprintf(w, " (redis %s", rep.Server.Version)
 		if rep.Server.Embedded {

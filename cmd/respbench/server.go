@@ -60,14 +60,15 @@ func startServer(ctx context.Context) (*server, error) {
 	}
 }
 
-// launch runs redis-server once on a port that was free a moment ago.
-func launch(ctx context.Context, bin, dir string) (*server, error) {
+// launch runs redis-server once on a port that was free a moment ago, with extra
+// arguments after its own.
+func launch(ctx context.Context, bin, dir string, extra ...string) (*server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	logPath := filepath.Join(dir, "redis.log")
-	cmd := exec.Command(bin,
+	args := []string{
 		"--bind", "127.0.0.1",
 		"--port", strconv.Itoa(port),
 		"--dir", dir,
@@ -76,7 +77,8 @@ func launch(ctx context.Context, bin, dir string) (*server, error) {
 		"--daemonize", "no",
 		"--protected-mode", "yes",
 		"--logfile", logPath,
-	)
+	}
+	cmd := exec.Command(bin, append(args, extra...)...)
 	cmd.SysProcAttr = serverProcAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("respbench: start redis-server: %w", err)

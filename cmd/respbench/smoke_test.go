@@ -98,12 +98,39 @@ func checkFigures(t *testing.T, where, scenario string, f figures, reference boo
 	}
 }
 
-func TestClusterNotYet(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), []string{"-cluster"}, &stdout, &stderr); code != exitUsage {
-		t.Fatalf("-cluster: exit code %d, want %d", code, exitUsage)
+// TestClusterSmoke runs every participant of one data and one lock scenario with
+// -cluster against the cluster respbench starts itself.
+func TestClusterSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a three-node cluster and every client for a few seconds")
 	}
-	if !bytes.Contains(stderr.Bytes(), []byte("cluster mode needs the cluster issue")) {
-		t.Errorf("-cluster printed %q", stderr.String())
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "out.json")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"-cluster", "-quick", "-rounds", "1", "-scenarios", "get-par,lock", "-json", jsonPath}, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Server.Cluster || len(splitAddrs(rep.Server.Addr)) != clusterMasters {
+		t.Fatalf("server %+v: want the three seeds of a cluster", rep.Server)
+	}
+	for _, sc := range rep.Scenarios {
+		if len(sc.Results) == 0 {
+			t.Errorf("%s: no participant ran (%s)", sc.Name, sc.Skipped)
+		}
+		for _, r := range sc.Results {
+			checkFigures(t, sc.Name+"/"+r.Client, sc.Name, r.Median, r.Reference)
+		}
+	}
+	if !bytes.Contains(stdout.Bytes(), []byte("cluster 127.0.0.1:")) {
+		t.Errorf("the table does not say it measured a cluster:\n%s", stdout.String())
 	}
 }

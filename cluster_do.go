@@ -1,0 +1,502 @@
+package respire
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/respire/respire/cluster"
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/command"
+	"github.com/respire/respire/resp"
+)
+
+// clusterSlot returns the hash slot of a command's keys (anySlot when it has none), or
+// an error matching ErrCrossSlot when they hash to different slots. prefix is the
+// client's key prefix and prefixed the positions it applies to (shard channels, which
+// also pick the slot, do not get it). It reads args without retaining them.
+func clusterSlot(args []any, prefix string, prefixed []int) (int, error) {
+	var buf [8]int
+	slot := anySlot
+	for _, i := range command.KeyIndexes(args, buf[:0]) {
+		p := ""
+		if prefix != "" && slices.Contains(prefixed, i) {
+			p = prefix
+		}
+		s := argSlot(p, args[i])
+		switch {
+		case slot == anySlot:
+			slot = s
+		case s != slot:
+			return anySlot, crossSlotError(args[0], slot, s)
+		}
+	}
+	return slot, nil
+}
+
+// argSlot is the slot of one key argument, as the server will read its text.
+func argSlot(prefix string, a any) int {
+	switch k := a.(type) {
+	case string:
+		return cluster.PrefixedSlot(prefix, k)
+	case []byte:
+		return cluster.PrefixedSlot(prefix, k)
+	}
+	var scratch [48]byte
+	enc, err := resp.AppendArg(scratch[:0], 0, a)
+	if err != nil {
+		return 0 // refused when the command is encoded
+	}
+	// Strip the bulk header "$n\r\n" and the trailing CRLF.
+	if i := bytes.IndexByte(enc, '\n'); i >= 0 && len(enc) >= i+3 {
+		enc = enc[i+1 : len(enc)-2]
+	}
+	return cluster.PrefixedSlot(prefix, enc)
+}
+
+// crossSlotError names the command and two of its slots. It copies the name, so the
+// caller's arguments do not escape.
+func crossSlotError(name any, a, b int) error {
+	var buf [12]byte
+	n, ok := lowerName(name, &buf)
+	cmd := "command"
+	if ok {
+		cmd = strings.ToUpper(string(n))
+	}
+	return fmt.Errorf("%w: the keys of %s hash to slots %d and %d; use a {hash tag} to keep them together", ErrCrossSlot, cmd, a, b)
+}
+
+// keySlot is the slot a key (without the client's prefix) is served by, anySlot outside
+// a Cluster.
+func (c *Client) keySlot(key string) int {
+	if c.cluster == nil {
+		return anySlot
+	}
+	return cluster.PrefixedSlot(c.prefix, key)
+}
+
+// doCluster runs one command on a Cluster: routed by slot, fanned out to every master
+// when that is what the command means, redirections followed.
+func (c *Client) doCluster(ctx context.Context, o conn.CallOptions, args []any) (resp.Value, error) {
+	slot, err := clusterSlot(args, c.prefix, o.Keys)
+	if err != nil {
+		return resp.Value{}, err
+	}
+	info, known := command.LookupArgs(args)
+	if slot == anySlot && known {
+		if m, ok := fanouts[info.Name]; ok {
+			return c.doFanout(ctx, o, args, info.Name, m)
+		}
+	}
+	replica := c.opts.ReplicaReads && !o.Blocking && known && info.Flags&command.FlagReadonly != 0
+	v, _, err := c.cluster.do(ctx, o, args, slot, replica, nil, nil)
+	return v, err
+}
+
+// askingCmd precedes a command redirected by ASK.
+var askingCmd = []any{"ASKING"}
+
+// do sends one command for slot and follows what the cluster answers: MOVED (the slot
+// has a new owner: update the table and retry there), ASK (send it once, after ASKING,
+// to the node importing the slot), TRYAGAIN and CLUSTERDOWN (retry after a backoff).
+// Retrying is safe: those replies mean the command did not run. A transport failure
+// asks for a topology refresh and is retried once when the command was not sent or is
+// read-only. first, when not nil, is the error of an attempt already made on from (a
+// member of a batch, a command sent on a connection of the caller's choice), to
+// continue from.
+//
+// It returns the connection that carried the last attempt (nil when none did), for
+// callers that learn per connection.
+func (r *clusterRouter) do(ctx context.Context, o conn.CallOptions, args []any, slot int, replica bool, first error, from *conn.Conn) (resp.Value, *conn.Conn, error) {
+	var (
+		target  *clusterNode // where a redirection said to go
+		asking  bool
+		hops    int
+		tries   int
+		retried bool
+	)
+	var (
+		v   resp.Value
+		cn  = from
+		err = first
+	)
+	if err == nil {
+		if v, cn, err = r.attempt(ctx, o, args, slot, replica, nil, false); err == nil {
+			return v, cn, nil
+		}
+	}
+	for {
+		var se *resp.ServerError
+		switch {
+		case errors.As(err, &se):
+			if rd, ok := se.Redirect(); ok {
+				hops++
+				if hops > maxRedirects {
+					return resp.Value{}, cn, fmt.Errorf("%w: %d redirections for slot %d, the last: %w", ErrTooManyRedirects, maxRedirects, slot, err)
+				}
+				if hops > 2 {
+					// Nodes that disagree send a command back and forth until gossip
+					// settles; give it a moment.
+					if err := sleepCtx(ctx, time.Duration(hops)*2*time.Millisecond); err != nil {
+						return resp.Value{}, cn, err
+					}
+				}
+				addr := rd.Addr
+				if cn != nil {
+					// A node without a known endpoint is announced as ":port".
+					addr = cluster.ResolveAddr(addr, cn.Addr())
+				}
+				var nerr error
+				if rd.Ask {
+					target, nerr = r.node(addr)
+				} else {
+					target, nerr = r.moved(rd.Slot, addr)
+				}
+				if nerr != nil {
+					return resp.Value{}, cn, nerr
+				}
+				asking = rd.Ask
+				break
+			}
+			if se.Code != "TRYAGAIN" && se.Code != "CLUSTERDOWN" {
+				return resp.Value{}, cn, err
+			}
+			tries++
+			if tries > maxClusterRetries {
+				return resp.Value{}, cn, err
+			}
+			if se.Code == "CLUSTERDOWN" {
+				r.refresher.Trigger()
+			}
+			if err := sleepCtx(ctx, backoff(tries)); err != nil {
+				return resp.Value{}, cn, err
+			}
+			target, asking = nil, false
+		default:
+			var ce *conn.CallError
+			if errors.As(err, &ce) {
+				r.refresher.Trigger()
+			}
+			if retried || !retryable(ctx, err, args) {
+				return resp.Value{}, cn, err
+			}
+			retried = true
+			target, asking = nil, false
+		}
+		if v, cn, err = r.attempt(ctx, o, args, slot, replica, target, asking); err == nil {
+			return v, cn, nil
+		}
+	}
+}
+
+// attempt sends the command once, to target or else to the node that serves slot, and
+// returns the connection that carried it.
+func (r *clusterRouter) attempt(ctx context.Context, o conn.CallOptions, args []any, slot int, replica bool, target *clusterNode, asking bool) (resp.Value, *conn.Conn, error) {
+	n := target
+	if n == nil {
+		var err error
+		if n, err = r.nodeFor(ctx, slot, replica); err != nil {
+			return resp.Value{}, nil, err
+		}
+	}
+	if o.Blocking {
+		cn, err := n.pool.Get(ctx)
+		if err != nil {
+			r.refresher.Trigger()
+			return resp.Value{}, nil, err
+		}
+		if asking {
+			// A dedicated connection: nothing can come between the two.
+			if _, err := cn.Do(ctx, askingCmd...); err != nil {
+				r.release(cn, reusable(err))
+				return resp.Value{}, cn, err
+			}
+		}
+		v, err := cn.DoWith(ctx, o, args...)
+		r.release(cn, reusable(err))
+		return v, cn, err
+	}
+	cn, err := r.conn(ctx, n)
+	if err != nil {
+		if n.gone.Load() {
+			// The node left while we looked it up; not sent, so retryable.
+			return resp.Value{}, nil, &conn.CallError{Err: err}
+		}
+		return resp.Value{}, nil, err
+	}
+	if !asking {
+		v, err := cn.DoWith(ctx, o, args...)
+		return v, cn, err
+	}
+	v, err := doAsking(ctx, cn, o, args)
+	return v, cn, err
+}
+
+// doAsking sends ASKING and the command back to back in one batch, so that no other
+// caller's command on the shared connection can come between them and use up the
+// ASKING.
+func doAsking(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args []any) (resp.Value, error) {
+	cmds := [2][]any{askingCmd, args}
+	var keys [][]int
+	if o.KeyPrefix != "" {
+		ks := [2][]int{nil, o.Keys}
+		keys = ks[:]
+	}
+	res, err := cn.DoMultiWith(ctx, o.KeyPrefix, keys, cmds[:]...)
+	if err != nil {
+		return resp.Value{}, err
+	}
+	if res[0].Err != nil {
+		return resp.Value{}, res[0].Err
+	}
+	return res[1].Value, res[1].Err
+}
+
+// backoff is the wait before retry n (from 1) after TRYAGAIN or CLUSTERDOWN: 10ms
+// doubling, at most 320ms, so the retries span about a second and a half.
+func backoff(n int) time.Duration {
+	return min(10*time.Millisecond<<min(n-1, 5), 320*time.Millisecond)
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return &conn.CallError{Err: context.Cause(ctx)}
+	}
+}
+
+// merge says how the replies of a command sent to every master become one.
+type merge uint8
+
+const (
+	mergeSame   merge = iota + 1 // the same reply from all (OK, a SHA): the first
+	mergeConcat                  // arrays: concatenated (KEYS)
+	mergeSum                     // integers: summed (DBSIZE)
+	mergeAnd                     // arrays of 0/1: element-wise AND (SCRIPT EXISTS)
+)
+
+// fanouts are the keyless commands that mean "every master" on a Cluster.
+var fanouts = map[string]merge{
+	"flushall":        mergeSame,
+	"flushdb":         mergeSame,
+	"script|load":     mergeSame,
+	"script|flush":    mergeSame,
+	"function|load":   mergeSame,
+	"function|flush":  mergeSame,
+	"function|delete": mergeSame,
+	"keys":            mergeConcat,
+	"dbsize":          mergeSum,
+	"script|exists":   mergeAnd,
+}
+
+// doFanout sends the command to every master, one after another, and merges the
+// replies. The first error ends it (the masters before may have run it).
+func (c *Client) doFanout(ctx context.Context, o conn.CallOptions, args []any, name string, m merge) (resp.Value, error) {
+	masters, err := c.cluster.masterNodes(ctx)
+	if err != nil {
+		return resp.Value{}, err
+	}
+	var out resp.Value
+	var sum int64
+	var elems []resp.Value
+	for i, n := range masters {
+		v, _, err := c.cluster.attempt(ctx, o, args, anySlot, false, n, false)
+		if err != nil {
+			return resp.Value{}, fmt.Errorf("respire: %s on %s: %w", strings.ToUpper(name), n.addr, err)
+		}
+		switch m {
+		case mergeSame:
+			if i == 0 {
+				out = v
+			}
+		case mergeSum:
+			k, err := v.Int()
+			if err != nil {
+				return resp.Value{}, err
+			}
+			sum += k
+		case mergeConcat:
+			a, err := v.Array()
+			if err != nil {
+				return resp.Value{}, err
+			}
+			elems = append(elems, a...)
+		case mergeAnd:
+			a, err := v.Array()
+			if err != nil {
+				return resp.Value{}, err
+			}
+			if i == 0 {
+				elems = slices.Clone(a)
+				continue
+			}
+			for j := range min(len(a), len(elems)) {
+				x, _ := elems[j].Int()
+				y, _ := a[j].Int()
+				elems[j] = resp.Integer(min(x, y))
+			}
+		}
+	}
+	switch m {
+	case mergeSum:
+		return resp.Integer(sum), nil
+	case mergeConcat, mergeAnd:
+		return resp.Array(elems...), nil
+	}
+	return out, nil
+}
+
+// doMultiCluster splits a batch by node, sends each node's part as one pipeline (the
+// parts concurrently), puts the results back in the caller's order, and retries alone
+// each command that was redirected.
+func (c *Client) doMultiCluster(ctx context.Context, cmds [][]any, keys [][]int) ([]Result, error) {
+	r := c.cluster
+	slots := make([]int, len(cmds))
+	nodes := make([]*clusterNode, len(cmds))
+	single := true
+	var keyless *clusterNode
+	for i, args := range cmds {
+		var prefixed []int
+		if keys != nil {
+			prefixed = keys[i]
+		}
+		s, err := clusterSlot(args, c.prefix, prefixed)
+		if err != nil {
+			return nil, fmt.Errorf("command %d: %w", i, err)
+		}
+		slots[i] = s
+		var n *clusterNode
+		if s == anySlot {
+			if keyless == nil {
+				keyless, err = r.anyMaster(ctx)
+			}
+			n = keyless
+		} else {
+			n, err = r.nodeFor(ctx, s, false)
+		}
+		if err != nil {
+			return nil, err
+		}
+		nodes[i] = n
+		single = single && n == nodes[0]
+	}
+	if single {
+		// The common case (a hash tag, one key, a one-node cluster): no split.
+		cn, res, err := c.sendPart(ctx, nodes[0], cmds, keys)
+		if err != nil {
+			return nil, err
+		}
+		for i := range res {
+			c.retryMember(ctx, res, i, cmds[i], keys, slots[i], cn)
+		}
+		return res, nil
+	}
+	// A part is what goes to one node. Its commands are copied out of cmds before any
+	// goroutine starts, so that the caller's slice never escapes.
+	type part struct {
+		node    *clusterNode
+		cn      *conn.Conn
+		idx     []int
+		sub     [][]any
+		subKeys [][]int
+		res     []Result
+		err     error
+	}
+	var parts []*part
+	byNode := map[*clusterNode]*part{}
+	for i, n := range nodes {
+		p := byNode[n]
+		if p == nil {
+			p = &part{node: n}
+			byNode[n] = p
+			parts = append(parts, p)
+		}
+		p.idx = append(p.idx, i)
+		p.sub = append(p.sub, cmds[i])
+		if keys != nil {
+			p.subKeys = append(p.subKeys, keys[i])
+		}
+	}
+	var wg sync.WaitGroup
+	for _, p := range parts {
+		wg.Go(func() { p.cn, p.res, p.err = c.sendPart(ctx, p.node, p.sub, p.subKeys) })
+	}
+	wg.Wait()
+	out := make([]Result, len(cmds))
+	var errs []error
+	for _, p := range parts {
+		if p.err != nil {
+			errs = append(errs, fmt.Errorf("respire: the part of the batch for %s: %w", p.node.addr, p.err))
+			continue
+		}
+		for j, i := range p.idx {
+			out[i] = p.res[j]
+			c.retryMember(ctx, out, i, cmds[i], keys, slots[i], p.cn)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// sendPart sends one node's part of a batch as one pipeline on its shared connection,
+// again once on a new connection if it was not sent.
+func (c *Client) sendPart(ctx context.Context, n *clusterNode, cmds [][]any, keys [][]int) (*conn.Conn, []Result, error) {
+	r := c.cluster
+	for attempt := 0; ; attempt++ {
+		cn, err := r.conn(ctx, n)
+		if err != nil {
+			return nil, nil, err
+		}
+		res, err := cn.DoMultiWith(ctx, c.prefix, keys, cmds...)
+		if err == nil {
+			return cn, res, nil
+		}
+		r.refresher.Trigger()
+		if attempt > 0 || conn.WasWritten(err) || !retryable(ctx, err, nil) {
+			return cn, nil, err
+		}
+	}
+}
+
+// retryMember retries alone, in place, a member of a batch that was redirected or told
+// to try again (on cn, the connection that answered).
+func (c *Client) retryMember(ctx context.Context, res []Result, i int, args []any, keys [][]int, slot int, cn *conn.Conn) {
+	if !needsRetry(res[i].Err) {
+		return
+	}
+	o := conn.CallOptions{KeyPrefix: c.prefix}
+	if keys != nil {
+		o.Keys = keys[i]
+	}
+	v, _, err := c.cluster.do(ctx, o, args, slot, false, res[i].Err, cn)
+	res[i] = Result{Value: v, Err: err}
+}
+
+// needsRetry reports whether a batch member's error is one the cluster routing
+// handles: a redirection, TRYAGAIN or CLUSTERDOWN.
+func needsRetry(err error) bool {
+	if err == nil {
+		return false
+	}
+	var se *resp.ServerError
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code {
+	case "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN":
+		return true
+	}
+	return false
+}

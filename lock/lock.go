@@ -2,7 +2,10 @@ package lock
 
 import (
 	"context"
+	"errors"
+	"io"
 	"sync"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -182,6 +185,12 @@ func (l *Locker) fence(cn *conn.Conn) bool {
 	if !ok || caps.Load(capFence) == conn.Unsupported {
 		return false
 	}
+	if closedByServer(cn.Err()) {
+		// The server ended the connection (restart, kill, timeout): nothing of ours can
+		// run on it any more, and after a restart its CLIENT IDs start over, so the ID
+		// could name a stranger's connection.
+		return true
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), fenceTimeout)
 	defer cancel()
 	// The server that carried the command, even if the key is served elsewhere now.
@@ -204,6 +213,12 @@ func (l *Locker) fence(cn *conn.Conn) bool {
 	}
 	cn.Close()
 	return err == nil || isNoSuchClient(err)
+}
+
+// closedByServer reports a connection broken by its server's end rather than by us.
+func closedByServer(err error) bool {
+	return err != nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE))
 }
 
 // fenceTimeout bounds a fence: it runs after the caller's own context has ended.

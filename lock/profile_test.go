@@ -186,8 +186,14 @@ func TestNoFallbackOnFailure(t *testing.T) {
 			if _, err := mu.ResetExpiry(ctx, time.Hour); !errors.Is(err, conn.ErrOutcomeUnknown) {
 				t.Fatalf("renewal on a dropped connection: %v", err)
 			}
-			if got := lockCommands(s.emu); !slices.Equal(got[:1], []string{"SET IFEQ"}) || slices.Contains(got, "EVALSHA") || slices.Contains(got[1:], "SET IFEQ") {
+			// The server closed that connection, so nothing of it can run later: no
+			// CLIENT KILL, which after a restart could name a stranger's connection.
+			if got := lockCommands(s.emu); !slices.Equal(got[:1], []string{"SET IFEQ"}) || slices.Contains(got, "EVALSHA") ||
+				slices.Contains(got[1:], "SET IFEQ") || slices.Contains(got, "CLIENT KILL") {
 				t.Fatalf("after connection loss: %v", got)
+			}
+			if !errors.Is(context.Cause(mu.KeepAliveContext()), ErrOwnershipUncertain) {
+				t.Fatalf("lock not reported lost after an uncertain renewal: %v", context.Cause(mu.KeepAliveContext()))
 			}
 			// A timeout on release: no second release command.
 			mu2, err := locks.Acquire(ctx, "nf2", time.Minute)

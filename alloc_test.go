@@ -48,3 +48,28 @@ func TestSteadyStateAllocations(t *testing.T) {
 		}
 	}
 }
+
+// Adding commands to a reused pipeline allocates nothing; Exec allocates its results.
+func TestPipelineAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	srv := testserver.Start(t, testserver.Config{})
+	c := newClientT(t, Options{Addrs: []string{srv.Addr()}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	key := "alloc:pipe"
+	p := c.Pipeline()
+	run := func() {
+		for range 100 {
+			p.Do("GET", key)
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run()
+	if got := testing.AllocsPerRun(50, run); got > 3 {
+		t.Errorf("a pipeline of 100 GETs allocates %.1f times, budget 3 (results, not per command)", got)
+	}
+}

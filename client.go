@@ -218,32 +218,6 @@ func (c *Client) batchKeys(cmds [][]any) ([][]int, error) {
 	return keys, nil
 }
 
-// Pipeline collects commands to send together with Exec.
-type Pipeline struct {
-	c    *Client
-	cmds [][]any
-}
-
-// Pipeline returns an empty pipeline on c.
-func (c *Client) Pipeline() *Pipeline { return &Pipeline{c: c} }
-
-// Do adds a command to the pipeline.
-func (p *Pipeline) Do(args ...any) *Pipeline {
-	p.cmds = append(p.cmds, args)
-	return p
-}
-
-// Len returns the number of commands queued.
-func (p *Pipeline) Len() int { return len(p.cmds) }
-
-// Exec sends every queued command in one round trip, as DoMulti does, and empties the
-// pipeline.
-func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
-	cmds := p.cmds
-	p.cmds = nil
-	return p.c.DoMulti(ctx, cmds...)
-}
-
 // KeyPrefix returns the prefix the client applies to every key (Options.KeyPrefix).
 func (c *Client) KeyPrefix() string { return c.prefix }
 

@@ -517,3 +517,29 @@ func TestConcurrentDoIsAutoPipelined(t *testing.T) {
 		t.Fatalf("%d normal connections; auto-pipelining should share one:\n%s", n, srv.Do(t, "CLIENT", "LIST", "TYPE", "normal"))
 	}
 }
+
+func TestPipelineRefusesBadCommandsWhole(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	forEachProtocol(t, srv, Options{KeyPrefix: "pp:"}, func(t *testing.T, c *Client) {
+		ctx := context.Background()
+		srv.Do(t, "DEL", "pp:a")
+		p := c.Pipeline().Do("SET", "a", 1).Do("SET", "b", nil).Do("BLPOP", "l", 1)
+		if p.Len() != 3 {
+			t.Fatal(p.Len())
+		}
+		if _, err := p.Exec(ctx); !errors.Is(err, resp.ErrInvalidArg) || !strings.Contains(err.Error(), "command 1") {
+			t.Fatalf("Exec with a nil argument: %v", err)
+		}
+		if srv.Do(t, "EXISTS", "pp:a") != "0" {
+			t.Fatal("a refused pipeline sent something")
+		}
+		if _, err := c.Pipeline().Do("BLPOP", "l", 1).Exec(ctx); !errors.Is(err, ErrConnState) {
+			t.Fatalf("blocking command in a pipeline: %v", err)
+		}
+		// The same pipeline is usable again, and the prefix applies.
+		res, err := p.Do("SET", "a", 7).Do("GET", "a").Exec(ctx)
+		if err != nil || res[1].Value.String() != `"7"` || srv.Do(t, "GET", "pp:a") != "7" {
+			t.Fatalf("reused pipeline: %v %v", res, err)
+		}
+	})
+}

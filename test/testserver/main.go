@@ -5,6 +5,8 @@ import (
 	"os"
 	"sync"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 // RunMain starts a server described by cfg for a whole test binary, hands it to use
@@ -90,4 +92,21 @@ func (t *mainTB) runCleanups() {
 	for i := len(cs) - 1; i >= 0; i-- {
 		cs[i]()
 	}
+}
+
+// ExamplesMain is the whole TestMain of a package with runnable examples: it starts a
+// server for them, exports its URL as REDIS_URL (examples connect with
+// os.Getenv("REDIS_URL")), runs the tests and examples, checks for leaked goroutines
+// and exits.
+func ExamplesMain(m *testing.M) {
+	code := RunMain(m, Config{}, func(s *Server) {
+		os.Setenv("REDIS_URL", "redis://"+s.Addr())
+	})
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }

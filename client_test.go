@@ -122,10 +122,15 @@ func TestBadInput(t *testing.T) {
 	if err := c.Watch(ctx, func(*Tx) error { return nil }, ""); !errors.Is(err, ErrInvalidArg) {
 		t.Errorf("Watch empty key: %v", err)
 	}
+	yielded := 0
 	for _, err := range c.HScan(ctx, "", ScanOptions{}) {
+		yielded++
 		if !errors.Is(err, ErrInvalidArg) {
 			t.Errorf("HScan empty key: %v", err)
 		}
+	}
+	if yielded != 1 {
+		t.Errorf("HScan of an empty key yielded %d times; want its error, once", yielded)
 	}
 	// The connection is still in sync after all of that.
 	if v, err := c.Do(ctx, "ECHO", "still fine"); err != nil || v.String() != `"still fine"` {

@@ -58,7 +58,7 @@ func putCall(cl *call) {
 // deliver records one reply and reports whether the call is now complete.
 func (cl *call) deliver(v resp.Value) bool {
 	if cl.multi {
-		cl.results = append(cl.results, resultOf(v))
+		cl.results = append(cl.results, ResultOf(v))
 		return len(cl.results) == cl.want
 	}
 	cl.reply = v

@@ -105,7 +105,9 @@ type Conn struct {
 	reading   bool      // the read role is held (by a caller or the reader goroutine)
 	err       error     // first fatal error; set once
 	deadlined bool      // a read deadline is armed
-	idleSince int64     // nanotime when the last reply left nothing in flight; 0 before any
+
+	blockingInflight int   // written blocking commands awaiting replies: no read deadline then
+	idleSince        int64 // nanotime when the last reply left nothing in flight; 0 before any
 
 	// The interruption of a cancellable caller's own read (inlineread.go).
 	readDeadline  time.Time       // the deadline requests in flight really have
@@ -309,16 +311,14 @@ type Result struct {
 	Err   error // a *resp.ServerError for an error reply, else a transport error
 }
 
-// resultOf turns a reply into a Result: an error reply becomes Err, with a zero Value.
-func resultOf(v resp.Value) Result {
+// ResultOf turns a reply into a Result: an error reply becomes Err, with a zero Value.
+// Packages that split batches themselves (transactions) use it too.
+func ResultOf(v resp.Value) Result {
 	if err := v.Err(); err != nil {
 		return Result{Err: err}
 	}
 	return Result{Value: v}
 }
-
-// ResultOf is resultOf for packages that split batches themselves (transactions).
-func ResultOf(v resp.Value) Result { return resultOf(v) }
 
 // DoMulti sends the commands back to back in one write and waits for all their replies.
 // It returns an error only when the batch as a whole failed (invalid argument, ctx

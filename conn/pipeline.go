@@ -240,6 +240,9 @@ func (c *Conn) takeBatchLocked(me *call) []byte {
 		}
 		cl.state = stateWritten
 		c.inflight.push(cl)
+		if cl.noTimeout {
+			c.blockingInflight++
+		}
 		timed = timed || !cl.noTimeout
 	}
 	clear(c.queued)
@@ -391,22 +394,13 @@ func (c *Conn) armReadDeadlineLocked(timed bool) {
 	if c.readTimeout <= 0 {
 		return
 	}
-	if timed && !c.hasBlockingLocked() {
+	if timed && c.blockingInflight == 0 {
 		c.setReadDeadlineLocked(time.Now().Add(c.readTimeout))
 		c.deadlined = true
 	} else if c.deadlined {
 		c.setReadDeadlineLocked(time.Time{})
 		c.deadlined = false
 	}
-}
-
-func (c *Conn) hasBlockingLocked() bool {
-	for _, cl := range c.inflight.items[c.inflight.head:] {
-		if cl.noTimeout {
-			return true
-		}
-	}
-	return false
 }
 
 // readUntil is the read role held by cl's own caller: it reads and dispatches until
@@ -491,6 +485,9 @@ func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {
 		return false, nil
 	}
 	c.inflight.pop()
+	if cl.noTimeout {
+		c.blockingInflight--
+	}
 	if c.inflight.len() == 0 && !c.alwaysRead {
 		c.idleSince = nanotime()
 	}
@@ -531,6 +528,7 @@ func (c *Conn) fatal(err error) {
 	c.queued = nil
 	c.wbuf = nil
 	written := c.inflight.drain()
+	c.blockingInflight = 0
 	abandoned := make([]bool, len(written))
 	for _, cl := range queued {
 		cl.fail(&CallError{Err: err})

@@ -3,7 +3,6 @@ package lock
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/respire/respire/conn"
@@ -16,7 +15,6 @@ type KeepAlive struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	done   chan struct{}
-	once   sync.Once
 }
 
 // KeepAlive starts renewing the lock every half lease (each renewal sets the full lease

@@ -72,7 +72,7 @@ func FuzzReader(f *testing.F) {
 
 func FuzzAppendCommand(f *testing.F) {
 	f.Add("SET", []byte("key"), "value", int64(42), 1.5)
-	f.Add("", []byte(nil), "\r\n", int64(-1), -0.0)
+	f.Add("", []byte(nil), "\r\n", int64(-1), math.Copysign(0, -1))
 	f.Add("GET", []byte("$3\r\n"), "*1\r\n", int64(1)<<62, 1e300)
 	f.Add("INCRBYFLOAT", []byte("k"), "", int64(0), math.NaN())
 	f.Fuzz(func(t *testing.T, name string, key []byte, val string, n int64, x float64) {

@@ -38,7 +38,6 @@ type mainTB struct {
 	testing.TB
 	mu       sync.Mutex
 	cleanups []func()
-	dirs     []string
 	failed   bool
 }
 

@@ -25,6 +25,9 @@ type call struct {
 	noTimeout bool          // blocking command: no read deadline while it waits
 	inline    bool          // its caller cannot be cancelled, so may do the I/O itself
 	readsSelf bool          // its caller was given the read role when the call was written
+	watched   bool          // its caller waits on done alone: the watcher wakes it (watch.go)
+	watchHeld bool          // under the connection's lock: it counts in watchWaiters
+	ctxEnded  bool          // the watcher woke it: its context ended (set before the token)
 	start     int           // while queued: its bytes are wbuf[start:end]
 	end       int           //
 	reply     resp.Value    // the reply of a single command
@@ -48,6 +51,7 @@ func putCall(cl *call) {
 	cl.noTimeout = false
 	cl.inline = false
 	cl.readsSelf = false
+	cl.watched, cl.watchHeld, cl.ctxEnded = false, false, false
 	cl.multi = false
 	cl.reply = resp.Value{}
 	cl.results = nil
@@ -99,6 +103,13 @@ func (q *callQueue) pop() {
 		clear(q.items[n:])
 		q.items = q.items[:n]
 		q.head = 0
+	}
+}
+
+// each calls f on every call, oldest first.
+func (q *callQueue) each(f func(*call)) {
+	for _, cl := range q.items[q.head:] {
+		f(cl)
 	}
 }
 

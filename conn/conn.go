@@ -27,8 +27,8 @@ type Options struct {
 	TLS        *tls.Config
 
 	DialTimeout  time.Duration // connect and handshake; default 5s
-	ReadTimeout  time.Duration // longest wait for the next reply while requests are in flight; default 3s, -1 for none
-	WriteTimeout time.Duration // longest socket write; default 3s, -1 for none
+	ReadTimeout  time.Duration // longest wait for the next reply while requests are in flight (noticed within 1.5x); default 3s, -1 for none
+	WriteTimeout time.Duration // longest socket write (noticed within 1.5x); default 3s, -1 for none
 
 	// Limits bound the replies this connection accepts; a reply over a limit closes it.
 	Limits resp.Limits
@@ -104,15 +104,20 @@ type Conn struct {
 	writing   bool      // the write role is held (by a caller or the writer goroutine)
 	reading   bool      // the read role is held (by a caller or the reader goroutine)
 	err       error     // first fatal error; set once
-	deadlined bool      // a read deadline is armed
+	deadlined bool      // a read deadline is armed, for readDue
+	readDue   int64     // nanotime of the armed read deadline
+	writeDue  int64     // nanotime of the write deadline; used only by the write role
 
 	blockingInflight int   // written blocking commands awaiting replies: no read deadline then
 	idleSince        int64 // nanotime when the last reply left nothing in flight; 0 before any
 
 	// The interruption of a cancellable caller's own read (inlineread.go).
 	readDeadline  time.Time       // the deadline requests in flight really have
-	watched       context.Context // the context the watcher is registered for
+	watched       context.Context // the context the watcher is registered for (watch.go)
+	watchedDone   <-chan struct{} // its Done channel
 	unwatch       func() bool     // deregisters that watcher
+	watchWaiters  int             // calls waiting for the watcher to wake them
+	lastDone      <-chan struct{} // the Done channel of the last call that was not watched
 	interruptible bool            // a read for watched is under way
 	interrupted   bool            // the watcher moved the deadline into the past
 	interruptFn   func()          // c.interrupt, bound once

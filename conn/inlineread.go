@@ -16,11 +16,11 @@ import (
 //   - It parses only frames that are already whole in the read buffer
 //     (resp.FrameComplete), and waits for bytes with bufio's Peek, which consumes
 //     nothing: an interrupted wait loses no parsing state.
-//   - The context is watched by context.AfterFunc; when it ends, the watcher moves the
-//     read deadline into the past, which wakes the blocked read. The caller then hands
-//     the read role to the reader goroutine, with the real deadline restored, and
-//     returns. One watcher is registered per context and reused while callers keep
-//     passing the same context, so the common case allocates nothing.
+//   - The context is watched (watch.go); when it ends, the watcher moves the read
+//     deadline into the past, which wakes the blocked read. The caller then hands the
+//     read role to the reader goroutine, with the real deadline restored, and returns.
+//     If the connection's watcher is busy with another context, the caller hands the
+//     read role on at once instead.
 
 // pastDeadline wakes a blocked read at once.
 var pastDeadline = time.Unix(1, 0)
@@ -30,7 +30,11 @@ var pastDeadline = time.Unix(1, 0)
 // when it hands the role to the reader goroutine.
 func (c *Conn) readUntilInterruptible(ctx context.Context, cl *call) {
 	c.mu.Lock()
-	c.watchLocked(ctx)
+	if !c.watchLocked(ctx) {
+		c.mu.Unlock()
+		signal(c.readWake)
+		return
+	}
 	c.mu.Unlock()
 	for {
 		err := c.awaitWholeFrame()
@@ -102,51 +106,11 @@ func (c *Conn) handReadRole() {
 	signal(c.readWake)
 }
 
-// watchLocked arms the interruption of the current read for ctx.
-func (c *Conn) watchLocked(ctx context.Context) {
-	if c.watched != ctx {
-		if c.unwatch != nil {
-			c.unwatch()
-		}
-		c.watched = ctx
-		c.unwatch = context.AfterFunc(ctx, c.interruptFn)
-	}
-	c.interruptible = true
-}
-
-// unwatchLocked disarms the interruption and undoes one that happened.
-func (c *Conn) unwatchLocked() {
-	c.interruptible = false
-	if c.interrupted {
-		c.interrupted = false
-		c.nc.SetReadDeadline(c.readDeadline)
-	}
-}
-
-// interrupt runs when a watched context ends: if a read for that context is under way,
-// it wakes it.
-func (c *Conn) interrupt() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.interruptible && !c.interrupted && c.watched != nil && c.watched.Err() != nil {
-		c.interrupted = true
-		c.nc.SetReadDeadline(pastDeadline)
-	}
-}
-
 // setReadDeadlineLocked is the one place the read deadline changes, so an interrupted
 // read can restore it.
 func (c *Conn) setReadDeadlineLocked(t time.Time) {
 	c.readDeadline = t
 	if !c.interrupted {
 		c.nc.SetReadDeadline(t)
-	}
-}
-
-// stopWatchingLocked drops the watcher when the connection closes.
-func (c *Conn) stopWatchingLocked() {
-	if c.unwatch != nil {
-		c.unwatch()
-		c.unwatch, c.watched = nil, nil
 	}
 }

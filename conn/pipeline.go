@@ -136,6 +136,9 @@ func (c *Conn) submitLocked(ctx context.Context, cl *call, start int) {
 	cl.state = stateQueued
 	cl.start, cl.end = start, len(c.wbuf)
 	cl.inline = ctx.Done() == nil
+	if !cl.inline {
+		c.watchCallLocked(ctx, cl)
+	}
 	c.queued = append(c.queued, cl)
 	if c.writing {
 		c.mu.Unlock() // the writer at work takes cl with its next batch
@@ -143,7 +146,7 @@ func (c *Conn) submitLocked(ctx context.Context, cl *call, start int) {
 	}
 	c.writing = true
 	switch {
-	case cl.inline:
+	case cl.inline && c.inflight.len() == 0:
 		buf := c.takeBatchLocked(cl)
 		c.mu.Unlock()
 		if err := c.writeBatch(buf); err != nil {
@@ -182,6 +185,7 @@ func (c *Conn) writeNonBlocking(buf []byte) (int, error) {
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		// The deadline of an earlier blocking write has passed; this write needs none.
 		c.nc.SetWriteDeadline(time.Time{})
+		c.writeDue = 0
 		err = c.raw.Write(w.fn)
 	}
 	n, werr := w.n, w.err
@@ -234,6 +238,7 @@ func (c *Conn) takeBatchLocked(me *call) []byte {
 	timed := false
 	for _, cl := range c.queued {
 		if cl.want == 0 {
+			c.releaseWatchLocked(cl)
 			cl.state = stateReplied
 			signal(cl.done)
 			continue
@@ -253,6 +258,7 @@ func (c *Conn) takeBatchLocked(me *call) []byte {
 			c.reading = true
 			if me != nil && me.want > 0 {
 				me.readsSelf = true
+				c.releaseWatchLocked(me) // a caller that reads itself selects (wait)
 			} else {
 				signal(c.readWake)
 			}
@@ -263,7 +269,13 @@ func (c *Conn) takeBatchLocked(me *call) []byte {
 
 func (c *Conn) writeBatch(buf []byte) error {
 	if c.writeTimeout > 0 {
-		c.nc.SetWriteDeadline(time.Now().Add(c.writeTimeout))
+		// As with the read deadline (extendReadDeadlineLocked), a timeout and a half
+		// ahead, moved only when less than a timeout is left.
+		now := nanotime()
+		if c.writeDue-now < int64(c.writeTimeout) {
+			c.writeDue = now + int64(c.writeTimeout)*3/2
+			c.nc.SetWriteDeadline(fromNanotime(c.writeDue))
+		}
 	}
 	_, err := c.nc.Write(buf)
 	return err
@@ -340,17 +352,25 @@ func (c *Conn) writeLoop() {
 // wait blocks until cl completes or ctx ends. On a nil return the caller owns cl and
 // reads its result. On an error return cl belongs to the connection.
 func (c *Conn) wait(ctx context.Context, cl *call) error {
-	if cl.readsSelf {
-		if cl.inline {
-			c.readUntil(cl)
-		} else {
-			c.readUntilInterruptible(ctx, cl)
+	switch {
+	case cl.watched && !cl.readsSelf:
+		<-cl.done
+		if !cl.ctxEnded {
+			return nil
 		}
-	}
-	select {
-	case <-cl.done:
-		return nil
-	case <-ctx.Done():
+	default:
+		if cl.readsSelf {
+			if cl.inline {
+				c.readUntil(cl)
+			} else {
+				c.readUntilInterruptible(ctx, cl)
+			}
+		}
+		select {
+		case <-cl.done:
+			return nil
+		case <-ctx.Done():
+		}
 	}
 	c.mu.Lock()
 	switch cl.state {
@@ -374,6 +394,7 @@ func (c *Conn) wait(ctx context.Context, cl *call) error {
 // unqueueLocked removes a call that has not been written, bytes and all, so that it
 // never runs.
 func (c *Conn) unqueueLocked(cl *call) {
+	c.releaseWatchLocked(cl)
 	n := cl.end - cl.start
 	c.wbuf = append(c.wbuf[:cl.start], c.wbuf[cl.end:]...)
 	idx := -1
@@ -395,13 +416,32 @@ func (c *Conn) armReadDeadlineLocked(timed bool) {
 		return
 	}
 	if timed && c.blockingInflight == 0 {
-		c.setReadDeadlineLocked(time.Now().Add(c.readTimeout))
-		c.deadlined = true
+		c.extendReadDeadlineLocked()
 	} else if c.deadlined {
 		c.setReadDeadlineLocked(time.Time{})
 		c.deadlined = false
 	}
 }
+
+// extendReadDeadlineLocked makes sure the read deadline is at least a read timeout away.
+//
+// Moving a socket deadline costs a runtime timer update, too much to pay per reply. So
+// the deadline is set a timeout and a half ahead and moved only once less than a
+// timeout is left: a reply that does not come is noticed between one timeout and one
+// and a half after the last progress, and a busy connection moves its deadline once
+// per half timeout instead of once per reply.
+func (c *Conn) extendReadDeadlineLocked() {
+	now := nanotime()
+	if c.deadlined && c.readDue-now >= int64(c.readTimeout) {
+		return
+	}
+	c.readDue = now + int64(c.readTimeout)*3/2
+	c.setReadDeadlineLocked(fromNanotime(c.readDue))
+	c.deadlined = true
+}
+
+// fromNanotime converts a nanotime reading to a time.Time.
+func fromNanotime(t int64) time.Time { return clockStart.Add(time.Duration(t - 1)) }
 
 // readUntil is the read role held by cl's own caller: it reads and dispatches until
 // cl is complete (or the connection fails), then passes the role on if calls still
@@ -485,6 +525,7 @@ func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {
 		return false, nil
 	}
 	c.inflight.pop()
+	c.releaseWatchLocked(cl)
 	if cl.noTimeout {
 		c.blockingInflight--
 	}
@@ -492,13 +533,17 @@ func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {
 		c.idleSince = nanotime()
 	}
 	if c.deadlined {
-		if c.inflight.len() == 0 {
+		switch {
+		case c.inflight.len() > 0:
+			// Progress: the next reply gets a full read timeout of its own.
+			c.extendReadDeadlineLocked()
+		case c.alwaysRead:
+			// The reader goes on reading, for pushes, with nothing due.
 			c.setReadDeadlineLocked(time.Time{})
 			c.deadlined = false
-		} else {
-			// Progress: the next reply gets a full read timeout of its own.
-			c.setReadDeadlineLocked(time.Now().Add(c.readTimeout))
 		}
+		// Otherwise nobody reads until the next batch is written, which extends
+		// the deadline if it is too close by then.
 	}
 	abandoned := cl.state == stateAbandoned
 	cl.state = stateReplied

@@ -1,0 +1,114 @@
+package conn
+
+import "context"
+
+// A connection watches at most one context at a time, with one context.AfterFunc that
+// is registered when the context is first watched and reused while callers keep
+// passing it. When the context ends, the watcher
+//
+//   - wakes a read that a caller with that context is doing itself (inlineread.go), and
+//   - wakes every call of that context that waits on its done channel alone.
+//
+// The second is what makes a shared context cheap. A caller that must notice its
+// context ending would otherwise select on the context's Done channel as well as its
+// own, and when many goroutines share one context, as the workers of a pool do, every
+// one of those selects takes the lock of that one channel: under load it becomes the
+// busiest lock in the process. With the watcher, the callers of the watched context
+// wait on their own channels only.
+//
+// Registering a watcher costs allocations, so a context becomes the watched one only
+// when it comes twice in a row, and only when no waiting call depends on the current
+// watcher. A context used for a single command, as a per-request context often is,
+// keeps the select and allocates nothing. Contexts are matched by their Done channel:
+// contexts that share it (context.WithValue over another) end together.
+
+// watchCallLocked lets cl wait on its done channel alone if its context is, or may
+// become, the watched one.
+func (c *Conn) watchCallLocked(ctx context.Context, cl *call) {
+	done := ctx.Done()
+	if done != c.watchedDone {
+		if done != c.lastDone || c.watchWaiters > 0 || c.interruptible {
+			c.lastDone = done
+			return
+		}
+		c.setWatchLocked(ctx)
+	}
+	cl.watched, cl.watchHeld = true, true
+	c.watchWaiters++
+}
+
+// releaseWatchLocked says that cl no longer needs the watcher to wake it.
+func (c *Conn) releaseWatchLocked(cl *call) {
+	if cl.watchHeld {
+		cl.watchHeld = false
+		c.watchWaiters--
+	}
+}
+
+// watchLocked arms the interruption of a read its caller does itself, for ctx. It
+// returns false when the watcher is busy with another context.
+func (c *Conn) watchLocked(ctx context.Context) bool {
+	if ctx.Done() != c.watchedDone {
+		if c.watchWaiters > 0 {
+			return false
+		}
+		c.setWatchLocked(ctx)
+	}
+	c.interruptible = true
+	return true
+}
+
+// setWatchLocked moves the watcher to ctx.
+func (c *Conn) setWatchLocked(ctx context.Context) {
+	if c.unwatch != nil {
+		c.unwatch()
+	}
+	c.watched, c.watchedDone = ctx, ctx.Done()
+	c.unwatch = context.AfterFunc(ctx, c.interruptFn)
+}
+
+// unwatchLocked disarms the interruption of a read and undoes one that happened.
+func (c *Conn) unwatchLocked() {
+	c.interruptible = false
+	if c.interrupted {
+		c.interrupted = false
+		c.nc.SetReadDeadline(c.readDeadline)
+	}
+}
+
+// interrupt runs when a watched context ends. It checks the context still watched, as
+// a watcher replaced meanwhile may run late.
+func (c *Conn) interrupt() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.watched == nil || c.watched.Err() == nil {
+		return
+	}
+	if c.interruptible && !c.interrupted {
+		c.interrupted = true
+		c.nc.SetReadDeadline(pastDeadline)
+	}
+	if c.watchWaiters == 0 {
+		return
+	}
+	wake := func(cl *call) {
+		if cl.watchHeld {
+			c.releaseWatchLocked(cl)
+			cl.ctxEnded = true
+			cl.done <- struct{}{} // never blocks: a call that has not replied has no token
+		}
+	}
+	for _, cl := range c.queued {
+		wake(cl)
+	}
+	c.inflight.each(wake)
+}
+
+// stopWatchingLocked drops the watcher when the connection closes.
+func (c *Conn) stopWatchingLocked() {
+	if c.unwatch != nil {
+		c.unwatch()
+	}
+	c.unwatch, c.watched, c.watchedDone, c.lastDone = nil, nil, nil, nil
+	c.watchWaiters = 0
+}

@@ -80,7 +80,7 @@ func TestWatchedContextCancelsQueuedAndWrittenCalls(t *testing.T) {
 		got <- err
 	}()
 	f.expect("INCR", "n")
-	f.reply(":1\r\n") // INCR's orphaned reply
+	f.reply(":1\r\n")    // INCR's orphaned reply
 	f.expect("GET", "k") // not SET b: its bytes were removed
 	f.reply("$3\r\nnew\r\n")
 	if err := <-got; err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/respire/respire/cache"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,9 @@ type Client struct {
 
 	subsMu sync.Mutex
 	subs   map[*Subscription]struct{}
+
+	cache    *cache.Cache // nil without Options.ClientSideCache
+	tracking *tracking    // the connections cached reads use, with the cache
 }
 
 // NewClient validates opts and connects. It fails when the server cannot be reached
@@ -63,6 +67,14 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		r.close()
 		return nil, err
 	}
+	if opts.ClientSideCache != nil {
+		cc, err := cache.New(*opts.ClientSideCache)
+		if err != nil {
+			r.close()
+			return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+		}
+		c.cache, c.tracking = cc, newTracking(r, cc, c.cluster != nil)
+	}
 	return c, nil
 }
 
@@ -80,6 +92,9 @@ func (c *Client) Close() error {
 	c.subsMu.Unlock()
 	for _, s := range subs {
 		s.Close()
+	}
+	if c.tracking != nil {
+		c.tracking.close()
 	}
 	return c.route.close()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"github.com/respire/respire/cache"
 	"net"
 	"strconv"
 	"time"
@@ -71,6 +72,11 @@ type Options struct {
 	// default 1024. A full channel drops new messages and counts them (Dropped).
 	SubscriptionBuffer int
 
+	// ClientSideCache, when set, enables DoCached: replies of read commands kept in
+	// this process and dropped when the server says their key changed (RESP3 client
+	// tracking). Its zero value gives the default bounds. It needs RESP3.
+	ClientSideCache *cache.Options
+
 	// Dialer opens transports; net.Dialer by default.
 	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 }
@@ -111,6 +117,8 @@ func (o *Options) validate() error {
 		return fmt.Errorf("%w: negative subscription buffer", ErrInvalidOptions)
 	case o.Username != "" && o.Password == "":
 		return fmt.Errorf("%w: username without password", ErrInvalidOptions)
+	case o.ClientSideCache != nil && o.Protocol == 2:
+		return fmt.Errorf("%w: ClientSideCache needs RESP3 (Protocol 3), for invalidation pushes", ErrInvalidOptions)
 	case o.Cluster && o.DB != 0:
 		return fmt.Errorf("%w: a Cluster has only database 0, not DB %d", ErrInvalidOptions, o.DB)
 	case o.Cluster && o.SentinelMaster != "":

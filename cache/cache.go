@@ -1,0 +1,469 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/respire/respire/resp"
+)
+
+// Options bounds a cache. The zero value gives the defaults.
+type Options struct {
+	// MaxEntries is the most replies kept; default 10,000.
+	MaxEntries int
+	// MaxBytes is the most memory kept, counted as the size of the arguments and
+	// of the reply; default 64 MiB.
+	MaxBytes int64
+}
+
+const (
+	defaultMaxEntries = 10_000
+	defaultMaxBytes   = 64 << 20
+	shardCount        = 16
+	// evictionSample is how many entries an eviction looks at to find the least
+	// recently used, as Redis does for its own LRU: close to exact, and constant time.
+	evictionSample = 5
+)
+
+// ErrInvalidOptions is matched by the error of New for negative bounds.
+var ErrInvalidOptions = errors.New("cache: invalid options")
+
+// Stats are a cache's counters since it was made.
+type Stats struct {
+	Hits, Misses  int64
+	Stored        int64 // replies stored
+	Discarded     int64 // replies not stored because an invalidation or flush raced them
+	Invalidations int64 // keys invalidated by the server (or by the client's own writes)
+	Flushes       int64 // whole-cache flushes (connection loss, FLUSHALL, failover)
+	Evictions     int64 // entries dropped to stay within the bounds
+	Entries       int64 // entries now
+	Bytes         int64 // bytes now
+}
+
+// Cache holds replies of read commands by key. It is safe for concurrent use.
+type Cache struct {
+	shards        [shardCount]shard
+	seed          maphash.Seed
+	maxPerShard   int
+	bytesPerShard int64
+
+	hits, misses, stored, discarded, invalidations, flushes, evictions atomic.Int64
+}
+
+// shard is one sixteenth of the keys, under its own lock.
+type shard struct {
+	mu      sync.RWMutex
+	keys    map[string]*keyEntries
+	pending map[string][]*Ticket // reads in flight, by key
+	count   int
+	bytes   int64
+}
+
+// keyEntries are the cached replies of the commands that read one key (GET k and
+// HGET k f are two entries of k).
+type keyEntries struct {
+	entries []*entry
+}
+
+type entry struct {
+	args    []string // the command, name upper-cased, key included
+	value   resp.Value
+	expires int64 // nanotime
+	size    int64
+	used    atomic.Int64 // nanotime of the last hit, for eviction
+}
+
+// Ticket is a read in flight: taken before the command is sent, it is what makes a
+// reply safe to store. An invalidation or flush that arrives while the read is in
+// flight voids it, because the reply may be older than the change.
+type Ticket struct {
+	key   string
+	valid bool // under the shard's lock
+}
+
+// New returns an empty cache with the bounds of o.
+func New(o Options) (*Cache, error) {
+	switch {
+	case o.MaxEntries < 0:
+		return nil, fmt.Errorf("%w: MaxEntries %d is negative", ErrInvalidOptions, o.MaxEntries)
+	case o.MaxBytes < 0:
+		return nil, fmt.Errorf("%w: MaxBytes %d is negative", ErrInvalidOptions, o.MaxBytes)
+	}
+	if o.MaxEntries == 0 {
+		o.MaxEntries = defaultMaxEntries
+	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = defaultMaxBytes
+	}
+	c := &Cache{
+		seed:          maphash.MakeSeed(),
+		maxPerShard:   max(1, o.MaxEntries/shardCount),
+		bytesPerShard: max(1, o.MaxBytes/shardCount),
+	}
+	for i := range c.shards {
+		c.shards[i].keys = map[string]*keyEntries{}
+		c.shards[i].pending = map[string][]*Ticket{}
+	}
+	return c, nil
+}
+
+func (c *Cache) shard(key string) *shard {
+	return &c.shards[maphash.String(c.seed, key)%shardCount]
+}
+
+var clockStart = time.Now()
+
+// nanotime is a monotonic clock in nanoseconds.
+func nanotime() int64 { return int64(time.Since(clockStart)) }
+
+// Get returns the cached reply of the command args, whose key is key (as the server
+// names it: with any key prefix). It does not allocate.
+func (c *Cache) Get(key string, args []any) (resp.Value, bool) {
+	s := c.shard(key)
+	now := nanotime()
+	s.mu.RLock()
+	if ke := s.keys[key]; ke != nil {
+		for _, e := range ke.entries {
+			if now < e.expires && e.matches(args) {
+				v := e.value
+				s.mu.RUnlock()
+				if e.used.Load() < now-int64(time.Millisecond) {
+					e.used.Store(now) // at most once a millisecond: hot entries stay cheap
+				}
+				c.hits.Add(1)
+				return v, true
+			}
+		}
+	}
+	s.mu.RUnlock()
+	c.misses.Add(1)
+	return resp.Value{}, false
+}
+
+// Reserve starts a read of key. The reply may be stored with the ticket unless the key
+// is invalidated, or the cache flushed, before Store.
+func (c *Cache) Reserve(key string) *Ticket {
+	t := &Ticket{key: key, valid: true}
+	s := c.shard(key)
+	s.mu.Lock()
+	s.pending[key] = append(s.pending[key], t)
+	s.mu.Unlock()
+	return t
+}
+
+// Store ends the read of t: it keeps v as the reply of args for ttl if the ticket is
+// still valid, and reports whether it did. A ticket is used once; Store with ttl <= 0
+// (or Cancel) only ends the read.
+func (c *Cache) Store(t *Ticket, args []any, v resp.Value, ttl time.Duration) bool {
+	s := c.shard(t.key)
+	s.mu.Lock()
+	valid := s.endReadLocked(t)
+	if !valid || ttl <= 0 {
+		s.mu.Unlock()
+		if !valid {
+			c.discarded.Add(1)
+		}
+		return false
+	}
+	e := newEntry(args, v, nanotime()+int64(ttl))
+	ke := s.keys[t.key]
+	if ke == nil {
+		ke = &keyEntries{}
+		s.keys[t.key] = ke
+	}
+	replaced := false
+	for i, old := range ke.entries {
+		if old.sameArgs(e.args) {
+			s.bytes += e.size - old.size
+			ke.entries[i] = e
+			replaced = true
+			break
+		}
+	}
+	if !replaced {
+		ke.entries = append(ke.entries, e)
+		s.count++
+		s.bytes += e.size
+	}
+	n := c.evictLocked(s, e)
+	s.mu.Unlock()
+	c.stored.Add(1)
+	c.evictions.Add(int64(n))
+	return true
+}
+
+// Cancel ends the read of t without storing anything (the read failed).
+func (c *Cache) Cancel(t *Ticket) {
+	s := c.shard(t.key)
+	s.mu.Lock()
+	s.endReadLocked(t)
+	s.mu.Unlock()
+}
+
+// endReadLocked removes t from the reads in flight and returns whether it was valid.
+func (s *shard) endReadLocked(t *Ticket) bool {
+	list := s.pending[t.key]
+	for i, p := range list {
+		if p == t {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(s.pending, t.key)
+	} else {
+		s.pending[t.key] = list
+	}
+	valid := t.valid
+	t.valid = false
+	return valid
+}
+
+// Invalidate drops every reply of key and voids the reads of key in flight.
+func (c *Cache) Invalidate(key string) {
+	s := c.shard(key)
+	s.mu.Lock()
+	for _, t := range s.pending[key] {
+		t.valid = false
+	}
+	if ke := s.keys[key]; ke != nil {
+		for _, e := range ke.entries {
+			s.count--
+			s.bytes -= e.size
+		}
+		delete(s.keys, key)
+	}
+	s.mu.Unlock()
+	c.invalidations.Add(1)
+}
+
+// Flush drops everything and voids every read in flight.
+func (c *Cache) Flush() {
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		for _, list := range s.pending {
+			for _, t := range list {
+				t.valid = false
+			}
+		}
+		clear(s.keys)
+		s.count, s.bytes = 0, 0
+		s.mu.Unlock()
+	}
+	c.flushes.Add(1)
+}
+
+// Stats returns the counters.
+func (c *Cache) Stats() Stats {
+	st := Stats{
+		Hits: c.hits.Load(), Misses: c.misses.Load(), Stored: c.stored.Load(),
+		Discarded: c.discarded.Load(), Invalidations: c.invalidations.Load(),
+		Flushes: c.flushes.Load(), Evictions: c.evictions.Load(),
+	}
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.RLock()
+		st.Entries += int64(s.count)
+		st.Bytes += s.bytes
+		s.mu.RUnlock()
+	}
+	return st
+}
+
+// evictLocked drops least recently used entries of s, never keep, until s is within
+// its share of the bounds. It returns how many it dropped.
+func (c *Cache) evictLocked(s *shard, keep *entry) int {
+	n := 0
+	for s.count > c.maxPerShard || s.bytes > c.bytesPerShard {
+		var (
+			victimKey string
+			victim    *entry
+			seen      int
+		)
+		// Map iteration starts at a random place: the first entries are a sample.
+	sample:
+		for k, ke := range s.keys {
+			for _, e := range ke.entries {
+				if e == keep {
+					continue
+				}
+				if victim == nil || e.used.Load() < victim.used.Load() {
+					victimKey, victim = k, e
+				}
+				if seen++; seen == evictionSample {
+					break sample
+				}
+			}
+		}
+		if victim == nil {
+			return n // keep alone is over the bounds: it stays until it expires or is replaced
+		}
+		s.removeLocked(victimKey, victim)
+		n++
+	}
+	return n
+}
+
+func (s *shard) removeLocked(key string, victim *entry) {
+	ke := s.keys[key]
+	for i, e := range ke.entries {
+		if e == victim {
+			ke.entries = append(ke.entries[:i], ke.entries[i+1:]...)
+			break
+		}
+	}
+	if len(ke.entries) == 0 {
+		delete(s.keys, key)
+	}
+	s.count--
+	s.bytes -= victim.size
+}
+
+// entryOverhead approximates what an entry costs beyond its arguments and reply.
+const entryOverhead = 96
+
+func newEntry(args []any, v resp.Value, expires int64) *entry {
+	e := &entry{args: make([]string, len(args)), value: v, expires: expires}
+	e.size = entryOverhead + valueSize(v)
+	for i, a := range args {
+		s := argText(a)
+		if i == 0 {
+			s = strings.ToUpper(s)
+		}
+		e.args[i] = s
+		e.size += int64(len(s))
+	}
+	e.used.Store(nanotime())
+	return e
+}
+
+// valueSize approximates the memory of a reply.
+func valueSize(v resp.Value) int64 {
+	n := int64(32)
+	if s, err := v.Text(); err == nil {
+		n += int64(len(s))
+	}
+	if elems, err := v.Array(); err == nil {
+		for _, e := range elems {
+			n += valueSize(e)
+		}
+	}
+	return n
+}
+
+func (e *entry) sameArgs(args []string) bool {
+	if len(args) != len(e.args) {
+		return false
+	}
+	for i := range args {
+		if args[i] != e.args[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// matches compares args with the entry's command without allocating: the name without
+// regard to case, the rest byte for byte.
+func (e *entry) matches(args []any) bool {
+	if len(args) != len(e.args) {
+		return false
+	}
+	for i, a := range args {
+		var ok bool
+		switch a := a.(type) {
+		case string:
+			ok = a == e.args[i] || i == 0 && strings.EqualFold(a, e.args[i])
+		case []byte:
+			ok = string(a) == e.args[i] || i == 0 && strings.EqualFold(string(a), e.args[i])
+		default:
+			var buf [64]byte
+			ok = string(appendArg(buf[:0], a)) == e.args[i]
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// argText is the text of an argument as it goes on the wire.
+func argText(a any) string {
+	switch a := a.(type) {
+	case string:
+		return a
+	case []byte:
+		return string(a)
+	}
+	return string(appendArg(nil, a))
+}
+
+// appendArg appends the wire text of a non-string argument; an argument the client
+// would refuse appends a text no command can carry, which matches nothing.
+func appendArg(dst []byte, a any) []byte {
+	b, err := resp.AppendArg(dst, 0, a)
+	if err != nil {
+		return append(dst, "\x00invalid"...)
+	}
+	// AppendArg writes a bulk string ($n\r\ntext\r\n); the text is what counts.
+	text := b[len(dst):]
+	for i, ch := range text {
+		if ch == '\n' {
+			n := copy(text, text[i+1:len(text)-2])
+			return b[:len(dst)+n]
+		}
+	}
+	return b
+}
+
+// Invalidation is what an invalidation push says.
+type Invalidation struct {
+	Keys []string // the keys to drop
+	All  bool     // drop everything (FLUSHALL, FLUSHDB, or a server that lost its tracking table)
+}
+
+// ParseInvalidation reads a RESP3 push frame. ok is false for a push that is not an
+// invalidation: ["invalidate", [key, ...]] or ["invalidate", null].
+func ParseInvalidation(v resp.Value) (inv Invalidation, ok bool) {
+	if v.Kind() != resp.KindPush {
+		return Invalidation{}, false
+	}
+	elems, err := v.Array()
+	if err != nil || len(elems) != 2 {
+		return Invalidation{}, false
+	}
+	if kind, err := elems[0].Text(); err != nil || kind != "invalidate" {
+		return Invalidation{}, false
+	}
+	if elems[1].IsNull() {
+		return Invalidation{All: true}, true
+	}
+	keys, err := elems[1].Array()
+	if err != nil {
+		return Invalidation{}, false
+	}
+	inv.Keys = make([]string, 0, len(keys))
+	for _, k := range keys {
+		s, err := k.Text()
+		if err != nil {
+			return Invalidation{}, false
+		}
+		inv.Keys = append(inv.Keys, s)
+	}
+	return inv, true
+}
+
+// TTL returns how long a reply read with PTTL result pttl may be kept for the caller's
+// ttl: the shorter of the two (a key without expiry, or a missing key, keeps ttl).
+func TTL(ttl time.Duration, pttl int64) time.Duration {
+	if pttl >= 0 {
+		return min(ttl, time.Duration(pttl)*time.Millisecond)
+	}
+	return ttl
+}

@@ -1,0 +1,238 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/respire/respire/resp"
+)
+
+func newT(t *testing.T, o Options) *Cache {
+	t.Helper()
+	c, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func store(c *Cache, key string, args []any, v resp.Value, ttl time.Duration) bool {
+	return c.Store(c.Reserve(key), args, v, ttl)
+}
+
+func TestGetStoreMatch(t *testing.T) {
+	c := newT(t, Options{})
+	get := []any{"GET", "k"}
+	if _, ok := c.Get("k", get); ok {
+		t.Fatal("hit in an empty cache")
+	}
+	if !store(c, "k", get, resp.BulkString("v"), time.Hour) {
+		t.Fatal("store refused")
+	}
+	cases := []struct {
+		args []any
+		hit  bool
+	}{
+		{[]any{"GET", "k"}, true},
+		{[]any{"get", "k"}, true},
+		{[]any{[]byte("Get"), []byte("k")}, true},
+		{[]any{"GET", "K"}, false}, // keys are case-sensitive
+		{[]any{"GET", "k", "extra"}, false},
+		{[]any{"GETDEL", "k"}, false},
+	}
+	for _, tc := range cases {
+		v, ok := c.Get("k", tc.args)
+		if ok != tc.hit {
+			t.Errorf("Get %v: hit = %v, want %v", tc.args, ok, tc.hit)
+		}
+		if ok && v.String() != `"v"` {
+			t.Errorf("Get %v = %s", tc.args, v)
+		}
+	}
+
+	// Numeric arguments match their wire text.
+	zr := []any{"ZRANGE", "z", 0, int64(-1)}
+	store(c, "z", zr, resp.BulkString("range"), time.Hour)
+	if _, ok := c.Get("z", []any{"zrange", "z", "0", "-1"}); !ok {
+		t.Error("ZRANGE z 0 -1 as text missed the entry stored with integers")
+	}
+	if _, ok := c.Get("z", []any{"ZRANGE", "z", 0, 1.5}); ok {
+		t.Error("ZRANGE z 0 1.5 hit the entry for 0 -1")
+	}
+}
+
+func TestInvalidationVoidsAReadInFlight(t *testing.T) {
+	c := newT(t, Options{})
+	args := []any{"GET", "k"}
+
+	tk := c.Reserve("k")
+	c.Invalidate("k")
+	if c.Store(tk, args, resp.BulkString("old"), time.Hour) {
+		t.Fatal("a reply raced by an invalidation was stored")
+	}
+	if _, ok := c.Get("k", args); ok {
+		t.Fatal("hit after a voided store")
+	}
+
+	tk = c.Reserve("k")
+	c.Invalidate("other") // another key leaves it alone
+	if !c.Store(tk, args, resp.BulkString("new"), time.Hour) {
+		t.Fatal("store refused after an unrelated invalidation")
+	}
+
+	tk = c.Reserve("k")
+	c.Flush()
+	if c.Store(tk, args, resp.BulkString("x"), time.Hour) {
+		t.Fatal("a reply raced by a flush was stored")
+	}
+	if st := c.Stats(); st.Discarded != 2 || st.Entries != 0 || st.Flushes != 1 {
+		t.Fatalf("stats: %+v", st)
+	}
+
+	// A ticket is good once.
+	tk = c.Reserve("k")
+	if !c.Store(tk, args, resp.BulkString("1"), time.Hour) || c.Store(tk, args, resp.BulkString("2"), time.Hour) {
+		t.Fatal("a ticket stored twice")
+	}
+	c.Cancel(c.Reserve("k"))
+	if n := len(c.shard("k").pending); n != 0 {
+		t.Fatalf("%d keys with reads in flight after every read ended", n)
+	}
+}
+
+func TestInvalidateDropsEveryCommandOfTheKey(t *testing.T) {
+	c := newT(t, Options{})
+	store(c, "h", []any{"HGET", "h", "a"}, resp.BulkString("1"), time.Hour)
+	store(c, "h", []any{"HGET", "h", "b"}, resp.BulkString("2"), time.Hour)
+	store(c, "g", []any{"GET", "g"}, resp.BulkString("3"), time.Hour)
+	c.Invalidate("h")
+	if _, ok := c.Get("h", []any{"HGET", "h", "a"}); ok {
+		t.Error("HGET h a survived")
+	}
+	if _, ok := c.Get("g", []any{"GET", "g"}); !ok {
+		t.Error("GET g was dropped with h")
+	}
+	if st := c.Stats(); st.Entries != 1 {
+		t.Errorf("entries = %d, want 1", st.Entries)
+	}
+}
+
+func TestExpiry(t *testing.T) {
+	c := newT(t, Options{})
+	args := []any{"GET", "k"}
+	store(c, "k", args, resp.BulkString("v"), 20*time.Millisecond)
+	if _, ok := c.Get("k", args); !ok {
+		t.Fatal("miss within the TTL")
+	}
+	time.Sleep(30 * time.Millisecond)
+	if _, ok := c.Get("k", args); ok {
+		t.Fatal("hit after the TTL")
+	}
+	if store(c, "k", args, resp.BulkString("v"), 0) {
+		t.Fatal("stored with a zero TTL")
+	}
+}
+
+func TestTTL(t *testing.T) {
+	cases := []struct {
+		ttl  time.Duration
+		pttl int64
+		want time.Duration
+	}{
+		{time.Minute, -1, time.Minute},               // no expiry on the key
+		{time.Minute, -2, time.Minute},               // no key
+		{time.Minute, 1500, 1500 * time.Millisecond}, // the key expires first
+		{time.Second, 5000, time.Second},             // the caller's TTL is shorter
+		{time.Second, 0, 0},                          // expiring now: not kept
+	}
+	for _, tc := range cases {
+		if got := TTL(tc.ttl, tc.pttl); got != tc.want {
+			t.Errorf("TTL(%v, %d) = %v, want %v", tc.ttl, tc.pttl, got, tc.want)
+		}
+	}
+}
+
+func TestBounds(t *testing.T) {
+	c := newT(t, Options{MaxEntries: 160})
+	for i := range 2000 {
+		k := fmt.Sprint("k", i)
+		store(c, k, []any{"GET", k}, resp.BulkString("v"), time.Hour)
+	}
+	st := c.Stats()
+	if st.Entries > 160 || st.Evictions != 2000-st.Entries {
+		t.Fatalf("entries %d, evictions %d, want at most 160 and the rest evicted", st.Entries, st.Evictions)
+	}
+
+	c = newT(t, Options{MaxBytes: 64 << 10})
+	big := resp.BulkString(strings.Repeat("x", 1000))
+	for i := range 1000 {
+		k := fmt.Sprint("k", i)
+		store(c, k, []any{"GET", k}, big, time.Hour)
+	}
+	if st := c.Stats(); st.Bytes > 64<<10 || st.Entries == 0 {
+		t.Fatalf("bytes %d with a bound of %d (%d entries)", st.Bytes, 64<<10, st.Entries)
+	}
+}
+
+// The least recently used of a sample goes first: an entry read all along survives a
+// stream of entries read once.
+func TestEvictionKeepsWhatIsUsed(t *testing.T) {
+	c := newT(t, Options{MaxEntries: 16 * 8})
+	hot := []any{"GET", "hot"}
+	store(c, "hot", hot, resp.BulkString("v"), time.Hour)
+	for i := range 1000 {
+		k := fmt.Sprint("cold", i)
+		store(c, k, []any{"GET", k}, resp.BulkString("v"), time.Hour)
+		if i%8 == 0 { // 8 cold entries spread over 16 shards of 8 entries each
+			time.Sleep(time.Millisecond) // hits are recorded once a millisecond
+			if _, ok := c.Get("hot", hot); !ok {
+				t.Fatalf("the hot entry was evicted after %d cold ones", i)
+			}
+		}
+	}
+}
+
+func TestOptions(t *testing.T) {
+	if _, err := New(Options{MaxEntries: -1}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("negative MaxEntries: %v", err)
+	}
+	if _, err := New(Options{MaxBytes: -1}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("negative MaxBytes: %v", err)
+	}
+}
+
+func TestGetDoesNotAllocate(t *testing.T) {
+	c := newT(t, Options{})
+	args := []any{"ZRANGE", "z", 0, -1}
+	store(c, "z", args, resp.BulkString("v"), time.Hour)
+	if n := testing.AllocsPerRun(100, func() { c.Get("z", args) }); n != 0 {
+		t.Fatalf("Get allocates %.0f times", n)
+	}
+}
+
+func TestParseInvalidation(t *testing.T) {
+	key := func(s string) resp.Value { return resp.BulkString(s) }
+	cases := []struct {
+		name string
+		v    resp.Value
+		want Invalidation
+		ok   bool
+	}{
+		{"keys", resp.Push(key("invalidate"), resp.Array(key("a"), key("b"))), Invalidation{Keys: []string{"a", "b"}}, true},
+		{"flush", resp.Push(key("invalidate"), resp.Null()), Invalidation{All: true}, true},
+		{"not a push", resp.Array(key("invalidate"), resp.Array(key("a"))), Invalidation{}, false},
+		{"other push", resp.Push(key("message"), key("ch"), key("m")), Invalidation{}, false},
+		{"short", resp.Push(key("invalidate")), Invalidation{}, false},
+		{"key not text", resp.Push(key("invalidate"), resp.Array(resp.Array())), Invalidation{}, false},
+		{"keys not array", resp.Push(key("invalidate"), key("a")), Invalidation{}, false},
+	}
+	for _, tc := range cases {
+		got, ok := ParseInvalidation(tc.v)
+		if ok != tc.ok || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: got %+v, %v; want %+v, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}

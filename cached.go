@@ -1,0 +1,332 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/respire/respire/cache"
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/command"
+	"github.com/respire/respire/resp"
+)
+
+var (
+	// ErrNoCache is returned by DoCached on a client made without
+	// Options.ClientSideCache.
+	ErrNoCache = errors.New("respire: client-side cache not enabled (Options.ClientSideCache)")
+	// ErrNotCacheable is matched by the error of DoCached for a command it cannot
+	// cache: one that writes, blocks, or reads other than exactly one key.
+	ErrNotCacheable = errors.New("respire: command cannot be cached")
+	// ErrNoTracking is matched by the error of DoCached when the server cannot track
+	// keys for this client: it does not speak RESP3, or refused CLIENT TRACKING.
+	ErrNoTracking = errors.New("respire: server does not track keys for client-side caching")
+)
+
+// DoCached runs a read command of one key (GET, HGET, HGETALL, SMEMBERS, ...) through
+// the client-side cache. A reply read from the server is kept for ttl, or for the
+// key's own remaining TTL when that is shorter, and until the server reports the key
+// changed: whoever changes it, by whatever means, including expiry, eviction and
+// FLUSHALL. A later DoCached of the same command returns the kept reply without a round
+// trip. A read racing a change is answered but never kept.
+//
+// Invalidations arrive asynchronously: a DoCached just after a change made by another
+// connection, this client's own Do included, can return the previous reply for the time
+// the server's push takes to arrive (well under a millisecond on a local network).
+//
+// The returned Value may be shared with other callers; Values are immutable.
+func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (resp.Value, error) {
+	if c.cache == nil {
+		return resp.Value{}, ErrNoCache
+	}
+	if ttl <= 0 {
+		return resp.Value{}, fmt.Errorf("%w: DoCached ttl %v is not positive", ErrInvalidArg, ttl)
+	}
+	var keyBuf [2]int
+	keys, err := cacheableKeys(args, keyBuf[:0])
+	if err != nil {
+		return resp.Value{}, err
+	}
+	key, ok := keyText(args[keys[0]])
+	if !ok {
+		return resp.Value{}, fmt.Errorf("%w: key of type %T", ErrNotCacheable, args[keys[0]])
+	}
+	if key == "" {
+		return resp.Value{}, fmt.Errorf("%w: empty key", ErrInvalidArg)
+	}
+	if c.prefix != "" {
+		key = c.prefix + key // the name the server uses, and puts in invalidations
+	}
+	if v, ok := c.cache.Get(key, args); ok {
+		return v, nil
+	}
+	return c.readThrough(ctx, ttl, key, keys, args)
+}
+
+// CacheStats returns the client-side cache's counters; zero without a cache.
+func (c *Client) CacheStats() cache.Stats {
+	if c.cache == nil {
+		return cache.Stats{}
+	}
+	return c.cache.Stats()
+}
+
+// cacheableKeys checks that args is a read-only, non-blocking command of exactly one
+// key and returns the key's position.
+func cacheableKeys(args []any, dst []int) ([]int, error) {
+	if len(args) == 0 {
+		return nil, resp.ErrEmptyCommand
+	}
+	info, ok := command.LookupArgs(args)
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown command %v", ErrNotCacheable, args[0])
+	}
+	if info.Flags&command.FlagReadonly == 0 || info.Flags&command.FlagBlocking != 0 {
+		return nil, fmt.Errorf("%w: %s is not a read-only command", ErrNotCacheable, info.Name)
+	}
+	keys := command.KeyIndexes(args, dst)
+	if len(keys) != 1 {
+		return nil, fmt.Errorf("%w: %s reads %d keys; DoCached takes commands of one key", ErrNotCacheable, info.Name, len(keys))
+	}
+	return keys, nil
+}
+
+func keyText(a any) (string, bool) {
+	switch a := a.(type) {
+	case string:
+		return a, true
+	case []byte:
+		return string(a), true
+	}
+	return "", false
+}
+
+// readThrough reads args from the server on a tracked connection and keeps the reply
+// unless an invalidation of key raced it. The read is three commands sent back to
+// back: CLIENT CACHING YES (track the next command's key), PTTL key (the key's own
+// TTL) and the command.
+func (c *Client) readThrough(ctx context.Context, ttl time.Duration, key string, keys []int, args []any) (resp.Value, error) {
+	slot := c.routeSlot(args)
+	cn, err := c.tracking.conn(ctx, slot)
+	if err != nil {
+		return resp.Value{}, err
+	}
+	var prefixKeys [][]int
+	if c.prefix != "" {
+		prefixKeys = [][]int{nil, {1}, keys}
+	}
+	ticket := c.cache.Reserve(key)
+	res, err := cn.DoMultiWith(ctx, c.prefix, prefixKeys,
+		[]any{"CLIENT", "CACHING", "YES"}, []any{"PTTL", args[keys[0]]}, args)
+	if err != nil {
+		c.cache.Cancel(ticket)
+		return resp.Value{}, err
+	}
+	for _, r := range res {
+		if resp.HasCode(r.Err, "MOVED") || resp.HasCode(r.Err, "ASK") {
+			// The slot moved: read it the ordinary way; the next DoCached tracks it on
+			// the node that serves it now.
+			c.cache.Cancel(ticket)
+			c.tracking.forget(cn)
+			return c.Do(ctx, args...)
+		}
+	}
+	if res[0].Err != nil {
+		c.cache.Cancel(ticket)
+		return resp.Value{}, fmt.Errorf("%w: CLIENT CACHING: %w", ErrNoTracking, res[0].Err)
+	}
+	if res[2].Err != nil {
+		c.cache.Cancel(ticket)
+		return resp.Value{}, res[2].Err
+	}
+	pttl, err := res[1].Value.Int()
+	if err != nil || res[1].Err != nil {
+		c.cache.Cancel(ticket) // answered, but without a TTL to trust
+		return res[2].Value, nil
+	}
+	c.cache.Store(ticket, args, res[2].Value, cache.TTL(ttl, pttl))
+	return res[2].Value, nil
+}
+
+// tracking owns the connections that cached reads use: one per server, each with
+// CLIENT TRACKING ON OPTIN and a push handler that feeds invalidations to the cache.
+// A tracked connection that is lost flushes the cache, since the invalidations it
+// would have carried are lost with it. Outside a Cluster there is one server at a
+// time; when it changes (a Sentinel failover), the old connection is closed, which
+// flushes the cache too.
+type tracking struct {
+	route   router
+	cache   *cache.Cache
+	cluster bool
+
+	mu     sync.Mutex
+	conns  map[string]*conn.Conn // by server address
+	dials  map[string]*pendingDial
+	closed bool
+	stop   chan struct{}
+	wg     sync.WaitGroup
+}
+
+type pendingDial struct {
+	done chan struct{}
+	cn   *conn.Conn
+	err  error
+}
+
+func newTracking(r router, c *cache.Cache, cluster bool) *tracking {
+	return &tracking{
+		route: r, cache: c, cluster: cluster,
+		conns: map[string]*conn.Conn{}, dials: map[string]*pendingDial{},
+		stop: make(chan struct{}),
+	}
+}
+
+// conn returns the tracked connection of the server that serves slot, dialling it
+// once however many callers ask at the same moment.
+func (t *tracking) conn(ctx context.Context, slot int) (*conn.Conn, error) {
+	shared, err := t.route.shared(ctx, slot)
+	if err != nil {
+		return nil, err
+	}
+	addr := shared.Addr()
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if cn := t.conns[addr]; cn != nil && cn.Err() == nil {
+		t.mu.Unlock()
+		return cn, nil
+	}
+	d := t.dials[addr]
+	if d == nil {
+		d = &pendingDial{done: make(chan struct{})}
+		t.dials[addr] = d
+		t.wg.Add(1)
+		go t.dial(d, addr, slot)
+	}
+	t.mu.Unlock()
+	select {
+	case <-d.done:
+		return d.cn, d.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// dial opens the tracked connection of addr; it belongs to t, not to the caller that
+// asked, so a caller giving up does not waste it.
+func (t *tracking) dial(d *pendingDial, addr string, slot int) {
+	defer t.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // ends with dial: Close stops a dial in progress
+		select {
+		case <-t.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+
+	cn, err := t.route.dial(ctx, slot, func(o *conn.Options) {
+		o.PushHandler = t.onPush
+		o.Protocol = 3
+	})
+	if err == nil {
+		err = startTracking(ctx, cn)
+		if err != nil {
+			cn.Close()
+		}
+	}
+	t.mu.Lock()
+	delete(t.dials, addr)
+	if err == nil && t.closed {
+		cn.Close()
+		err = ErrClosed
+	}
+	var old []*conn.Conn
+	if err == nil {
+		if !t.cluster {
+			// One server at a time: a new address means a failover.
+			for a, o := range t.conns {
+				old = append(old, o)
+				delete(t.conns, a)
+			}
+		}
+		t.conns[addr] = cn
+		t.wg.Add(1)
+		go t.watch(cn)
+	}
+	t.mu.Unlock()
+	for _, o := range old {
+		o.Close() // its watcher flushes the cache
+	}
+	d.cn, d.err = cn, err
+	close(d.done)
+}
+
+// startTracking turns tracking on for cn, in OPTIN mode: only reads preceded by CLIENT
+// CACHING YES are tracked, so the server's tracking table holds the keys we cache and
+// no others.
+func startTracking(ctx context.Context, cn *conn.Conn) error {
+	if cn.Protocol() != 3 {
+		return fmt.Errorf("%w: the server answered in RESP%d", ErrNoTracking, cn.Protocol())
+	}
+	if _, err := cn.Do(ctx, "CLIENT", "TRACKING", "ON", "OPTIN"); err != nil {
+		return fmt.Errorf("%w: CLIENT TRACKING: %w", ErrNoTracking, err)
+	}
+	return nil
+}
+
+// watch flushes the cache when cn is lost.
+func (t *tracking) watch(cn *conn.Conn) {
+	defer t.wg.Done()
+	select {
+	case <-cn.Done():
+		t.cache.Flush()
+	case <-t.stop:
+		return
+	}
+	t.mu.Lock()
+	if t.conns[cn.Addr()] == cn {
+		delete(t.conns, cn.Addr())
+	}
+	t.mu.Unlock()
+}
+
+// forget closes cn, which no longer serves the slots it was asked for.
+func (t *tracking) forget(cn *conn.Conn) { cn.Close() }
+
+// onPush runs on the reader of a tracked connection, in the order of the frames, so an
+// invalidation reaches the cache before any reply that follows it is handed out.
+func (t *tracking) onPush(v resp.Value) {
+	inv, ok := cache.ParseInvalidation(v)
+	switch {
+	case !ok:
+	case inv.All:
+		t.cache.Flush()
+	default:
+		for _, k := range inv.Keys {
+			t.cache.Invalidate(k)
+		}
+	}
+}
+
+func (t *tracking) close() {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return
+	}
+	t.closed = true
+	close(t.stop)
+	conns := t.conns
+	t.conns = nil
+	t.mu.Unlock()
+	for _, cn := range conns {
+		cn.Close()
+	}
+	t.wg.Wait()
+}

@@ -1,7 +1,10 @@
 package respire
 
 import (
+	"time"
+
 	"context"
+	"github.com/respire/respire/cache"
 	"strings"
 	"testing"
 
@@ -77,4 +80,28 @@ func BenchmarkClientPipeline100(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkClientDoCachedParallel is the client-side cache's hit path under load.
+func BenchmarkClientDoCachedParallel(b *testing.B) {
+	srv := testserver.Start(b, testserver.Config{})
+	c, err := NewClient(context.Background(), Options{Addrs: []string{srv.Addr()}, ClientSideCache: &cache.Options{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.Do(ctx, "SET", "bench:cached", strings.Repeat("v", 16)); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetParallelism(32)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := c.DoCached(ctx, time.Minute, "GET", "bench:cached"); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }

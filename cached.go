@@ -41,6 +41,9 @@ func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (
 	if c.cache == nil {
 		return resp.Value{}, ErrNoCache
 	}
+	if c.closed.Load() {
+		return resp.Value{}, ErrClosed
+	}
 	if ttl <= 0 {
 		return resp.Value{}, fmt.Errorf("%w: DoCached ttl %v is not positive", ErrInvalidArg, ttl)
 	}
@@ -56,13 +59,14 @@ func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (
 	if key == "" {
 		return resp.Value{}, fmt.Errorf("%w: empty key", ErrInvalidArg)
 	}
+	slot := c.keySlot(key)
 	if c.prefix != "" {
 		key = c.prefix + key // the name the server uses, and puts in invalidations
 	}
 	if v, ok := c.cache.Get(key, args); ok {
 		return v, nil
 	}
-	return c.readThrough(ctx, ttl, key, keys, args)
+	return c.readThrough(ctx, ttl, slot, key, keys, args)
 }
 
 // CacheStats returns the client-side cache's counters; zero without a cache.
@@ -86,7 +90,7 @@ func cacheableKeys(args []any, dst []int) ([]int, error) {
 	if info.Flags&command.FlagReadonly == 0 || info.Flags&command.FlagBlocking != 0 {
 		return nil, fmt.Errorf("%w: %s is not a read-only command", ErrNotCacheable, info.Name)
 	}
-	keys := command.KeyIndexes(args, dst)
+	keys := command.InfoKeyIndexes(info, args, dst)
 	if len(keys) != 1 {
 		return nil, fmt.Errorf("%w: %s reads %d keys; DoCached takes commands of one key", ErrNotCacheable, info.Name, len(keys))
 	}
@@ -107,8 +111,7 @@ func keyText(a any) (string, bool) {
 // unless an invalidation of key raced it. The read is three commands sent back to
 // back: CLIENT CACHING YES (track the next command's key), PTTL key (the key's own
 // TTL) and the command.
-func (c *Client) readThrough(ctx context.Context, ttl time.Duration, key string, keys []int, args []any) (resp.Value, error) {
-	slot := c.routeSlot(args)
+func (c *Client) readThrough(ctx context.Context, ttl time.Duration, slot int, key string, keys []int, args []any) (resp.Value, error) {
 	cn, err := c.tracking.conn(ctx, slot)
 	if err != nil {
 		return resp.Value{}, err
@@ -126,10 +129,10 @@ func (c *Client) readThrough(ctx context.Context, ttl time.Duration, key string,
 	}
 	for _, r := range res {
 		if resp.HasCode(r.Err, "MOVED") || resp.HasCode(r.Err, "ASK") {
-			// The slot moved: read it the ordinary way; the next DoCached tracks it on
-			// the node that serves it now.
+			// The slot moved: read it the ordinary way, which follows the redirection
+			// and updates the slot table; the next DoCached tracks the key on the
+			// node that serves it now.
 			c.cache.Cancel(ticket)
-			c.tracking.forget(cn)
 			return c.Do(ctx, args...)
 		}
 	}
@@ -183,8 +186,8 @@ func newTracking(r router, c *cache.Cache, cluster bool) *tracking {
 	}
 }
 
-// conn returns the tracked connection of the server that serves slot, dialling it
-// once however many callers ask at the same moment.
+// conn returns the tracked connection of the server that serves slot (anySlot outside
+// a Cluster: the master), dialling it once however many callers ask at the same moment.
 func (t *tracking) conn(ctx context.Context, slot int) (*conn.Conn, error) {
 	shared, err := t.route.shared(ctx, slot)
 	if err != nil {
@@ -255,7 +258,9 @@ func (t *tracking) dial(d *pendingDial, addr string, slot int) {
 				delete(t.conns, a)
 			}
 		}
-		t.conns[addr] = cn
+		// Filed under the address it reached, which differs from addr only if the
+		// topology changed meanwhile.
+		t.conns[cn.Addr()] = cn
 		t.wg.Add(1)
 		go t.watch(cn)
 	}
@@ -295,9 +300,6 @@ func (t *tracking) watch(cn *conn.Conn) {
 	}
 	t.mu.Unlock()
 }
-
-// forget closes cn, which no longer serves the slots it was asked for.
-func (t *tracking) forget(cn *conn.Conn) { cn.Close() }
 
 // onPush runs on the reader of a tracked connection, in the order of the frames, so an
 // invalidation reaches the cache before any reply that follows it is handed out.

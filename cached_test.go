@@ -327,7 +327,12 @@ func TestDoCachedBadInput(t *testing.T) {
 	if st := c.CacheStats(); st.Entries != 0 {
 		t.Errorf("a refused or cancelled read left %d entries", st.Entries)
 	}
+	srv.Do(t, "SET", "kept", "v")
+	cachedText(t, c, time.Hour, "GET", "kept")
 	c.Close()
+	if _, err := c.DoCached(ctx, time.Second, "GET", "kept"); !errors.Is(err, ErrClosed) {
+		t.Errorf("a kept reply after Close: %v", err)
+	}
 	if _, err := c.DoCached(ctx, time.Second, "GET", "k"); !errors.Is(err, ErrClosed) {
 		t.Errorf("after Close: %v", err)
 	}
@@ -350,6 +355,13 @@ func TestDoCachedCluster(t *testing.T) {
 		if got := cachedText(t, c, time.Hour, "GET", k); got != "1" {
 			t.Fatalf("GET %s: %q", k, got)
 		}
+	}
+	hits := c.CacheStats().Hits
+	for _, k := range keys {
+		cachedText(t, c, time.Hour, "GET", k)
+	}
+	if st := c.CacheStats(); st.Hits != hits+3 || st.Flushes != 0 {
+		t.Fatalf("second reads of three keys: %+v; want 3 more hits and no flush", st)
 	}
 	for _, k := range keys {
 		if _, err := w.Do(ctx, "SET", k, "2"); err != nil {

@@ -26,11 +26,21 @@ func PrefixableKeyIndexes(args []any, dst []int) []int {
 	return keyIndexes(args, dst, false)
 }
 
+// InfoKeyIndexes is KeyIndexes for a caller that already looked the command up:
+// info must be what LookupArgs returned for args.
+func InfoKeyIndexes(info *Info, args []any, dst []int) []int {
+	return infoKeyIndexes(info, args, dst, true)
+}
+
 func keyIndexes(args []any, dst []int, withNotKeys bool) []int {
 	info, ok := LookupArgs(args)
 	if !ok {
 		return dst
 	}
+	return infoKeyIndexes(info, args, dst, withNotKeys)
+}
+
+func infoKeyIndexes(info *Info, args []any, dst []int, withNotKeys bool) []int {
 	start := len(dst)
 	if d, ok := appendHandKeys(info, args, dst); ok {
 		dst = d

@@ -1,7 +1,10 @@
 package respire
 
 import (
+	"time"
+
 	"context"
+	"github.com/respire/respire/cache"
 	"strings"
 	"testing"
 
@@ -81,5 +84,34 @@ func TestPipelineAllocations(t *testing.T) {
 	run()
 	if got := testing.AllocsPerRun(50, run); got > 3 {
 		t.Errorf("a pipeline of 100 GETs allocates %.1f times, budget 3 (results, not per command)", got)
+	}
+}
+
+// A hit of the client-side cache allocates nothing, whatever the key's type.
+func TestCachedHitAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	srv := testserver.Start(t, testserver.Config{})
+	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, ClientSideCache: &cache.Options{}})
+	ctx := context.Background()
+	key := strings.Repeat("k", 10) // not a constant: its conversion to any may allocate
+	if _, err := c.Do(ctx, "SET", key, "v"); err != nil {
+		t.Fatal(err)
+	}
+	bkey := []byte(key)
+	for _, args := range [][]any{{"GET", key}, {"GET", bkey}} {
+		if _, err := c.DoCached(ctx, time.Minute, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := testing.AllocsPerRun(200, func() { c.DoCached(ctx, time.Minute, "GET", key) }); n != 0 {
+		t.Errorf("a hit with a string key allocates %.1f times", n)
+	}
+	if n := testing.AllocsPerRun(200, func() { c.DoCached(ctx, time.Minute, "GET", bkey) }); n != 0 {
+		t.Errorf("a hit with a []byte key allocates %.1f times", n)
+	}
+	if st := c.CacheStats(); st.Misses != 1 {
+		t.Errorf("stats: %+v; want one miss (string and []byte keys share the entry)", st)
 	}
 }

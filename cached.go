@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/respire/respire/cache"
 	"github.com/respire/respire/conn"
@@ -54,7 +56,7 @@ func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (
 	}
 	key, ok := keyText(args[keys[0]])
 	if !ok {
-		return resp.Value{}, fmt.Errorf("%w: key of type %T", ErrNotCacheable, args[keys[0]])
+		return resp.Value{}, fmt.Errorf("%w: the key is not a string or []byte", ErrNotCacheable)
 	}
 	if key == "" {
 		return resp.Value{}, fmt.Errorf("%w: empty key", ErrInvalidArg)
@@ -85,7 +87,7 @@ func cacheableKeys(args []any, dst []int) ([]int, error) {
 	}
 	info, ok := command.LookupArgs(args)
 	if !ok {
-		return nil, fmt.Errorf("%w: unknown command %v", ErrNotCacheable, args[0])
+		return nil, fmt.Errorf("%w: unknown command %q", ErrNotCacheable, argName(args[0]))
 	}
 	if info.Flags&command.FlagReadonly == 0 || info.Flags&command.FlagBlocking != 0 {
 		return nil, fmt.Errorf("%w: %s is not a read-only command", ErrNotCacheable, info.Name)
@@ -97,12 +99,22 @@ func cacheableKeys(args []any, dst []int) ([]int, error) {
 	return keys, nil
 }
 
+// argName is a copy of a command name for an error message: the message must not hold
+// the caller's argument, or every argument would escape to the heap.
+func argName(a any) string {
+	if s, ok := keyText(a); ok {
+		return strings.Clone(s)
+	}
+	return "(not a string)"
+}
+
 func keyText(a any) (string, bool) {
 	switch a := a.(type) {
 	case string:
 		return a, true
 	case []byte:
-		return string(a), true
+		// A view, not a copy: the cache copies what it keeps (cache.Reserve).
+		return unsafe.String(unsafe.SliceData(a), len(a)), true
 	}
 	return "", false
 }

@@ -147,11 +147,14 @@ func (c *Cache) Get(key string, args []any) (resp.Value, bool) {
 
 // Reserve starts a read of key. The reply may be stored with the ticket unless the key
 // is invalidated, or the cache flushed, before Store.
+//
+// Reserve, Store and Get copy what they keep: a caller's arguments do not escape, so
+// the caller's interface conversions of them need not allocate.
 func (c *Cache) Reserve(key string) *Ticket {
-	t := &Ticket{key: key, valid: true}
+	t := &Ticket{key: strings.Clone(key), valid: true}
 	s := c.shard(key)
 	s.mu.Lock()
-	s.pending[key] = append(s.pending[key], t)
+	s.pending[t.key] = append(s.pending[t.key], t)
 	s.mu.Unlock()
 	return t
 }
@@ -332,7 +335,7 @@ func newEntry(args []any, v resp.Value, expires int64) *entry {
 	e := &entry{args: make([]string, len(args)), value: v, expires: expires}
 	e.size = entryOverhead + valueSize(v)
 	for i, a := range args {
-		s := argText(a)
+		s := strings.Clone(argText(a))
 		if i == 0 {
 			s = strings.ToUpper(s)
 		}

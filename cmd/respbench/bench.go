@@ -191,11 +191,11 @@ func (b *bench) participants(ctx context.Context, sc *scenario) (ps []participan
 			ps = append(ps, goLoad(target{name: l.spec.name, lock: l.locker}, l.spec.name, l.spec.respire))
 		}
 	case kindCache:
-		// The scenario compares Respire's cache with the others'; without one there is
-		// nothing to compare.
-		for _, spec := range clientSpecs {
-			if spec.respire && spec.openCached == nil {
-				return nil, closeAll, "Respire has no client-side cache yet", nil
+		if b.ep.cluster {
+			for _, spec := range clientSpecs {
+				if spec.openCached != nil && spec.cacheNotOnCluster && b.selected(spec.name) {
+					b.prog.note("respbench: %s: %s's client-side cache is not measured on a cluster", sc.name, spec.name)
+				}
 			}
 		}
 		var opened []cachedClient
@@ -204,10 +204,7 @@ func (b *bench) participants(ctx context.Context, sc *scenario) (ps []participan
 				c.close()
 			}
 		}
-		for _, spec := range clientSpecs {
-			if spec.openCached == nil || !b.selected(spec.name) {
-				continue
-			}
+		for _, spec := range b.cachedSpecs() {
 			c, err := spec.openCached(ctx, b.ep)
 			if err != nil {
 				return nil, closeAll, "", fmt.Errorf("respbench: open %s with its cache: %w", spec.name, err)
@@ -216,10 +213,23 @@ func (b *bench) participants(ctx context.Context, sc *scenario) (ps []participan
 			ps = append(ps, goLoad(target{name: spec.name, cached: c}, spec.name, spec.respire))
 		}
 	}
-	if len(ps) == 0 && skip == "" {
+	if len(ps) == 0 {
 		skip = "no selected client takes part"
 	}
 	return ps, closeAll, skip, nil
+}
+
+// cachedSpecs returns the selected client configurations that take part in the cache
+// scenarios: those with a client-side cache that is measured on this endpoint.
+func (b *bench) cachedSpecs() []clientSpec {
+	var out []clientSpec
+	for _, spec := range clientSpecs {
+		if spec.openCached == nil || !b.selected(spec.name) || (b.ep.cluster && spec.cacheNotOnCluster) {
+			continue
+		}
+		out = append(out, spec)
+	}
+	return out
 }
 
 // plannedSteps counts the measurements the run will make, for the progress bar.
@@ -235,6 +245,8 @@ func (b *bench) plannedSteps() int {
 			}
 		case kindLock:
 			n = len(b.lockers)
+		case kindCache:
+			n = len(b.cachedSpecs())
 		}
 		steps += n * b.cfg.rounds
 	}
@@ -329,6 +341,7 @@ var configurationNotes = []string{
 	"go-redis-autopipe: the same client's AutoPipeline() blocking face, DefaultBlockingAutoPipelineOptions (ordered, MaxBatchSize 300); typed Get/Set, its Pipeline() for pipelines",
 	"rueidis: rueidis.NewClient with only InitAddress",
 	"rueidis-flush20us: MaxFlushDelay 20µs, as its documentation suggests",
+	"cached-get: respire with ClientSideCache MaxEntries 10,000, read with DoCached (client TTL 1m); go-redis with Protocol 3 and ClientSideCacheConfig MaxEntries 10,000, its typed Get (not on a cluster); rueidis with its default cache (CacheSizeEachConn 128 MiB), read with DoCache (client TTL 1m)",
 	"redis-benchmark: the server-side reference, -n sized to the window from a calibration run; its p50/p99 are its own (per request), its CPU is not this process's",
 	"locks: respire-lock is package lock over a default Respire client; redislock and redsync-goredis run over a default go-redis client, redsync-rueidis over rueidiscompat on a default rueidis client; rueidislock builds its own rueidis client",
 }

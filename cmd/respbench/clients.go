@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 	"github.com/respire/respire"
+	"github.com/respire/respire/cache"
 )
 
 // dataClient is one client configuration, used the way its documentation shows:
@@ -35,6 +36,8 @@ type clientSpec struct {
 	open    func(ctx context.Context, ep endpoint) (dataClient, error)
 	// openCached opens the configuration's client-side cache; nil when it has none.
 	openCached func(ctx context.Context, ep endpoint) (cachedClient, error)
+	// cacheNotOnCluster marks a cache that is not measured on a cluster.
+	cacheNotOnCluster bool
 }
 
 // rueidisFlushDelay is rueidis's documented tuning ("something like 20 microseconds").
@@ -43,10 +46,13 @@ const rueidisFlushDelay = 20 * time.Microsecond
 // cacheTTL is the client-side TTL of cached reads.
 const cacheTTL = time.Minute
 
+// cacheMaxEntries bounds the client-side caches that are bounded by entries.
+const cacheMaxEntries = 10_000
+
 // clientSpecs lists the client configurations, Respire first.
 var clientSpecs = []clientSpec{
-	{name: "respire", respire: true, open: openRespire},
-	{name: "go-redis", open: openGoRedis(false), openCached: openGoRedisCached},
+	{name: "respire", respire: true, open: openRespire, openCached: openRespireCached},
+	{name: "go-redis", open: openGoRedis(false), openCached: openGoRedisCached, cacheNotOnCluster: true},
 	{name: "go-redis-autopipe", open: openGoRedis(true)},
 	{name: "rueidis", open: openRueidis(0), openCached: openRueidisCached},
 	{name: "rueidis-flush20us", open: openRueidis(rueidisFlushDelay)},
@@ -98,6 +104,28 @@ func (r respireClient) getPipeline(ctx context.Context, key string, n int) error
 }
 
 func (r respireClient) close() { r.c.Close() }
+
+// Respire client-side caching: Options.ClientSideCache with the same bound as
+// go-redis's, read through DoCached.
+func openRespireCached(ctx context.Context, ep endpoint) (cachedClient, error) {
+	c, err := respire.NewClient(ctx, respire.Options{
+		Addrs:           ep.addrs,
+		Cluster:         ep.cluster,
+		ClientSideCache: &cache.Options{MaxEntries: cacheMaxEntries},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return respireClient{c}, nil
+}
+
+func (r respireClient) cachedGet(ctx context.Context, key string) (string, error) {
+	v, err := r.c.DoCached(ctx, cacheTTL, "GET", key)
+	if err != nil {
+		return "", err
+	}
+	return v.Text()
+}
 
 // go-redis v9: the default pool, or the blocking AutoPipeline face with its default
 // options (DefaultBlockingAutoPipelineOptions, which its documentation recommends for
@@ -184,7 +212,7 @@ func openGoRedisCached(ctx context.Context, ep endpoint) (cachedClient, error) {
 	rdb := redis.NewClient(&redis.Options{
 		Addr:                  ep.addrs[0],
 		Protocol:              3,
-		ClientSideCacheConfig: &redis.ClientSideCacheConfig{MaxEntries: 10_000},
+		ClientSideCacheConfig: &redis.ClientSideCacheConfig{MaxEntries: cacheMaxEntries},
 	})
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		rdb.Close()

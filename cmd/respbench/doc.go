@@ -14,11 +14,12 @@
 // Scenarios: sequential GET (get-seq), parallel GET (get-par), parallel 1 KiB SET
 // (set-par), an explicit 100-GET pipeline (pipeline), uncontended lock acquire+release
 // (lock), 16 goroutines contending for one lock (lock-contended), and client-side cached
-// GET (cached-get, skipped until Respire has a cache). Each runs for a fixed window after
-// a warm-up, in interleaved rounds, and the medians of the rounds are reported: ops/s,
-// p50/p99/p99.9 latency from a log-bucket histogram fed by every operation, allocations
-// and bytes per operation (runtime.MemStats deltas after a GC), the client process's CPU
-// per operation (getrusage), and Respire's ratio to the best peer.
+// GET of a hot key (cached-get: Respire's DoCached against go-redis's and rueidis's
+// client-side caches, each checking the value it reads). Each runs for a fixed window
+// after a warm-up, in interleaved rounds, and the medians of the rounds are reported:
+// ops/s, p50/p99/p99.9 latency from a log-bucket histogram fed by every operation,
+// allocations and bytes per operation (runtime.MemStats deltas after a GC), the client
+// process's CPU per operation (getrusage), and Respire's ratio to the best peer.
 //
 // Without -addr it starts its own redis-server on a free loopback port, without
 // persistence, in a temporary directory, and stops it at the end, on Ctrl-C and on

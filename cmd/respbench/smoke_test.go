@@ -12,8 +12,9 @@ import (
 	"testing"
 )
 
-// TestSmoke runs the whole command with -quick against its embedded server for one data
-// and one lock scenario and checks that the JSON has every figure of every participant.
+// TestSmoke runs the whole command with -quick against its embedded server for one data,
+// one lock and the cache scenario and checks that the JSON has every figure of every
+// participant.
 func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs redis-server and every client for a few seconds")
@@ -26,7 +27,7 @@ func TestSmoke(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath, chartPath := filepath.Join(dir, "out.json"), filepath.Join(dir, "out.png")
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"-quick", "-scenarios", "get-seq,lock-contended", "-json", jsonPath, "-chart", chartPath}, &stdout, &stderr)
+	code := run(context.Background(), []string{"-quick", "-scenarios", "get-seq,lock-contended,cached-get", "-json", jsonPath, "-chart", chartPath}, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
@@ -42,15 +43,18 @@ func TestSmoke(t *testing.T) {
 		t.Errorf("chart: %v", err)
 	}
 
-	var dataNames, lockNames []string
+	var dataNames, lockNames, cachedNames []string
 	for _, c := range clientSpecs {
 		dataNames = append(dataNames, c.name)
+		if c.openCached != nil {
+			cachedNames = append(cachedNames, c.name)
+		}
 	}
 	dataNames = append(dataNames, referenceName)
 	for _, l := range lockerSpecs() {
 		lockNames = append(lockNames, l.name)
 	}
-	want := map[string][]string{"get-seq": dataNames, "lock-contended": lockNames}
+	want := map[string][]string{"get-seq": dataNames, "lock-contended": lockNames, "cached-get": cachedNames}
 	if len(rep.Scenarios) != len(want) {
 		t.Fatalf("%d scenarios in the JSON, want %d", len(rep.Scenarios), len(want))
 	}
@@ -69,8 +73,8 @@ func TestSmoke(t *testing.T) {
 		if !slices.Equal(got, want[sc.Name]) {
 			t.Errorf("%s: participants %v, want %v", sc.Name, got, want[sc.Name])
 		}
-		if sc.Name == "get-seq" && (sc.Ratio == nil || sc.Ratio.Value <= 0) {
-			t.Errorf("get-seq: no ratio of Respire to the best peer: %+v", sc.Ratio)
+		if (sc.Name == "get-seq" || sc.Name == "cached-get") && (sc.Ratio == nil || sc.Ratio.Value <= 0) {
+			t.Errorf("%s: no ratio of Respire to the best peer: %+v", sc.Name, sc.Ratio)
 		}
 	}
 	if !bytes.Contains(stdout.Bytes(), []byte("== lock-contended")) {
@@ -98,8 +102,8 @@ func checkFigures(t *testing.T, where, scenario string, f figures, reference boo
 	}
 }
 
-// TestClusterSmoke runs every participant of one data and one lock scenario with
-// -cluster against the cluster respbench starts itself.
+// TestClusterSmoke runs every participant of one data, one lock and the cache scenario
+// with -cluster against the cluster respbench starts itself.
 func TestClusterSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a three-node cluster and every client for a few seconds")
@@ -107,7 +111,7 @@ func TestClusterSmoke(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath := filepath.Join(dir, "out.json")
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"-cluster", "-quick", "-rounds", "1", "-scenarios", "get-par,lock", "-json", jsonPath}, &stdout, &stderr)
+	code := run(context.Background(), []string{"-cluster", "-quick", "-rounds", "1", "-scenarios", "get-par,lock,cached-get", "-json", jsonPath}, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/cache"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/resp"
 )
@@ -216,4 +218,42 @@ func ExampleOptions_keyPrefix() {
 	v, _ := plain.Do(ctx, "MGET", "tenant42:a", "tenant42:b", "a")
 	fmt.Println(v)
 	// Output: ["1", "2", (nil)]
+}
+
+func ExampleClient_DoCached() {
+	ctx := context.Background()
+	opts, err := respire.ParseURL(os.Getenv("REDIS_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	opts.ClientSideCache = &cache.Options{MaxEntries: 1000}
+	c, err := respire.NewClient(ctx, opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	c.Do(ctx, "SET", "example:flags", "dark-mode")
+	for range 3 { // one round trip, then two answers from memory
+		v, _ := c.DoCached(ctx, time.Minute, "GET", "example:flags")
+		fmt.Println(v.Text())
+	}
+	st := c.CacheStats()
+	fmt.Println(st.Misses, st.Hits)
+
+	// Another connection changes the key; the server tells the cache to forget it.
+	other := connect()
+	defer other.Close()
+	other.Do(ctx, "SET", "example:flags", "light-mode")
+	for c.CacheStats().Invalidations == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	v, _ := c.DoCached(ctx, time.Minute, "GET", "example:flags")
+	fmt.Println(v.Text())
+	// Output:
+	// dark-mode <nil>
+	// dark-mode <nil>
+	// dark-mode <nil>
+	// 1 2
+	// light-mode <nil>
 }

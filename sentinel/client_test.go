@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/cache"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/sentinel"
 	"github.com/respire/respire/test/sentinelserver"
@@ -548,4 +549,62 @@ func testFollowsPastAHungSentinel(t *testing.T, proto int) {
 		return err
 	})
 	t.Logf("Sentinel %d hung; the client wrote to the new master %v after the failover began", hung, time.Since(faultAt).Round(time.Millisecond))
+}
+
+// TestCachedReadsAcrossFailover: the tracked connection to the old master is closed
+// when the Sentinels name a new one, which flushes the client-side cache; reads then
+// go to the new master and are tracked there.
+func TestCachedReadsAcrossFailover(t *testing.T) {
+	d := sentinelserver.Start(t, sentinelserver.Config{Replicas: 1})
+	c := newClient(t, d, respire.Options{ClientSideCache: &cache.Options{}})
+	ctx := context.Background()
+	read := func() (string, error) {
+		ctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		v, err := c.DoCached(ctx, time.Hour, "GET", "cached")
+		if err != nil {
+			return "", err
+		}
+		return v.Text()
+	}
+	if _, err := c.Do(ctx, "SET", "cached", "before"); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := read(); err != nil || s != "before" {
+		t.Fatalf("first read: %q, %v", s, err)
+	}
+	if s, err := read(); err != nil || s != "before" || c.CacheStats().Hits != 1 {
+		t.Fatalf("second read: %q, %v, %+v", s, err, c.CacheStats())
+	}
+
+	d.Failover(t)
+	waitFor(t, 15*time.Second, "a write on the new master", func() error {
+		ctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		_, err := c.Do(ctx, "SET", "cached", "after")
+		return err
+	})
+	waitFor(t, 5*time.Second, "the cached read to see the new master's value", func() error {
+		s, err := read()
+		if err != nil {
+			return err
+		}
+		if s != "after" {
+			return fmt.Errorf("read %q", s)
+		}
+		return nil
+	})
+	if st := c.CacheStats(); st.Flushes == 0 {
+		t.Fatalf("no flush across the failover: %+v", st)
+	}
+	// Tracking works on the new master: a change made elsewhere reaches the cache.
+	if _, err := c.Do(ctx, "SET", "cached", "later"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the invalidation from the new master", func() error {
+		if s, err := read(); err != nil || s != "later" {
+			return fmt.Errorf("read %q, %v", s, err)
+		}
+		return nil
+	})
 }

@@ -440,3 +440,19 @@ func TestDoEncoded(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A connection idle for longer than its read deadline reaches is still usable: the
+// deadline left armed after the last reply must not fail the next command.
+func TestIdleLongerThanReadTimeout(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	c := dialT(t, srv.Addr(), Options{ReadTimeout: 50 * time.Millisecond})
+	for _, ctx := range []context.Context{context.Background(), t.Context()} {
+		if err := c.Ping(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		if err := c.Ping(ctx); err != nil || c.Err() != nil {
+			t.Fatalf("PING after idling: %v (connection: %v)", err, c.Err())
+		}
+	}
+}

@@ -96,6 +96,12 @@ func (c *Conn) lockForEnqueue(ctx context.Context) error {
 	if c.err == nil && c.idleSince != 0 && c.quietLocked() &&
 		time.Duration(nanotime()-c.idleSince) >= idleCheckAfter {
 		c.idleSince = nanotime()
+		if c.deadlined {
+			// Left armed when the last reply came (extendReadDeadlineLocked); it
+			// may have passed since, and would fail the peek.
+			c.setReadDeadlineLocked(time.Time{})
+			c.deadlined = false
+		}
 		// The peek is made under the lock: with nothing queued, written or being
 		// written, nobody can send a request whose reply the peek would mistake for
 		// an unsolicited one. It never blocks.
@@ -136,7 +142,9 @@ func (c *Conn) submitLocked(ctx context.Context, cl *call, start int) {
 	cl.state = stateQueued
 	cl.start, cl.end = start, len(c.wbuf)
 	cl.inline = ctx.Done() == nil
-	if !cl.inline {
+	if !cl.inline && cl.want > 0 {
+		// A call without replies completes when written, with a token of its own
+		// that a watcher's token must not crowd out: it keeps the select.
 		c.watchCallLocked(ctx, cl)
 	}
 	c.queued = append(c.queued, cl)

@@ -16,16 +16,21 @@ import "context"
 // busiest lock in the process. With the watcher, the callers of the watched context
 // wait on their own channels only.
 //
-// Registering a watcher costs allocations, so a context becomes the watched one only
-// when it comes twice in a row, and only when no waiting call depends on the current
-// watcher. A context used for a single command, as a per-request context often is,
-// keeps the select and allocates nothing. Contexts are matched by their Done channel:
-// contexts that share it (context.WithValue over another) end together.
+// Registering a watcher costs allocations, so for waiting callers a context becomes the
+// watched one only when it comes twice in a row, and only when no waiting call depends
+// on the current watcher; a context used for a single command, as a per-request context
+// often is, keeps the select. (A caller that reads its own reply on a quiet connection
+// does need the watcher, and moves it to its context if nobody else waits on it.)
+// Contexts are matched by their Done channel: contexts that share it
+// (context.WithValue over another) end together.
 
 // watchCallLocked lets cl wait on its done channel alone if its context is, or may
 // become, the watched one.
 func (c *Conn) watchCallLocked(ctx context.Context, cl *call) {
 	done := ctx.Done()
+	if done == c.watchedDone && isClosed(done) {
+		return // the watcher has fired already and will not again: select
+	}
 	if done != c.watchedDone {
 		if done != c.lastDone || c.watchWaiters > 0 || c.interruptible {
 			c.lastDone = done
@@ -46,8 +51,11 @@ func (c *Conn) releaseWatchLocked(cl *call) {
 }
 
 // watchLocked arms the interruption of a read its caller does itself, for ctx. It
-// returns false when the watcher is busy with another context.
+// returns false when the watcher is busy with another context, or ctx has ended.
 func (c *Conn) watchLocked(ctx context.Context) bool {
+	if isClosed(ctx.Done()) {
+		return false // a watcher that fired already would not interrupt the read
+	}
 	if ctx.Done() != c.watchedDone {
 		if c.watchWaiters > 0 {
 			return false
@@ -56,6 +64,16 @@ func (c *Conn) watchLocked(ctx context.Context) bool {
 	}
 	c.interruptible = true
 	return true
+}
+
+// isClosed reports whether a Done channel is closed, without waiting.
+func isClosed(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
 }
 
 // setWatchLocked moves the watcher to ctx.

@@ -216,3 +216,67 @@ func TestWatcherIsNotStolenWhileCallsWait(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A context that ended after the watcher fired is not watched again: the watcher will
+// not fire twice, so its calls select on the context instead.
+func TestEndedWatchedContextIsNotWatchedAgain(t *testing.T) {
+	c, f := dialFake(t, Options{}, helloRESP3)
+	ctx, cancel := context.WithCancel(context.Background())
+	for range 2 {
+		res := make(chan error, 1)
+		go func() { res <- c.Ping(ctx) }()
+		f.expect("PING")
+		f.reply("+PONG\r\n")
+		if err := <-res; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if watched, _ := c.watching(ctx); !watched {
+		t.Fatal("the context is not watched after two uses")
+	}
+	cancel()
+	c.mu.Lock()
+	cl := &call{want: 1}
+	c.watchCallLocked(ctx, cl)
+	readOwn := c.watchLocked(ctx)
+	c.mu.Unlock()
+	if cl.watched || readOwn {
+		t.Fatalf("an ended context was watched (call %v, own read %v)", cl.watched, readOwn)
+	}
+}
+
+// Send (no reply expected) with the watched context, cancelled while queued, returns.
+func TestWatchedContextSendIsCancelled(t *testing.T) {
+	c, f := dialFake(t, Options{}, helloRESP3)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range 2 {
+		res := make(chan error, 1)
+		go func() { res <- c.Ping(ctx) }()
+		f.expect("PING")
+		f.reply("+PONG\r\n")
+		if err := <-res; err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := make(chan error, 1)
+	go func() { held <- c.Ping(context.Background()) }()
+	waitFor(t, "PING in flight", func() bool { _, n := c.counts(); return n == 1 })
+	sent := make(chan error, 1)
+	go func() { sent <- c.Send(ctx, "SET", "k", "v") }()
+	waitFor(t, "SET queued", func() bool { q, _ := c.counts(); return q == 1 })
+	cancel()
+	select {
+	case err := <-sent:
+		if !errors.Is(err, ErrNotSent) {
+			t.Fatalf("Send cancelled while queued: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Send hangs after its context ended")
+	}
+	f.expect("PING")
+	f.reply("+PONG\r\n")
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -92,6 +92,9 @@ func cacheableKeys(args []any, dst []int) ([]int, error) {
 	if info.Flags&command.FlagReadonly == 0 || info.Flags&command.FlagBlocking != 0 {
 		return nil, fmt.Errorf("%w: %s is not a read-only command", ErrNotCacheable, info.Name)
 	}
+	if why, ok := uncacheable[info.Name]; ok {
+		return nil, fmt.Errorf("%w: %s %s", ErrNotCacheable, info.Name, why)
+	}
 	keys := command.InfoKeyIndexes(info, args, dst)
 	if len(keys) != 1 {
 		return nil, fmt.Errorf("%w: %s reads %d keys; DoCached takes commands of one key", ErrNotCacheable, info.Name, len(keys))
@@ -106,6 +109,24 @@ func argName(a any) string {
 		return strings.Clone(s)
 	}
 	return "(not a string)"
+}
+
+// uncacheable are read-only commands of one key whose reply can change while the key
+// does not, so no invalidation would ever correct a kept reply.
+var uncacheable = map[string]string{
+	"srandmember":     "returns random members",
+	"hrandfield":      "returns random fields",
+	"zrandmember":     "returns random members",
+	"ttl":             "changes with time",
+	"pttl":            "changes with time",
+	"expiretime":      "is read with the key's TTL already",
+	"pexpiretime":     "is read with the key's TTL already",
+	"object|idletime": "changes with time",
+	"object|freq":     "changes with time",
+	"eval_ro":         "may read keys it does not declare, which are not tracked",
+	"evalsha_ro":      "may read keys it does not declare, which are not tracked",
+	"fcall_ro":        "may read keys it does not declare, which are not tracked",
+	"sort_ro":         "may read other keys (BY, GET), which are not tracked",
 }
 
 func keyText(a any) (string, bool) {
@@ -169,8 +190,11 @@ func (c *Client) readThrough(ctx context.Context, ttl time.Duration, slot int, k
 // CLIENT TRACKING ON OPTIN and a push handler that feeds invalidations to the cache.
 // A tracked connection that is lost flushes the cache, since the invalidations it
 // would have carried are lost with it. Outside a Cluster there is one server at a
-// time; when it changes (a Sentinel failover), the old connection is closed, which
-// flushes the cache too.
+// time: on a Sentinel failover the router closes the connections it dialled to the old
+// master, this one included, which flushes the cache (and a miss that finds another
+// master closes the old connection too). On a Cluster, the cache is flushed whenever
+// a slot changes hands, since a key read as missing on its old node is not tracked by
+// the new one.
 type tracking struct {
 	route   router
 	cache   *cache.Cache
@@ -179,10 +203,21 @@ type tracking struct {
 	mu     sync.Mutex
 	conns  map[string]*conn.Conn // by server address
 	dials  map[string]*pendingDial
+	failed map[string]dialFailure // by server address: the last failure, for a while
 	closed bool
 	stop   chan struct{}
 	wg     sync.WaitGroup
 }
+
+// dialFailure is a failed attempt to open a tracked connection. It is returned to the
+// misses that follow for trackingRetryAfter instead of dialling again for each: a server
+// that refuses tracking (ACL, a proxy) would otherwise cost a dial per miss.
+type dialFailure struct {
+	err   error
+	until time.Time
+}
+
+const trackingRetryAfter = time.Second
 
 type pendingDial struct {
 	done chan struct{}
@@ -193,7 +228,7 @@ type pendingDial struct {
 func newTracking(r router, c *cache.Cache, cluster bool) *tracking {
 	return &tracking{
 		route: r, cache: c, cluster: cluster,
-		conns: map[string]*conn.Conn{}, dials: map[string]*pendingDial{},
+		conns: map[string]*conn.Conn{}, dials: map[string]*pendingDial{}, failed: map[string]dialFailure{},
 		stop: make(chan struct{}),
 	}
 }
@@ -214,6 +249,10 @@ func (t *tracking) conn(ctx context.Context, slot int) (*conn.Conn, error) {
 	if cn := t.conns[addr]; cn != nil && cn.Err() == nil {
 		t.mu.Unlock()
 		return cn, nil
+	}
+	if f, ok := t.failed[addr]; ok && time.Now().Before(f.until) {
+		t.mu.Unlock()
+		return nil, f.err
 	}
 	d := t.dials[addr]
 	if d == nil {
@@ -261,8 +300,23 @@ func (t *tracking) dial(d *pendingDial, addr string, slot int) {
 		cn.Close()
 		err = ErrClosed
 	}
+	if err != nil && errors.Is(err, ErrNoTracking) {
+		t.failed[addr] = dialFailure{err: err, until: time.Now().Add(trackingRetryAfter)}
+	}
+	if live := t.conns[cnAddr(cn, err)]; err == nil && live != nil && live.Err() == nil {
+		// The topology changed between the lookup and the dial, and this server has
+		// a tracked connection already: keep that one.
+		cn.Close()
+		cn = live
+		err = nil
+		t.mu.Unlock()
+		d.cn, d.err = cn, err
+		close(d.done)
+		return
+	}
 	var old []*conn.Conn
 	if err == nil {
+		delete(t.failed, addr)
 		if !t.cluster {
 			// One server at a time: a new address means a failover.
 			for a, o := range t.conns {
@@ -282,6 +336,14 @@ func (t *tracking) dial(d *pendingDial, addr string, slot int) {
 	}
 	d.cn, d.err = cn, err
 	close(d.done)
+}
+
+// cnAddr is cn's address, or "" when the dial failed.
+func cnAddr(cn *conn.Conn, err error) string {
+	if err != nil {
+		return ""
+	}
+	return cn.Addr()
 }
 
 // startTracking turns tracking on for cn, in OPTIN mode: only reads preceded by CLIENT

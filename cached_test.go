@@ -310,6 +310,11 @@ func TestDoCachedBadInput(t *testing.T) {
 		{time.Second, []any{"PING"}, ErrNotCacheable},
 		{time.Second, []any{"NOSUCHCOMMAND", "k"}, ErrNotCacheable},
 		{time.Second, []any{"GET", 42}, ErrNotCacheable},
+		{time.Second, []any{"SRANDMEMBER", "s"}, ErrNotCacheable},
+		{time.Second, []any{"PTTL", "k"}, ErrNotCacheable},
+		{time.Second, []any{"OBJECT", "IDLETIME", "k"}, ErrNotCacheable},
+		{time.Second, []any{"EVAL_RO", "return 1", 1, "k"}, ErrNotCacheable},
+		{time.Second, []any{"SORT_RO", "k", "BY", "w_*"}, ErrNotCacheable},
 	}
 	for _, tc := range cases {
 		if _, err := c.DoCached(ctx, tc.ttl, tc.args...); !errors.Is(err, tc.want) {
@@ -374,5 +379,53 @@ func TestDoCachedCluster(t *testing.T) {
 	c.tracking.mu.Unlock()
 	if n != 3 {
 		t.Fatalf("%d tracked connections; want one per master", n)
+	}
+
+	// A slot that changes hands flushes the cache: a key read as missing on the old
+	// node is not tracked by the new one.
+	if got := cachedText(t, c, time.Hour, "GET", keyIn(100, "missing")); got != "(nil)" {
+		t.Fatalf("GET of a missing key: %q", got)
+	}
+	other := cl.MasterOf(t, 8000).Addr()
+	if _, err := c.cluster.moved(100, other); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.CacheStats(); st.Flushes != 1 || st.Entries != 0 {
+		t.Fatalf("after a slot moved: %+v; want one flush and no entries", st)
+	}
+}
+
+// A server that refuses CLIENT TRACKING makes DoCached fail with ErrNoTracking, and
+// the failure is remembered for a while instead of costing a dial per read.
+func TestDoCachedWithoutTrackingPermission(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{Users: []testserver.User{
+		{Name: "app", Password: "pw", Rules: []string{"+@all", "-client|tracking", "~*"}},
+	}})
+	c := cachedClientT(t, srv, Options{Username: "app", Password: "pw"})
+	ctx := context.Background()
+	connections := func() int {
+		for _, line := range strings.Split(srv.Do(t, "INFO", "stats"), "\n") {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "total_connections_received:"); ok {
+				n, _ := strconv.Atoi(rest)
+				return n
+			}
+		}
+		return -1
+	}
+	if _, err := c.DoCached(ctx, time.Minute, "GET", "k"); !errors.Is(err, ErrNoTracking) || !strings.Contains(err.Error(), "NOPERM") {
+		t.Fatalf("DoCached without permission: %v", err)
+	}
+	before := connections()
+	for range 20 {
+		if _, err := c.DoCached(ctx, time.Minute, "GET", "k"); !errors.Is(err, ErrNoTracking) {
+			t.Fatalf("DoCached again: %v", err)
+		}
+	}
+	// One connection is the harness's own INFO.
+	if n := connections() - before; n > 1 {
+		t.Fatalf("%d connections for 20 reads after the refusal; want none", n-1)
+	}
+	if _, err := c.Do(ctx, "GET", "k"); err != nil {
+		t.Fatalf("Do is unaffected: %v", err)
 	}
 }

@@ -74,6 +74,9 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 		}
 		c.cache, c.tracking = cc, newTracking(r, cc, c.cluster != nil)
+		if c.cluster != nil {
+			c.cluster.onSlotMoved(cc.Flush)
+		}
 	}
 	return c, nil
 }

@@ -55,6 +55,18 @@ type clusterRouter struct {
 
 	refresher *cluster.Refresher
 	fetches   atomic.Uint64 // topology replies read, for tests
+
+	slotMoved atomic.Pointer[func()] // called when a slot changes masters (the cache flushes)
+}
+
+// onSlotMoved makes f run, outside the router's lock, whenever a slot that had a
+// master gets another one.
+func (r *clusterRouter) onSlotMoved(f func()) { r.slotMoved.Store(&f) }
+
+func (r *clusterRouter) notifySlotMoved() {
+	if f := r.slotMoved.Load(); f != nil {
+		(*f)()
+	}
 }
 
 // clusterShard is the master serving a set of slots and the replicas that may serve its
@@ -331,12 +343,17 @@ func (r *clusterRouter) closeNodes() {
 func (r *clusterRouter) moved(slot int, addr string) (*clusterNode, error) {
 	r.mu.Lock()
 	n, err := r.nodeLocked(addr)
+	changed := false
 	if err == nil {
 		if cur := r.slots[slot].Load(); cur == nil || cur.master != n {
 			r.slots[slot].Store(&clusterShard{master: n})
+			changed = cur != nil
 		}
 	}
 	r.mu.Unlock()
+	if changed {
+		r.notifySlotMoved()
+	}
 	if r.refresher != nil {
 		r.refresher.Trigger()
 	}
@@ -485,7 +502,11 @@ func (r *clusterRouter) apply(t *cluster.Topology) error {
 			}
 		}
 	}
+	changed := false
 	for slot := range owners {
+		if cur := r.slots[slot].Load(); cur != nil && owners[slot] != nil && cur.master != owners[slot].master {
+			changed = true
+		}
 		r.slots[slot].Store(owners[slot])
 	}
 	slices.SortFunc(masters, func(a, b *clusterNode) int { return strings.Compare(a.addr, b.addr) })
@@ -500,6 +521,9 @@ func (r *clusterRouter) apply(t *cluster.Topology) error {
 	r.mu.Unlock()
 	for _, n := range left {
 		n.close()
+	}
+	if changed {
+		r.notifySlotMoved()
 	}
 	return nil
 }

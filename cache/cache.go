@@ -14,7 +14,8 @@ import (
 
 // Options bounds a cache. The zero value gives the defaults.
 type Options struct {
-	// MaxEntries is the most replies kept; default 10,000.
+	// MaxEntries is the most replies kept; default 10,000. The cache is split in 16
+	// shards that each keep their share, so at least 16 are kept.
 	MaxEntries int
 	// MaxBytes is the most memory kept, counted as the size of the arguments and
 	// of the reply; default 64 MiB.
@@ -38,7 +39,7 @@ type Stats struct {
 	Hits, Misses  int64
 	Stored        int64 // replies stored
 	Discarded     int64 // replies not stored because an invalidation or flush raced them
-	Invalidations int64 // keys invalidated by the server (or by the client's own writes)
+	Invalidations int64 // keys invalidated by the server
 	Flushes       int64 // whole-cache flushes (connection loss, FLUSHALL, failover)
 	Evictions     int64 // entries dropped to stay within the bounds
 	Entries       int64 // entries now

@@ -21,6 +21,21 @@ func (c *Conn) watching(ctx context.Context) (bool, int) {
 	return c.watchedDone == ctx.Done(), c.watchWaiters
 }
 
+// pingTwice sends two PINGs with ctx through the fake server: a context used twice in
+// a row becomes the connection's watched one.
+func pingTwice(t *testing.T, c *Conn, f *fakeServer, ctx context.Context) {
+	t.Helper()
+	for range 2 {
+		res := make(chan error, 1)
+		go func() { res <- c.Ping(ctx) }()
+		f.expect("PING")
+		f.reply("+PONG\r\n")
+		if err := <-res; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // A context passed twice in a row becomes the watched one; its calls are then woken by
 // the watcher when it ends: a queued call is never sent, a written one is abandoned and
 // its reply dropped.
@@ -159,15 +174,7 @@ func TestWatcherIsNotStolenWhileCallsWait(t *testing.T) {
 	c, f := dialFakeTCP(t, Options{}, helloRESP3)
 	shared, cancelShared := context.WithCancel(context.Background())
 	defer cancelShared()
-	for range 2 {
-		res := make(chan error, 1)
-		go func() { res <- c.Ping(shared) }()
-		f.expect("PING")
-		f.reply("+PONG\r\n")
-		if err := <-res; err != nil {
-			t.Fatal(err)
-		}
-	}
+	pingTwice(t, c, f, shared)
 	// On a quiet connection the first call reads its own reply (and selects); the
 	// second, sent while the first is in flight, waits for the watcher.
 	first, second := make(chan error, 1), make(chan error, 1)
@@ -222,15 +229,7 @@ func TestWatcherIsNotStolenWhileCallsWait(t *testing.T) {
 func TestEndedWatchedContextIsNotWatchedAgain(t *testing.T) {
 	c, f := dialFake(t, Options{}, helloRESP3)
 	ctx, cancel := context.WithCancel(context.Background())
-	for range 2 {
-		res := make(chan error, 1)
-		go func() { res <- c.Ping(ctx) }()
-		f.expect("PING")
-		f.reply("+PONG\r\n")
-		if err := <-res; err != nil {
-			t.Fatal(err)
-		}
-	}
+	pingTwice(t, c, f, ctx)
 	if watched, _ := c.watching(ctx); !watched {
 		t.Fatal("the context is not watched after two uses")
 	}
@@ -250,15 +249,7 @@ func TestWatchedContextSendIsCancelled(t *testing.T) {
 	c, f := dialFake(t, Options{}, helloRESP3)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	for range 2 {
-		res := make(chan error, 1)
-		go func() { res <- c.Ping(ctx) }()
-		f.expect("PING")
-		f.reply("+PONG\r\n")
-		if err := <-res; err != nil {
-			t.Fatal(err)
-		}
-	}
+	pingTwice(t, c, f, ctx)
 	held := make(chan error, 1)
 	go func() { held <- c.Ping(context.Background()) }()
 	waitFor(t, "PING in flight", func() bool { _, n := c.counts(); return n == 1 })

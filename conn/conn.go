@@ -94,6 +94,7 @@ type Conn struct {
 	br  *bufio.Reader   // under rd, for waits that must not parse (inlineread.go)
 	raw syscall.RawConn // the plain TCP socket, for non-blocking writes; nil under TLS
 	nbw nonBlockingWrite
+	spin spinWait // polling for a reply the caller reads itself (spin.go)
 
 	mu        sync.Mutex
 	wbuf      []byte    // encoded commands not yet written
@@ -203,6 +204,7 @@ func newConn(nc net.Conn, addr string, opts *Options) *Conn {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		c.raw, _ = tc.SyscallConn()
 		c.nbw.fn = c.nbw.write
+		c.spin.fn, c.spin.budget = c.spin.poll, spinBudget
 	}
 	c.reading = c.alwaysRead
 	c.loops.Add(2)

@@ -456,3 +456,54 @@ func TestIdleLongerThanReadTimeout(t *testing.T) {
 		}
 	}
 }
+
+// A caller reading its own reply polls the socket while replies come fast, stops
+// polling while they come slower than the budget, and starts again when they speed up.
+func TestSelfReadPollsOnlyWhileRepliesAreFast(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{Args: []string{"--enable-debug-command", "yes"}})
+	for _, name := range []string{"uncancellable", "cancellable"} {
+		t.Run(name, func(t *testing.T) {
+			c := dialT(t, srv.Addr(), Options{})
+			// A budget loopback round trips stay well within even under -race on a
+			// loaded machine, and well below the slow replies.
+			c.spin.budget = time.Millisecond
+			ctx := context.Background()
+			if name == "cancellable" {
+				ctx = t.Context()
+			}
+			polls := func() int64 {
+				c.mu.Lock() // the read role is idle between calls; the lock orders the reads
+				defer c.mu.Unlock()
+				return c.spin.polls
+			}
+			ping := func(args ...any) {
+				t.Helper()
+				if _, err := c.Do(ctx, args...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range 20 {
+				ping("PING")
+			}
+			if polls() == 0 {
+				t.Fatal("no polling on a fast loopback server")
+			}
+			for range 12 {
+				ping("DEBUG", "SLEEP", "0.01") // 10 ms replies
+			}
+			before := polls()
+			for range 5 {
+				ping("DEBUG", "SLEEP", "0.01")
+			}
+			if n := polls() - before; n != 0 {
+				t.Fatalf("%d polls while replies take 10 ms", n)
+			}
+			for range 100 {
+				ping("PING")
+			}
+			if polls() == before {
+				t.Fatal("polling did not resume once replies were fast again")
+			}
+		})
+	}
+}

@@ -80,9 +80,11 @@ func (c *Conn) awaitWholeFrame() error {
 				return errFrameTooBig
 			}
 		}
+		start := c.awaitBytes()
 		if _, err := c.br.Peek(c.br.Buffered() + 1); err != nil {
 			return err
 		}
+		c.spinDone(start)
 	}
 }
 

@@ -456,6 +456,14 @@ func fromNanotime(t int64) time.Time { return clockStart.Add(time.Duration(t - 1
 // wait.
 func (c *Conn) readUntil(cl *call) {
 	for {
+		if c.br.Buffered() == 0 {
+			start := c.awaitBytes()
+			if _, err := c.br.Peek(1); err != nil {
+				c.fatal(err)
+				return
+			}
+			c.spinDone(start)
+		}
 		done, err := c.readOne(cl)
 		if err != nil {
 			c.fatal(err)

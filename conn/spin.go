@@ -1,0 +1,68 @@
+package conn
+
+import (
+	"runtime"
+	"syscall"
+	"time"
+)
+
+// A caller that reads its own reply (a sequential caller, on a quiet connection) waits
+// for the server, typically tens of microseconds on a local network. Parking in the
+// runtime's network poller and being woken from it costs a good part of that again:
+// the goroutine is parked, the thread looks for other work, the poller reports the
+// socket, the goroutine is scheduled back. So such a reader first polls the socket
+// itself, without blocking and yielding between polls, for up to spinBudget, and parks
+// only if the reply has not come by then.
+//
+// Polling is worth it only when replies come within the budget. The connection keeps
+// an average of how long its self-read replies took, and stops polling while that
+// average is above the budget: a server across a slower network costs no spinning.
+// Polling never delays anyone else: each poll yields to any goroutine that can run.
+
+// spinBudget is the longest a reader polls before it parks.
+const spinBudget = 50 * time.Microsecond
+
+// spinWait is the state of a connection's polling, used only by the holder of the read
+// role. Its callback is bound once per connection: a closure per poll would allocate.
+type spinWait struct {
+	budget time.Duration // spinBudget; tests change it
+	avg    int64         // nanoseconds: moving average of the waits for a reply
+	polls  int64         // polls made, for tests
+	buf    [1]byte
+	ready  bool // the last poll found bytes, or an error to report
+	fn     func(fd uintptr) bool
+}
+
+func (s *spinWait) poll(fd uintptr) bool {
+	n, _, err := syscall.Recvfrom(int(fd), s.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	s.ready = n > 0 || (err != nil && err != syscall.EAGAIN && err != syscall.EINTR)
+	return true // never wait here
+}
+
+// awaitBytes returns once the socket has bytes to read, or the wait should go to the
+// poller: after spinBudget, when replies are slow, on any error (which the read that
+// follows reports), or on a transport that cannot be polled (TLS). It returns the time
+// it started, for spinDone.
+func (c *Conn) awaitBytes() int64 {
+	start := nanotime()
+	s := &c.spin
+	if c.raw == nil || s.avg > int64(s.budget) {
+		return start
+	}
+	for {
+		s.polls++
+		if err := c.raw.Read(s.fn); err != nil || s.ready {
+			return start
+		}
+		if nanotime()-start > int64(s.budget) {
+			return start
+		}
+		runtime.Gosched()
+	}
+}
+
+// spinDone records how long the wait that began at start took, once bytes came.
+func (c *Conn) spinDone(start int64) {
+	s := &c.spin
+	s.avg += (nanotime() - start - s.avg) / 8
+}

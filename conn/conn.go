@@ -90,10 +90,10 @@ type Conn struct {
 	server        string
 	serverVersion string
 
-	rd  *resp.Reader    // used only by the holder of the read role
-	br  *bufio.Reader   // under rd, for waits that must not parse (inlineread.go)
-	raw syscall.RawConn // the plain TCP socket, for non-blocking writes; nil under TLS
-	nbw nonBlockingWrite
+	rd   *resp.Reader    // used only by the holder of the read role
+	br   *bufio.Reader   // under rd, for waits that must not parse (inlineread.go)
+	raw  syscall.RawConn // the plain TCP socket, for non-blocking writes; nil under TLS
+	nbw  nonBlockingWrite
 	spin spinWait // polling for a reply the caller reads itself (spin.go)
 
 	mu        sync.Mutex

@@ -29,6 +29,10 @@
 // that mean "every master" (FLUSHALL, SCRIPT LOAD, KEYS, DBSIZE, ...) go to every
 // master, Scan walks every master, and batches are split by node.
 //
+// With Options.ClientSideCache, DoCached answers read commands of one key from memory
+// and the server's invalidations (RESP3 client tracking) keep it honest; see package
+// cache.
+//
 // Every error that crosses the network says whether the command was sent: errors.Is
 // with conn.ErrNotSent means it never reached the server; conn.ErrOutcomeUnknown means
 // it may have run. The client retries on a fresh connection only what was not sent or
@@ -41,6 +45,8 @@
 // pool's maintenance goroutine when MinIdle or ConnMaxIdleTime is set, one per
 // Subscription, with SentinelMaster the two of its sentinel.Monitor (failover
 // watcher and rediscovery), and on a Cluster the topology refresher (and, while a
-// DoMulti spanning several nodes runs, one goroutine per node); Client.Close and
-// Subscription.Close stop them and wait for them.
+// DoMulti spanning several nodes runs, one goroutine per node); with
+// Options.ClientSideCache, one goroutine per tracked connection (it flushes the cache
+// when the connection is lost) and one while a tracked connection is being dialled.
+// Client.Close and Subscription.Close stop them and wait for them.
 package respire

@@ -21,5 +21,10 @@
 // Dial: a writer that takes everything queued since its last write and writes it in one
 // call, and a reader that decodes replies and matches them to requests in write order.
 // Both stop when the connection breaks or Close is called; Close waits for them. The
-// push handler runs on the reader goroutine.
+// push handler runs on the reader goroutine. A caller may do the I/O itself instead
+// (pipeline.go): a sequential caller writes and reads its own reply, polling the socket
+// briefly before it parks (spin.go). One context at a time is watched with
+// context.AfterFunc (watch.go); its callback runs on a goroutine of the context
+// package when the context ends, and the watcher is dropped when the connection
+// breaks.
 package conn

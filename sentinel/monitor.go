@@ -207,6 +207,14 @@ func (m *Monitor) refreshReplicas(ctx context.Context) {
 	}
 }
 
+// replicasChanged reports whether addrs differs from the set last reported.
+func (m *Monitor) replicasChanged(addrs []string) bool {
+	slices.Sort(addrs)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.replicas != nil && !slices.Equal(addrs, m.replicas)
+}
+
 // announce records the master a +switch-master named and wakes the recheck.
 func (m *Monitor) announce(addr string) {
 	m.mu.Lock()

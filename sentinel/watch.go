@@ -140,6 +140,19 @@ func (m *Monitor) subscribe(s string) (subscribed bool, err error) {
 			if addr, err := hostPort(v); err == nil && addr != m.Master() {
 				m.announce(addr)
 			}
+			if m.cfg.OnReplicas != nil {
+				// The replicas of a new master become usable one by one, after the
+				// switch was announced: notice when their set changes.
+				ctx, cancel := context.WithTimeout(m.ctx, orDefault(m.cfg.SentinelConn.ReadTimeout, 3*time.Second))
+				v, err := query.Do(ctx, "SENTINEL", "REPLICAS", m.cfg.MasterName)
+				cancel()
+				if err != nil {
+					return true, err
+				}
+				if m.replicasChanged(instances(v, usableReplica)) {
+					m.Recheck() // reported from the Monitor's goroutine, in order
+				}
+			}
 		}
 	}
 }

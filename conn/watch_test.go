@@ -21,11 +21,11 @@ func (c *Conn) watching(ctx context.Context) (bool, int) {
 	return c.watchedDone == ctx.Done(), c.watchWaiters
 }
 
-// pingTwice sends two PINGs with ctx through the fake server: a context used twice in
-// a row becomes the connection's watched one.
-func pingTwice(t *testing.T, c *Conn, f *fakeServer, ctx context.Context) {
+// pings sends n PINGs with ctx through the fake server, one after another. A context
+// used twice in a row becomes the connection's watched one.
+func pings(t *testing.T, c *Conn, f *fakeServer, ctx context.Context, n int) {
 	t.Helper()
-	for range 2 {
+	for range n {
 		res := make(chan error, 1)
 		go func() { res <- c.Ping(ctx) }()
 		f.expect("PING")
@@ -45,13 +45,7 @@ func TestWatchedContextCancelsQueuedAndWrittenCalls(t *testing.T) {
 	defer cancel()
 
 	for i := range 2 {
-		res := make(chan error, 1)
-		go func() { res <- c.Ping(ctx) }()
-		f.expect("PING")
-		f.reply("+PONG\r\n")
-		if err := <-res; err != nil {
-			t.Fatal(err)
-		}
+		pings(t, c, f, ctx, 1)
 		if watched, _ := c.watching(ctx); watched != (i == 1) {
 			t.Fatalf("after %d uses: watched = %v", i+1, watched)
 		}
@@ -174,7 +168,7 @@ func TestWatcherIsNotStolenWhileCallsWait(t *testing.T) {
 	c, f := dialFakeTCP(t, Options{}, helloRESP3)
 	shared, cancelShared := context.WithCancel(context.Background())
 	defer cancelShared()
-	pingTwice(t, c, f, shared)
+	pings(t, c, f, shared, 2)
 	// On a quiet connection the first call reads its own reply (and selects); the
 	// second, sent while the first is in flight, waits for the watcher.
 	first, second := make(chan error, 1), make(chan error, 1)
@@ -229,7 +223,7 @@ func TestWatcherIsNotStolenWhileCallsWait(t *testing.T) {
 func TestEndedWatchedContextIsNotWatchedAgain(t *testing.T) {
 	c, f := dialFake(t, Options{}, helloRESP3)
 	ctx, cancel := context.WithCancel(context.Background())
-	pingTwice(t, c, f, ctx)
+	pings(t, c, f, ctx, 2)
 	if watched, _ := c.watching(ctx); !watched {
 		t.Fatal("the context is not watched after two uses")
 	}
@@ -249,7 +243,7 @@ func TestWatchedContextSendIsCancelled(t *testing.T) {
 	c, f := dialFake(t, Options{}, helloRESP3)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pingTwice(t, c, f, ctx)
+	pings(t, c, f, ctx, 2)
 	held := make(chan error, 1)
 	go func() { held <- c.Ping(context.Background()) }()
 	waitFor(t, "PING in flight", func() bool { _, n := c.counts(); return n == 1 })

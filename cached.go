@@ -15,18 +15,6 @@ import (
 	"github.com/respire/respire/resp"
 )
 
-var (
-	// ErrNoCache is returned by DoCached on a client made without
-	// Options.ClientSideCache.
-	ErrNoCache = errors.New("respire: client-side cache not enabled (Options.ClientSideCache)")
-	// ErrNotCacheable is matched by the error of DoCached for a command it cannot
-	// cache: one that writes, blocks, or reads other than exactly one key.
-	ErrNotCacheable = errors.New("respire: command cannot be cached")
-	// ErrNoTracking is matched by the error of DoCached when the server cannot track
-	// keys for this client: it does not speak RESP3, or refused CLIENT TRACKING.
-	ErrNoTracking = errors.New("respire: server does not track keys for client-side caching")
-)
-
 // DoCached runs a read command of one key (GET, HGET, HGETALL, SMEMBERS, ...) through
 // the client-side cache. A reply read from the server is kept for ttl, or for the
 // key's own remaining TTL when that is shorter, and until the server reports the key

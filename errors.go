@@ -35,6 +35,16 @@ var (
 	// ErrClusterDown is matched by the error for a command no Cluster node serves: its
 	// slot is not assigned, or no master serves any slot.
 	ErrClusterDown = errors.New("respire: cluster slot not served")
+	// ErrNoCache is returned by DoCached on a client made without
+	// Options.ClientSideCache.
+	ErrNoCache = errors.New("respire: client-side cache not enabled (Options.ClientSideCache)")
+	// ErrNotCacheable is matched by the error of DoCached for a command it cannot
+	// cache: one that writes, blocks, reads other than exactly one key, or whose
+	// reply can change while its key does not (SRANDMEMBER, TTL, EVAL_RO, ...).
+	ErrNotCacheable = errors.New("respire: command cannot be cached")
+	// ErrNoTracking is matched by the error of DoCached when the server cannot track
+	// keys for this client: it does not speak RESP3, or refused CLIENT TRACKING.
+	ErrNoTracking = errors.New("respire: server does not track keys for client-side caching")
 )
 
 // Result is the outcome of one command of a batch: its reply, or its error (a

@@ -507,3 +507,27 @@ func TestSelfReadPollsOnlyWhileRepliesAreFast(t *testing.T) {
 		})
 	}
 }
+
+// A caller reading its own reply while the server closes the connection fails at once
+// with an unknown outcome, whether the close comes while it polls or once it parked.
+func TestSelfReadSeesTheServerClose(t *testing.T) {
+	for _, delay := range []time.Duration{0, 5 * time.Millisecond} {
+		c, f := dialFakeTCP(t, Options{ReadTimeout: -1}, helloRESP3)
+		res := make(chan error, 1)
+		go func() {
+			_, err := c.Do(t.Context(), "GET", "k")
+			res <- err
+		}()
+		f.expect("GET", "k")
+		time.Sleep(delay)
+		f.srv.Close()
+		select {
+		case err := <-res:
+			if !errors.Is(err, ErrOutcomeUnknown) {
+				t.Fatalf("close after %v: %v; want ErrOutcomeUnknown", delay, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("close after %v: the caller hangs", delay)
+		}
+	}
+}

@@ -29,13 +29,14 @@ type spinWait struct {
 	avg    int64         // nanoseconds: moving average of the waits for a reply
 	polls  int64         // polls made, for tests
 	buf    [1]byte
-	ready  bool // the last poll found bytes, or an error to report
+	ready  bool // the last poll found bytes, the end of the stream, or an error
 	fn     func(fd uintptr) bool
 }
 
 func (s *spinWait) poll(fd uintptr) bool {
-	n, _, err := syscall.Recvfrom(int(fd), s.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-	s.ready = n > 0 || (err != nil && err != syscall.EAGAIN && err != syscall.EINTR)
+	_, _, err := syscall.Recvfrom(int(fd), s.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	// Bytes, end of stream (0 bytes, no error) and errors are all for the read to see.
+	s.ready = err != syscall.EAGAIN && err != syscall.EINTR
 	return true // never wait here
 }
 

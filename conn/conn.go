@@ -182,7 +182,7 @@ func dialTransport(ctx context.Context, addr string, opts *Options) (net.Conn, e
 }
 
 func newConn(nc net.Conn, addr string, opts *Options) *Conn {
-	if tc, ok := nc.(*net.TCPConn); ok {
+	if tc, ok := nc.(*net.TCPConn); ok && rawIO {
 		// Latency matters more than packet count: batching happens above the socket.
 		tc.SetNoDelay(true)
 	}
@@ -201,7 +201,7 @@ func newConn(nc net.Conn, addr string, opts *Options) *Conn {
 	c.br = bufio.NewReaderSize(nc, 64<<10)
 	c.rd = resp.NewReader(c.br, opts.Limits)
 	c.interruptFn = c.interrupt
-	if tc, ok := nc.(*net.TCPConn); ok {
+	if tc, ok := nc.(*net.TCPConn); ok && rawIO {
 		c.raw, _ = tc.SyscallConn()
 		c.nbw.fn = c.nbw.write
 		c.spin.fn, c.spin.budget = c.spin.poll, spinBudget

@@ -4,14 +4,10 @@ package conn
 
 import (
 	"crypto/tls"
-	"errors"
 	"io"
 	"net"
 	"syscall"
 )
-
-// errUnsolicited is a peek's finding of bytes that no request asked for.
-var errUnsolicited = errors.New("data arrived while no request was waiting")
 
 // peekIdle looks at an idle socket without blocking or consuming anything: it returns
 // io.EOF when the server has closed it (idle timeout, restart, CLIENT KILL), an error

@@ -209,6 +209,9 @@ func (c *Conn) writeNonBlocking(buf []byte) (int, error) {
 	return max(n, 0), nil
 }
 
+// errUnsolicited is a peek's finding of bytes that no request asked for.
+var errUnsolicited = errors.New("data arrived while no request was waiting")
+
 // nonBlockingWrite is the callback of one non-blocking write, built once per connection:
 // a closure made per call would cost an allocation per command.
 type nonBlockingWrite struct {
@@ -216,15 +219,6 @@ type nonBlockingWrite struct {
 	n   int
 	err error
 	fn  func(fd uintptr) bool
-}
-
-func (w *nonBlockingWrite) write(fd uintptr) bool {
-	for {
-		w.n, w.err = syscall.Write(int(fd), w.buf)
-		if w.err != syscall.EINTR {
-			return true // done, whatever happened: never wait for writability
-		}
-	}
 }
 
 // handTail gives the rest of a partly written batch, and the write role with it, to the

@@ -2,7 +2,6 @@ package conn
 
 import (
 	"runtime"
-	"syscall"
 	"time"
 )
 
@@ -31,13 +30,6 @@ type spinWait struct {
 	buf    [1]byte
 	ready  bool // the last poll found bytes, the end of the stream, or an error
 	fn     func(fd uintptr) bool
-}
-
-func (s *spinWait) poll(fd uintptr) bool {
-	_, _, err := syscall.Recvfrom(int(fd), s.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-	// Bytes, end of stream (0 bytes, no error) and errors are all for the read to see.
-	s.ready = err != syscall.EAGAIN && err != syscall.EINTR
-	return true // never wait here
 }
 
 // awaitBytes returns once the socket has bytes to read, or the wait should go to the

@@ -33,6 +33,10 @@ test: deps
 	$(GO) test -count=1 -run 'Alloc' $(TESTFLAGS) ./...
 	@# respbench is a module of its own (its peers stay out of the library's go.mod).
 	cd cmd/respbench && $(GO) vet ./... && $(GO) test -short -count=1 ./...
+	@# The library builds on other platforms; the harness under test/, which runs
+	@# servers, is unix-only.
+	GOOS=windows $(GO) build $$($(GO) list ./... | grep -v /test/)
+	GOOS=darwin $(GO) build $$($(GO) list ./... | grep -v /test/)
 
 # bench: the main job. respbench runs Respire side by side with go-redis, rueidis and
 # the lock libraries against a redis-server it starts, and writes the table, JSON and

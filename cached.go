@@ -193,7 +193,8 @@ type tracking struct {
 	dials  map[string]*pendingDial
 	failed map[string]dialFailure // by server address: the last failure, for a while
 	closed bool
-	stop   chan struct{}
+	ctx    context.Context // ends with close: stops dials and watchers
+	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
@@ -214,10 +215,11 @@ type pendingDial struct {
 }
 
 func newTracking(r router, c *cache.Cache, cluster bool) *tracking {
+	ctx, cancel := context.WithCancel(context.Background())
 	return &tracking{
+		ctx: ctx, cancel: cancel,
 		route: r, cache: c, cluster: cluster,
 		conns: map[string]*conn.Conn{}, dials: map[string]*pendingDial{}, failed: map[string]dialFailure{},
-		stop: make(chan struct{}),
 	}
 }
 
@@ -258,80 +260,66 @@ func (t *tracking) conn(ctx context.Context, slot int) (*conn.Conn, error) {
 	}
 }
 
-// dial opens the tracked connection of addr; it belongs to t, not to the caller that
-// asked, so a caller giving up does not waste it.
+// dial opens the tracked connection of addr for the callers waiting on d; it belongs
+// to t, not to the caller that asked, so a caller giving up does not waste it.
 func (t *tracking) dial(d *pendingDial, addr string, slot int) {
 	defer t.wg.Done()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { // ends with dial: Close stops a dial in progress
-		select {
-		case <-t.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-
-	cn, err := t.route.dial(ctx, slot, func(o *conn.Options) {
-		o.PushHandler = t.onPush
-		o.Protocol = 3
-	})
-	if err == nil {
-		err = startTracking(ctx, cn)
-		if err != nil {
-			cn.Close()
-		}
-	}
+	cn, err := t.open(slot)
 	t.mu.Lock()
 	delete(t.dials, addr)
-	if err == nil && t.closed {
-		cn.Close()
-		err = ErrClosed
-	}
-	if err != nil && errors.Is(err, ErrNoTracking) {
-		t.failed[addr] = dialFailure{err: err, until: time.Now().Add(trackingRetryAfter)}
-	}
-	if live := t.conns[cnAddr(cn, err)]; err == nil && live != nil && live.Err() == nil {
-		// The topology changed between the lookup and the dial, and this server has
-		// a tracked connection already: keep that one.
-		cn.Close()
-		cn = live
-		err = nil
-		t.mu.Unlock()
-		d.cn, d.err = cn, err
-		close(d.done)
-		return
-	}
-	var old []*conn.Conn
-	if err == nil {
-		delete(t.failed, addr)
-		if !t.cluster {
-			// One server at a time: a new address means a failover.
-			for a, o := range t.conns {
-				old = append(old, o)
-				delete(t.conns, a)
-			}
-		}
-		// Filed under the address it reached, which differs from addr only if the
-		// topology changed meanwhile.
-		t.conns[cn.Addr()] = cn
-		t.wg.Add(1)
-		go t.watch(cn)
-	}
+	d.cn, d.err = t.installLocked(addr, cn, err)
 	t.mu.Unlock()
-	for _, o := range old {
-		o.Close() // its watcher flushes the cache
-	}
-	d.cn, d.err = cn, err
 	close(d.done)
 }
 
-// cnAddr is cn's address, or "" when the dial failed.
-func cnAddr(cn *conn.Conn, err error) string {
+// open dials a connection to slot's server and turns tracking on.
+func (t *tracking) open(slot int) (*conn.Conn, error) {
+	cn, err := t.route.dial(t.ctx, slot, func(o *conn.Options) {
+		o.PushHandler = t.onPush
+		o.Protocol = 3
+	})
 	if err != nil {
-		return ""
+		return nil, err
 	}
-	return cn.Addr()
+	if err := startTracking(t.ctx, cn); err != nil {
+		cn.Close()
+		return nil, err
+	}
+	return cn, nil
+}
+
+// installLocked makes cn, just opened for addr (or err, its failure), the tracked
+// connection of its server and returns the one callers should use.
+func (t *tracking) installLocked(addr string, cn *conn.Conn, err error) (*conn.Conn, error) {
+	switch {
+	case err != nil:
+		if errors.Is(err, ErrNoTracking) {
+			t.failed[addr] = dialFailure{err: err, until: time.Now().Add(trackingRetryAfter)}
+		}
+		return nil, err
+	case t.closed:
+		cn.Close()
+		return nil, ErrClosed
+	}
+	delete(t.failed, addr)
+	// Filed under the address it reached, which differs from addr only if the
+	// topology changed meanwhile; that server may then have a tracked connection
+	// already, which stays.
+	if live := t.conns[cn.Addr()]; live != nil && live.Err() == nil {
+		cn.Close()
+		return live, nil
+	}
+	if !t.cluster {
+		// One server at a time: a new address means a failover.
+		for a, old := range t.conns {
+			delete(t.conns, a)
+			old.Close() // its watcher flushes the cache
+		}
+	}
+	t.conns[cn.Addr()] = cn
+	t.wg.Add(1)
+	go t.watch(cn)
+	return cn, nil
 }
 
 // startTracking turns tracking on for cn, in OPTIN mode: only reads preceded by CLIENT
@@ -353,7 +341,7 @@ func (t *tracking) watch(cn *conn.Conn) {
 	select {
 	case <-cn.Done():
 		t.cache.Flush()
-	case <-t.stop:
+	case <-t.ctx.Done():
 		return
 	}
 	t.mu.Lock()
@@ -385,7 +373,7 @@ func (t *tracking) close() {
 		return
 	}
 	t.closed = true
-	close(t.stop)
+	t.cancel()
 	conns := t.conns
 	t.conns = nil
 	t.mu.Unlock()

@@ -388,7 +388,7 @@ func (e *entry) matches(args []any) bool {
 			ok = string(a) == e.args[i] || i == 0 && strings.EqualFold(string(a), e.args[i])
 		default:
 			var buf [64]byte
-			ok = string(appendArg(buf[:0], a)) == e.args[i]
+			ok = string(appendArgText(buf[:0], a)) == e.args[i]
 		}
 		if !ok {
 			return false
@@ -397,31 +397,19 @@ func (e *entry) matches(args []any) bool {
 	return true
 }
 
-// argText is the text of an argument as it goes on the wire.
+// argText is the text of an argument as the server receives it; an argument the client
+// would refuse gives a text no command can carry, which matches nothing.
 func argText(a any) string {
-	switch a := a.(type) {
-	case string:
-		return a
-	case []byte:
-		return string(a)
+	if s, ok := a.(string); ok {
+		return s
 	}
-	return string(appendArg(nil, a))
+	return string(appendArgText(nil, a))
 }
 
-// appendArg appends the wire text of a non-string argument; an argument the client
-// would refuse appends a text no command can carry, which matches nothing.
-func appendArg(dst []byte, a any) []byte {
-	b, err := resp.AppendArg(dst, 0, a)
+func appendArgText(dst []byte, a any) []byte {
+	b, err := resp.AppendArgText(dst, 0, a)
 	if err != nil {
 		return append(dst, "\x00invalid"...)
-	}
-	// AppendArg writes a bulk string ($n\r\ntext\r\n); the text is what counts.
-	text := b[len(dst):]
-	for i, ch := range text {
-		if ch == '\n' {
-			n := copy(text, text[i+1:len(text)-2])
-			return b[:len(dst)+n]
-		}
 	}
 	return b
 }

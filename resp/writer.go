@@ -94,35 +94,63 @@ func AppendArg(dst []byte, index int, arg any) ([]byte, error) {
 		return AppendBulkString(dst, v), nil
 	case []byte:
 		return AppendBulk(dst, v), nil
+	case float32, float64:
+		// Without an exponent a float64 takes at most 327 bytes ("-0." and 307 zeros
+		// before 17 digits), so this never spills to the heap.
+		var scratch [336]byte
+		return appendBulkText(dst, scratch[:0], index, arg)
+	}
+	var scratch [20]byte // len("-9223372036854775808"), len("18446744073709551615")
+	return appendBulkText(dst, scratch[:0], index, arg)
+}
+
+// appendBulkText formats arg in scratch first, because its length precedes it.
+func appendBulkText(dst, scratch []byte, index int, arg any) ([]byte, error) {
+	text, err := AppendArgText(scratch, index, arg)
+	if err != nil {
+		return dst, err
+	}
+	return AppendBulk(dst, text), nil
+}
+
+// AppendArgText appends the text that AppendArg sends for arg, without the bulk
+// string's framing: what the server receives as the argument. Types and errors are
+// those of AppendArg.
+func AppendArgText(dst []byte, index int, arg any) ([]byte, error) {
+	switch v := arg.(type) {
+	case string:
+		return append(dst, v...), nil
+	case []byte:
+		return append(dst, v...), nil
 	case int:
-		return appendIntArg(dst, int64(v)), nil
+		return strconv.AppendInt(dst, int64(v), 10), nil
 	case int8:
-		return appendIntArg(dst, int64(v)), nil
+		return strconv.AppendInt(dst, int64(v), 10), nil
 	case int16:
-		return appendIntArg(dst, int64(v)), nil
+		return strconv.AppendInt(dst, int64(v), 10), nil
 	case int32:
-		return appendIntArg(dst, int64(v)), nil
+		return strconv.AppendInt(dst, int64(v), 10), nil
 	case int64:
-		return appendIntArg(dst, v), nil
+		return strconv.AppendInt(dst, v, 10), nil
 	case uint:
-		return appendUintArg(dst, uint64(v)), nil
+		return strconv.AppendUint(dst, uint64(v), 10), nil
 	case uint8:
-		return appendUintArg(dst, uint64(v)), nil
+		return strconv.AppendUint(dst, uint64(v), 10), nil
 	case uint16:
-		return appendUintArg(dst, uint64(v)), nil
+		return strconv.AppendUint(dst, uint64(v), 10), nil
 	case uint32:
-		return appendUintArg(dst, uint64(v)), nil
+		return strconv.AppendUint(dst, uint64(v), 10), nil
 	case uint64:
-		return appendUintArg(dst, v), nil
+		return strconv.AppendUint(dst, v, 10), nil
 	case float32:
-		return appendFloatArg(dst, index, float64(v), 32)
+		return appendFloatText(dst, index, float64(v), 32)
 	case float64:
-		return appendFloatArg(dst, index, v, 64)
+		return appendFloatText(dst, index, v, 64)
 	case bool:
 		if v {
-			return AppendBulkString(dst, "1"), nil
+			return append(dst, '1'), nil
 		}
-		return AppendBulkString(dst, "0"), nil
+		return append(dst, '0'), nil
 	case nil:
 		return dst, &ArgError{Index: index, Reason: "nil argument"}
 	}
@@ -157,30 +185,16 @@ func appendHeader(dst []byte, t byte, n int64) []byte {
 	return append(dst, '\r', '\n')
 }
 
-// appendIntArg formats n in scratch space first, because its length precedes it.
-func appendIntArg(dst []byte, n int64) []byte {
-	var scratch [20]byte // len("-9223372036854775808")
-	return AppendBulk(dst, strconv.AppendInt(scratch[:0], n, 10))
-}
-
-func appendUintArg(dst []byte, n uint64) []byte {
-	var scratch [20]byte // len("18446744073709551615")
-	return AppendBulk(dst, strconv.AppendUint(scratch[:0], n, 10))
-}
-
-func appendFloatArg(dst []byte, index int, f float64, bitSize int) ([]byte, error) {
+func appendFloatText(dst []byte, index int, f float64, bitSize int) ([]byte, error) {
 	switch {
 	case math.IsNaN(f):
 		return dst, &ArgError{Index: index, Reason: "NaN is not a valid number"}
 	case math.IsInf(f, 1):
-		return AppendBulkString(dst, "+inf"), nil
+		return append(dst, "+inf"...), nil
 	case math.IsInf(f, -1):
-		return AppendBulkString(dst, "-inf"), nil
+		return append(dst, "-inf"...), nil
 	}
-	// Without an exponent a float64 takes at most 327 bytes ("-0." and 307 zeros before
-	// 17 digits), so this never spills to the heap.
-	var scratch [336]byte
-	return AppendBulk(dst, strconv.AppendFloat(scratch[:0], f, 'f', -1, bitSize)), nil
+	return strconv.AppendFloat(dst, f, 'f', -1, bitSize), nil
 }
 
 // AppendValue appends v in its own wire form, RESP3 types as RESP3, with its attributes

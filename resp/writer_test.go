@@ -193,3 +193,28 @@ func TestAppendValue(t *testing.T) {
 		}
 	}
 }
+
+// AppendArgText is the text AppendArg frames: for every accepted type the two agree,
+// and both refuse the same arguments.
+func TestAppendArgTextMatchesAppendArg(t *testing.T) {
+	args := []any{"s", []byte("b"), 0, -7, int8(-8), int16(16), int32(-32), int64(math.MinInt64),
+		uint(1), uint8(8), uint16(16), uint32(32), uint64(math.MaxUint64), float32(1.5), 0.1,
+		-2.5e-7, 1e300, math.Inf(1), math.Inf(-1), true, false, math.NaN(), nil, struct{}{}}
+	for _, a := range args {
+		text, terr := AppendArgText([]byte("x"), 3, a)
+		bulk, berr := AppendArg(nil, 3, a)
+		if (terr == nil) != (berr == nil) {
+			t.Errorf("%#v: AppendArgText error %v, AppendArg error %v", a, terr, berr)
+			continue
+		}
+		if terr != nil {
+			if string(text) != "x" {
+				t.Errorf("%#v: dst changed on error: %q", a, text)
+			}
+			continue
+		}
+		if want := string(AppendBulk(nil, text[1:])); string(bulk) != want {
+			t.Errorf("%#v: AppendArg %q, framed text %q", a, bulk, want)
+		}
+	}
+}

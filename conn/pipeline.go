@@ -240,7 +240,6 @@ func (c *Conn) takeBatchLocked(me *call) []byte {
 	timed := false
 	for _, cl := range c.queued {
 		if cl.want == 0 {
-			c.releaseWatchLocked(cl)
 			cl.state = stateReplied
 			signal(cl.done)
 			continue
@@ -271,12 +270,10 @@ func (c *Conn) takeBatchLocked(me *call) []byte {
 
 func (c *Conn) writeBatch(buf []byte) error {
 	if c.writeTimeout > 0 {
-		// As with the read deadline (extendReadDeadlineLocked), a timeout and a half
-		// ahead, moved only when less than a timeout is left.
-		now := nanotime()
-		if c.writeDue-now < int64(c.writeTimeout) {
-			c.writeDue = now + int64(c.writeTimeout)*3/2
-			c.nc.SetWriteDeadline(fromNanotime(c.writeDue))
+		// Moved lazily, as the read deadline is (extendReadDeadlineLocked).
+		if next, move := nextDeadline(c.writeDue, c.writeTimeout); move {
+			c.writeDue = next
+			c.nc.SetWriteDeadline(fromNanotime(next))
 		}
 	}
 	_, err := c.nc.Write(buf)
@@ -433,13 +430,26 @@ func (c *Conn) armReadDeadlineLocked(timed bool) {
 // and a half after the last progress, and a busy connection moves its deadline once
 // per half timeout instead of once per reply.
 func (c *Conn) extendReadDeadlineLocked() {
-	now := nanotime()
-	if c.deadlined && c.readDue-now >= int64(c.readTimeout) {
-		return
+	due := c.readDue
+	if !c.deadlined {
+		due = 0
 	}
-	c.readDue = now + int64(c.readTimeout)*3/2
-	c.setReadDeadlineLocked(fromNanotime(c.readDue))
-	c.deadlined = true
+	if next, move := nextDeadline(due, c.readTimeout); move {
+		c.readDue = next
+		c.setReadDeadlineLocked(fromNanotime(next))
+		c.deadlined = true
+	}
+}
+
+// nextDeadline says whether a deadline at due (nanotime; 0 for none) must move for a
+// timeout, and where to: a timeout and a half from now, once less than a timeout is
+// left.
+func nextDeadline(due int64, timeout time.Duration) (int64, bool) {
+	now := nanotime()
+	if due-now >= int64(timeout) {
+		return due, false
+	}
+	return now + int64(timeout)*3/2, true
 }
 
 // fromNanotime converts a nanotime reading to a time.Time.

@@ -436,14 +436,14 @@ func (r *clusterRouter) fetchFrom(ctx context.Context, addr string, open func(co
 	switch {
 	case err == nil:
 		t, err = cluster.ParseShards(v, addr, useTLS)
-	case isUnknownSubcommand(err):
-		// Before Redis 7.0.
+	case resp.IsUnknownSubcommand(err, "CLUSTER", "SHARDS"):
+		// Before Redis 7.0, in the wording of either generation.
 		if v, err = cn.Do(ctx, "CLUSTER", "SLOTS"); err == nil {
 			t, err = cluster.ParseSlots(v, addr)
 		}
 	}
 	if err != nil {
-		if resp.HasCode(err, "ERR") && strings.Contains(err.Error(), "cluster support disabled") {
+		if resp.IsClusterDisabled(err) {
 			return nil, fmt.Errorf("%w: %s is not a cluster node (cluster-enabled is no): %v", ErrInvalidOptions, addr, err)
 		}
 		return nil, fmt.Errorf("%s: %w", addr, err)
@@ -453,11 +453,6 @@ func (r *clusterRouter) fetchFrom(ctx context.Context, addr string, open func(co
 	}
 	r.fetches.Add(1)
 	return t, nil
-}
-
-func isUnknownSubcommand(err error) bool {
-	var se *resp.ServerError
-	return errors.As(err, &se) && strings.HasPrefix(se.Msg, "ERR unknown subcommand")
 }
 
 // apply rewrites the slot table from t, creating nodes that are new, and closes the

@@ -43,7 +43,7 @@ func (s *Script) Run(ctx context.Context, c *Client, keys []string, args ...any)
 	}
 	cmd = append(cmd, args...)
 	v, err := c.Do(ctx, cmd...)
-	if resp.HasCode(err, "NOSCRIPT") {
+	if resp.IsNoScript(err) {
 		cmd[0], cmd[1] = "EVAL", s.src
 		return c.Do(ctx, cmd...)
 	}

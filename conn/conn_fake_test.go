@@ -38,6 +38,17 @@ func TestHandshakeFallbacks(t *testing.T) {
 			wantID:    7,
 		},
 		{
+			// Redis 5.0 has no HELLO and quotes as Redis 6.x does.
+			name:     "unknown HELLO in backticks: RESP2",
+			helloErr: "-ERR unknown command `HELLO`, with args beginning with: `3`, \r\n",
+			script: func(f *fakeServer) {
+				f.expect("CLIENT", "ID")
+				f.reply(":5\r\n")
+			},
+			wantProto: 2,
+			wantID:    5,
+		},
+		{
 			name:     "NOPROTO: AUTH with user",
 			opts:     Options{Username: "u", Password: "pw"},
 			helloErr: "-NOPROTO sorry, this protocol version is not supported.\r\n",

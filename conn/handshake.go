@@ -3,7 +3,6 @@ package conn
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/respire/respire/resp"
 )
@@ -28,7 +27,7 @@ func (c *Conn) handshake(ctx context.Context, opts *Options) error {
 		if err := c.learnHello(v); err != nil {
 			return err
 		}
-	case isUnknownCommand(err) || resp.HasCode(err, "NOPROTO"):
+	case resp.IsUnknownCommand(err, "HELLO") || resp.HasCode(err, "NOPROTO"):
 		if err := c.legacyHandshake(ctx, opts); err != nil {
 			return err
 		}
@@ -109,11 +108,4 @@ func (c *Conn) learnClientID(ctx context.Context) error {
 		c.id = id
 	}
 	return nil
-}
-
-// isUnknownCommand reports the server's standard unknown-command error
-// ("ERR unknown command 'X', with args beginning with: ").
-func isUnknownCommand(err error) bool {
-	var se *resp.ServerError
-	return errors.As(err, &se) && se.Code == "ERR" && strings.HasPrefix(se.Msg, "ERR unknown command")
 }

@@ -5,8 +5,6 @@ import (
 	"crypto/sha1"
 	_ "embed"
 	"encoding/hex"
-	"errors"
-	"strings"
 
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/resp"
@@ -85,14 +83,14 @@ func (l *Locker) extend(ctx context.Context, cn *via, key string, t Token, ms in
 		case err == nil:
 			caps.Store(capSetIfEq, conn.Supported)
 			return !v.IsNull(), nil
-		case !isSyntaxError(err):
+		case !resp.IsSyntaxError(err):
 			return false, err
 		}
 		caps.Store(capSetIfEq, conn.Unsupported)
 	}
 	// Scripts run by EVALSHA, and by EVAL after NOSCRIPT (which says nothing ran).
 	v, err := l.do(ctx, cn, keyAt3, "EVALSHA", extendScript.sha, 1, key, t.b, ms)
-	if resp.HasCode(err, "NOSCRIPT") {
+	if resp.IsNoScript(err) {
 		v, err = l.do(ctx, cn, keyAt3, "EVAL", extendScript.src, 1, key, t.b, ms)
 	}
 	if err != nil {
@@ -118,7 +116,7 @@ func (l *Locker) release(ctx context.Context, cn *via, key string, t Token) (boo
 		}
 	}
 	v, err := l.do(ctx, cn, keyAt3, "EVALSHA", releaseScript.sha, 1, key, t.b)
-	if resp.HasCode(err, "NOSCRIPT") {
+	if resp.IsNoScript(err) {
 		v, err = l.do(ctx, cn, keyAt3, "EVAL", releaseScript.src, 1, key, t.b)
 	}
 	if err != nil {
@@ -137,7 +135,7 @@ func settle(caps *conn.Capabilities, capName, cmd string, v resp.Value, err erro
 		caps.Store(capName, conn.Supported)
 		n, err := v.Int()
 		return true, n == 1, err
-	case isUnknownCommand(err, cmd):
+	case resp.IsUnknownCommand(err, cmd):
 		caps.Store(capName, conn.Unsupported)
 		return false, false, nil
 	}
@@ -155,18 +153,4 @@ func (l *Locker) owner(ctx context.Context, cn *via, key string) (Token, bool, e
 		return Token{}, false, err
 	}
 	return Token{b: s}, true, nil
-}
-
-// isSyntaxError is the exact reply of a server whose SET does not know IFEQ.
-func isSyntaxError(err error) bool {
-	var se *resp.ServerError
-	return errors.As(err, &se) && se.Msg == "ERR syntax error"
-}
-
-// isUnknownCommand is the server's standard unknown-command error for name
-// ("ERR unknown command 'DELEX', with args beginning with: ..."): proof that the
-// command did not run.
-func isUnknownCommand(err error, name string) bool {
-	var se *resp.ServerError
-	return errors.As(err, &se) && strings.HasPrefix(se.Msg, "ERR unknown command '"+name+"'")
 }

@@ -84,7 +84,7 @@ func TestNoPerm(t *testing.T) {
 			Redis7: oldCmd("eval"), Redis84: newCmd("noeval", "eval"), Valkey81: newCmd("noeval", "eval"), Valkey90: newCmd("noeval", "eval")}},
 	}
 	srv := startBackend(t)
-	for _, p := range Profiles {
+	for _, p := range tableProfiles {
 		t.Run(string(p), func(t *testing.T) {
 			srv.Do(t, "FLUSHALL")
 			e := Start(t, Config{Backend: srv.Addr(), Profile: p})

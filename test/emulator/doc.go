@@ -1,5 +1,5 @@
-// Package emulator answers as Redis 8.4, Valkey 8.1 or Valkey 9.0 in front of a real
-// Redis 7 server, for the lock tests that cannot install those servers.
+// Package emulator answers as Redis 6.0, Redis 8.4, Valkey 8.1 or Valkey 9.0 in front
+// of a real Redis 7 server, for the tests that cannot install those servers.
 //
 // An [Emulator] is a proxy built on github.com/tidwall/redcon. Every client
 // connection gets one backend connection of its own (1:1), authenticated as the client
@@ -16,6 +16,12 @@
 //   - The NOPERM wording of Redis 8 / Valkey ("User lim has no permissions to run
 //     the 'incr' command", "No permissions to access a key") and Valkey's
 //     "Unknown command called from script".
+//   - Redis 6.0 (redis6.go): the backend's errors reworded as 6.x words them
+//     (unknown commands in backticks, "Unknown subcommand or wrong number of
+//     arguments for", NOPERM "… command or its subcommand"), and what 6.0 lacks
+//     refused: CLUSTER SHARDS, CLIENT NO-EVICT, CLIENT PAUSE … WRITE, HELLO without
+//     a version. Other commands newer than 6.0 (GETEX, LMOVE, FUNCTION …) still run:
+//     only what the client's fallbacks depend on is emulated.
 //
 // An emulated command runs atomically as a Lua script on the emulator's admin
 // connection. Its permission is that of the real command it stands for (SET for

@@ -56,6 +56,11 @@ func (f *features) plan(args [][]byte) *emulated {
 	if f.passThrough() || len(args) == 0 {
 		return nil
 	}
+	if msg, ok := f.redis6Refusal(args); ok {
+		// Refused before it runs, as an arity error is (inside MULTI too, where Redis
+		// 6.0 would queue it and fail it at EXEC: a simplification).
+		return &emulated{name: strings.ToLower(upper(args[0])), arityErr: msg}
+	}
 	switch upper(args[0]) {
 	case "SET":
 		return f.planSet(args)

@@ -38,6 +38,7 @@ func TestHelloFields(t *testing.T) {
 		server, version string
 		modules         []string
 	}{
+		Redis60:  {"redis", "6.0.16", nil},
 		Redis7:   {"redis", "7.0.15", nil},
 		Redis84:  {"redis", "8.4.0", []string{"vectorset"}},
 		Valkey81: {"valkey", "8.1.1", nil},
@@ -57,8 +58,13 @@ func TestHelloFields(t *testing.T) {
 				if w := helloWant(proto, want.server, want.version, id, want.modules); got != w {
 					t.Errorf("HELLO %d\n got  %q\n want %q", proto, got, w)
 				}
-				// HELLO without a version answers in the protocol now in use.
-				if got2 := c.do("HELLO"); got2 != got {
+				// HELLO without a version answers in the protocol now in use (since
+				// 6.2; Redis 6.0 needs the version).
+				if p == Redis60 {
+					if got2 := c.do("HELLO"); got2 != "-ERR wrong number of arguments for 'hello' command\r\n" {
+						t.Errorf("HELLO without a version on 6.0 = %q", got2)
+					}
+				} else if got2 := c.do("HELLO"); got2 != got {
 					t.Errorf("HELLO after HELLO %d\n got  %q\n want %q", proto, got2, got)
 				}
 				if id2 := c.clientID(); id2 != id {

@@ -12,6 +12,12 @@ type Profile string
 // The profiles. Each answers as the server it names does for what the lock code depends
 // on (SERVER-REPLIES.md); everything else is the backend's own Redis 7 behaviour.
 const (
+	// Redis60 answers as Redis 6.0 (replies as recorded from Redis 6.0.16): no SET …
+	// IFEQ (the backend's "ERR syntax error" is 6.0's too), no DELEX or DELIFEQ, no
+	// CLUSTER SHARDS, no CLIENT NO-EVICT and no CLIENT PAUSE … WRITE; HELLO needs a
+	// protocol version; unknown commands are named in backticks, unknown subcommands
+	// and NOPERM are worded as 6.x words them; HELLO reports redis 6.0.16.
+	Redis60 Profile = "redis-6.0"
 	// Redis7 passes every command through to the Redis 7 backend unchanged; only the
 	// counters and hooks apply.
 	Redis7 Profile = "redis-7"
@@ -28,7 +34,7 @@ const (
 )
 
 // Profiles lists every profile, for tests that run once per server.
-var Profiles = []Profile{Redis7, Redis84, Valkey81, Valkey90}
+var Profiles = []Profile{Redis60, Redis7, Redis84, Valkey81, Valkey90}
 
 // features is what a profile adds on top of the Redis 7 backend.
 type features struct {
@@ -40,11 +46,14 @@ type features struct {
 	delifeq         bool     // DELIFEQ is a command
 	newErrorTexts   bool     // Redis 8 / Valkey NOPERM wording
 	valkeyScripts   bool     // Valkey's "Unknown command called from script"
+	redis6          bool     // Redis 6.x: its error wording, and no CLUSTER SHARDS, CLIENT NO-EVICT, PAUSE WRITE
 }
 
 // features returns what p emulates; ok is false for an unknown profile.
 func (p Profile) features() (f features, ok bool) {
 	switch p {
+	case Redis60:
+		return features{server: "redis", version: "6.0.16", redis6: true}, true
 	case Redis7:
 		return features{}, true
 	case Redis84:

@@ -209,7 +209,7 @@ func (s *session) forward(c command, dropAfter bool) bool {
 	}
 	p := newPending()
 	p.dropClient = dropAfter
-	p.rewrite = s.rewriter(c.names)
+	p.rewrite = s.rewriter(c)
 	if err := s.be.send(p, c.raw); err != nil {
 		return false
 	}
@@ -244,19 +244,22 @@ func (s *session) await(p *pending, blocking bool) (resp.Value, bool) {
 }
 
 // rewriter returns how a forwarded reply is rewritten for the profile: HELLO's
-// identity fields and the Redis 7 wording of errors. The user is taken now, as the
-// reply belongs to this command.
-func (s *session) rewriter(names []string) func(resp.Value, []byte) []byte {
+// identity fields, the Redis 7 wording of errors, and what Redis 6 lacks. The user is
+// taken now, as the reply belongs to this command.
+func (s *session) rewriter(c command) func(resp.Value, []byte) []byte {
 	addr := s.e.cfg.RewriteAddr
 	if s.f.passThrough() && addr == nil {
 		return nil
 	}
-	name, sub := names[0], ""
-	if len(names) > 1 {
-		sub = names[1]
+	name, sub := c.names[0], ""
+	if len(c.names) > 1 {
+		sub = c.names[1]
 	}
-	f, user := s.f, s.user
+	f, user, args := s.f, s.user, c.args
 	return func(v resp.Value, raw []byte) []byte {
+		if out, ok := f.redis6Reply(args, v); ok {
+			return out
+		}
 		if addr != nil {
 			if msg, ok := errorText(v); ok {
 				if out, ok := rewriteRedirect(msg, addr); ok {

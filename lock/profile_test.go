@@ -87,6 +87,11 @@ func TestCommandSelectionPerProfile(t *testing.T) {
 	// The script cache starts empty, so the first EVALSHA of each script gets NOSCRIPT
 	// and is followed by EVAL; after that EVALSHA alone.
 	want := map[emulator.Profile]struct{ first, again, fresh []string }{
+		emulator.Redis60: { // as Redis 7, through Redis 6's wording of the unknown DELEX and DELIFEQ
+			first: []string{"SET NX", "SET IFEQ", "EVALSHA", "EVAL", "DELEX", "DELIFEQ", "EVALSHA", "EVAL"},
+			again: []string{"SET NX", "EVALSHA", "EVALSHA"},
+			fresh: []string{"SET NX", "SET IFEQ", "EVALSHA", "DELEX", "DELIFEQ", "EVALSHA"},
+		},
 		emulator.Redis7: {
 			first: []string{"SET NX", "SET IFEQ", "EVALSHA", "EVAL", "DELEX", "DELIFEQ", "EVALSHA", "EVAL"},
 			again: []string{"SET NX", "EVALSHA", "EVALSHA"},
@@ -153,7 +158,7 @@ func TestNoPermissionPerProfile(t *testing.T) {
 			}
 			got := lockCommands(s.emu)
 			last := map[emulator.Profile]string{
-				emulator.Redis7: "EVALSHA", emulator.Redis84: "DELEX", emulator.Valkey81: "EVALSHA", emulator.Valkey90: "DELIFEQ",
+				emulator.Redis60: "EVALSHA", emulator.Redis7: "EVALSHA", emulator.Redis84: "DELEX", emulator.Valkey81: "EVALSHA", emulator.Valkey90: "DELIFEQ",
 			}[p]
 			if len(got) == 0 || got[len(got)-1] != last || slices.Contains(got, "CLIENT KILL") {
 				t.Fatalf("commands %v: NOPERM must end the release at %s, unfenced", got, last)
@@ -161,7 +166,7 @@ func TestNoPermissionPerProfile(t *testing.T) {
 			if s.backend.Do(t, "GET", "perm") != mu.Token().b {
 				t.Fatal("the lock changed")
 			}
-			if strings.Contains(err.Error(), "this user") != (p == emulator.Redis7) {
+			if strings.Contains(err.Error(), "this user") != (p == emulator.Redis7 || p == emulator.Redis60) {
 				t.Errorf("NOPERM wording of %s: %v", p, err)
 			}
 		})
@@ -201,7 +206,7 @@ func TestNoFallbackOnFailure(t *testing.T) {
 				t.Fatal(err)
 			}
 			s.emu.Reset()
-			first := map[emulator.Profile]string{emulator.Redis7: "DELEX", emulator.Redis84: "DELEX", emulator.Valkey81: "DELEX", emulator.Valkey90: "DELEX"}[p]
+			first := map[emulator.Profile]string{emulator.Redis60: "DELEX", emulator.Redis7: "DELEX", emulator.Redis84: "DELEX", emulator.Valkey81: "DELEX", emulator.Valkey90: "DELEX"}[p]
 			s.emu.Delay(first, 300*time.Millisecond)
 			tctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 			_, err = mu2.Release(tctx)
@@ -225,8 +230,8 @@ func TestFencingOfUncertainRenewalAndRelease(t *testing.T) {
 			locks := New(s.client(t, respire.Options{}))
 			ctx := context.Background()
 			cycle(t, locks, "warm") // the connection learns its commands first
-			extendCmd := map[emulator.Profile]string{emulator.Redis7: "EVALSHA", emulator.Redis84: "SET IFEQ", emulator.Valkey81: "SET IFEQ", emulator.Valkey90: "SET IFEQ"}[p]
-			releaseCmd := map[emulator.Profile]string{emulator.Redis7: "EVALSHA", emulator.Redis84: "DELEX", emulator.Valkey81: "EVALSHA", emulator.Valkey90: "DELIFEQ"}[p]
+			extendCmd := map[emulator.Profile]string{emulator.Redis60: "EVALSHA", emulator.Redis7: "EVALSHA", emulator.Redis84: "SET IFEQ", emulator.Valkey81: "SET IFEQ", emulator.Valkey90: "SET IFEQ"}[p]
+			releaseCmd := map[emulator.Profile]string{emulator.Redis60: "EVALSHA", emulator.Redis7: "EVALSHA", emulator.Redis84: "DELEX", emulator.Valkey81: "EVALSHA", emulator.Valkey90: "DELIFEQ"}[p]
 
 			mu, err := locks.Acquire(ctx, "fenced", 10*time.Second)
 			if err != nil {

@@ -1,0 +1,20 @@
+package lock
+
+import (
+	"time"
+)
+
+// Adopt returns the managed handle of a lock this process already holds: key holds
+// token with a TTL of ttl, written by a command sent at acquiredAt (a TryTake, or a
+// script of the caller's own, such as package coordination's fenced acquisition, which
+// takes the lease and advances a counter in one step). The handle verifies, renews,
+// keeps alive and releases the lease exactly as one TryAcquire returned, fencing
+// uncertain renewals and releases the same way, so code built on this package needs
+// no copy of that machinery. Adopt sends nothing; a wrong token only makes the handle
+// find the lock lost at its first renewal or release.
+func (l *Locker) Adopt(key string, token Token, ttl time.Duration, acquiredAt time.Time) (*Lock, error) {
+	if _, err := l.checkRaw(key, token, ttl); err != nil {
+		return nil, err
+	}
+	return &Lock{l: l, key: key, token: token, ttl: ttl, expiresAt: acquiredAt.Add(ttl)}, nil
+}

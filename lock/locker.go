@@ -49,31 +49,50 @@ func (l *Locker) TryAcquire(ctx context.Context, key string, ttl time.Duration, 
 		return nil, false, err
 	}
 	mu := newLock(l, key, ttl)
-	giveUp := time.Now().Add(o.wait)
-	for {
-		cn, err := l.route(ctx, key)
+	// The first try runs without the wait's closures, so an acquisition that does not
+	// wait allocates nothing for them.
+	ok, err := mu.try(ctx, ms)
+	if !ok && o.wait > 0 && (err == nil || notSent(ctx, err)) {
+		try := func(ctx context.Context) (bool, error) { return mu.try(ctx, ms) }
+		ok, err = waitLoop(ctx, &o, err, try, l.watcher(key))
+	}
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	if o.keepAlive {
+		mu.startKeepAlive(context.WithoutCancel(ctx))
+	}
+	return mu, true, nil
+}
+
+// try is one SET NX of a lock not yet held; it records the expiry estimate on success.
+func (m *Lock) try(ctx context.Context, ms int64) (bool, error) {
+	cn, err := m.l.route(ctx, m.key)
+	if err != nil {
+		return false, err
+	}
+	start := time.Now()
+	ok, err := m.l.acquire(ctx, &cn, m.key, m.token, ms)
+	if ok {
+		m.mu.Lock()
+		m.expiresAt = start.Add(m.ttl)
+		m.mu.Unlock()
+	}
+	return ok, err
+}
+
+// watcher returns how a waiting acquisition of key sleeps until the key changes: the
+// client's key watch when it tracks keys (RESP3 client-side caching), else nil (poll).
+func (l *Locker) watcher(key string) func(context.Context) (keyWatch, error) {
+	if !l.c.CanWatchKeys() {
+		return nil
+	}
+	return func(ctx context.Context) (keyWatch, error) {
+		w, err := l.c.WatchKey(ctx, key)
 		if err != nil {
-			return nil, false, err
+			return nil, err // not a typed nil in the interface
 		}
-		start := time.Now()
-		ok, err := l.acquire(ctx, &cn, key, mu.token, ms)
-		if err != nil {
-			return nil, false, err
-		}
-		if ok {
-			mu.expiresAt = start.Add(ttl)
-			if o.keepAlive {
-				mu.startKeepAlive(context.WithoutCancel(ctx))
-			}
-			return mu, true, nil
-		}
-		left := time.Until(giveUp)
-		if left <= 0 {
-			return nil, false, nil
-		}
-		if err := sleep(ctx, min(o.retryEvery, left)); err != nil {
-			return nil, false, err
-		}
+		return w, nil
 	}
 }
 

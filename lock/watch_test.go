@@ -1,0 +1,82 @@
+package lock
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/respire/respire"
+	"github.com/respire/respire/cache"
+	"github.com/respire/respire/test/testserver"
+)
+
+// TestWaitWokenByInvalidation: on a client with tracking, a waiting TryAcquire sleeps on
+// the key's invalidation, not on its retry interval, so the hand-off is quick even
+// with a retry interval longer than the test.
+func TestWaitWokenByInvalidation(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	holder := New(newClient(t, srv.Addr(), respire.Options{}))
+	tracked := New(newClient(t, srv.Addr(), respire.Options{ClientSideCache: &cache.Options{}}))
+	polling := New(newClient(t, srv.Addr(), respire.Options{}))
+	ctx := context.Background()
+
+	handOff := func(t *testing.T, waiter *Locker, opts ...Option) time.Duration {
+		t.Helper()
+		h, ok, err := holder.TryAcquire(ctx, "wake", 30*time.Second)
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		tries, armed := cmdStat(t, srv, "set", "calls"), cmdStat(t, srv, "pttl", "calls")
+		type result struct {
+			mu *Lock
+			at time.Time
+		}
+		got := make(chan result, 1)
+		go func() {
+			mu, ok, err := waiter.TryAcquire(ctx, "wake", 30*time.Second, opts...)
+			if err != nil || !ok {
+				t.Error(ok, err)
+			}
+			got <- result{mu, time.Now()}
+		}()
+		// The waiter has tried once SET was called again, and armed its watch (tracked
+		// waiters) once PTTL was.
+		deadline := time.Now().Add(10 * time.Second)
+		for cmdStat(t, srv, "set", "calls") <= tries || (waiter.c.CanWatchKeys() && cmdStat(t, srv, "pttl", "calls") <= armed) {
+			if time.Now().After(deadline) {
+				t.Fatal("the waiter never tried")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		start := time.Now()
+		h.Release(ctx)
+		r := <-got
+		if r.mu == nil {
+			t.FailNow()
+		}
+		r.mu.Release(ctx)
+		return r.at.Sub(start)
+	}
+
+	t.Run("Tracking", func(t *testing.T) {
+		// A retry interval of a minute: only the invalidation can explain a quick wake.
+		var lat []time.Duration
+		for range 50 {
+			lat = append(lat, handOff(t, tracked, WithWait(time.Minute), WithRetryEvery(time.Minute)))
+		}
+		slices.Sort(lat)
+		t.Logf("lock.WithWait hand-off with tracking: median %v, max %v", lat[len(lat)/2], lat[len(lat)-1])
+		if lat[len(lat)/2] > time.Second {
+			t.Fatal("the waiter was not woken by the invalidation")
+		}
+	})
+	t.Run("Polling", func(t *testing.T) {
+		var lat []time.Duration
+		for range 20 {
+			lat = append(lat, handOff(t, polling, WithWait(time.Minute), WithRetry(ExponentialRetry(time.Millisecond, 20*time.Millisecond))))
+		}
+		slices.Sort(lat)
+		t.Logf("lock.WithWait hand-off polling (exponential 1-20 ms, full jitter): median %v, max %v", lat[len(lat)/2], lat[len(lat)-1])
+	})
+}

@@ -1,0 +1,58 @@
+package coordination
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/respire/respire"
+	"github.com/respire/respire/cluster"
+	"github.com/respire/respire/lock"
+)
+
+// Coordinator makes fenced locks on one client. It is cheap: create one per client
+// and share it.
+type Coordinator struct {
+	c     *respire.Client
+	locks *lock.Locker // renews, verifies and releases the leases, fencing as lock does
+}
+
+// New returns the Coordinator for c. Keys get c's key prefix, like every other key.
+func New(c *respire.Client) *Coordinator {
+	return &Coordinator{c: c, locks: lock.New(c)}
+}
+
+func (co *Coordinator) check() error {
+	if co == nil || co.c == nil {
+		return fmt.Errorf("%w: Coordinator without a client (use coordination.New)", ErrInvalidArg)
+	}
+	return nil
+}
+
+// checkPair validates two keys one script writes together: both set, distinct, and in
+// one Cluster slot once the client's key prefix is applied.
+func (co *Coordinator) checkPair(what1, key1, what2, key2 string) error {
+	switch {
+	case key1 == "":
+		return fmt.Errorf("%w: empty %s key", ErrInvalidArg, what1)
+	case key2 == "":
+		return fmt.Errorf("%w: empty %s key", ErrInvalidArg, what2)
+	case key1 == key2:
+		return fmt.Errorf("%w: %s and %s are the same key %q", ErrInvalidArg, what1, what2, key1)
+	}
+	prefix := co.c.KeyPrefix()
+	// Checked on every deployment, not only on a Cluster: the pair a test accepts on one
+	// server must not be refused in production.
+	if s1, s2 := cluster.PrefixedSlot(prefix, key1), cluster.PrefixedSlot(prefix, key2); s1 != s2 {
+		return fmt.Errorf("%w (%w): %s key %q is in slot %d and %s key %q in slot %d (key prefix %q); give both one {hash tag}",
+			ErrCrossSlot, respire.ErrCrossSlot, what1, key1, s1, what2, key2, s2, prefix)
+	}
+	return nil
+}
+
+// checkTTL returns ttl in milliseconds, the unit of the lease's PX.
+func checkTTL(ttl time.Duration) (int64, error) {
+	if ttl < time.Millisecond {
+		return 0, fmt.Errorf("%w: TTL %v is under a millisecond", ErrInvalidArg, ttl)
+	}
+	return ttl.Milliseconds(), nil
+}

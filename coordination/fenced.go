@@ -1,0 +1,191 @@
+package coordination
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/respire/respire"
+	"github.com/respire/respire/lock"
+)
+
+var (
+	//go:embed scripts/acquire_fenced.lua
+	acquireFencedSource string
+	acquireFencedScript = respire.NewScript(acquireFencedSource)
+)
+
+// FencedLock is a held lease with a fencing token: a number the fence counter gave this
+// acquisition, above every token given before, which the protected resource checks on
+// every write (see Resource). Renewal, keep-alive and release are package lock's, with
+// its fencing of uncertain commands. It is safe for concurrent use.
+type FencedLock struct {
+	lease *lock.Lock
+	fence string
+	token int64
+}
+
+// TryAcquireFencedLock takes the lease at leaseKey for ttl with a fresh owner token and,
+// in the same script, advances the counter at fenceKey; the counter's new value is the
+// lock's FencingToken. ok is false, and nothing changes, when another owner holds the
+// lease. Acquiring does not start renewal: call KeepAlive or ResetExpiry.
+//
+// Both keys must hash to one Cluster slot once the client's key prefix is applied
+// (give them one {hash tag}), on every deployment; a pair that does not is refused
+// before anything is sent (ErrCrossSlot). The counter is never expired, reset or
+// deleted by this package; nothing else may do so either (see the package doc).
+//
+// Cancellation interrupts the reply wait; it cannot recall a script already written,
+// so a cancelled acquisition (its error matches conn.ErrOutcomeUnknown) may have taken
+// the lease, which then stays until ttl ends, and advanced the counter.
+func (co *Coordinator) TryAcquireFencedLock(ctx context.Context, leaseKey, fenceKey string, ttl time.Duration) (*FencedLock, bool, error) {
+	ms, err := co.checkFenced(leaseKey, fenceKey, ttl)
+	if err != nil {
+		return nil, false, err
+	}
+	return co.tryAcquire(ctx, leaseKey, fenceKey, ttl, ms)
+}
+
+func (co *Coordinator) checkFenced(leaseKey, fenceKey string, ttl time.Duration) (int64, error) {
+	if err := co.check(); err != nil {
+		return 0, err
+	}
+	ms, err := checkTTL(ttl)
+	if err != nil {
+		return 0, err
+	}
+	return ms, co.checkPair("lease", leaseKey, "fence", fenceKey)
+}
+
+func (co *Coordinator) tryAcquire(ctx context.Context, leaseKey, fenceKey string, ttl time.Duration, ms int64) (*FencedLock, bool, error) {
+	owner := lock.NewToken()
+	start := time.Now()
+	v, err := acquireFencedScript.Run(ctx, co.c, []string{leaseKey, fenceKey}, owner.Bytes(), ms)
+	if err != nil {
+		return nil, false, err
+	}
+	if v.IsNull() {
+		return nil, false, nil
+	}
+	n, err := v.Int()
+	if err != nil {
+		// The lease is held now, without a usable token; the TTL frees it.
+		return nil, false, fmt.Errorf("coordination: fenced acquisition answered %v: %w", v, err)
+	}
+	lease, err := co.locks.Adopt(leaseKey, owner, ttl, start)
+	if err != nil {
+		return nil, false, err
+	}
+	return &FencedLock{lease: lease, fence: fenceKey, token: n}, true, nil
+}
+
+// AcquireFencedLock is TryAcquireFencedLock that waits while another owner holds the
+// lease, until it acquires or ctx ends. It does not poll: between tries it waits for
+// the server's tracking invalidation of the lease key (a release, an expiry, an
+// eviction, an overwrite), with a timer at the lease's remaining TTL in case the push
+// is lost, and tracks the key again after every wake (the server forgets a key it has
+// invalidated). It needs a client with RESP3 and Options.ClientSideCache and returns
+// an error matching ErrNoTracking otherwise, before sending anything.
+//
+// For a bounded wait, give ctx a deadline. Cancellation returns promptly, but an
+// attempt already written may have taken the lease and advanced the counter without
+// returning the lock: never take cancellation as proof that nothing was acquired.
+func (co *Coordinator) AcquireFencedLock(ctx context.Context, leaseKey, fenceKey string, ttl time.Duration) (*FencedLock, error) {
+	ms, err := co.checkFenced(leaseKey, fenceKey, ttl)
+	if err != nil {
+		return nil, err
+	}
+	if !co.c.CanWatchKeys() {
+		return nil, ErrNoTracking
+	}
+	for {
+		fl, ok, err := co.tryAcquire(ctx, leaseKey, fenceKey, ttl, ms)
+		if err != nil || ok {
+			return fl, err
+		}
+		// Armed after the failed try: a release in between shows as a missing key,
+		// one after it as an invalidation.
+		w, err := co.c.WatchKey(ctx, leaseKey)
+		if err != nil {
+			if errors.Is(err, respire.ErrNoTracking) || errors.Is(err, respire.ErrNoCache) {
+				return nil, fmt.Errorf("%w: %w", ErrNoTracking, err)
+			}
+			return nil, err
+		}
+		err = w.Wait(ctx, 0)
+		w.Stop()
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// LeaseKey returns the lease key as given, without the client's key prefix.
+func (fl *FencedLock) LeaseKey() string { return fl.lease.Key() }
+
+// FenceKey returns the fence counter's key as given, without the client's key prefix.
+func (fl *FencedLock) FenceKey() string { return fl.fence }
+
+// FencingToken returns the counter's value this acquisition produced: strictly above
+// the token of every earlier acquisition with the same fence key, for as long as the
+// counter's history survives (see the package doc). Present it with every protected
+// write; the resource must refuse a token below the highest it has accepted.
+func (fl *FencedLock) FencingToken() int64 { return fl.token }
+
+// Token returns the owner token stored in the lease key.
+func (fl *FencedLock) Token() lock.Token { return fl.lease.Token() }
+
+// Duration returns the TTL the lease was acquired with.
+func (fl *FencedLock) Duration() time.Duration { return fl.lease.Duration() }
+
+// ExpiresAtEstimate returns when the lease ends if nothing renews it: a local estimate,
+// not an ownership check (use VerifyStillHeld).
+func (fl *FencedLock) ExpiresAtEstimate() time.Time { return fl.lease.ExpiresAtEstimate() }
+
+// RemainingEstimate returns the time left until ExpiresAtEstimate, or 0.
+func (fl *FencedLock) RemainingEstimate() time.Duration { return fl.lease.RemainingEstimate() }
+
+// VerifyStillHeld asks the server whether the lease key still holds this lock's owner
+// token. It checks one instant only: the lease can end just after.
+func (fl *FencedLock) VerifyStillHeld(ctx context.Context) (bool, error) {
+	return fl.lease.VerifyStillHeld(ctx)
+}
+
+// ResetExpiry sets the lease to d from now if it is still held, as lock.Lock's does,
+// fencing the connection of a renewal whose outcome is uncertain. It returns false
+// after expiry, release or loss: stop protected writes then.
+func (fl *FencedLock) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) {
+	return fl.lease.ResetExpiry(ctx, d)
+}
+
+// KeepAlive starts renewing the lease at half its duration, as lock.Lock's KeepAlive
+// does. Its Context ends when a renewal fails, finds the lease lost or is uncertain
+// (context.Cause says which: lock.ErrLeaseLost, lock.ErrOwnershipUncertain, ...): pass
+// it to the protected work and stop writing when it ends.
+func (fl *FencedLock) KeepAlive(ctx context.Context) (*lock.KeepAlive, error) {
+	return fl.lease.KeepAlive(ctx)
+}
+
+// KeepAliveContext returns a context for the protected work: the keep-alive's when one
+// runs, otherwise one that ends shortly before the expiry estimate; either ends when
+// the handle learns the lease is lost or released.
+func (fl *FencedLock) KeepAliveContext() context.Context { return fl.lease.KeepAliveContext() }
+
+// Release deletes the lease if it still holds this lock's owner token, after stopping
+// any keep-alive, as lock.Lock's Release does (concurrent calls share one release).
+// The fence counter stays: it must never go back.
+func (fl *FencedLock) Release(ctx context.Context) (lock.ReleaseOutcome, error) {
+	return fl.lease.Release(ctx)
+}
+
+// Close releases the lease on a best-effort basis, as a deferred call should, and
+// suppresses the failures that expiry makes harmless. It is a no-op on a nil handle,
+// so it can be deferred before checking ok.
+func (fl *FencedLock) Close() error {
+	if fl == nil {
+		return nil
+	}
+	return fl.lease.Close()
+}

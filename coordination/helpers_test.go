@@ -1,0 +1,80 @@
+package coordination
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/respire/respire"
+	"github.com/respire/respire/cache"
+	"github.com/respire/respire/test/testserver"
+)
+
+func newClient(t *testing.T, opts respire.Options) *respire.Client {
+	t.Helper()
+	c, err := respire.NewClient(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// plainClient is a client without client-side caching (so without tracking).
+func plainClient(t *testing.T, srv *testserver.Server) *respire.Client {
+	return newClient(t, respire.Options{Addrs: []string{srv.Addr()}})
+}
+
+// trackingClient is a RESP3 client with client-side caching, which waits need.
+func trackingClient(t *testing.T, srv *testserver.Server) *respire.Client {
+	return newClient(t, respire.Options{Addrs: []string{srv.Addr()}, ClientSideCache: &cache.Options{}})
+}
+
+// cmdCalls reads the calls of cmdstat_<cmd> in INFO commandstats.
+func cmdCalls(t *testing.T, s *testserver.Server, cmd string) int {
+	t.Helper()
+	for line := range strings.Lines(s.Do(t, "INFO", "commandstats")) {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":")
+		if !ok {
+			continue
+		}
+		for kv := range strings.SplitSeq(rest, ",") {
+			if v, ok := strings.CutPrefix(kv, "calls="); ok {
+				n, _ := strconv.Atoi(v)
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// calls snapshots the calls of cmds.
+func calls(t *testing.T, s *testserver.Server, cmds ...string) map[string]int {
+	t.Helper()
+	m := map[string]int{}
+	for _, c := range cmds {
+		m[c] = cmdCalls(t, s, c)
+	}
+	return m
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// waitArmed waits until a waiter has armed a key watch: the server has answered one
+// more PTTL than before.
+func waitArmed(t *testing.T, s *testserver.Server, before int) {
+	t.Helper()
+	eventually(t, 10*time.Second, "the waiter to arm its watch", func() bool { return cmdCalls(t, s, "pttl") > before })
+}

@@ -6,7 +6,8 @@
 //	    [-json out.json] [-chart out.png|out.svg] [-quick]
 //
 // Participants, each in its default configuration and in its best documented tuning:
-// Respire and its package lock; go-redis v9 (its pool, and its AutoPipeline blocking face); rueidis (defaults,
+// Respire, its package lock (polling, and woken by tracking invalidations:
+// respire-lock-tracking) and its fenced locks (package coordination: respire-fenced); go-redis v9 (its pool, and its AutoPipeline blocking face); rueidis (defaults,
 // and MaxFlushDelay 20µs); the lock libraries bsm/redislock, redsync over go-redis and
 // over rueidis, and rueidislock (defaults, and KeyMajority 1); and redis-benchmark as the
 // server-side reference of the data scenarios.

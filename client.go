@@ -30,6 +30,8 @@ type Client struct {
 
 	cache    *cache.Cache // nil without Options.ClientSideCache
 	tracking *tracking    // the connections cached reads use, with the cache
+
+	locks lockConns // the connections set aside for lock traffic (lockconn.go)
 }
 
 // NewClient validates opts and connects. It fails when the server cannot be reached
@@ -99,6 +101,7 @@ func (c *Client) Close() error {
 	if c.tracking != nil {
 		c.tracking.close()
 	}
+	c.locks.close()
 	return c.route.close()
 }
 
@@ -260,6 +263,11 @@ func (c *Client) ConnFor(ctx context.Context, key string) (*conn.Conn, error) {
 // redirection is not cn: code that learns per connection (capabilities, the CLIENT ID
 // to fence) learns on that one. Outside a Cluster it is cn.DoWith.
 func (c *Client) DoOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args ...any) (resp.Value, *conn.Conn, error) {
+	return c.doOn(ctx, cn, o, args, false)
+}
+
+// doOn is DoOn, and LockDoOn with lock: redirections then stay on lock connections.
+func (c *Client) doOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args []any, lock bool) (resp.Value, *conn.Conn, error) {
 	v, err := cn.DoWith(ctx, o, args...)
 	if err == nil || c.cluster == nil || !needsRetry(err) {
 		return v, cn, err
@@ -267,6 +275,9 @@ func (c *Client) DoOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, ar
 	slot, serr := clusterSlot(args, o.KeyPrefix, o.Keys)
 	if serr != nil {
 		return resp.Value{}, cn, serr
+	}
+	if lock {
+		return c.lockRedirected(ctx, cn, o, args, slot, err)
 	}
 	v, last, err := c.cluster.do(ctx, o, args, slot, false, err, cn)
 	if last == nil {

@@ -1,0 +1,198 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/respire/respire/cluster"
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/resp"
+)
+
+// lockConns are the connections set aside for lock traffic: one auto-pipelined
+// connection per server, beside that server's shared connection (its peer), dialled
+// the same way and closed with it. A lock fences a cancelled command by killing the
+// connection that carried it (CLIENT KILL); on a connection of its own that kill ends
+// lock traffic only, never the commands other callers pipeline on the shared one.
+type lockConns struct {
+	mu     sync.Mutex
+	byPeer map[*sharedConn]*lockConn
+	closed bool
+}
+
+// lockConn is the lock connection of one peer.
+type lockConn struct {
+	sc   *sharedConn
+	stop func() bool // deregisters the hook that closes it with its peer
+}
+
+// get returns the live lock connection beside peer, making it on first use. It fails
+// with ErrClosed when the client or the peer has closed (the peer's server left the
+// cluster, or a failover retired it): the caller looks its server up again.
+func (l *lockConns) get(ctx context.Context, peer *sharedConn) (*conn.Conn, error) {
+	l.mu.Lock()
+	lc := l.byPeer[peer]
+	if lc == nil {
+		if l.closed || peer.ctx.Err() != nil {
+			l.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if l.byPeer == nil {
+			l.byPeer = map[*sharedConn]*lockConn{}
+		}
+		lc = &lockConn{sc: newSharedConn(peer.dialFn)}
+		l.byPeer[peer] = lc
+		// The peer's context ends when its owner closes it: its server is no longer
+		// where this client sends commands, so lock traffic must not go there either.
+		lc.stop = context.AfterFunc(peer.ctx, func() { l.drop(peer, lc) })
+	}
+	l.mu.Unlock()
+	return lc.sc.get(ctx)
+}
+
+// drop closes the lock connection of a peer that closed.
+func (l *lockConns) drop(peer *sharedConn, lc *lockConn) {
+	l.mu.Lock()
+	if l.byPeer[peer] == lc {
+		delete(l.byPeer, peer)
+	}
+	l.mu.Unlock()
+	lc.sc.close()
+}
+
+// close closes every lock connection; later calls of get fail with ErrClosed.
+func (l *lockConns) close() {
+	l.mu.Lock()
+	l.closed = true
+	all := l.byPeer
+	l.byPeer = nil
+	l.mu.Unlock()
+	for _, lc := range all {
+		lc.stop()
+		lc.sc.close()
+	}
+}
+
+// lockPeer returns the shared connection of the server that serves slot now, whose
+// lock connection carries lock traffic for the slot.
+func (c *Client) lockPeer(ctx context.Context, slot int) (*sharedConn, error) {
+	switch r := c.route.(type) {
+	case *standalone:
+		return r.conn, nil
+	case *sentinelRouter:
+		return r.cur.Load().conn, nil
+	case *clusterRouter:
+		n, err := r.nodeFor(ctx, slot, false)
+		if err != nil {
+			return nil, err
+		}
+		return n.shared, nil
+	}
+	return nil, fmt.Errorf("respire: no lock connections on a %T", c.route)
+}
+
+// LockConnFor returns the connection set aside for lock traffic to the server that
+// currently serves key: auto-pipelined among the commands of locks, separate from the
+// shared connection ConnFor returns. It is for package lock, whose renewals and
+// releases may have to be fenced (CLIENT KILL of the connection that carried them);
+// on this connection a fence fails other locks' commands only, which can tell that
+// they were fenced and send again. There is one per server (per node on a Cluster,
+// for the current master under Sentinel); it is redialled when it breaks and closed
+// when its server stops serving the client. A failure to connect is returned as a
+// *conn.CallError that says the command was not sent. As with ConnFor, the caller
+// applies the key prefix.
+func (c *Client) LockConnFor(ctx context.Context, key string) (*conn.Conn, error) {
+	return c.lockConnAt(ctx, c.keySlot(key), nil)
+}
+
+// lockConnAt returns the lock connection of node n, or of the server that serves slot
+// when n is nil.
+func (c *Client) lockConnAt(ctx context.Context, slot int, n *clusterNode) (*conn.Conn, error) {
+	for attempt := 0; ; attempt++ {
+		if c.closed.Load() {
+			return nil, ErrClosed
+		}
+		var peer *sharedConn
+		var err error
+		if n != nil {
+			peer = n.shared
+		} else if peer, err = c.lockPeer(ctx, slot); err != nil {
+			return nil, err
+		}
+		cn, err := c.locks.get(ctx, peer)
+		if errors.Is(err, ErrClosed) && !c.closed.Load() && n == nil && attempt < 3 {
+			continue // its server was retired while we asked (failover, node left): look again
+		}
+		var ce *conn.CallError
+		if err == nil || errors.As(err, &ce) || errors.Is(err, ErrClosed) && c.closed.Load() {
+			return cn, err
+		}
+		// A dial or handshake failure, a server retired again: nothing was sent, so
+		// the caller may try again.
+		return nil, &conn.CallError{Err: err}
+	}
+}
+
+// LockDoOn is DoOn for a connection LockConnFor returned: it sends one command on cn
+// and follows Cluster redirections, sending the command again on the lock connection
+// of the node a MOVED or ASK names (with ASKING first after ASK), and again after
+// TRYAGAIN or CLUSTERDOWN; those replies mean the command did not run. Lock traffic
+// thus stays on lock connections, redirected or not. It returns the reply and the
+// connection that produced it.
+func (c *Client) LockDoOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args ...any) (resp.Value, *conn.Conn, error) {
+	return c.doOn(ctx, cn, o, args, true)
+}
+
+// lockRedirected follows what a Cluster answered (err) to a lock command for slot
+// sent on cn, on lock connections.
+func (c *Client) lockRedirected(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args []any, slot int, err error) (resp.Value, *conn.Conn, error) {
+	r := c.cluster
+	var v resp.Value
+	for hops, tries := 0, 0; ; {
+		var se *resp.ServerError
+		errors.As(err, &se) // needsRetry found one
+		var target *clusterNode
+		asking := false
+		if rd, ok := se.Redirect(); ok {
+			if hops++; hops > maxRedirects {
+				return resp.Value{}, cn, fmt.Errorf("%w: %d redirections for slot %d, the last: %w", ErrTooManyRedirects, maxRedirects, slot, err)
+			}
+			addr := cluster.ResolveAddr(rd.Addr, cn.Addr())
+			var nerr error
+			if rd.Ask {
+				target, nerr = r.node(addr)
+			} else {
+				target, nerr = r.moved(rd.Slot, addr)
+			}
+			if nerr != nil {
+				return resp.Value{}, cn, nerr
+			}
+			asking = rd.Ask
+		} else {
+			if tries++; tries > maxClusterRetries {
+				return resp.Value{}, cn, err
+			}
+			if se.Code == "CLUSTERDOWN" {
+				r.refresher.Trigger()
+			}
+			if err := sleepCtx(ctx, backoff(tries)); err != nil {
+				return resp.Value{}, cn, err
+			}
+		}
+		next, cerr := c.lockConnAt(ctx, slot, target)
+		if cerr != nil {
+			return resp.Value{}, cn, cerr
+		}
+		cn = next
+		if asking {
+			v, err = doAsking(ctx, cn, o, args)
+		} else {
+			v, err = cn.DoWith(ctx, o, args...)
+		}
+		if err == nil || !needsRetry(err) {
+			return v, cn, err
+		}
+	}
+}

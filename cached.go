@@ -23,8 +23,14 @@ import (
 // trip. A read racing a change is answered but never kept.
 //
 // Invalidations arrive asynchronously: a DoCached just after a change made by another
-// connection, this client's own Do included, can return the previous reply for the time
-// the server's push takes to arrive (well under a millisecond on a local network).
+// connection, this client's own Do included, can return the previous reply until the
+// server's push has reached this machine, and for at most 100 µs after that. A hit is
+// served only while its tracked connection has applied every push that had arrived by
+// then, however busy the process is: otherwise it waits for the connection to catch
+// up. On loopback under 16 readers and a writer, 99% of writes stop being read within
+// tens of microseconds of their acknowledgement (the README has the figures). Under
+// TLS, and outside Linux, the connection cannot measure its lag, and a push is applied
+// when the connection's reader goroutine gets to run.
 //
 // The returned Value may be shared with other callers; Values are immutable.
 func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (resp.Value, error) {
@@ -53,10 +59,19 @@ func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (
 	if c.prefix != "" {
 		key = c.prefix + key // the name the server uses, and puts in invalidations
 	}
-	if v, ok := c.cache.Get(key, args); ok {
+	if v, ok, err := c.cache.Get(ctx, key, args); ok || err != nil {
+		if err != nil {
+			return resp.Value{}, &conn.CallError{Err: err}
+		}
 		return v, nil
 	}
-	return c.readThrough(ctx, ttl, slot, key, keys, args)
+	v, err := c.readThrough(ctx, ttl, slot, key, keys, args)
+	if err != nil && retryable(ctx, err, args) {
+		// Lost with its tracked connection; as Do does for a read, try once more on a
+		// new one.
+		v, err = c.readThrough(ctx, ttl, slot, key, keys, args)
+	}
+	return v, err
 }
 
 // CacheStats returns the client-side cache's counters; zero without a cache.
@@ -141,7 +156,7 @@ func (c *Client) readThrough(ctx context.Context, ttl time.Duration, slot int, k
 	if c.prefix != "" {
 		prefixKeys = [][]int{nil, {1}, keys}
 	}
-	ticket := c.cache.Reserve(key)
+	ticket := c.cache.Reserve(key, &trackedSource{cn: cn, measurable: cn.Measurable()})
 	res, err := cn.DoMultiWith(ctx, c.prefix, prefixKeys,
 		[]any{"CLIENT", "CACHING", "YES"}, []any{"PTTL", args[keys[0]]}, args)
 	if err != nil {
@@ -174,6 +189,27 @@ func (c *Client) readThrough(ctx context.Context, ttl time.Duration, slot int, k
 	return res[2].Value, nil
 }
 
+// maxInvalidationLag bounds how long after an invalidation reaches this machine a hit
+// may still return the reply it removes: a hit is served without a system call only
+// while its tracked connection has caught up (conn.Conn.CatchUp) at most this long ago.
+// Past it, the hit catches up first, which costs one getsockopt and, when the reader is
+// behind, a wait for it.
+const maxInvalidationLag = 100 * time.Microsecond
+
+// trackedSource is a tracked connection as the entries it read see it. Where the
+// connection cannot measure its lag (TLS, a platform without TCP_INFO), hits do not
+// wait and an invalidation is applied when the connection's reader gets to it.
+type trackedSource struct {
+	cn         *conn.Conn
+	measurable bool
+}
+
+func (s *trackedSource) Current() bool {
+	return !s.measurable || s.cn.Current(maxInvalidationLag)
+}
+
+func (s *trackedSource) CatchUp(ctx context.Context) error { return s.cn.CatchUp(ctx) }
+
 // tracking owns the connections that cached reads use: one per server, each with
 // CLIENT TRACKING ON OPTIN and a push handler that feeds invalidations to the cache.
 // A tracked connection that is lost flushes the cache, since the invalidations it
@@ -196,6 +232,7 @@ type tracking struct {
 	ctx    context.Context // ends with close: stops dials and watchers
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	keys   keyWatches // WatchKey's armed watches (keywatch.go)
 }
 
 // dialFailure is a failed attempt to open a tracked connection. It is returned to the
@@ -338,6 +375,7 @@ func startTracking(ctx context.Context, cn *conn.Conn) error {
 // watch flushes the cache when cn is lost.
 func (t *tracking) watch(cn *conn.Conn) {
 	defer t.wg.Done()
+	defer t.keys.connLost(cn)
 	select {
 	case <-cn.Done():
 		t.cache.Flush()
@@ -359,9 +397,11 @@ func (t *tracking) onPush(v resp.Value) {
 	case !ok:
 	case inv.All:
 		t.cache.Flush()
+		t.keys.fireAll()
 	default:
 		for _, k := range inv.Keys {
 			t.cache.Invalidate(k)
+			t.keys.fire(k)
 		}
 	}
 }

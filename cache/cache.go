@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -74,7 +75,8 @@ type keyEntries struct {
 type entry struct {
 	args    []string // the command, name upper-cased, key included
 	value   resp.Value
-	expires int64 // nanotime
+	src     Source // whose invalidations keep it current; nil for none
+	expires int64  // nanotime
 	size    int64
 	used    atomic.Int64 // nanotime of the last hit, for eviction
 }
@@ -84,7 +86,22 @@ type entry struct {
 // flight voids it, because the reply may be older than the change.
 type Ticket struct {
 	key   string
+	src   Source
 	valid bool // under the shard's lock
+}
+
+// Source is the stream of invalidations that keeps an entry current: the tracked
+// connection that read it. Invalidations are applied as that connection's reader gets
+// to them, which can be later than they arrive (conn.Conn.CatchUp says why), so a hit
+// is served only while its source has caught up recently.
+type Source interface {
+	// Current reports, without I/O or waiting, whether the invalidations that reached
+	// the client a short while ago have all been applied.
+	Current() bool
+	// CatchUp returns once every invalidation that had reached the client when it was
+	// called has been applied. An error other than ctx's says it never will be: the
+	// connection is lost, and the entries it protected are about to be flushed.
+	CatchUp(ctx context.Context) error
 }
 
 // New returns an empty cache with the bounds of o.
@@ -123,36 +140,60 @@ var clockStart = time.Now()
 func nanotime() int64 { return int64(time.Since(clockStart)) }
 
 // Get returns the cached reply of the command args, whose key is key (as the server
-// names it: with any key prefix). It does not allocate.
-func (c *Cache) Get(key string, args []any) (resp.Value, bool) {
+// names it: with any key prefix), once the entry's source has caught up: an
+// invalidation that has reached the client is never answered with the reply it
+// removes. When the source is behind, Get waits for it; the error is then ctx's,
+// when ctx ends first. It does not allocate.
+func (c *Cache) Get(ctx context.Context, key string, args []any) (resp.Value, bool, error) {
+	v, src, ok := c.lookup(key, args)
+	if ok && src != nil && !src.Current() {
+		if err := src.CatchUp(ctx); err != nil {
+			if ctx.Err() != nil {
+				return resp.Value{}, false, err
+			}
+			ok = false // the source is lost, its invalidations with it
+		} else {
+			// The entry may have been invalidated while the source caught up.
+			v, _, ok = c.lookup(key, args)
+		}
+	}
+	if !ok {
+		c.misses.Add(1)
+		return resp.Value{}, false, nil
+	}
+	c.hits.Add(1)
+	return v, true, nil
+}
+
+// lookup finds the entry of args and marks it used.
+func (c *Cache) lookup(key string, args []any) (resp.Value, Source, bool) {
 	s := c.shard(key)
 	now := nanotime()
 	s.mu.RLock()
 	if ke := s.keys[key]; ke != nil {
 		for _, e := range ke.entries {
 			if now < e.expires && e.matches(args) {
-				v := e.value
+				v, src := e.value, e.src
 				s.mu.RUnlock()
 				if e.used.Load() < now-int64(time.Millisecond) {
 					e.used.Store(now) // at most once a millisecond: hot entries stay cheap
 				}
-				c.hits.Add(1)
-				return v, true
+				return v, src, true
 			}
 		}
 	}
 	s.mu.RUnlock()
-	c.misses.Add(1)
-	return resp.Value{}, false
+	return resp.Value{}, nil, false
 }
 
-// Reserve starts a read of key. The reply may be stored with the ticket unless the key
+// Reserve starts a read of key on src, the connection whose invalidations will keep the
+// reply current (nil for none). The reply may be stored with the ticket unless the key
 // is invalidated, or the cache flushed, before Store.
 //
 // Reserve, Store and Get copy what they keep: a caller's arguments do not escape, so
 // the caller's interface conversions of them need not allocate.
-func (c *Cache) Reserve(key string) *Ticket {
-	t := &Ticket{key: strings.Clone(key), valid: true}
+func (c *Cache) Reserve(key string, src Source) *Ticket {
+	t := &Ticket{key: strings.Clone(key), src: src, valid: true}
 	s := c.shard(key)
 	s.mu.Lock()
 	s.pending[t.key] = append(s.pending[t.key], t)
@@ -175,6 +216,7 @@ func (c *Cache) Store(t *Ticket, args []any, v resp.Value, ttl time.Duration) bo
 		return false
 	}
 	e := newEntry(args, v, nanotime()+int64(ttl))
+	e.src = t.src
 	ke := s.keys[t.key]
 	if ke == nil {
 		ke = &keyEntries{}

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -20,13 +21,22 @@ func newT(t *testing.T, o Options) *Cache {
 }
 
 func store(c *Cache, key string, args []any, v resp.Value, ttl time.Duration) bool {
-	return c.Store(c.Reserve(key), args, v, ttl)
+	return c.Store(c.Reserve(key, nil), args, v, ttl)
+}
+
+// getBG is Get with a background context, where no source can make it wait or fail.
+func getBG(c *Cache, key string, args []any) (resp.Value, bool) {
+	v, ok, err := c.Get(context.Background(), key, args)
+	if err != nil {
+		panic(err) // no test source fails with a background context
+	}
+	return v, ok
 }
 
 func TestGetStoreMatch(t *testing.T) {
 	c := newT(t, Options{})
 	get := []any{"GET", "k"}
-	if _, ok := c.Get("k", get); ok {
+	if _, ok := getBG(c, "k", get); ok {
 		t.Fatal("hit in an empty cache")
 	}
 	if !store(c, "k", get, resp.BulkString("v"), time.Hour) {
@@ -44,7 +54,7 @@ func TestGetStoreMatch(t *testing.T) {
 		{[]any{"GETDEL", "k"}, false},
 	}
 	for _, tc := range cases {
-		v, ok := c.Get("k", tc.args)
+		v, ok := getBG(c, "k", tc.args)
 		if ok != tc.hit {
 			t.Errorf("Get %v: hit = %v, want %v", tc.args, ok, tc.hit)
 		}
@@ -56,10 +66,10 @@ func TestGetStoreMatch(t *testing.T) {
 	// Numeric arguments match their wire text.
 	zr := []any{"ZRANGE", "z", 0, int64(-1)}
 	store(c, "z", zr, resp.BulkString("range"), time.Hour)
-	if _, ok := c.Get("z", []any{"zrange", "z", "0", "-1"}); !ok {
+	if _, ok := getBG(c, "z", []any{"zrange", "z", "0", "-1"}); !ok {
 		t.Error("ZRANGE z 0 -1 as text missed the entry stored with integers")
 	}
-	if _, ok := c.Get("z", []any{"ZRANGE", "z", 0, 1.5}); ok {
+	if _, ok := getBG(c, "z", []any{"ZRANGE", "z", 0, 1.5}); ok {
 		t.Error("ZRANGE z 0 1.5 hit the entry for 0 -1")
 	}
 }
@@ -68,22 +78,22 @@ func TestInvalidationVoidsAReadInFlight(t *testing.T) {
 	c := newT(t, Options{})
 	args := []any{"GET", "k"}
 
-	tk := c.Reserve("k")
+	tk := c.Reserve("k", nil)
 	c.Invalidate("k")
 	if c.Store(tk, args, resp.BulkString("old"), time.Hour) {
 		t.Fatal("a reply raced by an invalidation was stored")
 	}
-	if _, ok := c.Get("k", args); ok {
+	if _, ok := getBG(c, "k", args); ok {
 		t.Fatal("hit after a voided store")
 	}
 
-	tk = c.Reserve("k")
+	tk = c.Reserve("k", nil)
 	c.Invalidate("other") // another key leaves it alone
 	if !c.Store(tk, args, resp.BulkString("new"), time.Hour) {
 		t.Fatal("store refused after an unrelated invalidation")
 	}
 
-	tk = c.Reserve("k")
+	tk = c.Reserve("k", nil)
 	c.Flush()
 	if c.Store(tk, args, resp.BulkString("x"), time.Hour) {
 		t.Fatal("a reply raced by a flush was stored")
@@ -93,11 +103,11 @@ func TestInvalidationVoidsAReadInFlight(t *testing.T) {
 	}
 
 	// A ticket is good once.
-	tk = c.Reserve("k")
+	tk = c.Reserve("k", nil)
 	if !c.Store(tk, args, resp.BulkString("1"), time.Hour) || c.Store(tk, args, resp.BulkString("2"), time.Hour) {
 		t.Fatal("a ticket stored twice")
 	}
-	c.Cancel(c.Reserve("k"))
+	c.Cancel(c.Reserve("k", nil))
 	if n := len(c.shard("k").pending); n != 0 {
 		t.Fatalf("%d keys with reads in flight after every read ended", n)
 	}
@@ -109,10 +119,10 @@ func TestInvalidateDropsEveryCommandOfTheKey(t *testing.T) {
 	store(c, "h", []any{"HGET", "h", "b"}, resp.BulkString("2"), time.Hour)
 	store(c, "g", []any{"GET", "g"}, resp.BulkString("3"), time.Hour)
 	c.Invalidate("h")
-	if _, ok := c.Get("h", []any{"HGET", "h", "a"}); ok {
+	if _, ok := getBG(c, "h", []any{"HGET", "h", "a"}); ok {
 		t.Error("HGET h a survived")
 	}
-	if _, ok := c.Get("g", []any{"GET", "g"}); !ok {
+	if _, ok := getBG(c, "g", []any{"GET", "g"}); !ok {
 		t.Error("GET g was dropped with h")
 	}
 	if st := c.Stats(); st.Entries != 1 {
@@ -124,11 +134,11 @@ func TestExpiry(t *testing.T) {
 	c := newT(t, Options{})
 	args := []any{"GET", "k"}
 	store(c, "k", args, resp.BulkString("v"), 20*time.Millisecond)
-	if _, ok := c.Get("k", args); !ok {
+	if _, ok := getBG(c, "k", args); !ok {
 		t.Fatal("miss within the TTL")
 	}
 	time.Sleep(30 * time.Millisecond)
-	if _, ok := c.Get("k", args); ok {
+	if _, ok := getBG(c, "k", args); ok {
 		t.Fatal("hit after the TTL")
 	}
 	if store(c, "k", args, resp.BulkString("v"), 0) {
@@ -188,7 +198,7 @@ func TestEvictionKeepsWhatIsUsed(t *testing.T) {
 		store(c, k, []any{"GET", k}, resp.BulkString("v"), time.Hour)
 		if i%8 == 0 { // 8 cold entries spread over 16 shards of 8 entries each
 			time.Sleep(time.Millisecond) // hits are recorded once a millisecond
-			if _, ok := c.Get("hot", hot); !ok {
+			if _, ok := getBG(c, "hot", hot); !ok {
 				t.Fatalf("the hot entry was evicted after %d cold ones", i)
 			}
 		}
@@ -208,7 +218,7 @@ func TestGetDoesNotAllocate(t *testing.T) {
 	c := newT(t, Options{})
 	args := []any{"ZRANGE", "z", 0, -1}
 	store(c, "z", args, resp.BulkString("v"), time.Hour)
-	if n := testing.AllocsPerRun(100, func() { c.Get("z", args) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { getBG(c, "z", args) }); n != 0 {
 		t.Fatalf("Get allocates %.0f times", n)
 	}
 }

@@ -94,7 +94,8 @@ type Conn struct {
 	br   *bufio.Reader   // under rd, for waits that must not parse (inlineread.go)
 	raw  syscall.RawConn // the plain TCP socket, for non-blocking writes; nil under TLS
 	nbw  nonBlockingWrite
-	spin spinWait // polling for a reply the caller reads itself (spin.go)
+	spin spinWait       // polling for a reply the caller reads itself (spin.go)
+	pos  streamPosition // how far the reader is through the stream (catchup.go)
 
 	mu        sync.Mutex
 	wbuf      []byte    // encoded commands not yet written
@@ -198,7 +199,7 @@ func newConn(nc net.Conn, addr string, opts *Options) *Conn {
 		dead:         make(chan struct{}),
 		alwaysRead:   opts.PushHandler != nil,
 	}
-	c.br = bufio.NewReaderSize(nc, 64<<10)
+	c.br = bufio.NewReaderSize(countingReader{c}, 64<<10)
 	c.rd = resp.NewReader(c.br, opts.Limits)
 	c.interruptFn = c.interrupt
 	if tc, ok := nc.(*net.TCPConn); ok && rawIO {
@@ -207,6 +208,9 @@ func newConn(nc net.Conn, addr string, opts *Options) *Conn {
 		c.spin.fn, c.spin.budget = c.spin.poll, spinBudget
 	}
 	c.reading = c.alwaysRead
+	if c.alwaysRead {
+		c.pos.measuring = make(chan struct{}, 1)
+	}
 	c.loops.Add(2)
 	go c.readLoop()
 	go c.writeLoop()

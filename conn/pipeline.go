@@ -527,9 +527,16 @@ func (c *Conn) readOne(mine *call) (bool, error) {
 		if c.push != nil {
 			c.push(v)
 		}
+		if c.alwaysRead {
+			c.advance()
+		}
 		return false, nil
 	}
-	return c.dispatch(v, mine)
+	mineDone, err := c.dispatch(v, mine)
+	if c.alwaysRead {
+		c.advance()
+	}
+	return mineDone, err
 }
 
 // dispatch hands v to the oldest written call and reports whether that completed mine.

@@ -1,0 +1,105 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/respire/respire/resp"
+)
+
+// scriptedSource is a Source whose answers a test sets: catchUp runs inside CatchUp,
+// as the reader applying what it had read would.
+type scriptedSource struct {
+	current  bool
+	catchUps int
+	catchUp  func(ctx context.Context) error
+}
+
+func (s *scriptedSource) Current() bool { return s.current }
+
+func (s *scriptedSource) CatchUp(ctx context.Context) error {
+	s.catchUps++
+	if s.catchUp == nil {
+		return nil
+	}
+	return s.catchUp(ctx)
+}
+
+var errLost = errors.New("the connection is lost")
+
+// A hit is served at once while its source is current, and only after the source
+// caught up otherwise; an invalidation applied while catching up turns it into a miss.
+func TestGetWaitsForItsSource(t *testing.T) {
+	args := []any{"GET", "k"}
+	cases := []struct {
+		name        string
+		current     bool
+		catchUp     func(c *Cache) func(context.Context) error
+		wantHit     bool
+		wantCatchUp int
+	}{
+		{"current", true, nil, true, 0},
+		{"behind, nothing pending", false, func(*Cache) func(context.Context) error { return nil }, true, 1},
+		{"behind, an invalidation pending", false, func(c *Cache) func(context.Context) error {
+			return func(context.Context) error { c.Invalidate("k"); return nil }
+		}, false, 1},
+		{"behind, a flush pending", false, func(c *Cache) func(context.Context) error {
+			return func(context.Context) error { c.Flush(); return nil }
+		}, false, 1},
+		{"lost", false, func(*Cache) func(context.Context) error {
+			return func(context.Context) error { return errLost }
+		}, false, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newT(t, Options{})
+			src := &scriptedSource{current: tc.current}
+			if tc.catchUp != nil {
+				src.catchUp = tc.catchUp(c)
+			}
+			c.Store(c.Reserve("k", src), args, resp.BulkString("v"), time.Hour)
+			_, ok, err := c.Get(context.Background(), "k", args)
+			if err != nil || ok != tc.wantHit || src.catchUps != tc.wantCatchUp {
+				t.Fatalf("Get: hit %v, err %v, %d catch-ups; want hit %v, %d catch-ups", ok, err, src.catchUps, tc.wantHit, tc.wantCatchUp)
+			}
+			st := c.Stats()
+			if hits := map[bool]int64{true: 1}[tc.wantHit]; st.Hits != hits || st.Hits+st.Misses != 1 {
+				t.Fatalf("stats %+v", st)
+			}
+		})
+	}
+}
+
+// A caller whose context ends while the source catches up gets its context's error,
+// not a hit and not a silent miss.
+func TestGetCancelledWhileCatchingUp(t *testing.T) {
+	c := newT(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	src := &scriptedSource{catchUp: func(ctx context.Context) error {
+		cancel()
+		<-ctx.Done()
+		return context.Cause(ctx)
+	}}
+	args := []any{"GET", "k"}
+	c.Store(c.Reserve("k", src), args, resp.BulkString("v"), time.Hour)
+	if _, ok, err := c.Get(ctx, "k", args); ok || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Get: hit %v, err %v; want context.Canceled", ok, err)
+	}
+}
+
+// The source is the one the read was reserved on, whatever else is cached.
+func TestEntriesKeepTheirSource(t *testing.T) {
+	c := newT(t, Options{})
+	lost := &scriptedSource{catchUp: func(context.Context) error { return errLost }}
+	live := &scriptedSource{current: true}
+	c.Store(c.Reserve("a", lost), []any{"GET", "a"}, resp.BulkString("a"), time.Hour)
+	c.Store(c.Reserve("b", live), []any{"GET", "b"}, resp.BulkString("b"), time.Hour)
+	if _, ok := getBG(c, "a", []any{"GET", "a"}); ok {
+		t.Error("hit from a lost source")
+	}
+	if _, ok := getBG(c, "b", []any{"GET", "b"}); !ok {
+		t.Error("miss from a current source")
+	}
+}

@@ -1,0 +1,147 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync/atomic"
+	"time"
+)
+
+// A connection with a push handler has its reader goroutine read all the time, so a
+// push is handed on as soon as that goroutine runs. But when it runs is up to the Go
+// scheduler, and a CPU-bound process can keep it waiting for hundreds of milliseconds:
+// a goroutine woken by the network poller, or preempted halfway through a frame, goes
+// to the global run queue, which a busy scheduler looks at once every 61 time slices
+// of 10 ms. Goroutines serving client-side cache hits never block, so 16 of them on
+// two cores are exactly such a load, and an invalidation could sit read but unapplied
+// while every hit returned the value it should have removed.
+//
+// So whoever must have seen every push before acting (a cache hit) asks the
+// connection, which compares two counts: the bytes of its stream that have reached
+// the socket, which only the kernel knows (TCP_INFO), and the bytes of the frames its
+// reader has handed on. When the second has reached what the first was at some
+// moment, every push that had arrived by that moment has been applied; that moment is
+// published, and a hit within maxLag of it needs no system call. A hit after that
+// catches up itself: it measures, waits for the reader to hand on that much, and
+// publishes. Waiting parks the hit's goroutine, which is also what lets the reader run.
+
+// streamPosition is how far a connection's reader has got through the stream it
+// receives, and the newest moment it is known to have caught up with.
+type streamPosition struct {
+	read      int64         // bytes read from the socket; by the holder of the read role only
+	handled   atomic.Int64  // bytes of the frames handed on (replies dispatched, pushes handled)
+	caughtUp  atomic.Int64  // nanotime: every byte that had reached the socket then is handled
+	waiting   atomic.Bool   // a CatchUp waits for handled to move; see advance
+	measuring chan struct{} // of capacity one: held by the CatchUp that measures
+	moved     chan struct{} // under Conn.mu: closed when handled moves while someone waits
+}
+
+// countingReader is the transport as the read buffer sees it: it counts what it reads.
+type countingReader struct{ c *Conn }
+
+func (r countingReader) Read(p []byte) (int, error) {
+	n, err := r.c.nc.Read(p)
+	r.c.pos.read += int64(n)
+	return n, err
+}
+
+var _ io.Reader = countingReader{}
+
+// ErrCannotMeasure is matched by the error of CatchUp on a connection whose progress
+// through its stream cannot be compared with the kernel's count: one without a push
+// handler, under TLS, or on a platform without TCP_INFO.
+var ErrCannotMeasure = errors.New("conn: cannot measure how far the reader is behind")
+
+// Measurable reports whether CatchUp works on this connection (see ErrCannotMeasure).
+func (c *Conn) Measurable() bool { return c.alwaysRead && c.raw != nil && kernelCounts }
+
+// Current reports whether the connection has handed on every frame whose bytes had
+// reached this machine maxLag ago. It makes no system call and never waits; false
+// means CatchUp must say.
+func (c *Conn) Current(maxLag time.Duration) bool {
+	return nanotime()-c.pos.caughtUp.Load() <= int64(maxLag)
+}
+
+// CatchUp returns once the connection has handed on every frame whose bytes had
+// reached this machine when CatchUp was called: every reply to its caller and every
+// push to the push handler, which has returned. It fails with the connection's error
+// if the connection breaks first, with ctx's cause if ctx ends first, and with
+// ErrCannotMeasure at once where that cannot be known (Measurable).
+//
+// Concurrent calls share one measurement.
+func (c *Conn) CatchUp(ctx context.Context) error {
+	if !c.Measurable() {
+		return ErrCannotMeasure
+	}
+	start := nanotime()
+	select {
+	case c.pos.measuring <- struct{}{}:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-c.dead:
+		return c.Err()
+	}
+	defer func() { <-c.pos.measuring }()
+	if c.pos.caughtUp.Load() >= start {
+		return nil // measured by another caller while this one queued
+	}
+	at := nanotime()
+	target, err := kernelReceived(c.raw)
+	if err != nil {
+		if cerr := c.Err(); cerr != nil {
+			return cerr
+		}
+		return err
+	}
+	if err := c.awaitHandled(ctx, target); err != nil {
+		return err
+	}
+	c.pos.caughtUp.Store(at) // the only writer: measuring is held
+	return nil
+}
+
+// awaitHandled waits until the frames of the first n bytes of the stream are handed on.
+func (c *Conn) awaitHandled(ctx context.Context, n int64) error {
+	for c.pos.handled.Load() < n {
+		c.mu.Lock()
+		if c.err != nil {
+			err := c.err
+			c.mu.Unlock()
+			return err
+		}
+		if c.pos.moved == nil {
+			c.pos.moved = make(chan struct{})
+		}
+		moved := c.pos.moved
+		// Set before handled is read again, as advance stores handled before it
+		// reads waiting: one of the two sees the other.
+		c.pos.waiting.Store(true)
+		c.mu.Unlock()
+		if c.pos.handled.Load() >= n {
+			return nil
+		}
+		select {
+		case <-moved:
+		case <-c.dead:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	return nil
+}
+
+// advance records that every frame read so far, but those still in the read buffer,
+// has been handed on. Only the holder of the read role calls it.
+func (c *Conn) advance() {
+	c.pos.handled.Store(c.pos.read - int64(c.br.Buffered()))
+	if c.pos.waiting.Load() {
+		c.mu.Lock()
+		c.pos.waiting.Store(false)
+		if c.pos.moved != nil {
+			close(c.pos.moved)
+			c.pos.moved = nil
+		}
+		c.mu.Unlock()
+	}
+}

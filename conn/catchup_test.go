@@ -1,0 +1,156 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/respire/respire/resp"
+	"github.com/respire/respire/test/testserver"
+)
+
+// trackedT dials srv with tracking on and a push handler that calls onPush.
+func trackedT(t *testing.T, srv *testserver.Server, onPush func(resp.Value)) *Conn {
+	t.Helper()
+	c := dialT(t, srv.Addr(), Options{PushHandler: onPush})
+	if _, err := c.Do(context.Background(), "CLIENT", "TRACKING", "ON"); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// CatchUp waits while the reader holds a push it has read but not finished handing
+// on, and for the frames that arrived behind it; it returns once they are handled.
+func TestCatchUpWaitsForThePushHandler(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	ctx := context.Background()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var releaseOnce sync.Once
+	releaseReader := func() { releaseOnce.Do(func() { close(release) }) }
+	handled := 0
+	c := trackedT(t, srv, func(resp.Value) {
+		if handled == 0 {
+			close(entered)
+			<-release // the reader is held with the first push in hand
+		}
+		handled++
+	})
+	t.Cleanup(releaseReader) // before the connection's Close, which waits for the reader
+	if !c.Measurable() {
+		t.Fatal("a plain TCP connection with a push handler is not measurable")
+	}
+	if err := c.CatchUp(ctx); err != nil {
+		t.Fatalf("CatchUp of a quiet connection: %v", err)
+	}
+	if !c.Current(time.Hour) {
+		t.Fatal("not current right after catching up")
+	}
+	for _, k := range []string{"a", "b"} {
+		if _, err := c.Do(ctx, "GET", k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.Do(t, "SET", "a", "1")
+	<-entered
+	srv.Do(t, "SET", "b", "1") // its push waits behind the first, unread
+
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := c.CatchUp(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("CatchUp with a push held: %v; want the context's deadline", err)
+	}
+	if c.Current(0) {
+		t.Fatal("current with a push held")
+	}
+
+	done := make(chan error, 1)
+	go func() { done <- c.CatchUp(ctx) }()
+	select {
+	case err := <-done:
+		t.Fatalf("CatchUp returned (%v) with a push held", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	releaseReader()
+	if err := <-done; err != nil {
+		t.Fatalf("CatchUp after the handler returned: %v", err)
+	}
+	if handled != 2 { // read after CatchUp: handled is the reader's, ordered by CatchUp
+		t.Fatalf("CatchUp returned after %d pushes; want both", handled)
+	}
+}
+
+// A connection that breaks ends a CatchUp waiting for it, with its error.
+func TestCatchUpEndsWithTheConnection(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	entered, release := make(chan struct{}), make(chan struct{})
+	c := trackedT(t, srv, func(resp.Value) {
+		select {
+		case <-entered:
+		default:
+			close(entered)
+			<-release
+		}
+	})
+	t.Cleanup(func() { close(release) }) // before the connection's Close, which waits for the reader
+	if _, err := c.Do(context.Background(), "GET", "k"); err != nil {
+		t.Fatal(err)
+	}
+	srv.Do(t, "SET", "k", "1")
+	<-entered
+	done := make(chan error, 1)
+	go func() { done <- c.CatchUp(context.Background()) }()
+	go c.fatal(ErrClosed) // not Close, which waits for the reader held above
+	if err := <-done; !errors.Is(err, ErrClosed) {
+		t.Fatalf("CatchUp on a closed connection: %v; want ErrClosed", err)
+	}
+	if err := c.CatchUp(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("CatchUp after the close: %v; want ErrClosed", err)
+	}
+}
+
+// Where the kernel's count cannot be compared with the reader's, CatchUp says so at
+// once.
+func TestCatchUpCannotMeasure(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{TLS: true})
+	push := func(resp.Value) {}
+	cases := []struct {
+		name string
+		addr string
+		opts Options
+	}{
+		{"no push handler", srv.Addr(), Options{}},
+		{"TLS", srv.TLSAddr(), Options{TLS: srv.ClientTLSConfig(), PushHandler: push}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dialT(t, tc.addr, tc.opts)
+			if c.Measurable() {
+				t.Fatal("measurable")
+			}
+			if err := c.CatchUp(context.Background()); !errors.Is(err, ErrCannotMeasure) {
+				t.Fatalf("CatchUp: %v; want ErrCannotMeasure", err)
+			}
+		})
+	}
+}
+
+// The reader's count of handled bytes and the kernel's count of received ones agree on
+// a quiet connection: every byte the server sent is accounted for.
+func TestHandledMatchesTheKernelCount(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	c := trackedT(t, srv, func(resp.Value) {})
+	for i := range 100 {
+		if _, err := c.Do(context.Background(), "SET", "k", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := kernelReceived(c.raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if handled := c.pos.handled.Load(); handled != got {
+		t.Fatalf("handled %d bytes; the kernel received %d", handled, got)
+	}
+}

@@ -130,8 +130,28 @@ type Info struct {
 }
 
 // maxNameLen is the longest command or "container|sub" name Lookup accepts; the longest
-// in Redis 7.0 is 29 bytes ("cluster|count-failure-reports").
+// in the table is 29 bytes ("cluster|count-failure-reports").
 const maxNameLen = 40
+
+// Table is a command table: the generated one (Default), or a copy of it without some
+// commands (Without), for tests of what the client does with a command no table has.
+// A Table never changes once made.
+type Table struct{ m map[string]*Info }
+
+// Default is the generated table; the package's functions use it.
+var Default = &Table{m: commands}
+
+// Without returns a copy of t that lacks the named commands (lower case).
+func (t *Table) Without(names ...string) *Table {
+	m := make(map[string]*Info, len(t.m))
+	for k, v := range t.m {
+		m[k] = v
+	}
+	for _, n := range names {
+		delete(m, n)
+	}
+	return &Table{m: m}
+}
 
 // Lookup returns the entry for a command name, without regard to case. A subcommand can
 // be named "container|sub" ("XINFO|STREAM"). It returns nil, false for unknown names.
@@ -161,7 +181,10 @@ func Lookup(name string) (*Info, bool) {
 // subcommand named by args[1] ("XINFO STREAM key" gives xinfo|stream); when args[1] is
 // missing or names no subcommand it returns the container itself, whose Sub is non-nil
 // and which has no keys. LookupArgs does not allocate.
-func LookupArgs(args []any) (*Info, bool) {
+func LookupArgs(args []any) (*Info, bool) { return Default.LookupArgs(args) }
+
+// LookupArgs is the package's LookupArgs on t.
+func (t *Table) LookupArgs(args []any) (*Info, bool) {
 	if len(args) == 0 {
 		return nil, false
 	}
@@ -170,18 +193,25 @@ func LookupArgs(args []any) (*Info, bool) {
 	if !ok {
 		return nil, false
 	}
-	info, ok := commands[string(buf[:n])]
+	info, ok := t.m[string(buf[:n])]
 	if !ok {
 		return nil, false
 	}
+	return SubcommandOf(info, args), true
+}
+
+// SubcommandOf returns the entry of the subcommand args[1] names when info, the entry
+// of args[0], is a container that has it, and info otherwise. It does not allocate.
+func SubcommandOf(info *Info, args []any) *Info {
 	if info.Sub != nil && len(args) > 1 {
+		var buf [maxNameLen]byte
 		if n, ok := lowerArg(&buf, args[1]); ok {
 			if sub, ok := info.Sub[string(buf[:n])]; ok {
-				return sub, true
+				return sub
 			}
 		}
 	}
-	return info, true
+	return info
 }
 
 // lowerArg lower-cases a string or []byte argument into buf.

@@ -27,9 +27,36 @@ func PrefixableKeyIndexes(args []any, dst []int) []int {
 }
 
 // InfoKeyIndexes is KeyIndexes for a caller that already looked the command up:
-// info must be what LookupArgs returned for args.
+// info must be what LookupArgs returned for args (or an entry learned from the server,
+// FromSpec).
 func InfoKeyIndexes(info *Info, args []any, dst []int) []int {
 	return infoKeyIndexes(info, args, dst, true)
+}
+
+// InfoPrefixableKeyIndexes is PrefixableKeyIndexes for a caller that already looked the
+// command up, as InfoKeyIndexes is.
+func InfoPrefixableKeyIndexes(info *Info, args []any, dst []int) []int {
+	return infoKeyIndexes(info, args, dst, false)
+}
+
+// KeysKnown reports whether KeyIndexes finds every key of the command. It is false for
+// a command whose keys move with its arguments in a way its key specifications do not
+// describe (none, unknown or incomplete ones) and that has no hand rule: the generated
+// table has none such (TestHandFinders), but an entry learned from a server (a module's
+// command) can be one.
+func (info *Info) KeysKnown() bool {
+	if _, hand := appendHandKeys(info, nil, nil); hand {
+		return true
+	}
+	if info.Flags&FlagMovableKeys != 0 && len(info.KeySpecs) == 0 {
+		return false
+	}
+	for _, ks := range info.KeySpecs {
+		if ks.Begin.Kind == BeginUnknown || ks.Find.Kind == FindUnknown || ks.Flags&KeySpecIncomplete != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func keyIndexes(args []any, dst []int, withNotKeys bool) []int {
@@ -108,7 +135,9 @@ func (ks *KeySpec) appendKeys(args []any, dst []int) ([]int, bool) {
 			return dst, false
 		}
 		first += ks.Find.FirstKey
-		last = first + int(n) - 1
+		// n counts keys, step apart: MSETEX numkeys k v k v has KeyStep 2. (Redis 7.0's
+		// evaluator computes first+n-1, the same for its commands, all of step 1.)
+		last = first + (int(n)-1)*step
 	default:
 		return dst, false
 	}
@@ -147,6 +176,7 @@ func (b *BeginSearch) keywordEnd(args []any) int {
 // not describe what the command does, and reports whether info is one of them:
 //   - SORT, SORT_RO and MIGRATE, whose Redis 7.0 specs are "unknown" or "incomplete"
 //     (the server itself runs code for them);
+//   - STRALGO (Redis 6 only), which has no key specs at all;
 //   - XREAD and XREADGROUP, whose STREAMS keyword search can stop at a group or
 //     consumer named "streams" (see xreadKeys).
 //
@@ -168,8 +198,25 @@ func appendHandKeys(info *Info, args []any, dst []int) ([]int, bool) {
 		return xreadKeys(args, dst, false), true
 	case "xreadgroup":
 		return xreadKeys(args, dst, true), true
+	case "stralgo":
+		return stralgoKeys(args, dst), true
 	}
 	return dst, false
+}
+
+// stralgoKeys: STRALGO LCS [KEYS k1 k2 | STRINGS a b] [LEN] [IDX] ..., Redis 6.0 and
+// 6.2 (7.0 replaced it with LCS). The options are walked as its lcsGetKeys walks them:
+// a KEYS with two arguments after it names the keys, unless STRINGS came first.
+func stralgoKeys(args []any, dst []int) []int {
+	for i := 1; i < len(args); i++ {
+		switch {
+		case argIsKeyword(args[i], "STRINGS"):
+			return dst
+		case argIsKeyword(args[i], "KEYS") && len(args)-1-i >= 2:
+			return append(dst, i+1, i+2)
+		}
+	}
+	return dst
 }
 
 // sortROKeys: SORT_RO key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC]

@@ -1,20 +1,39 @@
 // Command gen writes table_gen.go, the command key table of package command, from the
-// COMMAND reply of a real redis-server.
+// COMMAND replies of real servers: recorded replies (raw RESP2 bytes in files) and live
+// servers, merged into one table that knows every command any of them knows.
 //
-// By default it starts its own redis-server on a free loopback port in a temporary
-// directory (persistence off) and stops it when done; -addr uses a running server
-// instead. It speaks RESP2 over a plain net.Conn with the small reader in resp.go, so it
-// does not depend on the library's resp package (which it would otherwise have to
-// build before the table exists).
+// Sources:
 //
-// Usage, from internal/command (go generate does this):
+//   - -dir: every *.COMMAND.resp file of a directory, each the raw RESP2 reply of
+//     COMMAND from the server its name gives (redis-7.0.15.COMMAND.resp). go generate
+//     reads ../testdata/command, the replies of Redis 6.0.16, 7.0.15, 8.6.3 and
+//     Valkey 8.1.1, 9.1.2.
+//   - -addr: running servers (comma-separated host:port), asked INFO server and
+//     COMMAND over a plain connection.
+//   - -start: a redis-server of its own, started from the PATH on a free loopback port
+//     in a temporary directory (persistence off) and stopped when done.
 //
-//	go run ./gen [-addr host:port] [-server redis-server] [-o table_gen.go]
+// Merging: each command (and each subcommand of a container) is taken from the newest
+// source that has it, newest by version with Redis before Valkey at equal versions, so
+// a command a newer server added (HGETEX, DELEX, DELIFEQ) is in the table with that
+// server's key specifications, and a command only older servers have (STRALGO of Redis
+// 6) is still known. Redis 6 entries have no key specifications; their legacy key
+// positions are used instead (package spec).
+//
+// It speaks RESP2 over a plain net.Conn with the small reader in resp.go, so it does
+// not depend on the library's resp package (which it would otherwise have to build
+// before the table exists).
+//
+// Usage, from internal/command (go generate does the first):
+//
+//	go run ./gen -dir testdata/command
+//	go run ./gen -dir testdata/command -addr 127.0.0.1:6379 [-start] [-server redis-server] [-o table_gen.go]
 package main
 
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,60 +46,72 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/respire/respire/internal/command/spec"
 )
 
 func main() {
 	log.SetFlags(0)
 	log.SetPrefix("gen: ")
-	addr := flag.String("addr", "", "address of a running redis-server (default: start one)")
-	server := flag.String("server", "redis-server", "redis-server binary to start when -addr is empty")
+	dir := flag.String("dir", "", "directory of recorded COMMAND replies (NAME-VERSION.COMMAND.resp)")
+	addrs := flag.String("addr", "", "comma-separated addresses of running servers")
+	start := flag.Bool("start", false, "start a redis-server of its own and include it")
+	server := flag.String("server", "redis-server", "redis-server binary for -start")
 	out := flag.String("o", "table_gen.go", "output file")
 	flag.Parse()
 
-	if err := run(*addr, *server, *out); err != nil {
+	if err := run(*dir, *addrs, *start, *server, *out); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(addr, server, out string) error {
-	if addr == "" {
+// source is one server's COMMAND reply.
+type source struct {
+	server  string // "redis" or "valkey"
+	version []int  // 7.0.15 as [7 0 15]
+	label   string // how the header names it: redis-7.0.15, or redis-7.0.15@host:port
+	cmds    []*spec.Command
+}
+
+func run(dir, addrs string, start bool, server, out string) error {
+	var sources []*source
+	if dir != "" {
+		s, err := readDir(dir)
+		if err != nil {
+			return err
+		}
+		sources = append(sources, s...)
+	}
+	var live []string
+	if addrs != "" {
+		live = strings.Split(addrs, ",")
+	}
+	if start {
 		srv, err := startServer(server)
 		if err != nil {
 			return err
 		}
 		defer srv.stop()
-		addr = srv.addr
+		live = append(live, srv.addr)
 	}
+	for _, addr := range live {
+		s, err := askServer(addr)
+		if err != nil {
+			return err
+		}
+		sources = append(sources, s)
+	}
+	if len(sources) == 0 {
+		return errors.New("no source: give -dir, -addr or -start")
+	}
+	slices.SortStableFunc(sources, newerFirst)
+	cmds := merge(sources)
 
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		return err
+	labels := make([]string, len(sources))
+	for i, s := range sources {
+		labels[i] = s.label
 	}
-	defer conn.Close()
-	if err := conn.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
-		return err
-	}
-	r := newReader(bufio.NewReader(conn))
-
-	info, err := call(conn, r, "INFO", "server")
-	if err != nil {
-		return err
-	}
-	version, err := serverVersion(info)
-	if err != nil {
-		return err
-	}
-
-	reply, err := call(conn, r, "COMMAND")
-	if err != nil {
-		return err
-	}
-	cmds, err := parseCommands(reply)
-	if err != nil {
-		return err
-	}
-
-	src, err := render(version, cmds)
+	src, err := render(labels, cmds)
 	if err != nil {
 		return err
 	}
@@ -89,10 +120,169 @@ func run(addr, server, out string) error {
 	}
 	subs := 0
 	for _, c := range cmds {
-		subs += len(c.subs)
+		subs += len(c.Subs)
 	}
-	log.Printf("wrote %s: %d commands, %d subcommands, redis-server %s", out, len(cmds), subs, version)
+	log.Printf("wrote %s: %d commands, %d subcommands, from %s", out, len(cmds), subs, strings.Join(labels, ", "))
 	return nil
+}
+
+// newerFirst orders sources by version, newest first; Redis before Valkey at equal
+// versions, then by label, so the order never depends on how the sources were given.
+func newerFirst(a, b *source) int {
+	if c := slices.Compare(b.version, a.version); c != 0 {
+		return c
+	}
+	if a.server != b.server {
+		if a.server == "redis" {
+			return -1
+		}
+		return 1
+	}
+	return cmp.Compare(a.label, b.label)
+}
+
+// merge takes each command, and each subcommand, from the first source that has it.
+func merge(sources []*source) []*spec.Command {
+	byName := map[string]*spec.Command{}
+	for _, s := range sources {
+		for _, c := range s.cmds {
+			have, ok := byName[c.Name]
+			if !ok {
+				cc := *c
+				cc.Subs = slices.Clone(c.Subs)
+				byName[c.Name] = &cc
+				continue
+			}
+			for _, sub := range c.Subs {
+				if !slices.ContainsFunc(have.Subs, func(h *spec.Command) bool { return h.Name == sub.Name }) {
+					have.Subs = append(have.Subs, sub)
+				}
+			}
+		}
+	}
+	cmds := make([]*spec.Command, 0, len(byName))
+	for _, c := range byName {
+		slices.SortFunc(c.Subs, func(a, b *spec.Command) int { return strings.Compare(a.Name, b.Name) })
+		cmds = append(cmds, c)
+	}
+	slices.SortFunc(cmds, func(a, b *spec.Command) int { return strings.Compare(a.Name, b.Name) })
+	return cmds
+}
+
+// readDir reads every NAME-VERSION.COMMAND.resp file of dir.
+func readDir(dir string) ([]*source, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.COMMAND.resp"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no *.COMMAND.resp file", dir)
+	}
+	var out []*source
+	for _, f := range files {
+		label := strings.TrimSuffix(filepath.Base(f), ".COMMAND.resp")
+		server, version, ok := strings.Cut(label, "-")
+		if !ok {
+			return nil, fmt.Errorf("%s: not named SERVER-VERSION.COMMAND.resp", f)
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		br := bufio.NewReader(bytes.NewReader(b))
+		reply, err := newReader(br).read(0)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		if br.Buffered() != 0 {
+			return nil, fmt.Errorf("%s: %d bytes after the reply", f, br.Buffered())
+		}
+		s, err := newSource(server, version, label, reply)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func newSource(server, version, label string, reply any) (*source, error) {
+	if e, ok := reply.(replyError); ok {
+		return nil, fmt.Errorf("COMMAND: %s", string(e))
+	}
+	v, err := parseVersion(version)
+	if err != nil {
+		return nil, err
+	}
+	cmds, err := spec.ParseAll(reply)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFlags(cmds); err != nil {
+		return nil, err
+	}
+	return &source{server: server, version: v, label: label, cmds: cmds}, nil
+}
+
+func parseVersion(s string) ([]int, error) {
+	var v []int
+	for f := range strings.SplitSeq(s, ".") {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("version %q: %w", s, err)
+		}
+		v = append(v, n)
+	}
+	return v, nil
+}
+
+// checkFlags stops the generator on a flag it does not know: a newer server must be
+// looked at by a person, not silently dropped.
+func checkFlags(cmds []*spec.Command) error {
+	for _, c := range cmds {
+		for _, f := range c.Flags {
+			if _, ok := commandFlags[f]; !ok {
+				return fmt.Errorf("COMMAND %s: unknown command flag %q: add it to package command and to the generator", c.Name, f)
+			}
+		}
+		for _, ks := range c.KeySpecs {
+			for _, f := range ks.Flags {
+				if _, ok := keySpecFlags[f]; !ok {
+					return fmt.Errorf("COMMAND %s: unknown key spec flag %q: add it to package command and to the generator", c.Name, f)
+				}
+			}
+		}
+		if err := checkFlags(c.Subs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// askServer reads a live server's INFO server and COMMAND.
+func askServer(addr string) (*source, error) {
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
+		return nil, err
+	}
+	r := newReader(bufio.NewReader(conn))
+	info, err := call(conn, r, "INFO", "server")
+	if err != nil {
+		return nil, err
+	}
+	server, version, err := serverVersion(info)
+	if err != nil {
+		return nil, err
+	}
+	reply, err := call(conn, r, "COMMAND")
+	if err != nil {
+		return nil, err
+	}
+	return newSource(server, version, server+"-"+version+"@"+addr, reply)
 }
 
 // call sends one command as a RESP2 array of bulk strings and reads its reply.
@@ -115,17 +305,24 @@ func call(conn net.Conn, r *reader, args ...string) (any, error) {
 	return v, nil
 }
 
-func serverVersion(info any) (string, error) {
+// serverVersion reads which server INFO describes: Valkey reports valkey_version (and,
+// for compatibility, a redis_version that is not its own).
+func serverVersion(info any) (server, version string, err error) {
 	text, ok := info.(string)
 	if !ok {
-		return "", fmt.Errorf("INFO server: unexpected reply %T", info)
+		return "", "", fmt.Errorf("INFO server: unexpected reply %T", info)
+	}
+	for line := range strings.SplitSeq(text, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "valkey_version:"); ok {
+			return "valkey", v, nil
+		}
 	}
 	for line := range strings.SplitSeq(text, "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
-			return v, nil
+			return "redis", v, nil
 		}
 	}
-	return "", errors.New("INFO server: no redis_version")
+	return "", "", errors.New("INFO server: no redis_version")
 }
 
 // server is a redis-server process the generator started for itself.
@@ -198,37 +395,9 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// command is one entry of the COMMAND reply, in the generator's own terms.
-type command struct {
-	name     string // lower case; "container|sub" for subcommands
-	arity    int
-	flags    []string // Go constant names
-	first    int      // legacy first/last/step, checked against the key specs
-	last     int
-	step     int
-	keySpecs []keySpec
-	subs     []*command
-}
-
-type keySpec struct {
-	flags []string // Go constant names
-
-	beginKind string // Go constant name
-	pos       int
-	keyword   string
-	startFrom int
-
-	findKind  string // Go constant name
-	lastKey   int
-	keyStep   int
-	limit     int
-	keyNumIdx int
-	firstKey  int
-}
-
-// commandFlags maps COMMAND's flag names to the Go constants of package command. A flag
-// missing here stops the generator: a newer server must be looked at by a person, not
-// silently dropped.
+// commandFlags maps COMMAND's flag names to the Go constants of package command ("" for
+// a flag the table leaves out). A flag missing here stops the generator: a newer server
+// must be looked at by a person, not silently dropped.
 var commandFlags = map[string]string{
 	"write":             "FlagWrite",
 	"readonly":          "FlagReadonly",
@@ -255,6 +424,11 @@ var commandFlags = map[string]string{
 	"movablekeys":       "FlagMovableKeys",
 	"allow_busy":        "FlagAllowBusy",
 	"module_no_cluster": "FlagModuleNoCluster",
+	// Valkey 8's name for skip_slowlog (its slow log became the command log).
+	"skip_commandlog": "FlagSkipSlowlog",
+	// Redis 6.x flags that 7.0 replaced with command tips; nothing here depends on them.
+	"random":          "",
+	"sort_for_script": "",
 }
 
 // keySpecFlags maps key specification flag names to the Go constants.
@@ -270,300 +444,4 @@ var keySpecFlags = map[string]string{
 	"not_key":        "KeySpecNotKey",
 	"incomplete":     "KeySpecIncomplete",
 	"variable_flags": "KeySpecVariableFlags",
-}
-
-func parseCommands(reply any) ([]*command, error) {
-	list, ok := reply.([]any)
-	if !ok {
-		return nil, fmt.Errorf("COMMAND: unexpected reply %T", reply)
-	}
-	cmds := make([]*command, 0, len(list))
-	for _, e := range list {
-		c, err := parseCommand(e)
-		if err != nil {
-			return nil, err
-		}
-		if strings.Contains(c.name, "|") {
-			return nil, fmt.Errorf("COMMAND: top-level entry %q looks like a subcommand", c.name)
-		}
-		cmds = append(cmds, c)
-	}
-	slices.SortFunc(cmds, func(a, b *command) int { return strings.Compare(a.name, b.name) })
-	for i := 1; i < len(cmds); i++ {
-		if cmds[i].name == cmds[i-1].name {
-			return nil, fmt.Errorf("COMMAND: %q listed twice", cmds[i].name)
-		}
-	}
-	return cmds, nil
-}
-
-func parseCommand(e any) (*command, error) {
-	a, ok := e.([]any)
-	if !ok || len(a) < 6 {
-		return nil, fmt.Errorf("COMMAND: entry is %T of %d elements, want an array of at least 6", e, len(a))
-	}
-	name, err := asString(a[0])
-	if err != nil {
-		return nil, fmt.Errorf("COMMAND: name: %w", err)
-	}
-	c := &command{name: strings.ToLower(name)}
-	wrap := func(what string, err error) error { return fmt.Errorf("COMMAND %s: %s: %w", c.name, what, err) }
-	if c.arity, err = asInt(a[1]); err != nil {
-		return nil, wrap("arity", err)
-	}
-	flags, err := asList(a[2])
-	if err != nil {
-		return nil, wrap("flags", err)
-	}
-	for _, f := range flags {
-		s, err := asString(f)
-		if err != nil {
-			return nil, wrap("flags", err)
-		}
-		g, ok := commandFlags[s]
-		if !ok {
-			return nil, wrap("flags", fmt.Errorf("unknown command flag %q: add it to package command and to the generator", s))
-		}
-		c.flags = append(c.flags, g)
-	}
-	if c.first, err = asInt(a[3]); err != nil {
-		return nil, wrap("first key", err)
-	}
-	if c.last, err = asInt(a[4]); err != nil {
-		return nil, wrap("last key", err)
-	}
-	if c.step, err = asInt(a[5]); err != nil {
-		return nil, wrap("key step", err)
-	}
-	if len(a) < 10 {
-		return nil, wrap("reply", fmt.Errorf("%d elements, want 10 (key specs need redis-server 7.0 or newer)", len(a)))
-	}
-	specs, err := asList(a[8])
-	if err != nil {
-		return nil, wrap("key specs", err)
-	}
-	for i, s := range specs {
-		ks, err := parseKeySpec(s)
-		if err != nil {
-			return nil, wrap(fmt.Sprintf("key spec %d", i), err)
-		}
-		c.keySpecs = append(c.keySpecs, ks)
-	}
-	subs, err := asList(a[9])
-	if err != nil {
-		return nil, wrap("subcommands", err)
-	}
-	for _, s := range subs {
-		sc, err := parseCommand(s)
-		if err != nil {
-			return nil, err
-		}
-		parent, _, ok := strings.Cut(sc.name, "|")
-		if !ok || parent != c.name {
-			return nil, wrap("subcommands", fmt.Errorf("subcommand %q not named %s|...", sc.name, c.name))
-		}
-		if len(sc.subs) > 0 {
-			return nil, wrap("subcommands", fmt.Errorf("%q has subcommands of its own", sc.name))
-		}
-		c.subs = append(c.subs, sc)
-	}
-	slices.SortFunc(c.subs, func(a, b *command) int { return strings.Compare(a.name, b.name) })
-	if err := checkLegacy(c); err != nil {
-		return nil, wrap("key specs", err)
-	}
-	return c, nil
-}
-
-// checkLegacy cross-checks the legacy (first, last, step) triple against the key specs:
-// Redis derives the triple from the specs, so its first key must be where the first
-// index spec begins. A disagreement means the generator misread the reply.
-func checkLegacy(c *command) error {
-	if c.first == 0 {
-		return nil
-	}
-	for _, ks := range c.keySpecs {
-		if ks.beginKind == "BeginIndex" && ks.pos == c.first {
-			return nil
-		}
-	}
-	return fmt.Errorf("legacy first key %d matches no index key spec", c.first)
-}
-
-func parseKeySpec(e any) (keySpec, error) {
-	m, err := asMap(e)
-	if err != nil {
-		return keySpec{}, err
-	}
-	var ks keySpec
-	if v, ok := m["flags"]; ok {
-		flags, err := asList(v)
-		if err != nil {
-			return ks, fmt.Errorf("flags: %w", err)
-		}
-		for _, f := range flags {
-			s, err := asString(f)
-			if err != nil {
-				return ks, fmt.Errorf("flags: %w", err)
-			}
-			g, ok := keySpecFlags[s]
-			if !ok {
-				return ks, fmt.Errorf("unknown key spec flag %q: add it to package command and to the generator", s)
-			}
-			ks.flags = append(ks.flags, g)
-		}
-	}
-
-	bsType, bsSpec, err := typedSpec(m, "begin_search")
-	if err != nil {
-		return ks, err
-	}
-	switch bsType {
-	case "index":
-		if ks.pos, err = intField(bsSpec, "index"); err != nil {
-			return ks, err
-		}
-		if ks.pos < 1 {
-			return ks, fmt.Errorf("begin_search index %d < 1", ks.pos)
-		}
-		ks.beginKind = "BeginIndex"
-	case "keyword":
-		kw, ok := bsSpec["keyword"]
-		if !ok {
-			return ks, errors.New("begin_search keyword: no keyword")
-		}
-		if ks.keyword, err = asString(kw); err != nil {
-			return ks, fmt.Errorf("begin_search keyword: %w", err)
-		}
-		if ks.startFrom, err = intField(bsSpec, "startfrom"); err != nil {
-			return ks, err
-		}
-		if ks.keyword == "" || ks.startFrom == 0 {
-			return ks, fmt.Errorf("begin_search keyword %q startfrom %d", ks.keyword, ks.startFrom)
-		}
-		ks.beginKind = "BeginKeyword"
-	case "unknown":
-		ks.beginKind = "BeginUnknown"
-	default:
-		return ks, fmt.Errorf("unknown begin_search type %q", bsType)
-	}
-
-	fkType, fkSpec, err := typedSpec(m, "find_keys")
-	if err != nil {
-		return ks, err
-	}
-	switch fkType {
-	case "range":
-		if ks.lastKey, err = intField(fkSpec, "lastkey"); err != nil {
-			return ks, err
-		}
-		if ks.keyStep, err = intField(fkSpec, "keystep"); err != nil {
-			return ks, err
-		}
-		if ks.limit, err = intField(fkSpec, "limit"); err != nil {
-			return ks, err
-		}
-		if ks.keyStep < 1 || ks.limit < 0 || (ks.limit > 1 && ks.lastKey != -1) {
-			return ks, fmt.Errorf("find_keys range lastkey %d keystep %d limit %d", ks.lastKey, ks.keyStep, ks.limit)
-		}
-		ks.findKind = "FindRange"
-	case "keynum":
-		if ks.keyNumIdx, err = intField(fkSpec, "keynumidx"); err != nil {
-			return ks, err
-		}
-		if ks.firstKey, err = intField(fkSpec, "firstkey"); err != nil {
-			return ks, err
-		}
-		if ks.keyStep, err = intField(fkSpec, "keystep"); err != nil {
-			return ks, err
-		}
-		if ks.keyNumIdx < 0 || ks.firstKey <= ks.keyNumIdx || ks.keyStep < 1 {
-			return ks, fmt.Errorf("find_keys keynum keynumidx %d firstkey %d keystep %d", ks.keyNumIdx, ks.firstKey, ks.keyStep)
-		}
-		ks.findKind = "FindKeynum"
-	case "unknown":
-		ks.findKind = "FindUnknown"
-	default:
-		return ks, fmt.Errorf("unknown find_keys type %q", fkType)
-	}
-	return ks, nil
-}
-
-// typedSpec reads {type: T, spec: {...}} under key.
-func typedSpec(m map[string]any, key string) (string, map[string]any, error) {
-	v, ok := m[key]
-	if !ok {
-		return "", nil, fmt.Errorf("no %s", key)
-	}
-	tm, err := asMap(v)
-	if err != nil {
-		return "", nil, fmt.Errorf("%s: %w", key, err)
-	}
-	tv, ok := tm["type"]
-	if !ok {
-		return "", nil, fmt.Errorf("%s: no type", key)
-	}
-	typ, err := asString(tv)
-	if err != nil {
-		return "", nil, fmt.Errorf("%s type: %w", key, err)
-	}
-	spec := map[string]any{}
-	if sv, ok := tm["spec"]; ok {
-		if spec, err = asMap(sv); err != nil {
-			return "", nil, fmt.Errorf("%s spec: %w", key, err)
-		}
-	}
-	return typ, spec, nil
-}
-
-func intField(m map[string]any, key string) (int, error) {
-	v, ok := m[key]
-	if !ok {
-		return 0, fmt.Errorf("no %s", key)
-	}
-	n, err := asInt(v)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", key, err)
-	}
-	return n, nil
-}
-
-func asString(v any) (string, error) {
-	if s, ok := v.(string); ok {
-		return s, nil
-	}
-	return "", fmt.Errorf("want a string, got %T", v)
-}
-
-func asInt(v any) (int, error) {
-	if n, ok := v.(int64); ok {
-		return int(n), nil
-	}
-	return 0, fmt.Errorf("want an integer, got %T", v)
-}
-
-func asList(v any) ([]any, error) {
-	if l, ok := v.([]any); ok {
-		return l, nil
-	}
-	return nil, fmt.Errorf("want an array, got %T", v)
-}
-
-// asMap reads a RESP2 flattened map (key, value, key, value...).
-func asMap(v any) (map[string]any, error) {
-	l, err := asList(v)
-	if err != nil {
-		return nil, err
-	}
-	if len(l)%2 != 0 {
-		return nil, fmt.Errorf("map of %d elements", len(l))
-	}
-	m := make(map[string]any, len(l)/2)
-	for i := 0; i < len(l); i += 2 {
-		k, err := asString(l[i])
-		if err != nil {
-			return nil, fmt.Errorf("map key: %w", err)
-		}
-		m[k] = l[i+1]
-	}
-	return m, nil
 }

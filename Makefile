@@ -6,7 +6,7 @@ REDIS_PKGS  := redis-server redis-sentinel redis-tools
 FUZZTIME    ?= 20s
 TESTFLAGS   ?=
 
-.PHONY: all deps test bench bench-go fuzz lint
+.PHONY: all deps test soak bench bench-go fuzz lint
 
 all: test
 
@@ -37,6 +37,12 @@ test: deps
 	@# servers, is unix-only.
 	GOOS=windows $(GO) build $$($(GO) list ./... | grep -v /test/)
 	GOOS=darwin $(GO) build $$($(GO) list ./... | grep -v /test/)
+
+# soak: the long versions of the tests that record histories (RESPIRE_SOAK=1); `make
+# test` runs them bounded. Today: the client-side cache's coherence checker, 100,000
+# writes a run and 50 runs of each scenario, standalone and on a Cluster.
+soak: deps
+	RESPIRE_SOAK=1 $(GO) test -race -count=1 -timeout 150m -run 'Coherence' -v $(TESTFLAGS) .
 
 # bench: the main job. respbench runs Respire side by side with go-redis, rueidis and
 # the lock libraries against a redis-server it starts, and writes the table, JSON and

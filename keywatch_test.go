@@ -161,3 +161,73 @@ func TestWatchKeyBadInput(t *testing.T) {
 		t.Fatalf("%d watches left by failed calls", n)
 	}
 }
+
+func TestWatchKeyInTurn(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	c := cachedClientT(t, srv, Options{})
+	ctx := context.Background()
+	arm := func(prev *KeyWatch) *KeyWatch {
+		t.Helper()
+		w, err := c.WatchKeyInTurn(ctx, "q", prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	// syncReports makes a round trip on the tracked connection: reports sent before it
+	// have been applied when it returns.
+	syncReports := func() {
+		t.Helper()
+		w, err := c.WatchKey(ctx, "sync")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Stop()
+	}
+	a, b, cw := arm(nil), arm(nil), arm(nil)
+	all, err := c.WatchKey(ctx, "q") // not queued: woken by every report
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Do(t, "SET", "q", "1")
+	fired(t, a, 5*time.Second, "the first report (head of the queue)")
+	fired(t, all, 5*time.Second, "the first report (not queued)")
+	syncReports()
+	notFired(t, b)
+	notFired(t, cw)
+
+	// a stops without looking again: its turn goes to b.
+	a.Stop()
+	fired(t, b, 5*time.Second, "the turn a passed on")
+	notFired(t, cw)
+
+	// b looks again: the key is tracked again, nobody else is woken, and b queues
+	// behind c.
+	b2 := arm(b)
+	syncReports()
+	notFired(t, cw)
+	srv.Do(t, "SET", "q", "2")
+	fired(t, cw, 5*time.Second, "the next report (c is the head now)")
+	syncReports()
+	notFired(t, b2)
+
+	// A watch that looks again before being woken keeps its place.
+	c2 := arm(cw) // cw was woken: c2 goes to the end, behind b2
+	b3 := arm(b2) // b2 was waiting: b3 takes its place, the head
+	srv.Do(t, "SET", "q", "3")
+	fired(t, b3, 5*time.Second, "the report (b3 kept b2's place)")
+	syncReports()
+	notFired(t, c2)
+	b4 := arm(b3)
+
+	// A lost connection wakes every queued watch.
+	srv.Do(t, "CLIENT", "KILL", "TYPE", "normal")
+	fired(t, c2, 5*time.Second, "the connection's loss")
+	fired(t, b4, 5*time.Second, "the connection's loss")
+	for _, w := range []*KeyWatch{a, b, b2, b3, b4, cw, c2, all} {
+		w.Stop()
+	}
+	if n := c.tracking.keys.n.Load(); n != 0 {
+		t.Fatalf("%d watches still registered", n)
+	}
+}

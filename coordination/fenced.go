@@ -100,6 +100,15 @@ func (co *Coordinator) AcquireFencedLock(ctx context.Context, leaseKey, fenceKey
 	if !co.c.CanWatchKeys() {
 		return nil, ErrNoTracking
 	}
+	// Watches are armed in turn: one change of the lease wakes one waiter of this
+	// client, which either looks again (arming the next watch tracks the key for all)
+	// or, stopping its watch when it acquires or gives up, wakes the next.
+	var w *respire.KeyWatch
+	defer func() {
+		if w != nil {
+			w.Stop()
+		}
+	}()
 	for {
 		fl, ok, err := co.tryAcquire(ctx, leaseKey, fenceKey, ttl, ms)
 		if err != nil || ok {
@@ -107,16 +116,15 @@ func (co *Coordinator) AcquireFencedLock(ctx context.Context, leaseKey, fenceKey
 		}
 		// Armed after the failed try: a release in between shows as a missing key,
 		// one after it as an invalidation.
-		w, err := co.c.WatchKey(ctx, leaseKey)
+		next, err := co.c.WatchKeyInTurn(ctx, leaseKey, w)
 		if err != nil {
 			if errors.Is(err, respire.ErrNoTracking) || errors.Is(err, respire.ErrNoCache) {
 				return nil, fmt.Errorf("%w: %w", ErrNoTracking, err)
 			}
 			return nil, err
 		}
-		err = w.Wait(ctx, 0)
-		w.Stop()
-		if err != nil {
+		w = next
+		if err := w.Wait(ctx, 0); err != nil {
 			return nil, err
 		}
 	}

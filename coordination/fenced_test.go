@@ -596,3 +596,54 @@ func TestAcquireFencedLockHandOff(t *testing.T) {
 		}
 	})
 }
+
+// TestAcquireFencedLockContended: 16 goroutines of one client wait for one lease in
+// turn. One release wakes one waiter; none may be left asleep (a stranded waiter would
+// only wake at the 30 s TTL), and no two hold the lease at once.
+func TestAcquireFencedLockContended(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	co := New(trackingClient(t, srv))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const workers, each = 16, 40
+	var (
+		holders, overlaps, highest atomic.Int64
+		regressions                atomic.Int64
+		wg                         sync.WaitGroup
+	)
+	start := time.Now()
+	for range workers {
+		wg.Go(func() {
+			for range each {
+				fl, err := co.AcquireFencedLock(ctx, "{busy}:lease", "{busy}:fence", 30*time.Second)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if holders.Add(1) != 1 {
+					overlaps.Add(1)
+				}
+				if n := fl.FencingToken(); n <= highest.Load() {
+					regressions.Add(1)
+				} else {
+					highest.Store(n)
+				}
+				holders.Add(-1)
+				if out, err := fl.Release(ctx); out != lock.Released || err != nil {
+					t.Error(out, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	t.Logf("%d acquisitions by %d waiters in %v (%v each); overlaps %d, regressions %d",
+		workers*each, workers, elapsed, elapsed/(workers*each), overlaps.Load(), regressions.Load())
+	if overlaps.Load() != 0 || regressions.Load() != 0 {
+		t.Fatal("two holders at once, or a token that went back")
+	}
+	if elapsed > 25*time.Second {
+		t.Fatal("a waiter slept until the lease's TTL: a wake was lost")
+	}
+}

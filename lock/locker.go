@@ -83,12 +83,15 @@ func (m *Lock) try(ctx context.Context, ms int64) (bool, error) {
 
 // watcher returns how a waiting acquisition of key sleeps until the key changes: the
 // client's key watch when it tracks keys (RESP3 client-side caching), else nil (poll).
-func (l *Locker) watcher(key string) func(context.Context) (keyWatch, error) {
+// Watches are armed in turn, so that one release of the key wakes one waiter of this
+// client, not all of them.
+func (l *Locker) watcher(key string) watchFunc {
 	if !l.c.CanWatchKeys() {
 		return nil
 	}
-	return func(ctx context.Context) (keyWatch, error) {
-		w, err := l.c.WatchKey(ctx, key)
+	return func(ctx context.Context, prev keyWatch) (keyWatch, error) {
+		p, _ := prev.(*respire.KeyWatch)
+		w, err := l.c.WatchKeyInTurn(ctx, key, p)
 		if err != nil {
 			return nil, err // not a typed nil in the interface
 		}

@@ -15,13 +15,21 @@ type keyWatch interface {
 	Stop()
 }
 
+// watchFunc arms the next watch of the key; prev is the one the last wait slept on (nil
+// at first), which the new one succeeds (respire.Client.WatchKeyInTurn).
+type watchFunc func(ctx context.Context, prev keyWatch) (keyWatch, error)
+
 // waitLoop goes on trying after a first try that found the lock held (last == nil) or
 // could not be sent (last matches conn.ErrNotSent), until a try acquires, the wait
 // budget or the attempt cap is spent, or ctx ends. Between tries it sleeps on watch
 // (nil without tracking) or for the retry strategy's pause. A try that was not sent is
 // followed by the strategy's pause even with tracking: there is no change to wait for.
 func waitLoop(ctx context.Context, o *acquireOptions, last error,
-	try func(context.Context) (bool, error), watch func(context.Context) (keyWatch, error)) (bool, error) {
+	try func(context.Context) (bool, error), watch watchFunc) (bool, error) {
+	s := sleeper{o: o, watch: watch}
+	// The last watch is stopped however the wait ends: a watch woken in its turn then
+	// wakes the next waiter of this client, which must look at the key in its place.
+	defer s.stop()
 	giveUp := time.Now().Add(o.wait)
 	for tries := 1; ; tries++ {
 		left := time.Until(giveUp)
@@ -30,11 +38,7 @@ func waitLoop(ctx context.Context, o *acquireOptions, last error,
 			// never reached the server.
 			return false, last
 		}
-		w := watch
-		if last != nil {
-			w = nil
-		}
-		if err := pause(ctx, o, tries, left, w); err != nil {
+		if err := s.pause(ctx, tries, left, last == nil); err != nil {
 			return false, err
 		}
 		ok, err := try(ctx)
@@ -48,13 +52,20 @@ func waitLoop(ctx context.Context, o *acquireOptions, last error,
 	}
 }
 
-// pause sleeps before the next try: until the key changes when it can be watched, else
-// for the retry strategy's pause; never past left.
-func pause(ctx context.Context, o *acquireOptions, retry int, left time.Duration, watch func(context.Context) (keyWatch, error)) error {
-	if watch != nil {
-		w, err := watch(ctx)
+// sleeper is how a waiting acquisition sleeps between tries.
+type sleeper struct {
+	o     *acquireOptions
+	watch watchFunc // nil without tracking
+	w     keyWatch  // the watch of the last sleep, kept until the next one succeeds it
+}
+
+// pause sleeps before the next try: until the key changes when it can be watched and
+// the last try found it held, else for the retry strategy's pause; never past left.
+func (s *sleeper) pause(ctx context.Context, retry int, left time.Duration, held bool) error {
+	if s.watch != nil && held {
+		w, err := s.watch(ctx, s.w)
 		if err == nil {
-			defer w.Stop()
+			s.w = w
 			return w.Wait(ctx, left)
 		}
 		if ctx.Err() != nil {
@@ -63,7 +74,16 @@ func pause(ctx context.Context, o *acquireOptions, retry int, left time.Duration
 		// Tracking is unavailable for now (a dial failed, the server refused): poll
 		// this once rather than give up the wait.
 	}
-	return sleep(ctx, min(o.retry.delay(retry), left))
+	// Not watching while polling: let another waiter of the key have the turn.
+	s.stop()
+	return sleep(ctx, min(s.o.retry.delay(retry), left))
+}
+
+func (s *sleeper) stop() {
+	if s.w != nil {
+		s.w.Stop()
+		s.w = nil
+	}
 }
 
 // notSent says whether a failed try may be tried again within the wait: its command

@@ -202,7 +202,7 @@ func TestWaitLoopWokenByWatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := &fakeWatch{fired: make(chan struct{})}
 		armed := 0
-		watch := func(context.Context) (keyWatch, error) { armed++; return w, nil }
+		watch := func(context.Context, keyWatch) (keyWatch, error) { armed++; return w, nil }
 		s := &tries{start: time.Now(), replies: []func() (bool, error){acquired}}
 		done := make(chan struct{})
 		go func() {
@@ -225,7 +225,7 @@ func TestWaitLoopWokenByWatch(t *testing.T) {
 	})
 	synctest.Test(t, func(t *testing.T) {
 		// Tracking unavailable: the wait polls with the strategy instead.
-		watch := func(context.Context) (keyWatch, error) { return nil, errors.New("no tracking") }
+		watch := func(context.Context, keyWatch) (keyWatch, error) { return nil, errors.New("no tracking") }
 		s := &tries{start: time.Now(), replies: []func() (bool, error){held, acquired}}
 		ok, err := waitLoop(t.Context(), opts(t, WithWait(time.Minute), WithRetryEvery(10*time.Millisecond)), nil, s.try, watch)
 		if !ok || err != nil || s.at[0] != 10*time.Millisecond {

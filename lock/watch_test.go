@@ -3,6 +3,8 @@ package lock
 import (
 	"context"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,4 +81,46 @@ func TestWaitWokenByInvalidation(t *testing.T) {
 		slices.Sort(lat)
 		t.Logf("lock.WithWait hand-off polling (exponential 1-20 ms, full jitter): median %v, max %v", lat[len(lat)/2], lat[len(lat)-1])
 	})
+}
+
+// TestWaitContendedInTurn: 16 goroutines of one tracking client wait for one lock.
+// Watches are armed in turn, so a release wakes one of them; none may be left asleep
+// until the budget (the retry interval is a minute, so only a wake can explain
+// progress).
+func TestWaitContendedInTurn(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	locks := New(newClient(t, srv.Addr(), respire.Options{ClientSideCache: &cache.Options{}}))
+	ctx := context.Background()
+	const workers, each = 16, 40
+	var holders, overlaps atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range workers {
+		wg.Go(func() {
+			for range each {
+				mu, ok, err := locks.TryAcquire(ctx, "contended", 30*time.Second, WithWait(time.Minute), WithRetryEvery(time.Minute))
+				if err != nil || !ok {
+					t.Error(ok, err)
+					return
+				}
+				if holders.Add(1) != 1 {
+					overlaps.Add(1)
+				}
+				holders.Add(-1)
+				if out, err := mu.Release(ctx); out != Released || err != nil {
+					t.Error(out, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	t.Logf("%d acquisitions by %d waiters in %v; overlaps %d", workers*each, workers, elapsed, overlaps.Load())
+	if overlaps.Load() != 0 {
+		t.Fatal("two holders at once")
+	}
+	if elapsed > 25*time.Second {
+		t.Fatal("a waiter slept until the lease's TTL: a wake was lost")
+	}
 }

@@ -76,7 +76,10 @@
 // (respire.Client.WatchKey) and tries again when the server reports the key changed
 // (released, expired, evicted, overwritten), with a timer at the lease's remaining TTL
 // in case a report is lost. It tracks the key again after every wake, since the server
-// forgets a key once it has reported it. It needs a client with Options.ClientSideCache
+// forgets a key once it has reported it. Waiters of one client wake in turn
+// (respire.Client.WatchKeyInTurn): a change of the lease wakes the first, which either
+// acquires or tracks the key again for the others, so a release costs one round trip,
+// not one per waiter. It needs a client with Options.ClientSideCache
 // on a server that speaks RESP3, and returns an error matching ErrNoTracking otherwise,
 // before sending anything: it never falls back to polling. Give ctx a deadline for a
 // bounded wait. TryAcquireFencedLock is the immediate attempt.

@@ -68,8 +68,9 @@ func (c *Client) WatchKey(ctx context.Context, key string) (*KeyWatch, error) {
 // WatchKey are not queued: every report wakes them all. A lost connection or a
 // flush wakes every watch.
 //
-// prev may be nil. prev is retired only when the new watch was armed; after an error
-// the caller still holds prev and must Stop it.
+// prev may be nil, and should be a watch of the same key (one of another key is
+// stopped). prev is retired only when the new watch was armed; after an error the
+// caller still holds prev and must Stop it.
 func (c *Client) WatchKeyInTurn(ctx context.Context, key string, prev *KeyWatch) (*KeyWatch, error) {
 	return c.watchKey(ctx, key, true, prev)
 }
@@ -285,7 +286,8 @@ func (r *keyWatches) hasTurn(w *KeyWatch) bool {
 func (r *keyWatches) succeed(prev, next *KeyWatch, turnBefore bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if prev.turn && !turnBefore {
+	if prev.turn && (!turnBefore || prev.key != next.key) {
+		// Nothing answers for prev's change: it goes on to prev's next waiter.
 		prev.turn = false
 		r.unlinkLocked(prev)
 		r.wakeHeadLocked(prev.key)

@@ -32,6 +32,9 @@ type Client struct {
 	tracking *tracking    // the connections cached reads use, with the cache
 
 	locks lockConns // the connections set aside for lock traffic (lockconn.go)
+
+	table   *command.Table  // the command key table (a copy without some commands in tests)
+	learned learnedCommands // what COMMAND INFO said of commands the table lacks (commandinfo.go)
 }
 
 // NewClient validates opts and connects. It fails when the server cannot be reached
@@ -63,7 +66,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{opts: opts, route: r, prefix: opts.KeyPrefix, subs: map[*Subscription]struct{}{}}
+	c := &Client{opts: opts, route: r, prefix: opts.KeyPrefix, subs: map[*Subscription]struct{}{}, table: command.Default}
 	c.cluster, _ = r.(*clusterRouter)
 	if _, err := r.shared(ctx, anySlot); err != nil {
 		r.close()
@@ -119,12 +122,12 @@ func (c *Client) PoolStats() pool.Stats { return c.route.stats() }
 // conn.ErrOutcomeUnknown when it may have run.
 func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	var keys [8]int
-	o, err := c.callOptions(args, keys[:0])
+	o, info, err := c.callOptionsCtx(ctx, args, keys[:0])
 	if err != nil {
 		return resp.Value{}, err
 	}
 	if c.cluster != nil {
-		return c.doCluster(ctx, o, args)
+		return c.doCluster(ctx, o, info, args)
 	}
 	if o.Blocking {
 		return c.doDedicated(ctx, o, args)
@@ -197,7 +200,7 @@ func (c *Client) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	if len(cmds) == 0 {
 		return nil, nil
 	}
-	keys, err := c.batchKeys(cmds)
+	keys, err := c.batchKeys(ctx, cmds)
 	if err != nil {
 		return nil, err
 	}
@@ -219,13 +222,13 @@ func (c *Client) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
 
 // batchKeys checks every command of a batch, refusing blocking ones, and returns their
 // key positions when a key prefix is set (nil otherwise).
-func (c *Client) batchKeys(cmds [][]any) ([][]int, error) {
+func (c *Client) batchKeys(ctx context.Context, cmds [][]any) ([][]int, error) {
 	var keys [][]int
 	if c.prefix != "" {
 		keys = make([][]int, len(cmds))
 	}
 	for i, args := range cmds {
-		o, err := c.callOptions(args, nil)
+		o, _, err := c.callOptionsCtx(ctx, args, nil)
 		if err != nil {
 			return nil, fmt.Errorf("command %d: %w", i, err)
 		}

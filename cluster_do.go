@@ -21,9 +21,19 @@ import (
 // client's key prefix and prefixed the positions it applies to (shard channels, which
 // also pick the slot, do not get it). It reads args without retaining them.
 func clusterSlot(args []any, prefix string, prefixed []int) (int, error) {
+	info, _ := command.LookupArgs(args)
+	return clusterSlotInfo(info, args, prefix, prefixed)
+}
+
+// clusterSlotInfo is clusterSlot with the command's entry (nil: a command without
+// keys), which for a command the table lacks the server described.
+func clusterSlotInfo(info *command.Info, args []any, prefix string, prefixed []int) (int, error) {
+	if info == nil {
+		return anySlot, nil
+	}
 	var buf [8]int
 	slot := anySlot
-	for _, i := range command.KeyIndexes(args, buf[:0]) {
+	for _, i := range command.InfoKeyIndexes(info, args, buf[:0]) {
 		p := ""
 		if prefix != "" && slices.Contains(prefixed, i) {
 			p = prefix
@@ -82,12 +92,12 @@ func (c *Client) keySlot(key string) int {
 
 // doCluster runs one command on a Cluster: routed by slot, fanned out to every master
 // when that is what the command means, redirections followed.
-func (c *Client) doCluster(ctx context.Context, o conn.CallOptions, args []any) (resp.Value, error) {
-	slot, err := clusterSlot(args, c.prefix, o.Keys)
+func (c *Client) doCluster(ctx context.Context, o conn.CallOptions, info *command.Info, args []any) (resp.Value, error) {
+	slot, err := clusterSlotInfo(info, args, c.prefix, o.Keys)
 	if err != nil {
 		return resp.Value{}, err
 	}
-	info, known := command.LookupArgs(args)
+	known := info != nil
 	if slot == anySlot && known {
 		if m, ok := fanouts[info.Name]; ok {
 			return c.doFanout(ctx, o, args, info.Name, m)
@@ -370,7 +380,12 @@ func (c *Client) doMultiCluster(ctx context.Context, cmds [][]any, keys [][]int)
 		if keys != nil {
 			prefixed = keys[i]
 		}
-		s, err := clusterSlot(args, c.prefix, prefixed)
+		// batchKeys resolved every command the table lacks.
+		info, err := c.keyInfo(args)
+		if err != nil {
+			return nil, fmt.Errorf("command %d: %w", i, err)
+		}
+		s, err := clusterSlotInfo(info, args, c.prefix, prefixed)
 		if err != nil {
 			return nil, fmt.Errorf("command %d: %w", i, err)
 		}

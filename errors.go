@@ -35,6 +35,12 @@ var (
 	// ErrClusterDown is matched by the error for a command no Cluster node serves: its
 	// slot is not assigned, or no master serves any slot.
 	ErrClusterDown = errors.New("respire: cluster slot not served")
+	// ErrUnknownKeys is matched by the error for a command whose key positions the
+	// client cannot know when it needs them (for Options.KeyPrefix or Cluster
+	// routing): it is in neither the client's command table nor the server's COMMAND
+	// INFO (or the server refused COMMAND INFO, or its entry does not describe the
+	// keys). The command is refused before anything is sent; the error names it.
+	ErrUnknownKeys = errors.New("respire: key positions of the command unknown")
 	// ErrNoCache is returned by DoCached on a client made without
 	// Options.ClientSideCache.
 	ErrNoCache = errors.New("respire: client-side cache not enabled (Options.ClientSideCache)")

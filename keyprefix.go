@@ -13,21 +13,39 @@ import (
 // where the key prefix goes (into keys, the caller's scratch space). The arguments are
 // never copied, so a caller's values can stay on its stack.
 func (c *Client) callOptions(args []any, keys []int) (conn.CallOptions, error) {
+	o, _, err := c.callOptionsInfo(args, keys)
+	return o, err
+}
+
+// callOptionsInfo is callOptions that also returns the command's entry, which gives
+// its keys (nil when there is none and no key is needed). A command the table lacks
+// needs COMMAND INFO first when keys are needed (commandinfo.go); without it the error
+// matches ErrUnknownKeys.
+func (c *Client) callOptionsInfo(args []any, keys []int) (conn.CallOptions, *command.Info, error) {
 	if c.closed.Load() {
-		return conn.CallOptions{}, ErrClosed
+		return conn.CallOptions{}, nil, ErrClosed
 	}
 	if len(args) == 0 {
-		return conn.CallOptions{}, resp.ErrEmptyCommand
+		return conn.CallOptions{}, nil, resp.ErrEmptyCommand
 	}
 	if err := checkConnState(args); err != nil {
-		return conn.CallOptions{}, err
+		return conn.CallOptions{}, nil, err
 	}
 	o := conn.CallOptions{Blocking: command.IsBlocking(args)}
+	if !c.needsKeys() {
+		return o, nil, nil
+	}
+	info, err := c.keyInfo(args)
+	if err != nil {
+		return conn.CallOptions{}, nil, err
+	}
 	if c.prefix != "" {
 		o.KeyPrefix = c.prefix
-		o.Keys = command.PrefixableKeyIndexes(args, keys)
+		if info != nil {
+			o.Keys = command.InfoPrefixableKeyIndexes(info, args, keys)
+		}
 	}
-	return o, nil
+	return o, info, nil
 }
 
 // prefixKey applies the prefix to a key the client's own methods take as a string.

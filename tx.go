@@ -128,11 +128,11 @@ func (tx *Tx) bind(ctx context.Context, cmds ...[]any) error {
 	}
 	for _, args := range cmds {
 		var keys [8]int
-		o, err := c.callOptions(args, keys[:0])
+		o, info, err := c.callOptionsCtx(ctx, args, keys[:0])
 		if err != nil {
 			return err
 		}
-		slot, err := clusterSlot(args, c.prefix, o.Keys)
+		slot, err := clusterSlotInfo(info, args, c.prefix, o.Keys)
 		if err != nil {
 			return err
 		}
@@ -161,7 +161,7 @@ func (tx *Tx) bind(ctx context.Context, cmds ...[]any) error {
 // are refused.
 func (tx *Tx) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	var keys [8]int
-	o, err := tx.client.callOptions(args, keys[:0])
+	o, _, err := tx.client.callOptionsCtx(ctx, args, keys[:0])
 	if err != nil {
 		return resp.Value{}, err
 	}
@@ -180,7 +180,7 @@ func (tx *Tx) Exec(ctx context.Context, cmds ...[]any) ([]Result, error) {
 		return nil, fmt.Errorf("%w: Exec called twice in one transaction", ErrInvalidArg)
 	}
 	tx.execed = true
-	keys, err := tx.client.batchKeys(cmds)
+	keys, err := tx.client.batchKeys(ctx, cmds)
 	if err != nil {
 		return nil, err
 	}

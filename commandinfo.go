@@ -1,0 +1,189 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/command"
+	"github.com/respire/respire/resp"
+)
+
+// Commands the key table lacks. The generated table (internal/command) knows every
+// command of the servers it was made from; a module's command, or a newer server's, is
+// looked up once with COMMAND INFO when a call needs its key positions (a KeyPrefix,
+// Cluster routing), and what the server said is remembered for the client's lifetime:
+// its entry, or why there is none. A call whose key positions stay unknown fails before
+// anything is sent (ErrUnknownKeys): sent unprefixed, it would touch another
+// application's keys; routed by guess, it would run on a node that does not own them.
+//
+// The memory is per client, which talks to one deployment: its nodes run one server
+// version with one set of modules. A client without a prefix outside a Cluster needs
+// no key positions and asks nothing.
+
+// learnedCommands is what the servers said of commands the table lacks, by lower-case
+// name.
+type learnedCommands struct {
+	mu sync.Mutex
+	m  map[string]*learnedCommand
+}
+
+// learnedCommand is one COMMAND INFO answer. done is closed once info or err is set.
+type learnedCommand struct {
+	done chan struct{}
+	info *command.Info // the server's entry, when it describes the keys
+	err  error         // else why not, matching ErrUnknownKeys
+}
+
+// unresolvedError is the error of a call that needs the key positions of a command
+// the table lacks before COMMAND INFO was asked: Do, DoMulti and transactions then ask
+// and try again; a Pipeline, whose Do takes no context, reports it.
+type unresolvedError struct{ name string }
+
+func (e *unresolvedError) Error() string {
+	return ErrUnknownKeys.Error() + ": " + e.name + " is not in the command table and COMMAND INFO has not been asked yet " +
+		"(Client.Do, DoMulti and transactions ask; run it once with one of those before adding it to a Pipeline)"
+}
+
+// Is makes it match ErrUnknownKeys.
+func (e *unresolvedError) Is(target error) bool { return target == ErrUnknownKeys }
+
+// needsKeys reports whether calls need key positions: for the prefix, or for routing.
+func (c *Client) needsKeys() bool { return c.prefix != "" || c.cluster != nil }
+
+// keyInfo returns the entry that gives the key positions of args: the table's, or the
+// one the server described. It does no I/O; for a command not asked about yet the
+// error is an *unresolvedError. Without a need for keys it returns nil, nil for a
+// command the table lacks.
+func (c *Client) keyInfo(args []any) (*command.Info, error) {
+	if info, ok := c.table.LookupArgs(args); ok {
+		return info, nil
+	}
+	if !c.needsKeys() {
+		return nil, nil
+	}
+	name, ok := commandText(args[0])
+	if !ok {
+		return nil, nil // not a name; encoding the command refuses it
+	}
+	c.learned.mu.Lock()
+	lc := c.learned.m[name]
+	c.learned.mu.Unlock()
+	if lc == nil {
+		return nil, &unresolvedError{name: strings.ToUpper(name)}
+	}
+	select {
+	case <-lc.done:
+	default:
+		return nil, &unresolvedError{name: strings.ToUpper(name)}
+	}
+	if lc.info == nil {
+		return nil, lc.err
+	}
+	return command.SubcommandOf(lc.info, args), nil
+}
+
+// resolve asks the server, once per command name, for the entry of a command the table
+// lacks, and waits for the answer (another caller's, if it asked first).
+func (c *Client) resolve(ctx context.Context, args []any) error {
+	name, ok := commandText(args[0])
+	if !ok {
+		return nil
+	}
+	c.learned.mu.Lock()
+	lc := c.learned.m[name]
+	asker := lc == nil
+	if asker {
+		if c.learned.m == nil {
+			c.learned.m = map[string]*learnedCommand{}
+		}
+		lc = &learnedCommand{done: make(chan struct{})}
+		c.learned.m[name] = lc
+	}
+	c.learned.mu.Unlock()
+	if asker {
+		lc.info, lc.err = c.commandInfo(ctx, name)
+		if lc.err != nil && !remembered(lc.err) {
+			// A lost connection or an ended context says nothing of the command: the
+			// next call asks again.
+			c.learned.mu.Lock()
+			delete(c.learned.m, name)
+			c.learned.mu.Unlock()
+		}
+		close(lc.done)
+		return lc.err
+	}
+	select {
+	case <-lc.done:
+		return lc.err
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %w", conn.ErrNotSent, context.Cause(ctx))
+	}
+}
+
+// errNoEntry is the cause of an ErrUnknownKeys that the server gave: it does not know
+// the command, it refused COMMAND INFO, or its entry does not describe the keys.
+var errNoEntry = errors.New("no usable COMMAND INFO entry")
+
+// remembered reports whether err is an answer about the command, not a failure to ask.
+func remembered(err error) bool { return errors.Is(err, errNoEntry) }
+
+// commandInfo asks COMMAND INFO name on a shared connection of any node.
+func (c *Client) commandInfo(ctx context.Context, name string) (*command.Info, error) {
+	upper := strings.ToUpper(name)
+	cn, err := c.route.shared(ctx, anySlot)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s is not in the command table and COMMAND INFO could not be asked: %w", ErrUnknownKeys, upper, err)
+	}
+	v, err := cn.Do(ctx, "COMMAND", "INFO", name)
+	var se *resp.ServerError
+	switch {
+	case errors.As(err, &se):
+		return nil, fmt.Errorf("%w: %s is not in the command table and the server refused COMMAND INFO (%w): %w", ErrUnknownKeys, upper, errNoEntry, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %s is not in the command table and COMMAND INFO failed: %w", ErrUnknownKeys, upper, err)
+	}
+	entries, err := command.Specs(v)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: %s: COMMAND INFO reply unreadable (%w): %w", ErrUnknownKeys, upper, errNoEntry, err)
+	case len(entries) != 1 || entries[0] == nil:
+		return nil, fmt.Errorf("%w: %s is in neither the command table nor the server's (%w)", ErrUnknownKeys, upper, errNoEntry)
+	}
+	info := command.FromSpec(entries[0])
+	if !info.KeysKnown() {
+		return nil, fmt.Errorf("%w: %s: its keys move with its arguments in a way the server's COMMAND INFO does not describe (%w)", ErrUnknownKeys, upper, errNoEntry)
+	}
+	return info, nil
+}
+
+// callOptionsCtx is callOptionsInfo for a caller with a context: a command the table
+// lacks is resolved with COMMAND INFO first when its key positions are needed.
+func (c *Client) callOptionsCtx(ctx context.Context, args []any, keys []int) (conn.CallOptions, *command.Info, error) {
+	o, info, err := c.callOptionsInfo(args, keys)
+	if err == nil {
+		return o, info, nil // the common case, without the allocation errors.As costs
+	}
+	var ue *unresolvedError
+	if !errors.As(err, &ue) {
+		return o, info, err
+	}
+	if err := c.resolve(ctx, args); err != nil {
+		return conn.CallOptions{}, nil, err
+	}
+	return c.callOptionsInfo(args, keys)
+}
+
+// commandText returns a command name argument in lower case.
+func commandText(a any) (string, bool) {
+	switch s := a.(type) {
+	case string:
+		return strings.ToLower(s), true
+	case []byte:
+		return strings.ToLower(string(s)), true
+	}
+	return "", false
+}

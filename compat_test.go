@@ -86,3 +86,26 @@ func TestRedis6Cluster(t *testing.T) {
 		}
 	}
 }
+
+// KeyPrefix reaches the keys of commands the Redis 7.0 table did not know: DELEX of
+// Redis 8.4 (emulated in front of Redis 7), with and without a condition.
+func TestPrefixOfNewerCommands(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	emu := emulator.Start(t, emulator.Config{Backend: srv.Addr(), Profile: emulator.Redis84})
+	ctx := context.Background()
+	c := newClientT(t, Options{Addrs: []string{emu.Addr()}, KeyPrefix: "app:"})
+	srv.Do(t, "SET", "k", "v")
+	for _, cmd := range [][]any{{"DELEX", "k", "IFEQ", "v"}, {"DELEX", "k"}} {
+		srv.Do(t, "SET", "app:k", "v")
+		v, err := c.Do(ctx, cmd...)
+		if n, _ := v.Int(); err != nil || n != 1 {
+			t.Fatalf("%v = %v, %v", cmd, v, err)
+		}
+		if got := srv.Do(t, "EXISTS", "app:k"); got != "0" {
+			t.Fatalf("%v: app:k is still there", cmd)
+		}
+		if got := srv.Do(t, "EXISTS", "k"); got != "1" {
+			t.Fatalf("%v deleted the unprefixed key", cmd)
+		}
+	}
+}

@@ -55,19 +55,22 @@ func (e *unresolvedError) Is(target error) bool { return target == ErrUnknownKey
 func (c *Client) needsKeys() bool { return c.prefix != "" || c.cluster != nil }
 
 // keyInfo returns the entry that gives the key positions of args: the table's, or the
-// one the server described. It does no I/O; for a command not asked about yet the
-// error is an *unresolvedError. Without a need for keys it returns nil, nil for a
-// command the table lacks.
+// one the server described. A subcommand the table lacks of a container it has
+// (OBJECT NEWSUB key) is a command the table lacks too: the container's entry has no
+// keys. It does no I/O; for a command not asked about yet the error is an
+// *unresolvedError. Without a need for keys it returns what the table has (nil for a
+// command it lacks).
 func (c *Client) keyInfo(args []any) (*command.Info, error) {
-	if info, ok := c.table.LookupArgs(args); ok {
+	info, ok := c.table.LookupArgs(args)
+	if ok && (info.Sub == nil || len(args) < 2) {
 		return info, nil
 	}
 	if !c.needsKeys() {
-		return nil, nil
+		return info, nil
 	}
-	name, ok := commandText(args[0])
+	name, ok := c.learnedName(args)
 	if !ok {
-		return nil, nil // not a name; encoding the command refuses it
+		return info, nil // not a name; encoding the command refuses it
 	}
 	c.learned.mu.Lock()
 	lc := c.learned.m[name]
@@ -83,13 +86,33 @@ func (c *Client) keyInfo(args []any) (*command.Info, error) {
 	if lc.info == nil {
 		return nil, lc.err
 	}
+	if strings.Contains(name, "|") {
+		return lc.info, nil
+	}
 	return command.SubcommandOf(lc.info, args), nil
+}
+
+// learnedName is the name COMMAND INFO takes for args' command: "name", or
+// "container|sub" for a subcommand of a container the table has.
+func (c *Client) learnedName(args []any) (string, bool) {
+	name, ok := commandText(args[0])
+	if !ok {
+		return "", false
+	}
+	if info, known := c.table.LookupArgs(args[:1]); known && info.Sub != nil && len(args) > 1 {
+		sub, ok := commandText(args[1])
+		if !ok {
+			return "", false
+		}
+		return name + "|" + sub, true
+	}
+	return name, true
 }
 
 // resolve asks the server, once per command name, for the entry of a command the table
 // lacks, and waits for the answer (another caller's, if it asked first).
 func (c *Client) resolve(ctx context.Context, args []any) error {
-	name, ok := commandText(args[0])
+	name, ok := c.learnedName(args)
 	if !ok {
 		return nil
 	}

@@ -57,6 +57,28 @@ func TestCommandInfoResolution(t *testing.T) {
 		}
 	})
 
+	t.Run("subcommand", func(t *testing.T) {
+		emu.Reset()
+		c := newClientT(t, Options{Addrs: []string{emu.Addr()}, KeyPrefix: "app:"})
+		withoutCommands(c, "object|encoding")
+		srv.Do(t, "RPUSH", "app:list", "a")
+		for range 2 {
+			if v, err := c.Do(ctx, "OBJECT", "ENCODING", "list"); err != nil || text(v) != "listpack" && text(v) != "quicklist" {
+				t.Fatalf("OBJECT ENCODING of the prefixed list = %v, %v", v, err)
+			}
+		}
+		if n := emu.Count("COMMAND INFO"); n != 1 {
+			t.Fatalf("COMMAND INFO sent %d times, want once", n)
+		}
+		_, err := c.Do(ctx, "OBJECT", "NOSUCHSUB", "list")
+		if !errors.Is(err, ErrUnknownKeys) || !strings.Contains(err.Error(), "OBJECT|NOSUCHSUB") {
+			t.Fatalf("OBJECT NOSUCHSUB: %v", err)
+		}
+		if n := emu.Count("OBJECT NOSUCHSUB"); n != 0 {
+			t.Fatalf("OBJECT NOSUCHSUB was sent")
+		}
+	})
+
 	t.Run("unknown everywhere", func(t *testing.T) {
 		emu.Reset()
 		c := newClientT(t, Options{Addrs: []string{emu.Addr()}, KeyPrefix: "app:"})

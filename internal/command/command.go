@@ -1,5 +1,7 @@
 package command
 
+import "strings"
+
 // Flags is the set of COMMAND flags of a command.
 type Flags uint32
 
@@ -141,14 +143,29 @@ type Table struct{ m map[string]*Info }
 // Default is the generated table; the package's functions use it.
 var Default = &Table{m: commands}
 
-// Without returns a copy of t that lacks the named commands (lower case).
+// Without returns a copy of t that lacks the named commands and subcommands (lower
+// case, "container|sub" for a subcommand).
 func (t *Table) Without(names ...string) *Table {
 	m := make(map[string]*Info, len(t.m))
 	for k, v := range t.m {
 		m[k] = v
 	}
 	for _, n := range names {
-		delete(m, n)
+		parent, sub, ok := strings.Cut(n, "|")
+		if !ok {
+			delete(m, n)
+			continue
+		}
+		if p, ok := m[parent]; ok && p.Sub != nil {
+			cp := *p
+			cp.Sub = make(map[string]*Info, len(p.Sub))
+			for k, v := range p.Sub {
+				if k != sub {
+					cp.Sub[k] = v
+				}
+			}
+			m[parent] = &cp
+		}
 	}
 	return &Table{m: m}
 }

@@ -221,4 +221,11 @@ func TestTableWithout(t *testing.T) {
 	if info, ok := tb.LookupArgs([]any{"object", "encoding", "k"}); !ok || info.Name != "object|encoding" {
 		t.Errorf("object encoding in the copy = %v, %v", info, ok)
 	}
+	tb = Default.Without("object|encoding")
+	if info, _ := tb.LookupArgs([]any{"object", "encoding", "k"}); info.Name != "object" {
+		t.Errorf("object encoding without the subcommand = %s, want the container", info.Name)
+	}
+	if info, _ := Default.LookupArgs([]any{"object", "encoding", "k"}); info.Name != "object|encoding" {
+		t.Errorf("object encoding gone from the default table: %s", info.Name)
+	}
 }

@@ -15,7 +15,10 @@
 // Errors: a server's error reply is a Value until asked (Value.Err), then a
 // *ServerError with its code and, for MOVED and ASK, a parsed Redirect. Malformed input
 // is a *ProtocolError, a bad command argument an *ArgError; sentinels match with
-// errors.Is.
+// errors.Is. Which error a server sent, where the client's decisions depend on it
+// (an unknown command or subcommand, a syntax error, NOSCRIPT, cluster support
+// disabled), is recognised by the Is* functions of classify.go in every server
+// generation's wording, and nowhere else.
 //
 // # Concurrency
 //

@@ -2,12 +2,14 @@ package respire
 
 import (
 	"context"
+	"net"
 	"strconv"
 	"testing"
 
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/emulator"
+	"github.com/respire/respire/test/sentinelserver"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -106,6 +108,36 @@ func TestPrefixOfNewerCommands(t *testing.T) {
 		}
 		if got := srv.Do(t, "EXISTS", "k"); got != "1" {
 			t.Fatalf("%v deleted the unprefixed key", cmd)
+		}
+	}
+}
+
+// A Redis 6.0 master found through a Sentinel (which monitors the emulator, so the
+// address it gives is the emulator's): discovery, the ROLE check and commands.
+func TestRedis6Sentinel(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	emu := emulator.Start(t, emulator.Config{Backend: srv.Addr(), Profile: emulator.Redis60})
+	_, portText, err := net.SplitHostPort(emu.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, _ := strconv.Atoi(portText)
+	sen := sentinelserver.StartLoneSentinel(t, "six", port)
+	ctx := context.Background()
+	for _, proto := range []int{3, 2} {
+		c := newClientT(t, Options{Addrs: []string{sen.Addr()}, SentinelMaster: "six", Protocol: proto})
+		if _, err := c.Do(ctx, "SET", "s6", "v"); err != nil {
+			t.Fatal(err)
+		}
+		if got := srv.Do(t, "GET", "s6"); got != "v" {
+			t.Fatalf("RESP%d: the master holds %q", proto, got)
+		}
+		cn, err := c.ConnFor(ctx, "s6")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, version := cn.Server(); version != "6.0.16" || cn.Addr() != emu.Addr() {
+			t.Fatalf("RESP%d: connected to %s, version %q", proto, cn.Addr(), version)
 		}
 	}
 }

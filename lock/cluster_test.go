@@ -53,10 +53,11 @@ func cmdStat(t *testing.T, s *testserver.Server, cmd, field string) int {
 	return 0
 }
 
-// setIfEqCap returns what the shared connection that serves key has learned of SET IFEQ.
+// setIfEqCap returns what the lock connection that serves key (the one renewals use)
+// has learned of SET IFEQ.
 func setIfEqCap(t *testing.T, c *respire.Client, key string) conn.Support {
 	t.Helper()
-	cn, err := c.ConnFor(context.Background(), key)
+	cn, err := c.LockConnFor(context.Background(), key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestLocksOnCluster(t *testing.T) {
 		// The target's connection is new to this client: it knows nothing yet. (Reach
 		// it through a key it served before the move: the client has not seen MOVED.)
 		i := 1 + slices.IndexFunc(slots[1:], func(s int) bool { return cl.MasterOf(t, s).ID == to.ID })
-		toConn, err := c.ConnFor(ctx, keys[i])
+		toConn, err := c.LockConnFor(ctx, keys[i])
 		if err != nil {
 			t.Fatal(err)
 		}

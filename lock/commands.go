@@ -42,24 +42,43 @@ var (
 	keyAt3 = []int{3} // EVALSHA sha 1 key ...
 )
 
-// via is the connection a lock operation's commands go to. It starts as the shared
-// connection that serves the key; after a Cluster redirection (MOVED, ASK) it is the
-// connection of the node that answered, so that what a reply teaches is remembered on
+// via is the connection a lock operation's commands go to. It starts as the
+// connection that serves the key: the shared one for commands that are never fenced,
+// the client's lock connection (respire.Client.LockConnFor) for the managed renewals
+// and releases that may be, so that a fence never kills the connection other callers'
+// commands share. After a Cluster redirection (MOVED, ASK) it is the connection of the
+// node that answered (of the same kind), so that what a reply teaches is remembered on
 // the connection that gave it, and a fence targets the connection that carried the
 // command.
-type via struct{ cn *conn.Conn }
+type via struct {
+	cn    *conn.Conn
+	fence bool // on a lock connection: its commands may be fenced
+}
 
-// route returns the via for key.
+// route returns the via for key, on the shared connection.
 func (l *Locker) route(ctx context.Context, key string) (via, error) {
 	cn, err := l.c.ConnFor(ctx, key)
-	return via{cn}, err
+	return via{cn: cn}, err
+}
+
+// fenceableRoute returns the via for key on the client's lock connection, for commands
+// that may be fenced.
+func (l *Locker) fenceableRoute(ctx context.Context, key string) (via, error) {
+	cn, err := l.c.LockConnFor(ctx, key)
+	return via{cn: cn, fence: true}, err
 }
 
 // do runs one lock command on v with the client's key prefix on the key at keys,
 // following Cluster redirections (which say the command did not run).
 func (l *Locker) do(ctx context.Context, v *via, keys []int, args ...any) (resp.Value, error) {
-	r, cn, err := l.c.DoOn(ctx, v.cn, conn.CallOptions{KeyPrefix: l.prefix, Keys: keys}, args...)
-	v.cn = cn
+	o := conn.CallOptions{KeyPrefix: l.prefix, Keys: keys}
+	var r resp.Value
+	var err error
+	if v.fence {
+		r, v.cn, err = l.c.LockDoOn(ctx, v.cn, o, args...)
+	} else {
+		r, v.cn, err = l.c.DoOn(ctx, v.cn, o, args...)
+	}
 	return r, err
 }
 

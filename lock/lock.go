@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"syscall"
@@ -96,12 +97,17 @@ func (m *Lock) VerifyStillHeld(ctx context.Context) (bool, error) {
 
 // ResetExpiry sets the lease to d from now (it does not add to the current expiry) if
 // the lock is still held. It returns false after expiry, release or loss: do not go on
-// with protected writes then, another process may own the lock.
+// with protected writes then, another process may own the lock. A keep-alive running
+// meanwhile reschedules its next renewal, and its expiry deadline, from the new lease.
 //
 // If ctx ends, or the reply times out, after the command may have reached the server,
 // the connection that carried it is fenced (CLIENT KILL ID from another connection, so
 // the command cannot run late), the lock counts as lost, and the error matches
-// conn.ErrOutcomeUnknown.
+// ErrOwnershipUncertain and conn.ErrOutcomeUnknown. The renewal travels on the client's
+// lock connection (respire.Client.LockConnFor): when another lock's fence kills that
+// connection under it, the kill has settled it (it ran or never will) and, since a
+// renewal can only extend this lock's own token, it is sent again on a fresh connection
+// while the lease lasts rather than reported as lost.
 func (m *Lock) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) {
 	ms, err := checkKeyTTL(m.key, d)
 	if err != nil {
@@ -110,30 +116,44 @@ func (m *Lock) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) {
 	if m.lost() != nil {
 		return false, nil
 	}
-	cn, err := m.l.route(ctx, m.key)
-	if err != nil {
-		return false, err
-	}
-	start := time.Now()
-	ok, err := m.l.extend(ctx, &cn, m.key, m.token, ms)
-	switch {
-	case err != nil:
-		if conn.WasWritten(err) {
+	for {
+		cn, err := m.l.fenceableRoute(ctx, m.key)
+		if err != nil {
+			return false, err
+		}
+		start := time.Now()
+		ok, err := m.l.extend(ctx, &cn, m.key, m.token, ms)
+		switch {
+		case killedUnder(ctx, err, cn.cn) && time.Now().Before(m.safeDeadline()):
+			continue
+		case conn.WasWritten(err):
 			// Lose first: protected work must stop before anything else happens.
 			m.lose(ErrOwnershipUncertain)
 			m.l.fence(cn.cn)
+			return false, fmt.Errorf("%w: %w", ErrOwnershipUncertain, err)
+		case err != nil:
+			return false, err
+		case !ok:
+			m.lose(ErrLeaseLost)
+			return false, nil
 		}
-		return false, err
-	case !ok:
-		m.lose(ErrLeaseLost)
-		return false, nil
+		m.renewed(start.Add(d))
+		return true, nil
 	}
+}
+
+// renewed records the expiry of a successful renewal and moves a running keep-alive's
+// schedule to it.
+func (m *Lock) renewed(expiresAt time.Time) {
 	m.mu.Lock()
-	if m.lostCause == nil {
-		m.expiresAt = start.Add(d)
+	defer m.mu.Unlock()
+	if m.lostCause != nil {
+		return
 	}
-	m.mu.Unlock()
-	return true, nil
+	m.expiresAt = expiresAt
+	if m.ka != nil {
+		m.ka.reschedule(m.safeDeadlineLocked())
+	}
 }
 
 // lost returns why the handle stopped trusting the lock, or nil.
@@ -157,11 +177,14 @@ func (m *Lock) lose(cause error) {
 	}
 }
 
-// KeepAliveContext returns a context for work protected by the lock. With a keep-alive
-// running (WithKeepAlive or KeepAlive) it is the keep-alive's context. Otherwise it ends
-// shortly before the current expiry estimate (a twentieth of the lease before). Either
-// way it ends when the handle learns the lock is lost or released; context.Cause says
-// why (ErrLeaseLost, ErrOwnershipUncertain, ErrReleased, a renewal's error, or
+// KeepAliveContext returns a context for work protected by the lock. While a
+// keep-alive started by WithKeepAlive or KeepAlive has not been stopped (by Stop, or
+// by a Release that left the lock held), it is the keep-alive's context, which ends
+// with the keep-alive's cause if renewing fails. Otherwise it ends shortly before the
+// current expiry estimate (a twentieth of the lease before), as it does after Stop:
+// the lock is still held then, until its lease ends. Either way it ends when the
+// handle learns the lock is lost or released; context.Cause says why (ErrLeaseLost,
+// ErrOwnershipUncertain, ErrReleased, ErrLeaseExpired, a renewal's error, or
 // context.DeadlineExceeded at expiry).
 func (m *Lock) KeepAliveContext() context.Context {
 	m.mu.Lock()
@@ -202,17 +225,35 @@ func (l *Locker) fence(cn *conn.Conn) bool {
 		// Another server answers there now (a Sentinel failover): a CLIENT ID names a
 		// client of one server only, and killing it on another would hit a stranger.
 		release(true)
+		caps.Store(capFenced, conn.Supported)
 		cn.Close()
 		return false
 	}
+	caps.Store(capFenced, conn.Supported) // before the kill: what dies of it sees the mark
 	_, err = other.Do(ctx, "CLIENT", "KILL", "ID", id)
 	release(!conn.WasWritten(err) && ctx.Err() == nil)
 	if isNoPerm(err) {
+		caps.Store(capFenced, conn.Unknown) // nothing was killed after all
 		caps.Store(capFence, conn.Unsupported)
 		return false
 	}
 	cn.Close()
 	return err == nil || isNoSuchClient(err)
+}
+
+// capFenced marks, in a connection's capability memory, a connection that a lock
+// fenced on purpose (CLIENT KILL, or a close when the kill could not be sent): what
+// other locks had in flight on it ran before the kill or never will, so a renewal
+// among them may be sent again. A connection its server closed is not marked: a
+// command caught in that is uncertain.
+const capFenced = "lock.fenced"
+
+// killedUnder reports a command that failed, with its caller's ctx live, because a
+// lock fenced the connection cn that carried it: it ran before the kill or never will
+// (unless nothing was sent at all), so a renewal or release may be sent again.
+func killedUnder(ctx context.Context, err error, cn *conn.Conn) bool {
+	var ce *conn.CallError
+	return ctx.Err() == nil && errors.As(err, &ce) && cn.Capabilities().Load(capFenced) == conn.Supported
 }
 
 // closedByServer reports a connection broken by its server's end rather than by us.

@@ -3,6 +3,8 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -49,47 +51,84 @@ type releaseWaiters struct {
 	done    chan struct{}
 	outcome ReleaseOutcome
 	err     error
+	again   bool // the release ended unsent with its caller's context: a joiner sends it
 }
 
-// Release deletes the lock if it still holds this handle's token, after stopping any
-// keep-alive. Concurrent calls share one release; a caller that joined another's
-// release stops waiting when its own ctx ends, and the shared release goes on.
+// Release deletes the lock if it still holds this handle's token. Concurrent calls
+// share one release; a caller that joined another's release stops waiting when its
+// own ctx ends, and the shared release goes on. A joiner never takes another caller's
+// cancellation for its result: when the caller that sends the release gives up
+// before the delete was sent, a joiner whose ctx is live sends it.
+//
+// A keep-alive stops renewing before the delete is sent (Release waits for a renewal
+// in progress), and its context ends once the outcome is known, with a cause that says
+// it: ErrReleased after the delete, ErrLeaseLost when the key held no longer this
+// token, ErrOwnershipUncertain when the delete's outcome is unknown, and
+// ErrKeepAliveStopped, with the release's error, when the lock is still held.
 //
 // Cancelled before the delete was sent (the error matches conn.ErrNotSent), the lock is
 // still held and Release can be called again. Cancelled or timed out after it may have
-// been sent (conn.ErrOutcomeUnknown), the handle counts the lock as lost and fences the
-// connection (CLIENT KILL); a later Release sends the compare-and-delete again, which is
-// safe: it can only ever delete this token.
+// been sent (ErrOwnershipUncertain, conn.ErrOutcomeUnknown), the handle counts the lock
+// as lost and fences the connection (CLIENT KILL); a later Release sends the
+// compare-and-delete again, which is safe: it can only ever delete this token.
 func (m *Lock) Release(ctx context.Context) (ReleaseOutcome, error) {
-	m.mu.Lock()
-	switch rs := &m.rel; {
-	case rs.running:
-		if rs.waiters == nil {
-			rs.waiters = &releaseWaiters{done: make(chan struct{})}
+	for {
+		m.mu.Lock()
+		switch rs := &m.rel; {
+		case rs.running:
+			if rs.waiters == nil {
+				rs.waiters = &releaseWaiters{done: make(chan struct{})}
+			}
+			w := rs.waiters
+			m.mu.Unlock()
+			select {
+			case <-w.done:
+				if w.again && ctx.Err() == nil {
+					continue
+				}
+				return w.outcome, w.err
+			case <-ctx.Done():
+				return 0, context.Cause(ctx)
+			}
+		case rs.done && rs.outcome == Released:
+			m.mu.Unlock()
+			return AlreadyReleased, nil
+		case rs.done:
+			m.mu.Unlock()
+			return rs.outcome, nil
 		}
-		w := rs.waiters
+		m.rel.running = true
+		ka := m.ka
 		m.mu.Unlock()
-		select {
-		case <-w.done:
-			return w.outcome, w.err
-		case <-ctx.Done():
-			return 0, context.Cause(ctx)
-		}
-	case rs.done && rs.outcome == Released:
-		m.mu.Unlock()
-		return AlreadyReleased, nil
-	case rs.done:
-		m.mu.Unlock()
-		return rs.outcome, nil
+		return m.lead(ctx, ka)
 	}
-	m.rel.running = true
-	ka := m.ka
-	m.mu.Unlock()
+}
 
+// lead runs the release that concurrent callers share.
+func (m *Lock) lead(ctx context.Context, ka *KeepAlive) (ReleaseOutcome, error) {
+	var outcome ReleaseOutcome
+	var err error
 	if ka != nil {
-		ka.stop(ErrReleased, false)
+		// No renewal may run with or after the delete: its reply would say the lock is
+		// lost when it was released.
+		ka.halt()
+		select {
+		case <-ka.done:
+		case <-ctx.Done():
+			err = &conn.CallError{Err: context.Cause(ctx)}
+		}
 	}
-	outcome, err := m.release(ctx)
+	if err == nil {
+		outcome, err = m.release(ctx)
+	}
+	if ka != nil {
+		if cause := m.lost(); cause != nil {
+			ka.cancel(cause) // the lock's context ended already; this one ends before Release returns
+		} else {
+			ka.cancel(fmt.Errorf("%w: the release failed and the lock is still held: %w", ErrKeepAliveStopped, err))
+			m.detach(ka)
+		}
+	}
 
 	m.mu.Lock()
 	w := m.rel.waiters
@@ -97,22 +136,40 @@ func (m *Lock) Release(ctx context.Context) (ReleaseOutcome, error) {
 	m.mu.Unlock()
 	if w != nil {
 		w.outcome, w.err = outcome, err
+		w.again = ctx.Err() != nil && releaseUnsent(err)
 		close(w.done)
 	}
 	return outcome, err
 }
 
+// releaseUnsent says that a failed release sent no delete.
+func releaseUnsent(err error) bool {
+	var se *resp.ServerError
+	return err != nil && !conn.WasWritten(err) && !errors.As(err, &se)
+}
+
 func (m *Lock) release(ctx context.Context) (ReleaseOutcome, error) {
-	cn, err := m.l.route(ctx, m.key)
-	if err != nil {
-		return 0, err
+	var deleted bool
+	var cn via
+	var err error
+	for try := 0; ; try++ {
+		if cn, err = m.l.fenceableRoute(ctx, m.key); err != nil {
+			return 0, err
+		}
+		deleted, err = m.l.release(ctx, &cn, m.key, m.token)
+		// Another lock's fence killed the connection before the delete was written:
+		// nothing ran, so it goes again on a fresh one. (One that was written is not
+		// repeated: a second delete would say NotOwned of a lock the first released.)
+		if !(errors.Is(err, conn.ErrNotSent) && killedUnder(ctx, err, cn.cn)) || try == maxUnsentReleases {
+			break
+		}
 	}
-	deleted, err := m.l.release(ctx, &cn, m.key, m.token)
 	switch {
 	case err != nil:
 		if conn.WasWritten(err) {
 			m.lose(ErrOwnershipUncertain)
 			m.l.fence(cn.cn)
+			return 0, fmt.Errorf("%w: %w", ErrOwnershipUncertain, err)
 		}
 		return 0, err
 	case deleted:
@@ -125,9 +182,13 @@ func (m *Lock) release(ctx context.Context) (ReleaseOutcome, error) {
 
 // Close releases the lock on a best-effort basis, as a deferred call should: it stops
 // the keep-alive and releases within a few seconds, and suppresses the failures that
-// expiry makes harmless (connection loss, timeouts, cancellation, a closed client).
-// Other errors, such as NOPERM, are returned.
+// expiry makes harmless (connection loss or refusal, a failed handshake, timeouts,
+// cancellation, a closed client). Other errors, such as NOPERM, are returned. Close on
+// a nil *Lock does nothing, so that defer mu.Close() may come before checking ok.
 func (m *Lock) Close() error {
+	if m == nil {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), min(m.ttl, closeTimeout))
 	defer cancel()
 	_, err := m.Release(ctx)
@@ -139,10 +200,17 @@ func (m *Lock) Close() error {
 
 const closeTimeout = 5 * time.Second
 
-// harmless says whether a failed release is covered by the lock's expiry.
+// maxUnsentReleases bounds the tries of a release whose connection other locks' fences
+// keep killing before it is written.
+const maxUnsentReleases = 3
+
+// harmless says whether a failed release is covered by the lock's expiry. A lock
+// connection that cannot be dialled or handshaken fails as a *conn.CallError (not
+// sent); a network error from elsewhere counts too.
 func harmless(err error) bool {
 	var ce *conn.CallError
-	return errors.As(err, &ce) ||
+	var ne net.Error
+	return errors.As(err, &ce) || errors.As(err, &ne) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
 		errors.Is(err, respire.ErrClosed) || errors.Is(err, pool.ErrClosed)
 }

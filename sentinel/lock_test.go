@@ -87,7 +87,7 @@ func testLockAcrossFailover(t *testing.T, fault func(*sentinelserver.Deployment)
 	work := mu.KeepAliveContext()
 	token := string(mu.Token().Bytes())
 
-	oldConn, err := c.ConnFor(ctx, key)
+	oldConn, err := c.LockConnFor(ctx, key) // renewals travel on lock connections
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func testLockAcrossFailover(t *testing.T, fault func(*sentinelserver.Deployment)
 	if ok, err := mu2.ResetExpiry(ctx, ttl); err != nil || !ok {
 		t.Fatalf("ResetExpiry after the failover = %v, %v", ok, err)
 	}
-	cn, err := c.ConnFor(ctx, "locks:after")
+	cn, err := c.LockConnFor(ctx, "locks:after")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,155 @@
+package lock
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/respire/respire"
+	"github.com/respire/respire/resp"
+)
+
+// fakeRedis is an in-memory server just large enough for the lock's timing logic:
+// HELLO 3, SET NX PX, SET IFEQ PX, GET, DELEX IFEQ and PTTL, over net.Pipe
+// connections injected with respire.Options.Dialer. It keeps time with the clock of
+// the caller, so that under testing/synctest leases expire on the bubble's fake clock
+// and a test can sleep through them in no time. (A synctest bubble cannot hold I/O
+// with a real server, which runs outside it.)
+type fakeRedis struct {
+	mu       sync.Mutex
+	keys     map[string]fakeEntry
+	renewals []time.Time // when each SET IFEQ that renewed arrived
+	ids      int64
+	open     map[net.Conn]struct{}
+	wg       sync.WaitGroup
+}
+
+type fakeEntry struct {
+	val string
+	exp time.Time
+}
+
+// fakeClient starts a fakeRedis and a client of it, both closed when t ends.
+func fakeClient(t *testing.T) (*fakeRedis, *respire.Client) {
+	t.Helper()
+	f := &fakeRedis{keys: map[string]fakeEntry{}, open: map[net.Conn]struct{}{}}
+	t.Cleanup(f.close) // after the client's Close, registered next and so run first
+	return f, newClient(t, "fake:6379", respire.Options{Dialer: f.dial})
+}
+
+func (f *fakeRedis) dial(context.Context, string, string) (net.Conn, error) {
+	cli, srv := net.Pipe()
+	f.mu.Lock()
+	f.open[srv] = struct{}{}
+	f.mu.Unlock()
+	f.wg.Go(func() { f.serve(srv) })
+	return cli, nil
+}
+
+func (f *fakeRedis) close() {
+	f.mu.Lock()
+	for nc := range f.open {
+		nc.Close()
+	}
+	f.mu.Unlock()
+	f.wg.Wait()
+}
+
+// Renewals returns when the renewals that found the lock arrived.
+func (f *fakeRedis) Renewals() []time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]time.Time(nil), f.renewals...)
+}
+
+func (f *fakeRedis) serve(nc net.Conn) {
+	defer func() {
+		f.mu.Lock()
+		delete(f.open, nc)
+		f.mu.Unlock()
+		nc.Close()
+	}()
+	rd := resp.NewReader(bufio.NewReader(nc), resp.Limits{})
+	for {
+		v, err := rd.Read()
+		if err != nil {
+			return
+		}
+		elems, err := v.Array()
+		if err != nil {
+			return
+		}
+		args := make([]string, len(elems))
+		for i, e := range elems {
+			args[i], _ = e.Text()
+		}
+		if _, err := nc.Write([]byte(f.exec(args))); err != nil {
+			return
+		}
+	}
+}
+
+const fakeNull = "_\r\n"
+
+// exec runs one command and returns its raw RESP3 reply.
+func (f *fakeRedis) exec(args []string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := time.Now()
+	get := func(key string) (fakeEntry, bool) {
+		e, ok := f.keys[key]
+		if ok && !now.Before(e.exp) {
+			delete(f.keys, key)
+			return fakeEntry{}, false
+		}
+		return e, ok
+	}
+	px := func(s string) time.Time {
+		ms, _ := strconv.ParseInt(s, 10, 64)
+		return now.Add(time.Duration(ms) * time.Millisecond)
+	}
+	opt := func(i int) string { return strings.ToUpper(args[i]) }
+	switch cmd := strings.ToUpper(args[0]); {
+	case cmd == "HELLO":
+		f.ids++
+		return fmt.Sprintf("%%4\r\n+server\r\n+redis\r\n+version\r\n+8.4.0\r\n+proto\r\n:3\r\n+id\r\n:%d\r\n", f.ids)
+	case cmd == "SET" && len(args) == 6 && opt(3) == "NX" && opt(4) == "PX":
+		if _, held := get(args[1]); held {
+			return fakeNull
+		}
+		f.keys[args[1]] = fakeEntry{val: args[2], exp: px(args[5])}
+		return "+OK\r\n"
+	case cmd == "SET" && len(args) == 7 && opt(3) == "IFEQ" && opt(5) == "PX":
+		if e, held := get(args[1]); !held || e.val != args[4] {
+			return fakeNull
+		}
+		f.keys[args[1]] = fakeEntry{val: args[2], exp: px(args[6])}
+		f.renewals = append(f.renewals, now)
+		return "+OK\r\n"
+	case cmd == "GET" && len(args) == 2:
+		e, held := get(args[1])
+		if !held {
+			return fakeNull
+		}
+		return fmt.Sprintf("$%d\r\n%s\r\n", len(e.val), e.val)
+	case cmd == "DELEX" && len(args) == 4 && opt(2) == "IFEQ":
+		if e, held := get(args[1]); !held || e.val != args[3] {
+			return ":0\r\n"
+		}
+		delete(f.keys, args[1])
+		return ":1\r\n"
+	case cmd == "PTTL" && len(args) == 2:
+		e, held := get(args[1])
+		if !held {
+			return ":-2\r\n"
+		}
+		return fmt.Sprintf(":%d\r\n", e.exp.Sub(now).Milliseconds())
+	}
+	return "-ERR unknown command '" + args[0] + "'\r\n"
+}

@@ -1,0 +1,140 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/respire/respire"
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/test/testserver"
+)
+
+// A fence kills lock traffic only. 32 goroutines send plain GET/SET on the client
+// while 50 renewals, stuck behind CLIENT PAUSE WRITE until their context ends, are
+// fenced: no data command fails, every fenced lock reports ErrOwnershipUncertain, and
+// the other locks, renewed all along on the lock connection the fences kill (by hand
+// and by keep-alives), never lose their leases.
+func TestFenceSparesOtherTraffic(t *testing.T) {
+	const (
+		dataWorkers = 32
+		fences      = 50
+		renewers    = 8
+		keepAlives  = 4
+	)
+	srv := testserver.Start(t, testserver.Config{})
+	c := newClient(t, srv.Addr(), respire.Options{})
+	locks := New(c)
+	ctx := context.Background()
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var dataOps, dataErrs atomic.Int64
+	for w := range dataWorkers {
+		wg.Go(func() {
+			key := "data:" + strconv.Itoa(w)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				var err error
+				if i%2 == 0 {
+					_, err = c.Do(dctx, "SET", key, i)
+				} else {
+					_, err = c.Do(dctx, "GET", key)
+				}
+				cancel()
+				dataOps.Add(1)
+				if err != nil && dataErrs.Add(1) <= 3 {
+					t.Errorf("data command: %v", err)
+				}
+			}
+		})
+	}
+
+	var renewals, renewFailures atomic.Int64
+	held := make([]*Lock, 0, renewers+keepAlives)
+	for i := range renewers {
+		mu, err := locks.Acquire(ctx, "other:"+strconv.Itoa(i), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, mu)
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				ok, err := mu.ResetExpiry(rctx, time.Minute)
+				cancel()
+				renewals.Add(1)
+				if (!ok || err != nil) && renewFailures.Add(1) <= 3 {
+					t.Errorf("renewal of %s: %v %v", mu.Key(), ok, err)
+				}
+			}
+		})
+	}
+	for i := range keepAlives {
+		// Short leases: renewed every 400ms, so some renewals meet the fences.
+		mu, ok, err := locks.TryAcquire(ctx, "kept:"+strconv.Itoa(i), 800*time.Millisecond, WithKeepAlive())
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		held = append(held, mu)
+	}
+
+	for done, attempt := 0, 0; done < fences; attempt++ {
+		mu, err := locks.Acquire(ctx, fmt.Sprintf("fenced:%d", attempt), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Do(t, "CLIENT", "PAUSE", "60", "WRITE")
+		tctx, cancel := context.WithTimeout(ctx, 15*time.Millisecond)
+		ok, err := mu.ResetExpiry(tctx, time.Minute)
+		cancel()
+		if errors.Is(err, conn.ErrNotSent) {
+			continue // the context ended before the renewal was written: nothing to fence
+		}
+		if ok || !errors.Is(err, ErrOwnershipUncertain) || !errors.Is(err, conn.ErrOutcomeUnknown) {
+			t.Fatalf("renewal stuck behind the pause: %v %v", ok, err)
+		}
+		if cause := context.Cause(mu.KeepAliveContext()); !errors.Is(cause, ErrOwnershipUncertain) {
+			t.Fatalf("a fenced lock reports %v", cause)
+		}
+		done++
+	}
+	srv.Do(t, "CLIENT", "UNPAUSE")
+	close(stop)
+	wg.Wait()
+
+	kills := cmdStat(t, srv, "client|kill", "calls")
+	t.Logf("%d data commands, %d renewals of other locks, %d CLIENT KILLs", dataOps.Load(), renewals.Load(), kills)
+	if dataErrs.Load() != 0 || renewFailures.Load() != 0 {
+		t.Fatalf("%d data commands and %d renewals of other locks failed", dataErrs.Load(), renewFailures.Load())
+	}
+	if kills < fences {
+		t.Fatalf("%d CLIENT KILLs, want at least %d", kills, fences)
+	}
+	for _, mu := range held {
+		if err := mu.KeepAliveContext().Err(); err != nil {
+			t.Errorf("%s: context ended: %v", mu.Key(), context.Cause(mu.KeepAliveContext()))
+		}
+		if got := srv.Do(t, "GET", mu.Key()); got != mu.Token().b {
+			t.Errorf("%s: the server holds %q, not the lock's token", mu.Key(), got)
+		}
+		if out, err := mu.Release(ctx); out != Released || err != nil {
+			t.Errorf("%s: release %v %v", mu.Key(), out, err)
+		}
+	}
+}

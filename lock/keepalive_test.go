@@ -1,0 +1,171 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// The keep-alive's schedule follows the lease as it stands, on the bubble's clock.
+func TestKeepAliveSchedule(t *testing.T) {
+	const lease = 10 * time.Second
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		// script runs with the lock acquired at 0 and starts a keep-alive; it returns
+		// when the keep-alive should renew first (and every half lease from then).
+		script func(t *testing.T, mu *Lock) (firstRenewal time.Duration)
+		manual int // renewals the script makes itself, before the keep-alive's first
+	}{{
+		// A keep-alive started with less than half the lease left renews at once:
+		// waiting half a lease from its start would be past the expiry.
+		name: "started late renews at once",
+		script: func(t *testing.T, mu *Lock) time.Duration {
+			time.Sleep(7 * time.Second)
+			if _, err := mu.KeepAlive(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return 7 * time.Second
+		},
+	}, {
+		name: "started early renews at half the lease",
+		script: func(t *testing.T, mu *Lock) time.Duration {
+			time.Sleep(2 * time.Second)
+			if _, err := mu.KeepAlive(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return lease / 2
+		},
+	}, {
+		// A longer lease set by hand moves the next renewal (and the expiry deadline,
+		// which would otherwise end the context at the old one) to half a lease
+		// before its end.
+		name: "ResetExpiry longer moves both",
+		script: func(t *testing.T, mu *Lock) time.Duration {
+			if _, err := mu.KeepAlive(ctx); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second)
+			if ok, err := mu.ResetExpiry(ctx, time.Minute); !ok || err != nil {
+				t.Fatal(ok, err)
+			}
+			return time.Second + time.Minute - lease/2
+		},
+		manual: 1,
+	}, {
+		// A shorter one leaves less than half a lease: the keep-alive renews at once.
+		name: "ResetExpiry shorter renews at once",
+		script: func(t *testing.T, mu *Lock) time.Duration {
+			if _, err := mu.KeepAlive(ctx); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second)
+			if ok, err := mu.ResetExpiry(ctx, 3*time.Second); !ok || err != nil {
+				t.Fatal(ok, err)
+			}
+			return time.Second
+		},
+		manual: 1,
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
+				f, c := fakeClient(t)
+				start := time.Now()
+				mu, err := New(c).Acquire(ctx, "ka", lease)
+				if err != nil {
+					t.Fatal(err)
+				}
+				first := tc.script(t, mu)
+				// Three renewals' worth of time: the keep-alive renews at first, then
+				// every half lease, and its context never ends.
+				time.Sleep(first + lease + lease/4 - time.Since(start))
+				synctest.Wait()
+				work := mu.KeepAliveContext()
+				if work.Err() != nil {
+					t.Fatalf("the keep-alive's context ended: %v", context.Cause(work))
+				}
+				got := f.Renewals()[tc.manual:]
+				want := []time.Duration{first, first + lease/2, first + lease}
+				if len(got) != len(want) {
+					t.Fatalf("renewals at %v, want at %v", since(start, got), want)
+				}
+				for i := range want {
+					if at := got[i].Sub(start); at != want[i] {
+						t.Fatalf("renewals at %v, want at %v", since(start, got), want)
+					}
+				}
+				if out, err := mu.Release(ctx); out != Released || err != nil {
+					t.Fatal(out, err)
+				}
+				if !errors.Is(context.Cause(work), ErrReleased) {
+					t.Fatalf("cause after release %v", context.Cause(work))
+				}
+			})
+		})
+	}
+}
+
+// bubble runs f under synctest.Test. The conn package recycles its calls, each with a
+// channel, through a sync.Pool: a call made in one bubble and reused outside it, or in
+// another, is a channel of a foreign bubble (a fatal error), and one made outside and
+// reused inside blocks the bubble's clock. Two collections empty every sync.Pool, so
+// the bubble neither inherits nor leaves any.
+func bubble(t *testing.T, f func(t *testing.T)) {
+	runtime.GC()
+	runtime.GC()
+	synctest.Test(t, f)
+	runtime.GC()
+	runtime.GC()
+}
+
+func since(start time.Time, ts []time.Time) []time.Duration {
+	out := make([]time.Duration, len(ts))
+	for i, t := range ts {
+		out[i] = t.Sub(start)
+	}
+	return out
+}
+
+// After Stop, KeepAliveContext is what its doc says of a lock without keep-alive: it
+// ends shortly before the expiry estimate, and until then the lock is held.
+func TestKeepAliveContextAfterStop(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		const lease = 10 * time.Second
+		ctx := context.Background()
+		_, c := fakeClient(t)
+		start := time.Now()
+		mu, ok, err := New(c).TryAcquire(ctx, "stop", lease, WithKeepAlive())
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		kept := mu.KeepAliveContext()
+		time.Sleep(6 * time.Second) // one renewal, at 5s: the lease ends at 15s
+		mu.ka.Stop()
+		if !errors.Is(context.Cause(kept), ErrKeepAliveStopped) {
+			t.Fatalf("the keep-alive's context after Stop: %v", context.Cause(kept))
+		}
+		work := mu.KeepAliveContext()
+		if work.Err() != nil {
+			t.Fatalf("KeepAliveContext after Stop ended at once: %v", context.Cause(work))
+		}
+		deadline, ok := work.Deadline()
+		if want := start.Add(5*time.Second + lease - lease/20); !ok || !deadline.Equal(want) {
+			t.Fatalf("deadline %v (%v), want %v", deadline.Sub(start), ok, want.Sub(start))
+		}
+		time.Sleep(deadline.Sub(time.Now()))
+		synctest.Wait()
+		if !errors.Is(context.Cause(work), context.DeadlineExceeded) {
+			t.Fatalf("at the deadline: %v", context.Cause(work))
+		}
+		// A new keep-alive can start while the lease lasts.
+		ka, err := mu.KeepAlive(ctx)
+		if err != nil || ka == nil || mu.KeepAliveContext() != ka.Context() {
+			t.Fatalf("KeepAlive after Stop: %v", err)
+		}
+		mu.Close()
+	})
+}

@@ -1,0 +1,188 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/respire/respire"
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/test/emulator"
+	"github.com/respire/respire/test/testserver"
+)
+
+// holdLockDial makes the next lock connection's handshake wait d: a managed release
+// that comes first waits, unsent, for its connection. (The client's shared connection,
+// which acquisitions use, is dialled already.)
+func holdLockDial(s profileServer, d time.Duration) { s.emu.Delay("HELLO", d) }
+
+// waitState polls the handle's release state until cond holds.
+func waitState(t *testing.T, m *Lock, what string, cond func(rs *releaseState) bool) {
+	t.Helper()
+	waitUntil(t, what, func() bool {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return cond(&m.rel)
+	})
+}
+
+// A joiner never takes another caller's cancellation for its result: the caller that
+// sends the release gives up before the delete was sent, and the joiner, whose context
+// is live, sends it. Exactly one delete reaches the server.
+func TestReleaseJoinerSendsWhenLeaderGivesUp(t *testing.T) {
+	s := startProfile(t, emulator.Redis84)
+	locks := New(s.client(t, respire.Options{}))
+	ctx := context.Background()
+	mu, err := locks.Acquire(ctx, "joined", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.emu.Reset()
+	holdLockDial(s, 800*time.Millisecond)
+
+	type result struct {
+		out ReleaseOutcome
+		err error
+	}
+	leader, joiner := make(chan result, 1), make(chan result, 1)
+	lctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	go func() {
+		out, err := mu.Release(lctx)
+		leader <- result{out, err}
+	}()
+	waitState(t, mu, "the leader's release", func(rs *releaseState) bool { return rs.running })
+	go func() {
+		out, err := mu.Release(ctx)
+		joiner <- result{out, err}
+	}()
+	waitState(t, mu, "the joiner", func(rs *releaseState) bool { return rs.waiters != nil })
+
+	l := <-leader
+	if l.out != 0 || !errors.Is(l.err, conn.ErrNotSent) || !errors.Is(l.err, context.DeadlineExceeded) {
+		t.Fatalf("leader: %v %v, want its own deadline, not sent", l.out, l.err)
+	}
+	j := <-joiner
+	if j.out != Released || j.err != nil {
+		t.Fatalf("joiner: %v %v, want the release it sent itself", j.out, j.err)
+	}
+	if n := s.emu.Count("DELEX"); n != 1 {
+		t.Fatalf("%d deletes sent, want 1", n)
+	}
+	if s.backend.Do(t, "EXISTS", "joined") != "0" {
+		t.Fatal("not released")
+	}
+	if out, err := mu.Release(ctx); out != AlreadyReleased || err != nil {
+		t.Fatalf("release after: %v %v", out, err)
+	}
+}
+
+// A release that was not sent leaves the lock held and releasable, and the keep-alive
+// it stopped says so: ErrKeepAliveStopped, not ErrReleased. The next release then
+// releases, and ErrReleased is the cause from then on.
+func TestUnsentReleaseLeavesLockHeld(t *testing.T) {
+	s := startProfile(t, emulator.Redis84)
+	locks := New(s.client(t, respire.Options{}))
+	ctx := context.Background()
+	mu, ok, err := locks.TryAcquire(ctx, "unsent", time.Minute, WithKeepAlive())
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	kept := mu.KeepAliveContext()
+	s.emu.Reset()
+	holdLockDial(s, 500*time.Millisecond)
+	tctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	_, err = mu.Release(tctx)
+	cancel()
+	if !errors.Is(err, conn.ErrNotSent) {
+		t.Fatalf("release: %v, want not sent", err)
+	}
+	cause := context.Cause(kept)
+	if !errors.Is(cause, ErrKeepAliveStopped) || errors.Is(cause, ErrReleased) {
+		t.Fatalf("the keep-alive's cause after an unsent release: %v", cause)
+	}
+	if s.backend.Do(t, "GET", "unsent") != mu.Token().b {
+		t.Fatal("the lock is gone")
+	}
+	if work := mu.KeepAliveContext(); work.Err() != nil {
+		t.Fatalf("KeepAliveContext of a held lock ended: %v", context.Cause(work))
+	}
+	if out, err := mu.Release(ctx); out != Released || err != nil {
+		t.Fatalf("release again: %v %v", out, err)
+	}
+	if !errors.Is(context.Cause(mu.KeepAliveContext()), ErrReleased) {
+		t.Fatalf("cause after the release: %v", context.Cause(mu.KeepAliveContext()))
+	}
+	if s.emu.Count("DELEX") != 1 {
+		t.Fatalf("%d deletes, want 1", s.emu.Count("DELEX"))
+	}
+}
+
+// A keep-alive ended by a release that deleted the lock says ErrReleased, by the time
+// Release returns.
+func TestReleaseEndsKeepAliveWithReleased(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	locks := New(newClient(t, srv.Addr(), respire.Options{}))
+	ctx := context.Background()
+	mu, ok, err := locks.TryAcquire(ctx, "kr", time.Minute, WithKeepAlive())
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	kept := mu.KeepAliveContext()
+	if out, err := mu.Release(ctx); out != Released || err != nil {
+		t.Fatal(out, err)
+	}
+	if !errors.Is(context.Cause(kept), ErrReleased) {
+		t.Fatalf("cause %v", context.Cause(kept))
+	}
+}
+
+// Close is the deferred release: safe on the nil handle of a failed acquisition, and
+// quiet when the server cannot be reached or refuses the handshake, which expiry makes
+// harmless.
+func TestCloseIsBestEffort(t *testing.T) {
+	ctx := context.Background()
+	t.Run("nil lock", func(t *testing.T) {
+		srv := testserver.Start(t, testserver.Config{})
+		locks := New(newClient(t, srv.Addr(), respire.Options{}))
+		srv.Do(t, "SET", "taken", "other", "PX", "60000")
+		mu, ok, err := locks.TryAcquire(ctx, "taken", time.Minute)
+		defer mu.Close() // before checking ok: must be safe
+		if ok || err != nil || mu != nil {
+			t.Fatal(mu, ok, err)
+		}
+		if err := mu.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	for _, tc := range []struct {
+		name  string
+		warm  bool // the lock connection was dialled before the fault
+		fault func(t *testing.T, srv *testserver.Server)
+	}{
+		{"connection refused", false, func(t *testing.T, srv *testserver.Server) { srv.Stop(t) }},
+		{"connection refused after use", true, func(t *testing.T, srv *testserver.Server) { srv.Stop(t) }},
+		{"handshake refused", false, func(t *testing.T, srv *testserver.Server) {
+			srv.Do(t, "ACL", "SETUSER", "u", "resetpass", ">changed")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := testserver.Start(t, testserver.Config{Users: []testserver.User{{Name: "u", Password: "pw", Rules: []string{"+@all", "~*"}}}})
+			locks := New(newClient(t, srv.Addr(), respire.Options{Username: "u", Password: "pw", DialTimeout: time.Second}))
+			mu, err := locks.Acquire(ctx, "k", time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.warm {
+				if ok, err := mu.ResetExpiry(ctx, time.Minute); !ok || err != nil {
+					t.Fatal(ok, err)
+				}
+			}
+			tc.fault(t, srv)
+			if err := mu.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+		})
+	}
+}

@@ -5,7 +5,7 @@ import "errors"
 var (
 	// ErrInvalidArg is matched by errors for unusable arguments: an empty key, the same
 	// key as lease and fence, a TTL under a millisecond, a token under 1, a Coordinator
-	// without a client.
+	// without a client, a semaphore capacity under 1, Redlock options out of range.
 	ErrInvalidArg = errors.New("coordination: invalid argument")
 	// ErrCrossSlot is matched by the error for a pair of keys (lease and fence, or a
 	// resource and its accepted-token key) that hash to different Cluster slots once
@@ -23,4 +23,21 @@ var (
 	// whose server does not speak RESP3 or refuses CLIENT TRACKING. The wait never
 	// falls back to polling.
 	ErrNoTracking = errors.New("coordination: waiting for a fenced lock needs RESP3 client-side caching (Options.ClientSideCache)")
+	// ErrRedlockGroup is matched by the error for clients that cannot form a Redlock
+	// group: fewer than three, an even number, a nil or repeated client, a Cluster or
+	// Sentinel client, or two clients that reach one server (same INFO run_id). Their
+	// votes would not be independent.
+	ErrRedlockGroup = errors.New("coordination: not a group of independent standalone servers")
+	// ErrServerIdentity is matched by the error of a Redlock operation on a server that
+	// refused INFO server (an ACL without +info), whose run_id tells whether two
+	// clients reach one server: the group does not count a vote it cannot tell apart.
+	ErrServerIdentity = errors.New("coordination: cannot tell the redlock servers apart: INFO server refused")
+	// ErrNoQuorum is matched by the error of a Redlock acquisition, renewal or release
+	// that did not reach a majority of the group because nodes failed or did not answer
+	// in time; the error also carries the nodes' errors.
+	ErrNoQuorum = errors.New("coordination: no redlock quorum")
+	// ErrCapacityMismatch is matched by the error of a semaphore acquisition whose
+	// capacity differs from the one the semaphore's live permits were taken with (a
+	// *CapacityMismatchError tells both): participants must agree on capacity.
+	ErrCapacityMismatch = errors.New("coordination: semaphore capacity differs from the stored one")
 )

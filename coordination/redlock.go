@@ -1,0 +1,468 @@
+package coordination
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/respire/respire"
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/lock"
+	"github.com/respire/respire/resp"
+)
+
+// RedlockOptions tune a RedlockGroup. The zero value is usable.
+type RedlockOptions struct {
+	// NodeTimeout bounds each node's part of an acquisition, renewal or release (zero:
+	// one second). It is not a bound on the whole call nor on the protected work: give
+	// ctx a deadline for that. Keep it well under the TTL, since time spent waiting for
+	// a slow node comes out of the lease's validity.
+	NodeTimeout time.Duration
+	// DriftFactor is the share of the TTL set aside for clock drift between the
+	// servers and this process (zero: 0.01). The validity of a lease is
+	// ttl − elapsed − (ttl × DriftFactor + 2 ms). It must be in [0, 1).
+	DriftFactor float64
+}
+
+const (
+	defaultNodeTimeout = time.Second
+	defaultDriftFactor = 0.01
+	// driftFloor is the drift set aside however short the TTL: the servers' expiry
+	// runs on millisecond clocks.
+	driftFloor = 2 * time.Millisecond
+	// redlockCloseTimeout bounds Close's one release.
+	redlockCloseTimeout = 5 * time.Second
+)
+
+// RedlockGroup takes leases on a majority of independent standalone servers (the
+// Redlock algorithm). It does not own its clients: close them after the group's last
+// use. It is safe for concurrent use.
+type RedlockGroup struct {
+	nodes   []*redlockNode
+	quorum  int
+	timeout time.Duration
+	drift   float64
+
+	mu     sync.Mutex
+	broken error // set once two clients proved to reach one server: refused from then on
+}
+
+// redlockNode is one vote: a client, its Locker (whose raw-token commands and managed
+// handles do the node's work) and the server identity the group learned.
+type redlockNode struct {
+	c     *respire.Client
+	locks *lock.Locker
+
+	mu    sync.Mutex
+	runID string // INFO server's run_id; empty until the server answered
+}
+
+// NewRedlockGroup returns a group over clients, which must be an odd number, at least
+// three, of distinct standalone clients (neither Cluster nor Sentinel: the endpoints
+// of one deployment are not independent votes). It sends nothing. Each server's
+// identity (INFO server's run_id) is checked the first time the group reaches it,
+// before its vote counts: two clients that reach one server make every later call fail
+// with ErrRedlockGroup, and a server that refuses INFO makes calls fail with
+// ErrServerIdentity. All participants must use the same servers, database, key bytes
+// and key prefixes.
+func NewRedlockGroup(clients []*respire.Client, opts RedlockOptions) (*RedlockGroup, error) {
+	switch n := len(clients); {
+	case n < 3:
+		return nil, fmt.Errorf("%w: %d clients; a group needs an odd number, at least three", ErrRedlockGroup, n)
+	case n%2 == 0:
+		// An even group tolerates no more failures than the odd group one smaller, and
+		// can split evenly.
+		return nil, fmt.Errorf("%w: %d clients; a group needs an odd number", ErrRedlockGroup, n)
+	}
+	switch {
+	case opts.NodeTimeout < 0:
+		return nil, fmt.Errorf("%w: negative NodeTimeout %v", ErrInvalidArg, opts.NodeTimeout)
+	case !(opts.DriftFactor >= 0 && opts.DriftFactor < 1):
+		return nil, fmt.Errorf("%w: DriftFactor %v is not in [0, 1)", ErrInvalidArg, opts.DriftFactor)
+	}
+	g := &RedlockGroup{quorum: len(clients)/2 + 1, timeout: opts.NodeTimeout, drift: opts.DriftFactor}
+	if g.timeout == 0 {
+		g.timeout = defaultNodeTimeout
+	}
+	if g.drift == 0 {
+		g.drift = defaultDriftFactor
+	}
+	seen := make(map[*respire.Client]int, len(clients))
+	for i, c := range clients {
+		if c == nil {
+			return nil, fmt.Errorf("%w: client %d is nil", ErrRedlockGroup, i)
+		}
+		if j, ok := seen[c]; ok {
+			return nil, fmt.Errorf("%w: clients %d and %d are the same client", ErrRedlockGroup, j, i)
+		}
+		seen[c] = i
+		if !c.Standalone() {
+			return nil, fmt.Errorf("%w: client %d is a Cluster or Sentinel client, one deployment rather than an independent server", ErrRedlockGroup, i)
+		}
+		g.nodes = append(g.nodes, &redlockNode{c: c, locks: lock.New(c)})
+	}
+	return g, nil
+}
+
+// Size returns the number of servers in the group.
+func (g *RedlockGroup) Size() int { return len(g.nodes) }
+
+// Quorum returns how many servers must agree: a majority of the group.
+func (g *RedlockGroup) Quorum() int { return g.quorum }
+
+// driftMargin is what a lease of ttl sets aside for clock drift.
+func (g *RedlockGroup) driftMargin(ttl time.Duration) time.Duration {
+	return time.Duration(float64(ttl)*g.drift) + driftFloor
+}
+
+// redlockValidity is the time a lease of ttl can be trusted for after a quorum took it
+// in elapsed: what the TTL leaves once the round trips and the drift margin are taken
+// out. Not positive means the lease is unusable.
+func redlockValidity(ttl, elapsed, margin time.Duration) time.Duration {
+	return ttl - elapsed - margin
+}
+
+func (g *RedlockGroup) checkLease(key string, ttl time.Duration) error {
+	if g == nil || len(g.nodes) == 0 {
+		return fmt.Errorf("%w: RedlockGroup without clients (use NewRedlockGroup)", ErrInvalidArg)
+	}
+	if key == "" {
+		return fmt.Errorf("%w: empty key", ErrInvalidArg)
+	}
+	if _, err := checkTTL(ttl); err != nil {
+		return err
+	}
+	if m := g.driftMargin(ttl); m >= ttl {
+		return fmt.Errorf("%w: TTL %v is not above its drift margin %v", ErrInvalidArg, ttl, m)
+	}
+	return nil
+}
+
+// each runs f for every node index in parallel, on goroutines it waits for.
+func each(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { f(i) })
+	}
+	wg.Wait()
+}
+
+// identify learns the run_id of every server not yet identified and refuses the group
+// when two clients reach one server. A server that cannot be reached stays
+// unidentified and gets no vote this time; one that refuses INFO fails the call.
+func (g *RedlockGroup) identify(ctx context.Context) ([]bool, error) {
+	g.mu.Lock()
+	broken := g.broken
+	g.mu.Unlock()
+	if broken != nil {
+		return nil, broken
+	}
+	errs := make([]error, len(g.nodes))
+	each(len(g.nodes), func(i int) { errs[i] = g.nodes[i].identify(ctx, g.timeout) })
+	known := make([]bool, len(g.nodes))
+	byID := map[string]int{}
+	for i, n := range g.nodes {
+		if errs[i] != nil {
+			if resp.HasCode(errs[i], "NOPERM") {
+				return nil, fmt.Errorf("%w: client %d: %w", ErrServerIdentity, i, errs[i])
+			}
+			continue
+		}
+		id := n.id()
+		if j, ok := byID[id]; ok {
+			err := fmt.Errorf("%w: clients %d and %d reach one server (run_id %s)", ErrRedlockGroup, j, i, id)
+			g.mu.Lock()
+			g.broken = err
+			g.mu.Unlock()
+			return nil, err
+		}
+		byID[id] = i
+		known[i] = true
+	}
+	return known, nil
+}
+
+func (n *redlockNode) id() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.runID
+}
+
+// identify asks the server its run_id once; a server restarted since keeps the
+// identity first learned, which still tells it apart from the others.
+func (n *redlockNode) identify(ctx context.Context, timeout time.Duration) error {
+	if n.id() != "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v, err := n.c.Do(ctx, "INFO", "server")
+	if err != nil {
+		return err
+	}
+	text, err := v.Text()
+	if err != nil {
+		return err
+	}
+	for line := range strings.Lines(text) {
+		if id, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok && id != "" {
+			n.mu.Lock()
+			n.runID = id
+			n.mu.Unlock()
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: INFO server has no run_id", ErrServerIdentity)
+}
+
+// Redlock is a lease held on a quorum of a RedlockGroup's servers: the same key and
+// owner token on each, with the same TTL. It has no keep-alive and no loss
+// notification: finish the protected work within RemainingEstimate, or renew with
+// ResetExpiry before it ends, and stop when renewal fails. It carries no fencing
+// token. It is safe for concurrent use.
+type Redlock struct {
+	g     *RedlockGroup
+	key   string
+	token lock.Token
+	ttl   time.Duration
+	// nodes[i] manages the lease on server i (package lock's handle, with its renewal,
+	// release outcomes and fencing of uncertain commands); nil where the acquisition
+	// was refused or never sent, so the token is not there.
+	nodes []*lock.Lock
+
+	mu         sync.Mutex
+	validUntil time.Time // end of the validity; zero once the handle stopped owning
+	confirmed  []bool    // server i confirmed the token is gone (a release, or never taken)
+
+	releasing chan struct{} // one release at a time: a retry must see the last one's results
+}
+
+// TryAcquire takes key for ttl on every server of the group in parallel, each within
+// NodeTimeout, with one fresh owner token. ok is true when a majority took it and
+// validity remains: ttl − elapsed − (ttl × DriftFactor + 2 ms). Otherwise the servers
+// that took it (or may have) are released before TryAcquire returns, and ok is false:
+// with a nil error when every server answered (contention, or a TTL used up by slow
+// answers), with one matching ErrNoQuorum (and holding the servers' errors) when
+// servers failed. A failed attempt is no proof that another owner holds the key.
+//
+// Cancellation ends the attempt (the error matches ctx's), but cannot recall a SET
+// already written: such a key stays until its TTL ends if the clean-up cannot reach
+// its server.
+func (g *RedlockGroup) TryAcquire(ctx context.Context, key string, ttl time.Duration) (*Redlock, bool, error) {
+	if err := g.checkLease(key, ttl); err != nil {
+		return nil, false, err
+	}
+	known, err := g.identify(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	rl := &Redlock{
+		g: g, key: key, token: lock.NewToken(), ttl: ttl,
+		nodes:     make([]*lock.Lock, len(g.nodes)),
+		confirmed: make([]bool, len(g.nodes)),
+		releasing: make(chan struct{}, 1),
+	}
+	taken := make([]bool, len(g.nodes))
+	errs := make([]error, len(g.nodes))
+	start := time.Now()
+	each(len(g.nodes), func(i int) {
+		if !known[i] {
+			errs[i] = fmt.Errorf("client %d: server not reached", i)
+			return
+		}
+		nctx, cancel := context.WithTimeout(ctx, g.timeout)
+		defer cancel()
+		taken[i], errs[i] = g.nodes[i].locks.TryTake(nctx, key, rl.token, ttl)
+	})
+	validity := redlockValidity(ttl, time.Since(start), g.driftMargin(ttl))
+	votes := 0
+	for i, n := range g.nodes {
+		// A SET that may have run is managed like one that did, so that the release
+		// below or the handle's reaches it.
+		if taken[i] || conn.WasWritten(errs[i]) {
+			rl.nodes[i], _ = n.locks.Adopt(key, rl.token, ttl, start) // arguments checked above
+		} else {
+			rl.confirmed[i] = true
+		}
+		if taken[i] {
+			votes++
+		}
+	}
+	if votes >= g.quorum && validity > 0 {
+		rl.validUntil = start.Add(ttl - g.driftMargin(ttl))
+		return rl, true, nil
+	}
+	// A failed attempt gives back what it got, even when ctx has ended.
+	rl.release(context.WithoutCancel(ctx))
+	if ctx.Err() != nil {
+		return nil, false, context.Cause(ctx)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, false, fmt.Errorf("%w: %d of %d servers took %q (quorum %d): %w", ErrNoQuorum, votes, len(g.nodes), key, g.quorum, err)
+	}
+	return nil, false, nil
+}
+
+// Key returns the key as given, without the clients' key prefixes.
+func (rl *Redlock) Key() string { return rl.key }
+
+// Token returns the owner token stored on the servers.
+func (rl *Redlock) Token() lock.Token { return rl.token }
+
+// Duration returns the TTL the lease was acquired with.
+func (rl *Redlock) Duration() time.Duration { return rl.ttl }
+
+// ValidUntilEstimate returns the end of the lease's validity: when the last successful
+// acquisition or renewal was sent, plus its TTL, less the drift margin. It is zero once
+// the handle no longer reports ownership (after a failed renewal or a release). It is a
+// local estimate, not an ownership proof.
+func (rl *Redlock) ValidUntilEstimate() time.Time {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	return rl.validUntil
+}
+
+// RemainingEstimate returns the validity left, or 0 once it has ended or the handle no
+// longer reports ownership. Finish the protected work, or renew, well within it: it is
+// a local estimate, and a process pause does not stop it running down.
+func (rl *Redlock) RemainingEstimate() time.Duration {
+	return max(time.Until(rl.ValidUntilEstimate()), 0)
+}
+
+// ResetExpiry sets the lease to d from now on every server that still holds this
+// handle's token, in parallel, each within NodeTimeout. It returns true only when a
+// majority renewed before the previous validity ended and validity remains (d −
+// elapsed − the drift margin); the validity then runs from this renewal. Otherwise the
+// handle no longer reports ownership (stop the protected work; acquire anew) and the
+// error, if servers failed, matches ErrNoQuorum. A renewal whose outcome is uncertain
+// on a server is fenced there as package lock fences it, and that server counts as
+// lost.
+func (rl *Redlock) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) {
+	if err := rl.g.checkLease(rl.key, d); err != nil {
+		return false, err
+	}
+	prevEnd := rl.ValidUntilEstimate()
+	if !time.Now().Before(prevEnd) {
+		rl.disown()
+		return false, nil
+	}
+	renewed := make([]bool, len(rl.nodes))
+	errs := make([]error, len(rl.nodes))
+	start := time.Now()
+	each(len(rl.nodes), func(i int) {
+		if rl.nodes[i] == nil {
+			return
+		}
+		// A renewal that lands after the previous validity is of no use to the quorum.
+		deadline := time.Now().Add(rl.g.timeout)
+		if prevEnd.Before(deadline) {
+			deadline = prevEnd
+		}
+		nctx, cancel := context.WithDeadline(ctx, deadline)
+		defer cancel()
+		renewed[i], errs[i] = rl.nodes[i].ResetExpiry(nctx, d)
+	})
+	end := time.Now()
+	votes := 0
+	for _, ok := range renewed {
+		if ok {
+			votes++
+		}
+	}
+	margin := rl.g.driftMargin(d)
+	if votes >= rl.g.quorum && end.Before(prevEnd) && redlockValidity(d, end.Sub(start), margin) > 0 {
+		rl.mu.Lock()
+		defer rl.mu.Unlock()
+		if rl.validUntil.IsZero() {
+			return false, nil // released meanwhile
+		}
+		rl.validUntil = start.Add(d - margin)
+		return true, nil
+	}
+	rl.disown()
+	if err := errors.Join(errs...); err != nil {
+		return false, fmt.Errorf("%w: %d of %d servers renewed %q (quorum %d): %w", ErrNoQuorum, votes, len(rl.nodes), rl.key, rl.g.quorum, err)
+	}
+	return false, nil
+}
+
+// disown makes the handle stop reporting ownership.
+func (rl *Redlock) disown() {
+	rl.mu.Lock()
+	rl.validUntil = time.Time{}
+	rl.mu.Unlock()
+}
+
+// Release deletes the lease on every server that has not yet confirmed its token gone,
+// in parallel, each within NodeTimeout, and reports whether a majority of the group has
+// now confirmed (a delete, or a token already gone: expired, or never taken there).
+// The handle stops reporting ownership at once, whatever the outcome. When a quorum
+// was not confirmed the error matches ErrNoQuorum: Release may be called again, and
+// sends only to the servers still unconfirmed; what it cannot reach ends at the TTL.
+func (rl *Redlock) Release(ctx context.Context) (bool, error) {
+	rl.disown()
+	select {
+	case rl.releasing <- struct{}{}:
+	case <-ctx.Done():
+		return false, context.Cause(ctx)
+	}
+	defer func() { <-rl.releasing }()
+	return rl.release(ctx)
+}
+
+func (rl *Redlock) release(ctx context.Context) (bool, error) {
+	rl.mu.Lock()
+	todo := make([]bool, len(rl.nodes))
+	for i := range todo {
+		todo[i] = !rl.confirmed[i]
+	}
+	rl.mu.Unlock()
+	errs := make([]error, len(rl.nodes))
+	each(len(rl.nodes), func(i int) {
+		if !todo[i] {
+			return
+		}
+		nctx, cancel := context.WithTimeout(ctx, rl.g.timeout)
+		defer cancel()
+		// Released, AlreadyReleased and NotOwned all say the token is not there.
+		if _, errs[i] = rl.nodes[i].Release(nctx); errs[i] != nil {
+			errs[i] = fmt.Errorf("client %d: %w", i, errs[i])
+		}
+	})
+	rl.mu.Lock()
+	votes := 0
+	for i := range rl.confirmed {
+		if todo[i] && errs[i] == nil {
+			rl.confirmed[i] = true
+		}
+		if rl.confirmed[i] {
+			votes++
+		}
+	}
+	rl.mu.Unlock()
+	if votes >= rl.g.quorum {
+		return true, nil
+	}
+	return false, fmt.Errorf("%w: %d of %d servers confirmed the release of %q (quorum %d): %w", ErrNoQuorum, votes, len(rl.nodes), rl.key, rl.g.quorum, errors.Join(errs...))
+}
+
+// Close makes one best-effort release, as a deferred call should: servers it cannot
+// reach free the key when its TTL ends. It returns only a server's refusal (such as
+// NOPERM), which expiry does not make harmless. It is a no-op on a nil handle, so it
+// can be deferred before checking ok.
+func (rl *Redlock) Close() error {
+	if rl == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), redlockCloseTimeout)
+	defer cancel()
+	_, err := rl.Release(ctx)
+	var se *resp.ServerError
+	if errors.As(err, &se) {
+		return err
+	}
+	return nil
+}

@@ -44,11 +44,27 @@
 // A managed renewal (ResetExpiry, KeepAlive) or Release on a *Lock that is cancelled
 // or times out after its command may have been written fences the connection that
 // carried it: CLIENT KILL ID <its id>, sent on another connection, so nothing queued on
-// it can run later; the lock then counts as lost. Other commands in flight on that
-// shared connection fail with conn.ErrOutcomeUnknown and the client reconnects. If the
-// user may not run CLIENT KILL, release is a plain compare-and-delete without fence.
-// The raw-token calls (TryTake, ResetExpiry, Release, OwnerToken on the Locker) never
-// fence.
+// it can run later; the lock then counts as lost. Those commands travel on the
+// client's lock connections (respire.Client.LockConnFor: one per server, pipelined
+// among locks), never on the shared connection other callers' commands use, so a fence
+// fails lock traffic only. A renewal of another lock that dies with a fenced
+// connection was settled by the kill, and since a renewal can only extend its own
+// token it is sent again on a fresh connection while the lease lasts, not reported as
+// lost; so is a release that had not been written. If the user may not run CLIENT
+// KILL, release is a plain compare-and-delete without fence. The raw-token calls
+// (TryTake, ResetExpiry, Release, OwnerToken on the Locker) never fence.
+//
+// # Keep-alive and release
+//
+// A keep-alive renews whenever less than half the lease is left, counted from the
+// lease's current expiry estimate: one started late in a lease renews at once, and a
+// ResetExpiry while it runs moves both its next renewal and the deadline at which its
+// context ends if no renewal succeeds. Release stops the renewals before the delete is
+// sent and ends the keep-alive's context once the outcome is known: ErrReleased only
+// for a released lock; a release that was not sent leaves the lock held and
+// releasable, and the cause says ErrKeepAliveStopped. Concurrent releases share one;
+// when the caller that sends it gives up before the delete was written, a joiner
+// whose context is live sends it. Close is a no-op on a nil *Lock.
 //
 // # Leases, not mutexes
 //
@@ -78,5 +94,6 @@
 //
 // Locker and Lock are safe for concurrent use. A KeepAlive owns one goroutine, which
 // stops when the keep-alive is stopped, its lock is released or lost, or its context
-// ends; Stop waits for it.
+// ends; Stop and Release wait for it. The lock connections belong to the client and
+// close with it.
 package lock

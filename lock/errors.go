@@ -17,10 +17,11 @@ var (
 	// ran out before a renewal succeeded (the renewal was late, slow or failing).
 	ErrLeaseExpired = errors.New("lock: lease expired before it was renewed")
 	// ErrReleased is the cause of a keep-alive context that ended because the lock was
-	// released through its handle.
+	// released through its handle (only once the delete succeeded).
 	ErrReleased = errors.New("lock: released")
-	// ErrKeepAliveStopped is the cause of a keep-alive context ended by Stop: the lock
-	// is still held but nothing renews it any more.
+	// ErrKeepAliveStopped is the cause of a keep-alive context ended by Stop, or by a
+	// Release that failed without deleting: the lock is still held but nothing renews
+	// it any more.
 	ErrKeepAliveStopped = errors.New("lock: keep-alive stopped")
 	// ErrEmptyToken is returned for an empty owner token.
 	ErrEmptyToken = errors.New("lock: empty token")

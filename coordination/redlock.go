@@ -460,9 +460,5 @@ func (rl *Redlock) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), redlockCloseTimeout)
 	defer cancel()
 	_, err := rl.Release(ctx)
-	var se *resp.ServerError
-	if errors.As(err, &se) {
-		return err
-	}
-	return nil
+	return bestEffort(err)
 }

@@ -1,0 +1,211 @@
+package coordination
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/respire/respire"
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/lock"
+	"github.com/respire/respire/resp"
+)
+
+var (
+	//go:embed scripts/entry_renew.lua
+	entryRenewSource string
+	entryRenewScript = respire.NewScript(entryRenewSource)
+	//go:embed scripts/entry_release.lua
+	entryReleaseSource string
+	entryReleaseScript = respire.NewScript(entryReleaseSource)
+)
+
+// entryCloseTimeout bounds Close's one release.
+const entryCloseTimeout = 5 * time.Second
+
+// entryState is where an entry's handle stands.
+type entryState uint8
+
+const (
+	entryHeld     entryState = iota // held as far as this handle knows
+	entryLost                       // a renewal found it gone, or its outcome is unknown
+	entryReleased                   // a release finished with an outcome
+)
+
+// entry is the handle of one field in a hash key whose fields map owners to their
+// expiry on the server's clock: a semaphore permit, a read or a write lease. One key
+// per semaphore or read/write lock keeps every script on one Cluster slot, so there is
+// never a cross-slot pair to refuse.
+type entry struct {
+	co    *Coordinator
+	key   string
+	field string // kind prefix ("p:", "r:", "w:") + token
+	token lock.Token
+	ttl   time.Duration
+
+	mu        sync.Mutex
+	expiresAt time.Time
+	state     entryState
+	outcome   lock.ReleaseOutcome // of the finished release
+
+	releasing chan struct{} // one release at a time: a retry must see the last one's result
+}
+
+func newEntry(co *Coordinator, key, kind string, ttl time.Duration) *entry {
+	t := lock.NewToken()
+	return &entry{co: co, key: key, field: kind + string(t.Bytes()), token: t, ttl: ttl, releasing: make(chan struct{}, 1)}
+}
+
+// checkKeyTTL validates what every entry acquisition takes.
+func (co *Coordinator) checkKeyTTL(key string, ttl time.Duration) (int64, error) {
+	if err := co.check(); err != nil {
+		return 0, err
+	}
+	if key == "" {
+		return 0, fmt.Errorf("%w: empty key", ErrInvalidArg)
+	}
+	return checkTTL(ttl)
+}
+
+// Key returns the key as given, without the client's key prefix.
+func (e *entry) Key() string { return e.key }
+
+// Token returns the owner token of this entry.
+func (e *entry) Token() lock.Token { return e.token }
+
+// Duration returns the TTL the entry was acquired with.
+func (e *entry) Duration() time.Duration { return e.ttl }
+
+// ExpiresAtEstimate returns when the entry ends if nothing renews it, measured from
+// when the last successful acquisition or renewal was sent; zero once the handle knows
+// it is lost or released. It is a local estimate: the server's clock decides.
+func (e *entry) ExpiresAtEstimate() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.state != entryHeld {
+		return time.Time{}
+	}
+	return e.expiresAt
+}
+
+// RemainingEstimate returns the time left until ExpiresAtEstimate, or 0.
+func (e *entry) RemainingEstimate() time.Duration {
+	t := e.ExpiresAtEstimate()
+	if t.IsZero() {
+		return 0
+	}
+	return max(time.Until(t), 0)
+}
+
+// ResetExpiry sets the entry to d from now, on the server's clock, if it is still
+// live. It returns false once the entry expired, was released or is lost: stop the
+// protected work then. A renewal whose reply did not come back after it was sent
+// makes the handle count the entry as lost, with an error matching
+// lock.ErrOwnershipUncertain: it may still run and keep the entry until d ends, which
+// only holds its place longer, never admits another holder.
+func (e *entry) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) {
+	ms, err := checkTTL(d)
+	if err != nil {
+		return false, err
+	}
+	e.mu.Lock()
+	state := e.state
+	e.mu.Unlock()
+	if state != entryHeld {
+		return false, nil
+	}
+	start := time.Now()
+	v, err := entryRenewScript.Run(ctx, e.co.c, []string{e.key}, e.field, ms)
+	var n int64
+	if err == nil {
+		n, err = v.Int()
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case conn.WasWritten(err):
+		e.lose()
+		return false, fmt.Errorf("%w: %w", lock.ErrOwnershipUncertain, err)
+	case err != nil:
+		return false, err
+	case n != 1:
+		e.lose()
+		return false, nil
+	}
+	if e.state != entryHeld {
+		return false, nil // released meanwhile
+	}
+	e.expiresAt = start.Add(d)
+	return true, nil
+}
+
+// lose records that the entry can no longer be trusted; e.mu is held.
+func (e *entry) lose() {
+	if e.state == entryHeld {
+		e.state = entryLost
+	}
+}
+
+// Release deletes the entry if it is still live: lock.Released, lock.NotOwned when it
+// had expired or was gone, lock.AlreadyReleased after an earlier Release of this
+// handle. A release that failed (not sent, or its reply lost) can be called again: the
+// delete only ever removes this handle's own entry.
+func (e *entry) Release(ctx context.Context) (lock.ReleaseOutcome, error) {
+	select {
+	case e.releasing <- struct{}{}:
+	case <-ctx.Done():
+		return 0, context.Cause(ctx)
+	}
+	defer func() { <-e.releasing }()
+	e.mu.Lock()
+	if e.state == entryReleased {
+		outcome := e.outcome
+		e.mu.Unlock()
+		if outcome == lock.Released {
+			return lock.AlreadyReleased, nil
+		}
+		return outcome, nil
+	}
+	e.mu.Unlock()
+	v, err := entryReleaseScript.Run(ctx, e.co.c, []string{e.key}, e.field)
+	var n int64
+	if err == nil {
+		n, err = v.Int()
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err != nil {
+		if conn.WasWritten(err) {
+			e.lose()
+			return 0, fmt.Errorf("%w: %w", lock.ErrOwnershipUncertain, err)
+		}
+		return 0, err
+	}
+	e.state, e.outcome = entryReleased, lock.NotOwned
+	if n == 1 {
+		e.outcome = lock.Released
+	}
+	return e.outcome, nil
+}
+
+// close is the best-effort release behind the handles' Close: the entry's expiry
+// covers what it cannot reach, so only a server's refusal (such as NOPERM) is returned.
+func (e *entry) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), min(e.ttl, entryCloseTimeout))
+	defer cancel()
+	_, err := e.Release(ctx)
+	return bestEffort(err)
+}
+
+// bestEffort is what a Close reports of its release: a server's refusal (such as
+// NOPERM), which expiry does not make harmless; not a failure to reach the server.
+func bestEffort(err error) error {
+	var se *resp.ServerError
+	if errors.As(err, &se) {
+		return err
+	}
+	return nil
+}

@@ -3,7 +3,6 @@ package lock
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -21,14 +21,30 @@ import (
 // the other locks, renewed all along on the lock connection the fences kill (by hand
 // and by keep-alives), never lose their leases.
 func TestFenceSparesOtherTraffic(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	c := newClient(t, srv.Addr(), respire.Options{})
+	fenceStorm(t, c, srv, 50, func(stem string, i int) string { return stem + strconv.Itoa(i) })
+}
+
+// The same on a Cluster: every key is on one node, whose shared connection carries the
+// data traffic and whose lock connection the fences kill.
+func TestFenceSparesOtherTrafficOnCluster(t *testing.T) {
+	cl := clusterserver.Start(t, clusterserver.Config{NoReplicas: true})
+	const slot = 100
+	c := clusterClient(t, cl.Seeds())
+	fenceStorm(t, c, cl.MasterOf(t, slot).Server, 20, func(stem string, i int) string {
+		return keyIn(slot, stem+strconv.Itoa(i)+":")
+	})
+}
+
+// fenceStorm runs the data traffic, the other locks and the fences on c, whose keys
+// (key(stem, i)) are all served by srv.
+func fenceStorm(t *testing.T, c *respire.Client, srv *testserver.Server, fences int, key func(stem string, i int) string) {
 	const (
 		dataWorkers = 32
-		fences      = 50
 		renewers    = 8
 		keepAlives  = 4
 	)
-	srv := testserver.Start(t, testserver.Config{})
-	c := newClient(t, srv.Addr(), respire.Options{})
 	locks := New(c)
 	ctx := context.Background()
 
@@ -37,7 +53,7 @@ func TestFenceSparesOtherTraffic(t *testing.T) {
 	var dataOps, dataErrs atomic.Int64
 	for w := range dataWorkers {
 		wg.Go(func() {
-			key := "data:" + strconv.Itoa(w)
+			key := key("data:", w)
 			for i := 0; ; i++ {
 				select {
 				case <-stop:
@@ -63,7 +79,7 @@ func TestFenceSparesOtherTraffic(t *testing.T) {
 	var renewals, renewFailures atomic.Int64
 	held := make([]*Lock, 0, renewers+keepAlives)
 	for i := range renewers {
-		mu, err := locks.Acquire(ctx, "other:"+strconv.Itoa(i), time.Minute)
+		mu, err := locks.Acquire(ctx, key("other:", i), time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +103,7 @@ func TestFenceSparesOtherTraffic(t *testing.T) {
 	}
 	for i := range keepAlives {
 		// Short leases: renewed every 400ms, so some renewals meet the fences.
-		mu, ok, err := locks.TryAcquire(ctx, "kept:"+strconv.Itoa(i), 800*time.Millisecond, WithKeepAlive())
+		mu, ok, err := locks.TryAcquire(ctx, key("kept:", i), 800*time.Millisecond, WithKeepAlive())
 		if err != nil || !ok {
 			t.Fatal(ok, err)
 		}
@@ -95,7 +111,7 @@ func TestFenceSparesOtherTraffic(t *testing.T) {
 	}
 
 	for done, attempt := 0, 0; done < fences; attempt++ {
-		mu, err := locks.Acquire(ctx, fmt.Sprintf("fenced:%d", attempt), time.Minute)
+		mu, err := locks.Acquire(ctx, key("fenced:", attempt), time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}

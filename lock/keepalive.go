@@ -110,6 +110,11 @@ func (m *Lock) detach(k *KeepAlive) {
 // reschedule moves the keep-alive to a lease that now ends safely at deadline. The
 // caller holds m.mu.
 func (k *KeepAlive) reschedule(deadline time.Time) {
+	select {
+	case <-k.done:
+		return // its timer is stopped for good
+	default:
+	}
 	k.expiry.Reset(time.Until(deadline))
 	select {
 	case k.moved <- struct{}{}:

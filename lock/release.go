@@ -83,8 +83,11 @@ func (m *Lock) Release(ctx context.Context) (ReleaseOutcome, error) {
 			m.mu.Unlock()
 			select {
 			case <-w.done:
-				if w.again && ctx.Err() == nil {
+				switch {
+				case w.again && ctx.Err() == nil:
 					continue
+				case w.again:
+					return 0, context.Cause(ctx) // its own cancellation, not the leader's
 				}
 				return w.outcome, w.err
 			case <-ctx.Done():

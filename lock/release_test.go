@@ -58,6 +58,18 @@ func TestReleaseJoinerSendsWhenLeaderGivesUp(t *testing.T) {
 		joiner <- result{out, err}
 	}()
 	waitState(t, mu, "the joiner", func(rs *releaseState) bool { return rs.waiters != nil })
+	// Another joiner gives up on its own: its own cause comes back, the release goes on.
+	gaveUp := errors.New("this joiner gave up")
+	qctx, quit := context.WithCancelCause(ctx)
+	quitter := make(chan error, 1)
+	go func() {
+		_, err := mu.Release(qctx)
+		quitter <- err
+	}()
+	quit(gaveUp)
+	if err := <-quitter; !errors.Is(err, gaveUp) {
+		t.Fatalf("a joiner that gave up: %v, want its own cause", err)
+	}
 
 	l := <-leader
 	if l.out != 0 || !errors.Is(l.err, conn.ErrNotSent) || !errors.Is(l.err, context.DeadlineExceeded) {

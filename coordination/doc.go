@@ -1,7 +1,8 @@
 // Package coordination provides fenced locks on Redis and Valkey: leases that carry a
 // fencing token, a number strictly above the token of every earlier holder, which the
 // protected resource checks so that a holder that paused past its lease cannot
-// overwrite its successor's work.
+// overwrite its successor's work. Beside them: a Redlock group over independent
+// servers, read/write leases and semaphores (see their sections below).
 //
 //	co := coordination.New(client)
 //	fl, ok, err := co.TryAcquireFencedLock(ctx, "{reports:daily}:lease", "{reports:daily}:fence", 30*time.Second)
@@ -97,10 +98,64 @@
 // VM migration) can wake and write with its old token: only the resource-side fence
 // stops that write.
 //
+// # Redlock
+//
+// A RedlockGroup (NewRedlockGroup) takes a lease on a majority of an odd number, at
+// least three, of independent standalone servers, one client each: the same key and
+// owner token on each, by package lock's SET NX, in parallel, each server within
+// RedlockOptions.NodeTimeout. The lease is valid for ttl − elapsed − (ttl ×
+// DriftFactor + 2 ms); an attempt that gets no quorum, or no validity, releases what
+// it got. Cluster and Sentinel clients are refused (one deployment is not several
+// votes), and so are two clients of one server, told apart by INFO server's run_id the
+// first time the group reaches each (a server that refuses INFO is refused:
+// ErrServerIdentity). The group does not own its clients.
+//
+// A Redlock has no keep-alive and no loss notification: renew with ResetExpiry, which
+// must reach a quorum within the previous validity, and stop the work when it fails.
+// Release reports whether a quorum confirmed; after a failed release the handle no
+// longer reports ownership, and Release can be called again. RemainingEstimate is a
+// local estimate, not an ownership proof. TryAcquire is one attempt: retry under one
+// wait budget with jitter (ExampleRedlockGroup_TryAcquire).
+//
+// Limitations, as for every Redlock: there is no fencing token and no consensus. A
+// server that restarts without persistence forgets the lease and can give its vote to
+// a second owner while the first still holds a valid lease; run the servers with
+// persistence, or keep a restarted server out for longer than the longest TTL. Clock
+// jumps on a server, and process pauses longer than the validity, break the validity
+// arithmetic. Where a stale write must be refused, use a fenced lock and a fenced
+// resource.
+//
+// # Read/write leases and semaphores
+//
+// TryAcquireReadLock and TryAcquireWriteLock take leases of a read/write lock: readers
+// share the key, a writer excludes readers and writers. Semaphore(key, capacity) gives
+// at most capacity permits at once. Each is one key holding a hash of owner entries
+// and their expiries, written by scripts that read the server's clock (TIME) and
+// reclaim expired entries before deciding: client clocks never decide. One key means
+// one Cluster slot, so they work alike on standalone, Cluster and Sentinel
+// deployments, with no cross-slot pair to refuse. The key expires with its last entry.
+//
+// Attempts are immediate; there is no queue and no fairness: readers that keep coming
+// can starve a writer. Every lease and permit expires (no permit exists without a
+// TTL, which would leak for good after a crash); there is no keep-alive: renew with
+// ResetExpiry and stop the work when it returns false. Release returns
+// lock.ReleaseOutcome. All participants must agree on a semaphore's capacity: one that
+// differs from the capacity the live permits were taken with is refused
+// (ErrCapacityMismatch) and changes nothing. A renewal or release whose reply is lost
+// is not fenced as a lock's is: the handle counts the entry as lost
+// (lock.ErrOwnershipUncertain), and a late renewal can only hold its place until its
+// TTL, never admit another holder. These are single-deployment primitives, subject to
+// the failover limits above; there is no quorum read/write lock or semaphore.
+//
+// RedlockGroup, Redlock, Semaphore, Permit and RWLease are safe for concurrent use. A
+// Redlock call runs one goroutine per server and waits for all of them before it
+// returns; nothing runs in the background.
+//
 // # Concurrency
 //
 // Coordinator, FencedLock and Resource are safe for concurrent use. The package starts
-// no goroutine of its own: a FencedLock's keep-alive is package lock's, which owns one
+// no background goroutine of its own (a Redlock call's per-server goroutines end
+// before it returns): a FencedLock's keep-alive is package lock's, which owns one
 // goroutine that stops when the keep-alive is stopped, the lease is released or lost, or
 // its context ends. A waiting AcquireFencedLock runs on its caller's goroutine; the
 // invalidations that wake it arrive on the client's tracked connections, which the

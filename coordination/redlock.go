@@ -153,22 +153,24 @@ func each(n int, f func(i int)) {
 // identify learns the run_id of every server not yet identified and refuses the group
 // when two clients reach one server. A server that cannot be reached stays
 // unidentified and gets no vote this time; one that refuses INFO fails the call.
-func (g *RedlockGroup) identify(ctx context.Context) ([]bool, error) {
+// errs[i] says why server i was not reached.
+func (g *RedlockGroup) identify(ctx context.Context) (known []bool, errs []error, _ error) {
 	g.mu.Lock()
 	broken := g.broken
 	g.mu.Unlock()
 	if broken != nil {
-		return nil, broken
+		return nil, nil, broken
 	}
-	errs := make([]error, len(g.nodes))
+	errs = make([]error, len(g.nodes))
 	each(len(g.nodes), func(i int) { errs[i] = g.nodes[i].identify(ctx, g.timeout) })
-	known := make([]bool, len(g.nodes))
+	known = make([]bool, len(g.nodes))
 	byID := map[string]int{}
 	for i, n := range g.nodes {
 		if errs[i] != nil {
 			if resp.HasCode(errs[i], "NOPERM") {
-				return nil, fmt.Errorf("%w: client %d: %w", ErrServerIdentity, i, errs[i])
+				return nil, nil, fmt.Errorf("%w: client %d: %w", ErrServerIdentity, i, errs[i])
 			}
+			errs[i] = fmt.Errorf("client %d: %w", i, errs[i])
 			continue
 		}
 		id := n.id()
@@ -177,12 +179,12 @@ func (g *RedlockGroup) identify(ctx context.Context) ([]bool, error) {
 			g.mu.Lock()
 			g.broken = err
 			g.mu.Unlock()
-			return nil, err
+			return nil, nil, err
 		}
 		byID[id] = i
 		known[i] = true
 	}
-	return known, nil
+	return known, errs, nil
 }
 
 func (n *redlockNode) id() string {
@@ -255,7 +257,7 @@ func (g *RedlockGroup) TryAcquire(ctx context.Context, key string, ttl time.Dura
 	if err := g.checkLease(key, ttl); err != nil {
 		return nil, false, err
 	}
-	known, err := g.identify(ctx)
+	known, errs, err := g.identify(ctx)
 	if err != nil {
 		return nil, false, err
 	}
@@ -266,16 +268,16 @@ func (g *RedlockGroup) TryAcquire(ctx context.Context, key string, ttl time.Dura
 		releasing: make(chan struct{}, 1),
 	}
 	taken := make([]bool, len(g.nodes))
-	errs := make([]error, len(g.nodes))
 	start := time.Now()
 	each(len(g.nodes), func(i int) {
 		if !known[i] {
-			errs[i] = fmt.Errorf("client %d: server not reached", i)
-			return
+			return // errs[i] says why: no vote without an identity
 		}
 		nctx, cancel := context.WithTimeout(ctx, g.timeout)
 		defer cancel()
-		taken[i], errs[i] = g.nodes[i].locks.TryTake(nctx, key, rl.token, ttl)
+		if taken[i], errs[i] = g.nodes[i].locks.TryTake(nctx, key, rl.token, ttl); errs[i] != nil {
+			errs[i] = fmt.Errorf("client %d: %w", i, errs[i])
+		}
 	})
 	validity := redlockValidity(ttl, time.Since(start), g.driftMargin(ttl))
 	votes := 0

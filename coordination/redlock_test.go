@@ -296,3 +296,23 @@ func TestRedlockNeedsINFO(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestRedlockRenewalAfterValidityFails(t *testing.T) {
+	ctx := context.Background()
+	srvs, clients := redlockNodes(t, 3)
+	g := newGroup(t, clients)
+	rl, ok, err := g.TryAcquire(ctx, "rl:late", 300*time.Millisecond)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	eventually(t, 10*time.Second, "the validity to run out", func() bool { return rl.RemainingEstimate() == 0 })
+	before := calls(t, srvs[0], "set", "evalsha")
+	// The servers may still hold the key for a moment, but a renewal after the
+	// validity cannot be trusted: refused without sending.
+	if ok, err := rl.ResetExpiry(ctx, time.Minute); ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if after := calls(t, srvs[0], "set", "evalsha"); after["set"] != before["set"] || after["evalsha"] != before["evalsha"] {
+		t.Fatalf("a late renewal was sent: %v then %v", before, after)
+	}
+}

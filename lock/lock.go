@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/resp"
 )
 
 // Lock is a held lease: a key, the owner token stored in it, and what this process
@@ -238,7 +239,7 @@ func (l *Locker) fence(cn *conn.Conn) bool {
 		return false
 	}
 	cn.Close()
-	return err == nil || isNoSuchClient(err)
+	return err == nil || resp.IsNoSuchClient(err)
 }
 
 // capFenced marks, in a connection's capability memory, a connection that a lock

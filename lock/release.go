@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strings"
 	"time"
 
 	"github.com/respire/respire"
@@ -219,9 +218,3 @@ func harmless(err error) bool {
 }
 
 func isNoPerm(err error) bool { return resp.HasCode(err, "NOPERM") }
-
-// isNoSuchClient is CLIENT KILL's reply when the connection is already gone.
-func isNoSuchClient(err error) bool {
-	var se *resp.ServerError
-	return errors.As(err, &se) && strings.Contains(se.Msg, "No such client")
-}

@@ -37,6 +37,11 @@ import (
 // 400 ms).
 const staleBound = 25 * time.Millisecond
 
+// staleP99Bound is what 99% of writes must stay under: the cache's own bound with room
+// for a loaded machine, and still a hundred times below the p99 of about 270 ms that
+// the checker measured before hits waited for their connection.
+const staleP99Bound = 20 * maxInvalidationLag
+
 // soak reports whether the long versions of the history tests run.
 func soak() bool { return os.Getenv("RESPIRE_SOAK") != "" }
 
@@ -234,12 +239,17 @@ func checkHistory(t *testing.T, h *history) []time.Duration {
 	return staleness
 }
 
-// staleSummary is p50, p99 and the maximum of staleness.
-func staleSummary(d []time.Duration) string {
+// checkStaleness logs p50, p99 and the maximum of the staleness of a scenario's writes
+// and fails the test when p99 is over staleP99Bound.
+func checkStaleness(t *testing.T, d []time.Duration) {
+	t.Helper()
 	s := slices.Clone(d)
 	slices.Sort(s)
 	at := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))] }
-	return fmt.Sprintf("%d writes: staleness p50 %v, p99 %v, max %v", len(s), at(0.50), at(0.99), s[len(s)-1])
+	t.Logf("%d writes: staleness p50 %v, p99 %v, max %v", len(s), at(0.50), at(0.99), s[len(s)-1])
+	if p99 := at(0.99); p99 > staleP99Bound {
+		t.Errorf("p99 staleness %v is over %v", p99, staleP99Bound)
+	}
 }
 
 // killTracked kills the connections of srv that have tracking on, as a server restart
@@ -307,7 +317,7 @@ func TestCacheCoherence(t *testing.T) {
 					break
 				}
 			}
-			t.Log(staleSummary(all))
+			checkStaleness(t, all)
 		})
 	}
 }
@@ -340,7 +350,7 @@ func TestCacheCoherenceCluster(t *testing.T) {
 					break
 				}
 			}
-			t.Log(staleSummary(all))
+			checkStaleness(t, all)
 		})
 	}
 }

@@ -76,6 +76,11 @@ type entry struct {
 	args    []string // the command, name upper-cased, key included
 	value   resp.Value
 	src     Source // whose invalidations keep it current; nil for none
+	// removed is set, under the shard's lock, when the entry leaves the cache
+	// (invalidation, flush, eviction, replacement). A hit checks it after its source
+	// says it is current: the invalidation that removed it was applied before the
+	// source caught up, so a reader that found the entry just before is told.
+	removed atomic.Bool
 	expires int64  // nanotime
 	size    int64
 	used    atomic.Int64 // nanotime of the last hit, for eviction
@@ -145,45 +150,51 @@ func nanotime() int64 { return int64(time.Since(clockStart)) }
 // removes. When the source is behind, Get waits for it; the error is then ctx's,
 // when ctx ends first. It does not allocate.
 func (c *Cache) Get(ctx context.Context, key string, args []any) (resp.Value, bool, error) {
-	v, src, ok := c.lookup(key, args)
-	if ok && src != nil && !src.Current() {
-		if err := src.CatchUp(ctx); err != nil {
-			if ctx.Err() != nil {
-				return resp.Value{}, false, err
-			}
-			ok = false // the source is lost, its invalidations with it
-		} else {
-			// The entry may have been invalidated while the source caught up.
-			v, _, ok = c.lookup(key, args)
+	// Two looks at most: one that may find the source behind and catch it up, and one
+	// after that, which finds what the catch-up left (possibly another entry, from
+	// another source, which is checked in turn).
+	for range 2 {
+		e := c.lookup(key, args)
+		if e == nil {
+			break
 		}
+		if e.src != nil && !e.src.Current() {
+			if err := e.src.CatchUp(ctx); err != nil {
+				if ctx.Err() != nil {
+					return resp.Value{}, false, err
+				}
+				break // the source is lost, its invalidations with it
+			}
+			continue
+		}
+		if e.removed.Load() {
+			continue // invalidated between the lookup and the check of its source
+		}
+		c.hits.Add(1)
+		return e.value, true, nil
 	}
-	if !ok {
-		c.misses.Add(1)
-		return resp.Value{}, false, nil
-	}
-	c.hits.Add(1)
-	return v, true, nil
+	c.misses.Add(1)
+	return resp.Value{}, false, nil
 }
 
-// lookup finds the entry of args and marks it used.
-func (c *Cache) lookup(key string, args []any) (resp.Value, Source, bool) {
+// lookup finds the live entry of args and marks it used; its value never changes.
+func (c *Cache) lookup(key string, args []any) *entry {
 	s := c.shard(key)
 	now := nanotime()
 	s.mu.RLock()
 	if ke := s.keys[key]; ke != nil {
 		for _, e := range ke.entries {
 			if now < e.expires && e.matches(args) {
-				v, src := e.value, e.src
 				s.mu.RUnlock()
 				if e.used.Load() < now-int64(time.Millisecond) {
 					e.used.Store(now) // at most once a millisecond: hot entries stay cheap
 				}
-				return v, src, true
+				return e
 			}
 		}
 	}
 	s.mu.RUnlock()
-	return resp.Value{}, nil, false
+	return nil
 }
 
 // Reserve starts a read of key on src, the connection whose invalidations will keep the
@@ -226,6 +237,7 @@ func (c *Cache) Store(t *Ticket, args []any, v resp.Value, ttl time.Duration) bo
 	for i, old := range ke.entries {
 		if old.sameArgs(e.args) {
 			s.bytes += e.size - old.size
+			old.removed.Store(true)
 			ke.entries[i] = e
 			replaced = true
 			break
@@ -279,6 +291,7 @@ func (c *Cache) Invalidate(key string) {
 	}
 	if ke := s.keys[key]; ke != nil {
 		for _, e := range ke.entries {
+			e.removed.Store(true)
 			s.count--
 			s.bytes -= e.size
 		}
@@ -296,6 +309,11 @@ func (c *Cache) Flush() {
 		for _, list := range s.pending {
 			for _, t := range list {
 				t.valid = false
+			}
+		}
+		for _, ke := range s.keys {
+			for _, e := range ke.entries {
+				e.removed.Store(true)
 			}
 		}
 		clear(s.keys)
@@ -367,6 +385,7 @@ func (s *shard) removeLocked(key string, victim *entry) {
 	if len(ke.entries) == 0 {
 		delete(s.keys, key)
 	}
+	victim.removed.Store(true)
 	s.count--
 	s.bytes -= victim.size
 }

@@ -10,21 +10,31 @@ import (
 )
 
 // scriptedSource is a Source whose answers a test sets: catchUp runs inside CatchUp,
-// as the reader applying what it had read would.
+// as the reader applying what it had read would, and a successful CatchUp makes the
+// source current, as a real one publishes. onCurrent runs inside Current.
 type scriptedSource struct {
-	current  bool
-	catchUps int
-	catchUp  func(ctx context.Context) error
+	current   bool
+	catchUps  int
+	catchUp   func(ctx context.Context) error
+	onCurrent func()
 }
 
-func (s *scriptedSource) Current() bool { return s.current }
+func (s *scriptedSource) Current() bool {
+	if s.onCurrent != nil {
+		s.onCurrent()
+	}
+	return s.current
+}
 
 func (s *scriptedSource) CatchUp(ctx context.Context) error {
 	s.catchUps++
-	if s.catchUp == nil {
-		return nil
+	if s.catchUp != nil {
+		if err := s.catchUp(ctx); err != nil {
+			return err
+		}
 	}
-	return s.catchUp(ctx)
+	s.current = true
+	return nil
 }
 
 var errLost = errors.New("the connection is lost")
@@ -101,5 +111,31 @@ func TestEntriesKeepTheirSource(t *testing.T) {
 	}
 	if _, ok := getBG(c, "b", []any{"GET", "b"}); !ok {
 		t.Error("miss from a current source")
+	}
+}
+
+// An entry invalidated after the lookup found it, and before its source said it was
+// current (another caller's catch-up applied the push meanwhile), is not served: the
+// reply it holds was removed by a push that had arrived before the source caught up.
+func TestGetSeesARemovalBehindTheLookup(t *testing.T) {
+	c := newT(t, Options{})
+	args := []any{"GET", "k"}
+	src := &scriptedSource{current: true}
+	src.onCurrent = func() {
+		src.onCurrent = nil
+		c.Invalidate("k")
+	}
+	c.Store(c.Reserve("k", src), args, resp.BulkString("old"), time.Hour)
+	if v, ok := getBG(c, "k", args); ok {
+		t.Fatalf("served %s, invalidated before the source was found current", v)
+	}
+	// A newer entry stored behind the removal is found by the second look.
+	c.Store(c.Reserve("k", src), args, resp.BulkString("old"), time.Hour)
+	src.onCurrent = func() {
+		src.onCurrent = nil
+		c.Store(c.Reserve("k", src), args, resp.BulkString("new"), time.Hour)
+	}
+	if v, ok := getBG(c, "k", args); !ok || v.String() != resp.BulkString("new").String() {
+		t.Fatalf("got %s, %v; want the entry that replaced the one found first", v, ok)
 	}
 }

@@ -29,12 +29,36 @@ import (
 // streamPosition is how far a connection's reader has got through the stream it
 // receives, and the newest moment it is known to have caught up with.
 type streamPosition struct {
-	read      int64         // bytes read from the socket; by the holder of the read role only
-	handled   atomic.Int64  // bytes of the frames handed on (replies dispatched, pushes handled)
-	caughtUp  atomic.Int64  // nanotime: every byte that had reached the socket then is handled
-	waiting   atomic.Bool   // a CatchUp waits for handled to move; see advance
-	measuring chan struct{} // of capacity one: held by the CatchUp that measures
-	moved     chan struct{} // under Conn.mu: closed when handled moves while someone waits
+	// caughtUp is read by every cache hit, so it has a cache line of its own, apart
+	// from the counters the reader writes on every frame.
+	_        [64]byte
+	caughtUp atomic.Int64 // nanotime: every byte that had reached the socket then is handled
+	_        [56]byte
+
+	read       int64         // bytes read from the socket (or before it was ours); by the holder of the read role only
+	handled    atomic.Int64  // bytes of the frames handed on (replies dispatched, pushes handled)
+	waiting    atomic.Bool   // a CatchUp waits for handled to move; see advance
+	measurable bool          // set once, before the goroutines start; see startCounting
+	measuring  chan struct{} // of capacity one: held by the CatchUp that measures
+	moved      chan struct{} // under Conn.mu: closed when handled moves while someone waits
+}
+
+// startCounting readies a connection with a push handler for CatchUp, before anything
+// is written. The count starts from the kernel's: a dialer may have read a proxy's
+// handshake off the socket already, bytes the reader will never see. A kernel that
+// cannot count (Linux before 4.1) leaves the connection unmeasurable.
+func (c *Conn) startCounting() {
+	if !c.alwaysRead || c.raw == nil || !kernelCounts {
+		return
+	}
+	n, err := kernelReceived(c.raw)
+	if err != nil {
+		return
+	}
+	c.pos.read = n
+	c.pos.handled.Store(n)
+	c.pos.measurable = true
+	c.pos.measuring = make(chan struct{}, 1)
 }
 
 // countingReader is the transport as the read buffer sees it: it counts what it reads.
@@ -54,7 +78,7 @@ var _ io.Reader = countingReader{}
 var ErrCannotMeasure = errors.New("conn: cannot measure how far the reader is behind")
 
 // Measurable reports whether CatchUp works on this connection (see ErrCannotMeasure).
-func (c *Conn) Measurable() bool { return c.alwaysRead && c.raw != nil && kernelCounts }
+func (c *Conn) Measurable() bool { return c.pos.measurable }
 
 // Current reports whether the connection has handed on every frame whose bytes had
 // reached this machine maxLag ago. It makes no system call and never waits; false
@@ -69,7 +93,10 @@ func (c *Conn) Current(maxLag time.Duration) bool {
 // if the connection breaks first, with ctx's cause if ctx ends first, and with
 // ErrCannotMeasure at once where that cannot be known (Measurable).
 //
-// Concurrent calls share one measurement.
+// Concurrent calls share one measurement. A frame partly received holds CatchUp until
+// the rest arrives: a large reply in flight on the connection delays it by as long.
+// After the server closes the connection the kernel counts the close as a byte, which
+// no frame accounts for; CatchUp then ends with the connection's error.
 func (c *Conn) CatchUp(ctx context.Context) error {
 	if !c.Measurable() {
 		return ErrCannotMeasure

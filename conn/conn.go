@@ -208,9 +208,7 @@ func newConn(nc net.Conn, addr string, opts *Options) *Conn {
 		c.spin.fn, c.spin.budget = c.spin.poll, spinBudget
 	}
 	c.reading = c.alwaysRead
-	if c.alwaysRead {
-		c.pos.measuring = make(chan struct{}, 1)
-	}
+	c.startCounting()
 	c.loops.Add(2)
 	go c.readLoop()
 	go c.writeLoop()

@@ -12,7 +12,7 @@ const kernelCounts = true
 
 // tcpInfoBytesReceived is the offset of tcpi_bytes_received in struct tcp_info (Linux
 // 4.1 and later): the count of bytes the socket has received in order, which is what
-// the application can read.
+// the application can read, plus one for the peer's FIN once it has closed.
 const (
 	tcpInfoBytesReceived = 128
 	tcpInfoSize          = 232

@@ -73,15 +73,15 @@ type keyEntries struct {
 }
 
 type entry struct {
-	args    []string // the command, name upper-cased, key included
-	value   resp.Value
-	src     Source // whose invalidations keep it current; nil for none
+	args  []string // the command, name upper-cased, key included
+	value resp.Value
+	src   Source // whose invalidations keep it current; nil for none
 	// removed is set, under the shard's lock, when the entry leaves the cache
 	// (invalidation, flush, eviction, replacement). A hit checks it after its source
 	// says it is current: the invalidation that removed it was applied before the
 	// source caught up, so a reader that found the entry just before is told.
 	removed atomic.Bool
-	expires int64  // nanotime
+	expires int64 // nanotime
 	size    int64
 	used    atomic.Int64 // nanotime of the last hit, for eviction
 }

@@ -109,6 +109,11 @@ func (b *bench) open(ctx context.Context, rep *report) error {
 			rep.Lockers = append(rep.Lockers, lockerNote{Name: spec.name, Retry: strings.ReplaceAll(spec.retry, "-lock-retry", b.cfg.lockRetry.String())})
 		}
 	}
+	if b.scenarioSelected(kindRedlock) {
+		for _, spec := range b.redlockSpecs() {
+			rep.Lockers = append(rep.Lockers, lockerNote{Name: spec.name, Retry: spec.retry})
+		}
+	}
 	return nil
 }
 
@@ -190,6 +195,54 @@ func (b *bench) participants(ctx context.Context, sc *scenario) (ps []participan
 		for _, l := range b.lockers {
 			ps = append(ps, goLoad(target{name: l.spec.name, lock: l.locker}, l.spec.name, l.spec.respire))
 		}
+	case kindSemaphore:
+		var opened []semaphore
+		closeAll = func() {
+			for _, s := range opened {
+				s.close()
+			}
+		}
+		for _, spec := range semaphoreSpecs {
+			if !b.selected(spec.name) {
+				continue
+			}
+			s, err := spec.open(ctx, b.ep)
+			if err != nil {
+				return nil, closeAll, "", fmt.Errorf("respbench: open %s: %w", spec.name, err)
+			}
+			opened = append(opened, s)
+			ps = append(ps, goLoad(target{name: spec.name, sem: s}, spec.name, spec.respire))
+		}
+	case kindRedlock:
+		specs := b.redlockSpecs()
+		if len(specs) == 0 {
+			break
+		}
+		// The group's servers live for this scenario alone.
+		servers, err := startServers(ctx, redlockNodes)
+		if errors.Is(err, errNoServerBinary) {
+			return nil, closeAll, "redis-server is not installed (the scenario starts its own three): " + installHint, nil
+		}
+		if err != nil {
+			return nil, closeAll, "", fmt.Errorf("respbench: %s: %w", sc.name, err)
+		}
+		var opened []locker
+		closeAll = func() {
+			for _, l := range opened {
+				l.close()
+			}
+			servers.stop()
+		}
+		group := endpoint{addrs: servers.addrs()}
+		b.prog.note("respbench: %s: three independent servers at %s", sc.name, group)
+		for _, spec := range specs {
+			l, err := spec.open(ctx, group, lockerOptions{retry: b.cfg.lockRetry})
+			if err != nil {
+				return nil, closeAll, "", fmt.Errorf("respbench: open %s: %w", spec.name, err)
+			}
+			opened = append(opened, l)
+			ps = append(ps, goLoad(target{name: spec.name, lock: l}, spec.name, spec.respire))
+		}
 	case kindCache:
 		if b.ep.cluster {
 			for _, spec := range clientSpecs {
@@ -232,6 +285,17 @@ func (b *bench) cachedSpecs() []clientSpec {
 	return out
 }
 
+// redlockSpecs returns the selected Redlock implementations.
+func (b *bench) redlockSpecs() []lockerSpec {
+	var out []lockerSpec
+	for _, spec := range redlockSpecs {
+		if b.selected(spec.name) {
+			out = append(out, spec)
+		}
+	}
+	return out
+}
+
 // plannedSteps counts the measurements the run will make, for the progress bar.
 func (b *bench) plannedSteps() int {
 	steps := 0
@@ -247,6 +311,14 @@ func (b *bench) plannedSteps() int {
 			n = len(b.lockers)
 		case kindCache:
 			n = len(b.cachedSpecs())
+		case kindSemaphore:
+			for _, spec := range semaphoreSpecs {
+				if b.selected(spec.name) {
+					n++
+				}
+			}
+		case kindRedlock:
+			n = len(b.redlockSpecs())
 		}
 		steps += n * b.cfg.rounds
 	}
@@ -277,6 +349,7 @@ func (b *bench) runScenario(ctx context.Context, sc *scenario) (scenarioResult, 
 	res := scenarioResult{
 		Name: sc.name, Kind: sc.kind.String(), Title: sc.title, Latency: sc.latency,
 		Goroutines: sc.goroutines, OpsPerCall: sc.opsPerCall,
+		Capacity: sc.capacity, Peerless: sc.peerless,
 	}
 	ps, closeAll, skip, err := b.participants(ctx, sc)
 	defer closeAll()
@@ -343,6 +416,8 @@ var configurationNotes = []string{
 	"rueidis-flush20us: MaxFlushDelay 20µs, as its documentation suggests",
 	"cached-get: respire with ClientSideCache MaxEntries 10,000, read with DoCached (client TTL 1m); go-redis with Protocol 3 and ClientSideCacheConfig MaxEntries 10,000, its typed Get (not on a cluster); rueidis with its default cache (CacheSizeEachConn 128 MiB), read with DoCache (client TTL 1m)",
 	"redis-benchmark: the server-side reference, -n sized to the window from a calibration run; its p50/p99 are its own (per request), its CPU is not this process's",
+	"semaphore: respire-semaphore is coordination.Semaphore(key, 4) over a default Respire client, permits of 10s; a cycle is one TryAcquire and, when it took a permit, its Release; the harness counts the holders between the two",
+	"redlock: three independent redis-servers that respbench starts for the scenario alone (loopback, free ports, whatever -addr and -cluster say); how each Redlock is set up is under lock waiting",
 	"locks: respire-lock is package lock over a default Respire client; redislock and redsync-goredis run over a default go-redis client, redsync-rueidis over rueidiscompat on a default rueidis client; rueidislock builds its own rueidis client",
 }
 

@@ -148,9 +148,13 @@ func drawHeader(dc draw.Canvas, rep *report, height vg.Length) {
 func scenarioPanel(sc scenarioResult) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = sc.Name + ": " + sc.Title
-	if sc.Ratio != nil {
+	switch {
+	case sc.Peerless != "":
+		// The full reason is in the table; a panel title has room for the fact.
+		p.Title.Text += "\n(no peer: no Go library offers one)"
+	case sc.Ratio != nil:
 		p.Title.Text += fmt.Sprintf("\nRespire / best peer (%s): %.2fx", sc.Ratio.BestPeer, sc.Ratio.Value)
-	} else {
+	default:
 		p.Title.Text += "\n(no ratio: Respire or every peer is missing)"
 	}
 	p.Title.TextStyle.Font.Size = vg.Points(13)

@@ -77,15 +77,9 @@ func startCluster(ctx context.Context) (*embeddedCluster, error) {
 		if err := os.Mkdir(nodeDir, 0o700); err != nil {
 			return fail(err)
 		}
-		var s *server
-		for try := 1; ; try++ {
-			s, err = launch(ctx, bin, nodeDir,
-				"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-				"--cluster-node-timeout", "5000")
-			if err == nil || try == serverStartTries || ctx.Err() != nil {
-				break
-			}
-		}
+		s, err := launchRetrying(ctx, bin, nodeDir,
+			"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-node-timeout", "5000")
 		if err != nil {
 			return fail(err)
 		}

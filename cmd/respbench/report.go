@@ -29,6 +29,15 @@ type figures struct {
 	// Overlaps counts acquisitions that found another holder (lock-contended only); a
 	// correct lock keeps it at zero.
 	Overlaps *int64 `json:"overlaps,omitempty"`
+	// Acquisitions and AcquisitionsPerSec count the cycles that took a permit
+	// (semaphore only; its ops are every cycle, taken or not).
+	Acquisitions       *int64   `json:"acquisitions,omitempty"`
+	AcquisitionsPerSec *float64 `json:"acquisitions_per_sec,omitempty"`
+	// MaxOccupancy is the most permits the harness saw held at once, and OverCapacity
+	// the acquisitions that found the semaphore full (semaphore only); a correct
+	// semaphore keeps OverCapacity at zero.
+	MaxOccupancy *int64 `json:"max_occupancy,omitempty"`
+	OverCapacity *int64 `json:"over_capacity,omitempty"`
 }
 
 // participantResult is one participant's figures in one scenario.
@@ -53,6 +62,8 @@ type scenarioResult struct {
 	Latency    string              `json:"latency"`
 	Goroutines int                 `json:"goroutines"`
 	OpsPerCall int                 `json:"ops_per_call"`
+	Capacity   int                 `json:"capacity,omitempty"` // semaphore permits
+	Peerless   string              `json:"peerless,omitempty"` // why no peer takes part
 	Skipped    string              `json:"skipped,omitempty"`
 	Results    []participantResult `json:"results,omitempty"`
 	Ratio      *ratio              `json:"ratio,omitempty"`
@@ -104,8 +115,9 @@ func median(xs []float64) float64 {
 	return (s[mid-1] + s[mid]) / 2
 }
 
-// medianFigures returns the median of every figure over rounds. Errors and overlaps are
-// totals instead: a single one matters.
+// medianFigures returns the median of every figure over rounds. Errors, overlaps and
+// acquisitions over capacity are totals instead, a single one matters, and the maximum
+// occupancy is the highest of the rounds'.
 func medianFigures(rounds []figures) figures {
 	of := func(get func(f figures) float64) float64 {
 		xs := make([]float64, len(rounds))
@@ -136,6 +148,11 @@ func medianFigures(rounds []figures) figures {
 		AllocsPerOp: ofOpt(func(f figures) *float64 { return f.AllocsPerOp }),
 		BytesPerOp:  ofOpt(func(f figures) *float64 { return f.BytesPerOp }),
 		CPUPerOp:    ofOpt(func(f figures) *float64 { return f.CPUPerOp }),
+
+		AcquisitionsPerSec: ofOpt(func(f figures) *float64 { return f.AcquisitionsPerSec }),
+	}
+	if a := ofOpt(func(f figures) *float64 { return intFigure(f.Acquisitions) }); a != nil {
+		m.Acquisitions = ptr(int64(math.Round(*a)))
 	}
 	for _, f := range rounds {
 		m.Errors += f.Errors
@@ -145,8 +162,22 @@ func medianFigures(rounds []figures) figures {
 		if f.Overlaps != nil {
 			m.Overlaps = ptr(*f.Overlaps + valueOr(m.Overlaps, 0))
 		}
+		if f.OverCapacity != nil {
+			m.OverCapacity = ptr(*f.OverCapacity + valueOr(m.OverCapacity, 0))
+		}
+		if f.MaxOccupancy != nil {
+			m.MaxOccupancy = ptr(max(*f.MaxOccupancy, valueOr(m.MaxOccupancy, 0)))
+		}
 	}
 	return m
+}
+
+// intFigure converts an optional count for medianFigures.
+func intFigure(p *int64) *float64 {
+	if p == nil {
+		return nil
+	}
+	return ptr(float64(*p))
 }
 
 func valueOr[T any](p *T, def T) T {
@@ -233,14 +264,28 @@ func writeTable(w io.Writer, rep *report) {
 			if m.Overlaps != nil && *m.Overlaps > 0 {
 				notes = append(notes, fmt.Sprintf("%s: %d acquisitions found another holder", r.Client, *m.Overlaps))
 			}
+			if m.OverCapacity != nil && *m.OverCapacity > 0 {
+				notes = append(notes, fmt.Sprintf("%s: %d acquisitions exceeded the capacity of %d", r.Client, *m.OverCapacity, sc.Capacity))
+			}
 		}
 		tw.Flush()
+		for _, r := range sc.Results {
+			// The semaphore's own figures: how many cycles took a permit, and the
+			// occupancy check.
+			if m := r.Median; m.AcquisitionsPerSec != nil {
+				fmt.Fprintf(w, "   %s: %s acquisitions/s of %s cycles/s; at most %d of %d permits held at once\n", r.Client,
+					fmtRate(*m.AcquisitionsPerSec), fmtRate(m.OpsPerSec), valueOr(m.MaxOccupancy, 0), sc.Capacity)
+			}
+		}
 		for _, n := range notes {
 			fmt.Fprintf(w, "   ! %s\n", n)
 		}
-		if sc.Ratio != nil {
+		switch {
+		case sc.Peerless != "":
+			fmt.Fprintf(w, "   Respire / best peer: no peer: %s\n", sc.Peerless)
+		case sc.Ratio != nil:
 			fmt.Fprintf(w, "   Respire / best peer (%s): %.2fx ops/s\n", sc.Ratio.BestPeer, sc.Ratio.Value)
-		} else {
+		default:
 			fmt.Fprintln(w, "   Respire / best peer: n/a (Respire or every peer is missing from this run)")
 		}
 	}
@@ -311,14 +356,20 @@ func fmtOpt(v *float64, decimals int) string {
 	return fmt.Sprintf("%.*f", decimals, *v)
 }
 
-// participantNames lists every name -clients accepts: data clients, lockers and the
-// reference.
+// participantNames lists every name -clients accepts: data clients, lockers,
+// semaphores, Redlock implementations and the reference.
 func participantNames() []string {
 	var names []string
 	for _, c := range clientSpecs {
 		names = append(names, c.name)
 	}
 	for _, l := range lockerSpecs() {
+		names = append(names, l.name)
+	}
+	for _, s := range semaphoreSpecs {
+		names = append(names, s.name)
+	}
+	for _, l := range redlockSpecs {
 		names = append(names, l.name)
 	}
 	return append(names, referenceName)

@@ -55,6 +55,30 @@ func TestMedianFigures(t *testing.T) {
 	}
 }
 
+// TestMedianSemaphoreFigures checks the semaphore's own figures over rounds: medians
+// of the acquisitions, the highest occupancy, and the total over capacity, so one bad
+// round is not hidden by two good ones.
+func TestMedianSemaphoreFigures(t *testing.T) {
+	rounds := []figures{
+		{Acquisitions: ptr(int64(10)), AcquisitionsPerSec: ptr(100.0), MaxOccupancy: ptr(int64(3)), OverCapacity: ptr(int64(0))},
+		{Acquisitions: ptr(int64(30)), AcquisitionsPerSec: ptr(300.0), MaxOccupancy: ptr(int64(5)), OverCapacity: ptr(int64(1))},
+		{Acquisitions: ptr(int64(20)), AcquisitionsPerSec: ptr(200.0), MaxOccupancy: ptr(int64(4)), OverCapacity: ptr(int64(0))},
+	}
+	m := medianFigures(rounds)
+	if m.Acquisitions == nil || *m.Acquisitions != 20 || m.AcquisitionsPerSec == nil || *m.AcquisitionsPerSec != 200 {
+		t.Errorf("acquisitions = %v (%v/s), want the medians 20 (200/s)", m.Acquisitions, m.AcquisitionsPerSec)
+	}
+	if m.MaxOccupancy == nil || *m.MaxOccupancy != 5 {
+		t.Errorf("max occupancy = %v, want the highest 5", m.MaxOccupancy)
+	}
+	if m.OverCapacity == nil || *m.OverCapacity != 1 {
+		t.Errorf("over capacity = %v, want the total 1", m.OverCapacity)
+	}
+	if m := medianFigures([]figures{{OpsPerSec: 1}}); m.Acquisitions != nil || m.MaxOccupancy != nil || m.OverCapacity != nil {
+		t.Errorf("semaphore figures on a run without them: %+v", m)
+	}
+}
+
 func TestRespireRatio(t *testing.T) {
 	res := func(name string, ops float64) participantResult {
 		return participantResult{Client: name, Respire: name == "respire", Reference: name == referenceName, Median: figures{OpsPerSec: ops}}

@@ -13,9 +13,11 @@ import (
 type scenarioKind uint8
 
 const (
-	kindData  scenarioKind = iota // data clients (and redis-benchmark)
-	kindLock                      // lock libraries
-	kindCache                     // clients with a client-side cache
+	kindData      scenarioKind = iota // data clients (and redis-benchmark)
+	kindLock                          // lock libraries
+	kindCache                         // clients with a client-side cache
+	kindSemaphore                     // counting semaphores (Respire's alone: no Go peer has one)
+	kindRedlock                       // Redlock over three independent servers respbench starts
 )
 
 func (k scenarioKind) String() string {
@@ -26,6 +28,10 @@ func (k scenarioKind) String() string {
 		return "lock"
 	case kindCache:
 		return "cache"
+	case kindSemaphore:
+		return "semaphore"
+	case kindRedlock:
+		return "redlock"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -49,12 +55,14 @@ const pipelineDepth = 100
 // errNotAcquired is a free lock that was not acquired.
 var errNotAcquired = errors.New("respbench: lock not acquired")
 
-// target is what one participant drives: one of the three kinds of client.
+// target is what one participant drives: one of the kinds of client. A Redlock group
+// is a locker too.
 type target struct {
 	name   string
 	data   dataClient
 	lock   locker
 	cached cachedClient
+	sem    semaphore
 }
 
 // scenario is one workload. Every participant runs it with the same goroutines.
@@ -65,6 +73,10 @@ type scenario struct {
 	kind       scenarioKind
 	goroutines int
 	opsPerCall int
+	// capacity is the semaphore scenario's number of permits; 0 elsewhere.
+	capacity int
+	// peerless says why no peer takes part, where none can; empty elsewhere.
+	peerless string
 	// benchArgs are redis-benchmark's arguments for the same workload, the server-side
 	// reference; nil when there is none.
 	benchArgs []string
@@ -112,6 +124,18 @@ var scenarios = []*scenario{
 		name: "cached-get", title: "client-side cached GET of a hot key, 64 goroutines",
 		latency: "per GET", kind: kindCache, goroutines: 64, opsPerCall: 1,
 		makeLoad: cachedLoad,
+	},
+	{
+		name: "semaphore", title: "semaphore TryAcquire+Release, 16 goroutines, capacity 4 (ops = cycles, taken or not)",
+		latency: "per cycle that took a permit: TryAcquire + Release", kind: kindSemaphore,
+		goroutines: 16, opsPerCall: 1, capacity: 4,
+		peerless: "no Go library offers a Redis semaphore (DistributedLock.Redis, the one peer with one, is .NET)",
+		makeLoad: semaphoreLoad,
+	},
+	{
+		name: "redlock", title: "Redlock acquire+release on 3 independent servers, 16 goroutines on distinct keys",
+		latency: "per acquire+release", kind: kindRedlock, goroutines: 16, opsPerCall: 1,
+		makeLoad: lockLoad,
 	},
 }
 

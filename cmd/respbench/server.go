@@ -48,14 +48,21 @@ func startServer(ctx context.Context) (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("respbench: temporary directory: %w", err)
 	}
+	s, err := launchRetrying(ctx, bin, dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return s, nil
+}
+
+// launchRetrying runs launch until the server starts, at most serverStartTries times:
+// a port found free can be taken before the server binds it.
+func launchRetrying(ctx context.Context, bin, dir string, extra ...string) (*server, error) {
 	for try := 1; ; try++ {
-		s, err := launch(ctx, bin, dir)
-		if err == nil {
-			return s, nil
-		}
-		if try == serverStartTries || ctx.Err() != nil {
-			os.RemoveAll(dir)
-			return nil, err
+		s, err := launch(ctx, bin, dir, extra...)
+		if err == nil || try == serverStartTries || ctx.Err() != nil {
+			return s, err
 		}
 	}
 }

@@ -138,3 +138,67 @@ func TestClusterSmoke(t *testing.T) {
 		t.Errorf("the table does not say it measured a cluster:\n%s", stdout.String())
 	}
 }
+
+// TestCoordinationSmoke runs the semaphore and redlock scenarios, one short round each,
+// as -short (make test) does too: they are the only scenarios that start servers of
+// their own, so a broken start or stop shows here rather than in a full run. It checks
+// every participant's figures, that the semaphore's permits overlapped without ever
+// exceeding its capacity, and that the table says why the semaphore has no peer.
+func TestCoordinationSmoke(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Fatalf("redis-server is not installed: %s", installHint)
+	}
+	jsonPath := filepath.Join(t.TempDir(), "out.json")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"-quick", "-rounds", "1", "-scenarios", "semaphore,redlock", "-json", jsonPath}, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	var semNames, redlockNames []string
+	for _, s := range semaphoreSpecs {
+		semNames = append(semNames, s.name)
+	}
+	for _, l := range redlockSpecs {
+		redlockNames = append(redlockNames, l.name)
+	}
+	want := map[string][]string{"semaphore": semNames, "redlock": redlockNames}
+	if len(rep.Scenarios) != len(want) {
+		t.Fatalf("%d scenarios in the JSON, want %d", len(rep.Scenarios), len(want))
+	}
+	for _, sc := range rep.Scenarios {
+		var got []string
+		for _, r := range sc.Results {
+			got = append(got, r.Client)
+			checkFigures(t, sc.Name+"/"+r.Client, sc.Name, r.Median, r.Reference)
+			if sc.Name != "semaphore" {
+				continue
+			}
+			m := r.Median
+			switch {
+			case m.Acquisitions == nil || *m.Acquisitions <= 0 || m.AcquisitionsPerSec == nil || *m.AcquisitionsPerSec > m.OpsPerSec:
+				t.Errorf("%s: acquisitions %v (%v/s) of %v cycles/s", r.Client, m.Acquisitions, m.AcquisitionsPerSec, m.OpsPerSec)
+			case m.OverCapacity == nil || *m.OverCapacity != 0:
+				t.Errorf("%s: %v acquisitions over capacity, want 0", r.Client, m.OverCapacity)
+			case m.MaxOccupancy == nil || *m.MaxOccupancy < 1 || *m.MaxOccupancy > int64(sc.Capacity):
+				t.Errorf("%s: at most %v permits held, want 1 to %d", r.Client, m.MaxOccupancy, sc.Capacity)
+			}
+		}
+		if !slices.Equal(got, want[sc.Name]) {
+			t.Errorf("%s: participants %v, want %v", sc.Name, got, want[sc.Name])
+		}
+	}
+	if sc := rep.Scenarios[1]; sc.Name != "redlock" || sc.Ratio == nil || sc.Ratio.Value <= 0 {
+		t.Errorf("redlock: no ratio of Respire to the best peer: %+v", sc)
+	}
+	if !bytes.Contains(stdout.Bytes(), []byte("no peer: no Go library offers a Redis semaphore")) {
+		t.Errorf("the table does not say why the semaphore has no peer:\n%s", stdout.String())
+	}
+}

@@ -119,7 +119,13 @@ func (c *Client) lockConnAt(ctx context.Context, slot int, n *clusterNode) (*con
 		if n != nil {
 			peer = n.shared
 		} else if peer, err = c.lockPeer(ctx, slot); err != nil {
-			return nil, err
+			var ce *conn.CallError
+			if errors.As(err, &ce) {
+				return nil, err
+			}
+			// No server to send to (the Cluster is down, the topology could not be
+			// read): nothing was sent, which is what the lock's retries look for.
+			return nil, &conn.CallError{Err: err}
 		}
 		cn, err := c.locks.get(ctx, peer)
 		if errors.Is(err, ErrClosed) && !c.closed.Load() && n == nil && attempt < 3 {

@@ -24,7 +24,8 @@ import (
 type fakeRedis struct {
 	mu       sync.Mutex
 	keys     map[string]fakeEntry
-	renewals []time.Time // when each SET IFEQ that renewed arrived
+	renewals []time.Time   // when each SET IFEQ that renewed arrived
+	hold     chan struct{} // when not nil, a SET IFEQ waits for it to close before it runs
 	ids      int64
 	open     map[net.Conn]struct{}
 	wg       sync.WaitGroup
@@ -61,6 +62,20 @@ func (f *fakeRedis) close() {
 	f.wg.Wait()
 }
 
+// holdRenewals makes renewals wait until the returned function is called.
+func (f *fakeRedis) holdRenewals() (release func()) {
+	hold := make(chan struct{})
+	f.mu.Lock()
+	f.hold = hold
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		f.hold = nil
+		f.mu.Unlock()
+		close(hold)
+	}
+}
+
 // Renewals returns when the renewals that found the lock arrived.
 func (f *fakeRedis) Renewals() []time.Time {
 	f.mu.Lock()
@@ -88,6 +103,12 @@ func (f *fakeRedis) serve(nc net.Conn) {
 		args := make([]string, len(elems))
 		for i, e := range elems {
 			args[i], _ = e.Text()
+		}
+		f.mu.Lock()
+		hold := f.hold
+		f.mu.Unlock()
+		if hold != nil && len(args) > 3 && strings.EqualFold(args[3], "IFEQ") {
+			<-hold // a renewal the server is slow to run
 		}
 		if _, err := nc.Write([]byte(f.exec(args))); err != nil {
 			return

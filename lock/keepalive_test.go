@@ -3,10 +3,13 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/respire/respire/conn"
 )
 
 // The keep-alive's schedule follows the lease as it stands, on the bubble's clock.
@@ -167,5 +170,55 @@ func TestKeepAliveContextAfterStop(t *testing.T) {
 			t.Fatalf("KeepAlive after Stop: %v", err)
 		}
 		mu.Close()
+	})
+}
+
+// A release that gives up while the keep-alive's last renewal is still running leaves
+// that keep-alive with the lock: no second one starts beside it, and the next release
+// waits for the renewal before it deletes.
+func TestReleaseThatGivesUpKeepsTheStoppingKeepAlive(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		const lease = 10 * time.Second
+		ctx := context.Background()
+		f, c := fakeClient(t)
+		mu, err := New(c).Acquire(ctx, "ka", lease)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ka, err := mu.KeepAlive(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resume := f.holdRenewals()
+		time.Sleep(lease/2 + time.Millisecond) // the renewal is sent, and held
+		synctest.Wait()
+
+		short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+		defer cancel()
+		if _, err := mu.Release(short); !errors.Is(err, conn.ErrNotSent) {
+			t.Fatalf("Release behind a held renewal: %v; want not sent", err)
+		}
+		if again, err := mu.KeepAlive(ctx); err != nil || again != ka {
+			t.Fatalf("KeepAlive while the last renewal runs: %p, %v; want the stopping one (%p)", again, err, ka)
+		}
+		released := make(chan error, 1)
+		go func() {
+			out, err := mu.Release(ctx)
+			if err == nil && out != Released {
+				err = fmt.Errorf("outcome %v", out)
+			}
+			released <- err
+		}()
+		synctest.Wait()
+		resume()
+		if err := <-released; err != nil {
+			t.Fatalf("the second release: %v", err)
+		}
+		if cause := context.Cause(ka.Context()); !errors.Is(cause, ErrKeepAliveStopped) {
+			t.Fatalf("the keep-alive's cause: %v; want ErrKeepAliveStopped, from the release that gave up", cause)
+		}
+		if n := len(f.Renewals()); n != 1 {
+			t.Fatalf("%d renewals; want the held one alone", n)
+		}
 	})
 }

@@ -110,6 +110,7 @@ func (m *Lock) Release(ctx context.Context) (ReleaseOutcome, error) {
 func (m *Lock) lead(ctx context.Context, ka *KeepAlive) (ReleaseOutcome, error) {
 	var outcome ReleaseOutcome
 	var err error
+	stopped := true // no renewal of ka runs any more
 	if ka != nil {
 		// No renewal may run with or after the delete: its reply would say the lock is
 		// lost when it was released.
@@ -117,6 +118,7 @@ func (m *Lock) lead(ctx context.Context, ka *KeepAlive) (ReleaseOutcome, error) 
 		select {
 		case <-ka.done:
 		case <-ctx.Done():
+			stopped = false
 			err = &conn.CallError{Err: context.Cause(ctx)}
 		}
 	}
@@ -128,7 +130,12 @@ func (m *Lock) lead(ctx context.Context, ka *KeepAlive) (ReleaseOutcome, error) 
 			ka.cancel(cause) // the lock's context ended already; this one ends before Release returns
 		} else {
 			ka.cancel(fmt.Errorf("%w: the release failed and the lock is still held: %w", ErrKeepAliveStopped, err))
-			m.detach(ka)
+			if stopped {
+				m.detach(ka)
+			}
+			// Otherwise the lock keeps ka while its last renewal runs: the next
+			// release waits for it before deleting, and KeepAlive does not start a
+			// second one beside it.
 		}
 	}
 

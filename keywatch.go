@@ -133,8 +133,10 @@ func (c *Client) watchKey(ctx context.Context, key string, inTurn bool, prev *Ke
 			return nil, err
 		}
 		w.exists = ms != -2
-		if ms > 0 {
-			w.ttl = time.Duration(ms) * time.Millisecond
+		if ms >= 0 {
+			// Under a millisecond left reads as 0: the key still ends, and the
+			// fallback timer must still be armed for a push that is lost.
+			w.ttl = max(time.Duration(ms)*time.Millisecond, time.Millisecond)
 		}
 		if prev != nil {
 			w.reg.succeed(prev, w, turnBefore)

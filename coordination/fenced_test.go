@@ -647,3 +647,19 @@ func TestAcquireFencedLockContended(t *testing.T) {
 		t.Fatal("a waiter slept until the lease's TTL: a wake was lost")
 	}
 }
+
+// A fenced acquisition that fails on the server (a fence key that is no counter) takes
+// nothing: the lease stays free for the next owner, instead of blocked for its TTL with
+// no handle to release it.
+func TestFencedAcquireThatFailsTakesNothing(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	co := New(plainClient(t, srv))
+	ctx := context.Background()
+	srv.Do(t, "SET", "{broken}:fence", "not a counter")
+	if fl, ok, err := co.TryAcquireFencedLock(ctx, "{broken}:lease", "{broken}:fence", time.Minute); err == nil || ok || fl != nil {
+		t.Fatalf("TryAcquireFencedLock with a fence key that is no counter: %v, %v, %v; want an error", fl, ok, err)
+	}
+	if n := srv.Do(t, "EXISTS", "{broken}:lease"); n != "0" {
+		t.Fatalf("the failed acquisition left the lease taken (EXISTS %s)", n)
+	}
+}

@@ -161,8 +161,15 @@ func (g *RedlockGroup) identify(ctx context.Context) (known []bool, errs []error
 	if broken != nil {
 		return nil, nil, broken
 	}
+	// While any server is still unidentified, every server is asked again: a restart
+	// changes a server's run_id, and one learned before it would not match what a
+	// client of the same server learns now, letting one server vote twice.
+	refresh := false
+	for _, n := range g.nodes {
+		refresh = refresh || n.id() == ""
+	}
 	errs = make([]error, len(g.nodes))
-	each(len(g.nodes), func(i int) { errs[i] = g.nodes[i].identify(ctx, g.timeout) })
+	each(len(g.nodes), func(i int) { errs[i] = g.nodes[i].identify(ctx, g.timeout, refresh) })
 	known = make([]bool, len(g.nodes))
 	byID := map[string]int{}
 	for i, n := range g.nodes {
@@ -193,10 +200,11 @@ func (n *redlockNode) id() string {
 	return n.runID
 }
 
-// identify asks the server its run_id once; a server restarted since keeps the
-// identity first learned, which still tells it apart from the others.
-func (n *redlockNode) identify(ctx context.Context, timeout time.Duration) error {
-	if n.id() != "" {
+// identify asks the server its run_id, once unless refresh is set. Once every server
+// of the group is identified, the identities were learned together and a restart
+// since does not matter: they still tell the servers apart.
+func (n *redlockNode) identify(ctx context.Context, timeout time.Duration, refresh bool) error {
+	if !refresh && n.id() != "" {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)

@@ -3,6 +3,8 @@ package coordination
 import (
 	"context"
 	"errors"
+	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -314,5 +316,43 @@ func TestRedlockRenewalAfterValidityFails(t *testing.T) {
 	}
 	if after := calls(t, srvs[0], "set", "evalsha"); after["set"] != before["set"] || after["evalsha"] != before["evalsha"] {
 		t.Fatalf("a late renewal was sent: %v then %v", before, after)
+	}
+}
+
+// Two clients of one server are refused even when one of them could not be reached
+// while the server's identity was first learned, and the server restarted (a new
+// run_id) before that client got through: identities are compared as they are now.
+func TestRedlockTwinFoundAfterARestart(t *testing.T) {
+	srvs, clients := redlockNodes(t, 2)
+	var reachable atomic.Bool
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if !reachable.Load() {
+			return nil, errors.New("unreachable for now")
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+	reachable.Store(true)
+	twin := newClient(t, respire.Options{Addrs: []string{srvs[0].Addr()}, Dialer: dial})
+	ctx := context.Background()
+	id, err := twin.Do(ctx, "CLIENT", "ID")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reachable.Store(false)
+	srvs[0].Do(t, "CLIENT", "KILL", "ID", id.String())
+	g := newGroup(t, []*respire.Client{clients[0], clients[1], twin})
+	rl, ok, err := g.TryAcquire(ctx, "rl:twin-restart", time.Minute)
+	if !ok || err != nil {
+		t.Fatalf("with the twin unreachable, two servers of three: %v, %v", ok, err)
+	}
+	if ok, err := rl.Release(ctx); !ok || err != nil {
+		t.Fatalf("Release: %v, %v", ok, err)
+	}
+	srvs[0].Stop(t) // without persistence: it comes back with a new run_id
+	srvs[0].Restart(t)
+	reachable.Store(true)
+	if _, _, err := g.TryAcquire(ctx, "rl:twin-restart", time.Minute); !errors.Is(err, ErrRedlockGroup) {
+		t.Fatalf("the twin reachable after its server restarted: %v; want ErrRedlockGroup", err)
 	}
 }

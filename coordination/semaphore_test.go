@@ -152,6 +152,29 @@ func TestSemaphoreCapacityMismatch(t *testing.T) {
 	}
 }
 
+// A capacity stored beside expired permits alone binds nobody: once a shortened
+// renewal lets the last live permit expire before the key does, a participant with
+// another capacity gets in.
+func TestSemaphoreCapacityOfExpiredPermitsOnly(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	co := New(plainClient(t, srv))
+	ctx := context.Background()
+	p, ok, err := co.Semaphore("sem:gone", 5).TryAcquire(ctx, time.Minute)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if ok, err := p.ResetExpiry(ctx, 20*time.Millisecond); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	eventually(t, 5*time.Second, "a permit of capacity 3 once the capacity-5 permit expired", func() bool {
+		q, ok, err := co.Semaphore("sem:gone", 3).TryAcquire(ctx, time.Minute)
+		if ok {
+			q.Close()
+		}
+		return ok && err == nil
+	})
+}
+
 func TestEntriesRefuseBadInput(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
 	co := New(plainClient(t, srv))

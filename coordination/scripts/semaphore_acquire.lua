@@ -8,15 +8,14 @@
 -- ARGV[3]  capacity
 --
 -- Returns {1} when taken, {0} when every permit is held, {-1, stored} when the
--- semaphore's live permits were taken with another capacity (nothing changes).
+-- semaphore's live permits were taken with another capacity (nothing changes but the
+-- reclaiming of expired permits). The capacity stored beside expired permits alone
+-- binds nobody: the key can outlive its permits (a renewal shortened one).
 -- The key expires with its last permit, so nothing outlives the permits.
 if redis.replicate_commands then redis.replicate_commands() end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local stored = redis.call('HGET', KEYS[1], 'capacity')
-if stored and stored ~= ARGV[3] then
-  return {-1, stored}
-end
 local fields = redis.call('HGETALL', KEYS[1])
 local live, last = 0, 0
 for i = 1, #fields, 2 do
@@ -29,6 +28,9 @@ for i = 1, #fields, 2 do
       if exp > last then last = exp end
     end
   end
+end
+if live > 0 and stored and stored ~= ARGV[3] then
+  return {-1, stored}
 end
 if live >= tonumber(ARGV[3]) then
   return {0}

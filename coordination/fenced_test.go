@@ -202,6 +202,12 @@ func TestFencedBadInput(t *testing.T) {
 		if _, err := r.Write(ctx, 1, "", "v"); !errors.Is(err, ErrInvalidArg) {
 			t.Fatalf("empty command: %v", err)
 		}
+		// What the fence cannot guard: a read, an unknown command, a second key.
+		for _, cmd := range [][]any{{"GET"}, {"NOSUCHCOMMAND", "v"}, {"RENAME", "other"}, {"DEL", "other"}, {"MSET", "v", "other", "w"}} {
+			if _, err := r.Write(ctx, 1, cmd[0].(string), cmd[1:]...); !errors.Is(err, ErrInvalidArg) {
+				t.Fatalf("Write %v: %v; want ErrInvalidArg", cmd, err)
+			}
+		}
 		var none *Resource
 		if _, err := none.Write(ctx, 1, "SET", "v"); !errors.Is(err, ErrInvalidArg) {
 			t.Fatalf("nil resource: %v", err)

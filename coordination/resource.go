@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"github.com/respire/respire/internal/command"
 	"strconv"
 
 	"github.com/respire/respire"
@@ -66,7 +67,9 @@ func (r *Resource) Key() string { return r.key }
 // token the resource has accepted, and returns the command's reply. command is the
 // command's name and args are its arguments after the key, which the script puts
 // first: Write(ctx, t, "SET", value), Write(ctx, t, "HSET", field, value),
-// Write(ctx, t, "RPUSH", item). The command must touch no key but the resource's.
+// Write(ctx, t, "RPUSH", item). A command that writes nothing, that the command table
+// does not know, or that touches a key besides the resource's (RENAME, MSET, DEL of
+// two keys) is refused with ErrInvalidArg before anything is sent.
 //
 // A refused write returns an error matching ErrStaleToken (a *StaleTokenError); the
 // command did not run. An error reply of the command itself is returned as it is,
@@ -80,6 +83,9 @@ func (r *Resource) Write(ctx context.Context, token int64, command string, args 
 	}
 	if command == "" {
 		return resp.Value{}, fmt.Errorf("%w: empty command", ErrInvalidArg)
+	}
+	if err := checkResourceWrite(command, args); err != nil {
+		return resp.Value{}, err
 	}
 	argv := make([]any, 0, 2+len(args))
 	argv = append(argv, strconv.FormatInt(token, 10), command)
@@ -107,6 +113,29 @@ func (r *Resource) Write(ctx context.Context, token int64, command string, args 
 		return resp.Null(), nil // Lua turns a nil reply into the end of its array
 	}
 	return res[1], nil
+}
+
+// checkResourceWrite refuses, before anything is sent, a command that the fence cannot
+// guard: one that writes nothing, one the command table does not know (its keys are
+// unknown), or one that touches a key besides the resource's. Such a key would escape
+// the client's key prefix and the Cluster slot check, and the fence would guard a
+// write it never saw.
+func checkResourceWrite(name string, args []any) error {
+	full := make([]any, 0, 2+len(args))
+	full = append(full, name, "resource")
+	full = append(full, args...)
+	info, ok := command.LookupArgs(full)
+	if !ok {
+		return fmt.Errorf("%w: %s is not a command whose keys are known", ErrInvalidArg, name)
+	}
+	if info.Flags&command.FlagWrite == 0 {
+		return fmt.Errorf("%w: %s does not write", ErrInvalidArg, name)
+	}
+	var buf [4]int
+	if keys := command.InfoKeyIndexes(info, full, buf[:0]); len(keys) != 1 || keys[0] != 1 {
+		return fmt.Errorf("%w: %s touches %d keys; a fenced write touches the resource's alone", ErrInvalidArg, name, len(keys))
+	}
+	return nil
 }
 
 // HighestAccepted returns the highest fencing token the resource has accepted, 0 when

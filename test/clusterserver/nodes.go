@@ -15,6 +15,7 @@ type entry struct {
 	addr   string
 	flags  []string
 	master string // the master's ID for a replica, "-" for a master
+	epoch  string // the node's config epoch, as this view knows it
 	slots  [][2]int
 }
 
@@ -48,7 +49,7 @@ func parseNodes(text string) ([]entry, error) {
 		if len(f) < 8 {
 			return nil, fmt.Errorf("clusterserver: CLUSTER NODES line %q", line)
 		}
-		e := entry{id: f[0], flags: strings.Split(f[2], ","), master: f[3]}
+		e := entry{id: f[0], flags: strings.Split(f[2], ","), master: f[3], epoch: f[6]}
 		e.addr, _, _ = strings.Cut(f[1], "@")
 		for _, s := range f[8:] {
 			if strings.HasPrefix(s, "[") {
@@ -72,15 +73,22 @@ func parseNodes(text string) ([]entry, error) {
 	return out, nil
 }
 
-// summary renders what all nodes must agree on: the slots of every master and the
-// master of every replica that is not failed.
+// summary renders what all nodes must agree on: the slots and config epoch of every
+// master and the master of every replica that is not failed.
+//
+// The epochs matter to what comes next. A node that imports a slot takes a new epoch
+// without consensus (the greatest it knows, plus one); if the next migration begins
+// before every node knows the last epoch taken, two masters can take the same one,
+// each claiming slots with it, and gossip cannot settle who owns what: the cluster
+// then disagrees for good, and writes land on both sides (seen in about half the runs
+// of live resharding before the epochs were compared).
 func summary(view []entry) string {
 	var lines []string
 	for _, e := range view {
 		failed := e.has("fail") || e.has("fail?")
 		switch {
 		case e.has("master") && len(e.slots) > 0:
-			lines = append(lines, fmt.Sprintf("master %s %v", e.id, e.slots))
+			lines = append(lines, fmt.Sprintf("master %s epoch %s %v", e.id, e.epoch, e.slots))
 		case e.has("slave") && !failed:
 			lines = append(lines, fmt.Sprintf("replica %s of %s", e.id, e.master))
 		}

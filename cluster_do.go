@@ -108,6 +108,51 @@ func (c *Client) doCluster(ctx context.Context, o conn.CallOptions, info *comman
 	return v, err
 }
 
+// follow decides what comes after the server error reply err (se) to a command for
+// slot that cn carried (cn may be nil): another attempt on the node a MOVED or ASK
+// names (asking for ASK), or on the slot's owner after TRYAGAIN or CLUSTERDOWN and a
+// backoff (target nil). Those replies mean the command did not run. stop is what to
+// return instead: any other error, too many redirections or retries, ctx's end. hops
+// and tries count the redirections and retries of one command across calls.
+func (r *clusterRouter) follow(ctx context.Context, se *resp.ServerError, err error, slot int, cn *conn.Conn, hops, tries *int) (target *clusterNode, asking bool, stop error) {
+	if rd, ok := se.Redirect(); ok {
+		if *hops++; *hops > maxRedirects {
+			return nil, false, fmt.Errorf("%w: %d redirections for slot %d, the last: %w", ErrTooManyRedirects, maxRedirects, slot, err)
+		}
+		if *hops > 2 {
+			// Nodes that disagree send a command back and forth until gossip
+			// settles; give it a moment.
+			if err := sleepCtx(ctx, time.Duration(*hops)*2*time.Millisecond); err != nil {
+				return nil, false, err
+			}
+		}
+		addr := rd.Addr
+		if cn != nil {
+			// A node without a known endpoint is announced as ":port".
+			addr = cluster.ResolveAddr(addr, cn.Addr())
+		}
+		if rd.Ask {
+			target, stop = r.node(addr)
+		} else {
+			target, stop = r.moved(rd.Slot, addr)
+		}
+		return target, rd.Ask, stop
+	}
+	if se.Code != "TRYAGAIN" && se.Code != "CLUSTERDOWN" {
+		return nil, false, err
+	}
+	if *tries++; *tries > maxClusterRetries {
+		return nil, false, err
+	}
+	if se.Code == "CLUSTERDOWN" {
+		r.refresher.Trigger()
+	}
+	if err := sleepCtx(ctx, backoff(*tries)); err != nil {
+		return nil, false, err
+	}
+	return nil, false, nil
+}
+
 // askingCmd precedes a command redirected by ASK.
 var askingCmd = []any{"ASKING"}
 
@@ -144,49 +189,10 @@ func (r *clusterRouter) do(ctx context.Context, o conn.CallOptions, args []any, 
 		var se *resp.ServerError
 		switch {
 		case errors.As(err, &se):
-			if rd, ok := se.Redirect(); ok {
-				hops++
-				if hops > maxRedirects {
-					return resp.Value{}, cn, fmt.Errorf("%w: %d redirections for slot %d, the last: %w", ErrTooManyRedirects, maxRedirects, slot, err)
-				}
-				if hops > 2 {
-					// Nodes that disagree send a command back and forth until gossip
-					// settles; give it a moment.
-					if err := sleepCtx(ctx, time.Duration(hops)*2*time.Millisecond); err != nil {
-						return resp.Value{}, cn, err
-					}
-				}
-				addr := rd.Addr
-				if cn != nil {
-					// A node without a known endpoint is announced as ":port".
-					addr = cluster.ResolveAddr(addr, cn.Addr())
-				}
-				var nerr error
-				if rd.Ask {
-					target, nerr = r.node(addr)
-				} else {
-					target, nerr = r.moved(rd.Slot, addr)
-				}
-				if nerr != nil {
-					return resp.Value{}, cn, nerr
-				}
-				asking = rd.Ask
-				break
+			var stop error
+			if target, asking, stop = r.follow(ctx, se, err, slot, cn, &hops, &tries); stop != nil {
+				return resp.Value{}, cn, stop
 			}
-			if se.Code != "TRYAGAIN" && se.Code != "CLUSTERDOWN" {
-				return resp.Value{}, cn, err
-			}
-			tries++
-			if tries > maxClusterRetries {
-				return resp.Value{}, cn, err
-			}
-			if se.Code == "CLUSTERDOWN" {
-				r.refresher.Trigger()
-			}
-			if err := sleepCtx(ctx, backoff(tries)); err != nil {
-				return resp.Value{}, cn, err
-			}
-			target, asking = nil, false
 		default:
 			var ce *conn.CallError
 			if errors.As(err, &ce) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/resp"
 )
@@ -159,33 +158,9 @@ func (c *Client) lockRedirected(ctx context.Context, cn *conn.Conn, o conn.CallO
 	for hops, tries := 0, 0; ; {
 		var se *resp.ServerError
 		errors.As(err, &se) // needsRetry found one
-		var target *clusterNode
-		asking := false
-		if rd, ok := se.Redirect(); ok {
-			if hops++; hops > maxRedirects {
-				return resp.Value{}, cn, fmt.Errorf("%w: %d redirections for slot %d, the last: %w", ErrTooManyRedirects, maxRedirects, slot, err)
-			}
-			addr := cluster.ResolveAddr(rd.Addr, cn.Addr())
-			var nerr error
-			if rd.Ask {
-				target, nerr = r.node(addr)
-			} else {
-				target, nerr = r.moved(rd.Slot, addr)
-			}
-			if nerr != nil {
-				return resp.Value{}, cn, nerr
-			}
-			asking = rd.Ask
-		} else {
-			if tries++; tries > maxClusterRetries {
-				return resp.Value{}, cn, err
-			}
-			if se.Code == "CLUSTERDOWN" {
-				r.refresher.Trigger()
-			}
-			if err := sleepCtx(ctx, backoff(tries)); err != nil {
-				return resp.Value{}, cn, err
-			}
+		target, asking, stop := r.follow(ctx, se, err, slot, cn, &hops, &tries)
+		if stop != nil {
+			return resp.Value{}, cn, stop
 		}
 		next, cerr := c.lockConnAt(ctx, slot, target)
 		if cerr != nil {

@@ -156,7 +156,7 @@ func (c *Client) readThrough(ctx context.Context, ttl time.Duration, slot int, k
 	if c.prefix != "" {
 		prefixKeys = [][]int{nil, {1}, keys}
 	}
-	ticket := c.cache.Reserve(key, &trackedSource{cn: cn, measurable: cn.Measurable()})
+	ticket := c.cache.Reserve(key, (*trackedSource)(cn))
 	res, err := cn.DoMultiWith(ctx, c.prefix, prefixKeys,
 		[]any{"CLIENT", "CACHING", "YES"}, []any{"PTTL", args[keys[0]]}, args)
 	if err != nil {
@@ -196,19 +196,18 @@ func (c *Client) readThrough(ctx context.Context, ttl time.Duration, slot int, k
 // behind, a wait for it.
 const maxInvalidationLag = 100 * time.Microsecond
 
-// trackedSource is a tracked connection as the entries it read see it. Where the
-// connection cannot measure its lag (TLS, a platform without TCP_INFO), hits do not
-// wait and an invalidation is applied when the connection's reader gets to it.
-type trackedSource struct {
-	cn         *conn.Conn
-	measurable bool
-}
+// trackedSource is a tracked connection as the entries it read see it; a conversion,
+// so a miss allocates no source. Where the connection cannot measure its lag (TLS, a
+// platform without TCP_INFO), hits do not wait and an invalidation is applied when the
+// connection's reader gets to it.
+type trackedSource conn.Conn
 
 func (s *trackedSource) Current() bool {
-	return !s.measurable || s.cn.Current(maxInvalidationLag)
+	cn := (*conn.Conn)(s)
+	return !cn.Measurable() || cn.Current(maxInvalidationLag)
 }
 
-func (s *trackedSource) CatchUp(ctx context.Context) error { return s.cn.CatchUp(ctx) }
+func (s *trackedSource) CatchUp(ctx context.Context) error { return (*conn.Conn)(s).CatchUp(ctx) }
 
 // tracking owns the connections that cached reads use: one per server, each with
 // CLIENT TRACKING ON OPTIN and a push handler that feeds invalidations to the cache.

@@ -35,12 +35,11 @@ type streamPosition struct {
 	caughtUp atomic.Int64 // nanotime: every byte that had reached the socket then is handled
 	_        [56]byte
 
-	read       int64         // bytes read from the socket (or before it was ours); by the holder of the read role only
-	handled    atomic.Int64  // bytes of the frames handed on (replies dispatched, pushes handled)
-	waiting    atomic.Bool   // a CatchUp waits for handled to move; see advance
-	measurable bool          // set once, before the goroutines start; see startCounting
-	measuring  chan struct{} // of capacity one: held by the CatchUp that measures
-	moved      chan struct{} // under Conn.mu: closed when handled moves while someone waits
+	read      int64         // bytes read from the socket (or before it was ours); by the holder of the read role only
+	handled   atomic.Int64  // bytes of the frames handed on (replies dispatched, pushes handled)
+	waiting   atomic.Bool   // a CatchUp waits for handled to move; see advance
+	measuring chan struct{} // of capacity one: held by the CatchUp that measures; nil when not measurable (startCounting)
+	moved     chan struct{} // under Conn.mu: closed when handled moves while someone waits
 }
 
 // startCounting readies a connection with a push handler for CatchUp, before anything
@@ -57,7 +56,6 @@ func (c *Conn) startCounting() {
 	}
 	c.pos.read = n
 	c.pos.handled.Store(n)
-	c.pos.measurable = true
 	c.pos.measuring = make(chan struct{}, 1)
 }
 
@@ -78,7 +76,7 @@ var _ io.Reader = countingReader{}
 var ErrCannotMeasure = errors.New("conn: cannot measure how far the reader is behind")
 
 // Measurable reports whether CatchUp works on this connection (see ErrCannotMeasure).
-func (c *Conn) Measurable() bool { return c.pos.measurable }
+func (c *Conn) Measurable() bool { return c.pos.measuring != nil }
 
 // Current reports whether the connection has handed on every frame whose bytes had
 // reached this machine maxLag ago. It makes no system call and never waits; false

@@ -3,6 +3,7 @@ module github.com/respire/respire
 go 1.26
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/tidwall/redcon v1.6.4
 	go.uber.org/goleak v1.3.0
 )

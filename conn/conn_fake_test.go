@@ -25,14 +25,14 @@ func TestHandshakeFallbacks(t *testing.T) {
 			opts:     Options{Password: "pw", ClientName: "app", DB: 2},
 			helloErr: "-ERR unknown command 'HELLO', with args beginning with: '3' 'AUTH' 'default' 'pw' 'SETNAME' 'app' \r\n",
 			script: func(f *fakeServer) {
-				f.expect("AUTH", "pw")
-				f.reply("+OK\r\n")
-				f.expect("CLIENT", "SETNAME", "app")
-				f.reply("+OK\r\n")
-				f.expect("CLIENT", "ID")
-				f.reply(":7\r\n")
-				f.expect("SELECT", "2")
-				f.reply("+OK\r\n")
+				f.Expect("AUTH", "pw")
+				f.Reply("+OK\r\n")
+				f.Expect("CLIENT", "SETNAME", "app")
+				f.Reply("+OK\r\n")
+				f.Expect("CLIENT", "ID")
+				f.Reply(":7\r\n")
+				f.Expect("SELECT", "2")
+				f.Reply("+OK\r\n")
 			},
 			wantProto: 2,
 			wantID:    7,
@@ -42,8 +42,8 @@ func TestHandshakeFallbacks(t *testing.T) {
 			name:     "unknown HELLO in backticks: RESP2",
 			helloErr: "-ERR unknown command `HELLO`, with args beginning with: `3`, \r\n",
 			script: func(f *fakeServer) {
-				f.expect("CLIENT", "ID")
-				f.reply(":5\r\n")
+				f.Expect("CLIENT", "ID")
+				f.Reply(":5\r\n")
 			},
 			wantProto: 2,
 			wantID:    5,
@@ -53,10 +53,10 @@ func TestHandshakeFallbacks(t *testing.T) {
 			opts:     Options{Username: "u", Password: "pw"},
 			helloErr: "-NOPROTO sorry, this protocol version is not supported.\r\n",
 			script: func(f *fakeServer) {
-				f.expect("AUTH", "u", "pw")
-				f.reply("+OK\r\n")
-				f.expect("CLIENT", "ID")
-				f.reply(":9\r\n")
+				f.Expect("AUTH", "u", "pw")
+				f.Reply("+OK\r\n")
+				f.Expect("CLIENT", "ID")
+				f.Reply(":9\r\n")
 			},
 			wantProto: 2,
 			wantID:    9,
@@ -65,8 +65,8 @@ func TestHandshakeFallbacks(t *testing.T) {
 			name:     "CLIENT ID refused by ACL leaves the id unknown",
 			helloErr: "-ERR unknown command 'HELLO', with args beginning with: '3' \r\n",
 			script: func(f *fakeServer) {
-				f.expect("CLIENT", "ID")
-				f.reply("-NOPERM User u has no permissions to run the 'client|id' command\r\n")
+				f.Expect("CLIENT", "ID")
+				f.Reply("-NOPERM User u has no permissions to run the 'client|id' command\r\n")
 			},
 			wantProto: 2,
 			wantID:    0,
@@ -75,8 +75,8 @@ func TestHandshakeFallbacks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, _ := dialFake(t, tt.opts, func(f *fakeServer) {
-				f.read() // HELLO with whatever arguments the options give
-				f.reply(tt.helloErr)
+				f.Read() // HELLO with whatever arguments the options give
+				f.Reply(tt.helloErr)
 				tt.script(f)
 			})
 			if c.Protocol() != tt.wantProto {
@@ -153,15 +153,15 @@ func TestCancelQueuedCommandIsNeverSent(t *testing.T) {
 		t.Fatalf("cancelled queued command: %v; want ErrNotSent and context.Canceled", err)
 	}
 
-	f.expect("GET", "a")
-	f.reply("$1\r\nx\r\n")
+	f.Expect("GET", "a")
+	f.Reply("$1\r\nx\r\n")
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
 	pong := make(chan error, 1)
 	go func() { pong <- c.Ping(ctx) }()
-	f.expect("PING") // not SET b: its bytes were removed
-	f.reply("+PONG\r\n")
+	f.Expect("PING") // not SET b: its bytes were removed
+	f.Reply("+PONG\r\n")
 	if err := <-pong; err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestCancelWrittenCommandDrainsItsReply(t *testing.T) {
 		_, err := c.Do(cctx, "INCR", "n")
 		res <- err
 	}()
-	f.expect("INCR", "n")
+	f.Expect("INCR", "n")
 	cancel()
 	err := <-res
 	if !errors.Is(err, ErrOutcomeUnknown) || !errors.Is(err, context.Canceled) || errors.Is(err, ErrNotSent) {
@@ -195,9 +195,9 @@ func TestCancelWrittenCommandDrainsItsReply(t *testing.T) {
 		}
 		got <- v
 	}()
-	f.reply(":1\r\n") // INCR's orphaned reply
-	f.expect("GET", "k")
-	f.reply("$3\r\nnew\r\n")
+	f.Reply(":1\r\n") // INCR's orphaned reply
+	f.Expect("GET", "k")
+	f.Reply("$3\r\nnew\r\n")
 	if v := <-got; v.String() != `"new"` {
 		t.Fatalf("GET got %s; the orphaned reply leaked", v)
 	}
@@ -214,9 +214,9 @@ func TestPushFramesGoToTheHandler(t *testing.T) {
 		}
 		res <- v
 	}()
-	f.expect("GET", "a")
-	f.reply(">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\na\r\n")
-	f.reply("$2\r\nv1\r\n")
+	f.Expect("GET", "a")
+	f.Reply(">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\na\r\n")
+	f.Reply("$2\r\nv1\r\n")
 	if v := <-res; v.String() != `"v1"` {
 		t.Fatalf("GET got %s", v)
 	}
@@ -231,7 +231,7 @@ func TestUnexpectedReplyBreaksTheConnection(t *testing.T) {
 	// seen at once.
 	t.Run("always reading", func(t *testing.T) {
 		c, f := dialFake(t, Options{PushHandler: func(resp.Value) {}}, helloRESP3)
-		f.reply("+OK\r\n")
+		f.Reply("+OK\r\n")
 		select {
 		case <-c.Done():
 		case <-time.After(5 * time.Second):
@@ -250,10 +250,10 @@ func TestUnexpectedReplyBreaksTheConnection(t *testing.T) {
 	t.Run("idle", func(t *testing.T) {
 		c, f := dialFakeTCP(t, Options{}, helloRESP3)
 		go c.Ping(context.Background())
-		f.expect("PING")
-		f.reply("+PONG\r\n")
+		f.Expect("PING")
+		f.Reply("+PONG\r\n")
 		waitFor(t, "PING done", func() bool { _, n := c.counts(); return n == 0 })
-		f.reply("+STRAY\r\n")
+		f.Reply("+STRAY\r\n")
 		time.Sleep(2 * idleCheckAfter) // the peek is for connections idle this long
 		v, err := c.Do(context.Background(), "GET", "k")
 		if !errors.Is(err, ErrNotSent) || !errors.Is(err, ErrUnexpectedReply) {
@@ -263,10 +263,10 @@ func TestUnexpectedReplyBreaksTheConnection(t *testing.T) {
 	t.Run("closed while idle", func(t *testing.T) {
 		c, f := dialFakeTCP(t, Options{}, helloRESP3)
 		go c.Ping(context.Background())
-		f.expect("PING")
-		f.reply("+PONG\r\n")
+		f.Expect("PING")
+		f.Reply("+PONG\r\n")
 		waitFor(t, "PING done", func() bool { _, n := c.counts(); return n == 0 })
-		f.srv.Close()
+		f.Close()
 		time.Sleep(2 * idleCheckAfter)
 		_, err := c.Do(context.Background(), "SET", "k", "v")
 		if !errors.Is(err, ErrNotSent) {
@@ -288,10 +288,10 @@ func TestBrokenTransportFailsEveryWaiter(t *testing.T) {
 		errs <- err
 	}()
 	for i := range n {
-		f.expect("ECHO", string(rune('0'+i)))
+		f.Expect("ECHO", string(rune('0'+i)))
 	}
-	f.reply("$1\r\n0\r\n") // one of five replies, then the server goes away
-	f.srv.Close()
+	f.Reply("$1\r\n0\r\n") // one of five replies, then the server goes away
+	f.Close()
 	err := <-errs
 	if !errors.Is(err, ErrOutcomeUnknown) {
 		t.Fatalf("batch after transport loss: %v", err)
@@ -324,8 +324,8 @@ func TestBadArgumentsAreRejectedBeforeSending(t *testing.T) {
 	}
 	// Nothing was written: the next command is the first the server sees.
 	go c.Ping(ctx)
-	f.expect("PING")
-	f.reply("+PONG\r\n")
+	f.Expect("PING")
+	f.Reply("+PONG\r\n")
 }
 
 func TestInvalidOptions(t *testing.T) {
@@ -341,16 +341,16 @@ func TestInvalidOptions(t *testing.T) {
 func TestNonBlockingWriteAfterOldDeadline(t *testing.T) {
 	c, f := dialFakeTCP(t, Options{WriteTimeout: 20 * time.Millisecond}, helloRESP3)
 	go c.Ping(context.Background()) // uncancellable: a blocking write with a deadline
-	f.expect("PING")
-	f.reply("+PONG\r\n")
+	f.Expect("PING")
+	f.Reply("+PONG\r\n")
 	waitFor(t, "PING done", func() bool { _, n := c.counts(); return n == 0 })
 	time.Sleep(50 * time.Millisecond) // the write deadline is now in the past
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { _, err := c.Do(ctx, "GET", "k"); done <- err }()
-	f.expect("GET", "k")
-	f.reply("$1\r\nv\r\n")
+	f.Expect("GET", "k")
+	f.Reply("$1\r\nv\r\n")
 	if err := <-done; err != nil {
 		t.Fatalf("GET after an expired write deadline: %v", err)
 	}
@@ -368,9 +368,9 @@ func TestCancellableInlineReadIsInterrupted(t *testing.T) {
 			_, err := c.Do(ctx, "GET", "slow")
 			res <- err
 		}()
-		f.expect("GET", "slow")
+		f.Expect("GET", "slow")
 		if partial != "" {
-			f.reply(partial)
+			f.Reply(partial)
 		}
 		start := time.Now()
 		cancel()
@@ -383,7 +383,7 @@ func TestCancellableInlineReadIsInterrupted(t *testing.T) {
 			t.Fatalf("partial %q: the cancelled caller is stuck in its read", partial)
 		}
 		t.Logf("partial %q: returned %v after cancel", partial, time.Since(start))
-		f.reply(strings.TrimPrefix("$5\r\nhello\r\n", partial))
+		f.Reply(strings.TrimPrefix("$5\r\nhello\r\n", partial))
 		got := make(chan string, 1)
 		go func() {
 			v, err := c.Do(context.Background(), "GET", "next")
@@ -392,8 +392,8 @@ func TestCancellableInlineReadIsInterrupted(t *testing.T) {
 			}
 			got <- v.String()
 		}()
-		f.expect("GET", "next")
-		f.reply("$4\r\nmine\r\n")
+		f.Expect("GET", "next")
+		f.Reply("$4\r\nmine\r\n")
 		if v := <-got; v != `"mine"` {
 			t.Fatalf("partial %q: next caller got %s", partial, v)
 		}

@@ -518,9 +518,9 @@ func TestSelfReadSeesTheServerClose(t *testing.T) {
 			_, err := c.Do(t.Context(), "GET", "k")
 			res <- err
 		}()
-		f.expect("GET", "k")
+		f.Expect("GET", "k")
 		time.Sleep(delay)
-		f.srv.Close()
+		f.Close()
 		select {
 		case err := <-res:
 			if !errors.Is(err, ErrOutcomeUnknown) {

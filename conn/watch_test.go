@@ -28,8 +28,8 @@ func pings(t *testing.T, c *Conn, f *fakeServer, ctx context.Context, n int) {
 	for range n {
 		res := make(chan error, 1)
 		go func() { res <- c.Ping(ctx) }()
-		f.expect("PING")
-		f.reply("+PONG\r\n")
+		f.Expect("PING")
+		f.Reply("+PONG\r\n")
 		if err := <-res; err != nil {
 			t.Fatal(err)
 		}
@@ -88,10 +88,10 @@ func TestWatchedContextCancelsQueuedAndWrittenCalls(t *testing.T) {
 		}
 		got <- err
 	}()
-	f.expect("INCR", "n")
-	f.reply(":1\r\n")    // INCR's orphaned reply
-	f.expect("GET", "k") // not SET b: its bytes were removed
-	f.reply("$3\r\nnew\r\n")
+	f.Expect("INCR", "n")
+	f.Reply(":1\r\n")    // INCR's orphaned reply
+	f.Expect("GET", "k") // not SET b: its bytes were removed
+	f.Reply("$3\r\nnew\r\n")
 	if err := <-got; err != nil {
 		t.Fatal(err)
 	}
@@ -176,12 +176,12 @@ func TestWatcherIsNotStolenWhileCallsWait(t *testing.T) {
 		_, err := c.Do(shared, "GET", "first")
 		first <- err
 	}()
-	f.expect("GET", "first")
+	f.Expect("GET", "first")
 	go func() {
 		_, err := c.Do(shared, "GET", "second")
 		second <- err
 	}()
-	f.expect("GET", "second")
+	f.Expect("GET", "second")
 	if watched, n := c.watching(shared); !watched || n != 1 {
 		t.Fatalf("watched = %v with %d waiting; want the shared context with 1", watched, n)
 	}
@@ -208,11 +208,11 @@ func TestWatcherIsNotStolenWhileCallsWait(t *testing.T) {
 			t.Fatalf("a call of the shared context: %v; want ErrOutcomeUnknown", err)
 		}
 	}
-	f.reply("$1\r\nx\r\n$1\r\ny\r\n") // both orphaned replies
+	f.Reply("$1\r\nx\r\n$1\r\ny\r\n") // both orphaned replies
 	pong := make(chan error, 1)
 	go func() { pong <- c.Ping(other) }()
-	f.expect("PING")
-	f.reply("+PONG\r\n")
+	f.Expect("PING")
+	f.Reply("+PONG\r\n")
 	if err := <-pong; err != nil {
 		t.Fatal(err)
 	}
@@ -259,8 +259,8 @@ func TestWatchedContextSendIsCancelled(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Send hangs after its context ended")
 	}
-	f.expect("PING")
-	f.reply("+PONG\r\n")
+	f.Expect("PING")
+	f.Reply("+PONG\r\n")
 	if err := <-held; err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,11 @@
 // Process lifecycle faults are one call each: [Server.Kill] (SIGKILL),
 // [Server.Stop] (SIGTERM, a graceful shutdown), [Server.Restart] on the same
 // ports and directory, and [Server.Pause]/[Server.Resume] (SIGSTOP/SIGCONT) to
-// make a live server unresponsive. [FreePort] and [FreePorts] are exported for
+// make a live server unresponsive. A server with Config.Args "--appendonly
+// yes --appendfsync always" restarts with every acknowledged write; the zero
+// Config restarts empty. For faults of the client's own process, [StartChild]
+// re-executes the test binary to run one test as a child that a test can
+// pause, resume and kill ([Child]). [FreePort] and [FreePorts] are exported for
 // the harnesses of clusters, sentinels and proxies.
 //
 // Servers never outlive the test binary: each runs in its own process group
@@ -38,7 +42,7 @@
 // method that takes a testing.TB they must be called from the test's own
 // goroutine, because they stop the test on failure.
 //
-// For each running server the package owns one goroutine, which waits for the
+// For each running server and child the package owns one goroutine, which waits for the
 // process to exit and reaps it. It ends when the process ends: Kill, Stop or
 // the test's cleanup, which kills a server still running and waits for that
 // goroutine before the test finishes, so goleak sees none of them. A command

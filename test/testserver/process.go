@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// process is one run of redis-server, from exec to reaping.
+// process is one run of redis-server (or of a Child), from exec to reaping.
 type process struct {
 	cmd     *exec.Cmd
 	logPath string
@@ -34,13 +34,19 @@ func launch(bin string, args []string, dir, logPath string) (*process, error) {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
+	return launchCmd(cmd, log, logPath, info.Size())
+}
+
+// launchCmd starts cmd in its own process group with its output appended to
+// log, and a goroutine that reaps it.
+func launchCmd(cmd *exec.Cmd, log *os.File, logPath string, logFrom int64) (*process, error) {
 	cmd.Stdout = log
 	cmd.Stderr = log
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &process{cmd: cmd, logPath: logPath, logFrom: info.Size(), done: make(chan struct{})}
+	p := &process{cmd: cmd, logPath: logPath, logFrom: logFrom, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)

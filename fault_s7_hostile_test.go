@@ -1,0 +1,234 @@
+package respire
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/resp"
+)
+
+// hostileServer is a loopback listener that completes the handshake like a Redis 7
+// server and answers every other command with the same hostile bytes, then does what
+// its ending says. It stands for a compromised or broken server (or a man in the
+// middle): S7 of issue 14.
+type hostileServer struct {
+	ln      net.Listener
+	payload []byte
+	end     hostileEnd
+	wg      sync.WaitGroup
+	stop    chan struct{}
+}
+
+// hostileEnd is what the server does once it has sent its payload.
+type hostileEnd int
+
+const (
+	endStall hostileEnd = iota // keep it open and send nothing more: a stalled reply
+	endClose                   // close the connection: a truncated one
+	endServe                   // go on answering commands with the payload
+)
+
+func startHostile(t *testing.T, payload []byte, end hostileEnd) *hostileServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &hostileServer{ln: ln, payload: payload, end: end, stop: make(chan struct{})}
+	h.wg.Add(1)
+	go h.accept()
+	t.Cleanup(func() {
+		close(h.stop)
+		ln.Close()
+		h.wg.Wait()
+	})
+	return h
+}
+
+func (h *hostileServer) accept() {
+	defer h.wg.Done()
+	for {
+		c, err := h.ln.Accept()
+		if err != nil {
+			return
+		}
+		h.wg.Add(2)
+		go func() {
+			defer h.wg.Done()
+			<-h.stop
+			c.Close()
+		}()
+		go func() {
+			defer h.wg.Done()
+			h.serve(c)
+		}()
+	}
+}
+
+// handshakeReply answers the connection set-up commands as Redis 7 does; nil means the
+// command is one the payload answers.
+func handshakeReply(name string) []byte {
+	switch strings.ToUpper(name) {
+	case "HELLO":
+		return []byte("%3\r\n+server\r\n+redis\r\n+proto\r\n:3\r\n+id\r\n:7\r\n")
+	case "CLIENT", "SELECT", "PING":
+		return []byte("+OK\r\n")
+	}
+	return nil
+}
+
+func (h *hostileServer) serve(c net.Conn) {
+	defer c.Close()
+	rd := resp.NewReader(bufio.NewReader(c), resp.Limits{})
+	for {
+		cmd, err := rd.Read()
+		if err != nil {
+			return
+		}
+		name := ""
+		if args, _ := cmd.Array(); len(args) > 0 {
+			name, _ = args[0].Text()
+		}
+		if reply := handshakeReply(name); reply != nil {
+			if _, err := c.Write(reply); err != nil {
+				return
+			}
+			continue
+		}
+		if _, err := c.Write(h.payload); err != nil {
+			return
+		}
+		switch h.end {
+		case endClose:
+			return
+		case endStall:
+			<-h.stop
+			return
+		}
+	}
+}
+
+// nested returns depth levels of the aggregate header open, then leaf.
+func nested(open string, depth int, leaf string) []byte {
+	return []byte(strings.Repeat(open, depth) + leaf)
+}
+
+// TestS7HostileServer sends malformed, truncated and oversized replies and checks that
+// each ends in a typed error (protocol, limit, or an outcome-unknown I/O error), that
+// no reply allocates more than a small bound however large the length it declares, and
+// that nothing panics or hangs. Each case runs on both read paths: a caller whose
+// context can end reads its own reply inline; one whose context cannot hands it to the
+// connection's reader goroutine.
+func TestS7HostileServer(t *testing.T) {
+	const allocBound = 8 << 20 // a lying header may cost a bulk chunk or two, not its length
+	truncated := []error{io.ErrUnexpectedEOF, io.EOF}
+	cases := []struct {
+		name    string
+		payload []byte
+		end     hostileEnd
+		lim     resp.Limits // zero: the defaults, which must hold by themselves
+		want    []error     // the call's error matches one of these, and ErrOutcomeUnknown
+		// inlineTimeout: read inline, this frame's limit violation is seen only when
+		// the read times out (the frame scan waits for bytes a header promised).
+		inlineTimeout bool
+	}{
+		{name: "bulk longer than MaxBulkLen", payload: []byte("$9223372036854775807\r\n"), want: []error{resp.ErrLimit}},
+		{name: "bulk length overflowing int64", payload: []byte("$99999999999999999999\r\n"), want: []error{resp.ErrProtocol}},
+		{name: "bulk lying under the limit", payload: []byte("$536870000\r\nabc"), end: endClose, want: truncated},
+		{name: "bulk over a small limit", payload: []byte("$70000\r\nabc"), lim: resp.Limits{MaxBulkLen: 64 << 10}, want: []error{resp.ErrLimit}, inlineTimeout: true},
+		{name: "negative bulk length", payload: []byte("$-5\r\n"), want: []error{resp.ErrProtocol}},
+		{name: "bulk without CRLF", payload: []byte("$3\r\nabcXY"), want: []error{resp.ErrProtocol}},
+		{name: "array longer than MaxAggregateLen", payload: []byte("*99999999999\r\n"), want: []error{resp.ErrLimit}, inlineTimeout: true},
+		{name: "array lying at the limit", payload: []byte("*67108864\r\n:1\r\n:2\r\n"), end: endClose, want: truncated},
+		{name: "map lying at the limit", payload: []byte("%33554432\r\n+k\r\n"), end: endClose, want: truncated},
+		{name: "10,000-deep arrays", payload: nested("*1\r\n", 10000, ":1\r\n"), want: []error{resp.ErrLimit}},
+		{name: "10,000-deep maps", payload: nested("%1\r\n+k\r\n", 10000, ":1\r\n"), want: []error{resp.ErrLimit}},
+		{name: "10,000-deep attributes", payload: nested("|1\r\n+k\r\n*1\r\n", 10000, ":1\r\n"), want: []error{resp.ErrLimit}},
+		{name: "10,000-deep pushes", payload: nested(">1\r\n", 10000, ":1\r\n"), want: []error{resp.ErrLimit}},
+		{name: "invalid type mid-array", payload: []byte("*3\r\n:1\r\n@x\r\n:3\r\n"), want: []error{resp.ErrProtocol}},
+		{name: "invalid type at the top", payload: []byte("@hello\r\n"), want: []error{resp.ErrProtocol}},
+		{name: "NUL type byte", payload: []byte("\x00\r\n"), want: []error{resp.ErrProtocol}},
+		{name: "line without end", payload: append([]byte("+"), strings.Repeat("a", 1<<20)...), want: []error{resp.ErrLimit}},
+		{name: "line ended by LF only", payload: []byte("+OK\n"), want: []error{resp.ErrProtocol}},
+		{name: "invalid integer", payload: []byte(":12a\r\n"), want: []error{resp.ErrProtocol}},
+		{name: "invalid double", payload: []byte(",0x1p3\r\n"), want: []error{resp.ErrProtocol}},
+		{name: "invalid boolean", payload: []byte("#x\r\n"), want: []error{resp.ErrProtocol}},
+		{name: "null with payload", payload: []byte("_x\r\n"), want: []error{resp.ErrProtocol}},
+		{name: "verbatim without format", payload: []byte("=2\r\nab\r\n"), want: []error{resp.ErrProtocol}},
+		{name: "big number over the bulk limit", payload: append(append([]byte("("), strings.Repeat("9", 70000)...), "\r\n"...),
+			lim: resp.Limits{MaxBulkLen: 64 << 10, MaxLineLen: 128 << 10}, want: []error{resp.ErrLimit}},
+		{name: "truncated simple string", payload: []byte("+OK"), end: endClose, want: truncated},
+		{name: "truncated array", payload: []byte("*2\r\n:1\r\n"), end: endClose, want: truncated},
+		{name: "malformed push mid-stream", payload: []byte(">2\r\n+invalidate\r\n@\r\n+OK\r\n"), want: []error{resp.ErrProtocol}},
+	}
+	paths := []struct {
+		name   string
+		inline bool
+	}{{"inline", true}, {"reader", false}}
+	for _, tc := range cases {
+		for _, path := range paths {
+			t.Run(tc.name+"/"+path.name, func(t *testing.T) {
+				h := startHostile(t, tc.payload, tc.end)
+				base, cancel := context.WithTimeout(t.Context(), time.Minute)
+				defer cancel()
+				c, err := NewClient(base, Options{Addrs: []string{h.ln.Addr().String()}, Limits: tc.lim, ReadTimeout: 300 * time.Millisecond})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				ctx := base
+				if !path.inline {
+					ctx = context.WithoutCancel(base)
+				}
+				want := tc.want
+				if path.inline && tc.inlineTimeout {
+					want = append(want[:len(want):len(want)], os.ErrDeadlineExceeded)
+				}
+
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				v, err := c.Do(ctx, "GET", "k")
+				runtime.ReadMemStats(&after)
+
+				switch {
+				case err == nil:
+					t.Fatalf("GET succeeded with %s", v)
+				case base.Err() != nil:
+					t.Fatalf("GET hung until its context ended: %v", err)
+				case !matchesAny(err, want):
+					t.Fatalf("GET: %v; want an error matching one of %v", err, want)
+				case !errors.Is(err, conn.ErrOutcomeUnknown):
+					t.Fatalf("GET: %v; want it to match conn.ErrOutcomeUnknown (it was written)", err)
+				}
+				if got := after.TotalAlloc - before.TotalAlloc; got > allocBound {
+					t.Errorf("reading the reply allocated %d bytes; want at most %d", got, allocBound)
+				}
+				// The poisoned connection is gone; a new one meets the same server and
+				// fails the same way rather than hanging.
+				if _, err := c.Do(ctx, "GET", "k"); err == nil || base.Err() != nil {
+					t.Fatalf("second GET: %v (context: %v)", err, base.Err())
+				}
+			})
+		}
+	}
+}
+
+func matchesAny(err error, targets []error) bool {
+	for _, target := range targets {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}

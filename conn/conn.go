@@ -46,7 +46,8 @@ const (
 	defaultDialTimeout  = 5 * time.Second
 	defaultReadTimeout  = 3 * time.Second
 	defaultWriteTimeout = 3 * time.Second
-	maxSpareBuffer      = 1 << 20 // larger write buffers are dropped after use, not kept
+	maxSpareBuffer      = 1 << 20  // larger write buffers are dropped after use, not kept
+	keptBuffer          = 64 << 10 // write buffers up to this size are always kept for reuse
 )
 
 func (o *Options) validate() error {

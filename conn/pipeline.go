@@ -284,7 +284,7 @@ func (c *Conn) writeBatch(buf []byte) error {
 // goroutine when more was queued during the write.
 func (c *Conn) finishWrite(buf []byte) {
 	c.mu.Lock()
-	if buf != nil && cap(buf) <= maxSpareBuffer && c.spare == nil {
+	if c.spare == nil && worthKeeping(buf) {
 		c.spare = buf
 	}
 	if len(c.queued) > 0 && c.err == nil {
@@ -294,6 +294,21 @@ func (c *Conn) finishWrite(buf []byte) {
 	}
 	c.writing = false
 	c.mu.Unlock()
+}
+
+// worthKeeping says whether a written buffer should serve a later batch. A small one
+// always does. A large one does only while batches fill a good part of it: once a burst
+// of large values is over, the next small batch written from it drops it, so a
+// connection does not hold a burst's memory for the rest of its life.
+func worthKeeping(buf []byte) bool {
+	switch n := cap(buf); {
+	case n == 0 || n > maxSpareBuffer:
+		return false
+	case n <= keptBuffer:
+		return true
+	default:
+		return len(buf) >= n/4
+	}
 }
 
 // signal sends a token on a channel of capacity one without blocking: one pending token

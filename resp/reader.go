@@ -55,6 +55,10 @@ func (l Limits) withDefaults() Limits {
 // actually sent, whatever length it declared.
 const bulkChunk = 1 << 20
 
+// keptLine is the largest line buffer a Reader keeps for the next long line: one
+// exceptional line must not cost its memory for the life of the connection.
+const keptLine = 64 << 10
+
 // aggregatePrealloc caps the elements preallocated for an aggregate, for the same reason.
 const aggregatePrealloc = 1024
 
@@ -500,6 +504,9 @@ func (r *Reader) readLine() ([]byte, error) {
 			r.line = append(r.line, line...)
 		}
 		line = r.line
+		if cap(r.line) > keptLine {
+			r.line = nil // line stays valid; the Reader just does not hold it
+		}
 	}
 	if lineTooLong(line, max) {
 		return nil, limitError("line longer than " + strconv.Itoa(r.lim.MaxLineLen) + " bytes")

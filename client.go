@@ -200,12 +200,12 @@ func (c *Client) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	if len(cmds) == 0 {
 		return nil, nil
 	}
+	if c.cluster != nil {
+		return c.doMultiCluster(ctx, cmds)
+	}
 	keys, err := c.batchKeys(ctx, cmds)
 	if err != nil {
 		return nil, err
-	}
-	if c.cluster != nil {
-		return c.doMultiCluster(ctx, cmds, keys)
 	}
 	for attempt := 0; ; attempt++ {
 		cn, err := c.route.shared(ctx, anySlot)

@@ -18,9 +18,12 @@ import (
 // anything. A Pipeline belongs to one goroutine; it can be reused after Exec.
 type Pipeline struct {
 	c   *Client
-	buf []byte // the commands, encoded (without the key prefix on a Cluster, see Exec)
+	buf []byte // the commands, encoded (on a Cluster they are in batch instead)
 	n   int
-	err error // the first command that could not be added
+	// batch is a Cluster pipeline's plan (cluster_batch.go): taken from a pool by the
+	// first Do, given back by Exec.
+	batch *clusterBatch
+	err   error // the first command that could not be added
 }
 
 // Pipeline returns an empty pipeline on c.
@@ -33,14 +36,16 @@ func (p *Pipeline) Do(args ...any) *Pipeline {
 		return p
 	}
 	var keys [8]int
-	o, err := p.c.callOptions(args, keys[:0])
+	o, info, err := p.c.callOptionsInfo(args, keys[:0])
 	switch {
 	case err != nil:
 	case o.Blocking:
 		err = fmt.Errorf("%w: %s blocks the server; use Do", ErrConnState, commandName(args))
 	case p.c.cluster != nil:
-		// Exec hands a Cluster pipeline to DoMulti, which applies the prefix itself.
-		p.buf, err = resp.AppendCommand(p.buf, args...)
+		if p.batch == nil {
+			p.batch = newClusterBatch()
+		}
+		err = p.c.addToBatch(p.batch, info, o.Keys, args)
 	default:
 		p.buf, err = resp.AppendCommandPrefixed(p.buf, o.KeyPrefix, o.Keys, args...)
 	}
@@ -59,6 +64,11 @@ func (p *Pipeline) Len() int { return p.n }
 func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	buf, n, err := p.buf, p.n, p.err
 	p.buf, p.n, p.err = p.buf[:0], 0, nil
+	batch := p.batch
+	p.batch = nil
+	if err != nil || n == 0 || p.c.closed.Load() {
+		batch.release()
+	}
 	switch {
 	case err != nil:
 		return nil, err
@@ -67,11 +77,7 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	case p.c.closed.Load():
 		return nil, ErrClosed
 	case p.c.cluster != nil:
-		cmds, err := decodeCommands(buf, n)
-		if err != nil {
-			return nil, err
-		}
-		return p.c.DoMulti(ctx, cmds...)
+		return p.c.cluster.doBatch(ctx, batch)
 	}
 	for attempt := 0; ; attempt++ {
 		cn, err := p.c.route.shared(ctx, anySlot)
@@ -89,8 +95,8 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	}
 }
 
-// decodeCommands reads back n encoded commands: a Cluster splits a batch by node from
-// its arguments.
+// decodeCommands reads back n encoded commands: a Cluster batch retries a redirected
+// command from its arguments.
 func decodeCommands(buf []byte, n int) ([][]any, error) {
 	rd := resp.NewReader(bufio.NewReader(bytes.NewReader(buf)), resp.Limits{})
 	cmds := make([][]any, n)

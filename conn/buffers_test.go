@@ -13,7 +13,7 @@ import (
 func (c *Conn) retainedBuffers() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return cap(c.wbuf) + cap(c.spare) + c.br.Size()
+	return cap(c.w.buf) + cap(c.w.spare) + c.r.buf.Size()
 }
 
 // TestBuffersShrinkAfterBurst writes and reads a few large values, then small ones,

@@ -26,9 +26,9 @@ type call struct {
 	inline    bool          // its caller cannot be cancelled, so may do the I/O itself
 	readsSelf bool          // its caller was given the read role when the call was written
 	watched   bool          // its caller waits on done alone: the watcher wakes it (watch.go)
-	watchHeld bool          // under the connection's lock: it counts in watchWaiters
+	watchHeld bool          // under the connection's lock: it counts in the watch's waiters
 	ctxEnded  bool          // the watcher woke it: its context ended (set before the token)
-	start     int           // while queued: its bytes are wbuf[start:end]
+	start     int           // while queued: its bytes are the write buffer's [start:end]
 	end       int           //
 	reply     resp.Value    // the reply of a single command
 	results   []Result      // the results of a batch (want > 1, or multi set)

@@ -47,16 +47,16 @@ type streamPosition struct {
 // handshake off the socket already, bytes the reader will never see. A kernel that
 // cannot count (Linux before 4.1) leaves the connection unmeasurable.
 func (c *Conn) startCounting() {
-	if !c.alwaysRead || c.raw == nil || !kernelCounts {
+	if !c.r.alwaysRead || c.raw == nil || !kernelCounts {
 		return
 	}
 	n, err := kernelReceived(c.raw)
 	if err != nil {
 		return
 	}
-	c.pos.read = n
-	c.pos.handled.Store(n)
-	c.pos.measuring = make(chan struct{}, 1)
+	c.r.pos.read = n
+	c.r.pos.handled.Store(n)
+	c.r.pos.measuring = make(chan struct{}, 1)
 }
 
 // countingReader is the transport as the read buffer sees it: it counts what it reads.
@@ -64,7 +64,7 @@ type countingReader struct{ c *Conn }
 
 func (r countingReader) Read(p []byte) (int, error) {
 	n, err := r.c.nc.Read(p)
-	r.c.pos.read += int64(n)
+	r.c.r.pos.read += int64(n)
 	return n, err
 }
 
@@ -76,13 +76,13 @@ var _ io.Reader = countingReader{}
 var ErrCannotMeasure = errors.New("conn: cannot measure how far the reader is behind")
 
 // Measurable reports whether CatchUp works on this connection (see ErrCannotMeasure).
-func (c *Conn) Measurable() bool { return c.pos.measuring != nil }
+func (c *Conn) Measurable() bool { return c.r.pos.measuring != nil }
 
 // Current reports whether the connection has handed on every frame whose bytes had
 // reached this machine maxLag ago. It makes no system call and never waits; false
 // means CatchUp must say.
 func (c *Conn) Current(maxLag time.Duration) bool {
-	return nanotime()-c.pos.caughtUp.Load() <= int64(maxLag)
+	return nanotime()-c.r.pos.caughtUp.Load() <= int64(maxLag)
 }
 
 // CatchUp returns once the connection has handed on every frame whose bytes had
@@ -101,14 +101,14 @@ func (c *Conn) CatchUp(ctx context.Context) error {
 	}
 	start := nanotime()
 	select {
-	case c.pos.measuring <- struct{}{}:
+	case c.r.pos.measuring <- struct{}{}:
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	case <-c.dead:
 		return c.Err()
 	}
-	defer func() { <-c.pos.measuring }()
-	if c.pos.caughtUp.Load() >= start {
+	defer func() { <-c.r.pos.measuring }()
+	if c.r.pos.caughtUp.Load() >= start {
 		return nil // measured by another caller while this one queued
 	}
 	at := nanotime()
@@ -122,28 +122,28 @@ func (c *Conn) CatchUp(ctx context.Context) error {
 	if err := c.awaitHandled(ctx, target); err != nil {
 		return err
 	}
-	c.pos.caughtUp.Store(at) // the only writer: measuring is held
+	c.r.pos.caughtUp.Store(at) // the only writer: measuring is held
 	return nil
 }
 
 // awaitHandled waits until the frames of the first n bytes of the stream are handed on.
 func (c *Conn) awaitHandled(ctx context.Context, n int64) error {
-	for c.pos.handled.Load() < n {
+	for c.r.pos.handled.Load() < n {
 		c.mu.Lock()
 		if c.err != nil {
 			err := c.err
 			c.mu.Unlock()
 			return err
 		}
-		if c.pos.moved == nil {
-			c.pos.moved = make(chan struct{})
+		if c.r.pos.moved == nil {
+			c.r.pos.moved = make(chan struct{})
 		}
-		moved := c.pos.moved
+		moved := c.r.pos.moved
 		// Set before handled is read again, as advance stores handled before it
 		// reads waiting: one of the two sees the other.
-		c.pos.waiting.Store(true)
+		c.r.pos.waiting.Store(true)
 		c.mu.Unlock()
-		if c.pos.handled.Load() >= n {
+		if c.r.pos.handled.Load() >= n {
 			return nil
 		}
 		select {
@@ -159,13 +159,13 @@ func (c *Conn) awaitHandled(ctx context.Context, n int64) error {
 // advance records that every frame read so far, but those still in the read buffer,
 // has been handed on. Only the holder of the read role calls it.
 func (c *Conn) advance() {
-	c.pos.handled.Store(c.pos.read - int64(c.br.Buffered()))
-	if c.pos.waiting.Load() {
+	c.r.pos.handled.Store(c.r.pos.read - int64(c.r.buf.Buffered()))
+	if c.r.pos.waiting.Load() {
 		c.mu.Lock()
-		c.pos.waiting.Store(false)
-		if c.pos.moved != nil {
-			close(c.pos.moved)
-			c.pos.moved = nil
+		c.r.pos.waiting.Store(false)
+		if c.r.pos.moved != nil {
+			close(c.r.pos.moved)
+			c.r.pos.moved = nil
 		}
 		c.mu.Unlock()
 	}

@@ -59,13 +59,13 @@ func TestCatchUpWaitsForThePushHandler(t *testing.T) {
 	<-entered
 	srv.Do(t, "SET", "b", "1") // its push waits behind the first, unread
 
-	published := c.pos.caughtUp.Load()
+	published := c.r.pos.caughtUp.Load()
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
 	if err := c.CatchUp(short); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("CatchUp with a push held: %v; want the context's deadline", err)
 	}
-	if c.pos.caughtUp.Load() != published {
+	if c.r.pos.caughtUp.Load() != published {
 		t.Fatal("a catch-up was published with a push held")
 	}
 
@@ -158,7 +158,7 @@ func TestHandledMatchesTheKernelCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if handled := c.pos.handled.Load(); handled != got {
+	if handled := c.r.pos.handled.Load(); handled != got {
 		t.Fatalf("handled %d bytes; the kernel received %d", handled, got)
 	}
 }

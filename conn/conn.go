@@ -77,62 +77,87 @@ func orDefault(d, def time.Duration) time.Duration {
 // Conn is one physical connection to a server, shared by any number of goroutines:
 // their commands are written in batches by one writer and their replies matched in
 // order by one reader.
+//
+// Its state is in four parts, one concern each, all under the one lock mu except where
+// a field says otherwise: the write side (encoding and writing batches), the read side
+// (decoding replies and matching them to calls), the context watch (waking callers
+// whose context ends), and the identity learned in the handshake. One lock, not one
+// per part, because a batch moves from one side to the other in one step.
 type Conn struct {
-	nc           net.Conn
-	addr         string
-	readTimeout  time.Duration
-	writeTimeout time.Duration
-	push         func(resp.Value)
-	caps         Capabilities
+	nc    net.Conn
+	raw   syscall.RawConn // the plain TCP socket, for non-blocking writes and polls; nil under TLS
+	ident identity        // set by the handshake, then read-only
 
-	// Learned in the handshake, then read-only.
-	proto         int
-	id            int64
-	server        string
-	serverVersion string
+	mu    sync.Mutex
+	w     writeSide
+	r     readSide
+	watch contextWatch
+	err   error         // first fatal error; set once
+	dead  chan struct{} // closed by fatal
+	loops sync.WaitGroup
+}
 
-	rd   *resp.Reader    // used only by the holder of the read role
-	br   *bufio.Reader   // under rd, for waits that must not parse (inlineread.go)
-	raw  syscall.RawConn // the plain TCP socket, for non-blocking writes; nil under TLS
-	nbw  nonBlockingWrite
-	spin spinWait       // polling for a reply the caller reads itself (spin.go)
-	pos  streamPosition // how far the reader is through the stream (catchup.go)
+// identity is what a connection is and what it learned of its server in the handshake.
+type identity struct {
+	addr    string
+	proto   int
+	id      int64
+	server  string
+	version string
+	caps    Capabilities // synchronised on its own
+}
 
-	mu        sync.Mutex
-	wbuf      []byte    // encoded commands not yet written
-	spare     []byte    // the previous write buffer, reused by the next batch
-	tail      []byte    // the unwritten rest of a batch, for the writer goroutine
-	queued    []*call   // the calls whose bytes are in wbuf, in order
-	inflight  callQueue // written calls awaiting replies, in write order
-	writing   bool      // the write role is held (by a caller or the writer goroutine)
-	reading   bool      // the read role is held (by a caller or the reader goroutine)
-	err       error     // first fatal error; set once
-	deadlined bool      // a read deadline is armed, for readDue
-	readDue   int64     // nanotime of the armed read deadline
-	writeDue  int64     // nanotime of the write deadline; used only by the write role
+// writeSide is the write role's state: the commands encoded and queued, and the batch
+// being written.
+type writeSide struct {
+	timeout time.Duration    // longest socket write; 0 for none
+	buf     []byte           // encoded commands not yet written
+	spare   []byte           // the previous write buffer, reused by the next batch
+	tail    []byte           // the unwritten rest of a batch, for the writer goroutine
+	queued  []*call          // the calls whose bytes are in buf, in order
+	writing bool             // the write role is held (by a caller or the writer goroutine)
+	wake    chan struct{}    // hands the write role to the writer goroutine
+	due     int64            // nanotime of the write deadline; used only by the write role
+	nbw     nonBlockingWrite // used only by the write role
+}
 
-	blockingInflight int   // written blocking commands awaiting replies: no read deadline then
-	idleSince        int64 // nanotime when the last reply left nothing in flight; 0 before any
-
-	// The interruption of a cancellable caller's own read (inlineread.go).
-	readDeadline  time.Time       // the deadline requests in flight really have
-	watched       context.Context // the context the watcher is registered for (watch.go)
-	watchedDone   <-chan struct{} // its Done channel
-	unwatch       func() bool     // deregisters that watcher
-	watchWaiters  int             // calls waiting for the watcher to wake them
-	lastDone      <-chan struct{} // the Done channel of the last call that was not watched
-	interruptible bool            // a read for watched is under way
-	interrupted   bool            // the watcher moved the deadline into the past
-	interruptFn   func()          // c.interrupt, bound once
-
+// readSide is the read role's state: the decoder, the calls awaiting replies, and the
+// read deadline.
+type readSide struct {
+	timeout time.Duration    // longest wait for the next reply while requests are in flight; 0 for none
+	push    func(resp.Value) // the push handler; nil for none
 	// alwaysRead: a push handler is set, so the reader goroutine reads all the time,
 	// pushes arriving while no command waits included.
 	alwaysRead bool
 	pubsub2    atomic.Bool   // RESP2 pub/sub mode: every frame is a push
-	wake       chan struct{} // hands the write role to the writer goroutine
-	readWake   chan struct{} // hands the read role to the reader goroutine
-	dead       chan struct{} // closed by fatal
-	loops      sync.WaitGroup
+	wake       chan struct{} // hands the read role to the reader goroutine
+
+	// Used only by the holder of the read role.
+	dec  *resp.Reader
+	buf  *bufio.Reader  // under dec, for waits that must not parse (inlineread.go)
+	spin spinWait       // polling for a reply the caller reads itself (spin.go)
+	pos  streamPosition // how far the reader is through the stream (catchup.go)
+
+	inflight         callQueue // written calls awaiting replies, in write order
+	reading          bool      // the read role is held (by a caller or the reader goroutine)
+	blockingInflight int       // written blocking commands awaiting replies: no read deadline then
+	idleSince        int64     // nanotime when the last reply left nothing in flight; 0 before any
+	deadlined        bool      // a read deadline is armed, for due
+	due              int64     // nanotime of the armed read deadline
+	deadline         time.Time // the deadline requests in flight really have, even while interrupted
+}
+
+// contextWatch is the one context a connection watches (watch.go), and the
+// interruption of a cancellable caller's own read (inlineread.go).
+type contextWatch struct {
+	ctx           context.Context // the context the watcher is registered for
+	done          <-chan struct{} // its Done channel
+	cancel        func() bool     // deregisters that watcher
+	waiters       int             // calls waiting for the watcher to wake them
+	lastDone      <-chan struct{} // the Done channel of the last call that was not watched
+	interruptible bool            // a read for ctx is under way
+	interrupted   bool            // the watcher moved the read deadline into the past
+	interruptFn   func()          // c.interrupt, bound once
 }
 
 // Dial connects to addr, performs the handshake (HELLO, AUTH, SETNAME, SELECT), learns
@@ -189,26 +214,29 @@ func newConn(nc net.Conn, addr string, opts *Options) *Conn {
 		tc.SetNoDelay(true)
 	}
 	c := &Conn{
-		nc:           nc,
-		addr:         addr,
-		readTimeout:  orDefault(opts.ReadTimeout, defaultReadTimeout),
-		writeTimeout: orDefault(opts.WriteTimeout, defaultWriteTimeout),
-		push:         opts.PushHandler,
-		proto:        2,
-		wake:         make(chan struct{}, 1),
-		readWake:     make(chan struct{}, 1),
-		dead:         make(chan struct{}),
-		alwaysRead:   opts.PushHandler != nil,
+		nc:    nc,
+		ident: identity{addr: addr, proto: 2},
+		w: writeSide{
+			timeout: orDefault(opts.WriteTimeout, defaultWriteTimeout),
+			wake:    make(chan struct{}, 1),
+		},
+		r: readSide{
+			timeout:    orDefault(opts.ReadTimeout, defaultReadTimeout),
+			push:       opts.PushHandler,
+			alwaysRead: opts.PushHandler != nil,
+			wake:       make(chan struct{}, 1),
+		},
+		dead: make(chan struct{}),
 	}
-	c.br = bufio.NewReaderSize(countingReader{c}, 64<<10)
-	c.rd = resp.NewReader(c.br, opts.Limits)
-	c.interruptFn = c.interrupt
+	c.r.buf = bufio.NewReaderSize(countingReader{c}, 64<<10)
+	c.r.dec = resp.NewReader(c.r.buf, opts.Limits)
+	c.watch.interruptFn = c.interrupt
 	if tc, ok := nc.(*net.TCPConn); ok && rawIO {
 		c.raw, _ = tc.SyscallConn()
-		c.nbw.fn = c.nbw.write
-		c.spin.fn, c.spin.budget = c.spin.poll, spinBudget
+		c.w.nbw.fn = c.w.nbw.write
+		c.r.spin.fn, c.r.spin.budget = c.r.spin.poll, spinBudget
 	}
-	c.reading = c.alwaysRead
+	c.r.reading = c.r.alwaysRead
 	c.startCounting()
 	c.loops.Add(2)
 	go c.readLoop()
@@ -217,21 +245,21 @@ func newConn(nc net.Conn, addr string, opts *Options) *Conn {
 }
 
 // Addr returns the address the connection was dialled to.
-func (c *Conn) Addr() string { return c.addr }
+func (c *Conn) Addr() string { return c.ident.addr }
 
 // Protocol returns 3 when the connection speaks RESP3, else 2.
-func (c *Conn) Protocol() int { return c.proto }
+func (c *Conn) Protocol() int { return c.ident.proto }
 
 // ID returns the server-assigned CLIENT ID, and false when it could not be learned
 // (for instance when an ACL denies CLIENT ID on a server without HELLO).
-func (c *Conn) ID() (int64, bool) { return c.id, c.id > 0 }
+func (c *Conn) ID() (int64, bool) { return c.ident.id, c.ident.id > 0 }
 
 // Server returns the server's name ("redis", "valkey") and version as HELLO reported
 // them, or empty strings when HELLO was not available.
-func (c *Conn) Server() (name, version string) { return c.server, c.serverVersion }
+func (c *Conn) Server() (name, version string) { return c.ident.server, c.ident.version }
 
 // Capabilities returns this connection's own capability memory.
-func (c *Conn) Capabilities() *Capabilities { return &c.caps }
+func (c *Conn) Capabilities() *Capabilities { return &c.ident.caps }
 
 // Err returns the error that broke the connection, or nil while it is usable.
 func (c *Conn) Err() error {
@@ -261,8 +289,8 @@ func (c *Conn) Ping(ctx context.Context) error {
 // frames are pub/sub messages, not replies: every frame then goes to the push handler.
 // It has no effect on RESP3, where such frames are pushes already.
 func (c *Conn) SetPubSubMode(on bool) {
-	if c.proto == 2 {
-		c.pubsub2.Store(on)
+	if c.ident.proto == 2 {
+		c.r.pubsub2.Store(on)
 	}
 }
 
@@ -373,8 +401,8 @@ func (c *Conn) DoEncoded(ctx context.Context, n int, payload []byte) ([]Result, 
 		putCall(cl)
 		return nil, err
 	}
-	start := len(c.wbuf)
-	c.wbuf = append(c.wbuf, payload...)
+	start := len(c.w.buf)
+	c.w.buf = append(c.w.buf, payload...)
 	c.submitLocked(ctx, cl, start)
 	return c.waitResults(ctx, cl)
 }

@@ -118,7 +118,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func (c *Conn) counts() (queued, inflight int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.queued), c.inflight.len()
+	return len(c.w.queued), c.r.inflight.len()
 }
 
 // A command cancelled while still queued is removed from the write buffer: the server

@@ -466,7 +466,7 @@ func TestSelfReadPollsOnlyWhileRepliesAreFast(t *testing.T) {
 			c := dialT(t, srv.Addr(), Options{})
 			// A budget loopback round trips stay well within even under -race on a
 			// loaded machine, and well below the slow replies.
-			c.spin.budget = time.Millisecond
+			c.r.spin.budget = time.Millisecond
 			ctx := context.Background()
 			if name == "cancellable" {
 				ctx = t.Context()
@@ -474,7 +474,7 @@ func TestSelfReadPollsOnlyWhileRepliesAreFast(t *testing.T) {
 			polls := func() int64 {
 				c.mu.Lock() // the read role is idle between calls; the lock orders the reads
 				defer c.mu.Unlock()
-				return c.spin.polls
+				return c.r.spin.polls
 			}
 			ping := func(args ...any) {
 				t.Helper()

@@ -34,7 +34,7 @@ func (c *Conn) handshake(ctx context.Context, opts *Options) error {
 	default:
 		return err
 	}
-	if c.id == 0 {
+	if c.ident.id == 0 {
 		if err := c.learnClientID(ctx); err != nil {
 			return err
 		}
@@ -62,19 +62,19 @@ func (c *Conn) learnHello(v resp.Value) error {
 		return err
 	}
 	if p, err := m["proto"].Int(); err == nil && (p == 2 || p == 3) {
-		c.proto = int(p)
+		c.ident.proto = int(p)
 	}
 	if id, err := m["id"].Int(); err == nil {
-		c.id = id
+		c.ident.id = id
 	}
-	c.server, _ = m["server"].Text()
-	c.serverVersion, _ = m["version"].Text()
+	c.ident.server, _ = m["server"].Text()
+	c.ident.version, _ = m["version"].Text()
 	return nil
 }
 
 // legacyHandshake is the RESP2 path for servers without HELLO (or without RESP3).
 func (c *Conn) legacyHandshake(ctx context.Context, opts *Options) error {
-	c.proto = 2
+	c.ident.proto = 2
 	if opts.Password != "" {
 		auth := []any{"AUTH", opts.Password}
 		if opts.Username != "" {
@@ -105,7 +105,7 @@ func (c *Conn) learnClientID(ctx context.Context) error {
 		return err
 	}
 	if id, err := v.Int(); err == nil {
-		c.id = id
+		c.ident.id = id
 	}
 	return nil
 }

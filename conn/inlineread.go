@@ -32,7 +32,7 @@ func (c *Conn) readUntilInterruptible(ctx context.Context, cl *call) {
 	c.mu.Lock()
 	if !c.watchLocked(ctx) {
 		c.mu.Unlock()
-		signal(c.readWake)
+		signal(c.r.wake)
 		return
 	}
 	c.mu.Unlock()
@@ -57,12 +57,12 @@ func (c *Conn) readUntilInterruptible(ctx context.Context, cl *call) {
 	}
 	c.mu.Lock()
 	c.unwatchLocked()
-	if c.inflight.len() > 0 && c.err == nil {
+	if c.r.inflight.len() > 0 && c.err == nil {
 		c.mu.Unlock()
-		signal(c.readWake)
+		signal(c.r.wake)
 		return
 	}
-	c.reading = false
+	c.r.reading = false
 	c.mu.Unlock()
 }
 
@@ -71,17 +71,17 @@ var errFrameTooBig = errors.New("conn: frame larger than the read buffer")
 // awaitWholeFrame waits until the read buffer holds a whole frame.
 func (c *Conn) awaitWholeFrame() error {
 	for {
-		if n := c.br.Buffered(); n > 0 {
-			b, _ := c.br.Peek(n)
+		if n := c.r.buf.Buffered(); n > 0 {
+			b, _ := c.r.buf.Peek(n)
 			if resp.FrameComplete(b) {
 				return nil
 			}
-			if n == c.br.Size() {
+			if n == c.r.buf.Size() {
 				return errFrameTooBig
 			}
 		}
 		start := c.awaitBytes()
-		if _, err := c.br.Peek(c.br.Buffered() + 1); err != nil {
+		if _, err := c.r.buf.Peek(c.r.buf.Buffered() + 1); err != nil {
 			return err
 		}
 		c.spinDone(start)
@@ -96,7 +96,7 @@ func (c *Conn) interruptedBy(err error) bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.interrupted
+	return c.watch.interrupted
 }
 
 // handReadRole gives the read role to the reader goroutine, with the deadline the
@@ -105,14 +105,14 @@ func (c *Conn) handReadRole() {
 	c.mu.Lock()
 	c.unwatchLocked()
 	c.mu.Unlock()
-	signal(c.readWake)
+	signal(c.r.wake)
 }
 
 // setReadDeadlineLocked is the one place the read deadline changes, so an interrupted
 // read can restore it.
 func (c *Conn) setReadDeadlineLocked(t time.Time) {
-	c.readDeadline = t
-	if !c.interrupted {
+	c.r.deadline = t
+	if !c.watch.interrupted {
 		c.nc.SetReadDeadline(t)
 	}
 }

@@ -45,13 +45,13 @@ func (c *Conn) enqueue(ctx context.Context, cl *call, prefix string, keys []int,
 	if err := c.lockForEnqueue(ctx); err != nil {
 		return err
 	}
-	start := len(c.wbuf)
-	buf, err := resp.AppendCommandPrefixed(c.wbuf, prefix, keys, args...)
+	start := len(c.w.buf)
+	buf, err := resp.AppendCommandPrefixed(c.w.buf, prefix, keys, args...)
 	if err != nil {
 		c.mu.Unlock()
 		return err
 	}
-	c.wbuf = buf
+	c.w.buf = buf
 	c.submitLocked(ctx, cl, start)
 	return nil
 }
@@ -62,8 +62,8 @@ func (c *Conn) enqueueMulti(ctx context.Context, cl *call, prefix string, keys [
 	if err := c.lockForEnqueue(ctx); err != nil {
 		return err
 	}
-	start := len(c.wbuf)
-	buf := c.wbuf
+	start := len(c.w.buf)
+	buf := c.w.buf
 	for i, args := range cmds {
 		var k []int
 		if keys != nil {
@@ -71,12 +71,12 @@ func (c *Conn) enqueueMulti(ctx context.Context, cl *call, prefix string, keys [
 		}
 		var err error
 		if buf, err = resp.AppendCommandPrefixed(buf, prefix, k, args...); err != nil {
-			c.wbuf = buf[:start]
+			c.w.buf = buf[:start]
 			c.mu.Unlock()
 			return fmt.Errorf("command %d: %w", i, err)
 		}
 	}
-	c.wbuf = buf
+	c.w.buf = buf
 	c.submitLocked(ctx, cl, start)
 	return nil
 }
@@ -93,14 +93,14 @@ func (c *Conn) lockForEnqueue(ctx context.Context) error {
 		return &CallError{Err: context.Cause(ctx)}
 	}
 	c.mu.Lock()
-	if c.err == nil && c.idleSince != 0 && c.quietLocked() &&
-		time.Duration(nanotime()-c.idleSince) >= idleCheckAfter {
-		c.idleSince = nanotime()
-		if c.deadlined {
+	if c.err == nil && c.r.idleSince != 0 && c.quietLocked() &&
+		time.Duration(nanotime()-c.r.idleSince) >= idleCheckAfter {
+		c.r.idleSince = nanotime()
+		if c.r.deadlined {
 			// Left armed when the last reply came (extendReadDeadlineLocked); it
 			// may have passed since, and would fail the peek.
 			c.setReadDeadlineLocked(time.Time{})
-			c.deadlined = false
+			c.r.deadlined = false
 		}
 		// The peek is made under the lock: with nothing queued, written or being
 		// written, nobody can send a request whose reply the peek would mistake for
@@ -124,7 +124,7 @@ func (c *Conn) lockForEnqueue(ctx context.Context) error {
 
 // quietLocked reports that no request is queued, being written or awaiting a reply.
 func (c *Conn) quietLocked() bool {
-	return !c.reading && !c.writing && len(c.queued) == 0 && c.inflight.len() == 0
+	return !c.r.reading && !c.w.writing && len(c.w.queued) == 0 && c.r.inflight.len() == 0
 }
 
 // idleCheckAfter is how long a connection must have been idle before an enqueue peeks
@@ -136,64 +136,76 @@ var clockStart = time.Now()
 // nanotime is a monotonic clock in nanoseconds, never 0.
 func nanotime() int64 { return int64(time.Since(clockStart)) + 1 }
 
-// submitLocked registers cl for the bytes from start to the end of wbuf and makes sure
+// submitLocked registers cl for the bytes from start to the end of the write buffer and makes sure
 // someone writes them. It unlocks c.mu.
 func (c *Conn) submitLocked(ctx context.Context, cl *call, start int) {
 	cl.state = stateQueued
-	cl.start, cl.end = start, len(c.wbuf)
+	cl.start, cl.end = start, len(c.w.buf)
 	cl.inline = ctx.Done() == nil
 	if !cl.inline && cl.want > 0 {
 		// A call without replies completes when written, with a token of its own
 		// that a watcher's token must not crowd out: it keeps the select.
 		c.watchCallLocked(ctx, cl)
 	}
-	c.queued = append(c.queued, cl)
-	if c.writing {
+	c.w.queued = append(c.w.queued, cl)
+	if c.w.writing {
 		c.mu.Unlock() // the writer at work takes cl with its next batch
 		return
 	}
-	c.writing = true
+	c.w.writing = true
 	switch {
-	case cl.inline && c.inflight.len() == 0:
+	case cl.inline && c.r.inflight.len() == 0:
 		buf := c.takeBatchLocked(cl)
 		c.mu.Unlock()
-		if err := c.writeBatch(buf); err != nil {
-			c.fatal(err)
-			return
-		}
-		c.finishWrite(buf)
-	case c.raw != nil && c.inflight.len() == 0:
+		c.writeTaken(buf)
+	case c.raw != nil && c.r.inflight.len() == 0:
 		// A quiet connection: nobody else's command is about to join this one, so
 		// waking the writer would only add latency. The caller may read its reply
 		// itself too (readUntilInterruptible).
 		buf := c.takeBatchLocked(cl)
 		c.mu.Unlock()
-		n, err := c.writeNonBlocking(buf)
-		if err != nil {
-			c.fatal(err)
-			return
-		}
-		if n < len(buf) {
-			c.handTail(buf, n)
-			return
-		}
-		c.finishWrite(buf)
+		c.tryWriteTaken(buf)
 	default:
 		c.mu.Unlock()
-		signal(c.wake)
+		signal(c.w.wake)
+	}
+}
+
+// writeTaken writes a batch the write role has taken, waiting until the socket has all
+// of it, and gives the role up. It reports false when the write broke the connection.
+func (c *Conn) writeTaken(buf []byte) bool {
+	if err := c.writeBatch(buf); err != nil {
+		c.fatal(err)
+		return false
+	}
+	c.finishWrite(buf)
+	return true
+}
+
+// tryWriteTaken writes what the socket takes of a batch at once, without waiting, and
+// hands the rest, with the write role, to the writer goroutine.
+func (c *Conn) tryWriteTaken(buf []byte) {
+	n, err := c.writeNonBlocking(buf)
+	switch {
+	case err != nil:
+		c.fatal(err)
+	case n < len(buf):
+		c.handTail(buf, n)
+	default:
+		c.finishWrite(buf)
 	}
 }
 
 // writeNonBlocking writes what the socket takes at once, without waiting. Only the
 // holder of the write role calls it.
 func (c *Conn) writeNonBlocking(buf []byte) (int, error) {
-	w := &c.nbw
+	w := &c.w.nbw
 	w.buf = buf
 	err := c.raw.Write(w.fn)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		// The deadline of an earlier blocking write has passed; this write needs none.
 		c.nc.SetWriteDeadline(time.Time{})
-		c.writeDue = 0
+		c.w.due = 0
 		err = c.raw.Write(w.fn)
 	}
 	n, werr := w.n, w.err
@@ -225,43 +237,43 @@ type nonBlockingWrite struct {
 // writer goroutine.
 func (c *Conn) handTail(buf []byte, written int) {
 	c.mu.Lock()
-	c.tail = buf[written:]
+	c.w.tail = buf[written:]
 	c.mu.Unlock()
-	signal(c.wake)
+	signal(c.w.wake)
 }
 
 // takeBatchLocked moves everything queued to the written state and returns its bytes.
 // If nobody holds the read role, it goes to me (a caller in the batch that may read
 // inline) or to the reader goroutine.
 func (c *Conn) takeBatchLocked(me *call) []byte {
-	buf := c.wbuf
-	c.wbuf = c.spare[:0]
-	c.spare = nil
+	buf := c.w.buf
+	c.w.buf = c.w.spare[:0]
+	c.w.spare = nil
 	timed := false
-	for _, cl := range c.queued {
+	for _, cl := range c.w.queued {
 		if cl.want == 0 {
 			cl.state = stateReplied
 			signal(cl.done)
 			continue
 		}
 		cl.state = stateWritten
-		c.inflight.push(cl)
+		c.r.inflight.push(cl)
 		if cl.noTimeout {
-			c.blockingInflight++
+			c.r.blockingInflight++
 		}
 		timed = timed || !cl.noTimeout
 	}
-	clear(c.queued)
-	c.queued = c.queued[:0]
-	if c.inflight.len() > 0 {
+	clear(c.w.queued)
+	c.w.queued = c.w.queued[:0]
+	if c.r.inflight.len() > 0 {
 		c.armReadDeadlineLocked(timed)
-		if !c.reading {
-			c.reading = true
+		if !c.r.reading {
+			c.r.reading = true
 			if me != nil && me.want > 0 {
 				me.readsSelf = true
 				c.releaseWatchLocked(me) // a caller that reads itself selects (wait)
 			} else {
-				signal(c.readWake)
+				signal(c.r.wake)
 			}
 		}
 	}
@@ -269,10 +281,10 @@ func (c *Conn) takeBatchLocked(me *call) []byte {
 }
 
 func (c *Conn) writeBatch(buf []byte) error {
-	if c.writeTimeout > 0 {
+	if c.w.timeout > 0 {
 		// Moved lazily, as the read deadline is (extendReadDeadlineLocked).
-		if next, move := nextDeadline(c.writeDue, c.writeTimeout); move {
-			c.writeDue = next
+		if next, move := nextDeadline(c.w.due, c.w.timeout); move {
+			c.w.due = next
 			c.nc.SetWriteDeadline(fromNanotime(next))
 		}
 	}
@@ -284,15 +296,15 @@ func (c *Conn) writeBatch(buf []byte) error {
 // goroutine when more was queued during the write.
 func (c *Conn) finishWrite(buf []byte) {
 	c.mu.Lock()
-	if c.spare == nil && worthKeeping(buf) {
-		c.spare = buf
+	if c.w.spare == nil && worthKeeping(buf) {
+		c.w.spare = buf
 	}
-	if len(c.queued) > 0 && c.err == nil {
+	if len(c.w.queued) > 0 && c.err == nil {
 		c.mu.Unlock()
-		signal(c.wake)
+		signal(c.w.wake)
 		return
 	}
-	c.writing = false
+	c.w.writing = false
 	c.mu.Unlock()
 }
 
@@ -324,13 +336,13 @@ func (c *Conn) writeLoop() {
 	defer c.loops.Done()
 	for {
 		select {
-		case <-c.wake:
+		case <-c.w.wake:
 		case <-c.dead:
 			return
 		}
 		c.mu.Lock()
-		if tail := c.tail; tail != nil {
-			c.tail = nil
+		if tail := c.w.tail; tail != nil {
+			c.w.tail = nil
 			c.mu.Unlock()
 			if err := c.writeBatch(tail); err != nil {
 				c.fatal(err)
@@ -339,27 +351,25 @@ func (c *Conn) writeLoop() {
 			c.finishWrite(nil)
 			continue
 		}
-		if c.inflight.len() > 0 {
+		if c.r.inflight.len() > 0 {
 			c.mu.Unlock()
 			runtime.Gosched() // let the callers just answered queue their next commands
 			c.mu.Lock()
 		}
-		if c.err != nil || !c.writing {
+		if c.err != nil || !c.w.writing {
 			c.mu.Unlock()
 			continue
 		}
-		if len(c.queued) == 0 {
-			c.writing = false
+		if len(c.w.queued) == 0 {
+			c.w.writing = false
 			c.mu.Unlock()
 			continue
 		}
 		buf := c.takeBatchLocked(nil)
 		c.mu.Unlock()
-		if err := c.writeBatch(buf); err != nil {
-			c.fatal(err)
+		if !c.writeTaken(buf) {
 			return
 		}
-		c.finishWrite(buf)
 	}
 }
 
@@ -410,9 +420,9 @@ func (c *Conn) wait(ctx context.Context, cl *call) error {
 func (c *Conn) unqueueLocked(cl *call) {
 	c.releaseWatchLocked(cl)
 	n := cl.end - cl.start
-	c.wbuf = append(c.wbuf[:cl.start], c.wbuf[cl.end:]...)
+	c.w.buf = append(c.w.buf[:cl.start], c.w.buf[cl.end:]...)
 	idx := -1
-	for i, q := range c.queued {
+	for i, q := range c.w.queued {
 		if q == cl {
 			idx = i
 		} else if idx >= 0 {
@@ -420,20 +430,20 @@ func (c *Conn) unqueueLocked(cl *call) {
 			q.end -= n
 		}
 	}
-	c.queued = append(c.queued[:idx], c.queued[idx+1:]...)
+	c.w.queued = append(c.w.queued[:idx], c.w.queued[idx+1:]...)
 }
 
 // armReadDeadlineLocked sets the read deadline for what is now in flight: a reply is due
 // within the read timeout unless a blocking command waits, in which case there is none.
 func (c *Conn) armReadDeadlineLocked(timed bool) {
-	if c.readTimeout <= 0 {
+	if c.r.timeout <= 0 {
 		return
 	}
-	if timed && c.blockingInflight == 0 {
+	if timed && c.r.blockingInflight == 0 {
 		c.extendReadDeadlineLocked()
-	} else if c.deadlined {
+	} else if c.r.deadlined {
 		c.setReadDeadlineLocked(time.Time{})
-		c.deadlined = false
+		c.r.deadlined = false
 	}
 }
 
@@ -445,14 +455,14 @@ func (c *Conn) armReadDeadlineLocked(timed bool) {
 // and a half after the last progress, and a busy connection moves its deadline once
 // per half timeout instead of once per reply.
 func (c *Conn) extendReadDeadlineLocked() {
-	due := c.readDue
-	if !c.deadlined {
+	due := c.r.due
+	if !c.r.deadlined {
 		due = 0
 	}
-	if next, move := nextDeadline(due, c.readTimeout); move {
-		c.readDue = next
+	if next, move := nextDeadline(due, c.r.timeout); move {
+		c.r.due = next
 		c.setReadDeadlineLocked(fromNanotime(next))
-		c.deadlined = true
+		c.r.deadlined = true
 	}
 }
 
@@ -475,9 +485,9 @@ func fromNanotime(t int64) time.Time { return clockStart.Add(time.Duration(t - 1
 // wait.
 func (c *Conn) readUntil(cl *call) {
 	for {
-		if c.br.Buffered() == 0 {
+		if c.r.buf.Buffered() == 0 {
 			start := c.awaitBytes()
-			if _, err := c.br.Peek(1); err != nil {
+			if _, err := c.r.buf.Peek(1); err != nil {
 				c.fatal(err)
 				return
 			}
@@ -493,21 +503,21 @@ func (c *Conn) readUntil(cl *call) {
 		}
 	}
 	c.mu.Lock()
-	if c.inflight.len() > 0 && c.err == nil {
+	if c.r.inflight.len() > 0 && c.err == nil {
 		c.mu.Unlock()
-		signal(c.readWake)
+		signal(c.r.wake)
 		return
 	}
-	c.reading = false
+	c.r.reading = false
 	c.mu.Unlock()
 }
 
 func (c *Conn) readLoop() {
 	defer c.loops.Done()
 	for {
-		if !c.alwaysRead {
+		if !c.r.alwaysRead {
 			select {
-			case <-c.readWake:
+			case <-c.r.wake:
 			case <-c.dead:
 				return
 			}
@@ -517,12 +527,12 @@ func (c *Conn) readLoop() {
 				c.fatal(err)
 				return
 			}
-			if c.alwaysRead {
+			if c.r.alwaysRead {
 				continue
 			}
 			c.mu.Lock()
-			if c.inflight.len() == 0 {
-				c.reading = false
+			if c.r.inflight.len() == 0 {
+				c.r.reading = false
 				c.mu.Unlock()
 				break
 			}
@@ -534,21 +544,21 @@ func (c *Conn) readLoop() {
 // readOne reads one frame and delivers it: a push to the push handler, a reply to the
 // oldest written call. It reports whether the call it completed is mine.
 func (c *Conn) readOne(mine *call) (bool, error) {
-	v, err := c.rd.Read()
+	v, err := c.r.dec.Read()
 	if err != nil {
 		return false, err
 	}
-	if v.Kind() == resp.KindPush || c.pubsub2.Load() {
-		if c.push != nil {
-			c.push(v)
+	if v.Kind() == resp.KindPush || c.r.pubsub2.Load() {
+		if c.r.push != nil {
+			c.r.push(v)
 		}
-		if c.alwaysRead {
+		if c.r.alwaysRead {
 			c.advance()
 		}
 		return false, nil
 	}
 	mineDone, err := c.dispatch(v, mine)
-	if c.alwaysRead {
+	if c.r.alwaysRead {
 		c.advance()
 	}
 	return mineDone, err
@@ -557,7 +567,7 @@ func (c *Conn) readOne(mine *call) (bool, error) {
 // dispatch hands v to the oldest written call and reports whether that completed mine.
 func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {
 	c.mu.Lock()
-	cl := c.inflight.peek()
+	cl := c.r.inflight.peek()
 	if cl == nil {
 		c.mu.Unlock()
 		return false, fmt.Errorf("%w: %s", ErrUnexpectedReply, v)
@@ -566,27 +576,12 @@ func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {
 		c.mu.Unlock()
 		return false, nil
 	}
-	c.inflight.pop()
+	c.r.inflight.pop()
 	c.releaseWatchLocked(cl)
 	if cl.noTimeout {
-		c.blockingInflight--
+		c.r.blockingInflight--
 	}
-	if c.inflight.len() == 0 && !c.alwaysRead {
-		c.idleSince = nanotime()
-	}
-	if c.deadlined {
-		switch {
-		case c.inflight.len() > 0:
-			// Progress: the next reply gets a full read timeout of its own.
-			c.extendReadDeadlineLocked()
-		case c.alwaysRead:
-			// The reader goes on reading, for pushes, with nothing due.
-			c.setReadDeadlineLocked(time.Time{})
-			c.deadlined = false
-		}
-		// Otherwise nobody reads until the next batch is written, which extends
-		// the deadline if it is too close by then.
-	}
+	c.afterReplyLocked()
 	abandoned := cl.state == stateAbandoned
 	cl.state = stateReplied
 	c.mu.Unlock()
@@ -596,6 +591,28 @@ func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {
 		cl.done <- struct{}{}
 	}
 	return cl == mine, nil
+}
+
+// afterReplyLocked updates the idle clock and the read deadline once a call has all its
+// replies.
+func (c *Conn) afterReplyLocked() {
+	if c.r.inflight.len() == 0 && !c.r.alwaysRead {
+		c.r.idleSince = nanotime()
+	}
+	if !c.r.deadlined {
+		return
+	}
+	switch {
+	case c.r.inflight.len() > 0:
+		// Progress: the next reply gets a full read timeout of its own.
+		c.extendReadDeadlineLocked()
+	case c.r.alwaysRead:
+		// The reader goes on reading, for pushes, with nothing due.
+		c.setReadDeadlineLocked(time.Time{})
+		c.r.deadlined = false
+	}
+	// Otherwise nobody reads until the next batch is written, which extends the
+	// deadline if it is too close by then.
 }
 
 // fatal breaks the connection with err (the first error wins): the socket is closed and
@@ -611,11 +628,11 @@ func (c *Conn) fatal(err error) {
 	}
 	c.err = err
 	c.stopWatchingLocked()
-	queued := c.queued
-	c.queued = nil
-	c.wbuf = nil
-	written := c.inflight.drain()
-	c.blockingInflight = 0
+	queued := c.w.queued
+	c.w.queued = nil
+	c.w.buf = nil
+	written := c.r.inflight.drain()
+	c.r.blockingInflight = 0
 	abandoned := make([]bool, len(written))
 	for _, cl := range queued {
 		cl.fail(&CallError{Err: err})

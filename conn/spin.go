@@ -38,7 +38,7 @@ type spinWait struct {
 // it started, for spinDone.
 func (c *Conn) awaitBytes() int64 {
 	start := nanotime()
-	s := &c.spin
+	s := &c.r.spin
 	if c.raw == nil || s.avg > int64(s.budget) {
 		return start
 	}
@@ -56,6 +56,6 @@ func (c *Conn) awaitBytes() int64 {
 
 // spinDone records how long the wait that began at start took, once bytes came.
 func (c *Conn) spinDone(start int64) {
-	s := &c.spin
+	s := &c.r.spin
 	s.avg += (nanotime() - start - s.avg) / 8
 }

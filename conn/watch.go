@@ -28,25 +28,25 @@ import "context"
 // become, the watched one.
 func (c *Conn) watchCallLocked(ctx context.Context, cl *call) {
 	done := ctx.Done()
-	if done == c.watchedDone && isClosed(done) {
+	if done == c.watch.done && isClosed(done) {
 		return // the watcher has fired already and will not again: select
 	}
-	if done != c.watchedDone {
-		if done != c.lastDone || c.watchWaiters > 0 || c.interruptible {
-			c.lastDone = done
+	if done != c.watch.done {
+		if done != c.watch.lastDone || c.watch.waiters > 0 || c.watch.interruptible {
+			c.watch.lastDone = done
 			return
 		}
 		c.setWatchLocked(ctx)
 	}
 	cl.watched, cl.watchHeld = true, true
-	c.watchWaiters++
+	c.watch.waiters++
 }
 
 // releaseWatchLocked says that cl no longer needs the watcher to wake it.
 func (c *Conn) releaseWatchLocked(cl *call) {
 	if cl.watchHeld {
 		cl.watchHeld = false
-		c.watchWaiters--
+		c.watch.waiters--
 	}
 }
 
@@ -56,13 +56,13 @@ func (c *Conn) watchLocked(ctx context.Context) bool {
 	if isClosed(ctx.Done()) {
 		return false // a watcher that fired already would not interrupt the read
 	}
-	if ctx.Done() != c.watchedDone {
-		if c.watchWaiters > 0 {
+	if ctx.Done() != c.watch.done {
+		if c.watch.waiters > 0 {
 			return false
 		}
 		c.setWatchLocked(ctx)
 	}
-	c.interruptible = true
+	c.watch.interruptible = true
 	return true
 }
 
@@ -78,19 +78,19 @@ func isClosed(done <-chan struct{}) bool {
 
 // setWatchLocked moves the watcher to ctx.
 func (c *Conn) setWatchLocked(ctx context.Context) {
-	if c.unwatch != nil {
-		c.unwatch()
+	if c.watch.cancel != nil {
+		c.watch.cancel()
 	}
-	c.watched, c.watchedDone = ctx, ctx.Done()
-	c.unwatch = context.AfterFunc(ctx, c.interruptFn)
+	c.watch.ctx, c.watch.done = ctx, ctx.Done()
+	c.watch.cancel = context.AfterFunc(ctx, c.watch.interruptFn)
 }
 
 // unwatchLocked disarms the interruption of a read and undoes one that happened.
 func (c *Conn) unwatchLocked() {
-	c.interruptible = false
-	if c.interrupted {
-		c.interrupted = false
-		c.nc.SetReadDeadline(c.readDeadline)
+	c.watch.interruptible = false
+	if c.watch.interrupted {
+		c.watch.interrupted = false
+		c.nc.SetReadDeadline(c.r.deadline)
 	}
 }
 
@@ -99,14 +99,14 @@ func (c *Conn) unwatchLocked() {
 func (c *Conn) interrupt() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.watched == nil || c.watched.Err() == nil {
+	if c.watch.ctx == nil || c.watch.ctx.Err() == nil {
 		return
 	}
-	if c.interruptible && !c.interrupted {
-		c.interrupted = true
+	if c.watch.interruptible && !c.watch.interrupted {
+		c.watch.interrupted = true
 		c.nc.SetReadDeadline(pastDeadline)
 	}
-	if c.watchWaiters == 0 {
+	if c.watch.waiters == 0 {
 		return
 	}
 	wake := func(cl *call) {
@@ -116,17 +116,17 @@ func (c *Conn) interrupt() {
 			cl.done <- struct{}{} // never blocks: a call that has not replied has no token
 		}
 	}
-	for _, cl := range c.queued {
+	for _, cl := range c.w.queued {
 		wake(cl)
 	}
-	c.inflight.each(wake)
+	c.r.inflight.each(wake)
 }
 
 // stopWatchingLocked drops the watcher when the connection closes.
 func (c *Conn) stopWatchingLocked() {
-	if c.unwatch != nil {
-		c.unwatch()
+	if c.watch.cancel != nil {
+		c.watch.cancel()
 	}
-	c.unwatch, c.watched, c.watchedDone, c.lastDone = nil, nil, nil, nil
-	c.watchWaiters = 0
+	c.watch.cancel, c.watch.ctx, c.watch.done, c.watch.lastDone = nil, nil, nil, nil
+	c.watch.waiters = 0
 }

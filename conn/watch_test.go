@@ -18,7 +18,7 @@ import (
 func (c *Conn) watching(ctx context.Context) (bool, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.watchedDone == ctx.Done(), c.watchWaiters
+	return c.watch.done == ctx.Done(), c.watch.waiters
 }
 
 // pings sends n PINGs with ctx through the fake server, one after another. A context

@@ -183,6 +183,8 @@ func (k *KeepAlive) renew() error {
 		// keep-alive does not cancel it: that would fence a healthy connection.
 		ctx, cancel := context.WithDeadline(context.WithoutCancel(k.ctx), m.safeDeadline())
 		ok, err := m.ResetExpiry(ctx, m.ttl)
+		// Only the lease's deadline can end ctx; read it before cancel does.
+		leaseOver := ctx.Err() != nil
 		cancel()
 		switch {
 		case err == nil && ok:
@@ -196,6 +198,11 @@ func (k *KeepAlive) renew() error {
 			return context.Cause(k.ctx)
 		case conn.WasWritten(err):
 			return err // it says ErrOwnershipUncertain
+		case leaseOver:
+			// Unsent because the lease ran out first (a process paused past it
+			// wakes here): that is the loss, whichever of this and the expiry
+			// timer runs first.
+			return ErrLeaseExpired
 		case errors.Is(err, conn.ErrNotSent) && m.RemainingEstimate() > 0:
 			t := time.NewTimer(retryNotSent)
 			select {

@@ -45,7 +45,7 @@ func ParseURL(rawURL string) (Options, error) {
 	var o Options
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return o, fmt.Errorf("%w: %v", ErrInvalidURL, err)
+		return o, fmt.Errorf("%w: %v", ErrInvalidURL, redactParseError(err))
 	}
 	switch u.Scheme {
 	case "redis":
@@ -55,11 +55,11 @@ func ParseURL(rawURL string) (Options, error) {
 		return o, fmt.Errorf("%w: scheme %q (want redis or rediss)", ErrInvalidURL, u.Scheme)
 	}
 	if u.Opaque != "" || u.Host == "" {
-		return o, fmt.Errorf("%w: %q has no host", ErrInvalidURL, rawURL)
+		return o, fmt.Errorf("%w: %q has no host", ErrInvalidURL, redactURL(rawURL))
 	}
 	host, port := u.Hostname(), u.Port()
 	if host == "" {
-		return o, fmt.Errorf("%w: %q has no host", ErrInvalidURL, rawURL)
+		return o, fmt.Errorf("%w: %q has no host", ErrInvalidURL, redactURL(rawURL))
 	}
 	if port == "" {
 		port = "6379"
@@ -152,7 +152,7 @@ func parseSentinelURL(rawURL string) (Options, error) {
 	}
 	u, err := url.Parse("redis://" + userinfo + "sentinels" + tail)
 	if err != nil {
-		return o, fmt.Errorf("%w: %v", ErrInvalidURL, err)
+		return o, fmt.Errorf("%w: %v", ErrInvalidURL, redactParseError(err))
 	}
 	for h := range strings.SplitSeq(hosts, ",") {
 		addr, err := sentinelAddr(h)

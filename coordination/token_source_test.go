@@ -1,0 +1,28 @@
+package coordination
+
+import (
+	"testing"
+	"testing/cryptotest"
+	"time"
+)
+
+// TestPermitTokensComeFromCryptoRand: semaphore permits and read/write leases draw their
+// tokens (and the hash fields named after them) from crypto/rand, which a seeded global
+// source makes repeat; Redlock and fenced locks use lock.NewToken, tested in lock.
+func TestPermitTokensComeFromCryptoRand(t *testing.T) {
+	draw := func() [3]string {
+		cryptotest.SetGlobalRandom(t, 14)
+		var got [3]string
+		for i, kind := range []string{"p:", "r:", "w:"} {
+			e := newEntry(nil, "k", kind, time.Second)
+			if e.Token().Len() != 32 || e.field != kind+string(e.Token().Bytes()) {
+				t.Fatalf("entry token %q, field %q", e.Token().Bytes(), e.field)
+			}
+			got[i] = e.field
+		}
+		return got
+	}
+	if a, b := draw(), draw(); a != b {
+		t.Fatalf("same crypto/rand seed, different permit tokens: %q and %q", a, b)
+	}
+}

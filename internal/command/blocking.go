@@ -22,8 +22,8 @@ func IsBlocking(args []any) bool {
 	}
 	var buf [maxNameLen]byte
 	n, ok := lowerArg(&buf, args[0])
-	if !ok {
-		return false
+	if !ok || n == 0 || !blockingInitial[buf[0]] {
+		return false // most commands, without the table lookup
 	}
 	switch string(buf[:n]) {
 	case "wait", "waitaof":
@@ -66,3 +66,18 @@ func xreadOptions(args []any, group bool) (streams int, block bool) {
 	}
 	return 0, block
 }
+
+// blockingInitial marks the first letters of the commands IsBlocking may report: this
+// runs on every command, and a GET or SET is then told apart by one array load instead
+// of a map lookup.
+var blockingInitial = func() (set [256]bool) {
+	for _, name := range []string{"wait", "waitaof", "xread", "xreadgroup"} {
+		set[name[0]] = true
+	}
+	for name, info := range commands {
+		if info.Flags&FlagBlocking != 0 {
+			set[name[0]] = true
+		}
+	}
+	return set
+}()

@@ -342,6 +342,21 @@ func TestIsBlocking(t *testing.T) {
 	}
 }
 
+// TestIsBlockingEveryFlaggedCommand checks the table's blocking commands one by one,
+// in both cases: IsBlocking's first-letter shortcut must let every one of them through.
+func TestIsBlockingEveryFlaggedCommand(t *testing.T) {
+	for name, info := range commands {
+		if info.Flags&FlagBlocking == 0 || name == "xread" || name == "xreadgroup" {
+			continue
+		}
+		for _, n := range []string{name, strings.ToUpper(name)} {
+			if !IsBlocking([]any{n, "k", 0}) {
+				t.Errorf("IsBlocking(%s ...) = false, want true: the table marks it blocking", n)
+			}
+		}
+	}
+}
+
 func TestLookup(t *testing.T) {
 	for _, name := range []string{"get", "GET", "Get"} {
 		info, ok := Lookup(name)

@@ -1,20 +1,26 @@
-package respire
+package faults
 
 import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/resp"
+	"github.com/respire/respire/test/history"
 )
 
 // hostileServer is a loopback listener that completes the handshake like a Redis 7
@@ -38,7 +44,8 @@ const (
 	endServe                   // go on answering commands with the payload
 )
 
-func startHostile(t *testing.T, payload []byte, end hostileEnd) *hostileServer {
+// newHostile starts a hostile server; close stops it and its connections.
+func newHostile(t *testing.T, payload []byte, end hostileEnd) *hostileServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -47,12 +54,20 @@ func startHostile(t *testing.T, payload []byte, end hostileEnd) *hostileServer {
 	h := &hostileServer{ln: ln, payload: payload, end: end, stop: make(chan struct{})}
 	h.wg.Add(1)
 	go h.accept()
-	t.Cleanup(func() {
-		close(h.stop)
-		ln.Close()
-		h.wg.Wait()
-	})
 	return h
+}
+
+func startHostile(t *testing.T, payload []byte, end hostileEnd) *hostileServer {
+	t.Helper()
+	h := newHostile(t, payload, end)
+	t.Cleanup(h.close)
+	return h
+}
+
+func (h *hostileServer) close() {
+	close(h.stop)
+	h.ln.Close()
+	h.wg.Wait()
 }
 
 func (h *hostileServer) accept() {
@@ -181,7 +196,7 @@ func TestS7HostileServer(t *testing.T) {
 				h := startHostile(t, tc.payload, tc.end)
 				base, cancel := context.WithTimeout(t.Context(), time.Minute)
 				defer cancel()
-				c, err := NewClient(base, Options{Addrs: []string{h.ln.Addr().String()}, Limits: tc.lim, ReadTimeout: 300 * time.Millisecond})
+				c, err := respire.NewClient(base, respire.Options{Addrs: []string{h.ln.Addr().String()}, Limits: tc.lim, ReadTimeout: 300 * time.Millisecond})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -231,4 +246,114 @@ func matchesAny(err error, targets []error) bool {
 		}
 	}
 	return false
+}
+
+// s7Frames are valid replies of every RESP3 type, which TestS7RandomCorruption damages.
+var s7Frames = []string{
+	"+OK\r\n",
+	"$5\r\nhello\r\n",
+	"*3\r\n$1\r\na\r\n:5\r\n_\r\n",
+	"%2\r\n+k\r\n,1.5\r\n+n\r\n(12345678901234567890\r\n",
+	"|1\r\n+ttl\r\n:3\r\n$1\r\nv\r\n",
+	"~2\r\n#t\r\n#f\r\n",
+	"=7\r\ntxt:abc\r\n",
+	"!9\r\nERR inner\r\n",
+	">3\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n*0\r\n+OK\r\n", // a push, then the reply
+}
+
+// corrupt damages a frame one of several ways: truncation, a changed byte, a lying
+// length, deep nesting or trailing garbage. It reports how the server should end.
+func corrupt(rng *rand.Rand, frame string) ([]byte, hostileEnd) {
+	b := []byte(frame)
+	end := hostileEnd(rng.IntN(2)) // stall or close
+	switch rng.IntN(5) {
+	case 0:
+		return b[:rng.IntN(len(b))], endClose
+	case 1:
+		b[rng.IntN(len(b))] = byte(rng.IntN(256))
+	case 2:
+		// Replace the first length or integer with a random, often absurd, one.
+		if i := strings.IndexAny(frame, "$*%~>|=!:"); i >= 0 {
+			if j := strings.Index(frame[i:], "\r\n"); j > 0 {
+				n := strconv.FormatInt(rng.Int64N(1<<62)>>rng.IntN(62), 10)
+				if rng.IntN(4) == 0 {
+					n = "-" + n
+				}
+				b = []byte(frame[:i+1] + n + frame[i+j:])
+			}
+		}
+	case 3:
+		open := []string{"*1\r\n", "%1\r\n+k\r\n", ">1\r\n", "|1\r\n+a\r\n+b\r\n", "~1\r\n"}[rng.IntN(5)]
+		b = append([]byte(strings.Repeat(open, 1+rng.IntN(10000))), b...)
+	default:
+		garbage := make([]byte, 1+rng.IntN(64))
+		for i := range garbage {
+			garbage[i] = byte(rng.IntN(256))
+		}
+		b = append(b, garbage...)
+	}
+	return b, end
+}
+
+// s7Causes are what a hostile reply may legitimately end in: the call fails with one of
+// these under ErrOutcomeUnknown, or gets a server error or a reply.
+var s7Causes = []error{resp.ErrProtocol, io.EOF, io.ErrUnexpectedEOF, os.ErrDeadlineExceeded,
+	syscall.ECONNRESET, syscall.EPIPE, conn.ErrUnexpectedReply}
+
+// TestS7RandomCorruption serves randomly damaged replies, seeded, for the scenario's
+// budget. Each GET is an operation of the history; a violation is a call that fails
+// with an untyped error or one not marked outcome-unknown, that outlives its context,
+// or whose reply cost more than the allocation bound.
+func TestS7RandomCorruption(t *testing.T) {
+	const allocBound = 8 << 20
+	fig, rng := newFigure(t, "S7")
+	rec := history.NewRecorder()
+	deadline := time.Now().Add(Budget(3*time.Second, 20*time.Minute))
+	var before, after runtime.MemStats
+	for i := 0; time.Now().Before(deadline); i++ {
+		frame := s7Frames[rng.IntN(len(s7Frames))]
+		payload, end := corrupt(rng, frame)
+		h := newHostile(t, payload, end)
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		if rng.IntN(2) == 0 {
+			ctx = context.WithoutCancel(ctx) // the reader goroutine's path
+		}
+		c, err := respire.NewClient(ctx, respire.Options{Addrs: []string{h.ln.Addr().String()},
+			ReadTimeout: 200 * time.Millisecond})
+		if err != nil {
+			cancel()
+			h.close()
+			t.Fatal(err)
+		}
+		call := rec.Begin(0, "get", payload)
+		runtime.ReadMemStats(&before)
+		v, err := c.Do(ctx, "GET", "k")
+		runtime.ReadMemStats(&after)
+		var se *resp.ServerError
+		switch {
+		case err == nil:
+			call.End(history.OK, v.String(), nil)
+		case errors.As(err, &se):
+			call.End(history.Failed, nil, err)
+		default:
+			call.End(history.Unknown, nil, err)
+			if !errors.Is(err, conn.ErrOutcomeUnknown) || !matchesAny(err, s7Causes) {
+				fig.check([]history.Violation{{Checker: "S7 typed error",
+					Detail: fmt.Sprintf("reply %q: %v", payload, err)}})
+			}
+		}
+		if got := after.TotalAlloc - before.TotalAlloc; got > allocBound {
+			fig.check([]history.Violation{{Checker: "S7 bounded memory",
+				Detail: fmt.Sprintf("reply of %d bytes cost %d bytes", len(payload), got)}})
+		}
+		c.Close()
+		cancel()
+		h.close()
+		fig.ops++
+		fig.faults++
+	}
+	ops := rec.Ops()
+	t.Logf("%d replies read, %d server errors, %d failed calls", history.Count(ops, "get", history.OK),
+		history.Count(ops, "get", history.Failed), history.Count(ops, "get", history.Unknown))
+	fig.report(t)
 }

@@ -24,17 +24,8 @@ func parseClusterURL(rawURL string) (Options, error) {
 	default:
 		return Options{}, fmt.Errorf("%w: scheme %q (want redis+cluster or rediss+cluster)", ErrInvalidURL, scheme)
 	}
-	// The host list is not a valid URL host: take it out and let ParseURL read the
-	// rest with the first seed in its place.
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	authority, tail := rest[:end], rest[end:]
-	userinfo, hosts := "", authority
-	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
-		userinfo, hosts = authority[:i+1], authority[i+1:]
-	}
+	// ParseURL reads the rest with the first seed in the host list's place.
+	userinfo, hosts, tail := splitHostList(rest)
 	seeds := strings.Split(hosts, ",")
 	addrs := make([]string, 0, len(seeds))
 	for _, s := range seeds {

@@ -68,20 +68,11 @@ func ParseURL(rawURL string) (Options, error) {
 	if o.TLS != nil {
 		o.TLS.ServerName = host
 	}
-	if u.User != nil {
-		o.Username = u.User.Username()
-		o.Password, _ = u.User.Password()
-		if o.Password == "" && o.Username != "" {
-			// "redis://secret@host" is the classic password-only form.
-			o.Password, o.Username = o.Username, ""
-		}
-	}
+	setUser(&o, u.User)
 	if p := strings.Trim(u.Path, "/"); p != "" {
-		db, err := strconv.Atoi(p)
-		if err != nil || db < 0 {
-			return o, fmt.Errorf("%w: database %q is not a number", ErrInvalidURL, p)
+		if o.DB, err = parseDB(p); err != nil {
+			return o, err
 		}
-		o.DB = db
 	}
 	if err := parseQuery(u.Query(), &o); err != nil {
 		return o, err
@@ -90,6 +81,46 @@ func ParseURL(rawURL string) (Options, error) {
 		return o, err
 	}
 	return o, nil
+}
+
+// setUser sets the credentials of the data nodes from a URL's user info, which every
+// form has in the same place. "redis://secret@host", a user name alone, is the
+// classic password-only form.
+func setUser(o *Options, user *url.Userinfo) {
+	if user == nil {
+		return
+	}
+	o.Username = user.Username()
+	o.Password, _ = user.Password()
+	if o.Password == "" && o.Username != "" {
+		o.Password, o.Username = o.Username, ""
+	}
+}
+
+// parseDB reads the database number of a URL's path.
+func parseDB(s string) (int, error) {
+	db, err := strconv.Atoi(s)
+	if err != nil || db < 0 {
+		return 0, fmt.Errorf("%w: database %q is not a number", ErrInvalidURL, s)
+	}
+	return db, nil
+}
+
+// splitHostList takes the host list out of what follows "scheme://" in the forms
+// that have several hosts (Sentinels, Cluster seeds), which is not a valid URL host:
+// userinfo ends with its "@" when there is one, and tail is the path, query and
+// fragment, for net/url to read with one host in the list's place.
+func splitHostList(rest string) (userinfo, hosts, tail string) {
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority, tail := rest[:end], rest[end:]
+	hosts = authority
+	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
+		userinfo, hosts = authority[:i+1], authority[i+1:]
+	}
+	return userinfo, hosts, tail
 }
 
 func parseQuery(q url.Values, o *Options) error {
@@ -140,16 +171,7 @@ func parseSentinelURL(rawURL string) (Options, error) {
 	default:
 		return o, fmt.Errorf("%w: scheme %q (want redis+sentinel or rediss+sentinel)", ErrInvalidURL, scheme)
 	}
-	// The host list is not a valid URL host: take it out, let net/url read the rest.
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	authority, tail := rest[:end], rest[end:]
-	userinfo, hosts := "", authority
-	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
-		userinfo, hosts = authority[:i+1], authority[i+1:]
-	}
+	userinfo, hosts, tail := splitHostList(rest)
 	u, err := url.Parse("redis://" + userinfo + "sentinels" + tail)
 	if err != nil {
 		return o, fmt.Errorf("%w: %v", ErrInvalidURL, redactParseError(err))
@@ -161,24 +183,16 @@ func parseSentinelURL(rawURL string) (Options, error) {
 		}
 		o.Addrs = append(o.Addrs, addr)
 	}
-	if u.User != nil {
-		o.Username = u.User.Username()
-		o.Password, _ = u.User.Password()
-		if o.Password == "" && o.Username != "" {
-			o.Password, o.Username = o.Username, ""
-		}
-	}
+	setUser(&o, u.User)
 	segs := strings.Split(strings.Trim(u.Path, "/"), "/")
 	if segs[0] == "" || len(segs) > 2 {
 		return o, fmt.Errorf("%w: %q: want /master-name or /master-name/db", ErrInvalidURL, u.Path)
 	}
 	o.SentinelMaster = segs[0]
 	if len(segs) == 2 {
-		db, err := strconv.Atoi(segs[1])
-		if err != nil || db < 0 {
-			return o, fmt.Errorf("%w: database %q is not a number", ErrInvalidURL, segs[1])
+		if o.DB, err = parseDB(segs[1]); err != nil {
+			return o, err
 		}
-		o.DB = db
 	}
 	q := u.Query()
 	for _, name := range []string{"sentinel_username", "sentinel_password", "replica_reads"} {

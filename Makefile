@@ -6,7 +6,7 @@ REDIS_PKGS  := redis-server redis-sentinel redis-tools
 FUZZTIME    ?= 20s
 TESTFLAGS   ?=
 
-.PHONY: all deps test soak bench bench-go fuzz lint
+.PHONY: all deps test soak bench bench-go fuzz fuzz-short lint
 
 all: test
 
@@ -55,14 +55,22 @@ bench: deps
 bench-go: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./resp/ ./conn/ ./pool/ ./internal/command/ .
 
-# fuzz: a bounded run of every fuzz target (FUZZTIME each).
+# fuzz: a bounded run of every fuzz target, FUZZTIME each (the corpora under
+# testdata/fuzz/ already run as ordinary tests in `make test`). Every target runs even
+# when one fails; a crasher is saved by go test as a new corpus entry under the
+# package's testdata/fuzz/<Target>/, to be committed with its fix. fuzz-short is the
+# quick version (FUZZTIME=3s), cheap enough for CI beside `make test`.
 fuzz:
-	@set -e; for pkg in $$($(GO) list ./...); do \
+	@failed=""; for pkg in $$($(GO) list ./...); do \
 		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 			echo "== $$pkg $$target"; \
-			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
+			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg || failed="$$failed $$pkg.$$target"; \
 		done; \
-	done
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz targets that failed:$$failed"; exit 1; fi
+
+fuzz-short:
+	$(MAKE) fuzz FUZZTIME=3s
 
 # lint: formatting and vet; fails on any finding.
 lint:

@@ -182,20 +182,7 @@ func FuzzParseShards(f *testing.F) {
 			return
 		}
 		top, err := ParseShards(v, "h:1", false)
-		if err != nil {
-			if !errors.Is(err, ErrTopology) {
-				t.Fatalf("error %v does not match ErrTopology", err)
-			}
-			return
-		}
-		if top.Covered() > SlotCount {
-			t.Fatalf("%d slots covered", top.Covered())
-		}
-		for _, a := range top.Addrs() {
-			if a == "" {
-				t.Fatal("empty address")
-			}
-		}
+		checkParsedTopology(t, top, err)
 	})
 }
 

@@ -59,52 +59,17 @@ func (m *Monitor) watch() {
 // asking s for the master every pollEvery, until s fails or the Monitor closes.
 // subscribed reports whether the subscription was confirmed.
 func (m *Monitor) subscribe(s string) (subscribed bool, err error) {
-	events := make(chan event, 16)
-	confirmed := make(chan struct{}, 1)
-	opts := m.cfg.SentinelConn
-	opts.ReadTimeout = -1 // messages come when they come; the polls check the link
-	opts.PushHandler = func(v resp.Value) {
-		kind, channel, payload := pushMessage(v)
-		switch kind {
-		case "subscribe":
-			select {
-			case confirmed <- struct{}{}:
-			default:
-			}
-		case "message":
-			select {
-			case events <- event{channel, payload}:
-			default:
-				// Full: the recheck forced below finds the master anyway.
-				m.Recheck()
-			}
-		}
-	}
-	cn, err := conn.Dial(m.ctx, s, opts)
+	sub, err := m.dialSubscriber(s)
 	if err != nil {
 		return false, err
 	}
-	defer cn.Close()
-	cn.SetPubSubMode(true)
-	if err := cn.Send(m.ctx, "SUBSCRIBE", switchChannel, promotedChannel); err != nil {
+	defer sub.cn.Close()
+	if err := sub.confirm(m, s); err != nil {
 		return false, err
 	}
-	wait := time.NewTimer(orDefault(m.cfg.SentinelConn.ReadTimeout, 3*time.Second))
-	select {
-	case <-confirmed:
-		wait.Stop()
-	case <-cn.Done():
-		wait.Stop()
-		return false, cn.Err()
-	case <-m.ctx.Done():
-		wait.Stop()
-		return false, m.ctx.Err()
-	case <-wait.C:
-		return false, fmt.Errorf("Sentinel %s: %w", s, errSubscribeUnconfirmed)
-	}
 	// Under RESP2 a subscribed connection can only listen: ask on a second one.
-	query := cn
-	if cn.Protocol() < 3 {
+	query := sub.cn
+	if sub.cn.Protocol() < 3 {
 		q, err := conn.Dial(m.ctx, s, m.cfg.SentinelConn)
 		if err != nil {
 			return true, err
@@ -114,47 +79,130 @@ func (m *Monitor) subscribe(s string) (subscribed bool, err error) {
 	}
 	// A switch announced while no subscription was active would be missed: look now.
 	m.Recheck()
+	return true, m.serve(sub, query)
+}
+
+// subscriber is a connection subscribed to the event channels, with what its push
+// handler hands over: the events, and the confirmation of SUBSCRIBE.
+type subscriber struct {
+	cn        *conn.Conn
+	events    chan event
+	confirmed chan struct{}
+}
+
+// dialSubscriber connects to Sentinel s and sends SUBSCRIBE.
+func (m *Monitor) dialSubscriber(s string) (*subscriber, error) {
+	sub := &subscriber{events: make(chan event, 16), confirmed: make(chan struct{}, 1)}
+	opts := m.cfg.SentinelConn
+	opts.ReadTimeout = -1 // messages come when they come; the polls check the link
+	opts.PushHandler = func(v resp.Value) {
+		kind, channel, payload := pushMessage(v)
+		switch kind {
+		case "subscribe":
+			select {
+			case sub.confirmed <- struct{}{}:
+			default:
+			}
+		case "message":
+			select {
+			case sub.events <- event{channel, payload}:
+			default:
+				// Full: the recheck forced below finds the master anyway.
+				m.Recheck()
+			}
+		}
+	}
+	cn, err := conn.Dial(m.ctx, s, opts)
+	if err != nil {
+		return nil, err
+	}
+	cn.SetPubSubMode(true)
+	if err := cn.Send(m.ctx, "SUBSCRIBE", switchChannel, promotedChannel); err != nil {
+		cn.Close()
+		return nil, err
+	}
+	sub.cn = cn
+	return sub, nil
+}
+
+// confirm waits for Sentinel s to confirm the subscription, as long as a reply may
+// take.
+func (sub *subscriber) confirm(m *Monitor, s string) error {
+	wait := time.NewTimer(m.replyTimeout())
+	defer wait.Stop()
+	select {
+	case <-sub.confirmed:
+		return nil
+	case <-sub.cn.Done():
+		return sub.cn.Err()
+	case <-m.ctx.Done():
+		return m.ctx.Err()
+	case <-wait.C:
+		return fmt.Errorf("Sentinel %s: %w", s, errSubscribeUnconfirmed)
+	}
+}
+
+// serve acts on the subscription's events and polls the Sentinel on query every
+// pollEvery, until either connection fails (its error) or the Monitor closes (nil).
+func (m *Monitor) serve(sub *subscriber, query *conn.Conn) error {
 	poll := time.NewTicker(pollEvery)
 	defer poll.Stop()
 	for {
 		select {
 		case <-m.ctx.Done():
-			return true, nil
-		case <-cn.Done():
-			return true, cn.Err()
-		case e := <-events:
+			return nil
+		case <-sub.cn.Done():
+			return sub.cn.Err()
+		case e := <-sub.events:
 			if addr, ok := m.newMaster(e); ok {
 				m.announce(addr)
 			}
 		case <-query.Done():
-			return true, query.Err()
+			return query.Err()
 		case <-poll.C:
-			// Asking proves the Sentinel still answers, and catches a switch whose
-			// event was missed.
-			ctx, cancel := context.WithTimeout(m.ctx, orDefault(m.cfg.SentinelConn.ReadTimeout, 3*time.Second))
-			v, err := query.Do(ctx, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", m.cfg.MasterName)
-			cancel()
-			if err != nil {
-				return true, err
-			}
-			if addr, err := hostPort(v); err == nil && addr != m.Master() {
-				m.announce(addr)
-			}
-			if m.cfg.OnReplicas != nil {
-				// The replicas of a new master become usable one by one, after the
-				// switch was announced: notice when their set changes.
-				ctx, cancel := context.WithTimeout(m.ctx, orDefault(m.cfg.SentinelConn.ReadTimeout, 3*time.Second))
-				v, err := query.Do(ctx, "SENTINEL", "REPLICAS", m.cfg.MasterName)
-				cancel()
-				if err != nil {
-					return true, err
-				}
-				if m.replicasChanged(instances(v, usableReplica)) {
-					m.Recheck() // reported from the Monitor's goroutine, in order
-				}
+			if err := m.poll(query); err != nil {
+				return err
 			}
 		}
 	}
+}
+
+// poll asks the Sentinel on query for the master, which proves it still answers and
+// catches a switch whose event was missed, and for the replicas when they are
+// followed.
+func (m *Monitor) poll(query *conn.Conn) error {
+	v, err := m.askOn(query, "GET-MASTER-ADDR-BY-NAME")
+	if err != nil {
+		return err
+	}
+	if addr, err := hostPort(v); err == nil && addr != m.Master() {
+		m.announce(addr)
+	}
+	if m.cfg.OnReplicas == nil {
+		return nil
+	}
+	// The replicas of a new master become usable one by one, after the switch was
+	// announced: notice when their set changes.
+	if v, err = m.askOn(query, "REPLICAS"); err != nil {
+		return err
+	}
+	if m.replicasChanged(instances(v, usableReplica)) {
+		m.Recheck() // reported from the Monitor's goroutine, in order
+	}
+	return nil
+}
+
+// askOn sends SENTINEL sub for the master's name on query, as long as a reply may
+// take.
+func (m *Monitor) askOn(query *conn.Conn, sub string) (resp.Value, error) {
+	ctx, cancel := context.WithTimeout(m.ctx, m.replyTimeout())
+	defer cancel()
+	return query.Do(ctx, "SENTINEL", sub, m.cfg.MasterName)
+}
+
+// replyTimeout is how long a Sentinel's reply may take.
+func (m *Monitor) replyTimeout() time.Duration {
+	return orDefault(m.cfg.SentinelConn.ReadTimeout, 3*time.Second)
 }
 
 // event is a message from a Sentinel event channel.

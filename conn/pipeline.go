@@ -390,6 +390,11 @@ func (c *Conn) wait(ctx context.Context, cl *call) error {
 				c.readUntilInterruptible(ctx, cl)
 			}
 		}
+		if cl.inline {
+			// ctx cannot end: a plain receive, cheaper than a select.
+			<-cl.done
+			return nil
+		}
 		select {
 		case <-cl.done:
 			return nil

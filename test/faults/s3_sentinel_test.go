@@ -1,0 +1,156 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/respire/respire"
+	"github.com/respire/respire/lock"
+	"github.com/respire/respire/test/history"
+	"github.com/respire/respire/test/sentinelserver"
+)
+
+// TestS3SentinelFailover has workers contend for one lock through a Sentinel-managed
+// master, each holding it under a keep-alive for a random while and the others waiting
+// in Acquire, while the master is failed over again and again (SENTINEL FAILOVER, the
+// replicas in sync). A holder stays in the critical section only while its keep-alive
+// context lives; the history must show no two holders inside at once, and every wait
+// must end in the lock or an error, never outlast its bound.
+func TestS3SentinelFailover(t *testing.T) {
+	fig, rng := newFigure(t, "S3")
+	d := sentinelserver.Start(t, sentinelserver.Config{})
+	ctx, cancel := context.WithTimeout(t.Context(), Budget(2*time.Minute, 3*time.Hour))
+	defer cancel()
+	opts := respire.Options{Addrs: d.SentinelAddrs(), SentinelMaster: d.MasterName(), ReadTimeout: time.Second}
+	cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
+	c, err := respire.NewClient(cctx, opts)
+	ccancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	rec := history.NewRecorder()
+	section := history.NewSection(rec)
+	const (
+		key     = "s3:lock"
+		ttl     = 2 * time.Second
+		waitFor = 20 * time.Second // an Acquire's wait; a failover takes a few seconds
+	)
+	stop := make(chan struct{})
+	var waitsOverrun atomic.Int64
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wrng := rand.New(rand.NewPCG(rng.Uint64(), uint64(w)))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			locks := lock.New(c)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				call := rec.Begin(w, "acquire", nil)
+				began := time.Now()
+				mu, err := locks.Acquire(ctx, key, ttl, lock.WithKeepAlive(), lock.WithWait(waitFor))
+				if err != nil {
+					call.End(history.Unknown, nil, err)
+					// The wait ends at its bound at the latest, with room for a reply in
+					// flight and a loaded machine.
+					if time.Since(began) > waitFor+5*time.Second {
+						waitsOverrun.Add(1)
+					}
+					if ctx.Err() != nil {
+						return
+					}
+					continue
+				}
+				call.End(history.OK, nil, nil)
+				work := mu.KeepAliveContext()
+				section.Enter(w)
+				select {
+				case <-work.Done():
+				case <-time.After(time.Duration(wrng.IntN(300)) * time.Millisecond):
+				case <-stop:
+				}
+				section.Exit(w)
+				rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+				rel := rec.Begin(w, "release", nil)
+				out, err := mu.Release(rctx)
+				rcancel()
+				switch {
+				case err != nil:
+					rel.End(history.Unknown, out.String(), err)
+				default:
+					rel.End(history.OK, out.String(), nil)
+				}
+				mu.Close()
+			}
+		}()
+	}
+
+	deadline := time.Now().Add(Budget(0, 20*time.Minute))
+	for first := true; first || time.Now().Before(deadline); first = false {
+		// Let the workers run a while on this master, then fail it over.
+		select {
+		case <-time.After(time.Duration(500+rng.IntN(1500)) * time.Millisecond):
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		d.Failover(t)
+		fig.faults++
+	}
+	// A while on the last master, so waits begun during the failover end.
+	select {
+	case <-time.After(2 * time.Second):
+	case <-ctx.Done():
+	}
+	close(stop)
+	wg.Wait()
+
+	ops := rec.Ops()
+	fig.ops = len(ops)
+	fig.check(section.Violations())
+	fig.check(history.CheckExclusive(ops))
+	if n := waitsOverrun.Load(); n > 0 {
+		fig.check([]history.Violation{{Checker: "S3 bounded wait", Detail: "an Acquire outlasted its wait bound"}})
+	}
+	acquired := history.Count(ops, "acquire", history.OK)
+	t.Logf("%d acquisitions, %d failed or unknown, %d releases", acquired,
+		history.Count(ops, "acquire", history.Unknown), history.Count(ops, "release", history.OK))
+	if acquired == 0 {
+		t.Error("no acquisition at all")
+	}
+	if after := acquisitionsAfterLastFault(ops); after == 0 {
+		t.Error("no acquisition after the last failover")
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t.Error("the scenario ran out of time")
+	}
+	fig.report(t)
+}
+
+// acquisitionsAfterLastFault counts the acquisitions in the last two seconds of the
+// history, when the last master had been serving for a while.
+func acquisitionsAfterLastFault(ops []history.Op) int {
+	if len(ops) == 0 {
+		return 0
+	}
+	end := ops[len(ops)-1].Call
+	n := 0
+	for _, op := range ops {
+		if op.Kind == "acquire" && op.Outcome == history.OK && op.Call > end-2*time.Second {
+			n++
+		}
+	}
+	return n
+}

@@ -209,13 +209,13 @@ func (c *Conn) writeNonBlocking(buf []byte) (int, error) {
 		err = c.raw.Write(w.fn)
 	}
 	n, werr := w.n, w.err
-	w.buf, w.err = nil, nil
+	w.buf, w.err = nil, 0
 	switch {
 	case err != nil:
 		return 0, err
 	case werr == syscall.EAGAIN:
 		return 0, nil
-	case werr != nil:
+	case werr != 0:
 		return 0, werr
 	}
 	return max(n, 0), nil
@@ -229,7 +229,7 @@ var errUnsolicited = errors.New("data arrived while no request was waiting")
 type nonBlockingWrite struct {
 	buf []byte
 	n   int
-	err error
+	err syscall.Errno
 	fn  func(fd uintptr) bool
 }
 

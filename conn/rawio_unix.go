@@ -10,7 +10,7 @@ const rawIO = true
 
 func (w *nonBlockingWrite) write(fd uintptr) bool {
 	for {
-		w.n, w.err = syscall.Write(int(fd), w.buf)
+		w.n, w.err = writeNow(fd, w.buf)
 		if w.err != syscall.EINTR {
 			return true // done, whatever happened: never wait for writability
 		}
@@ -18,8 +18,8 @@ func (w *nonBlockingWrite) write(fd uintptr) bool {
 }
 
 func (s *spinWait) poll(fd uintptr) bool {
-	_, _, err := syscall.Recvfrom(int(fd), s.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	errno := peekNow(fd, &s.buf)
 	// Bytes, end of stream (0 bytes, no error) and errors are all for the read to see.
-	s.ready = err != syscall.EAGAIN && err != syscall.EINTR
+	s.ready = errno != syscall.EAGAIN && errno != syscall.EINTR
 	return true // never wait here
 }

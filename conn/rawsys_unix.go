@@ -1,0 +1,27 @@
+//go:build unix && !linux
+
+package conn
+
+import "syscall"
+
+// writeNow writes buf to the socket fd without blocking (the socket is non-blocking).
+func writeNow(fd uintptr, buf []byte) (int, syscall.Errno) {
+	n, err := syscall.Write(int(fd), buf)
+	return n, errnoOf(err)
+}
+
+// peekNow looks at the next byte of the socket fd without consuming or waiting for it.
+func peekNow(fd uintptr, b *[1]byte) syscall.Errno {
+	_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	return errnoOf(err)
+}
+
+func errnoOf(err error) syscall.Errno {
+	if err == nil {
+		return 0
+	}
+	if errno, ok := err.(syscall.Errno); ok {
+		return errno
+	}
+	return syscall.EIO
+}

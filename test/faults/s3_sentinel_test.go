@@ -26,14 +26,7 @@ func TestS3SentinelFailover(t *testing.T) {
 	d := sentinelserver.Start(t, sentinelserver.Config{})
 	ctx, cancel := context.WithTimeout(t.Context(), Budget(2*time.Minute, 3*time.Hour))
 	defer cancel()
-	opts := respire.Options{Addrs: d.SentinelAddrs(), SentinelMaster: d.MasterName(), ReadTimeout: time.Second}
-	cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
-	c, err := respire.NewClient(cctx, opts)
-	ccancel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := connect(ctx, t, respire.Options{Addrs: d.SentinelAddrs(), SentinelMaster: d.MasterName(), ReadTimeout: time.Second})
 
 	rec := history.NewRecorder()
 	section := history.NewSection(rec)
@@ -99,21 +92,14 @@ func TestS3SentinelFailover(t *testing.T) {
 	deadline := time.Now().Add(Budget(0, 20*time.Minute))
 	for first := true; first || time.Now().Before(deadline); first = false {
 		// Let the workers run a while on this master, then fail it over.
-		select {
-		case <-time.After(time.Duration(500+rng.IntN(1500)) * time.Millisecond):
-		case <-ctx.Done():
-		}
+		pause(ctx, time.Duration(500+rng.IntN(1500))*time.Millisecond)
 		if ctx.Err() != nil {
 			break
 		}
 		d.Failover(t)
 		fig.faults++
 	}
-	// A while on the last master, so waits begun during the failover end.
-	select {
-	case <-time.After(2 * time.Second):
-	case <-ctx.Done():
-	}
+	pause(ctx, 2*time.Second) // a while on the last master, so waits begun during the failover end
 	close(stop)
 	wg.Wait()
 

@@ -387,7 +387,7 @@ func TestDoCachedCluster(t *testing.T) {
 		t.Fatalf("GET of a missing key: %q", got)
 	}
 	other := cl.MasterOf(t, 8000).Addr()
-	if _, err := c.cluster.moved(100, other); err != nil {
+	if err := c.route.Inspect().Moved(100, other); err != nil {
 		t.Fatal(err)
 	}
 	if st := c.CacheStats(); st.Flushes != 1 || st.Entries != 0 {

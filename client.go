@@ -2,15 +2,15 @@ package respire
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"github.com/respire/respire/cache"
 	"runtime"
 	"sync"
 	"sync/atomic"
 
+	"github.com/respire/respire/cache"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/command"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/pool"
 	"github.com/respire/respire/resp"
 )
@@ -19,11 +19,10 @@ import (
 // are pipelined on shared connections (auto-pipelining); blocking commands and
 // transactions get dedicated connections from a pool; subscriptions own theirs.
 type Client struct {
-	opts    Options
-	route   router
-	cluster *clusterRouter // the router too, on a Cluster deployment; else nil
-	prefix  string
-	closed  atomic.Bool
+	opts   Options
+	route  *route.Router // where commands go: every kind of deployment is behind it
+	prefix string
+	closed atomic.Bool
 
 	subsMu sync.Mutex
 	subs   map[*Subscription]struct{}
@@ -31,7 +30,8 @@ type Client struct {
 	cache    *cache.Cache // nil without Options.ClientSideCache
 	tracking *tracking    // the connections cached reads use, with the cache
 
-	locks lockConns // the connections set aside for lock traffic (lockconn.go)
+	locks   lockConns                                                    // the connections set aside for lock traffic (lockconn.go)
+	lockVia func(context.Context, *route.SharedConn) (*conn.Conn, error) // c.lockConnOf, made once
 
 	table   *command.Table  // the command key table (a copy without some commands in tests)
 	learned learnedCommands // what COMMAND INFO said of commands the table lacks (commandinfo.go)
@@ -62,28 +62,52 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		Limits:       opts.Limits,
 		Dialer:       opts.Dialer,
 	}
-	r, err := newRouter(ctx, &opts, copts)
+	c := &Client{opts: opts, prefix: opts.KeyPrefix, subs: map[*Subscription]struct{}{}, table: command.Default}
+	r, err := newRouter(ctx, &opts, route.Options{
+		Conn:            copts,
+		PoolSize:        opts.PoolSize,
+		MinIdle:         opts.MinIdle,
+		ConnMaxLifetime: opts.ConnMaxLifetime,
+		ConnMaxIdleTime: opts.ConnMaxIdleTime,
+		ReplicaReads:    opts.ReplicaReads,
+	})
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{opts: opts, route: r, prefix: opts.KeyPrefix, subs: map[*Subscription]struct{}{}, table: command.Default}
-	c.cluster, _ = r.(*clusterRouter)
-	if _, err := r.shared(ctx, anySlot); err != nil {
-		r.close()
+	c.route = r
+	c.lockVia = c.lockConnOf
+	if _, err := r.Shared(ctx, route.Any()); err != nil {
+		r.Close()
 		return nil, err
 	}
 	if opts.ClientSideCache != nil {
 		cc, err := cache.New(*opts.ClientSideCache)
 		if err != nil {
-			r.close()
+			r.Close()
 			return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 		}
-		c.cache, c.tracking = cc, newTracking(r, cc, c.cluster != nil)
-		if c.cluster != nil {
-			c.cluster.onSlotMoved(cc.Flush)
-		}
+		c.cache, c.tracking = cc, newTracking(routerSlots{r}, cc, r.Sharded())
+		// A key read as missing on a slot's old node is not tracked by the new one.
+		r.OnTopologyChange(cc.Flush)
 	}
 	return c, nil
+}
+
+// newRouter makes the router of the deployment Options describe: the one place that
+// looks at its kind.
+func newRouter(ctx context.Context, o *Options, ro route.Options) (*route.Router, error) {
+	switch {
+	case o.Cluster:
+		return route.NewCluster(ctx, o.Addrs, ro)
+	case o.SentinelMaster != "":
+		return route.NewSentinel(ctx, route.SentinelOptions{
+			Sentinels: o.Addrs,
+			Master:    o.SentinelMaster,
+			Username:  o.SentinelUsername,
+			Password:  o.SentinelPassword,
+		}, ro)
+	}
+	return route.NewStandalone(o.Addrs[0], ro)
 }
 
 // Close closes every connection and subscription of the client. Calls in flight fail;
@@ -105,11 +129,11 @@ func (c *Client) Close() error {
 		c.tracking.close()
 	}
 	c.locks.close()
-	return c.route.close()
+	return c.route.Close()
 }
 
 // PoolStats reports the dedicated-connection pool's counters.
-func (c *Client) PoolStats() pool.Stats { return c.route.stats() }
+func (c *Client) PoolStats() pool.Stats { return c.route.Stats() }
 
 // Do sends one command and returns its reply. Arguments may be string, []byte, any
 // integer kind, float32/64 or bool. A server error reply is an error that errors.As
@@ -126,66 +150,20 @@ func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	if err != nil {
 		return resp.Value{}, err
 	}
-	if c.cluster != nil {
-		return c.doCluster(ctx, o, info, args)
-	}
-	if o.Blocking {
-		return c.doDedicated(ctx, o, args)
-	}
-	return c.doShared(ctx, o, args)
-}
-
-func (c *Client) doShared(ctx context.Context, o conn.CallOptions, args []any) (resp.Value, error) {
-	for attempt := 0; ; attempt++ {
-		cn, err := c.route.shared(ctx, c.routeSlot(args))
-		if err != nil {
-			return resp.Value{}, err
-		}
-		v, err := cn.DoWith(ctx, o, args...)
-		if err != nil && attempt == 0 && retryable(ctx, err, args) {
-			continue
-		}
-		if err != nil {
-			c.observeFailure(ctx, err)
-		}
-		return v, err
-	}
-}
-
-// retryable says whether a failed command may be sent again on a new connection:
-// only when it never reached the server, or when it is read-only, and never after the
-// caller gave up.
-func retryable(ctx context.Context, err error, args []any) bool {
-	var ce *conn.CallError
-	if ctx.Err() != nil || !errors.As(err, &ce) {
-		return false
-	}
-	if !ce.Written {
-		return true
-	}
-	info, ok := command.LookupArgs(args)
-	return ok && info.Flags&command.FlagReadonly != 0
-}
-
-func (c *Client) doDedicated(ctx context.Context, o conn.CallOptions, args []any) (resp.Value, error) {
-	cn, err := c.route.dedicated(ctx, anySlot)
-	if err != nil {
-		return resp.Value{}, err
-	}
-	v, err := cn.DoWith(ctx, o, args...)
-	c.route.release(cn, reusable(err))
-	if err != nil {
-		c.observeFailure(ctx, err)
-	}
+	cmd := route.Cmd{Options: o, Args: args, Info: info}
+	v, _, err := c.route.Do(ctx, &cmd, &route.Call{Fanout: true})
 	return v, err
 }
 
-// reusable says whether a dedicated connection can go back to the pool after err: not
-// when a command may still be running on it (its reply would reach the next user).
-func reusable(err error) bool {
-	var ce *conn.CallError
-	return !errors.As(err, &ce)
+// retryable says whether a failed command may be sent again on a new connection
+// (route.Retryable).
+func retryable(ctx context.Context, err error, args []any) bool {
+	return route.Retryable(ctx, err, args)
 }
+
+// reusable says whether a dedicated connection can go back to the pool after err
+// (route.Reusable).
+func reusable(err error) bool { return route.Reusable(err) }
 
 // DoMulti sends the commands as one pipeline on a shared connection and returns their
 // results in order. The error is for the batch as a whole (invalid argument, ctx ended,
@@ -200,24 +178,23 @@ func (c *Client) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	if len(cmds) == 0 {
 		return nil, nil
 	}
-	if c.cluster != nil {
-		return c.doMultiCluster(ctx, cmds)
-	}
-	keys, err := c.batchKeys(ctx, cmds)
-	if err != nil {
-		return nil, err
-	}
-	for attempt := 0; ; attempt++ {
-		cn, err := c.route.shared(ctx, anySlot)
+	plan := c.route.NewPlan()
+	for i, args := range cmds {
+		var scratch [8]int
+		o, info, err := c.callOptionsCtx(ctx, args, scratch[:0])
+		switch {
+		case err != nil:
+		case o.Blocking:
+			err = fmt.Errorf("%w: %s blocks the server; use Do", ErrConnState, commandName(args))
+		default:
+			err = plan.Add(info, o.KeyPrefix, o.Keys, args)
+		}
 		if err != nil {
-			return nil, err
+			plan.Release()
+			return nil, fmt.Errorf("command %d: %w", i, err)
 		}
-		res, err := cn.DoMultiWith(ctx, c.prefix, keys, cmds...)
-		if err != nil && attempt == 0 && !conn.WasWritten(err) && retryable(ctx, err, nil) {
-			continue
-		}
-		return res, err
 	}
+	return c.route.DoPlan(ctx, plan)
 }
 
 // batchKeys checks every command of a batch, refusing blocking ones, and returns their
@@ -254,8 +231,12 @@ func (c *Client) ConnFor(ctx context.Context, key string) (*conn.Conn, error) {
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
-	return c.route.shared(ctx, c.keySlot(key))
+	return c.route.Shared(ctx, route.Slot(c.keySlot(key)))
 }
+
+// keySlot is the slot a key (without the client's prefix) is served by, route.AnySlot
+// where slots do not route.
+func (c *Client) keySlot(key string) int { return c.route.KeySlot(c.prefix, key) }
 
 // DoOn sends one command on cn, a connection ConnFor returned, with the options o (the
 // caller applies the key prefix through them), and follows Cluster redirections: after
@@ -266,23 +247,19 @@ func (c *Client) ConnFor(ctx context.Context, key string) (*conn.Conn, error) {
 // redirection is not cn: code that learns per connection (capabilities, the CLIENT ID
 // to fence) learns on that one. Outside a Cluster it is cn.DoWith.
 func (c *Client) DoOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args ...any) (resp.Value, *conn.Conn, error) {
-	return c.doOn(ctx, cn, o, args, false)
+	return c.doOn(ctx, cn, o, args, nil)
 }
 
-// doOn is DoOn, and LockDoOn with lock: redirections then stay on lock connections.
-func (c *Client) doOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args []any, lock bool) (resp.Value, *conn.Conn, error) {
+// doOn is DoOn, and LockDoOn with via (c.lockVia): redirections then stay on lock
+// connections.
+func (c *Client) doOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args []any, via func(context.Context, *route.SharedConn) (*conn.Conn, error)) (resp.Value, *conn.Conn, error) {
 	v, err := cn.DoWith(ctx, o, args...)
-	if err == nil || c.cluster == nil || !needsRetry(err) {
+	if err == nil || !route.NeedsRetry(err) {
 		return v, cn, err
 	}
-	slot, serr := clusterSlot(args, o.KeyPrefix, o.Keys)
-	if serr != nil {
-		return resp.Value{}, cn, serr
-	}
-	if lock {
-		return c.lockRedirected(ctx, cn, o, args, slot, err)
-	}
-	v, last, err := c.cluster.do(ctx, o, args, slot, false, err, cn)
+	info, _ := command.LookupArgs(args)
+	cmd := route.Cmd{Options: o, Args: args, Info: info}
+	v, last, err := c.route.Do(ctx, &cmd, &route.Call{From: cn, Err: err, Via: via})
 	if last == nil {
 		last = cn
 	}
@@ -296,11 +273,15 @@ func (c *Client) Dedicated(ctx context.Context, key string) (cn *conn.Conn, rele
 	if c.closed.Load() {
 		return nil, nil, ErrClosed
 	}
-	cn, err = c.route.dedicated(ctx, c.keySlot(key))
+	return c.dedicated(ctx, route.Slot(c.keySlot(key)))
+}
+
+func (c *Client) dedicated(ctx context.Context, t route.Target) (*conn.Conn, func(reusable bool), error) {
+	cn, err := c.route.Dedicated(ctx, t)
 	if err != nil {
 		return nil, nil, err
 	}
-	return cn, func(reusable bool) { c.route.release(cn, reusable) }, nil
+	return cn, func(reusable bool) { c.route.Release(cn, reusable) }, nil
 }
 
 // DedicatedTo is Dedicated for the server that other is connected to, whichever slots
@@ -310,13 +291,5 @@ func (c *Client) DedicatedTo(ctx context.Context, other *conn.Conn) (cn *conn.Co
 	if c.closed.Load() {
 		return nil, nil, ErrClosed
 	}
-	if c.cluster != nil {
-		cn, err = c.cluster.dedicatedAt(ctx, other.Addr())
-	} else {
-		cn, err = c.route.dedicated(ctx, anySlot)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return cn, func(reusable bool) { c.route.release(cn, reusable) }, nil
+	return c.dedicated(ctx, route.Node(other.Addr()))
 }

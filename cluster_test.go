@@ -13,6 +13,7 @@ import (
 
 	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/testserver"
@@ -416,21 +417,17 @@ func TestCluster(t *testing.T) {
 		if _, err := c.Do(ctx, "GET", k); err != nil {
 			t.Fatal(err)
 		}
-		c.cluster.mu.Lock()
-		n := c.cluster.nodes[replica.Addr()]
-		c.cluster.mu.Unlock()
-		if n == nil || n.shared.cur.Load() == nil {
+		n, known := c.route.Inspect().Node(replica.Addr())
+		if !known || n.Conn() == nil {
 			t.Fatalf("the replica %s has no open connection", replica.Addr())
 		}
 		cl.RemoveNode(t, replica)
-		if err := c.cluster.refresher.Refresh(ctx); err != nil {
+		if err := c.route.Resolve(ctx); err != nil {
 			t.Fatal(err)
 		}
-		c.cluster.mu.Lock()
-		_, still := c.cluster.nodes[replica.Addr()]
-		c.cluster.mu.Unlock()
-		if still || !n.gone.Load() || n.shared.cur.Load().Err() == nil {
-			t.Fatalf("the node that left is still in use (known %v, closed %v)", still, n.gone.Load())
+		_, still := c.route.Inspect().Node(replica.Addr())
+		if still || !n.Gone() || n.Conn().Err() == nil {
+			t.Fatalf("the node that left is still in use (known %v, closed %v)", still, n.Gone())
 		}
 		// Reads of its shard go to the master now.
 		if _, err := c.Do(ctx, "GET", k); err != nil {
@@ -561,7 +558,7 @@ func TestClusterRedirections(t *testing.T) {
 			break
 		}
 	}
-	tableOwner := func() string { return c.cluster.slots[slot].Load().master.addr }
+	tableOwner := func() string { return c.route.Inspect().SlotOwner(slot) }
 
 	// A client with a key prefix: the ASKING batch must prefix the key too.
 	pc := clusterClient(t, cl, Options{KeyPrefix: "p:"})
@@ -628,8 +625,8 @@ func TestClusterRedirections(t *testing.T) {
 	if !resp.HasCode(err, "TRYAGAIN") || time.Since(start) > 10*time.Second {
 		t.Fatalf("MGET of split keys: %v after %v, want TRYAGAIN after a bounded wait", err, time.Since(start))
 	}
-	if n := errorCount(t, src.Server, "TRYAGAIN"); n != maxClusterRetries+1 {
-		t.Fatalf("source answered TRYAGAIN %d times, want %d (one try and every retry)", n, maxClusterRetries+1)
+	if n := errorCount(t, src.Server, "TRYAGAIN"); n != route.MaxClusterRetries+1 {
+		t.Fatalf("source answered TRYAGAIN %d times, want %d (one try and every retry)", n, route.MaxClusterRetries+1)
 	}
 	// Retrying while the migration goes on: it succeeds once the keys are together.
 	mgot := make(chan error, 1)
@@ -656,7 +653,7 @@ func TestClusterRedirections(t *testing.T) {
 	mig.MoveAll(t)
 	mig.Finish(t)
 
-	fetches := c.cluster.fetches.Load()
+	fetches := c.route.Inspect().TopologyReads()
 	var wg sync.WaitGroup
 	errs := make(chan error, 50)
 	for range 50 {
@@ -683,10 +680,10 @@ func TestClusterRedirections(t *testing.T) {
 	expectShardMessages(t, c, channel, subs)
 	// The refresh runs in the background: wait for it, then count.
 	deadline = time.Now().Add(5 * time.Second)
-	for c.cluster.fetches.Load() == fetches && time.Now().Before(deadline) {
+	for c.route.Inspect().TopologyReads() == fetches && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond) // polling for the background refresh
 	}
-	if n := c.cluster.fetches.Load() - fetches; n < 1 || n > 2 {
+	if n := c.route.Inspect().TopologyReads() - fetches; n < 1 || n > 2 {
 		t.Fatalf("%d topology refreshes after a burst of MOVED, want 1 (2 at most, with a periodic one)", n)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/command"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/resp"
 )
 
@@ -52,7 +53,7 @@ func (e *unresolvedError) Error() string {
 func (e *unresolvedError) Is(target error) bool { return target == ErrUnknownKeys }
 
 // needsKeys reports whether calls need key positions: for the prefix, or for routing.
-func (c *Client) needsKeys() bool { return c.prefix != "" || c.cluster != nil }
+func (c *Client) needsKeys() bool { return c.prefix != "" || c.route.Sharded() }
 
 // keyInfo returns the entry that gives the key positions of args: the table's, or the
 // one the server described. A subcommand the table lacks of a container it has
@@ -157,7 +158,7 @@ func remembered(err error) bool { return errors.Is(err, errNoEntry) }
 // commandInfo asks COMMAND INFO name on a shared connection of any node.
 func (c *Client) commandInfo(ctx context.Context, name string) (*command.Info, error) {
 	upper := strings.ToUpper(name)
-	cn, err := c.route.shared(ctx, anySlot)
+	cn, err := c.route.Shared(ctx, route.Any())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s is not in the command table and COMMAND INFO could not be asked: %w", ErrUnknownKeys, upper, err)
 	}

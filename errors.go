@@ -4,13 +4,16 @@ import (
 	"errors"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/route"
 )
 
+// The errors the routers return are theirs (internal/route), under the same names
+// here, so that errors.Is matches them whichever package made the error.
 var (
 	// ErrClosed is returned by calls on a closed Client or Subscription.
-	ErrClosed = errors.New("respire: client closed")
+	ErrClosed = route.ErrClosed
 	// ErrInvalidOptions is matched by errors from NewClient for unusable Options.
-	ErrInvalidOptions = errors.New("respire: invalid options")
+	ErrInvalidOptions = route.ErrInvalidOptions
 	// ErrInvalidURL is matched by errors from ParseURL and Connect.
 	ErrInvalidURL = errors.New("respire: invalid URL")
 	// ErrTxFailed is returned by Tx.Exec when EXEC was aborted because a watched key
@@ -27,14 +30,14 @@ var (
 	// subscription) whose keys hash to different Cluster slots: it is refused before
 	// anything is sent, and the error names the slots. Keys that share a {hash tag}
 	// share a slot.
-	ErrCrossSlot = errors.New("respire: keys in different cluster slots")
+	ErrCrossSlot = route.ErrCrossSlot
 	// ErrTooManyRedirects is matched by the error for a command that the Cluster
 	// redirected (MOVED, ASK) more times than the client follows; it wraps the last
 	// redirection. The command did not run.
-	ErrTooManyRedirects = errors.New("respire: too many cluster redirections")
+	ErrTooManyRedirects = route.ErrTooManyRedirects
 	// ErrClusterDown is matched by the error for a command no Cluster node serves: its
 	// slot is not assigned, or no master serves any slot.
-	ErrClusterDown = errors.New("respire: cluster slot not served")
+	ErrClusterDown = route.ErrClusterDown
 	// ErrUnknownKeys is matched by the error for a command whose key positions the
 	// client cannot know when it needs them (for Options.KeyPrefix or Cluster
 	// routing): it is in neither the client's command table nor the server's COMMAND

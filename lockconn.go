@@ -3,10 +3,10 @@ package respire
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/resp"
 )
 
@@ -17,48 +17,48 @@ import (
 // lock traffic only, never the commands other callers pipeline on the shared one.
 type lockConns struct {
 	mu     sync.Mutex
-	byPeer map[*sharedConn]*lockConn
+	byPeer map[*route.SharedConn]*lockConn
 	closed bool
 }
 
 // lockConn is the lock connection of one peer.
 type lockConn struct {
-	sc   *sharedConn
+	sc   *route.SharedConn
 	stop func() bool // deregisters the hook that closes it with its peer
 }
 
 // get returns the live lock connection beside peer, making it on first use. It fails
 // with ErrClosed when the client or the peer has closed (the peer's server left the
 // cluster, or a failover retired it): the caller looks its server up again.
-func (l *lockConns) get(ctx context.Context, peer *sharedConn) (*conn.Conn, error) {
+func (l *lockConns) get(ctx context.Context, peer *route.SharedConn) (*conn.Conn, error) {
 	l.mu.Lock()
 	lc := l.byPeer[peer]
 	if lc == nil {
-		if l.closed || peer.ctx.Err() != nil {
+		if l.closed || peer.Context().Err() != nil {
 			l.mu.Unlock()
 			return nil, ErrClosed
 		}
 		if l.byPeer == nil {
-			l.byPeer = map[*sharedConn]*lockConn{}
+			l.byPeer = map[*route.SharedConn]*lockConn{}
 		}
-		lc = &lockConn{sc: newSharedConn(peer.dialFn)}
+		lc = &lockConn{sc: peer.Sibling()}
 		l.byPeer[peer] = lc
 		// The peer's context ends when its owner closes it: its server is no longer
 		// where this client sends commands, so lock traffic must not go there either.
-		lc.stop = context.AfterFunc(peer.ctx, func() { l.drop(peer, lc) })
+		lc.stop = context.AfterFunc(peer.Context(), func() { l.drop(peer, lc) })
 	}
 	l.mu.Unlock()
-	return lc.sc.get(ctx)
+	return lc.sc.Get(ctx)
 }
 
 // drop closes the lock connection of a peer that closed.
-func (l *lockConns) drop(peer *sharedConn, lc *lockConn) {
+func (l *lockConns) drop(peer *route.SharedConn, lc *lockConn) {
 	l.mu.Lock()
 	if l.byPeer[peer] == lc {
 		delete(l.byPeer, peer)
 	}
 	l.mu.Unlock()
-	lc.sc.close()
+	lc.sc.Close()
 }
 
 // close closes every lock connection; later calls of get fail with ErrClosed.
@@ -70,26 +70,8 @@ func (l *lockConns) close() {
 	l.mu.Unlock()
 	for _, lc := range all {
 		lc.stop()
-		lc.sc.close()
+		lc.sc.Close()
 	}
-}
-
-// lockPeer returns the shared connection of the server that serves slot now, whose
-// lock connection carries lock traffic for the slot.
-func (c *Client) lockPeer(ctx context.Context, slot int) (*sharedConn, error) {
-	switch r := c.route.(type) {
-	case *standalone:
-		return r.conn, nil
-	case *sentinelRouter:
-		return r.cur.Load().conn, nil
-	case *clusterRouter:
-		n, err := r.nodeFor(ctx, slot, false)
-		if err != nil {
-			return nil, err
-		}
-		return n.shared, nil
-	}
-	return nil, fmt.Errorf("respire: no lock connections on a %T", c.route)
 }
 
 // LockConnFor returns the connection set aside for lock traffic to the server that
@@ -103,21 +85,17 @@ func (c *Client) lockPeer(ctx context.Context, slot int) (*sharedConn, error) {
 // *conn.CallError that says the command was not sent. As with ConnFor, the caller
 // applies the key prefix.
 func (c *Client) LockConnFor(ctx context.Context, key string) (*conn.Conn, error) {
-	return c.lockConnAt(ctx, c.keySlot(key), nil)
+	return c.lockConnAt(ctx, c.keySlot(key))
 }
 
-// lockConnAt returns the lock connection of node n, or of the server that serves slot
-// when n is nil.
-func (c *Client) lockConnAt(ctx context.Context, slot int, n *clusterNode) (*conn.Conn, error) {
+// lockConnAt returns the lock connection of the server that serves slot.
+func (c *Client) lockConnAt(ctx context.Context, slot int) (*conn.Conn, error) {
 	for attempt := 0; ; attempt++ {
 		if c.closed.Load() {
 			return nil, ErrClosed
 		}
-		var peer *sharedConn
-		var err error
-		if n != nil {
-			peer = n.shared
-		} else if peer, err = c.lockPeer(ctx, slot); err != nil {
+		peer, err := c.route.Peer(ctx, route.Slot(slot))
+		if err != nil {
 			var ce *conn.CallError
 			if errors.As(err, &ce) {
 				return nil, err
@@ -126,18 +104,36 @@ func (c *Client) lockConnAt(ctx context.Context, slot int, n *clusterNode) (*con
 			// read): nothing was sent, which is what the lock's retries look for.
 			return nil, &conn.CallError{Err: err}
 		}
-		cn, err := c.locks.get(ctx, peer)
-		if errors.Is(err, ErrClosed) && !c.closed.Load() && n == nil && attempt < 3 {
+		cn, err := c.lockConnOf(ctx, peer)
+		if errors.Is(err, ErrClosed) && !c.closed.Load() && attempt < 3 {
 			continue // its server was retired while we asked (failover, node left): look again
 		}
-		var ce *conn.CallError
-		if err == nil || errors.As(err, &ce) || errors.Is(err, ErrClosed) && c.closed.Load() {
-			return cn, err
-		}
-		// A dial or handshake failure, a server retired again: nothing was sent, so
-		// the caller may try again.
-		return nil, &conn.CallError{Err: err}
+		return cn, err
 	}
+}
+
+// lockConnOf returns the lock connection beside peer. A failure while the client is
+// open says that nothing was sent, so the caller may try again; it matches ErrClosed
+// when peer's server was retired (failover, node left), for the caller to look its
+// server up again.
+func (c *Client) lockConnOf(ctx context.Context, peer *route.SharedConn) (*conn.Conn, error) {
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	cn, err := c.locks.get(ctx, peer)
+	if err == nil {
+		return cn, nil
+	}
+	// Declared here, not above: errors.As moves it to the heap, on failures only.
+	var ce *conn.CallError
+	switch {
+	case errors.As(err, &ce):
+		return cn, err
+	case errors.Is(err, ErrClosed) && c.closed.Load():
+		return nil, err
+	}
+	// A dial or handshake failure, a server retired: nothing was sent.
+	return nil, &conn.CallError{Err: err}
 }
 
 // LockDoOn is DoOn for a connection LockConnFor returned: it sends one command on cn
@@ -147,33 +143,5 @@ func (c *Client) lockConnAt(ctx context.Context, slot int, n *clusterNode) (*con
 // thus stays on lock connections, redirected or not. It returns the reply and the
 // connection that produced it.
 func (c *Client) LockDoOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args ...any) (resp.Value, *conn.Conn, error) {
-	return c.doOn(ctx, cn, o, args, true)
-}
-
-// lockRedirected follows what a Cluster answered (err) to a lock command for slot
-// sent on cn, on lock connections.
-func (c *Client) lockRedirected(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args []any, slot int, err error) (resp.Value, *conn.Conn, error) {
-	r := c.cluster
-	var v resp.Value
-	for hops, tries := 0, 0; ; {
-		var se *resp.ServerError
-		errors.As(err, &se) // needsRetry found one
-		target, asking, stop := r.follow(ctx, se, err, slot, cn, &hops, &tries)
-		if stop != nil {
-			return resp.Value{}, cn, stop
-		}
-		next, cerr := c.lockConnAt(ctx, slot, target)
-		if cerr != nil {
-			return resp.Value{}, cn, cerr
-		}
-		cn = next
-		if asking {
-			v, err = doAsking(ctx, cn, o, args)
-		} else {
-			v, err = cn.DoWith(ctx, o, args...)
-		}
-		if err == nil || !needsRetry(err) {
-			return v, cn, err
-		}
-	}
+	return c.doOn(ctx, cn, o, args, c.lockVia)
 }

@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/resp"
 )
 
@@ -88,10 +88,10 @@ func (c *Client) newSubscription(ctx context.Context, channels, patterns []strin
 	if err := checkNames(channels, patterns); err != nil {
 		return nil, err
 	}
-	s := &Subscription{client: c, msgs: make(chan Message, c.opts.SubscriptionBuffer), shard: shard, slot: anySlot, resub: make(chan struct{}, 1)}
-	if shard && c.cluster != nil {
+	s := &Subscription{client: c, msgs: make(chan Message, c.opts.SubscriptionBuffer), shard: shard, slot: route.AnySlot, resub: make(chan struct{}, 1)}
+	if shard {
 		var err error
-		if s.slot, err = channelSlot(anySlot, channels); err != nil {
+		if s.slot, err = channelSlot(c.route, route.AnySlot, channels); err != nil {
 			return nil, err
 		}
 	}
@@ -122,16 +122,17 @@ func checkNames(channels, patterns []string) error {
 	return nil
 }
 
-// channelSlot returns the slot of shard channels, which must all share slot unless it is
-// anySlot.
-func channelSlot(slot int, channels []string) (int, error) {
+// channelSlot returns the slot r routes shard channels by, which must all share slot
+// unless it is route.AnySlot (as it stays where slots do not route).
+func channelSlot(r *route.Router, slot int, channels []string) (int, error) {
 	for _, ch := range channels {
-		s := cluster.Slot(ch)
+		s := r.KeySlot("", ch)
 		switch {
-		case slot == anySlot:
+		case s == route.AnySlot:
+		case slot == route.AnySlot:
 			slot = s
 		case s != slot:
-			return anySlot, fmt.Errorf("%w: shard channels of one subscription hash to slots %d and %d", ErrCrossSlot, slot, s)
+			return route.AnySlot, fmt.Errorf("%w: shard channels of one subscription hash to slots %d and %d", ErrCrossSlot, slot, s)
 		}
 	}
 	return slot, nil
@@ -139,7 +140,7 @@ func channelSlot(slot int, channels []string) (int, error) {
 
 // connect opens a connection and subscribes it to the current sets.
 func (s *Subscription) connect(ctx context.Context) error {
-	cn, err := s.client.route.dial(ctx, s.slot, func(o *conn.Options) { o.PushHandler = s.onPush; o.ReadTimeout = -1 })
+	cn, err := s.client.route.Dial(ctx, route.Slot(s.slot), func(o *conn.Options) { o.PushHandler = s.onPush; o.ReadTimeout = -1 })
 	if err != nil {
 		return err
 	}
@@ -192,10 +193,10 @@ func (s *Subscription) run() {
 		}
 		cn.Close()
 		for {
-			if s.shard && s.client.cluster != nil {
+			if s.shard {
 				// The slot has moved, or the node has gone: learn where it is now.
-				ctx, cancel := context.WithTimeout(s.ctx, clusterFetchTimeout)
-				s.client.cluster.refresher.Refresh(ctx)
+				ctx, cancel := context.WithTimeout(s.ctx, route.FetchTimeout)
+				s.client.route.Resolve(ctx)
 				cancel()
 			}
 			err := s.connect(s.ctx)
@@ -307,10 +308,8 @@ func (s *Subscription) SSubscribe(ctx context.Context, channels ...string) error
 	if !s.shard {
 		return fmt.Errorf("%w: SSubscribe on a subscription of plain channels; use Client.SSubscribe", ErrInvalidArg)
 	}
-	if s.client.cluster != nil {
-		if _, err := channelSlot(s.slot, channels); err != nil {
-			return err
-		}
+	if _, err := channelSlot(s.client.route, s.slot, channels); err != nil {
+		return err
 	}
 	return s.change(ctx, "SSUBSCRIBE", channels, &s.channels, true)
 }

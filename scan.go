@@ -6,7 +6,7 @@ import (
 	"iter"
 	"strings"
 
-	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/resp"
 )
 
@@ -146,20 +146,18 @@ func (c *Client) scanPairs(ctx context.Context, cmd, key string, opts ScanOption
 	}
 }
 
-// scanKeys runs SCAN: on a Cluster on every master in turn, each with its own cursor.
+// scanKeys runs SCAN on every master in turn (the one server outside a Cluster),
+// each with its own cursor.
 func (c *Client) scanKeys(ctx context.Context, opts ScanOptions) iter.Seq2[resp.Value, error] {
-	if c.cluster == nil {
-		return c.scan(ctx, []any{"SCAN"}, opts)
-	}
 	return func(yield func(resp.Value, error) bool) {
-		masters, err := c.cluster.masterNodes(ctx)
+		masters, err := c.route.Masters(ctx)
 		if err != nil {
 			yield(resp.Value{}, err)
 			return
 		}
-		for _, n := range masters {
+		for _, t := range masters {
 			do := func(ctx context.Context, args ...any) (resp.Value, error) {
-				v, _, err := c.cluster.attempt(ctx, conn.CallOptions{}, args, anySlot, false, n, false)
+				v, _, err := c.route.Do(ctx, &route.Cmd{Args: args}, &route.Call{Addr: t.Addr})
 				return v, err
 			}
 			for v, err := range c.scanWith(ctx, do, []any{"SCAN"}, opts) {

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/command"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/resp"
 )
 
@@ -16,7 +17,7 @@ import (
 // writes with Exec, once.
 type Tx struct {
 	client *Client
-	cn     *conn.Conn // nil until bound, on a Cluster transaction without watched keys
+	cn     *conn.Conn // nil until bound: by WATCH, else by the first command
 	slot   int        // on a Cluster: the slot every key of the transaction must hash to
 	execed bool
 }
@@ -52,10 +53,11 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 		}
 		watch = append(watch, c.prefixKey(k))
 	}
-	tx := &Tx{client: c, slot: anySlot}
-	if c.cluster != nil && len(keys) > 0 {
+	tx := &Tx{client: c, slot: route.AnySlot}
+	if len(keys) > 0 {
 		// The keys carry the prefix already.
-		if tx.slot, err = clusterSlot(watch, "", nil); err != nil {
+		info, _ := command.LookupArgs(watch)
+		if tx.slot, err = c.route.SlotOf(info, watch, "", nil); err != nil {
 			return err
 		}
 	}
@@ -70,16 +72,12 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 			_, uerr := cn.Do(context.WithoutCancel(ctx), "UNWATCH")
 			clean = uerr == nil
 		}
-		c.route.release(cn, clean && cn.Err() == nil)
+		c.route.Release(cn, clean && cn.Err() == nil)
 	}()
-	switch {
-	case len(keys) > 0:
-		if err := tx.watch(ctx, watch); err != nil {
+	if len(keys) > 0 {
+		// The router follows a redirection of WATCH to the slot's owner.
+		if tx.cn, err = c.route.Watch(ctx, route.Slot(tx.slot), watch); err != nil {
 			clean = reusable(err)
-			return err
-		}
-	case c.cluster == nil:
-		if tx.cn, err = c.route.dedicated(ctx, anySlot); err != nil {
 			return err
 		}
 	}
@@ -90,55 +88,24 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 	return err
 }
 
-// watch checks out the connection and sends WATCH. On a Cluster, a MOVED reply (the
-// slot has a new owner; WATCH did nothing) updates the slot table and starts again on
-// the new owner; ASK and TRYAGAIN (the slot is being migrated) wait and start again.
-func (tx *Tx) watch(ctx context.Context, watch []any) error {
-	c := tx.client
-	for tries := 0; ; tries++ {
-		cn, err := c.route.dedicated(ctx, tx.slot)
-		if err != nil {
-			return err
-		}
-		_, err = cn.Do(ctx, watch...)
-		var se *resp.ServerError
-		if c.cluster == nil || tries >= maxRedirects || !errors.As(err, &se) || !needsRetry(err) {
-			tx.cn = cn
-			return err
-		}
-		c.route.release(cn, true)
-		if rd, ok := se.Redirect(); ok && !rd.Ask {
-			if _, err := c.cluster.moved(rd.Slot, cluster.ResolveAddr(rd.Addr, cn.Addr())); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := sleepCtx(ctx, backoff(tries+1)); err != nil {
-			return err
-		}
-	}
-}
-
-// bind checks that a command of the transaction belongs to its slot and, on a Cluster
-// transaction without watched keys, checks out the connection for that slot.
+// bind checks that a command of the transaction belongs to its slot and, on a
+// transaction without watched keys, checks out the connection for that slot (any
+// server's where slots do not route).
 func (tx *Tx) bind(ctx context.Context, cmds ...[]any) error {
 	c := tx.client
-	if c.cluster == nil {
-		return nil
-	}
 	for _, args := range cmds {
 		var keys [8]int
 		o, info, err := c.callOptionsCtx(ctx, args, keys[:0])
 		if err != nil {
 			return err
 		}
-		slot, err := clusterSlotInfo(info, args, c.prefix, o.Keys)
+		slot, err := c.route.SlotOf(info, args, c.prefix, o.Keys)
 		if err != nil {
 			return err
 		}
 		switch {
-		case slot == anySlot || slot == tx.slot:
-		case tx.slot == anySlot && tx.cn == nil:
+		case slot == route.AnySlot || slot == tx.slot:
+		case tx.slot == route.AnySlot && tx.cn == nil:
 			tx.slot = slot
 		default:
 			var buf [12]byte
@@ -147,7 +114,7 @@ func (tx *Tx) bind(ctx context.Context, cmds ...[]any) error {
 		}
 	}
 	if tx.cn == nil {
-		cn, err := c.route.dedicated(ctx, tx.slot)
+		cn, err := c.route.Dedicated(ctx, route.Slot(tx.slot))
 		if err != nil {
 			return err
 		}

@@ -3,8 +3,9 @@
 // {hash tags}), the layout of a cluster as CLUSTER SHARDS or CLUSTER SLOTS describes it
 // ([ParseShards], [ParseSlots]), and a coalescing background refresher ([Refresher]).
 //
-// The respire client builds its Cluster routing on this package: a slot table that
-// points each of the 16384 slots at a node, one auto-pipelined connection and one
+// The respire client's Cluster router (internal/route, cluster.go and
+// cluster_call.go) is built on this package: a slot table that points each of the
+// 16384 slots at a node, one auto-pipelined connection and one
 // pool of dedicated connections per node, MOVED and ASK redirections followed
 // transparently (see the respire package documentation and the README's Cluster
 // section). Redirections are parsed by resp.ServerError.Redirect.

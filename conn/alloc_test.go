@@ -1,0 +1,66 @@
+package conn
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/respire/respire/resp"
+	"github.com/respire/respire/test/testserver"
+)
+
+// TestAllocBudget holds the hot paths to their allocation budgets, per command, beyond
+// the value returned: a single GET allocates nothing of its own (its 16-byte value
+// comes out of the reader's shared chunk), and a batch of 100 allocates its result
+// slice once.
+func TestAllocBudget(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	srv := testserver.Start(t, testserver.Config{})
+	c, err := Dial(context.Background(), srv.Addr(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cancellable, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmds := make([][]any, 100)
+	var payload []byte
+	for i := range cmds {
+		key := "alloc:" + strconv.Itoa(i)
+		if _, err := c.Do(context.Background(), "SET", key, strings.Repeat("v", 16)); err != nil {
+			t.Fatal(err)
+		}
+		cmds[i] = []any{"GET", key}
+		payload, _ = resp.AppendCommand(payload, "GET", key)
+	}
+	tests := []struct {
+		name     string
+		commands int
+		budget   float64 // allocations per command, the returned value's share included
+		run      func() error
+	}{
+		{"GET", 1, 0.1, func() error { _, err := c.Do(context.Background(), "GET", "alloc:0"); return err }},
+		{"GET cancellable", 1, 0.1, func() error { _, err := c.Do(cancellable, "GET", "alloc:0"); return err }},
+		{"DoMulti 100 GETs", 100, 0.05, func() error { _, err := c.DoMulti(cancellable, cmds...); return err }},
+		{"DoEncoded 100 GETs", 100, 0.05, func() error { _, err := c.DoEncoded(cancellable, 100, payload); return err }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var runErr error
+			allocs := testing.AllocsPerRun(200, func() {
+				if err := tt.run(); err != nil {
+					runErr = err
+				}
+			})
+			if runErr != nil {
+				t.Fatal(runErr)
+			}
+			if per := allocs / float64(tt.commands); per > tt.budget {
+				t.Errorf("%.3f allocations per command, budget %.2f", per, tt.budget)
+			}
+		})
+	}
+}

@@ -1,0 +1,422 @@
+package route
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/respire/respire/cluster"
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/command"
+	"github.com/respire/respire/resp"
+)
+
+// NeedsRetry reports whether a command's error is one the Cluster routing handles: a
+// redirection, TRYAGAIN or CLUSTERDOWN.
+func NeedsRetry(err error) bool {
+	if err == nil {
+		return false
+	}
+	var se *resp.ServerError
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code {
+	case "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN":
+		return true
+	}
+	return false
+}
+
+// step is where the next attempt of a command goes, as follow decides.
+type step struct {
+	target *clusterNode // the node a redirection names; nil: the slot's owner
+	asking bool         // send ASKING first (an ASK redirection)
+}
+
+// budget counts the redirections and retries of one command across its attempts.
+type budget struct {
+	hops  int
+	tries int
+}
+
+// follow decides what comes after the server error reply err (se) to a command for
+// slot that cn carried (cn may be nil): another attempt on the node a MOVED or ASK
+// names (asking for ASK), or on the slot's owner after TRYAGAIN or CLUSTERDOWN and a
+// backoff. Those replies mean the command did not run. stop is what to return instead:
+// any other error, too many redirections or retries, ctx's end.
+func (r *Cluster) follow(ctx context.Context, se *resp.ServerError, err error, slot int, cn *conn.Conn, b *budget) (next step, stop error) {
+	if rd, ok := se.Redirect(); ok {
+		if b.hops++; b.hops > MaxRedirects {
+			return step{}, fmt.Errorf("%w: %d redirections for slot %d, the last: %w", ErrTooManyRedirects, MaxRedirects, slot, err)
+		}
+		if b.hops > 2 {
+			// Nodes that disagree send a command back and forth until gossip
+			// settles; give it a moment.
+			if err := sleepCtx(ctx, time.Duration(b.hops)*2*time.Millisecond); err != nil {
+				return step{}, err
+			}
+		}
+		addr := rd.Addr
+		if cn != nil {
+			// A node without a known endpoint is announced as ":port".
+			addr = cluster.ResolveAddr(addr, cn.Addr())
+		}
+		if rd.Ask {
+			next.target, stop = r.node(addr)
+		} else {
+			next.target, stop = r.moved(rd.Slot, addr)
+		}
+		next.asking = rd.Ask
+		return next, stop
+	}
+	if se.Code != "TRYAGAIN" && se.Code != "CLUSTERDOWN" {
+		return step{}, err
+	}
+	if b.tries++; b.tries > MaxClusterRetries {
+		return step{}, err
+	}
+	if se.Code == "CLUSTERDOWN" {
+		r.refresher.Trigger()
+	}
+	if err := sleepCtx(ctx, backoff(b.tries)); err != nil {
+		return step{}, err
+	}
+	return step{}, nil
+}
+
+// askingCmd precedes a command redirected by ASK.
+var askingCmd = []any{"ASKING"}
+
+// do runs one command on the Cluster: to the node c names, fanned out to every master
+// when that is what the command means, or routed by slot with redirections followed.
+func (r *Cluster) do(ctx context.Context, cmd *Cmd, c *Call) (resp.Value, *conn.Conn, error) {
+	if c.Addr != "" {
+		n, err := r.node(c.Addr)
+		if err != nil {
+			return resp.Value{}, nil, err
+		}
+		return r.attempt(ctx, cmd, c, Any(), step{target: n})
+	}
+	slot, err := SlotOf(cmd.Info, cmd.Args, cmd.Options.KeyPrefix, cmd.Options.Keys)
+	if err != nil {
+		return resp.Value{}, c.From, err
+	}
+	if c.Err != nil {
+		// An attempt made already, on a connection of the caller's choice.
+		return r.redirected(ctx, cmd, c, slot, c.From, c.Err)
+	}
+	info := cmd.Info
+	if slot == AnySlot && info != nil && c.Fanout {
+		if f, ok := fanouts[info.Name]; ok {
+			v, err := r.fanout(ctx, cmd, c, f)
+			return v, nil, err
+		}
+	}
+	t := Slot(slot)
+	t.Replica = r.o.ReplicaReads && !cmd.Options.Blocking && info != nil && info.Flags&command.FlagReadonly != 0
+	v, cn, err := r.attempt(ctx, cmd, c, t, step{})
+	if err == nil {
+		return v, cn, nil
+	}
+	return r.redirected(ctx, cmd, c, slot, cn, err)
+}
+
+// redirected follows what the cluster answered (err, on cn) to a command for slot:
+// MOVED (the slot has a new owner: update the table and retry there), ASK (send it
+// once, after ASKING, to the node importing the slot), TRYAGAIN and CLUSTERDOWN (retry
+// after a backoff). Retrying is safe: those replies mean the command did not run. A
+// transport failure asks for a topology refresh and is retried once when the command
+// was not sent or is read-only. It returns the connection that carried the last
+// attempt (nil when none did).
+func (r *Cluster) redirected(ctx context.Context, cmd *Cmd, c *Call, slot int, cn *conn.Conn, err error) (resp.Value, *conn.Conn, error) {
+	var (
+		b       budget
+		retried bool
+		v       resp.Value
+	)
+	for {
+		var next step
+		var se *resp.ServerError
+		switch {
+		case errors.As(err, &se):
+			var stop error
+			if next, stop = r.follow(ctx, se, err, slot, cn, &b); stop != nil {
+				return resp.Value{}, cn, stop
+			}
+		default:
+			var ce *conn.CallError
+			if errors.As(err, &ce) {
+				r.refresher.Trigger()
+			}
+			if retried || c.Via != nil || !Retryable(ctx, err, cmd.Args) {
+				return resp.Value{}, cn, err
+			}
+			retried = true
+		}
+		var last *conn.Conn
+		if v, last, err = r.attempt(ctx, cmd, c, Slot(slot), next); err == nil {
+			return v, last, nil
+		}
+		if last != nil {
+			cn = last
+		}
+	}
+}
+
+// attempt sends the command once, to the node of next or else of t, and returns the
+// connection that carried it.
+func (r *Cluster) attempt(ctx context.Context, cmd *Cmd, c *Call, t Target, next step) (resp.Value, *conn.Conn, error) {
+	var cn *conn.Conn
+	var err error
+	switch {
+	case cmd.Options.Blocking:
+		n := next.target
+		if n == nil {
+			if n, err = r.nodeFor(ctx, t); err != nil {
+				return resp.Value{}, nil, err
+			}
+		}
+		return r.attemptDedicated(ctx, cmd, n, next.asking)
+	case c.Via != nil:
+		cn, err = r.viaConn(ctx, c, t, next.target)
+	default:
+		cn, err = r.sharedConn(ctx, t, next.target)
+	}
+	if err != nil {
+		return resp.Value{}, nil, err
+	}
+	if !next.asking {
+		v, err := cn.DoWith(ctx, cmd.Options, cmd.Args...)
+		return v, cn, err
+	}
+	v, err := doAsking(ctx, cn, cmd.Options, cmd.Args)
+	return v, cn, err
+}
+
+// sharedConn is the shared connection of n, or of the node that serves t when n is
+// nil.
+func (r *Cluster) sharedConn(ctx context.Context, t Target, n *clusterNode) (*conn.Conn, error) {
+	if n == nil {
+		var err error
+		if n, err = r.nodeFor(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	cn, err := r.conn(ctx, n)
+	if err != nil && n.gone.Load() {
+		// The node left while we looked it up; not sent, so retryable.
+		return nil, &conn.CallError{Err: err}
+	}
+	return cn, err
+}
+
+// viaConn is the connection c.Via picks beside the shared connection of n, or of the
+// node that serves t when n is nil, looked up again when that node left meanwhile.
+// A failure to find a node says that nothing was sent, which is what a lock's
+// retries look for.
+func (r *Cluster) viaConn(ctx context.Context, c *Call, t Target, n *clusterNode) (*conn.Conn, error) {
+	for attempt := 0; ; attempt++ {
+		node := n
+		if node == nil {
+			var err error
+			if node, err = r.nodeFor(ctx, t); err != nil {
+				// No server to send to (the Cluster is down, the topology could
+				// not be read).
+				return nil, asNotSent(err)
+			}
+		}
+		cn, err := c.Via(ctx, node.shared)
+		if errors.Is(err, ErrClosed) && node.gone.Load() && n == nil && attempt < 3 {
+			continue // its node was retired while we asked: look again
+		}
+		return cn, err
+	}
+}
+
+// asNotSent makes err say that the command was not sent, unless it says already.
+func asNotSent(err error) error {
+	var ce *conn.CallError
+	if errors.As(err, &ce) {
+		return err
+	}
+	return &conn.CallError{Err: err}
+}
+
+// attemptDedicated sends a blocking command once on a dedicated connection to n.
+func (r *Cluster) attemptDedicated(ctx context.Context, cmd *Cmd, n *clusterNode, asking bool) (resp.Value, *conn.Conn, error) {
+	cn, err := n.get(ctx)
+	if err != nil {
+		r.refresher.Trigger()
+		return resp.Value{}, nil, err
+	}
+	if asking {
+		// A dedicated connection: nothing can come between the two.
+		if _, err := cn.Do(ctx, askingCmd...); err != nil {
+			r.release(cn, Reusable(err))
+			return resp.Value{}, cn, err
+		}
+	}
+	v, err := cn.DoWith(ctx, cmd.Options, cmd.Args...)
+	r.release(cn, Reusable(err))
+	return v, cn, err
+}
+
+// doAsking sends ASKING and the command back to back in one batch, so that no other
+// caller's command on the shared connection can come between them and use up the
+// ASKING.
+func doAsking(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args []any) (resp.Value, error) {
+	cmds := [2][]any{askingCmd, args}
+	var keys [][]int
+	if o.KeyPrefix != "" {
+		ks := [2][]int{nil, o.Keys}
+		keys = ks[:]
+	}
+	res, err := cn.DoMultiWith(ctx, o.KeyPrefix, keys, cmds[:]...)
+	if err != nil {
+		return resp.Value{}, err
+	}
+	if res[0].Err != nil {
+		return resp.Value{}, res[0].Err
+	}
+	return res[1].Value, res[1].Err
+}
+
+// watch checks out the connection for t and sends WATCH (args) on it. A MOVED reply
+// (the slot has a new owner; WATCH did nothing) updates the slot table and starts
+// again on the new owner; ASK and TRYAGAIN (the slot is being migrated) wait and start
+// again, at most MaxRedirects times in all.
+func (r *Cluster) watch(ctx context.Context, t Target, args []any) (*conn.Conn, error) {
+	for tries := 0; ; tries++ {
+		cn, err := r.dedicated(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		_, err = cn.Do(ctx, args...)
+		var se *resp.ServerError
+		if !errors.As(err, &se) || !NeedsRetry(err) {
+			return cn, err
+		}
+		r.release(cn, true)
+		if tries >= MaxRedirects {
+			return nil, fmt.Errorf("%w: %d redirections of WATCH for slot %d, the last: %w", ErrTooManyRedirects, MaxRedirects, t.Slot, err)
+		}
+		if rd, ok := se.Redirect(); ok && !rd.Ask {
+			if _, err := r.moved(rd.Slot, cluster.ResolveAddr(rd.Addr, cn.Addr())); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := sleepCtx(ctx, backoff(tries+1)); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// merge says how the replies of a command sent to every master become one.
+type merge uint8
+
+const (
+	mergeSame   merge = iota + 1 // the same reply from all (OK, a SHA): the first
+	mergeConcat                  // arrays: concatenated (KEYS)
+	mergeSum                     // integers: summed (DBSIZE)
+	mergeAnd                     // arrays of 0/1: element-wise AND (SCRIPT EXISTS)
+)
+
+// fanoutCmd is a keyless command that means "every master" on a Cluster: its name
+// for errors, and how its replies merge.
+type fanoutCmd struct {
+	name  string
+	merge merge
+}
+
+// fanouts are the fan-out commands, by key-table name. An error names the command
+// from here, not from the caller's arguments, which must not escape.
+var fanouts = map[string]fanoutCmd{
+	"flushall":        {"FLUSHALL", mergeSame},
+	"flushdb":         {"FLUSHDB", mergeSame},
+	"script|load":     {"SCRIPT|LOAD", mergeSame},
+	"script|flush":    {"SCRIPT|FLUSH", mergeSame},
+	"function|load":   {"FUNCTION|LOAD", mergeSame},
+	"function|flush":  {"FUNCTION|FLUSH", mergeSame},
+	"function|delete": {"FUNCTION|DELETE", mergeSame},
+	"keys":            {"KEYS", mergeConcat},
+	"dbsize":          {"DBSIZE", mergeSum},
+	"script|exists":   {"SCRIPT|EXISTS", mergeAnd},
+}
+
+// fanout sends the command to every master, one after another, and merges the
+// replies. The first error ends it (the masters before may have run it).
+func (r *Cluster) fanout(ctx context.Context, cmd *Cmd, c *Call, f fanoutCmd) (resp.Value, error) {
+	masters, err := r.masterNodes(ctx)
+	if err != nil {
+		return resp.Value{}, err
+	}
+	var acc merger
+	for i, n := range masters {
+		v, _, err := r.attempt(ctx, cmd, c, Any(), step{target: n})
+		if err != nil {
+			return resp.Value{}, fmt.Errorf("respire: %s on %s: %w", f.name, n.addr, err)
+		}
+		if err := acc.add(f.merge, i, v); err != nil {
+			return resp.Value{}, err
+		}
+	}
+	return acc.result(f.merge), nil
+}
+
+// merger accumulates the replies of a fan-out.
+type merger struct {
+	first resp.Value
+	sum   int64
+	elems []resp.Value
+}
+
+// add merges reply i.
+func (a *merger) add(m merge, i int, v resp.Value) error {
+	switch m {
+	case mergeSame:
+		if i == 0 {
+			a.first = v
+		}
+	case mergeSum:
+		k, err := v.Int()
+		if err != nil {
+			return err
+		}
+		a.sum += k
+	case mergeConcat:
+		arr, err := v.Array()
+		if err != nil {
+			return err
+		}
+		a.elems = append(a.elems, arr...)
+	case mergeAnd:
+		arr, err := v.Array()
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			a.elems = slices.Clone(arr)
+			return nil
+		}
+		for j := range min(len(arr), len(a.elems)) {
+			x, _ := a.elems[j].Int()
+			y, _ := arr[j].Int()
+			a.elems[j] = resp.Integer(min(x, y))
+		}
+	}
+	return nil
+}
+
+func (a *merger) result(m merge) resp.Value {
+	switch m {
+	case mergeSum:
+		return resp.Integer(a.sum)
+	case mergeConcat, mergeAnd:
+		return resp.Array(a.elems...)
+	}
+	return a.first
+}

@@ -1,0 +1,78 @@
+package route
+
+import (
+	"context"
+
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/resp"
+)
+
+// one is the execution of a router that serves one server at a time (a standalone
+// server, the master Sentinel names): nothing to split or redirect, a retry on a new
+// connection when that is safe, and failures handed to the backend to learn from.
+type one struct {
+	b backend
+	// replicaReads sends read-only commands to a replica when the backend has one.
+	replicaReads bool
+}
+
+func (o *one) do(ctx context.Context, cmd *Cmd, c *Call) (resp.Value, *conn.Conn, error) {
+	if c.Err != nil {
+		// One server does not redirect: the attempt made is the answer.
+		return resp.Value{}, c.From, c.Err
+	}
+	if cmd.Options.Blocking {
+		return o.doDedicated(ctx, cmd)
+	}
+	t := Any()
+	t.Replica = o.replicaReads && readOnly(cmd.Args)
+	for attempt := 0; ; attempt++ {
+		cn, err := o.b.shared(ctx, t)
+		if err != nil {
+			return resp.Value{}, nil, err
+		}
+		v, err := cn.DoWith(ctx, cmd.Options, cmd.Args...)
+		if err != nil && attempt == 0 && Retryable(ctx, err, cmd.Args) {
+			continue
+		}
+		if err != nil {
+			o.b.observe(ctx, err)
+		}
+		return v, cn, err
+	}
+}
+
+// doDedicated runs a blocking command on a dedicated connection.
+func (o *one) doDedicated(ctx context.Context, cmd *Cmd) (resp.Value, *conn.Conn, error) {
+	cn, err := o.b.dedicated(ctx, Any())
+	if err != nil {
+		return resp.Value{}, nil, err
+	}
+	v, err := cn.DoWith(ctx, cmd.Options, cmd.Args...)
+	o.b.release(cn, Reusable(err))
+	if err != nil {
+		o.b.observe(ctx, err)
+	}
+	return v, nil, err
+}
+
+// doEncoded sends n encoded commands as one pipeline on the shared connection.
+func (o *one) doEncoded(ctx context.Context, n int, buf []byte) ([]conn.Result, error) {
+	for attempt := 0; ; attempt++ {
+		cn, err := o.b.shared(ctx, Any())
+		if err != nil {
+			return nil, err
+		}
+		res, err := cn.DoEncoded(ctx, n, buf)
+		if err != nil && attempt == 0 && batchRetryable(ctx, err) {
+			continue
+		}
+		if err != nil {
+			o.b.observe(ctx, err)
+		}
+		return res, err
+	}
+}
+
+// oneServer is the Masters of a router of one server.
+func oneServer() []Target { return []Target{Any()} }

@@ -1,0 +1,43 @@
+package route
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/pool"
+)
+
+// Options are what every router needs from the client's options.
+type Options struct {
+	Conn conn.Options // how every connection to a server is opened
+
+	PoolSize        int
+	MinIdle         int
+	ConnMaxLifetime time.Duration
+	ConnMaxIdleTime time.Duration
+
+	// ReplicaReads lets replicas serve read-only commands.
+	ReplicaReads bool
+}
+
+// DedicatedHealthCheckAfter is how long a dedicated connection may idle before its
+// checkout sends a PING: one that long idle may have been dropped by a server timeout
+// or a middlebox, and one PING is cheaper than a failed blocking command.
+const DedicatedHealthCheckAfter = 30 * time.Second
+
+// newPool is the pool of dedicated connections to one server, dialled by dial.
+func (o *Options) newPool(dial dialFunc) (*pool.Pool[*conn.Conn], error) {
+	p, err := pool.New(pool.Options[*conn.Conn]{
+		Dial:             dial,
+		Size:             o.PoolSize,
+		MinIdle:          o.MinIdle,
+		MaxLifetime:      o.ConnMaxLifetime,
+		MaxIdleTime:      o.ConnMaxIdleTime,
+		HealthCheckAfter: DedicatedHealthCheckAfter,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
+	}
+	return p, nil
+}

@@ -1,0 +1,240 @@
+package route
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/command"
+	"github.com/respire/respire/resp"
+)
+
+// Plan is the plan of one pipeline (Client.DoMulti, a Pipeline): its commands encoded
+// back to back (the key prefix applied), on a Cluster each one's slot and where its
+// bytes end, and the scratch space that splits it by node. Plans are pooled, so a batch of the usual size
+// plans, splits and merges without allocating: what it costs per command is the
+// encoding and the slot.
+type Plan struct {
+	buf   []byte
+	slots []int // AnySlot for a command without keys
+	ends  []int // command i is buf[ends[i-1]:ends[i]]
+
+	sharded bool // planned for a Cluster: every command's slot is worked out
+
+	nodes []*clusterNode // where each command goes, while it is sent
+	parts []batchPart    // one for each node of the batch
+	wg    sync.WaitGroup // the parts sent by goroutines of their own
+}
+
+// batchPart is what goes to one node: the positions of its commands in the batch,
+// their bytes back to back, and what the node answered.
+type batchPart struct {
+	node *clusterNode
+	idx  []int
+	buf  []byte
+	cn   *conn.Conn
+	res  []conn.Result
+	err  error
+}
+
+// maxPooledBatch is the largest encoding a batch keeps when it goes back to the pool:
+// one huge batch must not pin its buffers for good.
+const maxPooledBatch = 1 << 20
+
+var planPool = sync.Pool{New: func() any { return new(Plan) }}
+
+// Release empties b and puts it back in the pool; a nil plan is left alone. It keeps
+// no reply, connection or node: a pooled plan pins nothing but its own buffers.
+func (b *Plan) Release() {
+	if b == nil {
+		return
+	}
+	if cap(b.buf) > maxPooledBatch {
+		return
+	}
+	b.buf, b.slots, b.ends = b.buf[:0], b.slots[:0], b.ends[:0]
+	clear(b.nodes)
+	b.nodes = b.nodes[:0]
+	for i := range b.parts {
+		p := &b.parts[i]
+		if cap(p.buf) > maxPooledBatch {
+			*p = batchPart{}
+			continue
+		}
+		clear(p.res)
+		*p = batchPart{idx: p.idx[:0], buf: p.buf[:0]}
+	}
+	b.parts = b.parts[:0]
+	planPool.Put(b)
+}
+
+// Add plans one command: its slot, on a Cluster (with prefix on the keys at
+// prefixed, as it will be sent; ErrCrossSlot when they hash to different slots), and
+// its encoding. info is the command's entry (nil: no keys).
+func (b *Plan) Add(info *command.Info, prefix string, prefixed []int, args []any) error {
+	slot := AnySlot
+	if b.sharded {
+		var err error
+		if slot, err = SlotOf(info, args, prefix, prefixed); err != nil {
+			return err
+		}
+	}
+	buf, err := resp.AppendCommandPrefixed(b.buf, prefix, prefixed, args...)
+	if err != nil {
+		return err
+	}
+	b.buf = buf
+	b.slots = append(b.slots, slot)
+	b.ends = append(b.ends, len(buf))
+	return nil
+}
+
+// Len returns the number of commands added.
+func (b *Plan) Len() int { return len(b.slots) }
+
+// command returns the bytes of command i.
+func (b *Plan) command(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = b.ends[i-1]
+	}
+	return b.buf[start:b.ends[i]]
+}
+
+// part returns the part for node n, starting one when n has none yet. Commands of a
+// batch mostly come in runs for one node, so the last part found is tried first.
+func (b *Plan) part(n *clusterNode, last int) int {
+	if last < len(b.parts) && b.parts[last].node == n {
+		return last
+	}
+	for i := range b.parts {
+		if b.parts[i].node == n {
+			return i
+		}
+	}
+	if len(b.parts) < cap(b.parts) {
+		b.parts = b.parts[:len(b.parts)+1]
+	} else {
+		b.parts = append(b.parts, batchPart{})
+	}
+	b.parts[len(b.parts)-1].node = n
+	return len(b.parts) - 1
+}
+
+// doBatch sends the batch b and releases it: each node's part as one pipeline (the
+// parts concurrently), the results in b's order, and each command that was redirected
+// or told to try again retried alone, in place. A batch for one node, the common case
+// (one key, a hash tag), is sent as it was encoded and its results are the node's.
+func (r *Cluster) doPlan(ctx context.Context, b *Plan) ([]conn.Result, error) {
+	defer b.Release()
+	n := b.Len()
+	var first *clusterNode // the node of the first command with keys
+	single := true
+	for _, s := range b.slots {
+		var nd *clusterNode
+		if s != AnySlot {
+			var err error
+			if nd, err = r.nodeFor(ctx, Slot(s)); err != nil {
+				return nil, err
+			}
+			if first == nil {
+				first = nd
+			}
+			single = single && nd == first
+		}
+		b.nodes = append(b.nodes, nd)
+	}
+	if first == nil {
+		var err error
+		if first, err = r.anyMaster(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if single {
+		// Commands without keys go with the others: any master serves them.
+		cn, res, err := r.sendPart(ctx, first, n, b.buf)
+		if err != nil {
+			return nil, err
+		}
+		for i := range res {
+			r.retryMember(ctx, b, res, i, cn)
+		}
+		return res, nil
+	}
+	last := 0
+	for i, nd := range b.nodes {
+		if nd == nil {
+			nd = first
+		}
+		last = b.part(nd, last)
+		p := &b.parts[last]
+		p.idx = append(p.idx, i)
+		p.buf = append(p.buf, b.command(i)...)
+	}
+	for i := 1; i < len(b.parts); i++ {
+		p := &b.parts[i]
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			p.cn, p.res, p.err = r.sendPart(ctx, p.node, len(p.idx), p.buf)
+		}()
+	}
+	p0 := &b.parts[0]
+	p0.cn, p0.res, p0.err = r.sendPart(ctx, p0.node, len(p0.idx), p0.buf)
+	b.wg.Wait()
+	out := make([]conn.Result, n)
+	var errs []error
+	for k := range b.parts {
+		p := &b.parts[k]
+		if p.err != nil {
+			errs = append(errs, fmt.Errorf("respire: the part of the batch for %s: %w", p.node.addr, p.err))
+			continue
+		}
+		for j, i := range p.idx {
+			out[i] = p.res[j]
+			r.retryMember(ctx, b, out, i, p.cn)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// sendPart sends n encoded commands to node nd as one pipeline on its shared
+// connection, again once on a new connection if they were not sent.
+func (r *Cluster) sendPart(ctx context.Context, nd *clusterNode, n int, payload []byte) (*conn.Conn, []conn.Result, error) {
+	for attempt := 0; ; attempt++ {
+		cn, err := r.conn(ctx, nd)
+		if err != nil {
+			return nil, nil, err
+		}
+		res, err := cn.DoEncoded(ctx, n, payload)
+		if err == nil {
+			return cn, res, nil
+		}
+		r.refresher.Trigger()
+		if attempt > 0 || conn.WasWritten(err) || !Retryable(ctx, err, nil) {
+			return cn, nil, err
+		}
+	}
+}
+
+// retryMember retries alone, in place, command i of b (result res[i]) when it was
+// redirected or told to try again, continuing from the answer of cn. The command is read back
+// from its encoding, prefix applied already: redirections are rare, so the plan keeps
+// no arguments for them.
+func (r *Cluster) retryMember(ctx context.Context, b *Plan, res []conn.Result, i int, cn *conn.Conn) {
+	if !NeedsRetry(res[i].Err) {
+		return
+	}
+	cmds, err := decodeCommands(b.command(i), 1)
+	if err != nil {
+		res[i] = conn.Result{Err: err}
+		return
+	}
+	v, _, err := r.redirected(ctx, &Cmd{Args: cmds[0]}, &Call{}, b.slots[i], cn, res[i].Err)
+	res[i] = conn.Result{Value: v, Err: err}
+}

@@ -1,0 +1,62 @@
+package route
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/command"
+)
+
+// Retryable says whether a failed command may be sent again on a new connection:
+// only when it never reached the server, or when it is read-only, and never after the
+// caller gave up.
+func Retryable(ctx context.Context, err error, args []any) bool {
+	var ce *conn.CallError
+	if ctx.Err() != nil || !errors.As(err, &ce) {
+		return false
+	}
+	if !ce.Written {
+		return true
+	}
+	info, ok := command.LookupArgs(args)
+	return ok && info.Flags&command.FlagReadonly != 0
+}
+
+// batchRetryable says whether a failed batch may be sent again: only when none of it
+// was written.
+func batchRetryable(ctx context.Context, err error) bool {
+	return !conn.WasWritten(err) && Retryable(ctx, err, nil)
+}
+
+// Reusable says whether a dedicated connection can go back to the pool after err: not
+// when a command may still be running on it (its reply would reach the next user).
+func Reusable(err error) bool {
+	var ce *conn.CallError
+	return !errors.As(err, &ce)
+}
+
+// readOnly reports whether args is a command the key table marks read-only.
+func readOnly(args []any) bool {
+	info, ok := command.LookupArgs(args)
+	return ok && info.Flags&command.FlagReadonly != 0
+}
+
+// backoff is the wait before retry n (from 1) after TRYAGAIN or CLUSTERDOWN: 10ms
+// doubling, at most 320ms, so the retries span about a second and a half.
+func backoff(n int) time.Duration {
+	return min(10*time.Millisecond<<min(n-1, 5), 320*time.Millisecond)
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return &conn.CallError{Err: context.Cause(ctx)}
+	}
+}

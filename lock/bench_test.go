@@ -8,36 +8,81 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/test/emulator"
 	"github.com/respire/respire/test/testserver"
 )
 
 // BenchmarkAcquireRelease is respbench's lock scenario in miniature: goroutines taking
-// and releasing locks on distinct keys.
+// and releasing locks on distinct keys, on Redis 7 (the release script) and on the
+// emulator's Redis 8.4 (DELEX), beside the same commands sent by plain Do ("commands":
+// a constant token, no handle), the limit the lock is read against. benchstat the
+// pairs; the per-op CPU of the process is what the lock logic adds.
 func BenchmarkAcquireRelease(b *testing.B) {
-	srv := testserver.Start(b, testserver.Config{})
-	c, err := respire.NewClient(context.Background(), respire.Options{Addrs: []string{srv.Addr()}})
-	if err != nil {
-		b.Fatal(err)
+	for _, p := range []emulator.Profile{"", emulator.Redis84} {
+		srv := testserver.Start(b, testserver.Config{})
+		addr, name := srv.Addr(), "redis7"
+		if p != "" {
+			addr, name = emulator.Start(b, emulator.Config{Backend: srv.Addr(), Profile: p}).Addr(), string(p)
+		}
+		c, err := respire.NewClient(context.Background(), respire.Options{Addrs: []string{addr}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		b.Run(name+"/lock", func(b *testing.B) { benchCycles(b, lockCycle(New(c))) })
+		b.Run(name+"/commands", func(b *testing.B) { benchCycles(b, commandCycle(b, c, p == "")) })
 	}
-	defer c.Close()
-	locks := New(c)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+}
+
+// benchCycles runs cycle on 16 goroutines (2 CPUs × 8), each on its own key.
+func benchCycles(b *testing.B, cycle func(ctx context.Context, key string) error) {
 	var id atomic.Int64
 	b.ReportAllocs()
 	b.SetParallelism(8)
 	b.RunParallel(func(pb *testing.PB) {
 		key := fmt.Sprintf("bench:lock:%d", id.Add(1))
 		for pb.Next() {
-			mu, ok, err := locks.TryAcquire(ctx, key, 10*time.Second)
-			if err != nil || !ok {
-				b.Error(ok, err)
-				return
-			}
-			if _, err := mu.Release(ctx); err != nil {
+			if err := cycle(context.Background(), key); err != nil {
 				b.Error(err)
 				return
 			}
 		}
 	})
+}
+
+func lockCycle(locks *Locker) func(ctx context.Context, key string) error {
+	return func(ctx context.Context, key string) error {
+		mu, ok, err := locks.TryAcquire(ctx, key, 10*time.Second)
+		if err != nil || !ok {
+			return fmt.Errorf("acquire: %v %w", ok, err)
+		}
+		out, err := mu.Release(ctx)
+		if err != nil || out != Released {
+			return fmt.Errorf("release: %v %w", out, err)
+		}
+		return nil
+	}
+}
+
+// commandCycle is the lock's SET NX PX and its release (the script on Redis 7, DELEX
+// otherwise) by plain Do.
+func commandCycle(b *testing.B, c *respire.Client, script bool) func(ctx context.Context, key string) error {
+	const token = "0123456789abcdef0123456789abcdef"
+	if script {
+		if _, err := c.Do(context.Background(), "SCRIPT", "LOAD", releaseScript.src); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return func(ctx context.Context, key string) error {
+		if _, err := c.Do(ctx, "SET", key, token, "NX", "PX", int64(10000)); err != nil {
+			return err
+		}
+		var err error
+		if script {
+			_, err = c.Do(ctx, "EVALSHA", releaseScript.sha, 1, key, token)
+		} else {
+			_, err = c.Do(ctx, "DELEX", key, "IFEQ", token)
+		}
+		return err
+	}
 }

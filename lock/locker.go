@@ -54,7 +54,8 @@ func (l *Locker) TryAcquire(ctx context.Context, key string, ttl time.Duration, 
 	ok, err := mu.try(ctx, ms)
 	if !ok && o.wait > 0 && (err == nil || notSent(ctx, err)) {
 		try := func(ctx context.Context) (bool, error) { return mu.try(ctx, ms) }
-		ok, err = waitLoop(ctx, &o, err, try, l.watcher(key))
+		wo := o // the wait keeps &wo; o itself stays on the stack for the try without wait
+		ok, err = waitLoop(ctx, &wo, err, try, l.watcher(key))
 	}
 	if err != nil || !ok {
 		return nil, false, err

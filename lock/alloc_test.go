@@ -1,0 +1,33 @@
+//go:build !race
+
+package lock
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/respire/respire"
+	"github.com/respire/respire/test/testserver"
+)
+
+// A cycle without options allocates the handle and nothing else: not the options, not
+// the lock connection's look-up, not the release.
+func TestAllocCycle(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	locks := New(newClient(t, srv.Addr(), respire.Options{}))
+	ctx := context.Background()
+	cycle := func() {
+		mu, ok, err := locks.TryAcquire(ctx, "alloc", time.Minute)
+		if err != nil || !ok {
+			t.Fatalf("acquire: %v %v", ok, err)
+		}
+		if out, err := mu.Release(ctx); err != nil || out != Released {
+			t.Fatalf("release: %v %v", out, err)
+		}
+	}
+	cycle() // dials the lock connection and learns the release command
+	if n := testing.AllocsPerRun(200, cycle); n > 1 {
+		t.Errorf("an acquire+release cycle allocates %.1f times, want 1 (the handle)", n)
+	}
+}

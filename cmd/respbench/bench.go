@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,7 +87,7 @@ func (b *bench) open(ctx context.Context, rep *report) error {
 	}
 	if b.scenarioSelected(kindData) {
 		for _, spec := range clientSpecs {
-			if !b.selected(spec.name) {
+			if spec.open == nil || !b.selected(spec.name) {
 				continue
 			}
 			c, err := spec.open(ctx, b.ep)
@@ -150,8 +151,8 @@ func (b *bench) cleanup(ctx context.Context) {
 // participants returns who runs sc, and why sc is skipped if it is.
 func (b *bench) participants(ctx context.Context, sc *scenario) (ps []participant, closeAll func(), skip string, err error) {
 	closeAll = func() {}
-	goLoad := func(t target, name string, respire bool) participant {
-		return participant{name: name, respire: respire, run: func(ctx context.Context, d time.Duration) figures {
+	goLoad := func(t target, name string, respire, reference bool) participant {
+		return participant{name: name, respire: respire, reference: reference, run: func(ctx context.Context, d time.Duration) figures {
 			l := sc.makeLoad(sc, t)
 			s := measure(ctx, l, d)
 			f := s.figures()
@@ -167,7 +168,7 @@ func (b *bench) participants(ctx context.Context, sc *scenario) (ps []participan
 	switch sc.kind {
 	case kindData:
 		for _, c := range b.data {
-			ps = append(ps, goLoad(target{name: c.spec.name, data: c.client}, c.spec.name, c.spec.respire))
+			ps = append(ps, goLoad(target{name: c.spec.name, data: c.client}, c.spec.name, c.spec.respire, false))
 		}
 		if sc.benchArgs != nil && b.selected(referenceName) && b.ep.cluster {
 			// redis-benchmark --cluster measures mostly its own start-up at these sizes
@@ -193,7 +194,10 @@ func (b *bench) participants(ctx context.Context, sc *scenario) (ps []participan
 		}
 	case kindLock:
 		for _, l := range b.lockers {
-			ps = append(ps, goLoad(target{name: l.spec.name, lock: l.locker}, l.spec.name, l.spec.respire))
+			if l.spec.reference && !sc.limits {
+				continue
+			}
+			ps = append(ps, goLoad(target{name: l.spec.name, lock: l.locker}, l.spec.name, l.spec.respire, l.spec.reference))
 		}
 	case kindSemaphore:
 		var opened []semaphore
@@ -211,7 +215,7 @@ func (b *bench) participants(ctx context.Context, sc *scenario) (ps []participan
 				return nil, closeAll, "", fmt.Errorf("respbench: open %s: %w", spec.name, err)
 			}
 			opened = append(opened, s)
-			ps = append(ps, goLoad(target{name: spec.name, sem: s}, spec.name, spec.respire))
+			ps = append(ps, goLoad(target{name: spec.name, sem: s}, spec.name, spec.respire, false))
 		}
 	case kindRedlock:
 		specs := b.redlockSpecs()
@@ -241,7 +245,7 @@ func (b *bench) participants(ctx context.Context, sc *scenario) (ps []participan
 				return nil, closeAll, "", fmt.Errorf("respbench: open %s: %w", spec.name, err)
 			}
 			opened = append(opened, l)
-			ps = append(ps, goLoad(target{name: spec.name, lock: l}, spec.name, spec.respire))
+			ps = append(ps, goLoad(target{name: spec.name, lock: l}, spec.name, spec.respire, false))
 		}
 	case kindCache:
 		if b.ep.cluster {
@@ -263,7 +267,7 @@ func (b *bench) participants(ctx context.Context, sc *scenario) (ps []participan
 				return nil, closeAll, "", fmt.Errorf("respbench: open %s with its cache: %w", spec.name, err)
 			}
 			opened = append(opened, c)
-			ps = append(ps, goLoad(target{name: spec.name, cached: c}, spec.name, spec.respire))
+			ps = append(ps, goLoad(target{name: spec.name, cached: c}, spec.name, spec.respire, spec.reference))
 		}
 	}
 	if len(ps) == 0 {
@@ -276,7 +280,7 @@ func (b *bench) participants(ctx context.Context, sc *scenario) (ps []participan
 // scenarios: those with a client-side cache that is measured on this endpoint.
 func (b *bench) cachedSpecs() []clientSpec {
 	var out []clientSpec
-	for _, spec := range clientSpecs {
+	for _, spec := range append(clientSpecs[:len(clientSpecs):len(clientSpecs)], mapLimitSpec) {
 		if spec.openCached == nil || !b.selected(spec.name) || (b.ep.cluster && spec.cacheNotOnCluster) {
 			continue
 		}
@@ -308,7 +312,11 @@ func (b *bench) plannedSteps() int {
 				n++
 			}
 		case kindLock:
-			n = len(b.lockers)
+			for _, l := range b.lockers {
+				if sc.limits || !l.spec.reference {
+					n++
+				}
+			}
 		case kindCache:
 			n = len(b.cachedSpecs())
 		case kindSemaphore:
@@ -371,9 +379,13 @@ func (b *bench) runScenario(ctx context.Context, sc *scenario) (scenarioResult, 
 			if b.cfg.warmup > 0 {
 				p.run(ctx, b.cfg.warmup)
 			}
+			srvBefore, srvOK := b.serverCPU(ctx, sc)
 			f := p.run(ctx, b.cfg.duration)
 			if ctx.Err() != nil {
 				return res, ctx.Err()
+			}
+			if srvAfter, ok := b.serverCPU(ctx, sc); ok && srvOK && f.Ops > 0 {
+				f.ServerCPUPerOp = ptr(float64((srvAfter - srvBefore).Nanoseconds()) / float64(f.Ops))
 			}
 			rounds[i] = append(rounds[i], f)
 		}
@@ -385,7 +397,37 @@ func (b *bench) runScenario(ctx context.Context, sc *scenario) (scenarioResult, 
 		})
 	}
 	res.Ratio = respireRatio(res.Results)
+	res.Limits = limitRatios(res.Results)
+	if sc.limit != "" && slices.ContainsFunc(res.Results, func(r participantResult) bool { return r.Client == sc.limit }) {
+		res.Limit = sc.limit
+	}
 	return res, nil
+}
+
+// serverCPU returns the CPU time the server has used (INFO cpu), where the scenario
+// runs against the one server respbench addresses: not on a cluster, not for Redlock's
+// own servers, not for the cache scenario, whose hits never reach it.
+func (b *bench) serverCPU(ctx context.Context, sc *scenario) (time.Duration, bool) {
+	if b.ep.cluster || sc.kind == kindRedlock || sc.kind == kindCache {
+		return 0, false
+	}
+	v, err := b.admin.Do(ctx, "INFO", "cpu")
+	if err != nil {
+		return 0, false
+	}
+	s, err := v.Text()
+	if err != nil {
+		return 0, false
+	}
+	var total float64
+	for _, field := range []string{"used_cpu_sys", "used_cpu_user"} {
+		x, err := strconv.ParseFloat(infoField(s, field), 64)
+		if err != nil {
+			return 0, false
+		}
+		total += x
+	}
+	return time.Duration(total * float64(time.Second)), true
 }
 
 // newReport fills in what is known before anything runs.

@@ -33,7 +33,10 @@ type cachedClient interface {
 type clientSpec struct {
 	name    string
 	respire bool
-	open    func(ctx context.Context, ep endpoint) (dataClient, error)
+	// reference marks a limit row (limits.go), not a client.
+	reference bool
+	// open opens the configuration for the data scenarios; nil when it takes no part.
+	open func(ctx context.Context, ep endpoint) (dataClient, error)
 	// openCached opens the configuration's client-side cache; nil when it has none.
 	openCached func(ctx context.Context, ep endpoint) (cachedClient, error)
 	// cacheNotOnCluster marks a cache that is not measured on a cluster.

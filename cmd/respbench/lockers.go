@@ -21,6 +21,8 @@ type locker interface {
 type lockerSpec struct {
 	name    string
 	respire bool
+	// reference marks a limit row (limits.go), not a library.
+	reference bool
 	// retry says how the locker waits for a held lock, for the report.
 	retry string
 	open  func(ctx context.Context, ep endpoint, o lockerOptions) (locker, error)
@@ -41,19 +43,19 @@ var lockerRegistry []lockerSpec
 // registerLocker adds a locker; call it from an init function.
 func registerLocker(s lockerSpec) { lockerRegistry = append(lockerRegistry, s) }
 
-// lockerSpecs returns the registered lockers, Respire's first, the others in the order
-// they were registered.
+// lockerSpecs returns the registered lockers, Respire's first, then the peers, then the
+// reference rows, each group in the order it was registered.
 func lockerSpecs() []lockerSpec {
 	specs := slices.Clone(lockerRegistry)
-	slices.SortStableFunc(specs, func(a, b lockerSpec) int {
+	rank := func(s lockerSpec) int {
 		switch {
-		case a.respire == b.respire:
+		case s.respire:
 			return 0
-		case a.respire:
-			return -1
-		default:
-			return 1
+		case s.reference:
+			return 2
 		}
-	})
+		return 1
+	}
+	slices.SortStableFunc(specs, func(a, b lockerSpec) int { return rank(a) - rank(b) })
 	return specs
 }

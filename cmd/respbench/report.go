@@ -24,8 +24,11 @@ type figures struct {
 	AllocsPerOp *float64 `json:"allocs_per_op,omitempty"`
 	BytesPerOp  *float64 `json:"bytes_per_op,omitempty"`
 	CPUPerOp    *float64 `json:"cpu_ns_per_op,omitempty"`
-	Errors      int64    `json:"errors"`
-	FirstError  string   `json:"first_error,omitempty"`
+	// ServerCPUPerOp is the server's CPU (INFO cpu, user + sys) per operation over the
+	// window; absent on a cluster and for servers respbench does not address.
+	ServerCPUPerOp *float64 `json:"server_cpu_ns_per_op,omitempty"`
+	Errors         int64    `json:"errors"`
+	FirstError     string   `json:"first_error,omitempty"`
 	// Overlaps counts acquisitions that found another holder (lock-contended only); a
 	// correct lock keeps it at zero.
 	Overlaps *int64 `json:"overlaps,omitempty"`
@@ -67,6 +70,43 @@ type scenarioResult struct {
 	Skipped    string              `json:"skipped,omitempty"`
 	Results    []participantResult `json:"results,omitempty"`
 	Ratio      *ratio              `json:"ratio,omitempty"`
+	// Limit names the reference row every other row is divided by in the table's
+	// "of limit" column; Limits has every library's ratio to every reference row.
+	Limit  string       `json:"limit,omitempty"`
+	Limits []limitRatio `json:"limits,omitempty"`
+}
+
+// limitRatio is one row's median ops/s over a reference row's.
+type limitRatio struct {
+	Client    string  `json:"client"`
+	Reference string  `json:"reference"`
+	Value     float64 `json:"ratio"`
+}
+
+// limitRatios divides every library row's median ops/s by every reference row's.
+func limitRatios(results []participantResult) []limitRatio {
+	var out []limitRatio
+	for _, ref := range results {
+		if !ref.Reference || ref.Median.OpsPerSec <= 0 {
+			continue
+		}
+		for _, r := range results {
+			if !r.Reference {
+				out = append(out, limitRatio{Client: r.Client, Reference: ref.Client, Value: r.Median.OpsPerSec / ref.Median.OpsPerSec})
+			}
+		}
+	}
+	return out
+}
+
+// limitOf returns the median ops/s of the scenario's limit row, or 0 without one.
+func (sc scenarioResult) limitOf() float64 {
+	for _, r := range sc.Results {
+		if r.Reference && r.Client == sc.Limit {
+			return r.Median.OpsPerSec
+		}
+	}
+	return 0
 }
 
 type serverInfo struct {
@@ -149,6 +189,8 @@ func medianFigures(rounds []figures) figures {
 		BytesPerOp:  ofOpt(func(f figures) *float64 { return f.BytesPerOp }),
 		CPUPerOp:    ofOpt(func(f figures) *float64 { return f.CPUPerOp }),
 
+		ServerCPUPerOp: ofOpt(func(f figures) *float64 { return f.ServerCPUPerOp }),
+
 		AcquisitionsPerSec: ofOpt(func(f figures) *float64 { return f.AcquisitionsPerSec }),
 	}
 	if a := ofOpt(func(f figures) *float64 { return intFigure(f.Acquisitions) }); a != nil {
@@ -198,7 +240,9 @@ func respireRatio(results []participantResult) *ratio {
 		switch {
 		case r.Reference:
 		case r.Respire:
-			mine, found = r.Median.OpsPerSec, true
+			if !found { // the first is the default configuration
+				mine, found = r.Median.OpsPerSec, true
+			}
 		case r.Median.OpsPerSec > best:
 			best, bestName = r.Median.OpsPerSec, r.Client
 		}
@@ -251,13 +295,22 @@ func writeTable(w io.Writer, rep *report) {
 		}
 		// Numbers align right; the names are padded here so they stay on the left.
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "   %-*s\tops/s\tp50\tp99\tp99.9\tallocs/op\tB/op\tCPU/op\t\n", width, "client")
+		limit := sc.limitOf()
+		limitHead := ""
+		if limit > 0 {
+			limitHead = "of limit\t"
+		}
+		fmt.Fprintf(tw, "   %-*s\tops/s\t%sp50\tp99\tp99.9\tallocs/op\tB/op\tCPU/op\tserver CPU/op\t\n", width, "client", limitHead)
 		var notes []string
 		for i, r := range sc.Results {
 			m := r.Median
-			fmt.Fprintf(tw, "   %-*s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, names[i],
-				fmtRate(m.OpsPerSec), fmtNS(m.P50), fmtNS(m.P99), fmtOptNS(m.P999),
-				fmtOpt(m.AllocsPerOp, 1), fmtOpt(m.BytesPerOp, 0), fmtOptNS(m.CPUPerOp))
+			limitCell := ""
+			if limit > 0 {
+				limitCell = fmt.Sprintf("%.2fx\t", m.OpsPerSec/limit)
+			}
+			fmt.Fprintf(tw, "   %-*s\t%s\t%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, names[i],
+				fmtRate(m.OpsPerSec), limitCell, fmtNS(m.P50), fmtNS(m.P99), fmtOptNS(m.P999),
+				fmtOpt(m.AllocsPerOp, 1), fmtOpt(m.BytesPerOp, 0), fmtOptNS(m.CPUPerOp), fmtOptNS(m.ServerCPUPerOp))
 			if m.Errors > 0 {
 				notes = append(notes, fmt.Sprintf("%s: %d errors, first: %s", r.Client, m.Errors, m.FirstError))
 			}
@@ -280,6 +333,14 @@ func writeTable(w io.Writer, rep *report) {
 		for _, n := range notes {
 			fmt.Fprintf(w, "   ! %s\n", n)
 		}
+		if limit > 0 {
+			fmt.Fprintf(w, "   of limit: ops/s over %s (ref), the limit row\n", sc.Limit)
+		}
+		for _, l := range sc.Limits {
+			if l.Reference != sc.Limit && isRespire(sc, l.Client) {
+				fmt.Fprintf(w, "   %s / %s (ref): %.2fx ops/s\n", l.Client, l.Reference, l.Value)
+			}
+		}
 		switch {
 		case sc.Peerless != "":
 			fmt.Fprintf(w, "   Respire / best peer: no peer: %s\n", sc.Peerless)
@@ -301,6 +362,16 @@ func writeTable(w io.Writer, rep *report) {
 			fmt.Fprintf(w, "   %s\n", n)
 		}
 	}
+}
+
+// isRespire reports whether the scenario's row named client is one of Respire's.
+func isRespire(sc scenarioResult, client string) bool {
+	for _, r := range sc.Results {
+		if r.Client == client {
+			return r.Respire
+		}
+	}
+	return false
 }
 
 // fmtRate prints an ops/s figure with three significant digits: 950, 25.3k, 1.93M.
@@ -366,6 +437,7 @@ func participantNames() []string {
 	for _, l := range lockerSpecs() {
 		names = append(names, l.name)
 	}
+	names = append(names, mapLimitSpec.name)
 	for _, s := range semaphoreSpecs {
 		names = append(names, s.name)
 	}

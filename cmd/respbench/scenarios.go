@@ -80,6 +80,11 @@ type scenario struct {
 	// benchArgs are redis-benchmark's arguments for the same workload, the server-side
 	// reference; nil when there is none.
 	benchArgs []string
+	// limits says the scenario's reference rows (limits.go) take part beside the
+	// libraries.
+	limits bool
+	// limit names the reference row the table divides every row by; empty for none.
+	limit string
 	// makeLoad returns a fresh load on t; each measured run gets its own.
 	makeLoad func(s *scenario, t target) load
 }
@@ -108,12 +113,12 @@ var scenarios = []*scenario{
 		name: "pipeline", title: "explicit pipeline of 100 GETs, 1 goroutine (ops = commands)",
 		latency: "per 100-GET pipeline", kind: kindData, goroutines: 1, opsPerCall: pipelineDepth,
 		benchArgs: []string{"-c", "1", "-P", "100", "-t", "get", "-d", "16"},
-		makeLoad:  pipelineLoad,
+		limit:     referenceName, makeLoad: pipelineLoad,
 	},
 	{
 		name: "lock", title: "lock acquire+release, 16 goroutines on distinct keys",
 		latency: "per acquire+release", kind: kindLock, goroutines: 16, opsPerCall: 1,
-		makeLoad: lockLoad,
+		limits: true, limit: "ref-lock-commands", makeLoad: lockLoad,
 	},
 	{
 		name: "lock-contended", title: "lock contention, 16 goroutines on 1 key (ops = hand-offs)",
@@ -123,7 +128,7 @@ var scenarios = []*scenario{
 	{
 		name: "cached-get", title: "client-side cached GET of a hot key, 64 goroutines",
 		latency: "per GET", kind: kindCache, goroutines: 64, opsPerCall: 1,
-		makeLoad: cachedLoad,
+		limits: true, limit: mapLimitSpec.name, makeLoad: cachedLoad,
 	},
 	{
 		name: "semaphore", title: "semaphore TryAcquire+Release, 16 goroutines, capacity 4 (ops = cycles, taken or not)",

@@ -100,45 +100,11 @@ func (p *Pool[C]) Get(ctx context.Context) (C, error) {
 		}
 
 		if len(p.idle) > 0 {
-			ic := p.popIdleLocked()
-			now := time.Now()
-			if p.expired(ic.created, ic.since, now) || ic.c.Err() != nil {
-				p.forgetLocked(ic.c)
-				p.mu.Unlock()
-				ic.c.Close()
-				p.mu.Lock()
-				continue
+			c, ok, err := p.takeIdleLocked(ctx)
+			if ok || err != nil {
+				return c, err
 			}
-			if hc := p.opts.HealthCheckAfter; hc > 0 && now.Sub(ic.since) >= hc {
-				p.mu.Unlock()
-				err := ic.c.Ping(ctx)
-				if err == nil {
-					err = ic.c.Err()
-				}
-				p.mu.Lock()
-				if err != nil {
-					// A ping abandoned by ctx leaves the connection in an unknown
-					// state, so it is discarded whatever the cause.
-					p.forgetLocked(ic.c)
-					p.mu.Unlock()
-					ic.c.Close()
-					if err := ctx.Err(); err != nil {
-						return zero, err
-					}
-					p.mu.Lock()
-					continue
-				}
-				if p.closed {
-					// Closed during the ping: treat it as returned after Close.
-					p.forgetLocked(ic.c)
-					p.mu.Unlock()
-					ic.c.Close()
-					return zero, ErrClosed
-				}
-			}
-			p.stats.hits++
-			p.mu.Unlock()
-			return ic.c, nil
+			continue // the connection was discarded; p.mu is still held
 		}
 
 		if p.slots < p.opts.Size {
@@ -151,6 +117,60 @@ func (p *Pool[C]) Get(ctx context.Context) (C, error) {
 
 		return p.wait(ctx) // unlocks p.mu
 	}
+}
+
+// takeIdleLocked takes the most recently returned idle connection for Get, unless it
+// has expired or broken, or fails the health check it is due: those are closed. It
+// reports ok with the connection, or an error, with p.mu unlocked; or neither, with
+// p.mu still held, when the connection was discarded and Get should look again.
+func (p *Pool[C]) takeIdleLocked(ctx context.Context) (c C, ok bool, err error) {
+	ic := p.popIdleLocked()
+	now := time.Now()
+	if p.expired(ic.created, ic.since, now) || ic.c.Err() != nil {
+		p.discardLocked(ic.c)
+		return c, false, nil
+	}
+	if hc := p.opts.HealthCheckAfter; hc > 0 && now.Sub(ic.since) >= hc {
+		err := p.pingLocked(ctx, ic.c)
+		switch {
+		case err != nil:
+			// A ping abandoned by ctx leaves the connection in an unknown state, so
+			// it is discarded whatever the cause.
+			p.discardLocked(ic.c)
+			if err := ctx.Err(); err != nil {
+				p.mu.Unlock()
+				return c, false, err
+			}
+			return c, false, nil
+		case p.closed:
+			// Closed during the ping: treat it as returned after Close.
+			p.forgetLocked(ic.c)
+			p.mu.Unlock()
+			ic.c.Close()
+			return c, false, ErrClosed
+		}
+	}
+	p.stats.hits++
+	p.mu.Unlock()
+	return ic.c, true, nil
+}
+
+// pingLocked checks c with a PING made outside the lock; p.mu is held again on return.
+func (p *Pool[C]) pingLocked(ctx context.Context, c C) error {
+	p.mu.Unlock()
+	defer p.mu.Lock()
+	if err := c.Ping(ctx); err != nil {
+		return err
+	}
+	return c.Err()
+}
+
+// discardLocked forgets c and closes it outside the lock; p.mu is held again on return.
+func (p *Pool[C]) discardLocked(c C) {
+	p.forgetLocked(c)
+	p.mu.Unlock()
+	c.Close()
+	p.mu.Lock()
 }
 
 // wait queues the caller until it is granted a connection or a slot, the pool closes,

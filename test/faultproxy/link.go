@@ -29,7 +29,6 @@ type chunk struct {
 }
 
 func (l *link) start() {
-	l.dead = make(chan struct{})
 	l.pumpsLeft.Store(2)
 	l.pump(ToServer, l.client, l.server)
 	l.pump(ToClient, l.server, l.client)

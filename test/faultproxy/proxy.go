@@ -148,7 +148,7 @@ func (p *Proxy) accept() {
 			abortConn(c)
 			continue
 		}
-		l := &link{p: p, client: c, server: server}
+		l := &link{p: p, client: c, server: server, dead: make(chan struct{})}
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()

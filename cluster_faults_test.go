@@ -23,7 +23,7 @@ const reshardDuration = 20 * time.Second
 func TestClusterLiveResharding(t *testing.T) {
 	cl := clusterserver.Start(t, clusterserver.Config{NoReplicas: true})
 	c := clusterClient(t, cl, Options{})
-	ctx := context.Background()
+	ctx := clusterTestContext(t)
 
 	// Half the writes go to a few hot slots, the ones that move; the rest anywhere.
 	hot := []int{11, 5555, 9999, 16000}
@@ -304,7 +304,7 @@ func TestClusterFailoverDuringTraffic(t *testing.T) {
 	// received yet, which is reported.
 	lost := map[string]int{}
 	total := map[string]int{}
-	ctx := context.Background()
+	ctx := clusterTestContext(t)
 	for k, w := range acked {
 		total[w.tag]++
 		v, err := c.Do(ctx, "GET", k)

@@ -37,6 +37,14 @@ func clusterClient(t *testing.T, c *clusterserver.Cluster, opts Options) *Client
 	return newClientT(t, opts)
 }
 
+// clusterTestContext is the context of a Cluster test: its deadline makes a
+// redirection loop or a stuck refresh fail the test instead of hanging the suite.
+func clusterTestContext(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // owner reads key's value on the node that serves its slot, with the harness's own
 // connection, so that the client is not trusted to say where its writes went.
 func owner(t *testing.T, c *clusterserver.Cluster, key string) string {
@@ -57,7 +65,7 @@ func sampleKeys(n int, stem string) []string {
 // TestCluster runs the behaviours that leave the topology as it is on one cluster.
 func TestCluster(t *testing.T) {
 	cl := clusterserver.Start(t, clusterserver.Config{})
-	ctx := context.Background()
+	ctx := clusterTestContext(t)
 
 	t.Run("CommandShapes", func(t *testing.T) {
 		for _, proto := range protocols {
@@ -541,7 +549,7 @@ func errorCount(t *testing.T, s *testserver.Server, code string) int {
 // updates it, and however many MOVED replies arrive at once, one refresh follows.
 func TestClusterRedirections(t *testing.T) {
 	cl := clusterserver.Start(t, clusterserver.Config{NoReplicas: true})
-	ctx := context.Background()
+	ctx := clusterTestContext(t)
 	c := clusterClient(t, cl, Options{})
 	const slot = 777
 	keys := []string{keyIn(slot, "a"), keyIn(slot, "b"), keyIn(slot, "c")}
@@ -727,7 +735,7 @@ func expectShardMessages(t *testing.T, c *Client, channel string, subs []*Subscr
 // A redirection loop ends in a clear error rather than going on forever.
 func TestClusterRedirectLoop(t *testing.T) {
 	cl := clusterserver.Start(t, clusterserver.Config{NoReplicas: true, Masters: 2})
-	ctx := context.Background()
+	ctx := clusterTestContext(t)
 	c := clusterClient(t, cl, Options{})
 	const slot = 4242
 	k := keyIn(slot, "loop")
@@ -753,7 +761,7 @@ func TestClusterRedirectLoop(t *testing.T) {
 }
 
 func TestClusterBadInput(t *testing.T) {
-	ctx := context.Background()
+	ctx := clusterTestContext(t)
 	if _, err := NewClient(ctx, Options{Cluster: true}); !errors.Is(err, ErrInvalidOptions) {
 		t.Fatalf("no seeds: %v", err)
 	}

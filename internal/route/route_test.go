@@ -82,7 +82,7 @@ func get(key string) *Cmd {
 // handle serves, closing both before the bubble ends. Package conn keeps the channels
 // of finished calls in a sync.Pool, and a channel made in one bubble must not be used
 // in another: two collections before and after empty the pool.
-func inBubble(t *testing.T, handle func(addr string, args []string) string, f func(t *testing.T, r *Router, nodes *fakeNodes)) {
+func inBubble(t *testing.T, handle func(addr string, args []string) string, f func(t *testing.T, ctx context.Context, r *Router, nodes *fakeNodes)) {
 	emptyPools()
 	defer emptyPools()
 	synctest.Test(t, func(t *testing.T) {
@@ -93,7 +93,11 @@ func inBubble(t *testing.T, handle func(addr string, args []string) string, f fu
 			t.Fatal(err)
 		}
 		defer r.Close()
-		f(t, r, nodes)
+		// A deadline in the bubble's time: a loop that does not end fails the test
+		// when its pauses reach it, instead of spinning for ever.
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		f(t, ctx, r, nodes)
 	})
 }
 
@@ -118,9 +122,9 @@ func TestClusterTryAgainBackoff(t *testing.T) {
 		}
 		return "-TRYAGAIN Multiple keys request during rehashing of slot\r\n"
 	}
-	inBubble(t, handle, func(t *testing.T, r *Router, nodes *fakeNodes) {
+	inBubble(t, handle, func(t *testing.T, ctx context.Context, r *Router, nodes *fakeNodes) {
 		start := time.Now()
-		_, _, err := r.Do(t.Context(), get("k"), &Call{})
+		_, _, err := r.Do(ctx, get("k"), &Call{})
 		elapsed := time.Since(start)
 		var se *resp.ServerError
 		if !errors.As(err, &se) || se.Code != "TRYAGAIN" {
@@ -151,9 +155,9 @@ func TestClusterRedirectLoopEnds(t *testing.T) {
 		}
 		return fmt.Sprintf("-MOVED %d %s\r\n", slot, other)
 	})
-	inBubble(t, handle, func(t *testing.T, r *Router, nodes *fakeNodes) {
+	inBubble(t, handle, func(t *testing.T, ctx context.Context, r *Router, nodes *fakeNodes) {
 		start := time.Now()
-		_, _, err := r.Do(t.Context(), get("k"), &Call{})
+		_, _, err := r.Do(ctx, get("k"), &Call{})
 		elapsed := time.Since(start)
 		if !errors.Is(err, ErrTooManyRedirects) {
 			t.Fatalf("err = %v, want ErrTooManyRedirects", err)
@@ -200,7 +204,7 @@ func TestClusterRedirections(t *testing.T) {
 				}
 				return "$1\r\nv\r\n"
 			})
-			inBubble(t, handle, func(t *testing.T, r *Router, nodes *fakeNodes) {
+			inBubble(t, handle, func(t *testing.T, ctx context.Context, r *Router, nodes *fakeNodes) {
 				var via []*SharedConn
 				call := &Call{}
 				if tt.viaCalled {
@@ -209,7 +213,7 @@ func TestClusterRedirections(t *testing.T) {
 						return peer.Get(ctx)
 					}
 				}
-				v, cn, err := r.Do(t.Context(), get("k"), call)
+				v, cn, err := r.Do(ctx, get("k"), call)
 				if s, _ := v.Text(); err != nil || s != "v" {
 					t.Fatalf("Do = %v, %v; want v", v, err)
 				}
@@ -244,8 +248,8 @@ func TestClusterWatchRedirect(t *testing.T) {
 			}
 			return "+OK\r\n"
 		})
-		inBubble(t, handle, func(t *testing.T, r *Router, nodes *fakeNodes) {
-			cn, err := r.Watch(t.Context(), Slot(slot), watch)
+		inBubble(t, handle, func(t *testing.T, ctx context.Context, r *Router, nodes *fakeNodes) {
+			cn, err := r.Watch(ctx, Slot(slot), watch)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -263,8 +267,8 @@ func TestClusterWatchRedirect(t *testing.T) {
 			}
 			return fmt.Sprintf("-MOVED %d %s\r\n", slot, other)
 		})
-		inBubble(t, handle, func(t *testing.T, r *Router, nodes *fakeNodes) {
-			cn, err := r.Watch(t.Context(), Slot(slot), watch)
+		inBubble(t, handle, func(t *testing.T, ctx context.Context, r *Router, nodes *fakeNodes) {
+			cn, err := r.Watch(ctx, Slot(slot), watch)
 			if !errors.Is(err, ErrTooManyRedirects) || cn != nil {
 				t.Fatalf("Watch = %v, %v; want no connection and ErrTooManyRedirects", cn, err)
 			}

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -305,4 +306,55 @@ func TestClosedRouterErrors(t *testing.T) {
 			t.Errorf("%s after Close: %v; want ErrClosed, not pool.ErrClosed", tt.name, err)
 		}
 	}
+}
+
+// The topology is read again every RefreshInterval, and once for a burst of MOVED
+// replies however many callers got one (RefreshGap apart at most twice): the
+// refresher's timing as the router drives it, on the bubble's clock.
+func TestClusterRefreshTiming(t *testing.T) {
+	slot := keySlot("", "k")
+	moved := notMoved()
+	handle := twoMasters(moved, func(addr string, args []string) string {
+		if addr == nodeA && moved.Load() == int32(slot) {
+			return fmt.Sprintf("-MOVED %d %s\r\n", slot, nodeB)
+		}
+		return "$1\r\nv\r\n"
+	})
+	inBubble(t, handle, func(t *testing.T, ctx context.Context, r *Router, nodes *fakeNodes) {
+		reads := r.Inspect().TopologyReads
+		if n := reads(); n != 1 {
+			t.Fatalf("%d topology reads at start, want 1", n)
+		}
+		time.Sleep(RefreshInterval - time.Millisecond)
+		synctest.Wait()
+		if n := reads(); n != 1 {
+			t.Fatalf("%d topology reads just before the interval, want 1", n)
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		if n := reads(); n != 2 {
+			t.Fatalf("%d topology reads after one interval, want 2", n)
+		}
+
+		// The slot moves; the table does not know yet. 20 callers get MOVED at once.
+		moved.Store(int32(slot))
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() {
+				v, _, err := r.Do(ctx, get("k"), &Call{})
+				if s, _ := v.Text(); err != nil || s != "v" {
+					t.Errorf("GET = %v, %v", v, err)
+				}
+			})
+		}
+		wg.Wait()
+		time.Sleep(2 * RefreshGap)
+		synctest.Wait()
+		if n := reads() - 2; n < 1 || n > 2 {
+			t.Errorf("%d topology reads after a burst of MOVED, want 1 (2 at most, RefreshGap apart)", n)
+		}
+		if got := r.Inspect().SlotOwner(slot); got != nodeB {
+			t.Errorf("slot %d is on %s in the table, want %s", slot, got, nodeB)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package conn
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"time"
 
@@ -82,6 +83,9 @@ func (c *Conn) awaitWholeFrame() error {
 		}
 		start := c.awaitBytes()
 		if _, err := c.r.buf.Peek(c.r.buf.Buffered() + 1); err != nil {
+			if err == io.EOF && c.r.buf.Buffered() > 0 {
+				err = io.ErrUnexpectedEOF // the stream ended inside a frame, as the reader says
+			}
 			return err
 		}
 		c.spinDone(start)

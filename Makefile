@@ -39,10 +39,14 @@ test: deps
 	GOOS=darwin $(GO) build $$($(GO) list ./... | grep -v /test/)
 
 # soak: the long versions of the tests that record histories (RESPIRE_SOAK=1); `make
-# test` runs them bounded. Today: the client-side cache's coherence checker, 100,000
-# writes a run and 50 runs of each scenario, standalone and on a Cluster.
+# test` runs them bounded. The client-side cache's coherence checker (100,000 writes a
+# run and 50 runs of each scenario, standalone and on a Cluster) and the fault scenarios
+# of test/faults, each for SOAK_DURATION. To add a scenario to the soak, add its test
+# name to SOAK_RUN.
+SOAK_RUN      ?= Coherence|TestS1PausedHolder|TestS2Restart|TestS4Partition|TestS5|TestS6ResetMidReply|TestS11Cancellation
+SOAK_DURATION ?= 5m
 soak: deps
-	RESPIRE_SOAK=1 $(GO) test -race -count=1 -timeout 150m -run 'Coherence' -v $(TESTFLAGS) .
+	RESPIRE_SOAK=1 RESPIRE_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -race -count=1 -timeout 300m -run '$(SOAK_RUN)' -v $(TESTFLAGS) . ./test/faults/
 
 # bench: the main job. respbench runs Respire side by side with go-redis, rueidis and
 # the lock libraries against a redis-server it starts, and writes the table, JSON and

@@ -16,13 +16,14 @@
 // reference of the data scenarios.
 //
 // Scenarios: sequential GET (get-seq), parallel GET (get-par), parallel 1 KiB SET
-// (set-par), an explicit 100-GET pipeline (pipeline), uncontended lock acquire+release
-// (lock), 16 goroutines contending for one lock (lock-contended), client-side cached
-// GET of a hot key (cached-get: Respire's DoCached against go-redis's and rueidis's
-// client-side caches, each checking the value it reads), 16 goroutines cycling
-// TryAcquire and Release on one semaphore of capacity 4 (semaphore), and Redlock
-// acquire+release by 16 goroutines on distinct keys over three independent servers
-// (redlock).
+// (set-par), an explicit 100-GET pipeline of one key (pipeline) and of 100 keys spread
+// over the slot space, every master's share on a cluster (pipeline-spread), uncontended
+// lock acquire+release (lock), 16 goroutines contending for one lock (lock-contended),
+// client-side cached GET of a hot key (cached-get: Respire's DoCached against
+// go-redis's and rueidis's client-side caches, each checking the value it reads), 16
+// goroutines cycling TryAcquire and Release on one semaphore of capacity 4
+// (semaphore), and Redlock acquire+release by 16 goroutines on distinct keys over
+// three independent servers (redlock).
 //
 // The semaphore scenario's ops are cycles, whether or not TryAcquire took a permit;
 // it also reports acquisitions per second, and its latency is that of the cycles that

@@ -61,7 +61,9 @@
 // A fencing token is strictly increasing only while the counter's history survives.
 // Redis replication is asynchronous: after a failover the new master may lack the last
 // increments, and so may a server restored from a backup or an AOF/RDB file older than
-// the last acquisition; the next holder can then get a token that an earlier holder
+// the last acquisition, and a server restarted without persistence has no counter at
+// all (with appendonly yes and appendfsync always, a kill -9 and restart keeps every
+// acknowledged increment); the next holder can then get a token that an earlier holder
 // already had. The resource-side fence still refuses tokens below the highest it
 // accepted, so such a holder is refused rather than allowed to write over newer work,
 // but it cannot write until the counter passes that value. Never expire, evict, reset

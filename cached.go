@@ -43,6 +43,22 @@ func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (
 	if ttl <= 0 {
 		return resp.Value{}, fmt.Errorf("%w: DoCached ttl %v is not positive", ErrInvalidArg, ttl)
 	}
+	// A hit needs neither the command table nor the key's slot. An entry matches only
+	// the arguments it was stored for, and is filed under their key, so an entry found
+	// under args[1] whose arguments are args proves args[1] is the key: the look under
+	// it is a hit or nothing, whatever the command.
+	fast := ""
+	if len(args) > 1 {
+		if k, ok := keyText(args[1]); ok && k != "" {
+			fast = k
+			if c.prefix != "" {
+				k = c.prefix + k
+			}
+			if v, ok, err := c.cache.Hit(ctx, k, args); ok || err != nil {
+				return cachedHit(v, err)
+			}
+		}
+	}
 	var keyBuf [2]int
 	keys, err := cacheableKeys(args, keyBuf[:0])
 	if err != nil {
@@ -59,11 +75,13 @@ func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (
 	if c.prefix != "" {
 		key = c.prefix + key // the name the server uses, and puts in invalidations
 	}
-	if v, ok, err := c.cache.Get(ctx, key, args); ok || err != nil {
-		if err != nil {
-			return resp.Value{}, &conn.CallError{Err: err}
+	switch {
+	case keys[0] == 1 && fast != "":
+		c.cache.CountMiss() // the look above was under the key
+	default:
+		if v, ok, err := c.cache.Get(ctx, key, args); ok || err != nil {
+			return cachedHit(v, err)
 		}
-		return v, nil
 	}
 	v, err := c.readThrough(ctx, ttl, slot, key, keys, args)
 	if err != nil && retryable(ctx, err, args) {
@@ -72,6 +90,15 @@ func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (
 		v, err = c.readThrough(ctx, ttl, slot, key, keys, args)
 	}
 	return v, err
+}
+
+// cachedHit is what DoCached returns for a hit, or for a look that failed while the
+// entry's source caught up (nothing was sent).
+func cachedHit(v resp.Value, err error) (resp.Value, error) {
+	if err != nil {
+		return resp.Value{}, &conn.CallError{Err: err}
+	}
+	return v, nil
 }
 
 // CacheStats returns the client-side cache's counters; zero without a cache.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,7 +55,32 @@ type Cache struct {
 	maxPerShard   int
 	bytesPerShard int64
 
-	hits, misses, stored, discarded, invalidations, flushes, evictions atomic.Int64
+	// hits is counted on every hit, by every goroutine: striped, so hits on one hot key
+	// do not all write one cache line.
+	hits                                                         stripedCounter
+	misses, stored, discarded, invalidations, flushes, evictions atomic.Int64
+}
+
+// stripedCounter is a counter that many goroutines add to at once: each add goes to a
+// stripe of its own cache line picked at random (per-thread random state, no shared
+// write), and a load sums them.
+type stripedCounter struct {
+	stripes [counterStripes]struct {
+		n atomic.Int64
+		_ [56]byte // the rest of a 64-byte line
+	}
+}
+
+const counterStripes = 8
+
+func (s *stripedCounter) add() { s.stripes[rand.Uint32()%counterStripes].n.Add(1) }
+
+func (s *stripedCounter) load() int64 {
+	var n int64
+	for i := range s.stripes {
+		n += s.stripes[i].n.Load()
+	}
+	return n
 }
 
 // shard is one sixteenth of the keys, under its own lock.
@@ -150,6 +176,20 @@ func nanotime() int64 { return int64(time.Since(clockStart)) }
 // removes. When the source is behind, Get waits for it; the error is then ctx's,
 // when ctx ends first. It does not allocate.
 func (c *Cache) Get(ctx context.Context, key string, args []any) (resp.Value, bool, error) {
+	v, ok, err := c.Hit(ctx, key, args)
+	if !ok && err == nil {
+		c.misses.Add(1)
+	}
+	return v, ok, err
+}
+
+// CountMiss counts a miss that Hit found without Get: a caller that looked with Hit
+// first, under what turned out to be the command's key, counts its miss with this.
+func (c *Cache) CountMiss() { c.misses.Add(1) }
+
+// Hit is Get without counting a miss: for a look under what may not be the command's
+// key, which a caller makes before it knows the key's position.
+func (c *Cache) Hit(ctx context.Context, key string, args []any) (resp.Value, bool, error) {
 	// Two looks at most: one that may find the source behind and catch it up, and one
 	// after that, which finds what the catch-up left (possibly another entry, from
 	// another source, which is checked in turn).
@@ -170,10 +210,9 @@ func (c *Cache) Get(ctx context.Context, key string, args []any) (resp.Value, bo
 		if e.removed.Load() {
 			continue // invalidated between the lookup and the check of its source
 		}
-		c.hits.Add(1)
+		c.hits.add()
 		return e.value, true, nil
 	}
-	c.misses.Add(1)
 	return resp.Value{}, false, nil
 }
 
@@ -326,7 +365,7 @@ func (c *Cache) Flush() {
 // Stats returns the counters.
 func (c *Cache) Stats() Stats {
 	st := Stats{
-		Hits: c.hits.Load(), Misses: c.misses.Load(), Stored: c.stored.Load(),
+		Hits: c.hits.load(), Misses: c.misses.Load(), Stored: c.stored.Load(),
 		Discarded: c.discarded.Load(), Invalidations: c.invalidations.Load(),
 		Flushes: c.flushes.Load(), Evictions: c.evictions.Load(),
 	}

@@ -457,7 +457,7 @@ var configurationNotes = []string{
 	"rueidis: rueidis.NewClient with only InitAddress",
 	"rueidis-flush20us: MaxFlushDelay 20µs, as its documentation suggests",
 	"cached-get: respire with ClientSideCache MaxEntries 10,000, read with DoCached (client TTL 1m); go-redis with Protocol 3 and ClientSideCacheConfig MaxEntries 10,000, its typed Get (not on a cluster); rueidis with its default cache (CacheSizeEachConn 128 MiB), read with DoCache (client TTL 1m)",
-	"redis-benchmark: the server-side reference, -n sized to the window from a calibration run; its p50/p99 are its own (per request), its CPU is not this process's",
+	"redis-benchmark: the server-side reference, -n sized from its latest rate and run again until a run lasts the whole window (its rate grows with run length); its p50/p99 are its own (per request), its CPU is not this process's",
 	"semaphore: respire-semaphore is coordination.Semaphore(key, 4) over a default Respire client, permits of 10s; a cycle is one TryAcquire and, when it took a permit, its Release; the harness counts the holders between the two",
 	"redlock: three independent redis-servers that respbench starts for the scenario alone (loopback, free ports, whatever -addr and -cluster say); how each Redlock is set up is under lock waiting",
 	"locks: respire-lock is package lock over a default Respire client; redislock and redsync-goredis run over a default go-redis client, redsync-rueidis over rueidiscompat on a default rueidis client; rueidislock builds its own rueidis client",

@@ -43,7 +43,7 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.duration != 3*time.Second || cfg.warmup != 500*time.Millisecond || cfg.rounds != 3 {
+	if cfg.duration != 2*time.Second || cfg.warmup != 500*time.Millisecond || cfg.rounds != 5 {
 		t.Errorf("defaults = %v, %v, %d rounds", cfg.duration, cfg.warmup, cfg.rounds)
 	}
 	if !slices.Equal(cfg.clients, participantNames()) || !slices.Equal(cfg.scenarios, scenarioNames()) {

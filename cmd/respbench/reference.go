@@ -22,12 +22,16 @@ const referenceName = "redis-benchmark"
 var errNoBenchmarkBinary = errors.New("respbench: redis-benchmark not found in PATH")
 
 // calibrationCalls is the number of calls (pipelines of -P commands) of the first,
-// calibrating run; the following runs are sized from its rate.
+// calibrating run; the measured runs are sized from the latest rate.
 const calibrationCalls = 2000
 
+// maxSizingRuns bounds the runs of one measurement: a run shorter than the window is
+// run again, larger, because redis-benchmark's rate grows with its run's length.
+const maxSizingRuns = 4
+
 // referenceRunner runs redis-benchmark with a scenario's arguments. It has no time
-// limit flag, so the runner measures the rate once and sizes each run (-n) to last
-// about the requested time.
+// limit flag, so the runner sizes each run (-n) from the rate of the last one, and
+// repeats a run that ended before the window did.
 type referenceRunner struct {
 	bin  string
 	host string
@@ -49,16 +53,9 @@ func newReferenceRunner(addr string, args []string) (*referenceRunner, error) {
 }
 
 // pipelineDepth returns the -P of the arguments.
-func (r *referenceRunner) pipelineDepth() int {
-	if i := slices.Index(r.args, "-P"); i >= 0 && i+1 < len(r.args) {
-		if p, err := strconv.Atoi(r.args[i+1]); err == nil && p > 0 {
-			return p
-		}
-	}
-	return 1
-}
+func (r *referenceRunner) pipelineDepth() int { return r.intArg("-P") }
 
-// run runs redis-benchmark for about d and returns its figures: requests/s and the
+// run runs redis-benchmark for at least d and returns its figures: requests/s and the
 // latency percentiles it prints (per request; with -P a request waits for its whole
 // pipeline). Client-side allocation and CPU figures do not apply.
 func (r *referenceRunner) run(ctx context.Context, d time.Duration) (figures, error) {
@@ -67,8 +64,39 @@ func (r *referenceRunner) run(ctx context.Context, d time.Duration) (figures, er
 			return figures{}, err
 		}
 	}
-	n := max(int(r.rate*d.Seconds()), r.pipelineDepth())
-	return r.runN(ctx, n)
+	var f figures
+	var err error
+	for range maxSizingRuns {
+		// 10% over the window, so a run sized from a slightly faster rate still fills it.
+		n := max(int(r.rate*d.Seconds()*1.1), r.pipelineDepth())
+		if f, err = r.runN(ctx, n); err != nil || f.Seconds >= d.Seconds() {
+			break
+		}
+	}
+	return f, err
+}
+
+// clients returns the -c of the arguments.
+func (r *referenceRunner) clients() int { return r.intArg("-c") }
+
+// intArg returns the value of a positive integer flag of the arguments, 1 when absent.
+func (r *referenceRunner) intArg(flag string) int {
+	if i := slices.Index(r.args, flag); i >= 0 && i+1 < len(r.args) {
+		if p, err := strconv.Atoi(r.args[i+1]); err == nil && p > 0 {
+			return p
+		}
+	}
+	return 1
+}
+
+// littleRate is the rate that clients connections keeping depth requests in flight,
+// each answered after p50, sustain (Little's law): redis-benchmark's own figure should
+// be near it, or its rate or its latencies are not what they seem.
+func littleRate(clients, depth int, p50 time.Duration) float64 {
+	if p50 <= 0 {
+		return 0
+	}
+	return float64(clients*depth) / p50.Seconds()
 }
 
 func (r *referenceRunner) runN(ctx context.Context, n int) (figures, error) {
@@ -90,6 +118,7 @@ func (r *referenceRunner) runN(ctx context.Context, n int) (figures, error) {
 	if f.OpsPerSec > 0 {
 		r.rate = f.OpsPerSec
 	}
+	f.LittleOpsPerSec = ptr(littleRate(r.clients(), r.pipelineDepth(), time.Duration(f.P50)))
 	return f, nil
 }
 

@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"math"
+	"testing"
+	"time"
+)
 
 func TestParseBenchmarkCSV(t *testing.T) {
 	out := []byte(`"test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
@@ -35,6 +39,23 @@ func TestReferencePipelineDepth(t *testing.T) {
 		}
 		if got := r.pipelineDepth(); got != want {
 			t.Errorf("%s: -P %d, want %d", sc.name, got, want)
+		}
+	}
+}
+
+func TestLittleRate(t *testing.T) {
+	for _, tc := range []struct {
+		clients, depth int
+		p50            time.Duration
+		want           float64
+	}{
+		{1, 1, 100 * time.Microsecond, 10_000},
+		{64, 1, time.Millisecond, 64_000},
+		{1, 100, 50 * time.Microsecond, 2_000_000},
+		{1, 1, 0, 0},
+	} {
+		if got := littleRate(tc.clients, tc.depth, tc.p50); math.Abs(got-tc.want) > 1e-6*tc.want {
+			t.Errorf("littleRate(%d, %d, %v) = %v, want %v", tc.clients, tc.depth, tc.p50, got, tc.want)
 		}
 	}
 }

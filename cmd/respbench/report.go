@@ -27,8 +27,11 @@ type figures struct {
 	// ServerCPUPerOp is the server's CPU (INFO cpu, user + sys) per operation over the
 	// window; absent on a cluster and for servers respbench does not address.
 	ServerCPUPerOp *float64 `json:"server_cpu_ns_per_op,omitempty"`
-	Errors         int64    `json:"errors"`
-	FirstError     string   `json:"first_error,omitempty"`
+	// LittleOpsPerSec is, for redis-benchmark, the rate its connections and pipeline
+	// depth sustain at its own p50 (Little's law), the check on its ops/s.
+	LittleOpsPerSec *float64 `json:"little_ops_per_sec,omitempty"`
+	Errors          int64    `json:"errors"`
+	FirstError      string   `json:"first_error,omitempty"`
 	// Overlaps counts acquisitions that found another holder (lock-contended only); a
 	// correct lock keeps it at zero.
 	Overlaps *int64 `json:"overlaps,omitempty"`
@@ -191,6 +194,8 @@ func medianFigures(rounds []figures) figures {
 
 		ServerCPUPerOp: ofOpt(func(f figures) *float64 { return f.ServerCPUPerOp }),
 
+		LittleOpsPerSec: ofOpt(func(f figures) *float64 { return f.LittleOpsPerSec }),
+
 		AcquisitionsPerSec: ofOpt(func(f figures) *float64 { return f.AcquisitionsPerSec }),
 	}
 	if a := ofOpt(func(f figures) *float64 { return intFigure(f.Acquisitions) }); a != nil {
@@ -328,6 +333,16 @@ func writeTable(w io.Writer, rep *report) {
 			if m := r.Median; m.AcquisitionsPerSec != nil {
 				fmt.Fprintf(w, "   %s: %s acquisitions/s of %s cycles/s; at most %d of %d permits held at once\n", r.Client,
 					fmtRate(*m.AcquisitionsPerSec), fmtRate(m.OpsPerSec), valueOr(m.MaxOccupancy, 0), sc.Capacity)
+			}
+		}
+		for _, r := range sc.Results {
+			if m := r.Median; m.LittleOpsPerSec != nil && *m.LittleOpsPerSec > 0 {
+				check := "consistent"
+				if q := m.OpsPerSec / *m.LittleOpsPerSec; q < 0.5 || q > 2 {
+					check = "INCONSISTENT: its rate or its latencies are off"
+				}
+				fmt.Fprintf(w, "   %s: %s ops/s over runs of %.1fs; its connections x depth / its p50 give %s ops/s (%s)\n",
+					r.Client, fmtRate(m.OpsPerSec), m.Seconds, fmtRate(*m.LittleOpsPerSec), check)
 			}
 		}
 		for _, n := range notes {

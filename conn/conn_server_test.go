@@ -508,6 +508,55 @@ func TestSelfReadPollsOnlyWhileRepliesAreFast(t *testing.T) {
 	}
 }
 
+// A caller reading the replies of a large batch itself parks without polling, and its
+// wait does not count in the average of round trips, while a small batch still polls.
+func TestSelfReadPollsOnlyForSmallBatches(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	tests := []struct {
+		name      string
+		commands  int
+		wantPolls bool
+	}{
+		{"one command", 1, true},
+		{"batch at the limit", spinMaxReplies, true},
+		{"batch over the limit", 100, false},
+	}
+	for _, tt := range tests {
+		for _, ctxName := range []string{"uncancellable", "cancellable"} {
+			t.Run(tt.name+"/"+ctxName, func(t *testing.T) {
+				c := dialT(t, srv.Addr(), Options{})
+				c.r.spin.budget = time.Millisecond // as in TestSelfReadPollsOnlyWhileRepliesAreFast
+				ctx := context.Background()
+				if ctxName == "cancellable" {
+					ctx = t.Context()
+				}
+				state := func() (polls, avg int64) {
+					c.mu.Lock() // the read role is idle between calls; the lock orders the reads
+					defer c.mu.Unlock()
+					return c.r.spin.polls, c.r.spin.avg
+				}
+				cmds := make([][]any, tt.commands)
+				for i := range cmds {
+					cmds[i] = []any{"PING"}
+				}
+				polls, avg := state()
+				for range 20 {
+					if _, err := c.DoMulti(ctx, cmds...); err != nil {
+						t.Fatal(err)
+					}
+				}
+				gotPolls, gotAvg := state()
+				if polled := gotPolls > polls; polled != tt.wantPolls {
+					t.Errorf("%d polls over 20 batches of %d; want polling %v", gotPolls-polls, tt.commands, tt.wantPolls)
+				}
+				if !tt.wantPolls && gotAvg != avg {
+					t.Errorf("the round-trip average moved from %d to %d ns on batches that do not poll", avg, gotAvg)
+				}
+			})
+		}
+	}
+}
+
 // A caller reading its own reply while the server closes the connection fails at once
 // with an unknown outcome, whether the close comes while it polls or once it parked.
 func TestSelfReadSeesTheServerClose(t *testing.T) {

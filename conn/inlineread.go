@@ -38,7 +38,7 @@ func (c *Conn) readUntilInterruptible(ctx context.Context, cl *call) {
 	}
 	c.mu.Unlock()
 	for {
-		err := c.awaitWholeFrame()
+		err := c.awaitWholeFrame(spins(cl))
 		if err != nil {
 			if c.interruptedBy(err) || errors.Is(err, errFrameTooBig) {
 				c.handReadRole()
@@ -69,8 +69,9 @@ func (c *Conn) readUntilInterruptible(ctx context.Context, cl *call) {
 
 var errFrameTooBig = errors.New("conn: frame larger than the read buffer")
 
-// awaitWholeFrame waits until the read buffer holds a whole frame.
-func (c *Conn) awaitWholeFrame() error {
+// awaitWholeFrame waits until the read buffer holds a whole frame, polling first when
+// spin is set (spin.go).
+func (c *Conn) awaitWholeFrame(spin bool) error {
 	for {
 		if n := c.r.buf.Buffered(); n > 0 {
 			b, _ := c.r.buf.Peek(n)
@@ -81,14 +82,14 @@ func (c *Conn) awaitWholeFrame() error {
 				return errFrameTooBig
 			}
 		}
-		start := c.awaitBytes()
+		start := c.awaitBytes(spin)
 		if _, err := c.r.buf.Peek(c.r.buf.Buffered() + 1); err != nil {
 			if err == io.EOF && c.r.buf.Buffered() > 0 {
 				err = io.ErrUnexpectedEOF // the stream ended inside a frame, as the reader says
 			}
 			return err
 		}
-		c.spinDone(start)
+		c.spinDone(start, spin)
 	}
 }
 

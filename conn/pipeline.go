@@ -489,14 +489,15 @@ func fromNanotime(t int64) time.Time { return clockStart.Add(time.Duration(t - 1
 // cl is complete (or the connection fails), then passes the role on if calls still
 // wait.
 func (c *Conn) readUntil(cl *call) {
+	spin := spins(cl)
 	for {
 		if c.r.buf.Buffered() == 0 {
-			start := c.awaitBytes()
+			start := c.awaitBytes(spin)
 			if _, err := c.r.buf.Peek(1); err != nil {
 				c.fatal(err)
 				return
 			}
-			c.spinDone(start)
+			c.spinDone(start, spin)
 		}
 		done, err := c.readOne(cl)
 		if err != nil {

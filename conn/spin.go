@@ -21,6 +21,16 @@ import (
 // spinBudget is the longest a reader polls before it parks.
 const spinBudget = 50 * time.Microsecond
 
+// spinMaxReplies is the most replies a call may wait for and still poll. A larger
+// batch keeps the server busy for about as long as the budget, so its caller would
+// spend the whole budget polling and park anyway: a pipeline of 100 spent a tenth of
+// its client CPU so. Its waits are not counted in the average either, which is about
+// round trips.
+const spinMaxReplies = 16
+
+// spins says whether the caller of cl polls for its replies.
+func spins(cl *call) bool { return cl.want <= spinMaxReplies }
+
 // spinWait is the state of a connection's polling, used only by the holder of the read
 // role. Its callback is bound once per connection: a closure per poll would allocate.
 type spinWait struct {
@@ -35,11 +45,11 @@ type spinWait struct {
 // awaitBytes returns once the socket has bytes to read, or the wait should go to the
 // poller: after spinBudget, when replies are slow, on any error (which the read that
 // follows reports), or on a transport that cannot be polled (TLS). It returns the time
-// it started, for spinDone.
-func (c *Conn) awaitBytes() int64 {
+// it started, for spinDone. Without spin it returns at once.
+func (c *Conn) awaitBytes(spin bool) int64 {
 	start := nanotime()
 	s := &c.r.spin
-	if c.raw == nil || s.avg > int64(s.budget) {
+	if !spin || c.raw == nil || s.avg > int64(s.budget) {
 		return start
 	}
 	for {
@@ -54,8 +64,12 @@ func (c *Conn) awaitBytes() int64 {
 	}
 }
 
-// spinDone records how long the wait that began at start took, once bytes came.
-func (c *Conn) spinDone(start int64) {
+// spinDone records how long the wait that began at start took, once bytes came, for
+// a wait that could spin.
+func (c *Conn) spinDone(start int64, spin bool) {
+	if !spin {
+		return
+	}
 	s := &c.r.spin
 	s.avg += (nanotime() - start - s.avg) / 8
 }

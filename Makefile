@@ -43,7 +43,7 @@ test: deps
 # run and 50 runs of each scenario, standalone and on a Cluster) and the fault scenarios
 # of test/faults, each for SOAK_DURATION. To add a scenario to the soak, add its test
 # name to SOAK_RUN.
-SOAK_RUN      ?= Coherence|TestS1PausedHolder|TestS2Restart|TestS4Partition|TestS5|TestS6ResetMidReply|TestS11Cancellation
+SOAK_RUN      ?= Coherence|TestS1PausedHolder|TestS2Restart|TestS4Partition|TestS5|TestS6ResetMidReply|TestS11Cancellation|TestS3SentinelFailover|TestS7|TestS8ACLDenial|TestS9ClusterReshardAndFailover|TestS10TrackingInvalidationLoss
 SOAK_DURATION ?= 5m
 soak: deps
 	RESPIRE_SOAK=1 RESPIRE_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -race -count=1 -timeout 300m -run '$(SOAK_RUN)' -v $(TESTFLAGS) . ./test/faults/

@@ -123,21 +123,42 @@ func (b *Plan) part(n *clusterNode, last int) int {
 	return len(b.parts) - 1
 }
 
-// doBatch sends the batch b and releases it: each node's part as one pipeline (the
+// doPlan sends the batch b and releases it: each node's part as one pipeline (the
 // parts concurrently), the results in b's order, and each command that was redirected
 // or told to try again retried alone, in place. A batch for one node, the common case
 // (one key, a hash tag), is sent as it was encoded and its results are the node's.
 func (r *Cluster) doPlan(ctx context.Context, b *Plan) ([]conn.Result, error) {
 	defer b.Release()
-	n := b.Len()
-	var first *clusterNode // the node of the first command with keys
-	single := true
+	first, single, err := r.locate(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	if single {
+		// Commands without keys go with the others: any master serves them.
+		cn, res, err := r.sendPart(ctx, first, b.Len(), b.buf)
+		if err != nil {
+			return nil, err
+		}
+		for i := range res {
+			r.retryMember(ctx, b, res, i, cn)
+		}
+		return res, nil
+	}
+	b.split(first)
+	r.sendParts(ctx, b)
+	return r.merge(ctx, b)
+}
+
+// locate finds the node of each command of b (nil for a command without keys) and
+// returns the node of the first command with keys (any master when none has keys),
+// and whether every command with keys goes there.
+func (r *Cluster) locate(ctx context.Context, b *Plan) (first *clusterNode, single bool, err error) {
+	single = true
 	for _, s := range b.slots {
 		var nd *clusterNode
 		if s != AnySlot {
-			var err error
 			if nd, err = r.nodeFor(ctx, Slot(s)); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			if first == nil {
 				first = nd
@@ -147,22 +168,16 @@ func (r *Cluster) doPlan(ctx context.Context, b *Plan) ([]conn.Result, error) {
 		b.nodes = append(b.nodes, nd)
 	}
 	if first == nil {
-		var err error
 		if first, err = r.anyMaster(ctx); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	if single {
-		// Commands without keys go with the others: any master serves them.
-		cn, res, err := r.sendPart(ctx, first, n, b.buf)
-		if err != nil {
-			return nil, err
-		}
-		for i := range res {
-			r.retryMember(ctx, b, res, i, cn)
-		}
-		return res, nil
-	}
+	return first, single, nil
+}
+
+// split copies each command of b into the part of its node; commands without keys go
+// to first's.
+func (b *Plan) split(first *clusterNode) {
 	last := 0
 	for i, nd := range b.nodes {
 		if nd == nil {
@@ -173,6 +188,11 @@ func (r *Cluster) doPlan(ctx context.Context, b *Plan) ([]conn.Result, error) {
 		p.idx = append(p.idx, i)
 		p.buf = append(p.buf, b.command(i)...)
 	}
+}
+
+// sendParts sends every part of b to its node, the first on this goroutine and the
+// others concurrently, and waits for all of them.
+func (r *Cluster) sendParts(ctx context.Context, b *Plan) {
 	for i := 1; i < len(b.parts); i++ {
 		p := &b.parts[i]
 		b.wg.Add(1)
@@ -184,7 +204,12 @@ func (r *Cluster) doPlan(ctx context.Context, b *Plan) ([]conn.Result, error) {
 	p0 := &b.parts[0]
 	p0.cn, p0.res, p0.err = r.sendPart(ctx, p0.node, len(p0.idx), p0.buf)
 	b.wg.Wait()
-	out := make([]conn.Result, n)
+}
+
+// merge puts the parts' results back in b's order, retrying alone each command that
+// was redirected; a part that failed fails the batch.
+func (r *Cluster) merge(ctx context.Context, b *Plan) ([]conn.Result, error) {
+	out := make([]conn.Result, b.Len())
 	var errs []error
 	for k := range b.parts {
 		p := &b.parts[k]

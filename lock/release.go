@@ -9,7 +9,6 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
-	"github.com/respire/respire/pool"
 	"github.com/respire/respire/resp"
 )
 
@@ -221,7 +220,7 @@ func harmless(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ce) || errors.As(err, &ne) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
-		errors.Is(err, respire.ErrClosed) || errors.Is(err, pool.ErrClosed)
+		errors.Is(err, respire.ErrClosed)
 }
 
 func isNoPerm(err error) bool { return resp.HasCode(err, "NOPERM") }

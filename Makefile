@@ -49,15 +49,24 @@ soak: deps
 	RESPIRE_SOAK=1 RESPIRE_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -race -count=1 -timeout 300m -run '$(SOAK_RUN)' -v $(TESTFLAGS) . ./test/faults/
 
 # bench: the main job. respbench runs Respire side by side with go-redis, rueidis and
-# the lock libraries against a redis-server it starts, and writes the table, JSON and
-# chart; BENCHFLAGS passes flags (e.g. BENCHFLAGS='-duration 1s -rounds 3').
+# the lock libraries against a redis-server it starts (medians of 5 rounds, reference
+# rows beside the lock and cache figures), then the -sweep cost curves and the -memory
+# figures, and writes the README-ready table (docs/respbench.txt), the charts
+# (docs/respbench.png, docs/respbench-sweep.png) and every figure as JSON
+# (respbench.json). About 15 minutes on 2 cores; BENCHFLAGS passes flags (e.g.
+# BENCHFLAGS='-duration 1s -rounds 3', or -addr host:port for a server respbench cannot
+# start itself, such as an emulator profile).
 BENCHFLAGS ?=
 bench: deps
-	cd cmd/respbench && $(GO) run . -json ../../respbench.json -chart ../../respbench.png $(BENCHFLAGS)
+	cd cmd/respbench && $(GO) run . -sweep -memory -json ../../respbench.json \
+		-table ../../docs/respbench.txt -chart ../../docs/respbench.png \
+		-sweep-chart ../../docs/respbench-sweep.png $(BENCHFLAGS)
 
-# bench-go: the library's own Go benchmarks with allocation figures, for benchstat.
+# bench-go: the library's own Go benchmarks with allocation figures, for benchstat
+# (run it with -count 6 before and after a change: BENCHGOFLAGS='-count 6').
+BENCHGOFLAGS ?=
 bench-go: deps
-	$(GO) test -run '^$$' -bench . -benchmem ./resp/ ./conn/ ./pool/ ./internal/command/ .
+	$(GO) test -run '^$$' -bench . -benchmem $(BENCHGOFLAGS) ./resp/ ./conn/ ./pool/ ./internal/command/ ./cache/ ./lock/ .
 
 # fuzz: a bounded run of every fuzz target, FUZZTIME each (the corpora under
 # testdata/fuzz/ already run as ordinary tests in `make test`). Every target runs even

@@ -85,7 +85,7 @@ func (b *bench) open(ctx context.Context, rep *report) error {
 			return fmt.Errorf("respbench: store %s: %w", kv[0], err)
 		}
 	}
-	if b.scenarioSelected(kindData) {
+	if b.scenarioSelected(kindData) || b.cfg.sweep {
 		for _, spec := range clientSpecs {
 			if spec.open == nil || !b.selected(spec.name) {
 				continue
@@ -330,7 +330,10 @@ func (b *bench) plannedSteps() int {
 		}
 		steps += n * b.cfg.rounds
 	}
-	return steps
+	if b.cfg.memory {
+		steps += len(memoryClients)
+	}
+	return steps + b.sweepSteps()
 }
 
 // run measures every selected scenario in interleaved rounds: every participant runs a
@@ -349,6 +352,20 @@ func (b *bench) run(ctx context.Context, rep *report) error {
 			return ctx.Err()
 		}
 		rep.Scenarios = append(rep.Scenarios, res)
+	}
+	if b.cfg.sweep {
+		pts, err := b.runSweep(ctx)
+		if err != nil {
+			return err
+		}
+		rep.Sweep = pts
+	}
+	if b.cfg.memory {
+		ms, err := b.runMemory(ctx)
+		if err != nil {
+			return err
+		}
+		rep.Memory = ms
 	}
 	return nil
 }

@@ -77,7 +77,12 @@ func writeChart(path string, rep *report) error {
 		}
 	}
 	height := chartHeader + vg.Length(rows)*chartRowHeight
+	return drawGrid(path, rep, grid, height)
+}
 
+// drawGrid draws rep's header and the panels of grid (nil for an empty cell) into
+// path, a .png or .svg file of the chart's width and the given height.
+func drawGrid(path string, rep *report, grid [][]*plot.Plot, height vg.Length) error {
 	var (
 		canvas vg.CanvasWriterTo
 		dc     draw.Canvas
@@ -95,7 +100,7 @@ func writeChart(path string, rep *report) error {
 
 	drawHeader(dc, rep, height)
 	tiles := draw.Tiles{
-		Rows: rows, Cols: cols,
+		Rows: len(grid), Cols: len(grid[0]),
 		PadTop: chartHeader, PadBottom: 0.15 * vg.Inch,
 		PadLeft: 0.15 * vg.Inch, PadRight: 0.3 * vg.Inch,
 		PadX: 0.5 * vg.Inch, PadY: 0.35 * vg.Inch,

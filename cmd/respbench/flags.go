@@ -29,6 +29,14 @@ type config struct {
 	jsonPath  string
 	chartPath string
 	quick     bool
+	// sweep adds the cost curves (sweep.go), memory the memory figures (memory.go).
+	sweep          bool
+	sweepDuration  time.Duration
+	sweepRounds    int
+	sweepChartPath string
+	memory         bool
+	// tablePath, if set, also gets the printed table.
+	tablePath string
 }
 
 // errUsage marks a command line that cannot run; the flag package has printed why.
@@ -54,6 +62,12 @@ func parseFlags(args []string, stderr io.Writer, names, scenarioNames []string) 
 	fs.DurationVar(&cfg.lockRetry, "lock-retry", time.Millisecond, "retry interval of lock libraries that poll (redislock, redsync) under contention")
 	fs.StringVar(&cfg.jsonPath, "json", "", "write every figure, per round and median, to this `file`")
 	fs.StringVar(&cfg.chartPath, "chart", "", "write a bar chart of ops/s to this `file` (.png or .svg)")
+	fs.BoolVar(&cfg.sweep, "sweep", false, "also measure ops/s, p50/p99 and client CPU per GET against goroutines (1 to 1,024) and value size (16 B to 1 MiB) for "+strings.Join(sweepClients, ", "))
+	fs.DurationVar(&cfg.sweepDuration, "sweep-duration", sweepDefaultDuration, "length of each -sweep window")
+	fs.IntVar(&cfg.sweepRounds, "sweep-rounds", sweepDefaultRounds, "interleaved rounds per -sweep point; medians are reported")
+	fs.StringVar(&cfg.sweepChartPath, "sweep-chart", "", "write -sweep's curves to this `file` (.png or .svg)")
+	fs.BoolVar(&cfg.memory, "memory", false, "also measure the heap and RSS of "+strings.Join(memoryClients, ", ")+": idle, per connection, 1,000 commands in flight, after a burst of 1 MiB values")
+	fs.StringVar(&cfg.tablePath, "table", "", "also write the printed table to this `file`")
 	fs.BoolVar(&cfg.quick, "quick", false, fmt.Sprintf("smoke test: %v windows after %v warm-ups unless -duration/-warmup are given", quickDuration, quickWarmup))
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: respbench [flags]\n\nRuns Respire side by side with go-redis, rueidis and the lock libraries built on them, against one redis-server.\n\n")
@@ -82,6 +96,12 @@ func parseFlags(args []string, stderr io.Writer, names, scenarioNames []string) 
 		if !set["warmup"] {
 			cfg.warmup = quickWarmup
 		}
+		if !set["sweep-duration"] {
+			cfg.sweepDuration = quickDuration
+		}
+		if !set["sweep-rounds"] {
+			cfg.sweepRounds = 1
+		}
 	}
 	if !cfg.cluster && strings.Contains(cfg.addr, ",") {
 		return bad("-addr lists several nodes: add -cluster for a Redis Cluster")
@@ -100,6 +120,15 @@ func parseFlags(args []string, stderr io.Writer, names, scenarioNames []string) 
 	}
 	if ext := chartFormat(cfg.chartPath); cfg.chartPath != "" && ext == "" {
 		return bad("-chart must name a .png or .svg file")
+	}
+	if ext := chartFormat(cfg.sweepChartPath); cfg.sweepChartPath != "" && ext == "" {
+		return bad("-sweep-chart must name a .png or .svg file")
+	}
+	if cfg.sweepChartPath != "" && !cfg.sweep {
+		return bad("-sweep-chart needs -sweep")
+	}
+	if cfg.sweepDuration <= 0 || cfg.sweepRounds < 1 {
+		return bad("-sweep-duration must be positive and -sweep-rounds at least 1")
 	}
 	var err error
 	if cfg.clients, err = selectNames(names, clients); err != nil {

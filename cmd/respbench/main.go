@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -93,6 +94,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if cfg.chartPath != "" {
 		if err := writeChart(cfg.chartPath, rep); err != nil {
 			fmt.Fprintf(stderr, "respbench: -chart: %v\n", err)
+			code = exitFailed
+		}
+	}
+	if cfg.sweepChartPath != "" {
+		if err := writeSweepChart(cfg.sweepChartPath, rep); err != nil {
+			fmt.Fprintf(stderr, "respbench: -sweep-chart: %v\n", err)
+			code = exitFailed
+		}
+	}
+	if cfg.tablePath != "" {
+		var buf bytes.Buffer
+		writeTable(&buf, rep)
+		if err := os.WriteFile(cfg.tablePath, buf.Bytes(), 0o644); err != nil {
+			fmt.Fprintf(stderr, "respbench: -table: %v\n", err)
 			code = exitFailed
 		}
 	}

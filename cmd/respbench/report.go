@@ -141,6 +141,8 @@ type report struct {
 	Lockers    []lockerNote     `json:"lockers,omitempty"`
 	Notes      []string         `json:"notes,omitempty"`
 	Scenarios  []scenarioResult `json:"scenarios"`
+	Sweep      []sweepPoint     `json:"sweep,omitempty"`
+	Memory     []memoryResult   `json:"memory,omitempty"`
 }
 
 // median returns the median of xs (the mean of the middle two for an even count), or
@@ -364,6 +366,12 @@ func writeTable(w io.Writer, rep *report) {
 		default:
 			fmt.Fprintln(w, "   Respire / best peer: n/a (Respire or every peer is missing from this run)")
 		}
+	}
+	if len(rep.Sweep) > 0 {
+		writeSweepTable(w, rep.Sweep)
+	}
+	if len(rep.Memory) > 0 {
+		writeMemoryTable(w, rep.Memory)
 	}
 	if len(rep.Lockers) > 0 {
 		fmt.Fprintln(w, "\nlock waiting:")

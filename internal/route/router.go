@@ -36,6 +36,8 @@ type backend interface {
 	release(cn *conn.Conn, reusable bool)
 	dial(ctx context.Context, t Target, adjust func(*conn.Options)) (*conn.Conn, error)
 	masterTargets(ctx context.Context) ([]Target, error)
+	// observe learns from a command's failure (under Sentinel, READONLY or a broken
+	// connection makes it look for the master again); one server's Do calls it.
 	observe(ctx context.Context, err error)
 	stats() pool.Stats
 	close() error
@@ -183,11 +185,6 @@ func (r *Router) Resolve(ctx context.Context) error {
 	}
 	return r.cluster.refresher.Refresh(ctx)
 }
-
-// Observe learns from the failure of a command the caller sent on a connection of
-// its own: under Sentinel, READONLY or a broken connection makes it look for the
-// master again.
-func (r *Router) Observe(ctx context.Context, err error) { r.b.observe(ctx, err) }
 
 // OnTopologyChange makes f run whenever a slot that had a server gets another one
 // while connections to the old one stay open (a Cluster's slot migration, which leaves

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,7 +95,7 @@ func (b *bench) runMemory(ctx context.Context) ([]memoryResult, error) {
 	}
 	var out []memoryResult
 	for _, spec := range clientSpecs {
-		if !containsName(memoryClients, spec.name) || !b.selected(spec.name) || spec.open == nil {
+		if !slices.Contains(memoryClients, spec.name) || !b.selected(spec.name) || spec.open == nil {
 			continue
 		}
 		b.prog.step("memory " + spec.name)
@@ -105,15 +106,6 @@ func (b *bench) runMemory(ctx context.Context) ([]memoryResult, error) {
 		out = append(out, r)
 	}
 	return out, nil
-}
-
-func containsName(names []string, name string) bool {
-	for _, n := range names {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }
 
 func (b *bench) memoryOf(ctx context.Context, spec clientSpec, burstKey string) (memoryResult, error) {

@@ -36,6 +36,22 @@ func TestAllocBudget(t *testing.T) {
 		cmds[i] = []any{"GET", key}
 		payload, _ = resp.AppendCommand(payload, "GET", key)
 	}
+	other := dialT(t, srv.Addr(), Options{})
+	startBoth := func(ctx context.Context) error {
+		var pend [2]Pending
+		for i, cn := range []*Conn{c, other} {
+			var err error
+			if pend[i], err = cn.StartEncoded(ctx, 100, payload); err != nil {
+				return err
+			}
+		}
+		for i := range pend {
+			if _, err := pend[i].Wait(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	tests := []struct {
 		name     string
 		commands int
@@ -46,6 +62,8 @@ func TestAllocBudget(t *testing.T) {
 		{"GET cancellable", 1, 0.1, func() error { _, err := c.Do(cancellable, "GET", "alloc:0"); return err }},
 		{"DoMulti 100 GETs", 100, 0.05, func() error { _, err := c.DoMulti(cancellable, cmds...); return err }},
 		{"DoEncoded 100 GETs", 100, 0.05, func() error { _, err := c.DoEncoded(cancellable, 100, payload); return err }},
+		{"StartEncoded 100 GETs on two connections", 200, 0.05, func() error { return startBoth(context.Background()) }},
+		{"StartEncoded 100 GETs on two connections, cancellable", 200, 0.05, func() error { return startBoth(cancellable) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -391,20 +391,11 @@ func (c *Conn) DoMultiWith(ctx context.Context, keyPrefix string, keys [][]int, 
 // payload must hold exactly n complete commands: a wrong n desynchronises the
 // connection, which then breaks on the first reply without a request.
 func (c *Conn) DoEncoded(ctx context.Context, n int, payload []byte) ([]Result, error) {
-	if n <= 0 || len(payload) == 0 {
-		return nil, fmt.Errorf("%w: %d commands in %d bytes", ErrInvalidOptions, n, len(payload))
-	}
-	cl := getCall(n)
-	cl.multi = true
-	cl.results = make([]Result, 0, n)
-	if err := c.lockForEnqueue(ctx); err != nil {
-		putCall(cl)
+	p, err := c.StartEncoded(ctx, n, payload)
+	if err != nil {
 		return nil, err
 	}
-	start := len(c.w.buf)
-	c.w.buf = append(c.w.buf, payload...)
-	c.submitLocked(ctx, cl, start)
-	return c.waitResults(ctx, cl)
+	return p.Wait()
 }
 
 func (c *Conn) waitResults(ctx context.Context, cl *call) ([]Result, error) {

@@ -1,0 +1,61 @@
+package conn
+
+import (
+	"context"
+	"fmt"
+)
+
+// Pending is a batch that StartEncoded has handed to its connection: written, or about
+// to be, with its replies still to come. Wait collects them. It is a few words, so a
+// caller with batches for several connections keeps them in a slice it reuses, without
+// allocating.
+type Pending struct {
+	c   *Conn
+	cl  *call
+	ctx context.Context // StartEncoded's: the watch the call was registered with is for it
+}
+
+// StartEncoded is the first half of DoEncoded: it hands the n encoded commands of
+// payload to the connection and returns without waiting for their replies. When ctx
+// cannot be cancelled and nothing is in flight, they are written on the calling
+// goroutine before StartEncoded returns (with a cancellable ctx, as much as the socket
+// takes at once), so a caller with batches for several servers writes them all before
+// it waits for any, and needs no goroutine per server. payload may be reused as soon as
+// StartEncoded returns.
+//
+// On success the caller must call Wait exactly once, even when it no longer wants the
+// replies (once ctx has ended Wait returns at once): until then the caller may hold the
+// connection's read role, and nobody else's replies on that connection are read.
+// Batches started on one connection must be waited for in the order they were started;
+// batches on different connections may be waited for in any order.
+func (c *Conn) StartEncoded(ctx context.Context, n int, payload []byte) (Pending, error) {
+	if n <= 0 || len(payload) == 0 {
+		return Pending{}, fmt.Errorf("%w: %d commands in %d bytes", ErrInvalidOptions, n, len(payload))
+	}
+	cl := getCall(n)
+	cl.multi = true
+	cl.results = make([]Result, 0, n)
+	if err := c.lockForEnqueue(ctx); err != nil {
+		putCall(cl)
+		return Pending{}, err
+	}
+	start := len(c.w.buf)
+	c.w.buf = append(c.w.buf, payload...)
+	c.submitLocked(ctx, cl, start)
+	return Pending{c: c, cl: cl, ctx: ctx}, nil
+}
+
+// Wait is the second half of DoEncoded: it waits for the replies of the batch p stands
+// for and returns their results in order, with the errors DoEncoded returns. If the
+// context given to StartEncoded ends first, Wait returns at once with a *CallError that
+// says whether the batch was sent; a batch already written still runs, and its replies
+// are read and dropped. A second Wait, or Wait on the zero Pending, returns
+// ErrInvalidOptions: after the first, the call behind p belongs to the connection again.
+func (p *Pending) Wait() ([]Result, error) {
+	if p.cl == nil {
+		return nil, fmt.Errorf("%w: no batch pending", ErrInvalidOptions)
+	}
+	c, cl, ctx := p.c, p.cl, p.ctx
+	*p = Pending{}
+	return c.waitResults(ctx, cl)
+}

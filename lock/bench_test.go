@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/conn"
 	"github.com/respire/respire/test/emulator"
 	"github.com/respire/respire/test/testserver"
 )
@@ -30,7 +31,8 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		}
 		b.Cleanup(func() { c.Close() })
 		b.Run(name+"/lock", func(b *testing.B) { benchCycles(b, lockCycle(New(c))) })
-		b.Run(name+"/commands", func(b *testing.B) { benchCycles(b, commandCycle(b, c, p == "")) })
+		b.Run(name+"/commands", func(b *testing.B) { benchCycles(b, commandCycle(b, c, p == "", false)) })
+		b.Run(name+"/commands-split", func(b *testing.B) { benchCycles(b, commandCycle(b, c, p == "", true)) })
 	}
 }
 
@@ -65,8 +67,9 @@ func lockCycle(locks *Locker) func(ctx context.Context, key string) error {
 }
 
 // commandCycle is the lock's SET NX PX and its release (the script on Redis 7, DELEX
-// otherwise) by plain Do.
-func commandCycle(b *testing.B, c *respire.Client, script bool) func(ctx context.Context, key string) error {
+// otherwise) by plain Do; split sends the release on the lock connection, as the lock
+// does, which measures what splitting a cycle over two connections costs.
+func commandCycle(b *testing.B, c *respire.Client, script, split bool) func(ctx context.Context, key string) error {
 	const token = "0123456789abcdef0123456789abcdef"
 	if script {
 		if _, err := c.Do(context.Background(), "SCRIPT", "LOAD", releaseScript.src); err != nil {
@@ -77,11 +80,17 @@ func commandCycle(b *testing.B, c *respire.Client, script bool) func(ctx context
 		if _, err := c.Do(ctx, "SET", key, token, "NX", "PX", int64(10000)); err != nil {
 			return err
 		}
-		var err error
+		args := []any{"DELEX", key, "IFEQ", token}
 		if script {
-			_, err = c.Do(ctx, "EVALSHA", releaseScript.sha, 1, key, token)
-		} else {
-			_, err = c.Do(ctx, "DELEX", key, "IFEQ", token)
+			args = []any{"EVALSHA", releaseScript.sha, 1, key, token}
+		}
+		if !split {
+			_, err := c.Do(ctx, args...)
+			return err
+		}
+		cn, err := c.LockConnFor(ctx, key)
+		if err == nil {
+			_, _, err = c.LockDoOn(ctx, cn, conn.CallOptions{}, args...)
 		}
 		return err
 	}

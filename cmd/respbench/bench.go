@@ -359,6 +359,7 @@ func (b *bench) run(ctx context.Context, rep *report) error {
 			return err
 		}
 		rep.Sweep = pts
+		rep.SweepDuration, rep.SweepRounds = b.cfg.sweepDuration.String(), b.cfg.sweepRounds
 	}
 	if b.cfg.memory {
 		ms, err := b.runMemory(ctx)

@@ -77,12 +77,12 @@ func writeChart(path string, rep *report) error {
 		}
 	}
 	height := chartHeader + vg.Length(rows)*chartRowHeight
-	return drawGrid(path, rep, grid, height)
+	return drawGrid(path, mainHeader(rep), grid, height)
 }
 
-// drawGrid draws rep's header and the panels of grid (nil for an empty cell) into
+// drawGrid draws the header h and the panels of grid (nil for an empty cell) into
 // path, a .png or .svg file of the chart's width and the given height.
-func drawGrid(path string, rep *report, grid [][]*plot.Plot, height vg.Length) error {
+func drawGrid(path string, h header, grid [][]*plot.Plot, height vg.Length) error {
 	var (
 		canvas vg.CanvasWriterTo
 		dc     draw.Canvas
@@ -98,7 +98,7 @@ func drawGrid(path string, rep *report, grid [][]*plot.Plot, height vg.Length) e
 		return fmt.Errorf("respbench: chart %s: not a .png or .svg file", path)
 	}
 
-	drawHeader(dc, rep, height)
+	drawHeader(dc, h)
 	tiles := draw.Tiles{
 		Rows: len(grid), Cols: len(grid[0]),
 		PadTop: chartHeader, PadBottom: 0.15 * vg.Inch,
@@ -128,7 +128,26 @@ func writeCanvas(path string, c io.WriterTo) error {
 	return f.Close()
 }
 
-func drawHeader(dc draw.Canvas, rep *report, height vg.Length) {
+// header is a chart's title and the line under it.
+type header struct{ title, sub string }
+
+// mainHeader is the header of the scenario chart.
+func mainHeader(rep *report) header {
+	return header{
+		title: "respbench: operations per second (higher is better)",
+		sub: fmt.Sprintf("median of %d rounds of %s; %s, %d CPUs, %s; each panel has its own scale; grey = a reference row (redis-benchmark, ref-*)",
+			rep.Rounds, rep.Duration, serverName(rep), rep.NumCPU, rep.GoVersion),
+	}
+}
+
+func serverName(rep *report) string {
+	if rep.Server.Version != "" {
+		return "redis " + rep.Server.Version
+	}
+	return rep.Server.Addr
+}
+
+func drawHeader(dc draw.Canvas, h header) {
 	title := text.Style{
 		Font:    font.From(plot.DefaultFont, vg.Points(20)),
 		Handler: plot.DefaultTextHandler,
@@ -139,14 +158,8 @@ func drawHeader(dc draw.Canvas, rep *report, height vg.Length) {
 	sub.Font = font.From(plot.DefaultFont, vg.Points(12))
 	sub.Color = color.Gray{Y: 0x50}
 	mid := dc.Min.X + (dc.Max.X-dc.Min.X)/2
-	dc.FillText(title, vg.Point{X: mid, Y: dc.Max.Y - 0.15*vg.Inch}, "respbench: operations per second (higher is better)")
-	server := rep.Server.Addr
-	if rep.Server.Version != "" {
-		server = "redis " + rep.Server.Version
-	}
-	dc.FillText(sub, vg.Point{X: mid, Y: dc.Max.Y - 0.5*vg.Inch}, fmt.Sprintf(
-		"median of %d rounds of %s; %s, %d CPUs, %s; each panel has its own scale; grey = redis-benchmark, the server-side reference",
-		rep.Rounds, rep.Duration, server, rep.NumCPU, rep.GoVersion))
+	dc.FillText(title, vg.Point{X: mid, Y: dc.Max.Y - 0.15*vg.Inch}, h.title)
+	dc.FillText(sub, vg.Point{X: mid, Y: dc.Max.Y - 0.5*vg.Inch}, h.sub)
 }
 
 // scenarioPanel draws one scenario: a horizontal bar per participant, Respire on top.

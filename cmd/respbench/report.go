@@ -142,7 +142,10 @@ type report struct {
 	Notes      []string         `json:"notes,omitempty"`
 	Scenarios  []scenarioResult `json:"scenarios"`
 	Sweep      []sweepPoint     `json:"sweep,omitempty"`
-	Memory     []memoryResult   `json:"memory,omitempty"`
+	// SweepDuration and SweepRounds are the sweep's windows; empty without -sweep.
+	SweepDuration string         `json:"sweep_duration,omitempty"`
+	SweepRounds   int            `json:"sweep_rounds,omitempty"`
+	Memory        []memoryResult `json:"memory,omitempty"`
 }
 
 // median returns the median of xs (the mean of the middle two for an even count), or

@@ -144,6 +144,7 @@ func writeSweepTable(w io.Writer, points []sweepPoint) {
 			title = fmt.Sprintf("== sweep: GET at %d goroutines against the value's size", sweepSizeGoroutines)
 		}
 		fmt.Fprintf(w, "\n%s\n", title)
+		fmt.Fprintln(w, "   medians of the -sweep rounds; vs respire: Respire's ops/s over the row's, at the same point")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "   %s\tclient\tops/s\tvs respire\tp50\tp99\tallocs/op\tCPU/op\t\n", strings.ReplaceAll(axis, "_", " "))
 		mine := map[int]float64{}
@@ -169,7 +170,6 @@ func writeSweepTable(w io.Writer, points []sweepPoint) {
 		}
 		tw.Flush()
 	}
-	fmt.Fprintln(w, "   vs respire: Respire's ops/s over the row's, at the same point")
 }
 
 // fmtBytes prints a size: 16 B, 1 KiB, 1 MiB.

@@ -77,5 +77,10 @@ func writeSweepChart(path string, rep *report) error {
 		}
 		grid[i/2][i%2] = p
 	}
-	return drawGrid(path, rep, grid, chartHeader+2*chartRowHeight*1.3)
+	h := header{
+		title: "respbench -sweep: cost curves (log-log)",
+		sub: fmt.Sprintf("median of %d rounds of %s per point; %s, %d CPUs, %s",
+			rep.SweepRounds, rep.SweepDuration, serverName(rep), rep.NumCPU, rep.GoVersion),
+	}
+	return drawGrid(path, h, grid, chartHeader+2*chartRowHeight*1.3)
 }

@@ -37,11 +37,12 @@ func TestAllocBudget(t *testing.T) {
 		payload, _ = resp.AppendCommand(payload, "GET", key)
 	}
 	other := dialT(t, srv.Addr(), Options{})
-	startBoth := func(ctx context.Context) error {
+	reused := [2][]Result{make([]Result, 0, 100), make([]Result, 0, 100)}
+	startBoth := func(ctx context.Context, results *[2][]Result) error {
 		var pend [2]Pending
 		for i, cn := range []*Conn{c, other} {
 			var err error
-			if pend[i], err = cn.StartEncoded(ctx, 100, payload); err != nil {
+			if pend[i], err = cn.StartEncoded(ctx, 100, payload, results[i]); err != nil {
 				return err
 			}
 		}
@@ -62,8 +63,10 @@ func TestAllocBudget(t *testing.T) {
 		{"GET cancellable", 1, 0.1, func() error { _, err := c.Do(cancellable, "GET", "alloc:0"); return err }},
 		{"DoMulti 100 GETs", 100, 0.05, func() error { _, err := c.DoMulti(cancellable, cmds...); return err }},
 		{"DoEncoded 100 GETs", 100, 0.05, func() error { _, err := c.DoEncoded(cancellable, 100, payload); return err }},
-		{"StartEncoded 100 GETs on two connections", 200, 0.05, func() error { return startBoth(context.Background()) }},
-		{"StartEncoded 100 GETs on two connections, cancellable", 200, 0.05, func() error { return startBoth(cancellable) }},
+		{"StartEncoded 100 GETs on two connections", 200, 0.05, func() error { return startBoth(context.Background(), &[2][]Result{}) }},
+		{"StartEncoded 100 GETs on two connections, cancellable", 200, 0.05, func() error { return startBoth(cancellable, &[2][]Result{}) }},
+		// The results go into the caller's slices: nothing is allocated but the values.
+		{"StartEncoded 100 GETs on two connections, results reused", 200, 0.001, func() error { return startBoth(context.Background(), &reused) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -21,20 +21,27 @@ type Pending struct {
 // goroutine before StartEncoded returns (with a cancellable ctx, as much as the socket
 // takes at once), so a caller with batches for several servers writes them all before
 // it waits for any, and needs no goroutine per server. payload may be reused as soon as
-// StartEncoded returns.
+// StartEncoded returns. The results are collected into results when its capacity is n
+// or more, so a caller can reuse one slice for every batch; else into a new slice. The
+// connection writes into results until Wait returns, and not after, even when Wait
+// returns early because ctx ended.
 //
 // On success the caller must call Wait exactly once, even when it no longer wants the
 // replies (once ctx has ended Wait returns at once): until then the caller may hold the
 // connection's read role, and nobody else's replies on that connection are read.
 // Batches started on one connection must be waited for in the order they were started;
 // batches on different connections may be waited for in any order.
-func (c *Conn) StartEncoded(ctx context.Context, n int, payload []byte) (Pending, error) {
+func (c *Conn) StartEncoded(ctx context.Context, n int, payload []byte, results []Result) (Pending, error) {
 	if n <= 0 || len(payload) == 0 {
 		return Pending{}, fmt.Errorf("%w: %d commands in %d bytes", ErrInvalidOptions, n, len(payload))
 	}
 	cl := getCall(n)
 	cl.multi = true
-	cl.results = make([]Result, 0, n)
+	if cap(results) >= n {
+		cl.results = results[:0]
+	} else {
+		cl.results = make([]Result, 0, n)
+	}
 	if err := c.lockForEnqueue(ctx); err != nil {
 		putCall(cl)
 		return Pending{}, err

@@ -49,13 +49,13 @@ func TestStartEncodedOnSeveralServers(t *testing.T) {
 			var pend [3]Pending
 			var err error
 			// a gets two batches, b one; the counters say which batch each reply is for.
-			if pend[0], err = a.StartEncoded(tt.ctx, 2, encodeAll(t, []any{"SET", key, 10}, []any{"INCR", key})); err != nil {
+			if pend[0], err = a.StartEncoded(tt.ctx, 2, encodeAll(t, []any{"SET", key, 10}, []any{"INCR", key}), nil); err != nil {
 				t.Fatal(err)
 			}
-			if pend[1], err = b.StartEncoded(tt.ctx, 2, encodeAll(t, []any{"SET", key, 20}, []any{"INCRBY", key, 2})); err != nil {
+			if pend[1], err = b.StartEncoded(tt.ctx, 2, encodeAll(t, []any{"SET", key, 20}, []any{"INCRBY", key, 2}), nil); err != nil {
 				t.Fatal(err)
 			}
-			if pend[2], err = a.StartEncoded(tt.ctx, 1, encodeAll(t, []any{"INCRBY", key, 5})); err != nil {
+			if pend[2], err = a.StartEncoded(tt.ctx, 1, encodeAll(t, []any{"INCRBY", key, 5}), nil); err != nil {
 				t.Fatal(err)
 			}
 			want := [3][]string{{`"OK"`, "11"}, {`"OK"`, "22"}, {"16"}}
@@ -89,7 +89,7 @@ func TestStartEncodedOnSeveralServers(t *testing.T) {
 func TestPendingWaitedTwice(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
 	c := dialT(t, srv.Addr(), Options{})
-	p, err := c.StartEncoded(context.Background(), 1, encodeAll(t, []any{"PING"}))
+	p, err := c.StartEncoded(context.Background(), 1, encodeAll(t, []any{"PING"}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestPendingWaitedTwice(t *testing.T) {
 			t.Errorf("%s: %v; want ErrInvalidOptions", name, err)
 		}
 	}
-	if _, err := c.StartEncoded(context.Background(), 0, encodeAll(t, []any{"PING"})); !errors.Is(err, ErrInvalidOptions) {
+	if _, err := c.StartEncoded(context.Background(), 0, encodeAll(t, []any{"PING"}), nil); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("StartEncoded of 0 commands: %v; want ErrInvalidOptions", err)
 	}
 }
@@ -114,7 +114,8 @@ func TestPendingContextEndsBeforeWait(t *testing.T) {
 	t.Run("written", func(t *testing.T) {
 		c, f := dialFake(t, Options{}, helloRESP3)
 		ctx, cancel := context.WithCancel(context.Background())
-		p, err := c.StartEncoded(ctx, 2, encodeAll(t, []any{"INCR", "n"}, []any{"INCR", "n"}))
+		results := make([]Result, 0, 2) // the caller's, reused after Wait
+		p, err := c.StartEncoded(ctx, 2, encodeAll(t, []any{"INCR", "n"}, []any{"INCR", "n"}), results)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,6 +127,8 @@ func TestPendingContextEndsBeforeWait(t *testing.T) {
 		if !errors.Is(err, ErrOutcomeUnknown) || !errors.Is(err, context.Canceled) {
 			t.Fatalf("Wait after cancel: %v; want ErrOutcomeUnknown and context.Canceled", err)
 		}
+		reused := errors.New("reused by the caller")
+		results = append(results[:0], Result{Err: reused}, Result{Err: reused})
 		got := make(chan error, 1)
 		go func() {
 			v, err := c.Do(context.Background(), "GET", "k")
@@ -140,6 +143,11 @@ func TestPendingContextEndsBeforeWait(t *testing.T) {
 		if err := <-got; err != nil {
 			t.Fatal(err)
 		}
+		for i, r := range results {
+			if r.Err != reused {
+				t.Errorf("result %d of the abandoned batch written after Wait returned: %v %v", i, r.Value, r.Err)
+			}
+		}
 	})
 	t.Run("not sent", func(t *testing.T) {
 		c, f := dialFake(t, Options{}, helloRESP3)
@@ -151,7 +159,7 @@ func TestPendingContextEndsBeforeWait(t *testing.T) {
 		// The writer is now blocked writing GET a into the pipe nobody reads yet.
 		waitFor(t, "GET a in flight", func() bool { _, n := c.counts(); return n == 1 })
 		ctx, cancel := context.WithCancel(context.Background())
-		p, err := c.StartEncoded(ctx, 1, encodeAll(t, []any{"SET", "b", "never"}))
+		p, err := c.StartEncoded(ctx, 1, encodeAll(t, []any{"SET", "b", "never"}), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +196,7 @@ func TestPendingConnectionLostBeforeWait(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c, f := dialFakeTCP(t, Options{}, helloRESP3)
-			p, err := c.StartEncoded(tt.ctx, 2, encodeAll(t, []any{"ECHO", "0"}, []any{"ECHO", "1"}))
+			p, err := c.StartEncoded(tt.ctx, 2, encodeAll(t, []any{"ECHO", "0"}, []any{"ECHO", "1"}), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -415,6 +415,9 @@ func (c *Conn) wait(ctx context.Context, cl *call) error {
 		return &CallError{Err: context.Cause(ctx)}
 	default:
 		cl.state = stateAbandoned
+		// The results slice may be the caller's (StartEncoded), which it may reuse
+		// once this returns: capped at its length, the next reply appends to a copy.
+		cl.results = cl.results[:len(cl.results):len(cl.results)]
 		c.mu.Unlock()
 		return &CallError{Written: true, Err: context.Cause(ctx)}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/respire/respire/cache"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/command"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/resp"
 )
 
@@ -246,9 +247,9 @@ func (s *trackedSource) CatchUp(ctx context.Context) error { return (*conn.Conn)
 // a slot changes hands, since a key read as missing on its old node is not tracked by
 // the new one.
 type tracking struct {
-	route   router
+	route   *route.Router
 	cache   *cache.Cache
-	cluster bool
+	sharded bool // one tracked connection per server, not one server at a time
 
 	mu     sync.Mutex
 	conns  map[string]*conn.Conn // by server address
@@ -277,11 +278,11 @@ type pendingDial struct {
 	err  error
 }
 
-func newTracking(r router, c *cache.Cache, cluster bool) *tracking {
+func newTracking(r *route.Router, c *cache.Cache) *tracking {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &tracking{
 		ctx: ctx, cancel: cancel,
-		route: r, cache: c, cluster: cluster,
+		route: r, cache: c, sharded: r.Sharded(),
 		conns: map[string]*conn.Conn{}, dials: map[string]*pendingDial{}, failed: map[string]dialFailure{},
 	}
 }
@@ -289,7 +290,7 @@ func newTracking(r router, c *cache.Cache, cluster bool) *tracking {
 // conn returns the tracked connection of the server that serves slot (anySlot outside
 // a Cluster: the master), dialling it once however many callers ask at the same moment.
 func (t *tracking) conn(ctx context.Context, slot int) (*conn.Conn, error) {
-	shared, err := t.route.shared(ctx, slot)
+	shared, err := t.route.Shared(ctx, route.Slot(slot))
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +338,7 @@ func (t *tracking) dial(d *pendingDial, addr string, slot int) {
 
 // open dials a connection to slot's server and turns tracking on.
 func (t *tracking) open(slot int) (*conn.Conn, error) {
-	cn, err := t.route.dial(t.ctx, slot, func(o *conn.Options) {
+	cn, err := t.route.Dial(t.ctx, route.Slot(slot), func(o *conn.Options) {
 		o.PushHandler = t.onPush
 		o.Protocol = 3
 	})
@@ -372,7 +373,7 @@ func (t *tracking) installLocked(addr string, cn *conn.Conn, err error) (*conn.C
 		cn.Close()
 		return live, nil
 	}
-	if !t.cluster {
+	if !t.sharded {
 		// One server at a time: a new address means a failover.
 		for a, old := range t.conns {
 			delete(t.conns, a)

@@ -86,7 +86,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 			r.Close()
 			return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 		}
-		c.cache, c.tracking = cc, newTracking(routerSlots{r}, cc, r.Sharded())
+		c.cache, c.tracking = cc, newTracking(r, cc)
 		// A key read as missing on a slot's old node is not tracked by the new one.
 		r.OnTopologyChange(cc.Flush)
 	}

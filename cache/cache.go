@@ -193,18 +193,24 @@ func (c *Cache) Hit(ctx context.Context, key string, args []any) (resp.Value, bo
 	// Two looks at most: one that may find the source behind and catch it up, and one
 	// after that, which finds what the catch-up left (possibly another entry, from
 	// another source, which is checked in turn).
+	// A source that has just caught up for this call is current as of the catch-up's
+	// start, which came after the call began: its entry is served if the catch-up left
+	// it, however long the catch-up took (asking Current again would send a caller
+	// that waited longer than the lag bound to the server).
+	var caughtUp Source
 	for range 2 {
 		e := c.lookup(key, args)
 		if e == nil {
 			break
 		}
-		if e.src != nil && !e.src.Current() {
+		if e.src != nil && e.src != caughtUp && !e.src.Current() {
 			if err := e.src.CatchUp(ctx); err != nil {
 				if ctx.Err() != nil {
 					return resp.Value{}, false, err
 				}
 				break // the source is lost, its invalidations with it
 			}
+			caughtUp = e.src
 			continue
 		}
 		if e.removed.Load() {

@@ -139,3 +139,17 @@ func TestGetSeesARemovalBehindTheLookup(t *testing.T) {
 		t.Fatalf("got %s, %v; want the entry that replaced the one found first", v, ok)
 	}
 }
+
+// A catch-up that outlasts the lag bound still serves the entry it left: the source is
+// current as of the catch-up's start, after the call began, so asking Current again
+// (false by then) must not turn the hit into a miss and a read from the server.
+func TestGetServesWhatASlowCatchUpLeft(t *testing.T) {
+	c := newT(t, Options{})
+	src := &scriptedSource{}
+	src.onCurrent = func() { src.current = false } // never current when asked
+	args := []any{"GET", "k"}
+	c.Store(c.Reserve("k", src), args, resp.BulkString("v"), time.Hour)
+	if _, ok, err := c.Get(context.Background(), "k", args); !ok || err != nil || src.catchUps != 1 {
+		t.Fatalf("Get: hit %v, err %v, %d catch-ups; want a hit after 1 catch-up", ok, err, src.catchUps)
+	}
+}

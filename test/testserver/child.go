@@ -51,7 +51,7 @@ func StartChild(t testing.TB, test string, env ...string) *Child {
 	if err != nil {
 		t.Fatalf("testserver: StartChild: %v", err)
 	}
-	defer stdinR.Close() // the child holds its own copy
+	defer stdinR.Close()                                                                        // the child holds its own copy
 	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.timeout=0") // it dies with its parent
 	cmd.Env = append(append(os.Environ(), ChildEnv+"=1"), env...)
 	cmd.Stdin = stdinR

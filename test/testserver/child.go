@@ -51,8 +51,9 @@ func StartChild(t testing.TB, test string, env ...string) *Child {
 	if err != nil {
 		t.Fatalf("testserver: StartChild: %v", err)
 	}
-	defer stdinR.Close()                                                                        // the child holds its own copy
-	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.timeout=0") // it dies with its parent
+	defer stdinR.Close() // the child holds its own copy
+	// No test timeout of its own: it dies with its parent.
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.timeout=0")
 	cmd.Env = append(append(os.Environ(), ChildEnv+"=1"), env...)
 	cmd.Stdin = stdinR
 	p, err := launchCmd(cmd, log, logPath, 0)

@@ -7,9 +7,10 @@ import (
 	"github.com/respire/respire/resp"
 )
 
-// decodeCommands reads back n encoded commands: a Cluster batch retries a redirected
-// command from its arguments, which the plan does not keep.
-func decodeCommands(buf []byte, n int) ([][]any, error) {
+// DecodeCommands reads back n encoded commands: a Cluster batch retries a redirected
+// command from its arguments, which the plan does not keep, and a Pipeline plans at Exec
+// the commands that waited for COMMAND INFO.
+func DecodeCommands(buf []byte, n int) ([][]any, error) {
 	rd := resp.NewReader(bufio.NewReader(bytes.NewReader(buf)), resp.Limits{})
 	cmds := make([][]any, n)
 	for i := range cmds {

@@ -25,18 +25,22 @@ type Plan struct {
 
 	nodes []*clusterNode // where each command goes, while it is sent
 	parts []batchPart    // one for each node of the batch
-	wg    sync.WaitGroup // the parts sent by goroutines of their own
 }
 
 // batchPart is what goes to one node: the positions of its commands in the batch,
-// their bytes back to back, and what the node answered.
+// their bytes back to back, and what the node answered (collected into res's array,
+// which the plan keeps for its next batch: merge copies the results out).
 type batchPart struct {
 	node *clusterNode
 	idx  []int
 	buf  []byte
 	cn   *conn.Conn
+	pend conn.Pending // between startPart and waitPart
 	res  []conn.Result
 	err  error
+	// resent: the part was sent again on a new connection, after its first was
+	// found broken before it sent anything; it is not sent a third time.
+	resent bool
 }
 
 // maxPooledBatch is the largest encoding a batch keeps when it goes back to the pool:
@@ -64,7 +68,7 @@ func (b *Plan) Release() {
 			continue
 		}
 		clear(p.res)
-		*p = batchPart{idx: p.idx[:0], buf: p.buf[:0]}
+		*p = batchPart{idx: p.idx[:0], buf: p.buf[:0], res: p.res[:0]}
 	}
 	b.parts = b.parts[:0]
 	planPool.Put(b)
@@ -135,14 +139,16 @@ func (r *Cluster) doPlan(ctx context.Context, b *Plan) ([]conn.Result, error) {
 	}
 	if single {
 		// Commands without keys go with the others: any master serves them.
-		cn, res, err := r.sendPart(ctx, first, b.Len(), b.buf)
-		if err != nil {
-			return nil, err
+		one := batchPart{node: first, buf: b.buf}
+		r.startPart(ctx, &one, b.Len())
+		r.waitPart(ctx, &one, b.Len())
+		if one.err != nil {
+			return nil, one.err
 		}
-		for i := range res {
-			r.retryMember(ctx, b, res, i, cn)
+		for i := range one.res {
+			r.retryMember(ctx, b, one.res, i, one.cn)
 		}
-		return res, nil
+		return one.res, nil
 	}
 	b.split(first)
 	r.sendParts(ctx, b)
@@ -190,20 +196,18 @@ func (b *Plan) split(first *clusterNode) {
 	}
 }
 
-// sendParts sends every part of b to its node, the first on this goroutine and the
-// others concurrently, and waits for all of them.
+// sendParts sends every part of b to its node, all on this goroutine: first each part
+// is written, then each one's replies are collected in turn, so the nodes work on
+// their parts at the same time without a goroutine per part.
 func (r *Cluster) sendParts(ctx context.Context, b *Plan) {
-	for i := 1; i < len(b.parts); i++ {
+	for i := range b.parts {
 		p := &b.parts[i]
-		b.wg.Add(1)
-		go func() {
-			defer b.wg.Done()
-			p.cn, p.res, p.err = r.sendPart(ctx, p.node, len(p.idx), p.buf)
-		}()
+		r.startPart(ctx, p, len(p.idx))
 	}
-	p0 := &b.parts[0]
-	p0.cn, p0.res, p0.err = r.sendPart(ctx, p0.node, len(p0.idx), p0.buf)
-	b.wg.Wait()
+	for i := range b.parts {
+		p := &b.parts[i]
+		r.waitPart(ctx, p, len(p.idx))
+	}
 }
 
 // merge puts the parts' results back in b's order, retrying alone each command that
@@ -228,23 +232,48 @@ func (r *Cluster) merge(ctx context.Context, b *Plan) ([]conn.Result, error) {
 	return out, nil
 }
 
-// sendPart sends n encoded commands to node nd as one pipeline on its shared
-// connection, again once on a new connection if they were not sent.
-func (r *Cluster) sendPart(ctx context.Context, nd *clusterNode, n int, payload []byte) (*conn.Conn, []conn.Result, error) {
-	for attempt := 0; ; attempt++ {
-		cn, err := r.conn(ctx, nd)
+// startPart starts p, n encoded commands, on the shared connection of p's node; a part
+// that could not be started (its connection broke before) is started again once on a
+// new connection. p.err says why it could not be.
+func (r *Cluster) startPart(ctx context.Context, p *batchPart, n int) {
+	for {
+		cn, err := r.conn(ctx, p.node)
 		if err != nil {
-			return nil, nil, err
+			p.err = err
+			return
 		}
-		res, err := cn.DoEncoded(ctx, n, payload)
-		if err == nil {
-			return cn, res, nil
-		}
-		r.refresher.Trigger()
-		if attempt > 0 || conn.WasWritten(err) || !Retryable(ctx, err, nil) {
-			return cn, nil, err
+		p.cn = cn
+		p.pend, p.err = cn.StartEncoded(ctx, n, p.buf, p.res[:0])
+		if !r.resend(ctx, p) {
+			return
 		}
 	}
+}
+
+// waitPart collects the replies of p, started by startPart, into p.res; a part that
+// was not sent after all (its connection broke while it was queued) is sent once more.
+func (r *Cluster) waitPart(ctx context.Context, p *batchPart, n int) {
+	for p.err == nil {
+		p.res, p.err = p.pend.Wait()
+		if !r.resend(ctx, p) {
+			return
+		}
+		r.startPart(ctx, p, n)
+	}
+}
+
+// resend reports whether p, which failed with p.err (or did not, when nil), is to be
+// sent again on a new connection: once, and only if it was not sent and may be.
+func (r *Cluster) resend(ctx context.Context, p *batchPart) bool {
+	if p.err == nil {
+		return false
+	}
+	r.refresher.Trigger()
+	if p.resent || conn.WasWritten(p.err) || !Retryable(ctx, p.err, nil) {
+		return false
+	}
+	p.resent = true
+	return true
 }
 
 // retryMember retries alone, in place, command i of b (result res[i]) when it was
@@ -255,7 +284,7 @@ func (r *Cluster) retryMember(ctx context.Context, b *Plan, res []conn.Result, i
 	if !NeedsRetry(res[i].Err) {
 		return
 	}
-	cmds, err := decodeCommands(b.command(i), 1)
+	cmds, err := DecodeCommands(b.command(i), 1)
 	if err != nil {
 		res[i] = conn.Result{Err: err}
 		return

@@ -180,16 +180,7 @@ func (c *Client) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	}
 	plan := c.route.NewPlan()
 	for i, args := range cmds {
-		var scratch [8]int
-		o, info, err := c.callOptionsCtx(ctx, args, scratch[:0])
-		switch {
-		case err != nil:
-		case o.Blocking:
-			err = fmt.Errorf("%w: %s blocks the server; use Do", ErrConnState, commandName(args))
-		default:
-			err = plan.Add(info, o.KeyPrefix, o.Keys, args)
-		}
-		if err != nil {
+		if err := c.planAsking(ctx, plan, args); err != nil {
 			plan.Release()
 			return nil, fmt.Errorf("command %d: %w", i, err)
 		}

@@ -2,10 +2,14 @@ package respire
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/command"
 	"github.com/respire/respire/internal/route"
+	"github.com/respire/respire/resp"
 )
 
 // Pipeline collects commands to send together with Exec. Each command is encoded as it
@@ -13,13 +17,24 @@ import (
 // grown, adding a command allocates nothing. A command that cannot be added (invalid
 // argument, blocking or connection-state command) makes Exec fail without sending
 // anything. A Pipeline belongs to one goroutine; it can be reused after Exec.
+//
+// On a Cluster, a command the client's command table lacks (a module's) is routed by
+// what COMMAND INFO says of it, which Do, having no context, cannot ask: from the first
+// such command not asked about yet on, the commands are encoded as they come, and Exec
+// asks, then plans them from their encoding.
 type Pipeline struct {
 	c *Client
 	// plan is the commands, encoded with the key prefix applied and, on a Cluster,
 	// planned by slot: taken from a pool by the first Do, given back by Exec.
 	plan *route.Plan
-	n    int
-	err  error // the first command that could not be added
+	// later is the commands after plan's, from the first that waits for COMMAND
+	// INFO on, encoded without the prefix, for Exec to plan; nLater counts them. They
+	// are encoded rather than kept because keeping them would make every caller's
+	// arguments escape to the heap.
+	later  []byte
+	nLater int
+	n      int
+	err    error // the first command that could not be added
 }
 
 // Pipeline returns an empty pipeline on c.
@@ -31,22 +46,62 @@ func (p *Pipeline) Do(args ...any) *Pipeline {
 	if p.err != nil {
 		return p
 	}
-	var keys [8]int
-	o, info, err := p.c.callOptionsInfo(args, keys[:0])
-	switch {
-	case err != nil:
-	case o.Blocking:
-		err = fmt.Errorf("%w: %s blocks the server; use Do", ErrConnState, commandName(args))
-	default:
-		if p.plan == nil {
-			p.plan = p.c.route.NewPlan()
+	var err error
+	if p.nLater == 0 {
+		var keys [8]int
+		var o conn.CallOptions
+		var info *command.Info
+		if o, info, err = p.c.callOptionsInfo(args, keys[:0]); err == nil {
+			if p.plan == nil {
+				p.plan = p.c.route.NewPlan()
+			}
+			err = addToPlan(p.plan, o, info, args)
 		}
-		err = p.plan.Add(info, o.KeyPrefix, o.Keys, args)
+	}
+	if p.nLater > 0 || err != nil && p.c.route.Sharded() && errors.As(err, new(*unresolvedError)) {
+		if p.later, err = resp.AppendCommand(p.later, args...); err == nil {
+			p.nLater++
+		}
 	}
 	if err != nil {
 		p.err = fmt.Errorf("command %d: %w", p.n, err)
 	}
 	return p
+}
+
+// addToPlan adds a command to plan as callOptionsInfo found it is to be sent, unless
+// it blocks the server: a batch must not wait behind it.
+func addToPlan(plan *route.Plan, o conn.CallOptions, info *command.Info, args []any) error {
+	if o.Blocking {
+		return fmt.Errorf("%w: %s blocks the server; use Do", ErrConnState, commandName(args))
+	}
+	return plan.Add(info, o.KeyPrefix, o.Keys, args)
+}
+
+// planLater adds to plan the n commands encoded in later, numbered from first on,
+// asking COMMAND INFO about those the command table lacks.
+func (c *Client) planLater(ctx context.Context, plan *route.Plan, later []byte, n, first int) error {
+	cmds, err := route.DecodeCommands(later, n)
+	if err != nil {
+		return err
+	}
+	for i, args := range cmds {
+		if err := c.planAsking(ctx, plan, args); err != nil {
+			return fmt.Errorf("command %d: %w", first+i, err)
+		}
+	}
+	return nil
+}
+
+// planAsking adds a command to plan, asking COMMAND INFO first if the command table
+// lacks it and its keys are needed.
+func (c *Client) planAsking(ctx context.Context, plan *route.Plan, args []any) error {
+	var keys [8]int
+	o, info, err := c.callOptionsCtx(ctx, args, keys[:0])
+	if err != nil {
+		return err
+	}
+	return addToPlan(plan, o, info, args)
 }
 
 // Len returns the number of commands added since the last Exec.
@@ -56,8 +111,8 @@ func (p *Pipeline) Len() int { return p.n }
 // pipeline. The error is for the batch as a whole; single commands' error replies are
 // in their Result.
 func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
-	plan, n, err := p.plan, p.n, p.err
-	p.plan, p.n, p.err = nil, 0, nil
+	plan, later, nLater, n, err := p.plan, p.later, p.nLater, p.n, p.err
+	p.plan, p.later, p.nLater, p.n, p.err = nil, p.later[:0], 0, 0, nil
 	switch {
 	case err != nil:
 		plan.Release()
@@ -68,6 +123,15 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	case p.c.closed.Load():
 		plan.Release()
 		return nil, ErrClosed
+	}
+	if nLater > 0 {
+		if plan == nil {
+			plan = p.c.route.NewPlan()
+		}
+		if err := p.c.planLater(ctx, plan, later, nLater, n-nLater); err != nil {
+			plan.Release()
+			return nil, err
+		}
 	}
 	return p.c.route.DoPlan(ctx, plan)
 }

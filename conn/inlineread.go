@@ -75,7 +75,7 @@ func (c *Conn) awaitWholeFrame(spin bool) error {
 	for {
 		if n := c.r.buf.Buffered(); n > 0 {
 			b, _ := c.r.buf.Peek(n)
-			if resp.FrameComplete(b) {
+			if resp.FrameCompleteWithin(b, c.r.limits) {
 				return nil
 			}
 			if n == c.r.buf.Size() {

@@ -7,7 +7,16 @@ import "bytes"
 // it fails at once. It lets a reader that must stay interruptible wait for bytes
 // without parsing anything, and parse only what is complete.
 func FrameComplete(b []byte) bool {
-	_, st := frameEnd(b, 0, 0)
+	return FrameCompleteWithin(b, Limits{})
+}
+
+// FrameCompleteWithin is FrameComplete for a reader with limits l (zero fields take the
+// defaults): a header that declares more than l allows counts as complete too, because
+// reading it fails at once with ErrLimit. Without this a caller would wait for bytes a
+// hostile server promised and never sends, until its read timeout.
+func FrameCompleteWithin(b []byte, l Limits) bool {
+	l = l.withDefaults()
+	_, st := frameEnd(b, 0, 0, &l)
 	return st != frameIncomplete
 }
 
@@ -22,8 +31,9 @@ const (
 // frameScanDepth bounds the scan; deeper frames are left to the reader's own limit.
 const frameScanDepth = 128
 
-// frameEnd returns the end of the frame that starts at off.
-func frameEnd(b []byte, off, depth int) (int, frameStatus) {
+// frameEnd returns the end of the frame that starts at off. A length over l is
+// malformed: the Reader refuses it before waiting for its bytes.
+func frameEnd(b []byte, off, depth int, l *Limits) (int, frameStatus) {
 	if depth > frameScanDepth {
 		return 0, frameMalformed
 	}
@@ -45,13 +55,15 @@ func frameEnd(b []byte, off, depth int) (int, frameStatus) {
 			return 0, frameMalformed
 		case n < 0:
 			return lineEnd, frameWhole
+		case n > l.MaxBulkLen:
+			return 0, frameMalformed
 		case int64(len(b)-lineEnd) < n+2:
 			return 0, frameIncomplete
 		}
 		return lineEnd + int(n) + 2, frameWhole
 	case '*', '~', '>', '%', '|':
 		n, ok := scanLength(b[off+1 : lineEnd])
-		if !ok {
+		if !ok || n > aggregateLimit(b[off], l) {
 			return 0, frameMalformed
 		}
 		if b[off] == '%' || b[off] == '|' {
@@ -63,13 +75,22 @@ func frameEnd(b []byte, off, depth int) (int, frameStatus) {
 		end := lineEnd
 		for i := int64(0); i < n; i++ {
 			var st frameStatus
-			if end, st = frameEnd(b, end, depth+1); st != frameWhole {
+			if end, st = frameEnd(b, end, depth+1, l); st != frameWhole {
 				return 0, st
 			}
 		}
 		return end, frameWhole
 	}
 	return 0, frameMalformed
+}
+
+// aggregateLimit is the most elements the Reader accepts in a header of type t: pairs
+// count double, as in readAggregate.
+func aggregateLimit(t byte, l *Limits) int64 {
+	if t == '%' || t == '|' {
+		return l.MaxAggregateLen / 2
+	}
+	return l.MaxAggregateLen
 }
 
 // scanLength parses the length of a header line ending in CRLF; -1 is the RESP2 null.

@@ -3,6 +3,7 @@ package resp
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"testing"
 )
 
@@ -45,4 +46,38 @@ func FuzzFrameComplete(f *testing.F) {
 			t.Fatalf("%q: called complete, but reading needed more bytes", b)
 		}
 	})
+}
+
+// A header that declares more than the limits allow is complete, and the Reader refuses
+// it from those bytes alone; one within them still waits for its payload.
+func TestFrameCompleteWithinLimits(t *testing.T) {
+	lim := Limits{MaxBulkLen: 10, MaxAggregateLen: 4}
+	cases := []struct {
+		frame    string
+		complete bool
+	}{
+		{"$11\r\nabc", true},
+		{"$10\r\nabc", false},
+		{"*5\r\n:1\r\n", true},
+		{"*4\r\n:1\r\n", false},
+		{"%3\r\n+k\r\n", true}, // three pairs are six elements
+		{"%2\r\n+k\r\n", false},
+		{"*2\r\n$11\r\nab", true}, // nested
+		{"*99999999999\r\n", true},
+	}
+	for _, tc := range cases {
+		if got := FrameCompleteWithin([]byte(tc.frame), lim); got != tc.complete {
+			t.Errorf("%q: complete %v, want %v", tc.frame, got, tc.complete)
+		}
+		if !tc.complete {
+			continue
+		}
+		r := NewReader(bufio.NewReaderSize(bytes.NewReader([]byte(tc.frame)), 16), lim)
+		if _, err := r.Read(); !errors.Is(err, ErrLimit) {
+			t.Errorf("%q: read %v, want ErrLimit", tc.frame, err)
+		}
+	}
+	if FrameComplete([]byte("$70000\r\nabc")) {
+		t.Error("a bulk within the default limits is complete before its payload")
+	}
 }

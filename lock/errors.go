@@ -4,7 +4,8 @@ import "errors"
 
 var (
 	// ErrNotAcquired is returned by Acquire when another owner holds the lock (after the
-	// wait budget, if one was given).
+	// wait budget, if one was given), or when the reply came too late for the lease to
+	// be of use.
 	ErrNotAcquired = errors.New("lock: not acquired")
 	// ErrLeaseLost is the cause of a keep-alive context that ended because the lock was
 	// found expired, released or owned by someone else.

@@ -24,8 +24,10 @@ import (
 type fakeRedis struct {
 	mu       sync.Mutex
 	keys     map[string]fakeEntry
-	renewals []time.Time   // when each SET IFEQ that renewed arrived
-	hold     chan struct{} // when not nil, a SET IFEQ waits for it to close before it runs
+	renewals []time.Time     // when each SET IFEQ that renewed arrived
+	hold     chan struct{}   // when not nil, a SET IFEQ waits for it to close before it runs
+	slowSets []time.Duration // how long the replies of the next SET NX are held back, in turn
+	setsNX   []string        // the token of every SET NX that took the key
 	ids      int64
 	open     map[net.Conn]struct{}
 	wg       sync.WaitGroup
@@ -110,11 +112,31 @@ func (f *fakeRedis) serve(nc net.Conn) {
 		if hold != nil && len(args) > 3 && strings.EqualFold(args[3], "IFEQ") {
 			<-hold // a renewal the server is slow to run
 		}
-		if _, err := nc.Write([]byte(f.exec(args))); err != nil {
+		reply := f.exec(args)
+		if d := f.slowSet(args); d > 0 {
+			time.Sleep(d) // the SET ran at once; its reply is what is slow
+		}
+		if _, err := nc.Write([]byte(reply)); err != nil {
 			return
 		}
 	}
 }
+
+// slowSet returns how long the reply of args is held back: the next of slowSets for a
+// SET NX, else 0.
+func (f *fakeRedis) slowSet(args []string) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(args) < 4 || !strings.EqualFold(args[3], "NX") || len(f.slowSets) == 0 {
+		return 0
+	}
+	d := f.slowSets[0]
+	f.slowSets = f.slowSets[1:]
+	return d
+}
+
+// held reports whether key holds a live value.
+func (f *fakeRedis) held(key string) bool { return f.exec([]string{"GET", key}) != fakeNull }
 
 const fakeNull = "_\r\n"
 
@@ -145,6 +167,7 @@ func (f *fakeRedis) exec(args []string) string {
 			return fakeNull
 		}
 		f.keys[args[1]] = fakeEntry{val: args[2], exp: px(args[5])}
+		f.setsNX = append(f.setsNX, args[2])
 		return "+OK\r\n"
 	case cmd == "SET" && len(args) == 7 && opt(3) == "IFEQ" && opt(5) == "PX":
 		if e, held := get(args[1]); !held || e.val != args[4] {

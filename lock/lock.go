@@ -81,6 +81,13 @@ func (m *Lock) safeDeadline() time.Time {
 
 func (m *Lock) safeDeadlineLocked() time.Time { return m.expiresAt.Add(-m.ttl / 20) }
 
+// Expired reports whether the lease has run out by the local estimate, less the margin
+// KeepAliveContext keeps for timers that run late (a twentieth of the lease): from then
+// on no protected work may run under it, even while RemainingEstimate is not yet 0,
+// unless a renewal succeeds. It is an estimate, not an ownership check. Package
+// coordination uses it to refuse a fenced acquisition whose reply came too late.
+func (m *Lock) Expired() bool { return !time.Now().Before(m.safeDeadline()) }
+
 // RemainingEstimate returns the time left until ExpiresAtEstimate, or 0.
 func (m *Lock) RemainingEstimate() time.Duration {
 	return max(time.Until(m.ExpiresAtEstimate()), 0)

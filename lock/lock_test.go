@@ -138,9 +138,14 @@ func TestRenewNeverCreatesOrStealsTTL(t *testing.T) {
 	if p := pttl(t, srv, "other"); p > 40000 {
 		t.Fatalf("another owner's TTL changed to %d", p)
 	}
-	mu, err := locks.Acquire(ctx, "short", 50*time.Millisecond)
+	// Taken for long, then cut to a short lease: a 50 ms acquisition whose reply a
+	// loaded machine delays would not be held at all.
+	mu, err := locks.Acquire(ctx, "short", time.Minute)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if ok, err := mu.ResetExpiry(ctx, 50*time.Millisecond); !ok || err != nil {
+		t.Fatalf("cut to 50 ms: %v %v", ok, err)
 	}
 	waitUntil(t, "expiry", func() bool { return srv.Do(t, "EXISTS", "short") == "0" })
 	if ok, err := mu.ResetExpiry(ctx, time.Minute); ok || err != nil {

@@ -33,7 +33,9 @@ func (l *Locker) check() error {
 
 // TryAcquire takes the lock at key for ttl with a fresh owner token (SET key token NX
 // PX ttl). ok is false when another owner holds it, after the wait budget if WithWait
-// was given. Cancellation interrupts the wait and the reply wait; it cannot recall a
+// was given. ok is false too when the reply came too late for the lease to be of use
+// (the handle would be Expired on arrival: slow replies ate the TTL); that lock is
+// released on a best-effort basis, and a wait goes on with a fresh token. Cancellation interrupts the wait and the reply wait; it cannot recall a
 // command already written, so a cancelled acquisition may leave the lock taken without
 // a handle: it then stays until its TTL ends.
 func (l *Locker) TryAcquire(ctx context.Context, key string, ttl time.Duration, opts ...Option) (*Lock, bool, error) {
@@ -53,7 +55,14 @@ func (l *Locker) TryAcquire(ctx context.Context, key string, ttl time.Duration, 
 	// wait allocates nothing for them.
 	ok, err := mu.try(ctx, ms)
 	if !ok && o.wait > 0 && (err == nil || notSent(ctx, err)) {
-		try := func(ctx context.Context) (bool, error) { return mu.try(ctx, ms) }
+		try := func(ctx context.Context) (bool, error) {
+			if mu.lost() != nil {
+				// The last try came back too late and released its lock: that handle is
+				// spent, and a token it may still have in flight must not be reused.
+				mu = newLock(l, key, ttl)
+			}
+			return mu.try(ctx, ms)
+		}
 		wo := o // the wait keeps &wo; o itself stays on the stack for the try without wait
 		ok, err = waitLoop(ctx, &wo, err, try, l.watcher(key))
 	}
@@ -67,6 +76,10 @@ func (l *Locker) TryAcquire(ctx context.Context, key string, ttl time.Duration, 
 }
 
 // try is one SET NX of a lock not yet held; it records the expiry estimate on success.
+// A reply that comes when the handle is already Expired holds nothing usable: try
+// releases that lock (Close: a compare-and-delete of this handle's own token, fenced
+// if its outcome is uncertain) rather than leave it for its TTL, and reports it not
+// acquired, as Redlock does an acquisition its round trips used up.
 func (m *Lock) try(ctx context.Context, ms int64) (bool, error) {
 	cn, err := m.l.route(ctx, m.key)
 	if err != nil {
@@ -74,12 +87,17 @@ func (m *Lock) try(ctx context.Context, ms int64) (bool, error) {
 	}
 	start := time.Now()
 	ok, err := m.l.acquire(ctx, &cn, m.key, m.token, ms)
-	if ok {
-		m.mu.Lock()
-		m.expiresAt = start.Add(m.ttl)
-		m.mu.Unlock()
+	if !ok {
+		return false, err
 	}
-	return ok, err
+	m.mu.Lock()
+	m.expiresAt = start.Add(m.ttl)
+	m.mu.Unlock()
+	if m.Expired() {
+		m.Close() // best effort: what it cannot reach ends with its TTL
+		return false, nil
+	}
+	return true, nil
 }
 
 // watcher returns how a waiting acquisition of key sleeps until the key changes: the
@@ -101,14 +119,15 @@ func (l *Locker) watcher(key string) watchFunc {
 }
 
 // Acquire is TryAcquire for when contention is exceptional: it returns the lock, or an
-// error that matches ErrNotAcquired when another owner holds it.
+// error that matches ErrNotAcquired when another owner holds it (or the reply came too
+// late for the lease to be of use).
 func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opts ...Option) (*Lock, error) {
 	mu, ok, err := l.TryAcquire(ctx, key, ttl, opts...)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("%w: %s is held by another owner", ErrNotAcquired, key)
+		return nil, fmt.Errorf("%w: %s is held by another owner, or the lease ran out before its reply came", ErrNotAcquired, key)
 	}
 	return mu, nil
 }

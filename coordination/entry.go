@@ -59,6 +59,19 @@ func newEntry(co *Coordinator, key, kind string, ttl time.Duration) *entry {
 	return &entry{co: co, key: key, field: kind + string(t.Bytes()), token: t, ttl: ttl, releasing: make(chan struct{}, 1)}
 }
 
+// acquired records the expiry estimate of an acquisition sent at start whose reply has
+// just come, and reports whether the entry is of use: one whose reply came at or after
+// start + TTL has no time left, so it is given back on a best-effort basis rather than
+// left for its TTL, and counts as not acquired.
+func (e *entry) acquired(start time.Time) bool {
+	e.expiresAt = start.Add(e.ttl)
+	if time.Now().Before(e.expiresAt) {
+		return true
+	}
+	e.close()
+	return false
+}
+
 // checkKeyTTL validates what every entry acquisition takes.
 func (co *Coordinator) checkKeyTTL(key string, ttl time.Duration) (int64, error) {
 	if err := co.check(); err != nil {

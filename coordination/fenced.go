@@ -30,7 +30,10 @@ type FencedLock struct {
 // TryAcquireFencedLock takes the lease at leaseKey for ttl with a fresh owner token and,
 // in the same script, advances the counter at fenceKey; the counter's new value is the
 // lock's FencingToken. ok is false, and nothing changes, when another owner holds the
-// lease. Acquiring does not start renewal: call KeepAlive or ResetExpiry.
+// lease. ok is false too when the reply came too late for the lease to be of use (the
+// lease would be Expired on arrival, as lock.Lock's Expired says): the lease is then
+// released on a best-effort basis, and the counter has advanced. Acquiring does not
+// start renewal: call KeepAlive or ResetExpiry.
 //
 // Both keys must hash to one Cluster slot once the client's key prefix is applied
 // (give them one {hash tag}), on every deployment; a pair that does not is refused
@@ -77,6 +80,13 @@ func (co *Coordinator) tryAcquire(ctx context.Context, leaseKey, fenceKey string
 	lease, err := co.locks.Adopt(leaseKey, owner, ttl, start)
 	if err != nil {
 		return nil, false, err
+	}
+	if lease.Expired() {
+		// Slow replies ate the TTL: a lease with no time left for work is given back
+		// rather than left for its TTL. The counter has advanced, which only skips a
+		// token.
+		lease.Close()
+		return nil, false, nil
 	}
 	return &FencedLock{lease: lease, fence: fenceKey, token: n}, true, nil
 }

@@ -326,8 +326,13 @@ func TestStaleWriteRejected(t *testing.T) {
 	const rounds = 20
 	staleAccepted := 0
 	for round := range rounds {
-		old, ok, err := co.TryAcquireFencedLock(ctx, "{job}:lease", "{job}:fence", 50*time.Millisecond)
+		// Taken for long, then cut to a short lease: a 50 ms acquisition whose reply a
+		// loaded machine delays would not be held at all.
+		old, ok, err := co.TryAcquireFencedLock(ctx, "{job}:lease", "{job}:fence", time.Minute)
 		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		if ok, err := old.ResetExpiry(ctx, 50*time.Millisecond); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
 		if round%2 == 0 {

@@ -27,8 +27,9 @@ type RWLease struct {
 // TryAcquireReadLock takes a read lease on key for ttl: ok is false while a writer
 // holds a live lease. It is an immediate attempt, with no queue: readers that keep
 // coming can starve a writer (there is no fairness). Expired leases are reclaimed on
-// the server's clock first. The key holds a hash and must not be used for anything
-// else. Cancellation cannot recall a script already written: such a lease stays until
+// the server's clock first. ok is false too when the reply came at or after ttl from
+// when the script was sent: that lease is given back on a best-effort basis. The key
+// holds a hash and must not be used for anything else. Cancellation cannot recall a script already written: such a lease stays until
 // ttl ends.
 func (co *Coordinator) TryAcquireReadLock(ctx context.Context, key string, ttl time.Duration) (*RWLease, bool, error) {
 	return co.tryAcquireRW(ctx, key, ttl, false)
@@ -60,10 +61,9 @@ func (co *Coordinator) tryAcquireRW(ctx context.Context, key string, ttl time.Du
 	if err != nil {
 		return nil, false, fmt.Errorf("coordination: read/write acquisition answered %v: %w", v, err)
 	}
-	if n != 1 {
+	if n != 1 || !e.acquired(start) {
 		return nil, false, nil
 	}
-	e.expiresAt = start.Add(ttl)
 	return &RWLease{entry: e, write: write}, true, nil
 }
 

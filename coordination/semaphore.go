@@ -62,7 +62,9 @@ type Permit struct {
 }
 
 // TryAcquire takes a permit for ttl, first reclaiming the permits whose TTL has passed
-// on the server's clock. ok is false when every permit is held. ttl must be positive.
+// on the server's clock. ok is false when every permit is held, and when the reply came
+// at or after ttl from when the script was sent (that permit is given back on a
+// best-effort basis). ttl must be positive.
 // Cancellation cannot recall a script already written: such a permit stays until ttl
 // ends.
 func (s *Semaphore) TryAcquire(ctx context.Context, ttl time.Duration) (*Permit, bool, error) {
@@ -91,7 +93,9 @@ func (s *Semaphore) TryAcquire(ctx context.Context, ttl time.Duration) (*Permit,
 	case err != nil:
 		return nil, false, fmt.Errorf("coordination: semaphore acquisition answered %v: %w", v, err)
 	case code == 1:
-		e.expiresAt = start.Add(ttl)
+		if !e.acquired(start) {
+			return nil, false, nil
+		}
 		return &Permit{e}, true, nil
 	case code == -1 && len(reply) == 2:
 		text, _ := reply[1].Text()

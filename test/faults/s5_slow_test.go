@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -33,10 +32,6 @@ const s5Slack = time.Second
 func TestS5SlowAcquisitionsNeverStale(t *testing.T) {
 	for _, kind := range []string{"redlock", "lock", "fenced"} {
 		t.Run(kind, func(t *testing.T) {
-			if kind != "redlock" && os.Getenv("RESPIRE_UNSKIP") != "1" {
-				// Found by this scenario; RESPIRE_UNSKIP=1 runs it.
-				t.Skip("issue 14: lock.(*Lock).try (lock/locker.go) and the fenced acquisition record expiresAt = start+ttl and report ok even when the reply came after it: an acquisition with no validity left is returned as held")
-			}
 			s5Validity(t, kind)
 		})
 	}

@@ -35,13 +35,19 @@ func newEndpoint(o *Options, addr string, dial, sharedDial dialFunc) (*endpoint,
 	return &endpoint{addr: addr, shared: NewSharedConn(sharedDial), pool: p}, nil
 }
 
-// get checks out a dedicated connection; a closed pool is a closed router.
+// get checks out a dedicated connection; a closed pool is a closed router. Any other
+// failure (a dial, a wait for a free slot) sent nothing, and its error says so
+// (conn.ErrNotSent), as every error that crosses the network must say what became of
+// the command.
 func (e *endpoint) get(ctx context.Context) (*conn.Conn, error) {
 	cn, err := e.pool.Get(ctx)
-	if errors.Is(err, pool.ErrClosed) {
+	switch {
+	case errors.Is(err, pool.ErrClosed):
 		return nil, ErrClosed
+	case err != nil:
+		return nil, asNotSent(err)
 	}
-	return cn, err
+	return cn, nil
 }
 
 // release gives a dedicated connection back, or discards it.
@@ -103,7 +109,9 @@ func Alive(c *conn.Conn) bool {
 }
 
 // Get returns the live connection, dialling a new one when there is none. Waiting for
-// the dial ends with ctx, without stopping the dial others may wait for.
+// the dial ends with ctx, without stopping the dial others may wait for. A dial that
+// fails sent nothing: its error matches conn.ErrNotSent, so that a router may try
+// again and a caller knows the command did not run.
 func (s *SharedConn) Get(ctx context.Context) (*conn.Conn, error) {
 	if c := s.cur.Load(); c != nil && Alive(c) {
 		return c, nil
@@ -142,8 +150,11 @@ func (s *SharedConn) redial(r *redial) {
 		c.Close()
 		c, err = nil, ErrClosed
 	}
-	if err == nil {
+	switch {
+	case err == nil:
 		s.cur.Store(c)
+	case !errors.Is(err, ErrClosed):
+		err = asNotSent(err)
 	}
 	r.c, r.err = c, err
 	s.pending = nil

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -164,10 +163,6 @@ func isDialError(err error) bool {
 // the error must say so (the package respire promise: every error that
 // crosses the network matches conn.ErrNotSent or conn.ErrOutcomeUnknown).
 func TestS6DialErrorIsNotSent(t *testing.T) {
-	if os.Getenv("RESPIRE_UNSKIP") != "1" {
-		// Found by TestS6ResetMidReply; RESPIRE_UNSKIP=1 runs it.
-		t.Skip("issue 14: internal/route/one.go (do, doEncoded) returns the error of o.b.shared — conn.Dial's \"conn: dial ...\" — without conn.ErrNotSent when the shared connection cannot be re-dialled")
-	}
 	srv := testserver.Start(t, testserver.Config{})
 	p := faultproxy.Start(t, srv.Addr())
 	c := newClient(t, p.Addr(), respire.Options{DialTimeout: time.Second})

@@ -96,9 +96,11 @@
 //
 // The lease ends when its TTL does, even if the work goes on. Run the work under a
 // KeepAlive's Context and stop writing when it ends; VerifyStillHeld checks one instant
-// only, and expiry estimates are local. A process paused past its lease (GC, SIGSTOP, a
-// VM migration) can wake and write with its old token: only the resource-side fence
-// stops that write.
+// only, and expiry estimates are local, counted from when the acquisition was sent: one
+// whose reply comes too late for the lease to be of use is reported not acquired and
+// given back (a fenced lock's counter has advanced then). A process paused past its
+// lease (GC, SIGSTOP, a VM migration) can wake and write with its old token: only the
+// resource-side fence stops that write.
 //
 // # Redlock
 //

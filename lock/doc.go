@@ -70,7 +70,9 @@
 //
 // The lock disappears when its TTL ends, even if the work it protects goes on. Keep work
 // shorter than the lease, or run it under a KeepAlive's context and stop when it ends.
-// Expiry estimates are local.
+// Expiry estimates are local, counted from when the command was sent: an acquisition
+// whose reply comes when the lease is already Expired by that estimate (slow replies
+// ate its TTL) is not held; TryAcquire reports it not acquired and releases it.
 //
 // # Failover
 //

@@ -104,34 +104,42 @@ func (r *Cluster) do(ctx context.Context, cmd *Cmd, c *Call) (resp.Value, *conn.
 	if err != nil {
 		return resp.Value{}, c.From, err
 	}
+	t := r.slotTarget(cmd, slot)
 	if c.Err != nil {
 		// An attempt made already, on a connection of the caller's choice.
-		return r.redirected(ctx, cmd, c, slot, c.From, c.Err)
+		return r.redirected(ctx, cmd, c, t, c.From, c.Err)
 	}
-	info := cmd.Info
-	if slot == AnySlot && info != nil && c.Fanout {
-		if f, ok := fanouts[info.Name]; ok {
+	if slot == AnySlot && cmd.Info != nil && c.Fanout {
+		if f, ok := fanouts[cmd.Info.Name]; ok {
 			v, err := r.fanout(ctx, cmd, c, f)
 			return v, nil, err
 		}
 	}
-	t := Slot(slot)
-	t.Replica = r.o.ReplicaReads && !cmd.Options.Blocking && info != nil && info.Flags&command.FlagReadonly != 0
 	v, cn, err := r.attempt(ctx, cmd, c, t, step{})
 	if err == nil {
 		return v, cn, nil
 	}
-	return r.redirected(ctx, cmd, c, slot, cn, err)
+	return r.redirected(ctx, cmd, c, t, cn, err)
 }
 
-// redirected follows what the cluster answered (err, on cn) to a command for slot:
+// slotTarget is the target of cmd, whose keys hash to slot: a replica may serve it
+// when replica reads are on and it is a read that does not block.
+func (r *Cluster) slotTarget(cmd *Cmd, slot int) Target {
+	t := Slot(slot)
+	info := cmd.Info
+	t.Replica = r.o.ReplicaReads && !cmd.Options.Blocking && info != nil && info.Flags&command.FlagReadonly != 0
+	return t
+}
+
+// redirected follows what the cluster answered (err, on cn) to a command for t:
 // MOVED (the slot has a new owner: update the table and retry there), ASK (send it
 // once, after ASKING, to the node importing the slot), TRYAGAIN and CLUSTERDOWN (retry
 // after a backoff). Retrying is safe: those replies mean the command did not run. A
 // transport failure asks for a topology refresh and is retried once when the command
 // was not sent or is read-only. It returns the connection that carried the last
-// attempt (nil when none did).
-func (r *Cluster) redirected(ctx context.Context, cmd *Cmd, c *Call, slot int, cn *conn.Conn, err error) (resp.Value, *conn.Conn, error) {
+// attempt (nil when none did). A retry that no redirection sends elsewhere goes where
+// t says, to a replica again for a replica read.
+func (r *Cluster) redirected(ctx context.Context, cmd *Cmd, c *Call, t Target, cn *conn.Conn, err error) (resp.Value, *conn.Conn, error) {
 	var (
 		b       budget
 		retried bool
@@ -143,7 +151,7 @@ func (r *Cluster) redirected(ctx context.Context, cmd *Cmd, c *Call, slot int, c
 		switch {
 		case errors.As(err, &se):
 			var stop error
-			if next, stop = r.follow(ctx, se, err, slot, cn, &b); stop != nil {
+			if next, stop = r.follow(ctx, se, err, t.Slot, cn, &b); stop != nil {
 				return resp.Value{}, cn, stop
 			}
 		default:
@@ -157,7 +165,7 @@ func (r *Cluster) redirected(ctx context.Context, cmd *Cmd, c *Call, slot int, c
 			retried = true
 		}
 		var last *conn.Conn
-		if v, last, err = r.attempt(ctx, cmd, c, Slot(slot), next); err == nil {
+		if v, last, err = r.attempt(ctx, cmd, c, t, next); err == nil {
 			return v, last, nil
 		}
 		if last != nil {

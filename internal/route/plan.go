@@ -289,6 +289,6 @@ func (r *Cluster) retryMember(ctx context.Context, b *Plan, res []conn.Result, i
 		res[i] = conn.Result{Err: err}
 		return
 	}
-	v, _, err := r.redirected(ctx, &Cmd{Args: cmds[0]}, &Call{}, b.slots[i], cn, res[i].Err)
+	v, _, err := r.redirected(ctx, &Cmd{Args: cmds[0]}, &Call{}, Slot(b.slots[i]), cn, res[i].Err)
 	res[i] = conn.Result{Value: v, Err: err}
 }

@@ -152,6 +152,21 @@ func (r *Cluster) node(addr string) (*clusterNode, error) {
 	return r.nodeLocked(addr)
 }
 
+// knownNode returns the node at addr when the cluster still has it, creating none: a
+// node that left (its SCAN cursor went with it) must not be dialled again. A node it
+// does not know fails as not sent.
+func (r *Cluster) knownNode(addr string) (*clusterNode, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n := r.nodes[addr]; n != nil {
+		return n, nil
+	}
+	if r.closed {
+		return nil, ErrClosed
+	}
+	return nil, &conn.CallError{Err: fmt.Errorf("%w: %s is no longer a node of the cluster", ErrClosed, addr)}
+}
+
 // nodeFor returns the node t is for: the node at t.Addr when set; else the master of
 // t.Slot, or with t.Replica one of its replicas when it has any; for AnySlot, one of
 // the masters in turn.

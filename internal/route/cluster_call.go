@@ -94,7 +94,7 @@ var askingCmd = []any{"ASKING"}
 // when that is what the command means, or routed by slot with redirections followed.
 func (r *Cluster) do(ctx context.Context, cmd *Cmd, c *Call) (resp.Value, *conn.Conn, error) {
 	if c.Addr != "" {
-		n, err := r.node(c.Addr)
+		n, err := r.knownNode(c.Addr)
 		if err != nil {
 			return resp.Value{}, nil, err
 		}

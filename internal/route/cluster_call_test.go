@@ -1,9 +1,13 @@
 package route
 
 import (
+	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+
+	"github.com/respire/respire/conn"
 )
 
 // oneShard answers the topology of a cluster with one shard: master nodeA, replica
@@ -58,6 +62,44 @@ func TestClusterReplicaReadRetryStaysOnReplica(t *testing.T) {
 		}
 		if got := nodes.count(nodeB, "GET k"); got != 2 {
 			t.Errorf("the replica saw %d GETs, want 2", got)
+		}
+	})
+}
+
+// A master that left the cluster after Masters named it is not dialled again for its
+// SCAN: the call fails as not sent, and the router does not know the node again.
+func TestClusterScanOfRemovedNodeIsNotSent(t *testing.T) {
+	var onlyA atomic.Bool
+	handle := func(addr string, args []string) string {
+		if r, ok := clusterTopology(nodeA, args); ok {
+			if r[0] != '*' || onlyA.Load() {
+				return r
+			}
+			return twoMastersSlots(-1)
+		}
+		return "*2\r\n$1\r\n0\r\n*0\r\n"
+	}
+	inBubble(t, handle, func(t *testing.T, ctx context.Context, r *Router, nodes *fakeNodes) {
+		ms, err := r.Masters(ctx)
+		if err != nil || len(ms) != 2 || ms[1].Addr != nodeB {
+			t.Fatalf("Masters = %v, %v; want %s and %s", ms, err, nodeA, nodeB)
+		}
+		onlyA.Store(true)
+		if err := r.Resolve(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := r.Inspect().Node(nodeB); ok {
+			t.Fatalf("%s still known after it left", nodeB)
+		}
+		_, _, err = r.Do(ctx, &Cmd{Args: []any{"SCAN", "0"}}, &Call{Addr: nodeB})
+		if !errors.Is(err, conn.ErrNotSent) || !errors.Is(err, ErrClosed) {
+			t.Errorf("SCAN on a node that left: %v; want ErrNotSent and ErrClosed", err)
+		}
+		if _, ok := r.Inspect().Node(nodeB); ok {
+			t.Errorf("%s known again after its SCAN", nodeB)
+		}
+		if got := withoutTopology(nodes.seen(nodeB)); len(got) > 0 {
+			t.Errorf("%s, which left the cluster, saw %q", nodeB, got)
 		}
 	})
 }

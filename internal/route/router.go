@@ -58,7 +58,8 @@ type Cmd struct {
 type Call struct {
 	// Addr, when set, sends the command once to that server (a target Masters
 	// returned), without routing by slot or following redirections: a SCAN cursor
-	// belongs to one node. One server ignores it.
+	// belongs to one node. A node that has left the cluster since fails as not sent
+	// (ErrClosed) and is not dialled again. One server ignores it.
 	Addr string
 	// Fanout lets a keyless command that means "every master" on a Cluster (KEYS,
 	// FLUSHALL, DBSIZE, ...) go to each of them, with the replies merged.

@@ -178,6 +178,14 @@ func (c *Client) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	if len(cmds) == 0 {
 		return nil, nil
 	}
+	if !c.route.Sharded() {
+		// Encoded straight into the connection: a big batch is copied once.
+		keys, err := c.batchKeys(ctx, cmds)
+		if err != nil {
+			return nil, err
+		}
+		return c.route.DoMulti(ctx, c.prefix, keys, cmds)
+	}
 	plan := c.route.NewPlan()
 	for i, args := range cmds {
 		if err := c.planAsking(ctx, plan, args); err != nil {
@@ -201,7 +209,7 @@ func (c *Client) batchKeys(ctx context.Context, cmds [][]any) ([][]int, error) {
 			return nil, fmt.Errorf("command %d: %w", i, err)
 		}
 		if o.Blocking {
-			return nil, fmt.Errorf("command %d: %w: %v blocks the server; use Do", i, ErrConnState, args[0])
+			return nil, fmt.Errorf("command %d: %w: %s blocks the server; use Do", i, ErrConnState, commandName(args))
 		}
 		if keys != nil {
 			keys[i] = o.Keys

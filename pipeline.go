@@ -25,7 +25,9 @@ import (
 type Pipeline struct {
 	c *Client
 	// plan is the commands, encoded with the key prefix applied and, on a Cluster,
-	// planned by slot: taken from a pool by the first Do, given back by Exec.
+	// planned by slot: taken from a pool by the first Do, given back by Exec unless
+	// it is too big for the pool, when the pipeline keeps it for its next commands
+	// (Plan.Recycle).
 	plan *route.Plan
 	// later is the commands after plan's, from the first that waits for COMMAND
 	// INFO on, encoded without the prefix, for Exec to plan; nLater counts them. They
@@ -115,25 +117,26 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	p.plan, p.later, p.nLater, p.n, p.err = nil, p.later[:0], 0, 0, nil
 	switch {
 	case err != nil:
-		plan.Release()
+		p.plan = plan.Recycle()
 		return nil, err
 	case n == 0:
-		plan.Release()
 		return nil, nil
 	case p.c.closed.Load():
-		plan.Release()
+		p.plan = plan.Recycle()
 		return nil, ErrClosed
 	}
+	if plan == nil {
+		plan = p.c.route.NewPlan()
+	}
 	if nLater > 0 {
-		if plan == nil {
-			plan = p.c.route.NewPlan()
-		}
 		if err := p.c.planLater(ctx, plan, later, nLater, n-nLater); err != nil {
-			plan.Release()
+			p.plan = plan.Recycle()
 			return nil, err
 		}
 	}
-	return p.c.route.DoPlan(ctx, plan)
+	res, err := p.c.route.SendPlan(ctx, plan)
+	p.plan = plan.Recycle()
+	return res, err
 }
 
 // commandName returns a command's name for an error message. Unlike formatting args[0]

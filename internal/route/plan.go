@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/respire/respire/conn"
@@ -52,18 +53,38 @@ var planPool = sync.Pool{New: func() any { return new(Plan) }}
 // Release empties b and puts it back in the pool; a nil plan is left alone. It keeps
 // no reply, connection or node: a pooled plan pins nothing but its own buffers.
 func (b *Plan) Release() {
+	if b == nil || cap(b.buf) > maxPooledBatch {
+		return
+	}
+	b.reset(maxPooledBatch)
+	planPool.Put(b)
+}
+
+// Recycle gives b back to the pool as Release does and returns nil, unless b is too
+// big for the pool: then it empties b, keeping every buffer, and returns it for its
+// owner to fill again. A Pipeline that sends a big batch again and again so encodes
+// it in place instead of growing a new buffer each time, and a small one still
+// shares the pool. A nil plan is left alone.
+func (b *Plan) Recycle() *Plan {
 	if b == nil {
-		return
+		return nil
 	}
-	if cap(b.buf) > maxPooledBatch {
-		return
+	if cap(b.buf) <= maxPooledBatch {
+		b.Release()
+		return nil
 	}
+	b.reset(math.MaxInt)
+	return b
+}
+
+// reset empties b, dropping a part's buffer larger than maxKept.
+func (b *Plan) reset(maxKept int) {
 	b.buf, b.slots, b.ends = b.buf[:0], b.slots[:0], b.ends[:0]
 	clear(b.nodes)
 	b.nodes = b.nodes[:0]
 	for i := range b.parts {
 		p := &b.parts[i]
-		if cap(p.buf) > maxPooledBatch {
+		if cap(p.buf) > maxKept {
 			*p = batchPart{}
 			continue
 		}
@@ -71,7 +92,6 @@ func (b *Plan) Release() {
 		*p = batchPart{idx: p.idx[:0], buf: p.buf[:0], res: p.res[:0]}
 	}
 	b.parts = b.parts[:0]
-	planPool.Put(b)
 }
 
 // Add plans one command: its slot, on a Cluster (with prefix on the keys at
@@ -127,12 +147,11 @@ func (b *Plan) part(n *clusterNode, last int) int {
 	return len(b.parts) - 1
 }
 
-// doPlan sends the batch b and releases it: each node's part as one pipeline (the
+// doPlan sends the batch b: each node's part as one pipeline (the
 // parts concurrently), the results in b's order, and each command that was redirected
 // or told to try again retried alone, in place. A batch for one node, the common case
 // (one key, a hash tag), is sent as it was encoded and its results are the node's.
 func (r *Cluster) doPlan(ctx context.Context, b *Plan) ([]conn.Result, error) {
-	defer b.Release()
 	first, single, err := r.locate(ctx, b)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package route
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/command"
@@ -99,11 +100,29 @@ func (r *Router) NewPlan() *Plan {
 // whole; each command's own error reply is in its Result. A command that was
 // redirected or told to try again is retried alone.
 func (r *Router) DoPlan(ctx context.Context, p *Plan) ([]conn.Result, error) {
+	defer p.Release()
+	return r.SendPlan(ctx, p)
+}
+
+// SendPlan sends p as DoPlan does but leaves it with the caller, to Release or
+// Recycle.
+func (r *Router) SendPlan(ctx context.Context, p *Plan) ([]conn.Result, error) {
 	if r.cluster != nil {
 		return r.cluster.doPlan(ctx, p)
 	}
-	defer p.Release()
 	return r.one.doEncoded(ctx, p.Len(), p.buf)
+}
+
+// DoMulti sends cmds as one pipeline on a router of one server, each encoded straight
+// into the shared connection's write buffer (with prefix on the arguments at keys[i]
+// of cmds[i]; keys may be nil), so that a big batch is copied once. It is sent again
+// once on a new connection when nothing was written. A Cluster router splits batches
+// by node from a Plan (DoPlan); DoMulti refuses it.
+func (r *Router) DoMulti(ctx context.Context, prefix string, keys [][]int, cmds [][]any) ([]conn.Result, error) {
+	if r.cluster != nil {
+		return nil, fmt.Errorf("%w: DoMulti on a Cluster router; send a Plan", ErrInvalidOptions)
+	}
+	return r.one.doMulti(ctx, prefix, keys, cmds)
 }
 
 // Shared returns the auto-pipelined connection that serves t.

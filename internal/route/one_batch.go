@@ -1,0 +1,35 @@
+package route
+
+import (
+	"context"
+
+	"github.com/respire/respire/conn"
+)
+
+// doMulti sends cmds as one pipeline on the shared connection, encoded into it
+// directly (conn.DoMultiWith).
+func (o *one) doMulti(ctx context.Context, prefix string, keys [][]int, cmds [][]any) ([]conn.Result, error) {
+	return o.sendBatch(ctx, func(cn *conn.Conn) ([]conn.Result, error) {
+		return cn.DoMultiWith(ctx, prefix, keys, cmds...)
+	})
+}
+
+// sendBatch sends a pipeline on the shared connection with send, once more on a new
+// connection when the first was found broken before anything was written; a failure
+// is handed to the backend to learn from.
+func (o *one) sendBatch(ctx context.Context, send func(*conn.Conn) ([]conn.Result, error)) ([]conn.Result, error) {
+	for attempt := 0; ; attempt++ {
+		cn, err := o.b.shared(ctx, Any())
+		if err != nil {
+			return nil, err
+		}
+		res, err := send(cn)
+		if err != nil && attempt == 0 && batchRetryable(ctx, err) {
+			continue
+		}
+		if err != nil {
+			o.b.observe(ctx, err)
+		}
+		return res, err
+	}
+}

@@ -136,15 +136,18 @@ func (r *Cluster) slotTarget(cmd *Cmd, slot int) Target {
 // once, after ASKING, to the node importing the slot), TRYAGAIN and CLUSTERDOWN (retry
 // after a backoff). Retrying is safe: those replies mean the command did not run. A
 // transport failure asks for a topology refresh and is retried once when the command
-// was not sent or is read-only. It returns the connection that carried the last
-// attempt (nil when none did). A retry that no redirection sends elsewhere goes where
-// t says, to a replica again for a replica read.
+// was not sent or is read-only, but not when its node could not be reached at all: a
+// failed dial is not made again at once, as sending again would dial the same node. It
+// returns the connection that carried the last attempt (nil when none did). A retry
+// that no redirection sends elsewhere goes where t says, to a replica again for a
+// replica read.
 func (r *Cluster) redirected(ctx context.Context, cmd *Cmd, c *Call, t Target, cn *conn.Conn, err error) (resp.Value, *conn.Conn, error) {
 	var (
 		b       budget
 		retried bool
 		v       resp.Value
 	)
+	reached := cn != nil
 	for {
 		var next step
 		var se *resp.ServerError
@@ -159,7 +162,9 @@ func (r *Cluster) redirected(ctx context.Context, cmd *Cmd, c *Call, t Target, c
 			if errors.As(err, &ce) {
 				r.refresher.Trigger()
 			}
-			if retried || c.Via != nil || !Retryable(ctx, err, cmd.Args) {
+			if retried || c.Via != nil || !Retryable(ctx, err, cmd.Args) || !reached && !errors.Is(err, ErrClosed) {
+				// (A node that left while it was looked up, ErrClosed, is worth
+				// another look: its slot has a new owner.)
 				return resp.Value{}, cn, err
 			}
 			retried = true
@@ -168,7 +173,7 @@ func (r *Cluster) redirected(ctx context.Context, cmd *Cmd, c *Call, t Target, c
 		if v, last, err = r.attempt(ctx, cmd, c, t, next); err == nil {
 			return v, last, nil
 		}
-		if last != nil {
+		if reached = last != nil; reached {
 			cn = last
 		}
 	}

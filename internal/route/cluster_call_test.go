@@ -3,7 +3,9 @@ package route
 import (
 	"context"
 	"errors"
+	"net"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 
@@ -102,4 +104,70 @@ func TestClusterScanOfRemovedNodeIsNotSent(t *testing.T) {
 			t.Errorf("%s, which left the cluster, saw %q", nodeB, got)
 		}
 	})
+}
+
+// A command for a node that cannot be dialled dials it once, as its attempt: the
+// failure says not sent, but a second dial at once would fail the same way.
+func TestClusterUnreachableNodeIsDialledOnce(t *testing.T) {
+	handle := func(addr string, args []string) string {
+		if r, ok := clusterTopology(nodeA, args); ok {
+			return r
+		}
+		return "+OK\r\n"
+	}
+	blpop := &Cmd{Args: []any{"BLPOP", "k", 1}, Options: conn.CallOptions{Blocking: true}}
+	steps := []struct {
+		name string
+		cmd  *Cmd
+	}{
+		{"shared", get("k")},
+		{"dedicated", blpop},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			emptyPools()
+			defer emptyPools()
+			synctest.Test(t, func(t *testing.T) {
+				nodes := newFakeNodes(t, handle)
+				defer nodes.close()
+				var refuse atomic.Bool
+				var dials atomic.Int32
+				o := nodes.options()
+				o.Conn.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+					if refuse.Load() {
+						dials.Add(1)
+						return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+					}
+					return nodes.dial(ctx, network, addr)
+				}
+				r, err := NewCluster(t.Context(), []string{nodeA}, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				ctx := t.Context()
+				if _, _, err := r.Do(ctx, get("k"), &Call{}); err != nil {
+					t.Fatal(err)
+				}
+				refuse.Store(true)
+				nodes.close()
+				// A connection that breaks while idle is found broken by the next
+				// command, here a warm-up, whose retry makes the first failed dial.
+				// Then a refresh, which fails, so that the one the next failure asks
+				// for waits out the gap in the bubble's time, dialling nothing meanwhile.
+				r.Do(ctx, get("k"), &Call{})
+				if err := r.Resolve(ctx); err == nil {
+					t.Fatal("the topology was read from no server")
+				}
+				dials.Store(0)
+				_, _, err = r.Do(ctx, st.cmd, &Call{})
+				if !errors.Is(err, conn.ErrNotSent) {
+					t.Errorf("%s on an unreachable node: %v; want ErrNotSent", st.name, err)
+				}
+				if got := dials.Load(); got != 1 {
+					t.Errorf("%s on an unreachable node dialled it %d times, want 1", st.name, got)
+				}
+			})
+		})
+	}
 }

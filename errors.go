@@ -19,6 +19,11 @@ var (
 	// ErrTxFailed is returned by Tx.Exec when EXEC was aborted because a watched key
 	// changed: nothing of the transaction ran; run it again with fresh reads.
 	ErrTxFailed = errors.New("respire: transaction failed: a watched key changed")
+	// ErrTxSlotMoved is matched by the error of Tx.Do or Tx.Exec when, on a Cluster,
+	// the transaction's slot moved (MOVED) or is moving (ASK) to another node after the
+	// transaction was bound to its node: the command, or for Exec the whole
+	// transaction, did not run. It wraps the redirection; run the transaction again.
+	ErrTxSlotMoved = errors.New("respire: transaction failed: its slot moved to another node")
 	// ErrConnState is matched by the error for a command that would change the state
 	// of a shared connection (MULTI, SUBSCRIBE, SELECT, ...); the error says which call
 	// to use instead.

@@ -125,7 +125,8 @@ func (tx *Tx) bind(ctx context.Context, cmds ...[]any) error {
 
 // Do runs a command at once on the transaction's connection, typically a read of a
 // watched key. It gets the client's key prefix; blocking and connection-state commands
-// are refused.
+// are refused. On a Cluster, a slot that moved since the transaction was bound fails
+// it with ErrTxSlotMoved rather than a raw MOVED.
 func (tx *Tx) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	var keys [8]int
 	o, _, err := tx.client.callOptionsCtx(ctx, args, keys[:0])
@@ -135,13 +136,29 @@ func (tx *Tx) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	if err := tx.bind(ctx, args); err != nil {
 		return resp.Value{}, err
 	}
-	return tx.cn.DoWith(ctx, o, args...)
+	v, err := tx.cn.DoWith(ctx, o, args...)
+	return v, slotMoved(err, err)
+}
+
+// slotMoved is err as a transaction returns it: matching ErrTxSlotMoved when cause,
+// the reply of the transaction's node, is a redirection (the connection is bound to a
+// node that no longer serves the slot, so the transaction cannot follow it).
+func slotMoved(err, cause error) error {
+	var se *resp.ServerError
+	if !errors.As(cause, &se) {
+		return err
+	}
+	if _, ok := se.Redirect(); !ok {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrTxSlotMoved, err)
 }
 
 // Exec sends MULTI, the commands and EXEC in one round trip and returns the commands'
 // results. It returns ErrTxFailed when a watched key changed (nothing ran), and the
 // server's EXECABORT error when a command was rejected while queueing (nothing ran
-// either). Exec can be called once per transaction.
+// either), matching ErrTxSlotMoved too when it was rejected because the slot moved.
+// Exec can be called once per transaction.
 func (tx *Tx) Exec(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	if tx.execed {
 		return nil, fmt.Errorf("%w: Exec called twice in one transaction", ErrInvalidArg)
@@ -170,7 +187,7 @@ func (tx *Tx) Exec(ctx context.Context, cmds ...[]any) ([]Result, error) {
 		// EXECABORT: a queued command was rejected; report the first reason too.
 		for _, r := range res[1 : len(res)-1] {
 			if r.Err != nil {
-				return nil, errors.Join(exec.Err, r.Err)
+				return nil, slotMoved(errors.Join(exec.Err, r.Err), r.Err)
 			}
 		}
 		return nil, exec.Err

@@ -57,8 +57,8 @@ func (l *Locker) TryAcquire(ctx context.Context, key string, ttl time.Duration, 
 	if !ok && o.wait > 0 && (err == nil || notSent(ctx, err)) {
 		try := func(ctx context.Context) (bool, error) {
 			if mu.lost() != nil {
-				// The last try came back too late and released its lock: that handle is
-				// spent, and a token it may still have in flight must not be reused.
+				// The last try came back too late and gave its lock back: that handle is
+				// spent, and a token whose delete may be in flight must not be reused.
 				mu = newLock(l, key, ttl)
 			}
 			return mu.try(ctx, ms)
@@ -77,9 +77,8 @@ func (l *Locker) TryAcquire(ctx context.Context, key string, ttl time.Duration, 
 
 // try is one SET NX of a lock not yet held; it records the expiry estimate on success.
 // A reply that comes when the handle is already Expired holds nothing usable: try
-// releases that lock (Close: a compare-and-delete of this handle's own token, fenced
-// if its outcome is uncertain) rather than leave it for its TTL, and reports it not
-// acquired, as Redlock does an acquisition its round trips used up.
+// gives that lock back rather than leave it for its TTL, and reports it not acquired,
+// as Redlock does an acquisition its round trips used up.
 func (m *Lock) try(ctx context.Context, ms int64) (bool, error) {
 	cn, err := m.l.route(ctx, m.key)
 	if err != nil {
@@ -94,10 +93,23 @@ func (m *Lock) try(ctx context.Context, ms int64) (bool, error) {
 	m.expiresAt = start.Add(m.ttl)
 	m.mu.Unlock()
 	if m.Expired() {
-		m.Close() // best effort: what it cannot reach ends with its TTL
+		m.giveBack(ctx)
 		return false, nil
 	}
 	return true, nil
+}
+
+// giveBack deletes the lock of an acquisition that came back too late, on a
+// best-effort basis: the raw compare-and-delete of the handle's own token, which is
+// never fenced (a fence would fail other locks' commands on the lock connection),
+// given no longer than the lease, after which the key is gone anyway. The handle
+// counts as lost, so that its token is not sent again while that delete may be in
+// flight.
+func (m *Lock) giveBack(ctx context.Context) {
+	m.lose(ErrLeaseExpired)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(m.ttl, closeTimeout))
+	defer cancel()
+	m.l.Release(ctx, m.key, m.token) // what it cannot reach ends with its TTL
 }
 
 // watcher returns how a waiting acquisition of key sleeps until the key changes: the

@@ -17,6 +17,10 @@ var (
 	acquireFencedScript = respire.NewScript(acquireFencedSource)
 )
 
+// giveBackTimeout bounds the delete of a fenced lease whose acquisition came back too
+// late.
+const giveBackTimeout = 5 * time.Second
+
 // FencedLock is a held lease with a fencing token: a number the fence counter gave this
 // acquisition, above every token given before, which the protected resource checks on
 // every write (see Resource). Renewal, keep-alive and release are package lock's, with
@@ -83,9 +87,13 @@ func (co *Coordinator) tryAcquire(ctx context.Context, leaseKey, fenceKey string
 	}
 	if lease.Expired() {
 		// Slow replies ate the TTL: a lease with no time left for work is given back
-		// rather than left for its TTL. The counter has advanced, which only skips a
+		// rather than left for its TTL, by the raw compare-and-delete, which is never
+		// fenced (a fence would fail other locks' commands), within the lease, after
+		// which the key is gone anyway. The counter has advanced, which only skips a
 		// token.
-		lease.Close()
+		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(ttl, giveBackTimeout))
+		defer cancel()
+		co.locks.Release(gctx, leaseKey, owner) // what it cannot reach ends with its TTL
 		return nil, false, nil
 	}
 	return &FencedLock{lease: lease, fence: fenceKey, token: n}, true, nil

@@ -254,21 +254,24 @@ func TestFencingTokensStrictlyIncrease(t *testing.T) {
 				mu.Unlock()
 			}()
 			for i := 0; acquired.Load() < total; i++ {
-				// Every eighth try of each worker takes a 1 ms lease it never releases:
-				// the next holder gets the lock only after the lease expired.
+				// Every eighth try of each worker cuts its lease to 1 ms and never
+				// releases it: the next holder gets the lock only after the lease
+				// expired. (Taken for 1 ms, it would come back too late to be held.)
 				expire := (i+w)%8 == 0
-				ttl := 10 * time.Second
-				if expire {
-					ttl = time.Millisecond
-				}
 				floor := highest.Load()
-				fl, ok, err := co.TryAcquireFencedLock(ctx, "{many}:lease", "{many}:fence", ttl)
+				fl, ok, err := co.TryAcquireFencedLock(ctx, "{many}:lease", "{many}:fence", 10*time.Second)
 				if err != nil {
 					errs <- err
 					return
 				}
 				if !ok {
 					continue
+				}
+				if expire {
+					if ok, err := fl.ResetExpiry(ctx, time.Millisecond); !ok || err != nil {
+						errs <- errors.Join(errors.New("cut to 1 ms"), err)
+						return
+					}
 				}
 				n := fl.FencingToken()
 				if n <= floor {

@@ -120,6 +120,7 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 		p.plan = plan.Recycle()
 		return nil, err
 	case n == 0:
+		p.plan = plan.Recycle()
 		return nil, nil
 	case p.c.closed.Load():
 		p.plan = plan.Recycle()

@@ -2,6 +2,7 @@ package conn
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/respire/respire/resp"
 )
@@ -20,21 +21,25 @@ const (
 // replies. Calls are pooled: a caller returns its call after reading the result, except
 // an abandoned call, which the reader (or the failure path) recycles once it is done.
 type call struct {
-	state     callState
-	want      int           // replies expected; 0 for fire-and-forget writes
-	noTimeout bool          // blocking command: no read deadline while it waits
-	inline    bool          // its caller cannot be cancelled, so may do the I/O itself
-	readsSelf bool          // its caller was given the read role when the call was written
-	watched   bool          // its caller waits on done alone: the watcher wakes it (watch.go)
-	watchHeld bool          // under the connection's lock: it counts in the watch's waiters
-	ctxEnded  bool          // the watcher woke it: its context ended (set before the token)
-	start     int           // while queued: its bytes are the write buffer's [start:end]
-	end       int           //
-	reply     resp.Value    // the reply of a single command
-	results   []Result      // the results of a batch (want > 1, or multi set)
-	multi     bool          // collect into results even when want == 1
-	err       error         // a transport error, set with stateReplied
-	done      chan struct{} // gets one token when the call reaches stateReplied
+	state      callState
+	want       int           // replies expected; 0 for fire-and-forget writes
+	noTimeout  bool          // blocking command: no read deadline while it waits
+	inline     bool          // its caller cannot be cancelled, so may do the I/O itself
+	readsSelf  bool          // its caller was given the read role when the call was written
+	othersRead bool          // its caller must not take the read role (StartEncoded)
+	watched    bool          // its caller waits on done alone: the watcher wakes it (watch.go)
+	watchHeld  bool          // under the connection's lock: it counts in the watch's waiters
+	ctxEnded   bool          // the watcher woke it: its context ended (set before the token)
+	start      int           // while queued: its bytes are the write buffer's [start:end]
+	end        int           //
+	reply      resp.Value    // the reply of a single command
+	results    []Result      // the results of a batch (want > 1, or multi set)
+	multi      bool          // collect into results even when want == 1
+	err        error         // a transport error, set with stateReplied
+	done       chan struct{} // gets one token when the call reaches stateReplied
+	// gen counts the call's recyclings, so a Pending copied before its Wait knows the
+	// call is no longer its own.
+	gen atomic.Uint32
 }
 
 var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
@@ -50,12 +55,13 @@ func putCall(cl *call) {
 	cl.state = stateQueued
 	cl.noTimeout = false
 	cl.inline = false
-	cl.readsSelf = false
+	cl.readsSelf, cl.othersRead = false, false
 	cl.watched, cl.watchHeld, cl.ctxEnded = false, false, false
 	cl.multi = false
 	cl.reply = resp.Value{}
 	cl.results = nil
 	cl.err = nil
+	cl.gen.Add(1)
 	callPool.Put(cl)
 }
 

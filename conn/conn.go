@@ -393,7 +393,7 @@ func (c *Conn) DoMultiWith(ctx context.Context, keyPrefix string, keys [][]int, 
 // payload must hold exactly n complete commands: a wrong n desynchronises the
 // connection, which then breaks on the first reply without a request.
 func (c *Conn) DoEncoded(ctx context.Context, n int, payload []byte) ([]Result, error) {
-	p, err := c.StartEncoded(ctx, n, payload, nil)
+	p, err := c.startEncoded(ctx, n, payload, nil, true)
 	if err != nil {
 		return nil, err
 	}

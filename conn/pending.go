@@ -12,6 +12,7 @@ import (
 type Pending struct {
 	c   *Conn
 	cl  *call
+	gen uint32          // cl's generation when started: a copy waited after p sees it moved on
 	ctx context.Context // StartEncoded's: the watch the call was registered with is for it
 }
 
@@ -26,17 +27,26 @@ type Pending struct {
 // connection writes into results until Wait returns, and not after, even when Wait
 // returns early because ctx ended.
 //
-// On success the caller must call Wait exactly once, even when it no longer wants the
-// replies (once ctx has ended Wait returns at once): until then the caller may hold the
-// connection's read role, and nobody else's replies on that connection are read.
-// Batches started on one connection must be waited for in the order they were started;
-// batches on different connections may be waited for in any order.
+// The connection's reader goroutine reads the replies, never the caller: a caller
+// waiting for its batch on one server must not hold up everybody else's replies on
+// the others it has started batches on. On success the caller must call Wait exactly
+// once, even when it no longer wants the replies (once ctx has ended Wait returns at
+// once), so that the results slice is released. Batches started on one connection must
+// be waited for in the order they were started; batches on different connections may
+// be waited for in any order.
 func (c *Conn) StartEncoded(ctx context.Context, n int, payload []byte, results []Result) (Pending, error) {
+	return c.startEncoded(ctx, n, payload, results, false)
+}
+
+// startEncoded is StartEncoded; readSelf lets the caller take the read role of a quiet
+// connection, for DoEncoded, whose caller waits for nothing else.
+func (c *Conn) startEncoded(ctx context.Context, n int, payload []byte, results []Result, readSelf bool) (Pending, error) {
 	if n <= 0 || len(payload) == 0 {
 		return Pending{}, fmt.Errorf("%w: %d commands in %d bytes", ErrInvalidOptions, n, len(payload))
 	}
 	cl := getCall(n)
 	cl.multi = true
+	cl.othersRead = !readSelf
 	if cap(results) >= n {
 		cl.results = results[:0]
 	} else {
@@ -49,17 +59,18 @@ func (c *Conn) StartEncoded(ctx context.Context, n int, payload []byte, results 
 	start := len(c.w.buf)
 	c.w.buf = append(c.w.buf, payload...)
 	c.submitLocked(ctx, cl, start)
-	return Pending{c: c, cl: cl, ctx: ctx}, nil
+	return Pending{c: c, cl: cl, gen: cl.gen.Load(), ctx: ctx}, nil
 }
 
 // Wait is the second half of DoEncoded: it waits for the replies of the batch p stands
 // for and returns their results in order, with the errors DoEncoded returns. If the
 // context given to StartEncoded ends first, Wait returns at once with a *CallError that
 // says whether the batch was sent; a batch already written still runs, and its replies
-// are read and dropped. A second Wait, or Wait on the zero Pending, returns
-// ErrInvalidOptions: after the first, the call behind p belongs to the connection again.
+// are read and dropped. A second Wait, also through a copy of p, or Wait on the zero
+// Pending, returns ErrInvalidOptions: after the first, the call behind p belongs to the
+// connection again.
 func (p *Pending) Wait() ([]Result, error) {
-	if p.cl == nil {
+	if p.cl == nil || p.cl.gen.Load() != p.gen {
 		return nil, fmt.Errorf("%w: no batch pending", ErrInvalidOptions)
 	}
 	c, cl, ctx := p.c, p.cl, p.ctx

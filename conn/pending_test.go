@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
@@ -216,5 +217,61 @@ func TestPendingConnectionLostBeforeWait(t *testing.T) {
 				t.Fatal("connection still usable after transport loss")
 			}
 		})
+	}
+}
+
+// While a caller waits for its batch on one server, the batches it started on others
+// hold up nobody: their replies, and other callers' behind them, are read without it.
+// Before, the caller took the read role of each quiet connection it started a batch
+// on, and another caller's PING on b waited until a's BLPOP had answered.
+func TestStartEncodedHoldsUpNoOtherServer(t *testing.T) {
+	srvA := testserver.Start(t, testserver.Config{})
+	srvB := testserver.Start(t, testserver.Config{})
+	a, b := dialT(t, srvA.Addr(), Options{}), dialT(t, srvB.Addr(), Options{})
+	cancellable, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, ctx := range []context.Context{context.Background(), cancellable} {
+		pa, err := a.StartEncoded(ctx, 1, encodeAll(t, []any{"BLPOP", "pending:nothing", 3}), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pb, err := b.StartEncoded(ctx, 1, encodeAll(t, []any{"PING"}), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The BLPOP holds a's batch for 3 s; b's traffic must not wait for it.
+		other, cancelOther := context.WithTimeout(context.Background(), 2*time.Second)
+		v, err := b.Do(other, "ECHO", "other")
+		cancelOther()
+		if s, _ := v.Text(); err != nil || s != "other" {
+			t.Fatalf("another caller's command on b while a's batch waits: %v %v", v, err)
+		}
+		if res, err := pa.Wait(); err != nil || !res[0].Value.IsNull() {
+			t.Fatalf("a's batch: %v %v", res, err)
+		}
+		if res, err := pb.Wait(); err != nil || res[0].Value.String() != `"PONG"` {
+			t.Fatalf("b's batch: %v %v", res, err)
+		}
+	}
+}
+
+// A copy of a Pending waited after the original knows its call has moved on, rather
+// than waiting on a call the connection has handed to somebody else.
+func TestPendingCopyWaitedTwice(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	c := dialT(t, srv.Addr(), Options{})
+	p, err := c.StartEncoded(context.Background(), 1, encodeAll(t, []any{"PING"}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := p
+	if _, err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Do(context.Background(), "PING"); err != nil { // reuses the pooled call
+		t.Fatal(err)
+	}
+	if _, err := cp.Wait(); !errors.Is(err, ErrInvalidOptions) {
+		t.Fatalf("Wait on a copy after the original's: %v; want ErrInvalidOptions", err)
 	}
 }

@@ -269,7 +269,7 @@ func (c *Conn) takeBatchLocked(me *call) []byte {
 		c.armReadDeadlineLocked(timed)
 		if !c.r.reading {
 			c.r.reading = true
-			if me != nil && me.want > 0 {
+			if me != nil && me.want > 0 && !me.othersRead {
 				me.readsSelf = true
 				c.releaseWatchLocked(me) // a caller that reads itself selects (wait)
 			} else {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -49,6 +50,26 @@ type sample struct {
 	mallocs  uint64
 	bytes    uint64
 	cpu      time.Duration
+}
+
+// stuckGrace is how long calls still running when a window closes may take to return
+// before their context is cancelled.
+var stuckGrace = 5 * time.Second
+
+var errStuck = errors.New("a call was still running 5 s after the window closed; its context was cancelled")
+
+// waitWithin waits for wg, for at most d, and reports whether it finished.
+func waitWithin(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // measure runs l for d and returns what it measured. The goroutines and their
@@ -112,7 +133,15 @@ func measure(ctx context.Context, l load, d time.Duration) sample {
 	if l.cancelAtStop {
 		cancel()
 	}
-	wg.Wait()
+	if !waitWithin(&wg, stuckGrace) {
+		// A call that outlives the window by this much is stuck (rueidislock's wait
+		// has been seen to miss its key's release and sleep for good): its context
+		// ends, and the round says so instead of hanging the run.
+		cancel()
+		wg.Wait()
+		errs.Add(1)
+		errOnce.Do(func() { firstErr = errStuck })
+	}
 	elapsed := time.Since(t0)
 	cpu := processCPU() - cpuBefore
 	runtime.ReadMemStats(&after)

@@ -37,6 +37,8 @@ test: deps
 	@# servers, is unix-only.
 	GOOS=windows $(GO) build $$($(GO) list ./... | grep -v /test/)
 	GOOS=darwin $(GO) build $$($(GO) list ./... | grep -v /test/)
+	@# A bounded run of every fuzz target beyond its checked-in corpus.
+	$(MAKE) fuzz-short
 
 # soak: the long versions of the tests that record histories (RESPIRE_SOAK=1); `make
 # test` runs them bounded. The client-side cache's coherence checker (100,000 writes a

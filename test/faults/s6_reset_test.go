@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -142,21 +141,10 @@ func s6End(call *history.Call, id, body string, v resp.Value, err error, unclass
 		call.End(history.Failed, nil, err)
 	case errors.Is(err, conn.ErrOutcomeUnknown):
 		call.End(history.Unknown, nil, err)
-	case isDialError(err):
-		// Not sent, but not said so: TestS6DialErrorIsNotSent, skipped
-		// until fixed, holds this case.
-		call.End(history.Failed, nil, err)
 	default:
 		unclassified.Add(1)
 		call.End(history.Failed, nil, err)
 	}
-}
-
-// isDialError reports whether err is a failure to connect: the command
-// cannot have been sent.
-func isDialError(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // A command whose connection cannot be dialled again was never sent, and

@@ -28,6 +28,7 @@ type fakeRedis struct {
 	hold     chan struct{}   // when not nil, a SET IFEQ waits for it to close before it runs
 	slowSets []time.Duration // how long the replies of the next SET NX are held back, in turn
 	setsNX   []string        // the token of every SET NX that took the key
+	loading  int             // renewals still to be refused with LOADING, as a restarted server does
 	ids      int64
 	open     map[net.Conn]struct{}
 	wg       sync.WaitGroup
@@ -169,6 +170,9 @@ func (f *fakeRedis) exec(args []string) string {
 		f.keys[args[1]] = fakeEntry{val: args[2], exp: px(args[5])}
 		f.setsNX = append(f.setsNX, args[2])
 		return "+OK\r\n"
+	case cmd == "SET" && len(args) == 7 && opt(3) == "IFEQ" && opt(5) == "PX" && f.loading > 0:
+		f.loading--
+		return "-LOADING Redis is loading the dataset in memory\r\n"
 	case cmd == "SET" && len(args) == 7 && opt(3) == "IFEQ" && opt(5) == "PX":
 		if e, held := get(args[1]); !held || e.val != args[4] {
 			return fakeNull

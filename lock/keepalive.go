@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/resp"
 )
 
 // KeepAlive renews a lock whenever less than half its lease is left, until stopped,
@@ -175,7 +176,9 @@ func (k *KeepAlive) run() {
 var errHalted = errors.New("lock: keep-alive halted")
 
 // renew extends the lease once. A renewal that was never sent (the connection broke
-// first) is tried again while the lease lasts; anything else ends the keep-alive.
+// first), or that a restarted server refused with LOADING while it reads its dataset
+// back (the lease may be in it), is tried again while the lease lasts; anything else
+// ends the keep-alive.
 func (k *KeepAlive) renew() error {
 	m := k.m
 	for {
@@ -203,7 +206,7 @@ func (k *KeepAlive) renew() error {
 			// wakes here): that is the loss, whichever of this and the expiry
 			// timer runs first.
 			return ErrLeaseExpired
-		case errors.Is(err, conn.ErrNotSent) && m.RemainingEstimate() > 0:
+		case (errors.Is(err, conn.ErrNotSent) || resp.IsLoading(err)) && m.RemainingEstimate() > 0:
 			t := time.NewTimer(retryNotSent)
 			select {
 			case <-t.C:
@@ -215,6 +218,8 @@ func (k *KeepAlive) renew() error {
 				t.Stop()
 				return errHalted
 			}
+		case resp.IsLoading(err):
+			return ErrLeaseExpired // the server loaded until the lease ran out
 		}
 		return err
 	}

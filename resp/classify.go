@@ -155,3 +155,9 @@ func IsNoSuchClient(err error) bool {
 	se, ok := serverError(err)
 	return ok && se.Msg == noSuchClient
 }
+
+// IsLoading reports whether err is, or wraps, the LOADING error of a server still
+// loading its dataset into memory after a start ("LOADING Redis is loading the dataset
+// in memory"): the command did not run, and the data it would have found may be there
+// once loading ends. Only the code is relied on.
+func IsLoading(err error) bool { return HasCode(err, "LOADING") }

@@ -14,7 +14,7 @@ type classifyCase struct {
 	wire   string // the exact reply
 	cmd    string // IsUnknownCommand is true for this name only ("" for none)
 	sub    string // IsUnknownSubcommand is true for this "CONTAINER SUB" only ("" for none)
-	class  string // "syntax", "cluster-disabled", "noscript", "no-such-client" or ""
+	class  string // "syntax", "cluster-disabled", "noscript", "no-such-client", "loading" or ""
 }
 
 // classifyCases are every row of SERVER-REPLIES.md's "Error shapes across server
@@ -66,6 +66,8 @@ var classifyCases = []classifyCase{
 	{"valkey-8.1.1, 9.1.2", "-NOSCRIPT No matching script.\r\n", "", "", "noscript"},
 	// CLIENT KILL of a gone connection, old form
 	{"all", "-ERR No such client\r\n", "", "", "no-such-client"},
+	// Any command while a restarted server loads its RDB or AOF.
+	{"redis-6.0.16+, valkey", "-LOADING Redis is loading the dataset in memory\r\n", "", "", "loading"},
 
 	// Look-alikes, classified as nothing.
 	{"all", "-ERR wrong number of arguments for 'get' command\r\n", "", "", ""},
@@ -87,6 +89,8 @@ var classifyCases = []classifyCase{
 	{"made up", "-ERR unknown subcommand X. Try CLIENT HELP.\r\n", "", "", ""},
 	{"made up", "-ERR This instance has cluster support disabled.\r\n", "", "", ""},
 	{"made up", "-NOSCRIPTS x\r\n", "", "", ""},
+	{"made up", "-ERR LOADING Redis is loading the dataset in memory\r\n", "", "", ""},
+	{"made up", "-LOADINGX x\r\n", "", "", ""},
 }
 
 // readServerError decodes wire as a reply and returns its error.
@@ -121,14 +125,15 @@ func TestClassify(t *testing.T) {
 			check("IsClusterDisabled", IsClusterDisabled(e), tc.class == "cluster-disabled")
 			check("IsNoScript", IsNoScript(e), tc.class == "noscript")
 			check("IsNoSuchClient", IsNoSuchClient(e), tc.class == "no-such-client")
+			check("IsLoading", IsLoading(e), tc.class == "loading")
 		}
 		// The text alone, not a *ServerError, is never classified.
 		plain := errors.New(err.Error())
-		if IsUnknownCommand(plain, tc.cmd) || IsSyntaxError(plain) || IsClusterDisabled(plain) || IsNoScript(plain) || IsNoSuchClient(plain) {
+		if IsUnknownCommand(plain, tc.cmd) || IsSyntaxError(plain) || IsClusterDisabled(plain) || IsNoScript(plain) || IsNoSuchClient(plain) || IsLoading(plain) {
 			t.Errorf("%q: a plain error with the server's text is classified", tc.wire)
 		}
 	}
-	if IsUnknownCommand(nil, "") || IsUnknownSubcommand(nil, "", "") || IsSyntaxError(nil) || IsClusterDisabled(nil) || IsNoScript(nil) || IsNoSuchClient(nil) {
+	if IsUnknownCommand(nil, "") || IsUnknownSubcommand(nil, "", "") || IsSyntaxError(nil) || IsClusterDisabled(nil) || IsNoScript(nil) || IsNoSuchClient(nil) || IsLoading(nil) {
 		t.Error("nil is classified")
 	}
 }
@@ -203,6 +208,11 @@ func FuzzClassify(f *testing.F) {
 					}
 				}
 			}
+		}
+		// LOADING is matched by its code alone: the first word, whatever follows.
+		code, _, _ := strings.Cut(msg, " ")
+		if got, want := IsLoading(NewServerError(msg)), code == "LOADING"; got != want {
+			t.Fatalf("IsLoading(%q) = %v, want %v", msg, got, want)
 		}
 		if c, s, ok := UnknownSubcommand(msg); ok {
 			if !strings.Contains(msg, "'"+s+"'. Try "+c+" HELP") {

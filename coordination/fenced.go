@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/conn"
 	"github.com/respire/respire/lock"
 )
 
@@ -20,6 +21,11 @@ var (
 // giveBackTimeout bounds the delete of a fenced lease whose acquisition came back too
 // late.
 const giveBackTimeout = 5 * time.Second
+
+// notSentRetry spaces a fenced wait's tries that were never sent (a reset connection,
+// a dial refused): short at first, as a reconnect is often quick, and no more than a
+// tenth of a second apart, with jitter so the waiters of a client spread out.
+var notSentRetry = lock.ExponentialRetry(time.Millisecond, 100*time.Millisecond)
 
 // FencedLock is a held lease with a fencing token: a number the fence counter gave this
 // acquisition, above every token given before, which the protected resource checks on
@@ -107,6 +113,11 @@ func (co *Coordinator) tryAcquire(ctx context.Context, leaseKey, fenceKey string
 // invalidated). It needs a client with RESP3 and Options.ClientSideCache and returns
 // an error matching ErrNoTracking otherwise, before sending anything.
 //
+// A try, or a watch, that was never sent (its error matches conn.ErrNotSent: the
+// connection was reset, a dial failed) changed nothing, so the wait goes on after a
+// short pause that grows with each such failure in a row; an error whose outcome is
+// unknown ends the wait, since that try may have taken the lease.
+//
 // For a bounded wait, give ctx a deadline. Cancellation returns promptly, but an
 // attempt already written may have taken the lease and advanced the counter without
 // returning the lock: never take cancellation as proof that nothing was acquired.
@@ -127,25 +138,49 @@ func (co *Coordinator) AcquireFencedLock(ctx context.Context, leaseKey, fenceKey
 			w.Stop()
 		}
 	}()
+	unsent := 0 // tries and watches in a row that were never sent
 	for {
-		fl, ok, err := co.tryAcquire(ctx, leaseKey, fenceKey, ttl, ms)
-		if err != nil || ok {
-			return fl, err
-		}
-		// Armed after the failed try: a release in between shows as a missing key,
-		// one after it as an invalidation.
-		next, err := co.c.WatchKeyInTurn(ctx, leaseKey, w)
-		if err != nil {
-			if errors.Is(err, respire.ErrNoTracking) || errors.Is(err, respire.ErrNoCache) {
-				return nil, fmt.Errorf("%w: %w", ErrNoTracking, err)
-			}
+		fl, err := co.tryOrWatch(ctx, leaseKey, fenceKey, ttl, ms, &w)
+		switch {
+		case fl != nil:
+			return fl, nil
+		case err == nil:
+			unsent = 0
+			continue
+		case ctx.Err() != nil || !errors.Is(err, conn.ErrNotSent):
 			return nil, err
 		}
-		w = next
-		if err := w.Wait(ctx, 0); err != nil {
+		// Not watching while paused: another waiter of this client takes the turn.
+		if w != nil {
+			w.Stop()
+			w = nil
+		}
+		unsent++
+		if err := notSentRetry.Pause(ctx, unsent); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// tryOrWatch makes one try and, when another owner holds the lease, arms the next
+// watch in *w (the previous one is retired) and waits for it. It returns the lock, or
+// nil and nil when it is time to try again.
+func (co *Coordinator) tryOrWatch(ctx context.Context, leaseKey, fenceKey string, ttl time.Duration, ms int64, w **respire.KeyWatch) (*FencedLock, error) {
+	fl, ok, err := co.tryAcquire(ctx, leaseKey, fenceKey, ttl, ms)
+	if err != nil || ok {
+		return fl, err
+	}
+	// Armed after the failed try: a release in between shows as a missing key, one
+	// after it as an invalidation.
+	next, err := co.c.WatchKeyInTurn(ctx, leaseKey, *w)
+	if err != nil {
+		if errors.Is(err, respire.ErrNoTracking) || errors.Is(err, respire.ErrNoCache) {
+			return nil, fmt.Errorf("%w: %w", ErrNoTracking, err)
+		}
+		return nil, err
+	}
+	*w = next
+	return nil, next.Wait(ctx, 0)
 }
 
 // LeaseKey returns the lease key as given, without the client's key prefix.

@@ -1,6 +1,7 @@
 package lock
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -42,8 +43,10 @@ func ExponentialRetry(base, max time.Duration) RetryStrategy {
 // jitter returns a uniform random duration in [0, n]; a variable so tests can script it.
 var jitter = func(n time.Duration) time.Duration { return time.Duration(rand.Int64N(int64(n) + 1)) }
 
-// delay is the pause before retry n (1 for the first retry).
-func (s RetryStrategy) delay(n int) time.Duration {
+// Delay returns the pause before retry n (1 for the first retry): every for a
+// FixedRetry, a random one within the growing ceiling for an ExponentialRetry. It lets
+// other waits (package coordination's) space their retries as lock's do.
+func (s RetryStrategy) Delay(n int) time.Duration {
 	if !s.exponential {
 		return s.base
 	}
@@ -54,6 +57,9 @@ func (s RetryStrategy) delay(n int) time.Duration {
 	}
 	return jitter(ceiling)
 }
+
+// Pause sleeps for Delay(n), or until ctx ends, whose cause it returns.
+func (s RetryStrategy) Pause(ctx context.Context, n int) error { return sleep(ctx, s.Delay(n)) }
 
 func (s RetryStrategy) validate() error {
 	switch {

@@ -76,7 +76,7 @@ func (s *sleeper) pause(ctx context.Context, retry int, left time.Duration, held
 	}
 	// Not watching while polling: let another waiter of the key have the turn.
 	s.stop()
-	return sleep(ctx, min(s.o.retry.delay(retry), left))
+	return sleep(ctx, min(s.o.retry.Delay(retry), left))
 }
 
 func (s *sleeper) stop() {

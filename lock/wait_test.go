@@ -19,27 +19,27 @@ func scriptJitter(t *testing.T) {
 }
 
 func TestRetryStrategyDelay(t *testing.T) {
-	if d := FixedRetry(30 * time.Millisecond).delay(7); d != 30*time.Millisecond {
+	if d := FixedRetry(30 * time.Millisecond).Delay(7); d != 30*time.Millisecond {
 		t.Fatal(d)
 	}
 	// Full jitter stays within [0, ceiling].
 	s := ExponentialRetry(10*time.Millisecond, 100*time.Millisecond)
 	for n := 1; n < 200; n++ {
-		if d := s.delay(n); d < 0 || d > 100*time.Millisecond {
+		if d := s.Delay(n); d < 0 || d > 100*time.Millisecond {
 			t.Fatalf("retry %d paused %v", n, d)
 		}
 	}
 	scriptJitter(t)
 	want := []time.Duration{10, 20, 40, 80, 100, 100}
 	for i, w := range want {
-		if d := s.delay(i + 1); d != w*time.Millisecond {
+		if d := s.Delay(i + 1); d != w*time.Millisecond {
 			t.Fatalf("retry %d: ceiling %v, want %v", i+1, d, w*time.Millisecond)
 		}
 	}
 	// No overflow however long the wait.
 	huge := ExponentialRetry(time.Nanosecond, time.Hour)
 	for _, n := range []int{62, 63, 64, 1000} {
-		if d := huge.delay(n); d != time.Hour {
+		if d := huge.Delay(n); d != time.Hour {
 			t.Fatalf("retry %d: %v", n, d)
 		}
 	}

@@ -163,10 +163,12 @@ func s2Cause(round int, cause error, seen map[string]int) []history.Violation {
 		seen["expired"]++
 	case errors.Is(cause, lock.ErrOwnershipUncertain):
 		seen["uncertain"]++
+	case resp.IsLoading(cause):
+		// A keep-alive retries LOADING while the lease lasts (bbd3d21): giving
+		// up on it is a violation now.
+		return []history.Violation{{Checker: "S2", Detail: fmt.Sprintf("round %d: the keep-alive gave up on LOADING: %v", round, cause)}}
 	case errors.As(cause, new(*resp.ServerError)):
-		// The renewal's own error reply, a documented cause: a server still
-		// loading its AOF answers LOADING, and the keep-alive gives up though
-		// the lease survived — early, never late.
+		// Another error reply of the renewal's own, a documented cause.
 		seen["renewal error"]++
 	default:
 		return []history.Violation{{Checker: "S2", Detail: fmt.Sprintf("round %d: the keep-alive ended with %v, not a loss", round, cause)}}

@@ -58,20 +58,9 @@ func (o *one) doDedicated(ctx context.Context, cmd *Cmd) (resp.Value, *conn.Conn
 
 // doEncoded sends n encoded commands as one pipeline on the shared connection.
 func (o *one) doEncoded(ctx context.Context, n int, buf []byte) ([]conn.Result, error) {
-	for attempt := 0; ; attempt++ {
-		cn, err := o.b.shared(ctx, Any())
-		if err != nil {
-			return nil, err
-		}
-		res, err := cn.DoEncoded(ctx, n, buf)
-		if err != nil && attempt == 0 && batchRetryable(ctx, err) {
-			continue
-		}
-		if err != nil {
-			o.b.observe(ctx, err)
-		}
-		return res, err
-	}
+	return o.sendBatch(ctx, func(cn *conn.Conn) ([]conn.Result, error) {
+		return cn.DoEncoded(ctx, n, buf)
+	})
 }
 
 // oneServer is the Masters of a router of one server.

@@ -123,6 +123,12 @@ func TestForwards(t *testing.T) {
 			t.Fatalf("round trip of %d bytes: %d bytes, %v", len(msg), len(got), err)
 		}
 	}
+	// The proxy counts a chunk once its write returns, which can be after the
+	// client has read it.
+	waitFor(t, "the byte counts", func() bool {
+		s := p.Stats()
+		return s.ToServer == 100_005 && s.ToClient == 100_005
+	})
 	if s := p.Stats(); s.Accepted != 1 || s.ToServer != 100_005 || s.ToClient != 100_005 {
 		t.Fatalf("stats %+v", s)
 	}

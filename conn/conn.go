@@ -133,11 +133,10 @@ type readSide struct {
 	wake       chan struct{} // hands the read role to the reader goroutine
 
 	// Used only by the holder of the read role.
-	dec    *resp.Reader
-	buf    *bufio.Reader  // under dec, for waits that must not parse (inlineread.go)
-	limits resp.Limits    // dec's, so those waits end at a header over them
-	spin   spinWait       // polling for a reply the caller reads itself (spin.go)
-	pos    streamPosition // how far the reader is through the stream (catchup.go)
+	dec  *resp.Reader
+	buf  *bufio.Reader  // under dec, for waits that must not parse (inlineread.go)
+	spin spinWait       // polling for a reply the caller reads itself (spin.go)
+	pos  streamPosition // how far the reader is through the stream (catchup.go)
 
 	inflight         callQueue // written calls awaiting replies, in write order
 	reading          bool      // the read role is held (by a caller or the reader goroutine)
@@ -231,7 +230,6 @@ func newConn(nc net.Conn, addr string, opts *Options) *Conn {
 	}
 	c.r.buf = bufio.NewReaderSize(countingReader{c}, 64<<10)
 	c.r.dec = resp.NewReader(c.r.buf, opts.Limits)
-	c.r.limits = opts.Limits
 	c.watch.interruptFn = c.interrupt
 	if tc, ok := nc.(*net.TCPConn); ok && rawIO {
 		c.raw, _ = tc.SyscallConn()

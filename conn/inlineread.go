@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 	"time"
-
-	"github.com/respire/respire/resp"
 )
 
 // A caller that can be cancelled may still read its own reply, saving the hand-off from
@@ -15,7 +13,7 @@ import (
 // Two things make that safe:
 //
 //   - It parses only frames that are already whole in the read buffer
-//     (resp.FrameComplete), and waits for bytes with bufio's Peek, which consumes
+//     (resp.Reader.FrameComplete), and waits for bytes with bufio's Peek, which consumes
 //     nothing: an interrupted wait loses no parsing state.
 //   - The context is watched (watch.go); when it ends, the watcher moves the read
 //     deadline into the past, which wakes the blocked read. The caller then hands the
@@ -75,7 +73,7 @@ func (c *Conn) awaitWholeFrame(spin bool) error {
 	for {
 		if n := c.r.buf.Buffered(); n > 0 {
 			b, _ := c.r.buf.Peek(n)
-			if resp.FrameCompleteWithin(b, c.r.limits) {
+			if c.r.dec.FrameComplete(b) {
 				return nil
 			}
 			if n == c.r.buf.Size() {

@@ -5,18 +5,21 @@ import "bytes"
 // FrameComplete reports whether b begins with a whole frame, so that reading it from a
 // buffer holding b cannot block. A frame already malformed within b also counts: reading
 // it fails at once. It lets a reader that must stay interruptible wait for bytes
-// without parsing anything, and parse only what is complete.
+// without parsing anything, and parse only what is complete. It judges lengths by the
+// default limits; a Reader's own FrameComplete judges them by its own.
 func FrameComplete(b []byte) bool {
-	return FrameCompleteWithin(b, Limits{})
+	l := DefaultLimits()
+	return frameCompleteWithin(b, &l)
 }
 
-// FrameCompleteWithin is FrameComplete for a reader with limits l (zero fields take the
-// defaults): a header that declares more than l allows counts as complete too, because
-// reading it fails at once with ErrLimit. Without this a caller would wait for bytes a
-// hostile server promised and never sends, until its read timeout.
-func FrameCompleteWithin(b []byte, l Limits) bool {
-	l = l.withDefaults()
-	_, st := frameEnd(b, 0, 0, &l)
+// FrameComplete is the package's FrameComplete for this Reader: a header that declares
+// more than r's limits allow counts as complete too, because r refuses it at once with
+// ErrLimit. Without this a caller would wait for bytes a hostile server promised and
+// never sends, until its read timeout.
+func (r *Reader) FrameComplete(b []byte) bool { return frameCompleteWithin(b, &r.lim) }
+
+func frameCompleteWithin(b []byte, l *Limits) bool {
+	_, st := frameEnd(b, 0, 0, l)
 	return st != frameIncomplete
 }
 

@@ -66,13 +66,13 @@ func TestFrameCompleteWithinLimits(t *testing.T) {
 		{"*99999999999\r\n", true},
 	}
 	for _, tc := range cases {
-		if got := FrameCompleteWithin([]byte(tc.frame), lim); got != tc.complete {
+		r := NewReader(bufio.NewReaderSize(bytes.NewReader([]byte(tc.frame)), 16), lim)
+		if got := r.FrameComplete([]byte(tc.frame)); got != tc.complete {
 			t.Errorf("%q: complete %v, want %v", tc.frame, got, tc.complete)
 		}
 		if !tc.complete {
 			continue
 		}
-		r := NewReader(bufio.NewReaderSize(bytes.NewReader([]byte(tc.frame)), 16), lim)
 		if _, err := r.Read(); !errors.Is(err, ErrLimit) {
 			t.Errorf("%q: read %v, want ErrLimit", tc.frame, err)
 		}

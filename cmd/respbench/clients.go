@@ -94,6 +94,11 @@ func (r respireClient) getPipeline(ctx context.Context, key string, n int) error
 	for range n {
 		p.Do("GET", key)
 	}
+	return execPipeline(ctx, p)
+}
+
+// execPipeline sends p and returns its first error, the batch's or a command's.
+func execPipeline(ctx context.Context, p *respire.Pipeline) error {
 	res, err := p.Exec(ctx)
 	if err != nil {
 		return err

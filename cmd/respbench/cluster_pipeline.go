@@ -97,16 +97,7 @@ func (r respireClient) getPipelineKeys(ctx context.Context, keys []string) error
 	for _, k := range keys {
 		p.Do("GET", k)
 	}
-	res, err := p.Exec(ctx)
-	if err != nil {
-		return err
-	}
-	for _, r := range res {
-		if r.Err != nil {
-			return r.Err
-		}
-	}
-	return nil
+	return execPipeline(ctx, p)
 }
 
 func (g *goRedisClient) getPipelineKeys(ctx context.Context, keys []string) error {

@@ -115,6 +115,9 @@ func TestS11CancellationStorm(t *testing.T) {
 	}
 	wg.Wait()
 	fig.faults = int(cancelled.Load() + bareCancels.Load())
+	if cancelled.Load() == 0 {
+		t.Error("no cancellation landed while a call was in flight: the storm tested nothing")
+	}
 
 	// No desync: calls after the storm each get their own reply.
 	for i := range 200 {

@@ -90,6 +90,9 @@ func TestS4PartitionRedlock(t *testing.T) {
 	fig.ops = len(ops)
 	fig.check(history.CheckExclusive(ops))
 	fig.check(s4NoAcquireWhileCut(ops))
+	if history.Count(ops, "acquire", history.OK) == 0 {
+		t.Error("no acquisition at all: exclusion was not exercised")
+	}
 	t.Logf("acquisitions ok %d, refused %d, failed %d; majority cuts %d, minority cuts %d",
 		history.Count(ops, "acquire", history.OK), history.Count(ops, "acquire", history.Failed), history.Count(ops, "acquire", history.Unknown),
 		history.Count(ops, "cut-majority", history.OK), history.Count(ops, "cut-minority", history.OK))

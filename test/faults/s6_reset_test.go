@@ -100,6 +100,9 @@ func TestS6ResetMidReply(t *testing.T) {
 	ops := r.Ops()
 	fig.ops = len(ops)
 	fig.check(history.CheckOwnReplies(ops, "echo"))
+	if history.Count(ops, "echo", history.OK) == 0 {
+		t.Error("no reply came back: the own-reply check saw nothing")
+	}
 	if n := unclassified.Load(); n > 0 {
 		fig.check([]history.Violation{{Checker: "S6", Detail: fmt.Sprintf("%d errors matched neither conn.ErrNotSent nor conn.ErrOutcomeUnknown (see the failed ops' errors)", n)}})
 		for _, op := range ops {

@@ -11,6 +11,7 @@ import (
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/command"
 	"github.com/respire/respire/internal/route"
+	"github.com/respire/respire/observe"
 	"github.com/respire/respire/pool"
 	"github.com/respire/respire/resp"
 )
@@ -32,6 +33,8 @@ type Client struct {
 
 	locks   lockConns                                                    // the connections set aside for lock traffic (lockconn.go)
 	lockVia func(context.Context, *route.SharedConn) (*conn.Conn, error) // c.lockConnOf, made once
+
+	obs observe.Observer // Options.Observer and Options.Logger together; nil when neither is set
 
 	table   *command.Table  // the command key table (a copy without some commands in tests)
 	learned learnedCommands // what COMMAND INFO said of commands the table lacks (commandinfo.go)
@@ -217,6 +220,11 @@ func (c *Client) batchKeys(ctx context.Context, cmds [][]any) ([][]int, error) {
 	}
 	return keys, nil
 }
+
+// Observer returns the observer the client reports its events to (Options.Observer,
+// with Options.Logger's events), or nil. Packages built on the client (lock,
+// coordination) report their events to it.
+func (c *Client) Observer() observe.Observer { return c.obs }
 
 // KeyPrefix returns the prefix the client applies to every key (Options.KeyPrefix).
 func (c *Client) KeyPrefix() string { return c.prefix }

@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"github.com/respire/respire/cache"
+	"log/slog"
 	"net"
 	"strconv"
 	"time"
 
+	"github.com/respire/respire/cache"
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 )
 
@@ -79,7 +82,33 @@ type Options struct {
 
 	// Dialer opens transports; net.Dialer by default.
 	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	// Credentials, when set, is asked for the username and password on every dial
+	// (instead of Username and Password, which must then be empty), and again before the
+	// ExpiresAt it returned, to re-authenticate every live connection (shared,
+	// dedicated, tracking, subscription) in order with its traffic: for managed services
+	// whose passwords are short-lived tokens.
+	Credentials func(ctx context.Context) (Credentials, error)
+
+	// OnConnect runs on every new connection once its handshake is done, before any
+	// command of the caller's is sent on it: for per-connection set-up. An error closes
+	// the connection and fails its dial. It must not keep cn.
+	OnConnect func(ctx context.Context, cn *conn.Conn) error
+
+	// Observer receives the client's events: commands, batches, connections, pool
+	// waits, redirections, failovers, fences, cache and lock events (package observe;
+	// respireotel turns them into traces and metrics). Nil, the default, costs nothing.
+	Observer observe.Observer
+
+	// Logger receives the few events worth a log line (connections lost and dialled
+	// again, failovers, topology changes, fences, tracking loss), structured and
+	// without secrets. Nil, the default, logs nothing.
+	Logger *slog.Logger
 }
+
+// Credentials are what Options.Credentials returns: the ACL user and password for the
+// next connections, and when they stop being valid.
+type Credentials = conn.Credentials
 
 const (
 	defaultSubscriptionBuffer = 1024

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 )
 
@@ -40,6 +41,26 @@ type Options struct {
 
 	// Dialer opens the transport; net.Dialer by default. Tests inject fakes here.
 	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	// Credentials, when set, gives the username and password for the handshake in
+	// place of Username and Password.
+	Credentials func(ctx context.Context) (Credentials, error)
+
+	// OnConnect runs after the handshake, before the connection is handed out; an error
+	// closes it and fails Dial.
+	OnConnect func(ctx context.Context, cn *Conn) error
+
+	// Observer receives this connection's events (dialled, dial failed, lost,
+	// re-authenticated); nil for none.
+	Observer observe.Observer
+}
+
+// Credentials are an ACL user and password, and when they stop being valid (zero:
+// never).
+type Credentials struct {
+	Username  string // "default" when empty
+	Password  string
+	ExpiresAt time.Time
 }
 
 const (

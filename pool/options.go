@@ -43,6 +43,11 @@ type Options[C Conn] struct {
 	// connection's Err is still checked at every checkout, which catches connections
 	// whose reader has already seen the socket fail.
 	HealthCheckAfter time.Duration
+
+	// OnWait, when set, is called after every Get that found the pool exhausted and
+	// had to wait, with how long it waited and why it gave up (nil when it got a
+	// connection). It must not block.
+	OnWait func(wait time.Duration, err error)
 }
 
 // validate reports every problem with o in one error matching ErrInvalidOptions.

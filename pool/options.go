@@ -45,8 +45,10 @@ type Options[C Conn] struct {
 	HealthCheckAfter time.Duration
 
 	// OnWait, when set, is called after every Get that found the pool exhausted and
-	// had to wait, with how long it waited and why it gave up (nil when it got a
-	// connection). It must not block.
+	// had to wait, with how long it waited (until it was handed a connection, or a slot
+	// to dial into: the dial is not counted) and why it gave up (nil when it got a
+	// connection or a slot). It is not called for a Get that did not wait. It runs on
+	// the Get's goroutine and must not block.
 	OnWait func(wait time.Duration, err error)
 }
 

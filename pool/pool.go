@@ -115,8 +115,26 @@ func (p *Pool[C]) Get(ctx context.Context) (C, error) {
 			return p.dialSlot(ctx)
 		}
 
-		return p.wait(ctx) // unlocks p.mu
+		return p.waitObserved(ctx) // unlocks p.mu
 	}
+}
+
+// waitObserved is wait, reported to Options.OnWait when set. The wait ends when the
+// caller is granted a connection or a slot, so the dial a slot needs is not counted.
+// It is called with p.mu held and returns with it released.
+func (p *Pool[C]) waitObserved(ctx context.Context) (C, error) {
+	var start time.Time
+	if p.opts.OnWait != nil {
+		start = time.Now()
+	}
+	c, dial, err := p.wait(ctx)
+	if p.opts.OnWait != nil {
+		p.opts.OnWait(time.Since(start), err)
+	}
+	if dial {
+		return p.dialSlot(ctx)
+	}
+	return c, err
 }
 
 // takeIdleLocked takes the most recently returned idle connection for Get, unless it
@@ -173,9 +191,10 @@ func (p *Pool[C]) discardLocked(c C) {
 	p.mu.Lock()
 }
 
-// wait queues the caller until it is granted a connection or a slot, the pool closes,
-// or ctx ends. It is called with p.mu held and returns with it released.
-func (p *Pool[C]) wait(ctx context.Context) (C, error) {
+// wait queues the caller until it is granted a connection or a slot (true: the caller
+// dials into it), the pool closes, or ctx ends. It is called with p.mu held and
+// returns with it released.
+func (p *Pool[C]) wait(ctx context.Context) (C, bool, error) {
 	var zero C
 	w := newWaiter[C]()
 	p.waiters.pushBack(w)
@@ -188,20 +207,20 @@ func (p *Pool[C]) wait(ctx context.Context) (C, error) {
 			p.mu.Lock()
 			p.stats.hits++
 			p.mu.Unlock()
-			return g.conn, nil
+			return g.conn, false, nil
 		case grantDial:
 			p.mu.Lock()
 			if p.closed {
 				p.releaseSlotLocked()
 				p.mu.Unlock()
-				return zero, ErrClosed
+				return zero, false, ErrClosed
 			}
 			p.stats.misses++
 			p.stats.dials++
 			p.mu.Unlock()
-			return p.dialSlot(ctx)
+			return zero, true, nil
 		default:
-			return zero, ErrClosed
+			return zero, false, ErrClosed
 		}
 
 	case <-ctx.Done():
@@ -211,7 +230,7 @@ func (p *Pool[C]) wait(ctx context.Context) (C, error) {
 			err := p.exhaustedLocked(ctx, p.waiters.len())
 			p.waiters.remove(w)
 			p.mu.Unlock()
-			return zero, err
+			return zero, false, err
 		}
 		// Granted at the same moment ctx ended. The grant is already in the channel;
 		// pass it on so the connection or slot is not lost.
@@ -221,14 +240,14 @@ func (p *Pool[C]) wait(ctx context.Context) (C, error) {
 		case grantConn:
 			p.mu.Unlock()
 			p.Put(g.conn) // rechecks: the pool may have closed since
-			return zero, err
+			return zero, false, err
 		case grantDial:
 			p.releaseSlotLocked()
 			p.mu.Unlock()
-			return zero, err
+			return zero, false, err
 		default:
 			p.mu.Unlock()
-			return zero, ErrClosed
+			return zero, false, ErrClosed
 		}
 	}
 }

@@ -282,7 +282,7 @@ func newTracking(r *route.Router, c *cache.Cache) *tracking {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &tracking{
 		ctx: ctx, cancel: cancel,
-		route: r, cache: c, sharded: r.Sharded(),
+		route: r, cache: c, sharded: r.RoutesByKey(),
 		conns: map[string]*conn.Conn{}, dials: map[string]*pendingDial{}, failed: map[string]dialFailure{},
 	}
 }

@@ -96,21 +96,15 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	return c, nil
 }
 
-// newRouter makes the router of the deployment Options describe: the one place that
-// looks at its kind.
+// newRouter makes the router of the deployment Options describe.
 func newRouter(ctx context.Context, o *Options, ro route.Options) (*route.Router, error) {
-	switch {
-	case o.Cluster:
-		return route.NewCluster(ctx, o.Addrs, ro)
-	case o.SentinelMaster != "":
-		return route.NewSentinel(ctx, route.SentinelOptions{
-			Sentinels: o.Addrs,
-			Master:    o.SentinelMaster,
-			Username:  o.SentinelUsername,
-			Password:  o.SentinelPassword,
-		}, ro)
-	}
-	return route.NewStandalone(o.Addrs[0], ro)
+	return route.New(ctx, route.Deployment{
+		Addrs:            o.Addrs,
+		Cluster:          o.Cluster,
+		Master:           o.SentinelMaster,
+		SentinelUsername: o.SentinelUsername,
+		SentinelPassword: o.SentinelPassword,
+	}, ro)
 }
 
 // Close closes every connection and subscription of the client. Calls in flight fail;
@@ -181,44 +175,29 @@ func (c *Client) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	if len(cmds) == 0 {
 		return nil, nil
 	}
-	if !c.route.Sharded() {
-		// Encoded straight into the connection: a big batch is copied once.
-		keys, err := c.batchKeys(ctx, cmds)
-		if err != nil {
-			return nil, err
-		}
-		return c.route.DoMulti(ctx, c.prefix, keys, cmds)
+	return c.route.DoMulti(ctx, cmds, (*batchCommands)(c))
+}
+
+// batchCommands is the client as route.Commands: how each command of a batch is sent.
+// Its method is not the client's, so that it stays out of the public API.
+type batchCommands Client
+
+// Command checks args with the client's key table and prefix (asking COMMAND INFO
+// about a command the table lacks when its keys are needed) and refuses a blocking
+// command: a batch must not wait behind it.
+func (b *batchCommands) Command(ctx context.Context, args []any, keys []int) (conn.CallOptions, *command.Info, error) {
+	o, info, err := (*Client)(b).callOptionsCtx(ctx, args, keys)
+	if err == nil && o.Blocking {
+		return conn.CallOptions{}, nil, fmt.Errorf("%w: %s blocks the server; use Do", ErrConnState, commandName(args))
 	}
-	plan := c.route.NewPlan()
-	for i, args := range cmds {
-		if err := c.planAsking(ctx, plan, args); err != nil {
-			plan.Release()
-			return nil, fmt.Errorf("command %d: %w", i, err)
-		}
-	}
-	return c.route.DoPlan(ctx, plan)
+	return o, info, err
 }
 
 // batchKeys checks every command of a batch, refusing blocking ones, and returns their
 // key positions when a key prefix is set (nil otherwise).
 func (c *Client) batchKeys(ctx context.Context, cmds [][]any) ([][]int, error) {
-	var keys [][]int
-	if c.prefix != "" {
-		keys = make([][]int, len(cmds))
-	}
-	for i, args := range cmds {
-		o, _, err := c.callOptionsCtx(ctx, args, nil)
-		if err != nil {
-			return nil, fmt.Errorf("command %d: %w", i, err)
-		}
-		if o.Blocking {
-			return nil, fmt.Errorf("command %d: %w: %s blocks the server; use Do", i, ErrConnState, commandName(args))
-		}
-		if keys != nil {
-			keys[i] = o.Keys
-		}
-	}
-	return keys, nil
+	_, keys, err := route.BatchKeys(ctx, cmds, (*batchCommands)(c))
+	return keys, err
 }
 
 // Observer returns the observer the client reports its events to (Options.Observer,

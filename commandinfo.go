@@ -53,7 +53,7 @@ func (e *unresolvedError) Error() string {
 func (e *unresolvedError) Is(target error) bool { return target == ErrUnknownKeys }
 
 // needsKeys reports whether calls need key positions: for the prefix, or for routing.
-func (c *Client) needsKeys() bool { return c.prefix != "" || c.route.Sharded() }
+func (c *Client) needsKeys() bool { return c.prefix != "" || c.route.RoutesByKey() }
 
 // keyInfo returns the entry that gives the key positions of args: the table's, or the
 // one the server described. A subcommand the table lacks of a container it has

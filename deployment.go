@@ -4,4 +4,4 @@ package respire
 // Sentinel-managed master. Package coordination asks it without sending anything, so
 // that a Redlock group refuses a client whose endpoints are one deployment, not
 // independent votes.
-func (c *Client) Standalone() bool { return !c.opts.Cluster && c.opts.SentinelMaster == "" }
+func (c *Client) Standalone() bool { return c.route.Standalone() }

@@ -60,7 +60,7 @@ func (p *Pipeline) Do(args ...any) *Pipeline {
 			err = addToPlan(p.plan, o, info, args)
 		}
 	}
-	if p.nLater > 0 || err != nil && p.c.route.Sharded() && errors.As(err, new(*unresolvedError)) {
+	if p.nLater > 0 || err != nil && p.c.route.RoutesByKey() && errors.As(err, new(*unresolvedError)) {
 		if p.later, err = resp.AppendCommand(p.later, args...); err == nil {
 			p.nLater++
 		}

@@ -23,6 +23,8 @@ type Plan struct {
 	ends  []int // command i is buf[ends[i-1]:ends[i]]
 
 	sharded bool // planned for a Cluster: every command's slot is worked out
+	// keys is scratch space for the key positions of the command being added.
+	keys [8]int
 
 	nodes []*clusterNode // where each command goes, while it is sent
 	parts []batchPart    // one for each node of the batch
@@ -49,6 +51,13 @@ type batchPart struct {
 const maxPooledBatch = 1 << 20
 
 var planPool = sync.Pool{New: func() any { return new(Plan) }}
+
+// newPlan returns an empty plan from the pool; sharded works out each command's slot.
+func newPlan(sharded bool) *Plan {
+	p := planPool.Get().(*Plan)
+	p.sharded = sharded
+	return p
+}
 
 // Release empties b and puts it back in the pool; a nil plan is left alone. It keeps
 // no reply, connection or node: a pooled plan pins nothing but its own buffers.

@@ -2,7 +2,6 @@ package route
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/command"
@@ -90,9 +89,7 @@ func (r *Router) Do(ctx context.Context, cmd *Cmd, c *Call) (resp.Value, *conn.C
 // NewPlan returns an empty plan of a pipeline for this router, from a pool: Add
 // commands to it, then send it with DoPlan, or give it back with Release.
 func (r *Router) NewPlan() *Plan {
-	p := planPool.Get().(*Plan)
-	p.sharded = r.cluster != nil
-	return p
+	return newPlan(r.cluster != nil)
 }
 
 // DoPlan sends the pipeline p, split by server where the deployment has several,
@@ -111,18 +108,6 @@ func (r *Router) SendPlan(ctx context.Context, p *Plan) ([]conn.Result, error) {
 		return r.cluster.doPlan(ctx, p)
 	}
 	return r.one.doEncoded(ctx, p.Len(), p.buf)
-}
-
-// DoMulti sends cmds as one pipeline on a router of one server, each encoded straight
-// into the shared connection's write buffer (with prefix on the arguments at keys[i]
-// of cmds[i]; keys may be nil), so that a big batch is copied once. It is sent again
-// once on a new connection when nothing was written. A Cluster router splits batches
-// by node from a Plan (DoPlan); DoMulti refuses it.
-func (r *Router) DoMulti(ctx context.Context, prefix string, keys [][]int, cmds [][]any) ([]conn.Result, error) {
-	if r.cluster != nil {
-		return nil, fmt.Errorf("%w: DoMulti on a Cluster router; send a Plan", ErrInvalidOptions)
-	}
-	return r.one.doMulti(ctx, prefix, keys, cmds)
 }
 
 // Shared returns the auto-pipelined connection that serves t.
@@ -193,9 +178,18 @@ func (r *Router) SlotOf(info *command.Info, args []any, prefix string, prefixed 
 	return SlotOf(info, args, prefix, prefixed)
 }
 
-// Sharded reports whether keys are spread over several servers, so that calls need
-// every command's key positions, and a tracked connection is kept per server.
-func (r *Router) Sharded() bool { return r.cluster != nil }
+// RoutesByKey reports whether commands go to different servers by their keys (a
+// Cluster's slots): calls then need every command's key positions before anything is
+// sent, and connections kept per server (tracked ones) are kept for several servers at
+// once, not for one at a time.
+func (r *Router) RoutesByKey() bool { return r.cluster != nil }
+
+// Standalone reports whether the router serves the one server it was given: neither
+// the nodes of a Cluster nor a master that Sentinel elects.
+func (r *Router) Standalone() bool {
+	_, ok := r.b.(*standalone)
+	return ok
+}
 
 // Resolve reads the topology again now (a Cluster's slot table), bounded by ctx; a
 // no-op where there is none to read.

@@ -81,6 +81,8 @@ func (o *Options) validate() error {
 		return fmt.Errorf("%w: negative dial timeout", ErrInvalidOptions)
 	case o.Username != "" && o.Password == "":
 		return fmt.Errorf("%w: username %q without password", ErrInvalidOptions, o.Username)
+	case o.Credentials != nil && (o.Username != "" || o.Password != ""):
+		return fmt.Errorf("%w: Credentials together with Username or Password", ErrInvalidOptions)
 	}
 	return nil
 }
@@ -106,13 +108,16 @@ func orDefault(d, def time.Duration) time.Duration {
 // per part, because a batch moves from one side to the other in one step.
 type Conn struct {
 	nc    net.Conn
-	raw   syscall.RawConn // the plain TCP socket, for non-blocking writes and polls; nil under TLS
-	ident identity        // set by the handshake, then read-only
+	raw   syscall.RawConn  // the plain TCP socket, for non-blocking writes and polls; nil under TLS
+	ident identity         // set by the handshake, then read-only
+	obs   observe.Observer // Options.Observer; nil for none
 
 	mu    sync.Mutex
 	w     writeSide
 	r     readSide
 	watch contextWatch
+	auth  authState     // the credentials in use and a re-authentication kept out of a transaction (auth.go)
+	open  bool          // Dial returned the connection: a failure from now on is a lost connection
 	err   error         // first fatal error; set once
 	dead  chan struct{} // closed by fatal
 	loops sync.WaitGroup
@@ -182,22 +187,52 @@ type contextWatch struct {
 }
 
 // Dial connects to addr, performs the handshake (HELLO, AUTH, SETNAME, SELECT), learns
-// the connection's CLIENT ID and starts its reader and writer goroutines.
+// the connection's CLIENT ID, runs Options.OnConnect and starts its reader and writer
+// goroutines. With Options.Credentials it asks the provider first; its error fails the
+// dial with an error matching ErrCredentials and the provider's error, before anything
+// is dialled.
 func Dial(ctx context.Context, addr string, opts Options) (*Conn, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
+	if opts.Observer == nil {
+		return dial(ctx, addr, &opts)
+	}
+	start := time.Now()
+	c, err := dial(ctx, addr, &opts)
+	e := observe.Conn{Kind: observe.ConnDialed, Addr: addr, Duration: time.Since(start), Err: err}
+	if err != nil {
+		e.Kind = observe.ConnDialFailed
+	}
+	opts.Observer.Conn(e)
+	return c, err
+}
+
+func dial(ctx context.Context, addr string, opts *Options) (*Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, orDefault(opts.DialTimeout, defaultDialTimeout))
 	defer cancel()
-	nc, err := dialTransport(ctx, addr, &opts)
+	cr, err := credentialsOf(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%w for %s: %w", ErrCredentials, addr, err)
+	}
+	nc, err := dialTransport(ctx, addr, opts)
 	if err != nil {
 		return nil, fmt.Errorf("conn: dial %s: %w", addr, err)
 	}
-	c := newConn(nc, addr, &opts)
-	if err := c.handshake(ctx, &opts); err != nil {
+	c := newConn(nc, addr, opts)
+	if err := c.handshake(ctx, opts, cr); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("conn: handshake with %s: %w", addr, err)
 	}
+	if opts.OnConnect != nil {
+		if err := opts.OnConnect(ctx, c); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("conn: OnConnect for %s: %w", addr, err)
+		}
+	}
+	c.mu.Lock()
+	c.open = true
+	c.mu.Unlock()
 	return c, nil
 }
 
@@ -237,6 +272,7 @@ func newConn(nc net.Conn, addr string, opts *Options) *Conn {
 	c := &Conn{
 		nc:    nc,
 		ident: identity{addr: addr, proto: 2},
+		obs:   opts.Observer,
 		w: writeSide{
 			timeout: orDefault(opts.WriteTimeout, defaultWriteTimeout),
 			wake:    make(chan struct{}, 1),

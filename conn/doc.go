@@ -11,6 +11,13 @@
 // context's error. Locks depend on this distinction to decide whether a renewal or
 // release must be fenced.
 //
+// Credentials come from Options (Username, Password) or from a provider asked at each
+// dial (Options.Credentials), and Reauth changes them on a live connection: its AUTH
+// is pipelined in order with the connection's traffic, and kept out of a transaction
+// opened with MULTI on it until EXEC or DISCARD (auth.go). Options.OnConnect runs once
+// the handshake is done, before Dial returns; Options.Observer is told of dials,
+// failures, losses and re-authentications, and never of commands.
+//
 // Any I/O or protocol error breaks the connection for good: the socket is closed,
 // every waiting caller gets the error (as not sent or outcome unknown, by state) and
 // Err reports it. Owners (pools, clients) replace broken connections.

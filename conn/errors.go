@@ -18,7 +18,17 @@ var (
 	ErrUnexpectedReply = errors.New("conn: reply without a request")
 	// ErrInvalidOptions is matched by errors from Dial for unusable options.
 	ErrInvalidOptions = errors.New("conn: invalid options")
+	// ErrCredentials is matched by the error of a dial whose Options.Credentials
+	// failed (the provider's error is matched too) or gave no password; nothing was
+	// dialled.
+	ErrCredentials = errors.New("conn: credentials provider failed")
+	// ErrReauthPubSub is the error of Reauth on a RESP2 connection in pub/sub mode,
+	// where the server refuses AUTH; nothing was sent.
+	ErrReauthPubSub = errors.New("conn: cannot re-authenticate a RESP2 connection in pub/sub mode")
 )
+
+// errNoPassword is the cause when a credentials provider gave no password.
+var errNoPassword = errors.New("no password")
 
 // CallError is returned for a command that did not get its reply: the caller gave up
 // (Err is the context's error) or the connection broke (Err is the I/O or protocol

@@ -7,16 +7,16 @@ import (
 	"github.com/respire/respire/resp"
 )
 
-// handshake negotiates the protocol, authenticates, names the connection, learns its
-// CLIENT ID and selects the database.
-func (c *Conn) handshake(ctx context.Context, opts *Options) error {
+// handshake negotiates the protocol, authenticates with cr, names the connection,
+// learns its CLIENT ID and selects the database.
+func (c *Conn) handshake(ctx context.Context, opts *Options, cr Credentials) error {
 	proto := opts.Protocol
 	if proto == 0 {
 		proto = 3
 	}
 	hello := []any{"HELLO", proto}
-	if opts.Password != "" {
-		hello = append(hello, "AUTH", username(opts), opts.Password)
+	if cr.Password != "" {
+		hello = append(hello, "AUTH", username(cr), cr.Password)
 	}
 	if opts.ClientName != "" {
 		hello = append(hello, "SETNAME", opts.ClientName)
@@ -28,7 +28,7 @@ func (c *Conn) handshake(ctx context.Context, opts *Options) error {
 			return err
 		}
 	case resp.IsUnknownCommand(err, "HELLO") || resp.HasCode(err, "NOPROTO"):
-		if err := c.legacyHandshake(ctx, opts); err != nil {
+		if err := c.legacyHandshake(ctx, opts, cr); err != nil {
 			return err
 		}
 	default:
@@ -44,14 +44,30 @@ func (c *Conn) handshake(ctx context.Context, opts *Options) error {
 			return err
 		}
 	}
+	if cr.Password != "" {
+		c.auth.current = cr
+	}
 	return nil
 }
 
-func username(opts *Options) string {
-	if opts.Username == "" {
+// credentialsOf returns the credentials a dial authenticates with: the provider's, or
+// Username and Password.
+func credentialsOf(ctx context.Context, opts *Options) (Credentials, error) {
+	if opts.Credentials == nil {
+		return Credentials{Username: opts.Username, Password: opts.Password}, nil
+	}
+	cr, err := opts.Credentials(ctx)
+	if err == nil && cr.Password == "" {
+		err = errNoPassword
+	}
+	return cr, err
+}
+
+func username(cr Credentials) string {
+	if cr.Username == "" {
 		return "default"
 	}
-	return opts.Username
+	return cr.Username
 }
 
 // learnHello reads HELLO's map (RESP3) or flat array (HELLO 2): proto, id, server,
@@ -73,12 +89,12 @@ func (c *Conn) learnHello(v resp.Value) error {
 }
 
 // legacyHandshake is the RESP2 path for servers without HELLO (or without RESP3).
-func (c *Conn) legacyHandshake(ctx context.Context, opts *Options) error {
+func (c *Conn) legacyHandshake(ctx context.Context, opts *Options, cr Credentials) error {
 	c.ident.proto = 2
-	if opts.Password != "" {
-		auth := []any{"AUTH", opts.Password}
-		if opts.Username != "" {
-			auth = []any{"AUTH", opts.Username, opts.Password}
+	if cr.Password != "" {
+		auth := []any{"AUTH", cr.Password}
+		if cr.Username != "" {
+			auth = []any{"AUTH", cr.Username, cr.Password}
 		}
 		if _, err := c.Do(ctx, auth...); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 )
 
@@ -52,6 +53,9 @@ func (c *Conn) enqueue(ctx context.Context, cl *call, prefix string, keys []int,
 		return err
 	}
 	c.w.buf = buf
+	if v := verbOf(args); v != txNone {
+		c.followLocked(v)
+	}
 	c.submitLocked(ctx, cl, start)
 	return nil
 }
@@ -64,6 +68,7 @@ func (c *Conn) enqueueMulti(ctx context.Context, cl *call, prefix string, keys [
 	}
 	start := len(c.w.buf)
 	buf := c.w.buf
+	tx := c.auth.inTx
 	for i, args := range cmds {
 		var k []int
 		if keys != nil {
@@ -72,8 +77,12 @@ func (c *Conn) enqueueMulti(ctx context.Context, cl *call, prefix string, keys [
 		var err error
 		if buf, err = resp.AppendCommandPrefixed(buf, prefix, k, args...); err != nil {
 			c.w.buf = buf[:start]
+			c.auth.inTx = tx
 			c.mu.Unlock()
 			return fmt.Errorf("command %d: %w", i, err)
+		}
+		if v := verbOf(args); v != txNone {
+			c.followLocked(v)
 		}
 	}
 	c.w.buf = buf
@@ -148,6 +157,9 @@ func (c *Conn) submitLocked(ctx context.Context, cl *call, start int) {
 		c.watchCallLocked(ctx, cl)
 	}
 	c.w.queued = append(c.w.queued, cl)
+	if c.auth.deferred != nil {
+		c.releaseDeferredLocked(cl)
+	}
 	if c.w.writing {
 		c.mu.Unlock() // the writer at work takes cl with its next batch
 		return
@@ -265,6 +277,7 @@ func (c *Conn) takeBatchLocked(me *call) []byte {
 	}
 	clear(c.w.queued)
 	c.w.queued = c.w.queued[:0]
+	c.writtenDeferredLocked()
 	if c.r.inflight.len() > 0 {
 		c.armReadDeadlineLocked(timed)
 		if !c.r.reading {
@@ -426,6 +439,9 @@ func (c *Conn) wait(ctx context.Context, cl *call) error {
 // unqueueLocked removes a call that has not been written, bytes and all, so that it
 // never runs.
 func (c *Conn) unqueueLocked(cl *call) {
+	if c.auth.behind != nil {
+		c.unqueueDeferredLocked(cl)
+	}
 	c.releaseWatchLocked(cl)
 	n := cl.end - cl.start
 	c.w.buf = append(c.w.buf[:cl.start], c.w.buf[cl.end:]...)
@@ -557,7 +573,7 @@ func (c *Conn) readOne(mine *call) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if v.Kind() == resp.KindPush || c.r.pubsub2.Load() {
+	if v.Kind() == resp.KindPush || (c.r.pubsub2.Load() && !c.awaitedInPubSub(v)) {
 		if c.r.push != nil {
 			c.r.push(v)
 		}
@@ -571,6 +587,18 @@ func (c *Conn) readOne(mine *call) (bool, error) {
 		c.advance()
 	}
 	return mineDone, err
+}
+
+// awaitedInPubSub reports whether a frame read in RESP2 pub/sub mode is the reply of a
+// call rather than a message: messages are arrays, so another frame while a call waits
+// is that call's reply (an AUTH queued just before the owner's SUBSCRIBE).
+func (c *Conn) awaitedInPubSub(v resp.Value) bool {
+	if v.Kind() == resp.KindArray {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.r.inflight.len() > 0
 }
 
 // dispatch hands v to the oldest written call and reports whether that completed mine.
@@ -636,6 +664,8 @@ func (c *Conn) fatal(err error) {
 		err = ErrClosed
 	}
 	c.err = err
+	lost := c.obs != nil && c.open && !errors.Is(err, ErrClosed)
+	c.auth.queued, c.auth.behind = nil, nil
 	c.stopWatchingLocked()
 	queued := c.w.queued
 	c.w.queued = nil
@@ -654,6 +684,9 @@ func (c *Conn) fatal(err error) {
 	c.mu.Unlock()
 
 	c.nc.Close()
+	if lost {
+		c.obs.Conn(observe.Conn{Kind: observe.ConnLost, Addr: c.ident.addr, Err: err})
+	}
 	for _, cl := range queued {
 		cl.done <- struct{}{}
 	}

@@ -1,0 +1,283 @@
+package conn
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/respire/respire/observe"
+	"github.com/respire/respire/resp"
+)
+
+// authState is what the connection knows of its authentication, under the
+// connection's lock: the credentials it last authenticated with, and whether it is
+// inside a transaction, where an AUTH must not go.
+//
+// A transaction is followed from the commands written one request at a time (Do,
+// DoMulti, Send): MULTI opens it, EXEC, DISCARD and RESET close it. While it is open, a
+// re-authentication is kept aside (deferred) and queued right behind the request that
+// closes it, so that it is never queued by the server as part of the caller's
+// transaction and never adds a reply to its EXEC. Payloads sent already encoded
+// (DoEncoded, StartEncoded) are not looked into: a transaction must not be left open
+// across one.
+type authState struct {
+	current Credentials // the last successful authentication; zero when unknown
+	inTx    bool        // a MULTI was queued and not yet its EXEC, DISCARD or RESET
+
+	deferred    *call  // a Reauth waiting for the transaction to end
+	deferredCmd []byte // its encoded AUTH
+	// behind is the request the deferred AUTH was queued after, until they are
+	// written: if that request is taken back (its caller gave up before it was
+	// written), the transaction is still open and the AUTH is deferred again.
+	behind, queued *call
+}
+
+// errReauthSuperseded is the cause for a deferred Reauth that a later one replaced.
+var errReauthSuperseded = errors.New("conn: re-authentication superseded by a later one")
+
+// errAuthQueued is the cause when AUTH was answered QUEUED: it landed in a transaction
+// the connection did not see open (an encoded payload's).
+var errAuthQueued = errors.New("conn: AUTH was queued in a transaction")
+
+// Reauth authenticates the connection again, as cr's user (AUTH user password), for
+// credentials that are rotated while connections live. The AUTH goes through the
+// connection's pipeline, in order with the commands already queued: every command
+// queued before it runs as the old user, every one after as the new. Inside a
+// transaction opened with MULTI on this connection the AUTH waits until EXEC or
+// DISCARD is queued and goes right behind it, so Reauth then returns only once the
+// transaction has ended (or ctx has).
+//
+// A RESP2 connection in pub/sub mode cannot be re-authenticated (the server refuses
+// AUTH there): Reauth returns ErrReauthPubSub and sends nothing. A RESP3 subscription
+// connection can. Errors are as Do's; a refusal is the server's error reply (WRONGPASS),
+// after which the connection stays authenticated as before. With Options.Observer set
+// each Reauth is reported (observe.ConnReauth).
+func (c *Conn) Reauth(ctx context.Context, cr Credentials) error {
+	if c.obs == nil {
+		return c.reauth(ctx, cr)
+	}
+	start := time.Now()
+	err := c.reauth(ctx, cr)
+	c.obs.Conn(observe.Conn{Kind: observe.ConnReauth, Addr: c.ident.addr, Duration: time.Since(start), Err: err})
+	return err
+}
+
+// AuthenticatedWith reports whether the connection's last successful authentication,
+// at its handshake or by Reauth, was with cr's username and password: whether a
+// rotation to cr still has to re-authenticate it. An AUTH or RESET sent by a caller
+// makes it unknown (false).
+func (c *Conn) AuthenticatedWith(cr Credentials) bool {
+	c.mu.Lock()
+	cur := c.auth.current
+	c.mu.Unlock()
+	return cur.Password != "" && username(cur) == username(cr) &&
+		subtle.ConstantTimeCompare([]byte(cur.Password), []byte(cr.Password)) == 1
+}
+
+func (c *Conn) reauth(ctx context.Context, cr Credentials) error {
+	if cr.Password == "" {
+		return fmt.Errorf("%w: re-authentication without a password", ErrInvalidOptions)
+	}
+	cl := getCall(1)
+	if err := c.lockForEnqueue(ctx); err != nil {
+		putCall(cl)
+		return err
+	}
+	// Checked under the lock: SetPubSubMode comes before the owner's SUBSCRIBE is
+	// queued, so an AUTH queued now goes before it.
+	if c.r.pubsub2.Load() {
+		c.mu.Unlock()
+		putCall(cl)
+		return ErrReauthPubSub
+	}
+	if c.auth.inTx {
+		return c.waitDeferred(ctx, cl, cr)
+	}
+	start := len(c.w.buf)
+	c.w.buf, _ = resp.AppendCommand(c.w.buf, "AUTH", username(cr), cr.Password)
+	c.submitLocked(ctx, cl, start)
+	return c.finishReauth(ctx, cl, cr)
+}
+
+// waitDeferred keeps cl's AUTH aside until the transaction ends, then waits for its
+// reply. It is called with the lock held and unlocks it.
+func (c *Conn) waitDeferred(ctx context.Context, cl *call, cr Credentials) error {
+	if old := c.auth.deferred; old != nil {
+		old.fail(&CallError{Err: errReauthSuperseded})
+		old.done <- struct{}{}
+	}
+	cl.state = stateQueued
+	c.auth.deferred = cl
+	c.auth.deferredCmd, _ = resp.AppendCommand(c.auth.deferredCmd[:0], "AUTH", username(cr), cr.Password)
+	c.mu.Unlock()
+	select {
+	case <-cl.done:
+		// Failed (superseded, connection broken): nobody else holds cl now.
+		err := cl.err
+		putCall(cl)
+		return err
+	case <-c.dead:
+	case <-ctx.Done():
+	}
+	c.mu.Lock()
+	if c.auth.deferred == cl {
+		c.auth.deferred = nil
+		c.mu.Unlock()
+		putCall(cl)
+		if err := ctx.Err(); err != nil {
+			return &CallError{Err: context.Cause(ctx)}
+		}
+		return &CallError{Err: c.Err()}
+	}
+	c.mu.Unlock()
+	// Queued behind the transaction's end meanwhile, or failed with the connection.
+	return c.finishReauth(ctx, cl, cr)
+}
+
+// finishReauth waits for the AUTH of cl and records cr when the server took it.
+func (c *Conn) finishReauth(ctx context.Context, cl *call, cr Credentials) error {
+	if err := c.wait(ctx, cl); err != nil {
+		return err
+	}
+	v, err := cl.reply, cl.err
+	putCall(cl)
+	if err != nil {
+		return err
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	if text, _ := v.Text(); text == "QUEUED" {
+		// The caller's EXEC will carry an extra reply; the connection cannot be
+		// trusted to be in the state its user thinks.
+		c.fatal(errAuthQueued)
+		return &CallError{Written: true, Err: errAuthQueued}
+	}
+	c.mu.Lock()
+	c.auth.current = cr
+	c.mu.Unlock()
+	return nil
+}
+
+// txVerb is what a command does to a transaction, or to the authentication.
+type txVerb uint8
+
+const (
+	txNone    txVerb = iota
+	txOpen           // MULTI
+	txClose          // EXEC, DISCARD
+	txReset          // RESET: closes a transaction and logs out
+	txAuthAny        // AUTH, HELLO: a caller's own authentication, perhaps
+)
+
+// verbOf classifies a command by its name. It is on every command's path, so it looks
+// at the length first: the common commands are rejected by that alone.
+func verbOf(args []any) txVerb {
+	if len(args) == 0 {
+		return txNone
+	}
+	switch name := args[0].(type) {
+	case string:
+		return verbOfName(name)
+	case []byte:
+		if len(name) >= 4 && len(name) <= 7 {
+			return verbOfName(string(name))
+		}
+	}
+	return txNone
+}
+
+func verbOfName(name string) txVerb {
+	switch len(name) {
+	case 4:
+		switch {
+		case asciiEqualFold(name, "EXEC"):
+			return txClose
+		case asciiEqualFold(name, "AUTH"):
+			return txAuthAny
+		}
+	case 5:
+		switch {
+		case asciiEqualFold(name, "MULTI"):
+			return txOpen
+		case asciiEqualFold(name, "RESET"):
+			return txReset
+		case asciiEqualFold(name, "HELLO"):
+			return txAuthAny
+		}
+	case 7:
+		if asciiEqualFold(name, "DISCARD") {
+			return txClose
+		}
+	}
+	return txNone
+}
+
+// asciiEqualFold compares s with the upper-case ASCII word upper, ignoring case.
+func asciiEqualFold(s, upper string) bool {
+	if len(s) != len(upper) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i]&^0x20 != upper[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// followLocked updates the transaction state for a command just encoded.
+func (c *Conn) followLocked(v txVerb) {
+	switch v {
+	case txOpen:
+		c.auth.inTx = true
+	case txClose:
+		c.auth.inTx = false
+	case txReset:
+		c.auth.inTx = false
+		c.auth.current = Credentials{}
+	case txAuthAny:
+		c.auth.current = Credentials{}
+	}
+}
+
+// releaseDeferredLocked queues a deferred AUTH behind cl, the request just queued,
+// once the transaction has ended.
+func (c *Conn) releaseDeferredLocked(cl *call) {
+	if c.auth.inTx {
+		return
+	}
+	a := c.auth.deferred
+	c.auth.deferred = nil
+	a.start = len(c.w.buf)
+	c.w.buf = append(c.w.buf, c.auth.deferredCmd...)
+	a.end = len(c.w.buf)
+	clear(c.auth.deferredCmd)
+	c.w.queued = append(c.w.queued, a)
+	c.auth.queued, c.auth.behind = a, cl
+}
+
+// unqueueDeferredLocked is unqueueLocked's part for the calls of a deferred AUTH. When
+// cl is the request the AUTH was queued behind, the transaction is still open (cl
+// never went), so the AUTH is taken back too and deferred again; when cl is the AUTH,
+// it is no longer queued.
+func (c *Conn) unqueueDeferredLocked(cl *call) {
+	switch cl {
+	case c.auth.queued:
+		c.auth.queued, c.auth.behind = nil, nil
+	case c.auth.behind:
+		a := c.auth.queued
+		c.auth.queued, c.auth.behind = nil, nil
+		c.auth.deferredCmd = append(c.auth.deferredCmd[:0], c.w.buf[a.start:a.end]...)
+		c.unqueueLocked(a)
+		c.auth.inTx = true
+		c.auth.deferred = a
+	}
+}
+
+// writtenDeferredLocked forgets the queued AUTH once its batch is taken for writing.
+func (c *Conn) writtenDeferredLocked() {
+	c.auth.queued, c.auth.behind = nil, nil
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/command"
 	"github.com/respire/respire/internal/route"
+	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 )
 
@@ -56,7 +58,7 @@ func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (
 				k = c.prefix + k
 			}
 			if v, ok, err := c.cache.Hit(ctx, k, args); ok || err != nil {
-				return cachedHit(v, err)
+				return c.cachedHit(v, err)
 			}
 		}
 	}
@@ -81,23 +83,40 @@ func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (
 		c.cache.CountMiss() // the look above was under the key
 	default:
 		if v, ok, err := c.cache.Get(ctx, key, args); ok || err != nil {
-			return cachedHit(v, err)
+			return c.cachedHit(v, err)
 		}
 	}
-	v, err := c.readThrough(ctx, ttl, slot, key, keys, args)
-	if err != nil && retryable(ctx, err, args) {
-		// Lost with its tracked connection; as Do does for a read, try once more on a
-		// new one.
-		v, err = c.readThrough(ctx, ttl, slot, key, keys, args)
+	if obs := c.obs; obs != nil {
+		obs.Cache(observe.Cache{Kind: observe.CacheMiss, Keys: 1})
+		ctx, start := c.startCommand(ctx, obs, args)
+		v, last, err := c.readMiss(ctx, ttl, slot, key, keys, args)
+		endCommand(ctx, obs, start, last, err)
+		return v, err
 	}
+	v, _, err := c.readMiss(ctx, ttl, slot, key, keys, args)
 	return v, err
 }
 
+// readMiss reads a command DoCached did not find in the cache, and returns the
+// connection that read it.
+func (c *Client) readMiss(ctx context.Context, ttl time.Duration, slot int, key string, keys []int, args []any) (resp.Value, *conn.Conn, error) {
+	v, last, err := c.readThrough(ctx, ttl, slot, key, keys, args)
+	if err != nil && retryable(ctx, err, args) {
+		// Lost with its tracked connection; as Do does for a read, try once more on a
+		// new one.
+		v, last, err = c.readThrough(ctx, ttl, slot, key, keys, args)
+	}
+	return v, last, err
+}
+
 // cachedHit is what DoCached returns for a hit, or for a look that failed while the
-// entry's source caught up (nothing was sent).
-func cachedHit(v resp.Value, err error) (resp.Value, error) {
+// entry's source caught up (nothing was sent). Only a hit is a CacheHit event.
+func (c *Client) cachedHit(v resp.Value, err error) (resp.Value, error) {
 	if err != nil {
 		return resp.Value{}, &conn.CallError{Err: err}
+	}
+	if obs := c.obs; obs != nil {
+		obs.Cache(observe.Cache{Kind: observe.CacheHit, Keys: 1})
 	}
 	return v, nil
 }
@@ -174,11 +193,11 @@ func keyText(a any) (string, bool) {
 // readThrough reads args from the server on a tracked connection and keeps the reply
 // unless an invalidation of key raced it. The read is three commands sent back to
 // back: CLIENT CACHING YES (track the next command's key), PTTL key (the key's own
-// TTL) and the command.
-func (c *Client) readThrough(ctx context.Context, ttl time.Duration, slot int, key string, keys []int, args []any) (resp.Value, error) {
+// TTL) and the command. It returns the connection that read it (nil if none did).
+func (c *Client) readThrough(ctx context.Context, ttl time.Duration, slot int, key string, keys []int, args []any) (resp.Value, *conn.Conn, error) {
 	cn, err := c.tracking.conn(ctx, slot)
 	if err != nil {
-		return resp.Value{}, err
+		return resp.Value{}, nil, err
 	}
 	var prefixKeys [][]int
 	if c.prefix != "" {
@@ -189,7 +208,7 @@ func (c *Client) readThrough(ctx context.Context, ttl time.Duration, slot int, k
 		[]any{"CLIENT", "CACHING", "YES"}, []any{"PTTL", args[keys[0]]}, args)
 	if err != nil {
 		c.cache.Cancel(ticket)
-		return resp.Value{}, err
+		return resp.Value{}, cn, err
 	}
 	for _, r := range res {
 		if resp.HasCode(r.Err, "MOVED") || resp.HasCode(r.Err, "ASK") {
@@ -197,24 +216,24 @@ func (c *Client) readThrough(ctx context.Context, ttl time.Duration, slot int, k
 			// and updates the slot table; the next DoCached tracks the key on the
 			// node that serves it now.
 			c.cache.Cancel(ticket)
-			return c.Do(ctx, args...)
+			return c.do(ctx, args)
 		}
 	}
 	if res[0].Err != nil {
 		c.cache.Cancel(ticket)
-		return resp.Value{}, fmt.Errorf("%w: CLIENT CACHING: %w", ErrNoTracking, res[0].Err)
+		return resp.Value{}, cn, fmt.Errorf("%w: CLIENT CACHING: %w", ErrNoTracking, res[0].Err)
 	}
 	if res[2].Err != nil {
 		c.cache.Cancel(ticket)
-		return resp.Value{}, res[2].Err
+		return resp.Value{}, cn, res[2].Err
 	}
 	pttl, err := res[1].Value.Int()
 	if err != nil || res[1].Err != nil {
 		c.cache.Cancel(ticket) // answered, but without a TTL to trust
-		return res[2].Value, nil
+		return res[2].Value, cn, nil
 	}
 	c.cache.Store(ticket, args, res[2].Value, cache.TTL(ttl, pttl))
-	return res[2].Value, nil
+	return res[2].Value, cn, nil
 }
 
 // maxInvalidationLag bounds how long after an invalidation reaches this machine a hit
@@ -249,7 +268,8 @@ func (s *trackedSource) CatchUp(ctx context.Context) error { return (*conn.Conn)
 type tracking struct {
 	route   *route.Router
 	cache   *cache.Cache
-	sharded bool // one tracked connection per server, not one server at a time
+	sharded bool             // one tracked connection per server, not one server at a time
+	obs     observe.Observer // the client's; nil when it has none
 
 	mu     sync.Mutex
 	conns  map[string]*conn.Conn // by server address
@@ -338,13 +358,15 @@ func (t *tracking) dial(d *pendingDial, addr string, slot int) {
 
 // open dials a connection to slot's server and turns tracking on.
 func (t *tracking) open(slot int) (*conn.Conn, error) {
+	src := &pushSource{t: t}
 	cn, err := t.route.Dial(t.ctx, route.Slot(slot), func(o *conn.Options) {
-		o.PushHandler = t.onPush
+		o.PushHandler = src.onPush
 		o.Protocol = 3
 	})
 	if err != nil {
 		return nil, err
 	}
+	src.addr.Store(cn.Addr())
 	if err := startTracking(t.ctx, cn); err != nil {
 		cn.Close()
 		return nil, err
@@ -406,6 +428,7 @@ func (t *tracking) watch(cn *conn.Conn) {
 	select {
 	case <-cn.Done():
 		t.cache.Flush()
+		observeCache(t.obs, observe.CacheTrackingLost, 0, cn.Addr())
 	case <-t.ctx.Done():
 		return
 	}
@@ -416,21 +439,46 @@ func (t *tracking) watch(cn *conn.Conn) {
 	t.mu.Unlock()
 }
 
+// pushSource is the push handler of one tracked connection, which knows its server's
+// address for the events it reports. The address is stored once the dial returns,
+// before tracking is on and so before any invalidation arrives; it is atomic because
+// the connection's reader reads it.
+type pushSource struct {
+	t    *tracking
+	addr atomic.Value // string
+}
+
 // onPush runs on the reader of a tracked connection, in the order of the frames, so an
 // invalidation reaches the cache before any reply that follows it is handed out.
-func (t *tracking) onPush(v resp.Value) {
+func (s *pushSource) onPush(v resp.Value) {
+	t := s.t
 	inv, ok := cache.ParseInvalidation(v)
 	switch {
 	case !ok:
 	case inv.All:
 		t.cache.Flush()
 		t.keys.fireAll()
+		if t.obs != nil {
+			addr, _ := s.addr.Load().(string)
+			t.obs.Cache(observe.Cache{Kind: observe.CacheFlush, Addr: addr})
+		}
 	default:
 		for _, k := range inv.Keys {
 			t.cache.Invalidate(k)
 			t.keys.fire(k)
 		}
+		if t.obs != nil {
+			addr, _ := s.addr.Load().(string)
+			t.obs.Cache(observe.Cache{Kind: observe.CacheInvalidate, Keys: len(inv.Keys), Addr: addr})
+		}
 	}
+}
+
+// flushAll drops every entry when the Cluster's topology changed (a key read as
+// missing on a slot's old node is not tracked by the new one).
+func (t *tracking) flushAll() {
+	t.cache.Flush()
+	observeCache(t.obs, observe.CacheFlush, 0, "")
 }
 
 func (t *tracking) close() {

@@ -52,6 +52,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	if opts.SubscriptionBuffer == 0 {
 		opts.SubscriptionBuffer = defaultSubscriptionBuffer
 	}
+	obs := observe.Join(opts.Observer, newLogObserver(opts.Logger))
 	copts := conn.Options{
 		Protocol:     opts.Protocol,
 		Username:     opts.Username,
@@ -65,7 +66,8 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		Limits:       opts.Limits,
 		Dialer:       opts.Dialer,
 	}
-	c := &Client{opts: opts, prefix: opts.KeyPrefix, subs: map[*Subscription]struct{}{}, table: command.Default}
+	copts.Observer = obs
+	c := &Client{opts: opts, prefix: opts.KeyPrefix, subs: map[*Subscription]struct{}{}, table: command.Default, obs: obs}
 	r, err := newRouter(ctx, &opts, route.Options{
 		Conn:            copts,
 		PoolSize:        opts.PoolSize,
@@ -90,8 +92,9 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 		}
 		c.cache, c.tracking = cc, newTracking(r, cc)
+		c.tracking.obs = obs
 		// A key read as missing on a slot's old node is not tracked by the new one.
-		r.OnTopologyChange(cc.Flush)
+		r.OnTopologyChange(c.tracking.flushAll)
 	}
 	return c, nil
 }
@@ -142,14 +145,26 @@ func (c *Client) PoolStats() pool.Stats { return c.route.Stats() }
 // error matches conn.ErrNotSent when the command never reached the server and
 // conn.ErrOutcomeUnknown when it may have run.
 func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
+	if obs := c.obs; obs != nil {
+		ctx, start := c.startCommand(ctx, obs, args)
+		v, last, err := c.do(ctx, args)
+		endCommand(ctx, obs, start, last, err)
+		return v, err
+	}
+	v, _, err := c.do(ctx, args)
+	return v, err
+}
+
+// do is Do without the observer; it also returns the connection that produced the
+// reply (nil when none did).
+func (c *Client) do(ctx context.Context, args []any) (resp.Value, *conn.Conn, error) {
 	var keys [8]int
 	o, info, err := c.callOptionsCtx(ctx, args, keys[:0])
 	if err != nil {
-		return resp.Value{}, err
+		return resp.Value{}, nil, err
 	}
 	cmd := route.Cmd{Options: o, Args: args, Info: info}
-	v, _, err := c.route.Do(ctx, &cmd, &route.Call{Fanout: true})
-	return v, err
+	return c.route.Do(ctx, &cmd, &route.Call{Fanout: true})
 }
 
 // retryable says whether a failed command may be sent again on a new connection
@@ -175,7 +190,18 @@ func (c *Client) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	if len(cmds) == 0 {
 		return nil, nil
 	}
+	if obs := c.obs; obs != nil {
+		return c.doMultiObserved(ctx, obs, cmds)
+	}
 	return c.route.DoMulti(ctx, cmds, (*batchCommands)(c))
+}
+
+// doMultiObserved is DoMulti between the observer's BatchStart and BatchEnd.
+func (c *Client) doMultiObserved(ctx context.Context, obs observe.Observer, cmds [][]any) ([]Result, error) {
+	ctx, start := startBatch(ctx, obs, observe.Multi, len(cmds))
+	res, err := c.route.DoMulti(ctx, cmds, (*batchCommands)(c))
+	endBatch(ctx, obs, start, c.batchAddr(ctx, err), res, err)
+	return res, err
 }
 
 // batchCommands is the client as route.Commands: how each command of a batch is sent.
@@ -239,6 +265,17 @@ func (c *Client) DoOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, ar
 // doOn is DoOn, and LockDoOn with via (c.lockVia): redirections then stay on lock
 // connections.
 func (c *Client) doOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args []any, via func(context.Context, *route.SharedConn) (*conn.Conn, error)) (resp.Value, *conn.Conn, error) {
+	if obs := c.obs; obs != nil {
+		ctx, start := c.startCommand(ctx, obs, args)
+		v, last, err := c.sendOn(ctx, cn, o, args, via)
+		endCommand(ctx, obs, start, last, err)
+		return v, last, err
+	}
+	return c.sendOn(ctx, cn, o, args, via)
+}
+
+// sendOn is doOn without the observer.
+func (c *Client) sendOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args []any, via func(context.Context, *route.SharedConn) (*conn.Conn, error)) (resp.Value, *conn.Conn, error) {
 	v, err := cn.DoWith(ctx, o, args...)
 	if err == nil || !route.NeedsRetry(err) {
 		return v, cn, err

@@ -9,6 +9,7 @@ import (
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/command"
 	"github.com/respire/respire/internal/route"
+	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 )
 
@@ -113,6 +114,17 @@ func (p *Pipeline) Len() int { return p.n }
 // pipeline. The error is for the batch as a whole; single commands' error replies are
 // in their Result.
 func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
+	if obs := p.c.obs; obs != nil && p.n > 0 {
+		ctx, start := startBatch(ctx, obs, observe.Pipeline, p.n)
+		res, err := p.exec(ctx)
+		endBatch(ctx, obs, start, p.c.batchAddr(ctx, err), res, err)
+		return res, err
+	}
+	return p.exec(ctx)
+}
+
+// exec is Exec without the observer.
+func (p *Pipeline) exec(ctx context.Context) ([]Result, error) {
 	plan, later, nLater, n, err := p.plan, p.later, p.nLater, p.n, p.err
 	p.plan, p.later, p.nLater, p.n, p.err = nil, p.later[:0], 0, 0, nil
 	switch {

@@ -9,6 +9,7 @@ import (
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/command"
 	"github.com/respire/respire/internal/route"
+	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 )
 
@@ -136,6 +137,13 @@ func (tx *Tx) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	if err := tx.bind(ctx, args); err != nil {
 		return resp.Value{}, err
 	}
+	if obs := tx.client.obs; obs != nil {
+		ctx, start := tx.client.startCommand(ctx, obs, args)
+		v, err := tx.cn.DoWith(ctx, o, args...)
+		err = slotMoved(err, err)
+		endCommand(ctx, obs, start, tx.cn, err)
+		return v, err
+	}
 	v, err := tx.cn.DoWith(ctx, o, args...)
 	return v, slotMoved(err, err)
 }
@@ -160,6 +168,21 @@ func slotMoved(err, cause error) error {
 // either), matching ErrTxSlotMoved too when it was rejected because the slot moved.
 // Exec can be called once per transaction.
 func (tx *Tx) Exec(ctx context.Context, cmds ...[]any) ([]Result, error) {
+	if obs := tx.client.obs; obs != nil && !tx.execed {
+		ctx, start := startBatch(ctx, obs, observe.Transaction, len(cmds))
+		res, err := tx.exec(ctx, cmds)
+		addr := ""
+		if tx.cn != nil {
+			addr = tx.cn.Addr()
+		}
+		endBatch(ctx, obs, start, addr, res, err)
+		return res, err
+	}
+	return tx.exec(ctx, cmds)
+}
+
+// exec is Exec without the observer.
+func (tx *Tx) exec(ctx context.Context, cmds [][]any) ([]Result, error) {
 	if tx.execed {
 		return nil, fmt.Errorf("%w: Exec called twice in one transaction", ErrInvalidArg)
 	}

@@ -1,0 +1,177 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/route"
+	"github.com/respire/respire/observe"
+	"github.com/respire/respire/pool"
+	"github.com/respire/respire/resp"
+)
+
+// What the client tells its observer (Options.Observer and Options.Logger) about the
+// commands and batches it sends. Every caller checks c.obs != nil first, so that a
+// client without an observer builds no event and reads no clock.
+
+// startCommand tells obs a command is about to be sent and returns the context the
+// command is sent with, from the observer (a tracer's span is in it), and the event,
+// for endCommand.
+func (c *Client) startCommand(ctx context.Context, obs observe.Observer, args []any) (context.Context, observe.CommandStart) {
+	e := observe.CommandStart{Name: c.observedName(args), Start: time.Now()}
+	return obs.CommandStart(ctx, e), e
+}
+
+// endCommand tells obs how the command start describes ended: err is what the caller
+// gets, last the connection that produced the reply or the failure (nil if none did).
+// A command not sent reached no server, whichever connection it was meant for.
+func endCommand(ctx context.Context, obs observe.Observer, start observe.CommandStart, last *conn.Conn, err error) {
+	e := observe.CommandEnd{
+		Name:     start.Name,
+		Start:    start.Start,
+		Duration: time.Since(start.Start),
+		Outcome:  outcomeOf(err),
+		Err:      err,
+	}
+	if last != nil && e.Outcome != observe.NotSent {
+		e.Addr = last.Addr()
+	}
+	obs.CommandEnd(ctx, e)
+}
+
+// startBatch tells obs a batch of n commands is about to be sent, as startCommand does
+// for one command.
+func startBatch(ctx context.Context, obs observe.Observer, kind observe.BatchKind, n int) (context.Context, observe.BatchStart) {
+	e := observe.BatchStart{Kind: kind, Len: n, Start: time.Now()}
+	return obs.BatchStart(ctx, e), e
+}
+
+// endBatch tells obs how the batch start describes ended: res are its commands' results
+// (their error replies are counted), err the batch's error, addr the server that served
+// it ("" for several or none).
+func endBatch(ctx context.Context, obs observe.Observer, start observe.BatchStart, addr string, res []conn.Result, err error) {
+	e := observe.BatchEnd{
+		Kind:     start.Kind,
+		Len:      start.Len,
+		Addr:     addr,
+		Start:    start.Start,
+		Duration: time.Since(start.Start),
+		Outcome:  outcomeOf(err),
+		Err:      err,
+	}
+	for _, r := range res {
+		if isServerError(r.Err) {
+			e.Failed++
+		}
+	}
+	obs.BatchEnd(ctx, e)
+}
+
+// observeCache tells the client's observer of a cache event, when it has one.
+func observeCache(obs observe.Observer, kind observe.CacheKind, keys int, addr string) {
+	if obs != nil {
+		obs.Cache(observe.Cache{Kind: kind, Keys: keys, Addr: addr})
+	}
+}
+
+// outcomeOf classes the error a caller got by what it may do next (observe.Outcome).
+func outcomeOf(err error) observe.Outcome {
+	switch {
+	case err == nil:
+		return observe.OK
+	case isServerError(err):
+		return observe.ServerError
+	case errors.Is(err, conn.ErrOutcomeUnknown):
+		// Checked before the causes below: a command written and then cut off by its
+		// context or a Close may have run.
+		return observe.Unknown
+	}
+	for _, target := range notSentErrors {
+		if errors.Is(err, target) {
+			return observe.NotSent
+		}
+	}
+	return observe.Unknown
+}
+
+// notSentErrors are the errors that say a command was not sent: refused before sending
+// (invalid arguments, a closed client, no server for its slot, a full pool), or ended
+// by its context before it was written (a written command's error matches
+// conn.ErrOutcomeUnknown, which outcomeOf checks first).
+var notSentErrors = []error{
+	conn.ErrNotSent,
+	ErrClosed,
+	ErrInvalidArg,
+	ErrConnState,
+	ErrCrossSlot,
+	ErrUnknownKeys,
+	ErrClusterDown,
+	ErrTooManyRedirects,
+	ErrTxSlotMoved,
+	ErrNoCache,
+	ErrNotCacheable,
+	ErrNoTracking,
+	resp.ErrEmptyCommand,
+	resp.ErrInvalidArg,
+	pool.ErrExhausted,
+	pool.ErrClosed,
+	context.Canceled,
+	context.DeadlineExceeded,
+}
+
+// isServerError reports whether err is, or wraps, an error reply. An error reply is
+// usually the error itself, which a type assertion finds without the allocation
+// errors.As costs.
+func isServerError(err error) bool {
+	if err == nil {
+		return false
+	}
+	if _, ok := err.(*resp.ServerError); ok {
+		return true
+	}
+	var se *resp.ServerError
+	return errors.As(err, &se)
+}
+
+// observedName is the command's name as events carry it: the command table's, in upper
+// case ("GET", "CLIENT" for CLIENT LIST), or args[0] as given for a command the table
+// lacks.
+func (c *Client) observedName(args []any) string {
+	if len(args) == 0 {
+		return ""
+	}
+	if info, ok := c.table.LookupArgs(args[:1]); ok {
+		if name, ok := upperNames.Load(info); ok {
+			return name.(string)
+		}
+		name, _ := upperNames.LoadOrStore(info, strings.ToUpper(info.Name))
+		return name.(string)
+	}
+	if s, ok := args[0].(string); ok {
+		return s // a string is immutable: an observer may keep it
+	}
+	return ""
+}
+
+// upperNames maps command table entries (*command.Info) to their names in upper case,
+// made once per command the client sends, so that naming a command does not allocate.
+var upperNames sync.Map
+
+// batchAddr is the server that served a batch that succeeded, on a router of one
+// server: its shared connection's, which the batch went on. It is "" on a Cluster,
+// where a batch is split by node, and when the batch failed, so that naming the server
+// never dials one.
+func (c *Client) batchAddr(ctx context.Context, err error) string {
+	if err != nil || c.route.RoutesByKey() {
+		return ""
+	}
+	cn, err := c.route.Shared(ctx, route.Any())
+	if err != nil {
+		return ""
+	}
+	return cn.Addr()
+}

@@ -61,6 +61,8 @@ func NewSentinel(ctx context.Context, s SentinelOptions, o Options) (*Router, er
 	}
 	sopts := o.Conn
 	sopts.Username, sopts.Password = s.Username, s.Password
+	// Sentinels have their own ACL: the data nodes' provider and hook are not theirs.
+	sopts.Credentials, sopts.OnConnect = nil, nil
 	cfg := sentinel.Config{
 		Sentinels:    s.Sentinels,
 		MasterName:   s.Master,

@@ -40,15 +40,22 @@ type step struct {
 type budget struct {
 	hops  int
 	tries int
+	// askWaits makes an ASK wait and retry on the slot's owner, as TRYAGAIN does,
+	// instead of following it: a WATCH begins a transaction that stays on its
+	// connection, and on the importing node every later command of it would need an
+	// ASKING of its own. The migration ends with a MOVED to follow.
+	askWaits bool
 }
 
 // follow decides what comes after the server error reply err (se) to a command for
 // slot that cn carried (cn may be nil): another attempt on the node a MOVED or ASK
-// names (asking for ASK), or on the slot's owner after TRYAGAIN or CLUSTERDOWN and a
-// backoff. Those replies mean the command did not run. stop is what to return instead:
-// any other error, too many redirections or retries, ctx's end.
+// names (asking for ASK), or on the slot's owner after TRYAGAIN or CLUSTERDOWN (which
+// asks for a topology refresh) and a backoff. Those replies mean the command did not
+// run. stop is what to return instead: any other error, too many redirections or
+// retries, ctx's end.
 func (r *Cluster) follow(ctx context.Context, se *resp.ServerError, err error, slot int, cn *conn.Conn, b *budget) (next step, stop error) {
-	if rd, ok := se.Redirect(); ok {
+	rd, redirect := se.Redirect()
+	if redirect && !(rd.Ask && b.askWaits) {
 		if b.hops++; b.hops > MaxRedirects {
 			return step{}, fmt.Errorf("%w: %d redirections for slot %d, the last: %w", ErrTooManyRedirects, MaxRedirects, slot, err)
 		}
@@ -72,10 +79,13 @@ func (r *Cluster) follow(ctx context.Context, se *resp.ServerError, err error, s
 		next.asking = rd.Ask
 		return next, stop
 	}
-	if se.Code != "TRYAGAIN" && se.Code != "CLUSTERDOWN" {
+	if !redirect && se.Code != "TRYAGAIN" && se.Code != "CLUSTERDOWN" {
 		return step{}, err
 	}
 	if b.tries++; b.tries > MaxClusterRetries {
+		if redirect {
+			return step{}, fmt.Errorf("%w: slot %d still migrating after %d retries, the last: %w", ErrTooManyRedirects, slot, MaxClusterRetries, err)
+		}
 		return step{}, err
 	}
 	if se.Code == "CLUSTERDOWN" {
@@ -143,7 +153,7 @@ func (r *Cluster) slotTarget(cmd *Cmd, slot int) Target {
 // replica read.
 func (r *Cluster) redirected(ctx context.Context, cmd *Cmd, c *Call, t Target, cn *conn.Conn, err error) (resp.Value, *conn.Conn, error) {
 	var (
-		b       budget
+		b       = budget{askWaits: c.hold}
 		retried bool
 		v       resp.Value
 	)
@@ -155,6 +165,11 @@ func (r *Cluster) redirected(ctx context.Context, cmd *Cmd, c *Call, t Target, c
 		case errors.As(err, &se):
 			var stop error
 			if next, stop = r.follow(ctx, se, err, t.Slot, cn, &b); stop != nil {
+				if c.hold && cn != nil && NeedsRetry(err) {
+					// The command did nothing there: no connection is the caller's.
+					r.release(cn, true)
+					cn = nil
+				}
 				return resp.Value{}, cn, stop
 			}
 		default:
@@ -168,6 +183,11 @@ func (r *Cluster) redirected(ctx context.Context, cmd *Cmd, c *Call, t Target, c
 				return resp.Value{}, cn, err
 			}
 			retried = true
+		}
+		if c.hold && cn != nil {
+			// The next attempt checks out a connection of its own.
+			r.release(cn, Reusable(err))
+			cn = nil
 		}
 		var last *conn.Conn
 		if v, last, err = r.attempt(ctx, cmd, c, t, next); err == nil {
@@ -185,6 +205,8 @@ func (r *Cluster) attempt(ctx context.Context, cmd *Cmd, c *Call, t Target, next
 	var cn *conn.Conn
 	var err error
 	switch {
+	case c.hold:
+		return r.attemptHeld(ctx, cmd, t, next.target)
 	case cmd.Options.Blocking:
 		n := next.target
 		if n == nil {
@@ -297,35 +319,36 @@ func doAsking(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args []any
 	return res[1].Value, res[1].Err
 }
 
-// watch checks out the connection for t and sends WATCH (args) on it. A MOVED reply
-// (the slot has a new owner; WATCH did nothing) updates the slot table and starts
-// again on the new owner; ASK and TRYAGAIN (the slot is being migrated) wait and start
-// again, at most MaxRedirects times in all.
+// watch checks out a dedicated connection for t and sends WATCH (args) on it, with
+// what the cluster answers followed as for any command (redirected), except that an
+// ASK waits for the end of the migration (budget.askWaits). It returns the connection
+// WATCH last ran on, for the caller to release, also with the command's own failure.
 func (r *Cluster) watch(ctx context.Context, t Target, args []any) (*conn.Conn, error) {
-	for tries := 0; ; tries++ {
-		cn, err := r.dedicated(ctx, t)
-		if err != nil {
-			return nil, err
-		}
-		_, err = cn.Do(ctx, args...)
-		var se *resp.ServerError
-		if !errors.As(err, &se) || !NeedsRetry(err) {
-			return cn, err
-		}
-		r.release(cn, true)
-		if tries >= MaxRedirects {
-			return nil, fmt.Errorf("%w: %d redirections of WATCH for slot %d, the last: %w", ErrTooManyRedirects, MaxRedirects, t.Slot, err)
-		}
-		if rd, ok := se.Redirect(); ok && !rd.Ask {
-			if _, err := r.moved(rd.Slot, cluster.ResolveAddr(rd.Addr, cn.Addr())); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if err := sleepCtx(ctx, backoff(tries+1)); err != nil {
-			return nil, err
-		}
+	cmd := Cmd{Args: args}
+	c := Call{hold: true}
+	_, cn, err := r.attempt(ctx, &cmd, &c, t, step{})
+	if err != nil {
+		_, cn, err = r.redirected(ctx, &cmd, &c, t, cn, err)
 	}
+	return cn, err
+}
+
+// attemptHeld sends the command once on a dedicated connection to n, or to the node
+// that serves t when n is nil, and keeps the connection checked out for the caller
+// (nil when none could be had).
+func (r *Cluster) attemptHeld(ctx context.Context, cmd *Cmd, t Target, n *clusterNode) (resp.Value, *conn.Conn, error) {
+	var cn *conn.Conn
+	var err error
+	if n != nil {
+		cn, err = n.get(ctx)
+	} else {
+		cn, err = r.dedicated(ctx, t)
+	}
+	if err != nil {
+		return resp.Value{}, nil, err
+	}
+	v, err := cn.DoWith(ctx, cmd.Options, cmd.Args...)
+	return v, cn, err
 }
 
 // merge says how the replies of a command sent to every master become one.

@@ -73,6 +73,10 @@ type Call struct {
 	// that way, redirected or not. A transport failure is then not retried here: the
 	// caller's own retries know what the command may repeat.
 	Via func(ctx context.Context, peer *SharedConn) (*conn.Conn, error)
+
+	// hold: each attempt goes on a dedicated connection that the last one keeps
+	// checked out for the caller ([Router.Watch]).
+	hold bool
 }
 
 // Do sends one command and returns its reply and the connection that carried the
@@ -128,10 +132,13 @@ func (r *Router) Dedicated(ctx context.Context, t Target) (*conn.Conn, error) {
 }
 
 // Watch checks out a dedicated connection for t and runs args (a WATCH) on it. On a
-// Cluster a MOVED reply (WATCH did nothing) updates the slot table and starts again on
-// the new owner, ASK and TRYAGAIN (a migration) wait and start again. The connection
-// it returns is the one args ran on, also when err is the command's own failure; the
-// caller releases it.
+// Cluster the replies that mean WATCH did nothing are handled as for Do, with the same
+// budget: MOVED updates the slot table and starts again on the new owner, TRYAGAIN and
+// CLUSTERDOWN wait and start again (CLUSTERDOWN with a topology refresh); ASK, a
+// migration under way, waits as TRYAGAIN does, since the transaction that follows
+// could not run on the importing node. The connection it returns is the one args ran
+// on (nil when none was had), also when err is the command's own failure; the caller
+// releases it.
 func (r *Router) Watch(ctx context.Context, t Target, args []any) (*conn.Conn, error) {
 	if r.cluster != nil {
 		return r.cluster.watch(ctx, t, args)

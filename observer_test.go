@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
+	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -333,5 +335,77 @@ func TestObserverCache(t *testing.T) {
 	})
 	if e, _ := rec.cacheEvent(observe.CacheTrackingLost); e.Addr != srv.Addr() {
 		t.Errorf("CacheTrackingLost %+v, want from %s", e, srv.Addr())
+	}
+}
+
+// DoOn and LockDoOn, the calls of packages built on the client, are commands too.
+func TestObserverDoOn(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	rec := &recorder{}
+	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Observer: rec})
+	ctx := context.Background()
+	shared, err := c.ConnFor(ctx, "obs:k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	locks, err := c.LockConnFor(ctx, "obs:k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		do   func() error
+	}{
+		{"DoOn", func() error { _, _, err := c.DoOn(ctx, shared, conn.CallOptions{}, "SET", "obs:k", "v"); return err }},
+		{"LockDoOn", func() error { _, _, err := c.LockDoOn(ctx, locks, conn.CallOptions{}, "SET", "obs:k", "w"); return err }},
+	} {
+		if err := tc.do(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if e := rec.lastEnd(t); e.Name != "SET" || e.Addr != srv.Addr() || e.Outcome != observe.OK {
+			t.Errorf("%s: CommandEnd %+v", tc.name, e)
+		}
+	}
+}
+
+// On a Cluster a command's address is the node that answered, after a redirection,
+// and a batch split across nodes has none.
+func TestObserverCluster(t *testing.T) {
+	cl := clusterserver.Start(t, clusterserver.Config{NoReplicas: true})
+	ctx := clusterTestContext(t)
+	rec := &recorder{}
+	c := clusterClient(t, cl, Options{Observer: rec})
+	const slot = 4242
+	key := keyIn(slot, "obs")
+	if _, err := c.Do(ctx, "SET", key, "v"); err != nil {
+		t.Fatal(err)
+	}
+	src := cl.MasterOf(t, slot)
+	if e := rec.lastEnd(t); e.Addr != src.Addr() {
+		t.Errorf("SET answered by %s, CommandEnd.Addr %q", src.Addr(), e.Addr)
+	}
+	var dst *clusterserver.Node
+	for _, m := range cl.Masters(t) {
+		if m.ID != src.ID {
+			dst = m
+			break
+		}
+	}
+	mig := cl.BeginMigration(t, slot, dst)
+	mig.MoveKeys(t, key)
+	if _, err := c.Do(ctx, "GET", key); err != nil {
+		t.Fatal(err)
+	}
+	if e := rec.lastEnd(t); e.Addr != dst.Addr() || e.Outcome != observe.OK {
+		t.Errorf("GET asked to %s: CommandEnd %+v", dst.Addr(), e)
+	}
+	mig.Finish(t)
+
+	spread := [][]any{{"GET", keyIn(0, "obs")}, {"GET", keyIn(cluster.SlotCount-1, "obs")}}
+	if _, err := c.DoMulti(ctx, spread...); err != nil {
+		t.Fatal(err)
+	}
+	if e := rec.lastBatch(t); e.Addr != "" || e.Outcome != observe.OK || e.Len != 2 {
+		t.Errorf("batch split across nodes: BatchEnd %+v", e)
 	}
 }

@@ -1,0 +1,188 @@
+package respireotel
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+
+	"github.com/respire/respire/lock"
+	"github.com/respire/respire/observe"
+	"github.com/respire/respire/resp"
+)
+
+// Respire's own attribute keys.
+const (
+	outcomeKey      = attribute.Key("respire.outcome")
+	batchKindKey    = attribute.Key("respire.batch.kind")
+	batchFailedKey  = attribute.Key("respire.batch.failed")
+	resultKey       = attribute.Key("respire.result")
+	connEventKey    = attribute.Key("respire.connection.event")
+	redirectKindKey = attribute.Key("respire.redirect.kind")
+	masterKey       = attribute.Key("respire.sentinel.master")
+	flushReasonKey  = attribute.Key("respire.cache.flush.reason")
+	lossCauseKey    = attribute.Key("respire.lock.loss.cause")
+	releaseKey      = attribute.Key("respire.lock.release.outcome")
+	// elapsedKey is, in seconds, how long an acquisition had waited or the lock
+	// had been held (observe.Lock.Wait).
+	elapsedKey = attribute.Key("respire.lock.elapsed")
+)
+
+// poolNameKey is the conventions' db.client.connection.pool.name.
+const poolNameKey = attribute.Key("db.client.connection.pool.name")
+
+// Batch operation names: the conventions ask for "BATCH" or a term of the database's
+// own when a batch's commands are not known to share one name.
+const (
+	pipelineName    = "PIPELINE"
+	transactionName = "MULTI"
+)
+
+func batchName(k observe.BatchKind) string {
+	if k == observe.Transaction {
+		return transactionName
+	}
+	return pipelineName
+}
+
+// serverAttrs returns server.address and server.port for a "host:port" address, or
+// nothing for "" (no server reached).
+func serverAttrs(addr string) []attribute.KeyValue {
+	if addr == "" {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return []attribute.KeyValue{semconv.ServerAddress(addr)}
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return []attribute.KeyValue{semconv.ServerAddress(host)}
+	}
+	return []attribute.KeyValue{semconv.ServerAddress(host), semconv.ServerPort(p)}
+}
+
+// failure is what a failed command or batch records: error.type, and the server's
+// error prefix (db.response.status_code) for an error reply. The prefix is a word the
+// server chose ("WRONGTYPE", "NOPERM"), never the message, which can quote arguments.
+type failure struct {
+	errType    string
+	statusCode string
+}
+
+func classify(o observe.Outcome, err error) failure {
+	switch o {
+	case observe.OK:
+		return failure{}
+	case observe.ServerError:
+		var se *resp.ServerError
+		if errors.As(err, &se) && se.Code != "" {
+			return failure{errType: se.Code, statusCode: se.Code}
+		}
+	}
+	return failure{errType: o.String()}
+}
+
+func (f failure) attrs() []attribute.KeyValue {
+	var kv []attribute.KeyValue
+	if f.errType != "" {
+		kv = append(kv, semconv.ErrorTypeKey.String(f.errType))
+	}
+	if f.statusCode != "" {
+		kv = append(kv, semconv.DBResponseStatusCode(f.statusCode))
+	}
+	return kv
+}
+
+// Lock loss causes: lock's exported errors, matched with errors.Is, and "other".
+const (
+	causeLeaseLost   = "lease_lost"
+	causeUncertain   = "ownership_uncertain"
+	causeExpired     = "lease_expired"
+	causeOtherReason = "other"
+)
+
+// lossCause maps the cause of a lost lock to its label. context.DeadlineExceeded is how
+// a lock's context ends at expiry when no keep-alive renews it.
+func lossCause(err error) string {
+	switch {
+	case errors.Is(err, lock.ErrLeaseLost):
+		return causeLeaseLost
+	case errors.Is(err, lock.ErrOwnershipUncertain):
+		return causeUncertain
+	case errors.Is(err, lock.ErrLeaseExpired), errors.Is(err, context.DeadlineExceeded):
+		return causeExpired
+	}
+	return causeOtherReason
+}
+
+// opKey names a cached attribute set: one command or batch name on one server.
+type opKey struct{ name, addr string }
+
+// opAttrs are the attributes of successful operations of one opKey, ready for the
+// metric and the span: built once, since a command's attributes are the same every
+// time it succeeds on the same server.
+type opAttrs struct {
+	record []metric.RecordOption
+	server []attribute.KeyValue
+}
+
+// maxCachedOps bounds the cache: past it (thousands of distinct command names or
+// servers), attributes are built for each call instead.
+const maxCachedOps = 1024
+
+// opCache is copy-on-write: readers load the map without a lock, writers (the first
+// success of each name on each server) copy it.
+type opCache struct {
+	mu sync.Mutex
+	m  atomic.Pointer[map[opKey]*opAttrs]
+}
+
+func (c *opCache) get(name, addr string) *opAttrs {
+	k := opKey{name, addr}
+	if m := c.m.Load(); m != nil {
+		if a, ok := (*m)[k]; ok {
+			return a
+		}
+	}
+	a := newOpAttrs(name, addr)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.m.Load()
+	if old != nil && len(*old) >= maxCachedOps {
+		return a
+	}
+	next := make(map[opKey]*opAttrs, 1+lenOf(old))
+	if old != nil {
+		for k, v := range *old {
+			next[k] = v
+		}
+	}
+	next[k] = a
+	c.m.Store(&next)
+	return a
+}
+
+func lenOf(m *map[opKey]*opAttrs) int {
+	if m == nil {
+		return 0
+	}
+	return len(*m)
+}
+
+func newOpAttrs(name, addr string) *opAttrs {
+	server := serverAttrs(addr)
+	kv := make([]attribute.KeyValue, 0, 2+len(server))
+	kv = append(kv, semconv.DBSystemNameRedis, semconv.DBOperationName(name))
+	kv = append(kv, server...)
+	return &opAttrs{
+		record: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(kv...))},
+		server: server,
+	}
+}

@@ -1,0 +1,267 @@
+package respireotel
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/respire/respire"
+	"github.com/respire/respire/observe"
+	"github.com/respire/respire/resp"
+	"github.com/respire/respire/test/testserver"
+)
+
+// Secrets the spans must never carry: a key and a value.
+const (
+	secretKey   = "otel:secret-key"
+	secretValue = "secret-value-42"
+)
+
+// A GET that succeeds and one refused with WRONGTYPE: a client span each, children of
+// the caller's span, with the conventions' attributes, the error's prefix and status on
+// the failure, no key or value anywhere; and db.client.operation.duration points for
+// both, with the conventions' buckets.
+func TestCommandSpansAndDuration(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	h := newHarness(t)
+	c := h.client(t, respire.Options{Addrs: []string{srv.Addr()}})
+	ctx, parent := h.tp.Tracer("test").Start(context.Background(), "parent")
+
+	if _, err := c.Do(ctx, "SET", secretKey, secretValue); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.Do(ctx, "GET", secretKey); err != nil || !isText(v, secretValue) {
+		t.Fatalf("GET: %v %v", v, err)
+	}
+	if _, err := c.Do(ctx, "RPUSH", "otel:list", secretValue); err != nil {
+		t.Fatal(err)
+	}
+	var se *resp.ServerError
+	if _, err := c.Do(ctx, "GET", "otel:list"); !errors.As(err, &se) || se.Code != "WRONGTYPE" {
+		t.Fatalf("GET of a list: %v", err)
+	}
+	parent.End()
+
+	gets := h.ended("GET")
+	if len(gets) != 2 {
+		t.Fatalf("%d GET spans, want 2 (spans: %v)", len(gets), spanNames(h.spans.Ended()))
+	}
+	ok, failed := gets[0], gets[1]
+	for _, s := range gets {
+		if s.SpanKind() != trace.SpanKindClient {
+			t.Errorf("span kind %v", s.SpanKind())
+		}
+		if s.Parent().SpanID() != parent.SpanContext().SpanID() {
+			t.Errorf("GET span is not a child of the caller's span")
+		}
+		if !s.EndTime().After(s.StartTime()) {
+			t.Errorf("span from %v to %v", s.StartTime(), s.EndTime())
+		}
+		for _, kv := range []attribute.KeyValue{
+			semconv.DBSystemNameRedis,
+			semconv.DBOperationName("GET"),
+			semconv.ServerAddress("127.0.0.1"),
+			semconv.ServerPort(srv.Port()),
+		} {
+			if v, found := attr(s, kv.Key); !found || v != kv.Value {
+				t.Errorf("%s = %v (%v), want %v", kv.Key, v.Emit(), found, kv.Value.Emit())
+			}
+		}
+	}
+	if ok.Status().Code != codes.Unset {
+		t.Errorf("successful GET has status %v", ok.Status())
+	}
+	if v, _ := attr(ok, outcomeKey); v.AsString() != "ok" {
+		t.Errorf("respire.outcome %q on the successful GET", v.AsString())
+	}
+	if _, found := attr(ok, semconv.ErrorTypeKey); found {
+		t.Errorf("successful GET has error.type")
+	}
+	if failed.Status().Code != codes.Error || failed.Status().Description != "WRONGTYPE" {
+		t.Errorf("failed GET has status %+v", failed.Status())
+	}
+	for key, want := range map[attribute.Key]string{
+		semconv.ErrorTypeKey:            "WRONGTYPE",
+		semconv.DBResponseStatusCodeKey: "WRONGTYPE",
+		outcomeKey:                      "server_error",
+	} {
+		if v, _ := attr(failed, key); v.AsString() != want {
+			t.Errorf("%s = %q, want %q", key, v.AsString(), want)
+		}
+	}
+	assertNoSecrets(t, h.spans.Ended())
+
+	bounds := []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10}
+	points := h.histogram(t, "db.client.operation.duration", semconv.DBOperationName("GET"), semconv.DBSystemNameRedis)
+	var okCount, wrongType uint64
+	for _, p := range points {
+		if !slices.Equal(p.Bounds, bounds) {
+			t.Errorf("bucket boundaries %v, want %v", p.Bounds, bounds)
+		}
+		switch v, found := p.Attributes.Value(semconv.ErrorTypeKey); {
+		case !found:
+			okCount += p.Count
+		case v.AsString() == "WRONGTYPE":
+			wrongType += p.Count
+		}
+	}
+	if okCount != 1 || wrongType != 1 {
+		t.Errorf("GET durations: %d ok and %d WRONGTYPE, want 1 and 1", okCount, wrongType)
+	}
+	if n := h.sum(t, "respire.connection.events", connEventKey.String("dialed")); n < 1 {
+		t.Errorf("%d connections dialled", n)
+	}
+	if n := h.count(t, "db.client.connection.create_time"); n < 1 {
+		t.Errorf("%d dial durations", n)
+	}
+}
+
+// Without tracing the commands still get their metric points, and no span.
+func TestTracingOff(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	h := newHarness(t, WithTracing(false))
+	c := h.client(t, respire.Options{Addrs: []string{srv.Addr()}})
+	if _, err := c.Do(context.Background(), "GET", "otel:none"); err != nil {
+		t.Fatal(err)
+	}
+	if spans := h.spans.Ended(); len(spans) != 0 {
+		t.Errorf("spans with tracing off: %v", spanNames(spans))
+	}
+	if n := h.count(t, "db.client.operation.duration", semconv.DBOperationName("GET")); n != 1 {
+		t.Errorf("%d GET durations, want 1", n)
+	}
+}
+
+// A batch is one span and one operation: PIPELINE for Pipeline.Exec and DoMulti, MULTI
+// for a transaction, with db.operation.batch.size, and an error reply inside a batch
+// counted in respire.batch.failed without failing the batch.
+func TestBatchSpans(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	h := newHarness(t)
+	c := h.client(t, respire.Options{Addrs: []string{srv.Addr()}})
+	ctx := context.Background()
+	if _, err := c.Do(ctx, "RPUSH", "otel:list", "x"); err != nil {
+		t.Fatal(err)
+	}
+	h.spans.Reset()
+
+	res, err := c.Pipeline().Do("SET", secretKey, secretValue).Do("GET", secretKey).Do("GET", "otel:list").Exec(ctx)
+	if err != nil || len(res) != 3 || res[2].Err == nil {
+		t.Fatalf("pipeline: %v %v", res, err)
+	}
+	if _, err := c.DoMulti(ctx, []any{"GET", secretKey}, []any{"GET", secretKey}); err != nil {
+		t.Fatal(err)
+	}
+	err = c.Watch(ctx, func(tx *respire.Tx) error {
+		_, err := tx.Exec(ctx, []any{"SET", secretKey, "2"}, []any{"INCR", secretKey})
+		return err
+	}, secretKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	byKind := map[string]sdktrace.ReadOnlySpan{}
+	for _, s := range append(h.ended(pipelineName), h.ended(transactionName)...) {
+		v, _ := attr(s, batchKindKey)
+		byKind[v.AsString()] = s
+	}
+	for _, want := range []struct {
+		kind, name string
+		size       int
+		failed     int
+	}{
+		{"pipeline", pipelineName, 3, 1},
+		{"multi", pipelineName, 2, 0},
+		{"transaction", transactionName, -1, 0},
+	} {
+		s, ok := byKind[want.kind]
+		if !ok {
+			t.Errorf("no %s span (spans: %v)", want.kind, spanNames(h.spans.Ended()))
+			continue
+		}
+		if s.Name() != want.name || s.SpanKind() != trace.SpanKindClient || s.Status().Code != codes.Unset {
+			t.Errorf("%s span: name %q, kind %v, status %v", want.kind, s.Name(), s.SpanKind(), s.Status())
+		}
+		if v, _ := attr(s, semconv.DBOperationNameKey); v.AsString() != want.name {
+			t.Errorf("%s span: db.operation.name %q", want.kind, v.AsString())
+		}
+		size, found := attr(s, semconv.DBOperationBatchSizeKey)
+		if want.size >= 0 && (!found || size.AsInt64() != int64(want.size)) {
+			t.Errorf("%s span: db.operation.batch.size %v (%v), want %d", want.kind, size.AsInt64(), found, want.size)
+		}
+		if found && size.AsInt64() == 1 {
+			t.Errorf("%s span: a batch size of 1", want.kind)
+		}
+		if v, _ := attr(s, batchFailedKey); v.AsInt64() != int64(want.failed) {
+			t.Errorf("%s span: respire.batch.failed %d, want %d", want.kind, v.AsInt64(), want.failed)
+		}
+	}
+	assertNoSecrets(t, h.spans.Ended())
+	if n := h.count(t, "db.client.operation.duration", semconv.DBOperationName(pipelineName)); n != 2 {
+		t.Errorf("%d PIPELINE durations, want 2", n)
+	}
+	if n := h.count(t, "db.client.operation.duration", semconv.DBOperationName(transactionName)); n != 1 {
+		t.Errorf("%d MULTI durations, want 1", n)
+	}
+}
+
+// CommandEnd ends only the span its CommandStart began, never one the caller's context
+// carried.
+func TestCommandEndLeavesCallersSpan(t *testing.T) {
+	h := newHarness(t)
+	ctx, parent := h.tp.Tracer("test").Start(context.Background(), "parent")
+	defer parent.End()
+	now := time.Now()
+	h.obs.CommandEnd(ctx, observe.CommandEnd{Name: "GET", Start: now, Duration: time.Millisecond})
+	h.obs.BatchEnd(ctx, observe.BatchEnd{Kind: observe.Pipeline, Len: 2, Start: now, Duration: time.Millisecond})
+	if !parent.IsRecording() {
+		t.Fatal("the caller's span was ended")
+	}
+	if spans := h.spans.Ended(); len(spans) != 0 {
+		t.Fatalf("ended spans: %v", spanNames(spans))
+	}
+}
+
+// assertNoSecrets fails if any attribute or event of spans carries the test's key or
+// value.
+func assertNoSecrets(t *testing.T, spans []sdktrace.ReadOnlySpan) {
+	t.Helper()
+	check := func(where string, kvs []attribute.KeyValue) {
+		for _, kv := range kvs {
+			if s := kv.Value.Emit(); strings.Contains(s, secretKey) || strings.Contains(s, secretValue) {
+				t.Errorf("%s: %s = %q carries a key or value", where, kv.Key, s)
+			}
+		}
+	}
+	for _, s := range spans {
+		check(s.Name(), s.Attributes())
+		for _, e := range s.Events() {
+			check(s.Name()+" event "+e.Name, e.Attributes)
+		}
+		if d := s.Status().Description; strings.Contains(d, secretKey) || strings.Contains(d, secretValue) {
+			t.Errorf("%s: status %q", s.Name(), d)
+		}
+	}
+}
+
+func spanNames(spans []sdktrace.ReadOnlySpan) []string {
+	var out []string
+	for _, s := range spans {
+		out = append(out, s.Name())
+	}
+	return out
+}
+
+func isText(v resp.Value, want string) bool {
+	s, err := v.Text()
+	return err == nil && s == want
+}

@@ -1,0 +1,127 @@
+package respireotel
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/respire/respire/observe"
+)
+
+// spanContext carries the span a CommandStart or BatchStart began. The End methods take
+// only this span, never one the caller's context already had: ending the caller's span
+// would be worse than losing ours.
+type spanContext struct {
+	context.Context
+	span trace.Span
+}
+
+type spanKey struct{}
+
+func (c spanContext) Value(key any) any {
+	if key == (spanKey{}) {
+		return c.span
+	}
+	return c.Context.Value(key)
+}
+
+// ownSpan returns the span the matching Start began, if it records.
+func ownSpan(ctx context.Context) (trace.Span, bool) {
+	s, ok := ctx.Value(spanKey{}).(trace.Span)
+	return s, ok
+}
+
+// start begins a client span at start. A span that does not record (sampled out, or a
+// no-op provider) is not kept: nothing runs under a command that could be its child.
+func (o *Observer) start(ctx context.Context, name string, start time.Time, attrs ...attribute.KeyValue) context.Context {
+	ctx2, span := o.tracer.Start(ctx, name,
+		trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithTimestamp(start),
+		trace.WithAttributes(attrs...))
+	if !span.IsRecording() {
+		return ctx
+	}
+	return spanContext{Context: ctx2, span: span}
+}
+
+// end finishes span at end with the server's attributes and, for a failure, the error
+// status. The status description is the error type alone: error messages can quote
+// arguments.
+func end(span trace.Span, server []attribute.KeyValue, outcome observe.Outcome, f failure, end time.Time, extra ...attribute.KeyValue) {
+	span.SetAttributes(server...)
+	span.SetAttributes(outcomeKey.String(outcome.String()))
+	span.SetAttributes(extra...)
+	if f.errType != "" {
+		span.SetAttributes(f.attrs()...)
+		span.SetStatus(codes.Error, f.errType)
+	}
+	span.End(trace.WithTimestamp(end))
+}
+
+// CommandStart starts the command's span, if tracing is on.
+func (o *Observer) CommandStart(ctx context.Context, e observe.CommandStart) context.Context {
+	if o.tracer == nil {
+		return ctx
+	}
+	return o.start(ctx, e.Name, e.Start, semconv.DBSystemNameRedis, semconv.DBOperationName(e.Name))
+}
+
+// CommandEnd records the command's duration and ends its span.
+func (o *Observer) CommandEnd(ctx context.Context, e observe.CommandEnd) {
+	f := classify(e.Outcome, e.Err)
+	a := o.recordOperation(ctx, e.Name, e.Addr, e.Duration, f)
+	if span, ok := ownSpan(ctx); ok {
+		end(span, a.server, e.Outcome, f, e.Start.Add(e.Duration))
+	}
+}
+
+// BatchStart starts the batch's span, if tracing is on.
+func (o *Observer) BatchStart(ctx context.Context, e observe.BatchStart) context.Context {
+	if o.tracer == nil {
+		return ctx
+	}
+	attrs := []attribute.KeyValue{
+		semconv.DBSystemNameRedis,
+		semconv.DBOperationName(batchName(e.Kind)),
+		batchKindKey.String(e.Kind.String()),
+	}
+	// The conventions count only batches of two or more (or none) as batches.
+	if e.Len != 1 {
+		attrs = append(attrs, semconv.DBOperationBatchSize(e.Len))
+	}
+	return o.start(ctx, batchName(e.Kind), e.Start, attrs...)
+}
+
+// BatchEnd records the batch's duration, as one operation, and ends its span.
+func (o *Observer) BatchEnd(ctx context.Context, e observe.BatchEnd) {
+	f := classify(e.Outcome, e.Err)
+	a := o.recordOperation(ctx, batchName(e.Kind), e.Addr, e.Duration, f)
+	if span, ok := ownSpan(ctx); ok {
+		end(span, a.server, e.Outcome, f, e.Start.Add(e.Duration), batchFailedKey.Int(e.Failed))
+	}
+}
+
+// Lock adds the step as an event to the span current in ctx (the caller's, around its
+// Acquire or Release) and records it in the lock metrics.
+func (o *Observer) Lock(ctx context.Context, e observe.Lock) {
+	o.recordLock(ctx, e)
+	if o.tracer == nil {
+		return
+	}
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		return
+	}
+	attrs := []attribute.KeyValue{elapsedKey.Float64(e.Wait.Seconds())}
+	switch e.Kind {
+	case observe.LockLost:
+		attrs = append(attrs, lossCauseKey.String(lossCause(e.Err)))
+	case observe.LockReleased:
+		attrs = append(attrs, releaseKey.String(e.Release.String()))
+	}
+	span.AddEvent("respire.lock."+e.Kind.String(), trace.WithAttributes(attrs...))
+}

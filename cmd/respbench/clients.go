@@ -55,6 +55,7 @@ const cacheMaxEntries = 10_000
 // clientSpecs lists the client configurations, Respire first.
 var clientSpecs = []clientSpec{
 	{name: "respire", respire: true, open: openRespire, openCached: openRespireCached},
+	{name: "respire-observed", respire: true, open: openRespireObserved},
 	{name: "go-redis", open: openGoRedis(false), openCached: openGoRedisCached, cacheNotOnCluster: true},
 	{name: "go-redis-autopipe", open: openGoRedis(true)},
 	{name: "rueidis", open: openRueidis(0), openCached: openRueidisCached},

@@ -6,7 +6,9 @@
 //	    [-json out.json] [-chart out.png|out.svg] [-quick]
 //
 // Participants, each in its default configuration and in its best documented tuning:
-// Respire, its package lock (polling, and woken by tracking invalidations:
+// Respire, Respire observed (respire-observed: a respireotel Observer tracing and
+// measuring every command into SDK providers that export nothing, the price of
+// observation beside the plain row), its package lock (polling, and woken by tracking invalidations:
 // respire-lock-tracking), its fenced locks, semaphore and Redlock group (package
 // coordination: respire-fenced, respire-semaphore, respire-redlock); go-redis v9 (its
 // pool, and its AutoPipeline blocking face); rueidis (defaults, and MaxFlushDelay

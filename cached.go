@@ -273,7 +273,7 @@ type tracking struct {
 
 	mu     sync.Mutex
 	conns  map[string]*conn.Conn // by server address
-	dials  map[string]*pendingDial
+	dials  map[string]*route.Dialing
 	failed map[string]dialFailure // by server address: the last failure, for a while
 	closed bool
 	ctx    context.Context // ends with close: stops dials and watchers
@@ -292,18 +292,12 @@ type dialFailure struct {
 
 const trackingRetryAfter = time.Second
 
-type pendingDial struct {
-	done chan struct{}
-	cn   *conn.Conn
-	err  error
-}
-
 func newTracking(r *route.Router, c *cache.Cache) *tracking {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &tracking{
 		ctx: ctx, cancel: cancel,
 		route: r, cache: c, sharded: r.RoutesByKey(),
-		conns: map[string]*conn.Conn{}, dials: map[string]*pendingDial{}, failed: map[string]dialFailure{},
+		conns: map[string]*conn.Conn{}, dials: map[string]*route.Dialing{}, failed: map[string]dialFailure{},
 	}
 }
 
@@ -330,30 +324,24 @@ func (t *tracking) conn(ctx context.Context, slot int) (*conn.Conn, error) {
 	}
 	d := t.dials[addr]
 	if d == nil {
-		d = &pendingDial{done: make(chan struct{})}
+		d = route.NewDialing()
 		t.dials[addr] = d
 		t.wg.Add(1)
 		go t.dial(d, addr, slot)
 	}
 	t.mu.Unlock()
-	select {
-	case <-d.done:
-		return d.cn, d.err
-	case <-ctx.Done():
-		return nil, context.Cause(ctx)
-	}
+	return d.Wait(ctx)
 }
 
 // dial opens the tracked connection of addr for the callers waiting on d; it belongs
 // to t, not to the caller that asked, so a caller giving up does not waste it.
-func (t *tracking) dial(d *pendingDial, addr string, slot int) {
+func (t *tracking) dial(d *route.Dialing, addr string, slot int) {
 	defer t.wg.Done()
 	cn, err := t.open(slot)
 	t.mu.Lock()
 	delete(t.dials, addr)
-	d.cn, d.err = t.installLocked(addr, cn, err)
+	d.Finish(t.installLocked(addr, cn, err))
 	t.mu.Unlock()
-	close(d.done)
 }
 
 // open dials a connection to slot's server and turns tracking on.

@@ -74,15 +74,8 @@ type SharedConn struct {
 	dials  sync.WaitGroup
 
 	mu      sync.Mutex
-	pending *redial
+	pending *Dialing
 	closed  bool
-}
-
-// redial is a dial in progress that any number of callers wait for.
-type redial struct {
-	done chan struct{}
-	c    *conn.Conn
-	err  error
 }
 
 // NewSharedConn returns the shared connection that dial opens, not dialled yet.
@@ -125,23 +118,18 @@ func (s *SharedConn) Get(ctx context.Context) (*conn.Conn, error) {
 		s.mu.Unlock()
 		return c, nil
 	}
-	r := s.pending
-	if r == nil {
-		r = &redial{done: make(chan struct{})}
-		s.pending = r
+	d := s.pending
+	if d == nil {
+		d = NewDialing()
+		s.pending = d
 		s.dials.Add(1)
-		go s.redial(r)
+		go s.redial(d)
 	}
 	s.mu.Unlock()
-	select {
-	case <-r.done:
-		return r.c, r.err
-	case <-ctx.Done():
-		return nil, &conn.CallError{Err: context.Cause(ctx)}
-	}
+	return d.Wait(ctx)
 }
 
-func (s *SharedConn) redial(r *redial) {
+func (s *SharedConn) redial(d *Dialing) {
 	defer s.dials.Done()
 	c, err := s.dialFn(s.ctx)
 	s.mu.Lock()
@@ -156,9 +144,8 @@ func (s *SharedConn) redial(r *redial) {
 	case !errors.Is(err, ErrClosed):
 		err = asNotSent(err)
 	}
-	r.c, r.err = c, err
 	s.pending = nil
-	close(r.done)
+	d.Finish(c, err)
 	s.mu.Unlock()
 	if old != nil && err == nil {
 		old.Close() // broken already; this waits for its goroutines

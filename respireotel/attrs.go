@@ -133,56 +133,55 @@ type opAttrs struct {
 	server []attribute.KeyValue
 }
 
-// maxCachedOps bounds the cache: past it (thousands of distinct command names or
-// servers), attributes are built for each call instead.
-const maxCachedOps = 1024
-
-// opCache is copy-on-write: readers load the map without a lock, writers (the first
-// success of each name on each server) copy it.
-type opCache struct {
-	mu sync.Mutex
-	m  atomic.Pointer[map[opKey]*opAttrs]
-}
-
-func (c *opCache) get(name, addr string) *opAttrs {
-	k := opKey{name, addr}
-	if m := c.m.Load(); m != nil {
-		if a, ok := (*m)[k]; ok {
-			return a
-		}
-	}
-	a := newOpAttrs(name, addr)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	old := c.m.Load()
-	if old != nil && len(*old) >= maxCachedOps {
-		return a
-	}
-	next := make(map[opKey]*opAttrs, 1+lenOf(old))
-	if old != nil {
-		for k, v := range *old {
-			next[k] = v
-		}
-	}
-	next[k] = a
-	c.m.Store(&next)
-	return a
-}
-
-func lenOf(m *map[opKey]*opAttrs) int {
-	if m == nil {
-		return 0
-	}
-	return len(*m)
-}
-
-func newOpAttrs(name, addr string) *opAttrs {
-	server := serverAttrs(addr)
+func newOpAttrs(k opKey) *opAttrs {
+	server := serverAttrs(k.addr)
 	kv := make([]attribute.KeyValue, 0, 2+len(server))
-	kv = append(kv, semconv.DBSystemNameRedis, semconv.DBOperationName(name))
+	kv = append(kv, semconv.DBSystemNameRedis, semconv.DBOperationName(k.name))
 	kv = append(kv, server...)
 	return &opAttrs{
 		record: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(kv...))},
 		server: server,
 	}
+}
+
+// maxCached bounds each cache: past it (thousands of distinct command names or
+// servers), values are built for each call instead.
+const maxCached = 1024
+
+// memo keeps values that are the same for every call with one key, built by make on
+// first use. It is copy-on-write: readers load the map without a lock, writers (the
+// first call with each key) copy it.
+type memo[K comparable, V any] struct {
+	make func(K) V
+	mu   sync.Mutex
+	m    atomic.Pointer[map[K]V]
+}
+
+func (c *memo[K, V]) get(k K) V {
+	old := c.m.Load()
+	if old != nil {
+		if v, ok := (*old)[k]; ok {
+			return v
+		}
+	}
+	v := c.make(k)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old = c.m.Load()
+	n := 0
+	if old != nil {
+		n = len(*old)
+	}
+	if n >= maxCached {
+		return v
+	}
+	next := make(map[K]V, n+1)
+	if old != nil {
+		for k, v := range *old {
+			next[k] = v
+		}
+	}
+	next[k] = v
+	c.m.Store(&next)
+	return v
 }

@@ -122,7 +122,7 @@ func newInstruments(m metric.Meter) (instruments, error) {
 // recordOperation records one command or batch in db.client.operation.duration and
 // returns its cached attributes.
 func (o *Observer) recordOperation(ctx context.Context, name, addr string, d time.Duration, f failure) *opAttrs {
-	a := o.ops.get(name, addr)
+	a := o.ops.get(opKey{name, addr})
 	if f.errType == "" {
 		o.inst.opDuration.Record(ctx, d.Seconds(), a.record...)
 		return a

@@ -23,7 +23,9 @@ type Observer struct {
 	tracer trace.Tracer
 	meter  metric.Meter
 	inst   instruments
-	ops    opCache
+	ops    memo[opKey, *opAttrs]
+	// starts holds each operation name's span start attributes.
+	starts memo[string, trace.SpanStartOption]
 }
 
 // Option configures New.
@@ -67,6 +69,8 @@ func New(opts ...Option) (*Observer, error) {
 		return nil, ErrNilProvider
 	}
 	o := &Observer{meter: cfg.mp.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))}
+	o.ops.make = newOpAttrs
+	o.starts.make = startAttrs
 	if cfg.tracing {
 		o.tracer = cfg.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL))
 	}

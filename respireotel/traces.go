@@ -35,28 +35,40 @@ func ownSpan(ctx context.Context) (trace.Span, bool) {
 	return s, ok
 }
 
-// start begins a client span at start. A span that does not record (sampled out, or a
-// no-op provider) is not kept: nothing runs under a command that could be its child.
-func (o *Observer) start(ctx context.Context, name string, start time.Time, attrs ...attribute.KeyValue) context.Context {
-	ctx2, span := o.tracer.Start(ctx, name,
-		trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithTimestamp(start),
-		trace.WithAttributes(attrs...))
+// clientKind makes a span of kind client.
+var clientKind = trace.WithSpanKind(trace.SpanKindClient)
+
+// startAttrs are the attributes a span of operation name starts with.
+func startAttrs(name string) trace.SpanStartOption {
+	return trace.WithAttributes(semconv.DBSystemNameRedis, semconv.DBOperationName(name))
+}
+
+// start begins a client span named name at start. A span that does not record
+// (sampled out, or a no-op provider) is not kept: nothing runs under a command that
+// could be its child.
+func (o *Observer) start(ctx context.Context, name string, start time.Time, more ...trace.SpanStartOption) context.Context {
+	opts := append([]trace.SpanStartOption{clientKind, o.starts.get(name), trace.WithTimestamp(start)}, more...)
+	ctx2, span := o.tracer.Start(ctx, name, opts...)
 	if !span.IsRecording() {
 		return ctx
 	}
 	return spanContext{Context: ctx2, span: span}
 }
 
-// end finishes span at end with the server's attributes and, for a failure, the error
-// status. The status description is the error type alone: error messages can quote
+// end finishes span at end with the server's attributes, the outcome and, for a
+// failure, the error status, in one SetAttributes so the span's attributes grow once.
+// The status description is the error type alone: error messages can quote
 // arguments.
 func end(span trace.Span, server []attribute.KeyValue, outcome observe.Outcome, f failure, end time.Time, extra ...attribute.KeyValue) {
-	span.SetAttributes(server...)
-	span.SetAttributes(outcomeKey.String(outcome.String()))
-	span.SetAttributes(extra...)
+	var buf [8]attribute.KeyValue
+	kv := append(buf[:0], server...)
+	kv = append(kv, outcomeKey.String(outcome.String()))
+	kv = append(kv, extra...)
 	if f.errType != "" {
-		span.SetAttributes(f.attrs()...)
+		kv = append(kv, f.attrs()...)
+	}
+	span.SetAttributes(kv...)
+	if f.errType != "" {
 		span.SetStatus(codes.Error, f.errType)
 	}
 	span.End(trace.WithTimestamp(end))
@@ -67,7 +79,7 @@ func (o *Observer) CommandStart(ctx context.Context, e observe.CommandStart) con
 	if o.tracer == nil {
 		return ctx
 	}
-	return o.start(ctx, e.Name, e.Start, semconv.DBSystemNameRedis, semconv.DBOperationName(e.Name))
+	return o.start(ctx, e.Name, e.Start)
 }
 
 // CommandEnd records the command's duration and ends its span.
@@ -84,16 +96,12 @@ func (o *Observer) BatchStart(ctx context.Context, e observe.BatchStart) context
 	if o.tracer == nil {
 		return ctx
 	}
-	attrs := []attribute.KeyValue{
-		semconv.DBSystemNameRedis,
-		semconv.DBOperationName(batchName(e.Kind)),
-		batchKindKey.String(e.Kind.String()),
-	}
+	kind := batchKindKey.String(e.Kind.String())
 	// The conventions count only batches of two or more (or none) as batches.
-	if e.Len != 1 {
-		attrs = append(attrs, semconv.DBOperationBatchSize(e.Len))
+	if e.Len == 1 {
+		return o.start(ctx, batchName(e.Kind), e.Start, trace.WithAttributes(kind))
 	}
-	return o.start(ctx, batchName(e.Kind), e.Start, attrs...)
+	return o.start(ctx, batchName(e.Kind), e.Start, trace.WithAttributes(kind, semconv.DBOperationBatchSize(e.Len)))
 }
 
 // BatchEnd records the batch's duration, as one operation, and ends its span.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"sync/atomic"
+	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -12,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/observe"
 	"github.com/respire/respire/respireotel"
 )
 
@@ -73,4 +76,45 @@ func Example() {
 	// span SET client
 	// span GET client
 	// metric db.client.operation.duration series: 2
+}
+
+// slowCommands counts the commands slower than over: what a go-redis ProcessHook that
+// times each call does, written as an observer. It sees names, servers, durations and
+// outcomes, never arguments, and cannot change or stop a command.
+type slowCommands struct {
+	observe.Base // the events it does not handle
+	over         time.Duration
+	n            atomic.Int64
+}
+
+func (s *slowCommands) CommandEnd(_ context.Context, e observe.CommandEnd) {
+	if e.Duration > s.over {
+		s.n.Add(1)
+	}
+}
+
+// An observer of one's own beside respireotel, as go-redis users add hooks beside
+// redisotel: observe.Join passes every event to both.
+func Example_goRedisHooks() {
+	ctx := context.Background()
+	tracing, err := respireotel.New() // the global TracerProvider and MeterProvider
+	if err != nil {
+		log.Fatal(err)
+	}
+	slow := &slowCommands{over: time.Minute}
+	opts, err := respire.ParseURL(os.Getenv("REDIS_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	opts.Observer = observe.Join(tracing, slow)
+	c, err := respire.NewClient(ctx, opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Do(ctx, "PING"); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("commands slower than a minute:", slow.n.Load())
+	// Output: commands slower than a minute: 0
 }

@@ -10,11 +10,13 @@ import (
 // takes the lease and advances a counter in one step). The handle verifies, renews,
 // keeps alive and releases the lease exactly as one TryAcquire returned, fencing
 // uncertain renewals and releases the same way, so code built on this package needs
-// no copy of that machinery. Adopt sends nothing; a wrong token only makes the handle
-// find the lock lost at its first renewal or release.
+// no copy of that machinery, and reports its renewals, loss and release to the
+// observer as theirs (its acquisition is the caller's to report). Adopt sends nothing;
+// a wrong token only makes the handle find the lock lost at its first renewal or
+// release.
 func (l *Locker) Adopt(key string, token Token, ttl time.Duration, acquiredAt time.Time) (*Lock, error) {
 	if _, err := l.checkRaw(key, token, ttl); err != nil {
 		return nil, err
 	}
-	return &Lock{l: l, key: key, token: token, ttl: ttl, expiresAt: acquiredAt.Add(ttl)}, nil
+	return &Lock{l: l, key: key, token: token, ttl: ttl, acquiredAt: acquiredAt, expiresAt: acquiredAt.Add(ttl)}, nil
 }

@@ -92,6 +92,23 @@
 // durable as Redis's replication and can lose increments in an asynchronous failover
 // or a restore from backup.
 //
+// # Observation
+//
+// A Locker reports to its client's Observer (respire.Options.Observer), if it has one,
+// each step of its locks' lives as an observe.Lock: LockAttempt before each try of an
+// acquisition; LockContended when a try finds another owner; LockAcquired, or
+// LockGaveUp when TryAcquire or Acquire ends without the lock for another reason than
+// one try finding it held (an error, the context, a spent wait budget: ErrNotAcquired,
+// a reply too late: ErrLeaseExpired), each with the time since the acquisition began;
+// LockRenewed for each renewal by ResetExpiry or a keep-alive (with the error of one
+// that failed without losing the lock); LockLost, once per lock, when a renewal finds
+// it lost or uncertain or a keep-alive's context ends on a loss, with the cause
+// KeepAliveContext ends with and the time it was held; and LockReleased for each
+// Release or Close (not for callers that joined another's), with its outcome. Every
+// CLIENT KILL a fence sends is reported as an observe.Fence. The raw-token calls report
+// nothing. An Adopt-ed handle reports from its renewals on. Events carry no key or
+// token. Without an observer nothing is built and no clock is read.
+//
 // # Concurrency
 //
 // Locker and Lock are safe for concurrent use. A KeepAlive owns one goroutine, which

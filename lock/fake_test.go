@@ -42,9 +42,30 @@ type fakeEntry struct {
 // fakeClient starts a fakeRedis and a client of it, both closed when t ends.
 func fakeClient(t *testing.T) (*fakeRedis, *respire.Client) {
 	t.Helper()
+	return fakeClientWith(t, respire.Options{})
+}
+
+// fakeClientWith is fakeClient with a client made with opts (its Dialer is the fake's).
+func fakeClientWith(t *testing.T, opts respire.Options) (*fakeRedis, *respire.Client) {
+	t.Helper()
 	f := &fakeRedis{keys: map[string]fakeEntry{}, open: map[net.Conn]struct{}{}}
 	t.Cleanup(f.close) // after the client's Close, registered next and so run first
-	return f, newClient(t, "fake:6379", respire.Options{Dialer: f.dial})
+	opts.Dialer = f.dial
+	return f, newClient(t, "fake:6379", opts)
+}
+
+// set stores val at key for ttl, as another client's write would.
+func (f *fakeRedis) set(key, val string, ttl time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.keys[key] = fakeEntry{val: val, exp: time.Now().Add(ttl)}
+}
+
+// del deletes key, as another client's DEL would.
+func (f *fakeRedis) del(key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.keys, key)
 }
 
 func (f *fakeRedis) dial(context.Context, string, string) (net.Conn, error) {

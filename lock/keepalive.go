@@ -58,7 +58,7 @@ func (m *Lock) startKeepAlive(parent context.Context) *KeepAlive {
 	stop := context.AfterFunc(alive, func() { k.cancel(context.Cause(alive)) })
 	// The context must end when the lease may have ended, whether or not the renewal
 	// goroutine gets to run in time; every renewal moves this deadline on.
-	k.expiry = time.AfterFunc(time.Until(m.safeDeadlineLocked()), func() { k.cancel(ErrLeaseExpired) })
+	k.expiry = time.AfterFunc(time.Until(m.safeDeadlineLocked()), func() { k.end(ErrLeaseExpired) })
 	m.ka = k
 	go func() {
 		defer close(k.done)
@@ -165,7 +165,7 @@ func (k *KeepAlive) run() {
 		}
 		if err := k.renew(); err != nil {
 			if !k.halted() {
-				k.cancel(err)
+				k.end(err)
 			}
 			return
 		}

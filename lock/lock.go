@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 )
 
@@ -22,13 +23,15 @@ type Lock struct {
 	token Token
 	ttl   time.Duration
 
-	mu        sync.Mutex
-	expiresAt time.Time       // local estimate: start of the last successful write + its TTL
-	lostCause error           // non-nil once the handle stopped trusting the lock
-	alive     context.Context // ends with lostCause; made on first use, most locks never need it
-	kill      context.CancelCauseFunc
-	ka        *KeepAlive // the running keep-alive, if any
-	rel       releaseState
+	mu           sync.Mutex
+	acquiredAt   time.Time       // when the acquisition that took the lock was sent
+	expiresAt    time.Time       // local estimate: start of the last successful write + its TTL
+	lostCause    error           // non-nil once the handle stopped trusting the lock
+	lostReported bool            // LockLost was sent to the observer
+	alive        context.Context // ends with lostCause; made on first use, most locks never need it
+	kill         context.CancelCauseFunc
+	ka           *KeepAlive // the running keep-alive, if any
+	rel          releaseState
 
 	tokenText [tokenTextLen]byte // backs token when the Locker generated it: one allocation, not two
 }
@@ -127,6 +130,7 @@ func (m *Lock) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) {
 	for {
 		cn, err := m.l.fenceableRoute(ctx, m.key)
 		if err != nil {
+			m.l.report(ctx, observe.LockRenewed, time.Time{}, err)
 			return false, err
 		}
 		start := time.Now()
@@ -136,16 +140,18 @@ func (m *Lock) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) {
 			continue
 		case conn.WasWritten(err):
 			// Lose first: protected work must stop before anything else happens.
-			m.lose(ErrOwnershipUncertain)
+			m.loseReported(ctx, ErrOwnershipUncertain)
 			m.l.fence(cn.cn)
 			return false, fmt.Errorf("%w: %w", ErrOwnershipUncertain, err)
 		case err != nil:
+			m.l.report(ctx, observe.LockRenewed, time.Time{}, err)
 			return false, err
 		case !ok:
-			m.lose(ErrLeaseLost)
+			m.loseReported(ctx, ErrLeaseLost)
 			return false, nil
 		}
 		m.renewed(start.Add(d))
+		m.l.report(ctx, observe.LockRenewed, time.Time{}, nil)
 		return true, nil
 	}
 }
@@ -172,16 +178,26 @@ func (m *Lock) lost() error {
 }
 
 // lose records that the lock can no longer be trusted (the first cause wins) and ends
-// every context that protects work under it.
-func (m *Lock) lose(cause error) {
+// every context that protects work under it. It reports whether cause was the first.
+func (m *Lock) lose(cause error) (first bool) {
 	m.mu.Lock()
-	if m.lostCause == nil {
+	first = m.lostCause == nil
+	if first {
 		m.lostCause = cause
 	}
 	kill := m.kill
 	m.mu.Unlock()
 	if kill != nil {
 		kill(cause)
+	}
+	return first
+}
+
+// loseReported is lose for a lock found lost, which the observer hears of when cause is
+// the one the handle keeps (not when a release came first).
+func (m *Lock) loseReported(ctx context.Context, cause error) {
+	if m.lose(cause) {
+		m.reportLost(ctx, cause)
 	}
 }
 
@@ -227,6 +243,7 @@ func (l *Locker) fence(cn *conn.Conn) bool {
 	// The server that carried the command, even if the key is served elsewhere now.
 	other, release, err := l.c.DedicatedTo(ctx, cn)
 	if err != nil {
+		l.reportFence(cn.Addr(), id, err)
 		return false
 	}
 	if other.Addr() != cn.Addr() {
@@ -243,10 +260,16 @@ func (l *Locker) fence(cn *conn.Conn) bool {
 	if isNoPerm(err) {
 		caps.Store(capFenced, conn.Unknown) // nothing was killed after all
 		caps.Store(capFence, conn.Unsupported)
+		l.reportFence(cn.Addr(), id, err)
 		return false
 	}
 	cn.Close()
-	return err == nil || resp.IsNoSuchClient(err)
+	fenced := err == nil || resp.IsNoSuchClient(err)
+	if fenced {
+		err = nil // no such client: the connection was gone already
+	}
+	l.reportFence(cn.Addr(), id, err)
+	return fenced
 }
 
 // capFenced marks, in a connection's capability memory, a connection that a lock

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/observe"
 )
 
 // Locker takes and manages leases on one client. It is cheap: create one per client
@@ -13,15 +14,34 @@ import (
 type Locker struct {
 	c      *respire.Client
 	prefix string
+	obs    observe.Observer // the client's, for lock events; nil when nothing observes them
+	fences observe.Observer // the client's, for fences
 }
 
 // New returns the Locker for c. Lock keys get c's key prefix, like every other key.
+// The locks report each step of their lives (observe.Lock) and the connections they
+// fence (observe.Fence) to c's Observer, if it has one.
 func New(c *respire.Client) *Locker {
 	l := &Locker{c: c}
 	if c != nil {
 		l.prefix = c.KeyPrefix()
+		l.obs = c.Observer()
+		l.fences = l.obs
 	}
 	return l
+}
+
+// Unobserved returns a Locker of the same client whose locks report no lock events (a
+// fence is still reported: it is a fact of the client's connections), for code that
+// reports the events of a lease it builds from several locks itself (package
+// coordination's Redlock, one lease over a lock on each of its servers).
+func (l *Locker) Unobserved() *Locker {
+	if l == nil {
+		return nil
+	}
+	u := *l
+	u.obs = nil
+	return &u
 }
 
 func (l *Locker) check() error {
@@ -39,6 +59,12 @@ func (l *Locker) check() error {
 // command already written, so a cancelled acquisition may leave the lock taken without
 // a handle: it then stays until its TTL ends.
 func (l *Locker) TryAcquire(ctx context.Context, key string, ttl time.Duration, opts ...Option) (*Lock, bool, error) {
+	return l.tryAcquire(ctx, key, ttl, false, opts)
+}
+
+// tryAcquire is TryAcquire; strict is Acquire's, for which a lock held by another
+// owner ends the acquisition with an error (reported as LockGaveUp).
+func (l *Locker) tryAcquire(ctx context.Context, key string, ttl time.Duration, strict bool, opts []Option) (*Lock, bool, error) {
 	if err := l.check(); err != nil {
 		return nil, false, err
 	}
@@ -50,25 +76,29 @@ func (l *Locker) TryAcquire(ctx context.Context, key string, ttl time.Duration, 
 	if err != nil {
 		return nil, false, err
 	}
+	began := l.began()
 	mu := newLock(l, key, ttl)
 	// The first try runs without the wait's closures, so an acquisition that does not
 	// wait allocates nothing for them.
-	ok, err := mu.try(ctx, ms)
-	if !ok && o.wait > 0 && (err == nil || notSent(ctx, err)) {
+	ok, err := mu.try(ctx, ms, began)
+	waited := !ok && o.wait > 0 && (err == nil || notSent(ctx, err))
+	if waited {
 		try := func(ctx context.Context) (bool, error) {
 			if mu.lost() != nil {
 				// The last try came back too late and gave its lock back: that handle is
 				// spent, and a token whose delete may be in flight must not be reused.
 				mu = newLock(l, key, ttl)
 			}
-			return mu.try(ctx, ms)
+			return mu.try(ctx, ms, began)
 		}
 		wo := o // the wait keeps &wo; o itself stays on the stack for the try without wait
 		ok, err = waitLoop(ctx, &wo, err, try, l.watcher(key))
 	}
 	if err != nil || !ok {
+		l.reportGaveUp(ctx, began, mu, err, waited || strict)
 		return nil, false, err
 	}
+	l.report(ctx, observe.LockAcquired, began, nil)
 	if o.keepAlive {
 		mu.startKeepAlive(context.WithoutCancel(ctx))
 	}
@@ -78,8 +108,10 @@ func (l *Locker) TryAcquire(ctx context.Context, key string, ttl time.Duration, 
 // try is one SET NX of a lock not yet held; it records the expiry estimate on success.
 // A reply that comes when the handle is already Expired holds nothing usable: try
 // gives that lock back rather than leave it for its TTL, and reports it not acquired,
-// as Redlock does an acquisition its round trips used up.
-func (m *Lock) try(ctx context.Context, ms int64) (bool, error) {
+// as Redlock does an acquisition its round trips used up. began is when the
+// acquisition started, for the events' Wait.
+func (m *Lock) try(ctx context.Context, ms int64, began time.Time) (bool, error) {
+	m.l.report(ctx, observe.LockAttempt, time.Time{}, nil)
 	cn, err := m.l.route(ctx, m.key)
 	if err != nil {
 		return false, err
@@ -87,10 +119,13 @@ func (m *Lock) try(ctx context.Context, ms int64) (bool, error) {
 	start := time.Now()
 	ok, err := m.l.acquire(ctx, &cn, m.key, m.token, ms)
 	if !ok {
+		if err == nil {
+			m.l.report(ctx, observe.LockContended, began, nil)
+		}
 		return false, err
 	}
 	m.mu.Lock()
-	m.expiresAt = start.Add(m.ttl)
+	m.acquiredAt, m.expiresAt = start, start.Add(m.ttl)
 	m.mu.Unlock()
 	if m.Expired() {
 		m.giveBack(ctx)
@@ -134,7 +169,7 @@ func (l *Locker) watcher(key string) watchFunc {
 // error that matches ErrNotAcquired when another owner holds it (or the reply came too
 // late for the lease to be of use).
 func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opts ...Option) (*Lock, error) {
-	mu, ok, err := l.TryAcquire(ctx, key, ttl, opts...)
+	mu, ok, err := l.tryAcquire(ctx, key, ttl, true, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -93,15 +93,21 @@ func (m *Lock) Release(ctx context.Context) (ReleaseOutcome, error) {
 			}
 		case rs.done && rs.outcome == Released:
 			m.mu.Unlock()
+			m.reportRelease(ctx, AlreadyReleased, nil)
 			return AlreadyReleased, nil
 		case rs.done:
+			outcome := rs.outcome
 			m.mu.Unlock()
-			return rs.outcome, nil
+			m.reportRelease(ctx, outcome, nil)
+			return outcome, nil
 		}
 		m.rel.running = true
 		ka := m.ka
 		m.mu.Unlock()
-		return m.lead(ctx, ka)
+		outcome, err := m.lead(ctx, ka)
+		// One event per release sent: the callers that joined it report nothing.
+		m.reportRelease(ctx, outcome, err)
+		return outcome, err
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/respire/respire"
 	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/lock"
+	"github.com/respire/respire/observe"
 )
 
 // Coordinator makes fenced locks on one client. It is cheap: create one per client
@@ -14,11 +15,18 @@ import (
 type Coordinator struct {
 	c     *respire.Client
 	locks *lock.Locker // renews, verifies and releases the leases, fencing as lock does
+	obs   observe.Observer
 }
 
 // New returns the Coordinator for c. Keys get c's key prefix, like every other key.
+// Its leases report the steps of their lives (observe.Lock) to c's Observer, if it has
+// one.
 func New(c *respire.Client) *Coordinator {
-	return &Coordinator{c: c, locks: lock.New(c)}
+	co := &Coordinator{c: c, locks: lock.New(c)}
+	if c != nil {
+		co.obs = c.Observer()
+	}
+	return co
 }
 
 func (co *Coordinator) check() error {

@@ -155,6 +155,19 @@
 // Redlock call runs one goroutine per server and waits for all of them before it
 // returns; nothing runs in the background.
 //
+// # Observation
+//
+// Leases report to their client's Observer (respire.Options.Observer) the same
+// observe.Lock events as package lock's: an attempt per try, contended, acquired or
+// given up, renewals, a loss with its cause (lock.ErrLeaseLost,
+// lock.ErrOwnershipUncertain, lock.ErrLeaseExpired, or a Redlock's ErrNoQuorum) and
+// release outcomes. A FencedLock's renewals, keep-alive, loss, fences and release are
+// its lock.Lock's, reported by package lock; its acquisition, including each try of a
+// waiting AcquireFencedLock, is reported here. A Permit's and an RWLease's are
+// reported at the same points. A Redlock reports as one lease, to the observer of the
+// first of the group's clients that has one, never once per server; the fences of its
+// per-server renewals and releases go to each server's client.
+//
 // # Concurrency
 //
 // Coordinator, FencedLock and Resource are safe for concurrent use. The package starts

@@ -11,6 +11,7 @@ import (
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/lock"
+	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 )
 
@@ -45,30 +46,61 @@ type entry struct {
 	field string // kind prefix ("p:", "r:", "w:") + token
 	token lock.Token
 	ttl   time.Duration
+	obs   observe.Observer // the Coordinator's; nil for an entry given back unused
 
-	mu        sync.Mutex
-	expiresAt time.Time
-	state     entryState
-	outcome   lock.ReleaseOutcome // of the finished release
+	mu         sync.Mutex
+	acquiredAt time.Time // when the acquisition was sent
+	expiresAt  time.Time
+	state      entryState
+	outcome    lock.ReleaseOutcome // of the finished release
 
 	releasing chan struct{} // one release at a time: a retry must see the last one's result
 }
 
 func newEntry(co *Coordinator, key, kind string, ttl time.Duration) *entry {
 	t := lock.NewToken()
-	return &entry{co: co, key: key, field: kind + string(t.Bytes()), token: t, ttl: ttl, releasing: make(chan struct{}, 1)}
+	e := &entry{co: co, key: key, field: kind + string(t.Bytes()), token: t, ttl: ttl, releasing: make(chan struct{}, 1)}
+	if co != nil {
+		e.obs = co.obs
+	}
+	return e
+}
+
+// acquire runs one acquisition of e: run sends it and reports whether the server
+// granted it. Reported to the observer as a lock's acquisition: an attempt, then
+// acquired, contended (not granted) or given up (an error, or a reply too late).
+func (e *entry) acquire(ctx context.Context, run func() (bool, error)) (bool, error) {
+	report(ctx, e.obs, observe.LockAttempt, time.Time{}, nil)
+	start := time.Now()
+	granted, err := run()
+	switch {
+	case err != nil:
+		report(ctx, e.obs, observe.LockGaveUp, start, err)
+		return false, err
+	case !granted:
+		report(ctx, e.obs, observe.LockContended, start, nil)
+		return false, nil
+	case !e.acquired(start):
+		report(ctx, e.obs, observe.LockGaveUp, start, lock.ErrLeaseExpired)
+		return false, nil
+	}
+	report(ctx, e.obs, observe.LockAcquired, start, nil)
+	return true, nil
 }
 
 // acquired records the expiry estimate of an acquisition sent at start whose reply has
 // just come, and reports whether the entry is of use: one whose reply came at or after
 // start + TTL has no time left, so it is given back on a best-effort basis rather than
-// left for its TTL, and counts as not acquired.
+// left for its TTL (unreported: it was never held), and counts as not acquired.
 func (e *entry) acquired(start time.Time) bool {
-	e.expiresAt = start.Add(e.ttl)
+	e.acquiredAt, e.expiresAt = start, start.Add(e.ttl)
 	if time.Now().Before(e.expiresAt) {
 		return true
 	}
+	obs := e.obs
+	e.obs = nil
 	e.close()
+	e.obs = obs
 	return false
 }
 
@@ -140,25 +172,29 @@ func (e *entry) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) 
 	defer e.mu.Unlock()
 	switch {
 	case conn.WasWritten(err):
-		e.lose()
+		e.lose(ctx, lock.ErrOwnershipUncertain)
 		return false, fmt.Errorf("%w: %w", lock.ErrOwnershipUncertain, err)
 	case err != nil:
+		report(ctx, e.obs, observe.LockRenewed, time.Time{}, err)
 		return false, err
 	case n != 1:
-		e.lose()
+		e.lose(ctx, lock.ErrLeaseLost)
 		return false, nil
 	}
 	if e.state != entryHeld {
 		return false, nil // released meanwhile
 	}
 	e.expiresAt = start.Add(d)
+	report(ctx, e.obs, observe.LockRenewed, time.Time{}, nil)
 	return true, nil
 }
 
-// lose records that the entry can no longer be trusted; e.mu is held.
-func (e *entry) lose() {
+// lose records that the entry can no longer be trusted, and reports the loss with
+// cause if it was held; e.mu is held.
+func (e *entry) lose(ctx context.Context, cause error) {
 	if e.state == entryHeld {
 		e.state = entryLost
+		report(ctx, e.obs, observe.LockLost, e.acquiredAt, cause)
 	}
 }
 
@@ -173,6 +209,13 @@ func (e *entry) Release(ctx context.Context) (lock.ReleaseOutcome, error) {
 		return 0, context.Cause(ctx)
 	}
 	defer func() { <-e.releasing }()
+	outcome, err := e.release(ctx)
+	reportRelease(ctx, e.obs, outcome, e.acquiredAt, err)
+	return outcome, err
+}
+
+// release is Release once the caller has its turn.
+func (e *entry) release(ctx context.Context) (lock.ReleaseOutcome, error) {
 	e.mu.Lock()
 	if e.state == entryReleased {
 		outcome := e.outcome
@@ -192,7 +235,10 @@ func (e *entry) Release(ctx context.Context) (lock.ReleaseOutcome, error) {
 	defer e.mu.Unlock()
 	if err != nil {
 		if conn.WasWritten(err) {
-			e.lose()
+			// Not reported as a loss: the failed release reports itself.
+			if e.state == entryHeld {
+				e.state = entryLost
+			}
 			return 0, fmt.Errorf("%w: %w", lock.ErrOwnershipUncertain, err)
 		}
 		return 0, err

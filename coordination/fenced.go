@@ -10,6 +10,7 @@ import (
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/lock"
+	"github.com/respire/respire/observe"
 )
 
 var (
@@ -58,7 +59,17 @@ func (co *Coordinator) TryAcquireFencedLock(ctx context.Context, leaseKey, fence
 	if err != nil {
 		return nil, false, err
 	}
-	return co.tryAcquire(ctx, leaseKey, fenceKey, ttl, ms)
+	start := began(co.obs)
+	fl, late, err := co.tryAcquire(ctx, leaseKey, fenceKey, ttl, ms, start)
+	switch {
+	case fl != nil:
+		report(ctx, co.obs, observe.LockAcquired, start, nil)
+	case err != nil:
+		report(ctx, co.obs, observe.LockGaveUp, start, err)
+	case late:
+		report(ctx, co.obs, observe.LockGaveUp, start, lock.ErrLeaseExpired)
+	}
+	return fl, fl != nil, err
 }
 
 func (co *Coordinator) checkFenced(leaseKey, fenceKey string, ttl time.Duration) (int64, error) {
@@ -72,7 +83,11 @@ func (co *Coordinator) checkFenced(leaseKey, fenceKey string, ttl time.Duration)
 	return ms, co.checkPair("lease", leaseKey, "fence", fenceKey)
 }
 
-func (co *Coordinator) tryAcquire(ctx context.Context, leaseKey, fenceKey string, ttl time.Duration, ms int64) (*FencedLock, bool, error) {
+// tryAcquire is one try of a fenced acquisition that began at began (for the events'
+// Wait). It returns the lock; or late when the reply came too late and the lease was
+// given back; or nil, false and nil when another owner holds the lease.
+func (co *Coordinator) tryAcquire(ctx context.Context, leaseKey, fenceKey string, ttl time.Duration, ms int64, began time.Time) (fl *FencedLock, late bool, err error) {
+	report(ctx, co.obs, observe.LockAttempt, time.Time{}, nil)
 	owner := lock.NewToken()
 	start := time.Now()
 	v, err := acquireFencedScript.Run(ctx, co.c, []string{leaseKey, fenceKey}, owner.Bytes(), ms)
@@ -80,6 +95,7 @@ func (co *Coordinator) tryAcquire(ctx context.Context, leaseKey, fenceKey string
 		return nil, false, err
 	}
 	if v.IsNull() {
+		report(ctx, co.obs, observe.LockContended, began, nil)
 		return nil, false, nil
 	}
 	n, err := v.Int()
@@ -100,9 +116,9 @@ func (co *Coordinator) tryAcquire(ctx context.Context, leaseKey, fenceKey string
 		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(ttl, giveBackTimeout))
 		defer cancel()
 		co.locks.Release(gctx, leaseKey, owner) // what it cannot reach ends with its TTL
-		return nil, false, nil
+		return nil, true, nil
 	}
-	return &FencedLock{lease: lease, fence: fenceKey, token: n}, true, nil
+	return &FencedLock{lease: lease, fence: fenceKey, token: n}, false, nil
 }
 
 // AcquireFencedLock is TryAcquireFencedLock that waits while another owner holds the
@@ -139,15 +155,18 @@ func (co *Coordinator) AcquireFencedLock(ctx context.Context, leaseKey, fenceKey
 		}
 	}()
 	unsent := 0 // tries and watches in a row that were never sent
+	start := began(co.obs)
 	for {
-		fl, err := co.tryOrWatch(ctx, leaseKey, fenceKey, ttl, ms, &w)
+		fl, err := co.tryOrWatch(ctx, leaseKey, fenceKey, ttl, ms, start, &w)
 		switch {
 		case fl != nil:
+			report(ctx, co.obs, observe.LockAcquired, start, nil)
 			return fl, nil
 		case err == nil:
 			unsent = 0
 			continue
 		case ctx.Err() != nil || !errors.Is(err, conn.ErrNotSent):
+			report(ctx, co.obs, observe.LockGaveUp, start, err)
 			return nil, err
 		}
 		// Not watching while paused: another waiter of this client takes the turn.
@@ -157,6 +176,7 @@ func (co *Coordinator) AcquireFencedLock(ctx context.Context, leaseKey, fenceKey
 		}
 		unsent++
 		if err := notSentRetry.Pause(ctx, unsent); err != nil {
+			report(ctx, co.obs, observe.LockGaveUp, start, err)
 			return nil, err
 		}
 	}
@@ -165,9 +185,9 @@ func (co *Coordinator) AcquireFencedLock(ctx context.Context, leaseKey, fenceKey
 // tryOrWatch makes one try and, when another owner holds the lease, arms the next
 // watch in *w (the previous one is retired) and waits for it. It returns the lock, or
 // nil and nil when it is time to try again.
-func (co *Coordinator) tryOrWatch(ctx context.Context, leaseKey, fenceKey string, ttl time.Duration, ms int64, w **respire.KeyWatch) (*FencedLock, error) {
-	fl, ok, err := co.tryAcquire(ctx, leaseKey, fenceKey, ttl, ms)
-	if err != nil || ok {
+func (co *Coordinator) tryOrWatch(ctx context.Context, leaseKey, fenceKey string, ttl time.Duration, ms int64, began time.Time, w **respire.KeyWatch) (*FencedLock, error) {
+	fl, _, err := co.tryAcquire(ctx, leaseKey, fenceKey, ttl, ms, began)
+	if err != nil || fl != nil {
 		return fl, err
 	}
 	// Armed after the failed try: a release in between shows as a missing key, one

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/lock"
+	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 )
 
@@ -45,13 +47,15 @@ type RedlockGroup struct {
 	quorum  int
 	timeout time.Duration
 	drift   float64
+	obs     observe.Observer // the first client's that has one
 
 	mu     sync.Mutex
 	broken error // set once two clients proved to reach one server: refused from then on
 }
 
 // redlockNode is one vote: a client, its Locker (whose raw-token commands and managed
-// handles do the node's work) and the server identity the group learned.
+// handles do the node's work, reporting no events: the group reports the lease's) and
+// the server identity the group learned.
 type redlockNode struct {
 	c     *respire.Client
 	locks *lock.Locker
@@ -67,7 +71,8 @@ type redlockNode struct {
 // before its vote counts: two clients that reach one server make every later call fail
 // with ErrRedlockGroup, and a server that refuses INFO makes calls fail with
 // ErrServerIdentity. All participants must use the same servers, database, key bytes
-// and key prefixes.
+// and key prefixes. A Redlock reports the steps of its life (observe.Lock), as one
+// lease, to the Observer of the first of clients that has one.
 func NewRedlockGroup(clients []*respire.Client, opts RedlockOptions) (*RedlockGroup, error) {
 	switch n := len(clients); {
 	case n < 3:
@@ -102,7 +107,10 @@ func NewRedlockGroup(clients []*respire.Client, opts RedlockOptions) (*RedlockGr
 		if !c.Standalone() {
 			return nil, fmt.Errorf("%w: client %d is a Cluster or Sentinel client, one deployment rather than an independent server", ErrRedlockGroup, i)
 		}
-		g.nodes = append(g.nodes, &redlockNode{c: c, locks: lock.New(c)})
+		g.nodes = append(g.nodes, &redlockNode{c: c, locks: lock.New(c).Unobserved()})
+		if g.obs == nil {
+			g.obs = c.Observer()
+		}
 	}
 	return g, nil
 }
@@ -238,6 +246,7 @@ type Redlock struct {
 	key   string
 	token lock.Token
 	ttl   time.Duration
+	start time.Time // when the acquisition was sent
 	// nodes[i] manages the lease on server i (package lock's handle, with its renewal,
 	// release outcomes and fencing of uncertain commands); nil where the acquisition
 	// was refused or never sent, so the token is not there.
@@ -269,6 +278,7 @@ func (g *RedlockGroup) TryAcquire(ctx context.Context, key string, ttl time.Dura
 	if err != nil {
 		return nil, false, err
 	}
+	report(ctx, g.obs, observe.LockAttempt, time.Time{}, nil)
 	rl := &Redlock{
 		g: g, key: key, token: lock.NewToken(), ttl: ttl,
 		nodes:     make([]*lock.Lock, len(g.nodes)),
@@ -277,6 +287,7 @@ func (g *RedlockGroup) TryAcquire(ctx context.Context, key string, ttl time.Dura
 	}
 	taken := make([]bool, len(g.nodes))
 	start := time.Now()
+	rl.start = start
 	each(len(g.nodes), func(i int) {
 		if !known[i] {
 			return // errs[i] says why: no vote without an identity
@@ -303,17 +314,27 @@ func (g *RedlockGroup) TryAcquire(ctx context.Context, key string, ttl time.Dura
 	}
 	if votes >= g.quorum && validity > 0 {
 		rl.validUntil = start.Add(ttl - g.driftMargin(ttl))
+		report(ctx, g.obs, observe.LockAcquired, start, nil)
 		return rl, true, nil
 	}
 	// A failed attempt gives back what it got, even when ctx has ended.
 	rl.release(context.WithoutCancel(ctx))
-	if ctx.Err() != nil {
-		return nil, false, context.Cause(ctx)
+	err = nil
+	switch joined := errors.Join(errs...); {
+	case ctx.Err() != nil:
+		err = context.Cause(ctx)
+	case joined != nil:
+		err = fmt.Errorf("%w: %d of %d servers took %q (quorum %d): %w", ErrNoQuorum, votes, len(g.nodes), key, g.quorum, joined)
+	case votes >= g.quorum:
+		// A quorum, but slow answers used up the TTL.
+		report(ctx, g.obs, observe.LockGaveUp, start, lock.ErrLeaseExpired)
+		return nil, false, nil
+	default:
+		report(ctx, g.obs, observe.LockContended, start, nil)
+		return nil, false, nil
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, false, fmt.Errorf("%w: %d of %d servers took %q (quorum %d): %w", ErrNoQuorum, votes, len(g.nodes), key, g.quorum, err)
-	}
-	return nil, false, nil
+	report(ctx, g.obs, observe.LockGaveUp, start, err)
+	return nil, false, err
 }
 
 // Key returns the key as given, without the clients' key prefixes.
@@ -356,7 +377,7 @@ func (rl *Redlock) ResetExpiry(ctx context.Context, d time.Duration) (bool, erro
 	}
 	prevEnd := rl.ValidUntilEstimate()
 	if !time.Now().Before(prevEnd) {
-		rl.disown()
+		rl.lose(ctx, lock.ErrLeaseExpired)
 		return false, nil
 	}
 	renewed := make([]bool, len(rl.nodes))
@@ -390,20 +411,36 @@ func (rl *Redlock) ResetExpiry(ctx context.Context, d time.Duration) (bool, erro
 			return false, nil // released meanwhile
 		}
 		rl.validUntil = start.Add(d - margin)
+		report(ctx, rl.g.obs, observe.LockRenewed, time.Time{}, nil)
 		return true, nil
 	}
-	rl.disown()
 	if err := errors.Join(errs...); err != nil {
-		return false, fmt.Errorf("%w: %d of %d servers renewed %q (quorum %d): %w", ErrNoQuorum, votes, len(rl.nodes), rl.key, rl.g.quorum, err)
+		err = fmt.Errorf("%w: %d of %d servers renewed %q (quorum %d): %w", ErrNoQuorum, votes, len(rl.nodes), rl.key, rl.g.quorum, err)
+		rl.lose(ctx, err)
+		return false, err
+	}
+	if votes >= rl.g.quorum {
+		rl.lose(ctx, lock.ErrLeaseExpired) // renewed, but too late or too slowly to be of use
+	} else {
+		rl.lose(ctx, lock.ErrLeaseLost)
 	}
 	return false, nil
 }
 
-// disown makes the handle stop reporting ownership.
-func (rl *Redlock) disown() {
+// disown makes the handle stop reporting ownership, and reports whether it owned.
+func (rl *Redlock) disown() bool {
 	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	owned := !rl.validUntil.IsZero()
 	rl.validUntil = time.Time{}
-	rl.mu.Unlock()
+	return owned
+}
+
+// lose is disown for a renewal that failed, reported as the lease's loss with cause.
+func (rl *Redlock) lose(ctx context.Context, cause error) {
+	if rl.disown() {
+		report(ctx, rl.g.obs, observe.LockLost, rl.start, cause)
+	}
 }
 
 // Release deletes the lease on every server that has not yet confirmed its token gone,
@@ -420,17 +457,36 @@ func (rl *Redlock) Release(ctx context.Context) (bool, error) {
 		return false, context.Cause(ctx)
 	}
 	defer func() { <-rl.releasing }()
-	return rl.release(ctx)
+	already := !slices.Contains(rl.unconfirmed(), true)
+	ok, deleted, err := rl.release(ctx)
+	outcome := lock.NotOwned // expired, or never taken
+	switch {
+	case already:
+		outcome = lock.AlreadyReleased
+	case deleted > 0:
+		outcome = lock.Released
+	}
+	reportRelease(ctx, rl.g.obs, outcome, rl.start, err)
+	return ok, err
 }
 
-func (rl *Redlock) release(ctx context.Context) (bool, error) {
+// unconfirmed returns which servers have not confirmed the token gone.
+func (rl *Redlock) unconfirmed() []bool {
 	rl.mu.Lock()
+	defer rl.mu.Unlock()
 	todo := make([]bool, len(rl.nodes))
 	for i := range todo {
 		todo[i] = !rl.confirmed[i]
 	}
-	rl.mu.Unlock()
+	return todo
+}
+
+// release deletes the lease on the servers not yet confirmed, reports whether a quorum
+// has now confirmed, and counts the servers where this call deleted it.
+func (rl *Redlock) release(ctx context.Context) (ok bool, deleted int, _ error) {
+	todo := rl.unconfirmed()
 	errs := make([]error, len(rl.nodes))
+	outs := make([]lock.ReleaseOutcome, len(rl.nodes))
 	each(len(rl.nodes), func(i int) {
 		if !todo[i] {
 			return
@@ -438,7 +494,7 @@ func (rl *Redlock) release(ctx context.Context) (bool, error) {
 		nctx, cancel := context.WithTimeout(ctx, rl.g.timeout)
 		defer cancel()
 		// Released, AlreadyReleased and NotOwned all say the token is not there.
-		if _, errs[i] = rl.nodes[i].Release(nctx); errs[i] != nil {
+		if outs[i], errs[i] = rl.nodes[i].Release(nctx); errs[i] != nil {
 			errs[i] = fmt.Errorf("client %d: %w", i, errs[i])
 		}
 	})
@@ -451,12 +507,15 @@ func (rl *Redlock) release(ctx context.Context) (bool, error) {
 		if rl.confirmed[i] {
 			votes++
 		}
+		if outs[i] == lock.Released {
+			deleted++
+		}
 	}
 	rl.mu.Unlock()
 	if votes >= rl.g.quorum {
-		return true, nil
+		return true, deleted, nil
 	}
-	return false, fmt.Errorf("%w: %d of %d servers confirmed the release of %q (quorum %d): %w", ErrNoQuorum, votes, len(rl.nodes), rl.key, rl.g.quorum, errors.Join(errs...))
+	return false, deleted, fmt.Errorf("%w: %d of %d servers confirmed the release of %q (quorum %d): %w", ErrNoQuorum, votes, len(rl.nodes), rl.key, rl.g.quorum, errors.Join(errs...))
 }
 
 // Close makes one best-effort release, as a deferred call should: servers it cannot

@@ -52,17 +52,19 @@ func (co *Coordinator) tryAcquireRW(ctx context.Context, key string, ttl time.Du
 		kind = "w:"
 	}
 	e := newEntry(co, key, kind, ttl)
-	start := time.Now()
-	v, err := rwAcquireScript.Run(ctx, co.c, []string{key}, e.field, ms)
-	if err != nil {
+	ok, err := e.acquire(ctx, func() (bool, error) {
+		v, err := rwAcquireScript.Run(ctx, co.c, []string{key}, e.field, ms)
+		if err != nil {
+			return false, err
+		}
+		n, err := v.Int()
+		if err != nil {
+			return false, fmt.Errorf("coordination: read/write acquisition answered %v: %w", v, err)
+		}
+		return n == 1, nil
+	})
+	if !ok {
 		return nil, false, err
-	}
-	n, err := v.Int()
-	if err != nil {
-		return nil, false, fmt.Errorf("coordination: read/write acquisition answered %v: %w", v, err)
-	}
-	if n != 1 || !e.acquired(start) {
-		return nil, false, nil
 	}
 	return &RWLease{entry: e, write: write}, true, nil
 }

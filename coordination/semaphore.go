@@ -79,30 +79,34 @@ func (s *Semaphore) TryAcquire(ctx context.Context, ttl time.Duration) (*Permit,
 		return nil, false, fmt.Errorf("%w: semaphore capacity %d is under 1", ErrInvalidArg, s.capacity)
 	}
 	e := newEntry(s.co, s.key, "p:", ttl)
-	start := time.Now()
-	v, err := semaphoreAcquireScript.Run(ctx, s.co.c, []string{s.key}, e.field, ms, s.capacity)
-	if err != nil {
+	ok, err := e.acquire(ctx, func() (bool, error) { return s.take(ctx, e.field, ms) })
+	if !ok {
 		return nil, false, err
+	}
+	return &Permit{e}, true, nil
+}
+
+// take runs the acquisition script for the permit at field and reports whether it
+// was granted.
+func (s *Semaphore) take(ctx context.Context, field string, ms int64) (bool, error) {
+	v, err := semaphoreAcquireScript.Run(ctx, s.co.c, []string{s.key}, field, ms, s.capacity)
+	if err != nil {
+		return false, err
 	}
 	reply, err := v.Array()
 	if err != nil || len(reply) == 0 {
-		return nil, false, fmt.Errorf("coordination: semaphore acquisition answered %v: %w", v, err)
+		return false, fmt.Errorf("coordination: semaphore acquisition answered %v: %w", v, err)
 	}
 	code, err := reply[0].Int()
 	switch {
 	case err != nil:
-		return nil, false, fmt.Errorf("coordination: semaphore acquisition answered %v: %w", v, err)
-	case code == 1:
-		if !e.acquired(start) {
-			return nil, false, nil
-		}
-		return &Permit{e}, true, nil
+		return false, fmt.Errorf("coordination: semaphore acquisition answered %v: %w", v, err)
 	case code == -1 && len(reply) == 2:
 		text, _ := reply[1].Text()
 		stored, _ := strconv.ParseInt(text, 10, 64)
-		return nil, false, &CapacityMismatchError{Key: s.key, Capacity: s.capacity, Stored: stored}
+		return false, &CapacityMismatchError{Key: s.key, Capacity: s.capacity, Stored: stored}
 	}
-	return nil, false, nil
+	return code == 1, nil
 }
 
 // Key returns the semaphore's key as given, without the client's key prefix.

@@ -114,10 +114,8 @@ func (c *Conn) waitDeferred(ctx context.Context, cl *call, cr Credentials) error
 	c.mu.Unlock()
 	select {
 	case <-cl.done:
-		// Failed (superseded, connection broken): nobody else holds cl now.
-		err := cl.err
-		putCall(cl)
-		return err
+		// Answered behind the transaction's end, or superseded.
+		return c.reauthResult(cl, cr)
 	case <-c.dead:
 	case <-ctx.Done():
 	}
@@ -141,6 +139,12 @@ func (c *Conn) finishReauth(ctx context.Context, cl *call, cr Credentials) error
 	if err := c.wait(ctx, cl); err != nil {
 		return err
 	}
+	return c.reauthResult(cl, cr)
+}
+
+// reauthResult reads the outcome of cl, an AUTH that completed, recycles cl and
+// records cr when the server took it.
+func (c *Conn) reauthResult(cl *call, cr Credentials) error {
 	v, err := cl.reply, cl.err
 	putCall(cl)
 	if err != nil {
@@ -172,19 +176,26 @@ const (
 	txAuthAny        // AUTH, HELLO: a caller's own authentication, perhaps
 )
 
-// verbOf classifies a command by its name. It is on every command's path, so it looks
-// at the length first: the common commands are rejected by that alone.
+// verbOf classifies a command by its name. It is on every command's path, so it is
+// small enough to be inlined and looks at the length first: most commands are
+// rejected by that alone.
 func verbOf(args []any) txVerb {
 	if len(args) == 0 {
 		return txNone
 	}
-	switch name := args[0].(type) {
-	case string:
-		return verbOfName(name)
-	case []byte:
-		if len(name) >= 4 && len(name) <= 7 {
-			return verbOfName(string(name))
+	if name, ok := args[0].(string); ok {
+		if len(name) < 4 || len(name) > 7 {
+			return txNone
 		}
+		return verbOfName(name)
+	}
+	return verbOfOther(args[0])
+}
+
+// verbOfOther is verbOf for a name given as []byte.
+func verbOfOther(name any) txVerb {
+	if b, ok := name.([]byte); ok && len(b) >= 4 && len(b) <= 7 {
+		return verbOfName(string(b))
 	}
 	return txNone
 }

@@ -298,7 +298,7 @@ func TestReauthNeverInsideMulti(t *testing.T) {
 				if err := <-done; err != nil {
 					t.Fatal(err)
 				}
-				if got := serverUser(t, srv, c); got != "u2" {
+				if got := serverUser(t, srv, c); got != "u2" || !c.AuthenticatedWith(cred2) {
 					t.Errorf("after the transaction: user %q, want u2", got)
 				}
 			})
@@ -470,5 +470,59 @@ func TestAllocWithObserver(t *testing.T) {
 	allocs := testing.AllocsPerRun(200, func() { c.Do(ctx, "GET", "alloc:obs") })
 	if allocs > 0.1 {
 		t.Errorf("%.2f allocations per GET with an observer, want 0", allocs)
+	}
+}
+
+// TestReauthBehindTakenBackExec: an EXEC given up before it was written leaves the
+// transaction open, so the AUTH that was queued behind it is deferred again, to go
+// behind the next EXEC or DISCARD; the server never sees it inside the transaction.
+func TestReauthBehindTakenBackExec(t *testing.T) {
+	c, f := dialFake(t, Options{}, helloRESP3)
+	ctx := context.Background()
+	do := func(ctx context.Context, args ...any) chan error {
+		ch := make(chan error, 1)
+		go func() { _, err := c.Do(ctx, args...); ch <- err }()
+		return ch
+	}
+	multi := do(ctx, "MULTI")
+	f.Expect("MULTI")
+	f.Reply("+OK\r\n")
+	if err := <-multi; err != nil {
+		t.Fatal(err)
+	}
+	reauth := make(chan error, 1)
+	go func() { reauth <- c.Reauth(ctx, cred2) }()
+	waitFor(t, "the AUTH to be deferred", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.auth.deferred != nil
+	})
+	set := do(ctx, "SET", "k", "v")
+	// The writer is now blocked writing SET into the pipe nobody reads yet.
+	waitFor(t, "SET in flight", func() bool { _, n := c.counts(); return n == 1 })
+	cctx, cancel := context.WithCancel(ctx)
+	exec := do(cctx, "EXEC")
+	waitFor(t, "EXEC and the AUTH queued", func() bool { q, _ := c.counts(); return q == 2 })
+	cancel()
+	if err := <-exec; !errors.Is(err, ErrNotSent) {
+		t.Fatalf("cancelled EXEC: %v, want not sent", err)
+	}
+	if q, _ := c.counts(); q != 0 {
+		t.Fatalf("%d requests still queued, want none: the AUTH must wait for the transaction again", q)
+	}
+	f.Expect("SET", "k", "v")
+	f.Reply("+QUEUED\r\n")
+	if err := <-set; err != nil {
+		t.Fatal(err)
+	}
+	discard := do(ctx, "DISCARD")
+	f.Expect("DISCARD")
+	f.Expect("AUTH", "u2", "p2")
+	f.Reply("+OK\r\n+OK\r\n")
+	if err := <-discard; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-reauth; err != nil || !c.AuthenticatedWith(cred2) {
+		t.Fatalf("Reauth: %v", err)
 	}
 }

@@ -36,6 +36,8 @@ type Client struct {
 
 	obs observe.Observer // Options.Observer and Options.Logger together; nil when neither is set
 
+	creds *credentialRotation // nil without Options.Credentials (credentials.go)
+
 	table   *command.Table  // the command key table (a copy without some commands in tests)
 	learned learnedCommands // what COMMAND INFO said of commands the table lacks (commandinfo.go)
 }
@@ -53,6 +55,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		opts.SubscriptionBuffer = defaultSubscriptionBuffer
 	}
 	obs := observe.Join(opts.Observer, newLogObserver(opts.Logger))
+	creds := newCredentialRotation(&opts, obs)
 	copts := conn.Options{
 		Protocol:     opts.Protocol,
 		Username:     opts.Username,
@@ -65,6 +68,8 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		WriteTimeout: opts.WriteTimeout,
 		Limits:       opts.Limits,
 		Dialer:       opts.Dialer,
+		Credentials:  creds.provider(),
+		OnConnect:    creds.hook(opts.OnConnect),
 	}
 	copts.Observer = obs
 	c := &Client{opts: opts, prefix: opts.KeyPrefix, subs: map[*Subscription]struct{}{}, table: command.Default, obs: obs}
@@ -96,6 +101,8 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		// A key read as missing on a slot's old node is not tracked by the new one.
 		r.OnTopologyChange(c.tracking.flushAll)
 	}
+	c.creds = creds
+	creds.start()
 	return c, nil
 }
 
@@ -129,6 +136,7 @@ func (c *Client) Close() error {
 		c.tracking.close()
 	}
 	c.locks.close()
+	c.creds.close()
 	return c.route.Close()
 }
 

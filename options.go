@@ -146,6 +146,8 @@ func (o *Options) validate() error {
 		return fmt.Errorf("%w: negative subscription buffer", ErrInvalidOptions)
 	case o.Username != "" && o.Password == "":
 		return fmt.Errorf("%w: username without password", ErrInvalidOptions)
+	case o.Credentials != nil && (o.Username != "" || o.Password != ""):
+		return fmt.Errorf("%w: Credentials together with Username or Password", ErrInvalidOptions)
 	case o.ClientSideCache != nil && o.Protocol == 2:
 		return fmt.Errorf("%w: ClientSideCache needs RESP3 (Protocol 3), for invalidation pushes", ErrInvalidOptions)
 	case o.Cluster && o.DB != 0:

@@ -1,0 +1,351 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/observe"
+)
+
+// Rotating credentials (Options.Credentials).
+//
+// Every dial asks the provider (conn.Options.Credentials), and every connection the
+// client dials, of every kind (shared, dedicated, tracking, subscription, lock), is
+// registered by the OnConnect hook once its handshake is done. A goroutine owned by
+// the Client asks the provider again before the credentials it last gave expire, and
+// re-authenticates every registered connection still alive and not yet
+// authenticated with the new ones (conn.Conn.Reauth: in order with the connection's
+// traffic, and behind the EXEC of a transaction open on it).
+//
+// The refresh is due at ExpiresAt − max(10% of the life the credentials had when they
+// were fetched, 1 s): an hour-long token is renewed six minutes before it ends, a
+// ten-second one a second before. Credentials without ExpiresAt are not refreshed on a
+// schedule (Client.Reauthenticate does it on demand). A provider that fails is asked
+// again after 250 ms, doubling to 5 s, and each failure is reported to the observer
+// (observe.ConnReauth with Err and no Addr); connections keep the credentials they have
+// meanwhile.
+
+const (
+	refreshLeadShare = 10                     // the lead before expiry is the life's tenth...
+	refreshLeadMin   = time.Second            // ...and at least this
+	refreshWaitMin   = 250 * time.Millisecond // a provider giving near-expired credentials is not asked in a spin
+	retryFirst       = 250 * time.Millisecond
+	retryMax         = 5 * time.Second
+	providerTimeout  = 10 * time.Second
+	// reauthTimeout bounds one connection's AUTH, which may wait behind a blocking
+	// command or a transaction; it is retried on the next attempt.
+	reauthTimeout = 5 * time.Second
+)
+
+// authConn is what the rotation needs of a connection (*conn.Conn; a fake in tests).
+type authConn interface {
+	Reauth(ctx context.Context, cr Credentials) error
+	AuthenticatedWith(cr Credentials) bool
+	Done() <-chan struct{}
+}
+
+// credentialRotation keeps a Client's connections authenticated with the newest
+// credentials its provider gives.
+type credentialRotation struct {
+	provide func(context.Context) (Credentials, error)
+	obs     observe.Observer // nil for none
+
+	mu        sync.Mutex
+	cur       Credentials // the newest the provider gave
+	curSeq    uint64      // the sequence number of the ask that gave cur
+	seq       uint64      // asks started
+	refreshAt time.Time   // when cur is due for renewal; zero for never
+	conns     map[authConn]struct{}
+	pruneAt   int // the registry size at which dead connections are next dropped
+
+	// registering is held shared by connections being registered (which re-authenticate
+	// themselves when they were dialled with older credentials) and exclusively by a
+	// rotation taking its list of connections, so that none falls between the two.
+	registering sync.RWMutex
+	rotating    sync.Mutex // one re-authentication pass at a time
+
+	wake   chan struct{} // the credentials changed outside the schedule: look again
+	ctx    context.Context
+	cancel context.CancelFunc
+	loop   sync.WaitGroup
+}
+
+// newCredentialRotation returns the rotation of o.Credentials, or nil without one.
+func newCredentialRotation(o *Options, obs observe.Observer) *credentialRotation {
+	if o.Credentials == nil {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &credentialRotation{
+		provide: o.Credentials,
+		obs:     obs,
+		conns:   map[authConn]struct{}{},
+		pruneAt: 64,
+		wake:    make(chan struct{}, 1),
+		ctx:     ctx,
+		cancel:  cancel,
+	}
+}
+
+// provider is the conn.Options.Credentials of the client's dials; nil without a
+// rotation.
+func (r *credentialRotation) provider() func(context.Context) (Credentials, error) {
+	if r == nil {
+		return nil
+	}
+	return func(ctx context.Context) (Credentials, error) { return r.ask(ctx, true) }
+}
+
+// hook is the conn.Options.OnConnect of the client's dials: user's hook, then the
+// registration; just user's without a rotation.
+func (r *credentialRotation) hook(user func(context.Context, *conn.Conn) error) func(context.Context, *conn.Conn) error {
+	if r == nil {
+		return user
+	}
+	return func(ctx context.Context, cn *conn.Conn) error {
+		if user != nil {
+			if err := user(ctx, cn); err != nil {
+				return err
+			}
+		}
+		return r.register(ctx, cn)
+	}
+}
+
+// ask asks the provider and keeps what it gives if no later ask has given something
+// already; with notify, new credentials wake the schedule, to re-authenticate the
+// connections and follow their expiry.
+func (r *credentialRotation) ask(ctx context.Context, notify bool) (Credentials, error) {
+	r.mu.Lock()
+	r.seq++
+	seq := r.seq
+	r.mu.Unlock()
+	start := time.Now()
+	cr, err := r.provide(ctx)
+	if err != nil || cr.Password == "" {
+		return cr, err
+	}
+	r.mu.Lock()
+	changed := seq > r.curSeq
+	if changed {
+		r.cur, r.curSeq = cr, seq
+		r.refreshAt = refreshTime(start, cr.ExpiresAt)
+	}
+	r.mu.Unlock()
+	if changed && notify {
+		signal(r.wake)
+	}
+	return cr, nil
+}
+
+// refreshTime is when credentials fetched at fetched and ending at expires are due for
+// renewal; zero for credentials that do not expire.
+func refreshTime(fetched, expires time.Time) time.Time {
+	if expires.IsZero() {
+		return time.Time{}
+	}
+	life := expires.Sub(fetched)
+	return expires.Add(-max(life/refreshLeadShare, refreshLeadMin))
+}
+
+// register adds a connection just dialled; if it was dialled with credentials older
+// than the newest, it is re-authenticated before it is handed out.
+func (r *credentialRotation) register(ctx context.Context, cn authConn) error {
+	r.registering.RLock()
+	defer r.registering.RUnlock()
+	r.mu.Lock()
+	if len(r.conns) >= r.pruneAt {
+		r.pruneLocked()
+		r.pruneAt = max(2*len(r.conns), 64)
+	}
+	r.conns[cn] = struct{}{}
+	cur := r.cur
+	r.mu.Unlock()
+	if cur.Password == "" || cn.AuthenticatedWith(cur) {
+		return nil
+	}
+	return cn.Reauth(ctx, cur)
+}
+
+// pruneLocked drops the connections that have broken or closed.
+func (r *credentialRotation) pruneLocked() {
+	for cn := range r.conns {
+		if isDone(cn.Done()) {
+			delete(r.conns, cn)
+		}
+	}
+}
+
+func isDone(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// stale returns the newest credentials and the live connections not authenticated
+// with them, after waiting for registrations in progress.
+func (r *credentialRotation) stale() (Credentials, []authConn) {
+	r.registering.Lock()
+	defer r.registering.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pruneLocked()
+	var out []authConn
+	for cn := range r.conns {
+		if !cn.AuthenticatedWith(r.cur) {
+			out = append(out, cn)
+		}
+	}
+	return r.cur, out
+}
+
+// rotate asks the provider and re-authenticates every connection with what it gives;
+// the schedule calls it with notify false, since it looks at the new expiry anyway.
+func (r *credentialRotation) rotate(ctx context.Context, notify bool) error {
+	actx, cancel := context.WithTimeout(ctx, providerTimeout)
+	_, err := r.ask(actx, notify)
+	cancel()
+	if err != nil {
+		err = fmt.Errorf("%w: %w", conn.ErrCredentials, err)
+		if r.obs != nil {
+			r.obs.Conn(observe.Conn{Kind: observe.ConnReauth, Err: err})
+		}
+		return err
+	}
+	return r.reauthAll(ctx)
+}
+
+// reauthAll re-authenticates, all at once, every live connection not authenticated
+// with the newest credentials. A connection that broke meanwhile, or a RESP2
+// subscription (which the server does not let re-authenticate, and which keeps its
+// credentials until it reconnects), is no failure.
+func (r *credentialRotation) reauthAll(ctx context.Context) error {
+	r.rotating.Lock()
+	defer r.rotating.Unlock()
+	cur, conns := r.stale()
+	errs := make([]error, len(conns))
+	var wg sync.WaitGroup
+	for i, cn := range conns {
+		wg.Go(func() {
+			rctx, cancel := context.WithTimeout(ctx, reauthTimeout)
+			defer cancel()
+			err := cn.Reauth(rctx, cur)
+			if err != nil && !errors.Is(err, conn.ErrReauthPubSub) && !isDone(cn.Done()) {
+				errs[i] = err
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// start starts the goroutine that renews the credentials on their schedule; close
+// stops it.
+func (r *credentialRotation) start() {
+	if r == nil {
+		return
+	}
+	r.loop.Add(1)
+	go r.run()
+}
+
+func (r *credentialRotation) close() {
+	if r == nil {
+		return
+	}
+	r.cancel()
+	r.loop.Wait()
+}
+
+// run renews the credentials when due, and re-authenticates the connections when a
+// dial or Reauthenticate brought new ones; after a failure it tries again with a
+// backoff.
+func (r *credentialRotation) run() {
+	defer r.loop.Done()
+	var retry time.Duration // the wait before the next attempt after a failure; 0 after a success
+	askAgain := false       // the failure was the provider's
+	for {
+		wait, scheduled := r.untilRefresh()
+		if retry > 0 {
+			wait, scheduled = retry, true
+		}
+		var due <-chan time.Time
+		var timer *time.Timer
+		if scheduled {
+			timer = time.NewTimer(wait)
+			due = timer.C
+		}
+		ask := false
+		select {
+		case <-r.ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
+			return
+		case <-r.wake:
+			if timer != nil {
+				timer.Stop()
+			}
+		case <-due:
+			ask = retry == 0 || askAgain
+		}
+		var err error
+		if ask {
+			err = r.rotate(r.ctx, false)
+		} else {
+			err = r.reauthAll(r.ctx)
+		}
+		switch {
+		case err == nil || r.ctx.Err() != nil:
+			retry, askAgain = 0, false
+		default:
+			askAgain = errors.Is(err, conn.ErrCredentials)
+			retry = min(max(2*retry, retryFirst), retryMax)
+		}
+	}
+}
+
+// untilRefresh is the wait until the newest credentials are due for renewal, and
+// false when they never are.
+func (r *credentialRotation) untilRefresh() (time.Duration, bool) {
+	r.mu.Lock()
+	at := r.refreshAt
+	r.mu.Unlock()
+	if at.IsZero() {
+		return 0, false
+	}
+	return max(time.Until(at), refreshWaitMin), true
+}
+
+// signal sends a token on a channel of capacity one without blocking.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// Reauthenticate asks Options.Credentials now and re-authenticates every live
+// connection of the client (shared, dedicated, tracking, subscription) with what it
+// returns, each in order with its traffic and never inside a transaction; the
+// schedule then follows the new credentials' ExpiresAt. It returns once every
+// connection has answered, with the provider's error (matching conn.ErrCredentials)
+// or the connections' errors joined. RESP2 subscriptions, which the server does not
+// let re-authenticate, keep their credentials until they reconnect. Without
+// Options.Credentials it returns ErrInvalidOptions.
+func (c *Client) Reauthenticate(ctx context.Context) error {
+	if c.creds == nil {
+		return fmt.Errorf("%w: Reauthenticate without Options.Credentials", ErrInvalidOptions)
+	}
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	return c.creds.rotate(ctx, true)
+}

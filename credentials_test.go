@@ -1,0 +1,488 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/respire/respire/cache"
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/observe"
+	"github.com/respire/respire/test/testserver"
+)
+
+// fakeAuthConn is a connection as the rotation sees it: it records its
+// re-authentications, at what time, and fails them with err.
+type fakeAuthConn struct {
+	mu      sync.Mutex
+	cur     Credentials
+	err     error
+	reauths []string // "user@elapsed"
+	start   time.Time
+	done    chan struct{}
+}
+
+func newFakeAuthConn(cr Credentials, start time.Time) *fakeAuthConn {
+	return &fakeAuthConn{cur: cr, start: start, done: make(chan struct{})}
+}
+
+func (f *fakeAuthConn) Reauth(_ context.Context, cr Credentials) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reauths = append(f.reauths, fmt.Sprintf("%s@%v", cr.Username, time.Since(f.start)))
+	if f.err != nil {
+		return f.err
+	}
+	f.cur = cr
+	return nil
+}
+
+func (f *fakeAuthConn) AuthenticatedWith(cr Credentials) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cur == cr
+}
+
+func (f *fakeAuthConn) Done() <-chan struct{} { return f.done }
+
+func (f *fakeAuthConn) log() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.reauths)
+}
+
+// scriptedProvider answers each ask with the next step of its script, ExpiresAt
+// counted from the ask, and records when it was asked.
+type scriptedProvider struct {
+	mu    sync.Mutex
+	start time.Time
+	steps []providerStep
+	asked []time.Duration
+}
+
+type providerStep struct {
+	user string
+	life time.Duration // 0: never expires
+	err  error
+}
+
+func (p *scriptedProvider) provide(context.Context) (Credentials, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.asked = append(p.asked, time.Since(p.start))
+	if len(p.steps) == 0 {
+		return Credentials{}, errors.New("script exhausted")
+	}
+	s := p.steps[0]
+	p.steps = p.steps[1:]
+	if s.err != nil {
+		return Credentials{}, s.err
+	}
+	cr := Credentials{Username: s.user, Password: s.user + "-pass"}
+	if s.life > 0 {
+		cr.ExpiresAt = time.Now().Add(s.life)
+	}
+	return cr, nil
+}
+
+// reauthRecorder keeps the ConnReauth events an observer is given.
+type reauthRecorder struct {
+	observe.Base
+	mu   sync.Mutex
+	errs []error
+}
+
+func (r *reauthRecorder) Conn(e observe.Conn) {
+	if e.Kind != observe.ConnReauth {
+		return
+	}
+	r.mu.Lock()
+	r.errs = append(r.errs, e.Err)
+	r.mu.Unlock()
+}
+
+// TestCredentialSchedule follows the schedule through a script: renewal at
+// ExpiresAt − max(10% of the life, 1 s), retries with a doubling backoff after
+// provider failures (each reported), none for credentials without expiry; dead
+// connections are dropped, a RESP2 subscription's refusal is no failure.
+func TestCredentialSchedule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		errDown := errors.New("token service down")
+		p := &scriptedProvider{start: start, steps: []providerStep{
+			{user: "tok-1", life: 100 * time.Second}, // the dial: renewed at 90 s
+			{user: "tok-2", life: 10 * time.Second},  // at 90 s: renewed 1 s before its end, at 99 s
+			{err: errDown},                           // at 99 s
+			{err: errDown},                           // at 99.25 s
+			{user: "tok-3"},                          // at 99.75 s: never expires
+		}}
+		rec := &reauthRecorder{}
+		r := newCredentialRotation(&Options{Credentials: p.provide}, rec)
+		ctx := context.Background()
+		tok1, err := r.provider()(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		live := newFakeAuthConn(tok1, start)
+		dead := newFakeAuthConn(tok1, start)
+		close(dead.done)
+		sub := newFakeAuthConn(tok1, start)
+		sub.err = conn.ErrReauthPubSub
+		for _, cn := range []*fakeAuthConn{live, dead, sub} {
+			if err := r.register(ctx, cn); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.start()
+		defer r.close()
+
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		wantAsked := []time.Duration{0, 90 * time.Second, 99 * time.Second, 99250 * time.Millisecond, 99750 * time.Millisecond}
+		if !slices.Equal(p.asked, wantAsked) {
+			t.Errorf("provider asked at %v, want %v", p.asked, wantAsked)
+		}
+		if got, want := live.log(), []string{"tok-2@1m30s", "tok-3@1m39.75s"}; !slices.Equal(got, want) {
+			t.Errorf("live connection re-authenticated %v, want %v", got, want)
+		}
+		if got := dead.log(); len(got) != 0 {
+			t.Errorf("dead connection re-authenticated %v", got)
+		}
+		// Refused at each renewal, and not retried in between.
+		if got, want := sub.log(), []string{"tok-2@1m30s", "tok-3@1m39.75s"}; !slices.Equal(got, want) {
+			t.Errorf("RESP2 subscription asked %v, want %v", got, want)
+		}
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if len(rec.errs) != 2 || !errors.Is(rec.errs[0], errDown) || !errors.Is(rec.errs[1], conn.ErrCredentials) {
+			t.Errorf("reported %v, want the two provider failures", rec.errs)
+		}
+	})
+}
+
+// TestCredentialsNewerOnDial: credentials a dial brings that are newer than the
+// connections' re-authenticate them at once, and a connection dialled with older ones
+// than the newest is re-authenticated before it is handed out.
+func TestCredentialsNewerOnDial(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		p := &scriptedProvider{start: start, steps: []providerStep{{user: "tok-1"}, {user: "tok-2"}}}
+		r := newCredentialRotation(&Options{Credentials: p.provide}, nil)
+		ctx := context.Background()
+		tok1, _ := r.provider()(ctx)
+		first := newFakeAuthConn(tok1, start)
+		r.register(ctx, first)
+		r.start()
+		defer r.close()
+		time.Sleep(time.Second)
+		if _, err := r.provider()(ctx); err != nil { // another dial, given tok-2
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if got := first.log(); !slices.Equal(got, []string{"tok-2@1s"}) {
+			t.Errorf("first connection re-authenticated %v, want tok-2 at 1 s", got)
+		}
+		late := newFakeAuthConn(tok1, start) // dialled with tok-1, registered after tok-2 came
+		if err := r.register(ctx, late); err != nil {
+			t.Fatal(err)
+		}
+		if got := late.log(); !slices.Equal(got, []string{"tok-2@1s"}) {
+			t.Errorf("late connection re-authenticated %v, want tok-2 before it is handed out", got)
+		}
+	})
+}
+
+func TestCredentialsOptions(t *testing.T) {
+	provider := func(context.Context) (Credentials, error) { return Credentials{Password: "p"}, nil }
+	tests := []Options{
+		{Addrs: []string{"127.0.0.1:1"}, Credentials: provider, Username: "u", Password: "p"},
+		{Addrs: []string{"127.0.0.1:1"}, Credentials: provider, Password: "p"},
+	}
+	for _, o := range tests {
+		if _, err := NewClient(context.Background(), o); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("Credentials with Username %q, Password set: %v, want ErrInvalidOptions", o.Username, err)
+		}
+	}
+	srv := testserver.Start(t, testserver.Config{})
+	c := newClientT(t, Options{Addrs: []string{srv.Addr()}})
+	if err := c.Reauthenticate(context.Background()); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("Reauthenticate without Credentials: %v, want ErrInvalidOptions", err)
+	}
+}
+
+func tokName(n int) string { return fmt.Sprintf("tok-%d", n) }
+func tokPass(n int) string { return fmt.Sprintf("pass-%d", n) }
+
+func tokUser(n int) testserver.User {
+	return testserver.User{Name: tokName(n), Password: tokPass(n), Rules: []string{"+@all", "~*", "&*"}}
+}
+
+// clientConns returns the connections the server has open named name, by CLIENT ID,
+// with the user each is authenticated as.
+func clientConns(t *testing.T, srv *testserver.Server, name string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for line := range strings.Lines(srv.Do(t, "CLIENT", "LIST")) {
+		f := map[string]string{}
+		for kv := range strings.FieldsSeq(line) {
+			k, v, _ := strings.Cut(kv, "=")
+			f[k] = v
+		}
+		if f["name"] == name {
+			out[f["id"]] = f["user"]
+		}
+	}
+	return out
+}
+
+// TestCredentialRotationLive rotates the credentials of a busy client three times
+// (twice with Reauthenticate, once on the schedule) against a real server: token N is
+// the ACL user tok-N. Each rotation creates tok-N+1, switches the provider, waits for
+// the client to re-authenticate, checks that no connection is left as tok-N and
+// deletes tok-N, which would kill any. Shared, tracking, subscription and dedicated
+// connections (one checked out throughout, running BLPOP and MULTI/EXEC) are all in
+// use meanwhile: no caller may see an error and no connection may be killed.
+func TestCredentialRotationLive(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{Users: []testserver.User{tokUser(1)}})
+	var token atomic.Int32
+	token.Store(1)
+	var shortLife atomic.Bool
+	provider := func(context.Context) (Credentials, error) {
+		n := int(token.Load())
+		cr := Credentials{Username: tokName(n), Password: tokPass(n)}
+		if shortLife.Load() {
+			cr.ExpiresAt = time.Now().Add(3 * time.Second) // renewed 1 s before: 2 s from now
+		}
+		return cr, nil
+	}
+	const name = "rotating"
+	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Credentials: provider, ClientName: name,
+		ClientSideCache: &cache.Options{}})
+	ctx := context.Background()
+
+	var (
+		errMu  sync.Mutex
+		errs   []error
+		ops    atomic.Int64
+		stop   = make(chan struct{})
+		wg     sync.WaitGroup
+		failed = func(what string, err error) {
+			errMu.Lock()
+			errs = append(errs, fmt.Errorf("%s: %w", what, err))
+			errMu.Unlock()
+		}
+	)
+	loop := func(what string, f func(i int) error) {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := f(i); err != nil {
+					failed(what, err)
+					return
+				}
+				ops.Add(1)
+			}
+		})
+	}
+	for g := range 16 {
+		key := fmt.Sprintf("rot:%d", g)
+		loop("GET/SET", func(i int) error {
+			if _, err := c.Do(ctx, "SET", key, i); err != nil {
+				return err
+			}
+			v, err := c.Do(ctx, "GET", key)
+			if n, _ := v.Int(); err == nil && n != int64(i) {
+				err = fmt.Errorf("GET %s = %s, want %d", key, v, i)
+			}
+			return err
+		})
+	}
+	loop("DoCached", func(i int) error {
+		if i%10 == 0 {
+			if _, err := c.Do(ctx, "SET", "rot:cached", i); err != nil {
+				return err
+			}
+		}
+		_, err := c.DoCached(ctx, time.Minute, "GET", "rot:cached")
+		return err
+	})
+	loop("pooled BLPOP", func(int) error {
+		_, err := c.Do(ctx, "BLPOP", "rot:pooled", "0.05")
+		return err
+	})
+	cn, release, err := c.Dedicated(ctx, "rot:q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop("dedicated BLPOP and MULTI", func(i int) error {
+		if i%2 == 0 {
+			_, err := cn.DoBlocking(ctx, "BLPOP", "rot:q", "0.05")
+			return err
+		}
+		for j, cmd := range [][]any{{"MULTI"}, {"INCR", "rot:tx"}, {"INCR", "rot:tx"}} {
+			if j == 2 {
+				// Held open a while, so that re-authentications come during it.
+				time.Sleep(20 * time.Millisecond)
+			}
+			if _, err := cn.Do(ctx, cmd...); err != nil {
+				return err
+			}
+		}
+		v, err := cn.Do(ctx, "EXEC")
+		if a, _ := v.Array(); err == nil && len(a) != 2 {
+			err = fmt.Errorf("EXEC gave %s: something else ran in the transaction", v)
+		}
+		return err
+	})
+	sub, err := c.Subscribe(ctx, "rot:ch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	// heard publishes payload until the subscription gets it: the first SUBSCRIBE may
+	// not have reached the server yet.
+	heard := func(payload string) {
+		t.Helper()
+		timeout := time.After(5 * time.Second)
+		for {
+			if _, err := c.Do(ctx, "PUBLISH", "rot:ch", payload); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case m := <-sub.Messages():
+				if m.Payload == payload {
+					return
+				}
+			case <-time.After(100 * time.Millisecond):
+			case <-timeout:
+				t.Fatalf("the subscription did not get %q", payload)
+			}
+		}
+	}
+	heard("before")
+
+	for n := 1; n <= 3; n++ {
+		next := tokUser(n + 1)
+		srv.Do(t, append([]string{"ACL", "SETUSER", next.Name, "on", ">" + next.Password}, next.Rules...)...)
+		token.Store(int32(n + 1))
+		shortLife.Store(n == 2) // tok-3 expires, so the third rotation is the schedule's
+		before := ops.Load()
+		if n < 3 {
+			if err := c.Reauthenticate(ctx); err != nil {
+				t.Fatalf("rotation %d: %v", n, err)
+			}
+		}
+		var conns map[string]string
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			conns = clientConns(t, srv, name)
+			stale := 0
+			for _, u := range conns {
+				if u != next.Name {
+					stale++
+				}
+			}
+			if stale == 0 {
+				break
+			}
+			if n < 3 || time.Now().After(deadline) {
+				t.Fatalf("rotation %d: connections %v, want all %s", n, conns, next.Name)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		srv.Do(t, "ACL", "DELUSER", tokName(n))
+		after := clientConns(t, srv, name)
+		for id := range conns {
+			if _, ok := after[id]; !ok {
+				t.Errorf("rotation %d: connection %s was killed by ACL DELUSER %s", n, id, tokName(n))
+			}
+		}
+		heard(fmt.Sprintf("after %d", n))
+		waitUntil(t, "traffic after the rotation", func() bool { return ops.Load() > before+100 })
+		t.Logf("rotation %d: %d connections, all %s", n, len(conns), next.Name)
+	}
+	close(stop)
+	wg.Wait()
+	release(true)
+	for _, err := range errs {
+		t.Error(err)
+	}
+	t.Logf("%d operations", ops.Load())
+}
+
+// waitUntil polls cond until it holds, failing the test after 10 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestCredentialsProviderErrorAtDial(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	errDown := errors.New("token service down")
+	_, err := NewClient(context.Background(), Options{Addrs: []string{srv.Addr()},
+		Credentials: func(context.Context) (Credentials, error) { return Credentials{}, errDown }})
+	if !errors.Is(err, conn.ErrCredentials) || !errors.Is(err, errDown) || !errors.Is(err, conn.ErrNotSent) {
+		t.Errorf("NewClient with a failing provider: %v, want conn.ErrCredentials, the provider's error and not sent", err)
+	}
+}
+
+// TestOnConnectOncePerConnection: the hook runs on every connection the client opens,
+// whatever it is for, once; its error fails NewClient and leaves nothing open.
+func TestOnConnectOncePerConnection(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{Users: []testserver.User{tokUser(1)}})
+	provider := func(context.Context) (Credentials, error) {
+		return Credentials{Username: tokName(1), Password: tokPass(1)}, nil
+	}
+	var hooked atomic.Int32
+	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, ClientName: "hooked", Credentials: provider,
+		ClientSideCache: &cache.Options{},
+		OnConnect: func(ctx context.Context, cn *conn.Conn) error {
+			hooked.Add(1)
+			_, err := cn.Do(ctx, "ACL", "WHOAMI") // usable, authenticated
+			return err
+		}})
+	ctx := context.Background()
+	if _, err := c.DoCached(ctx, time.Minute, "GET", "k"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Do(ctx, "BLPOP", "k:list", "0.01"); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := c.Subscribe(ctx, "ch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if err := c.Reauthenticate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conns := clientConns(t, srv, "hooked")
+	if len(conns) < 4 || int(hooked.Load()) != len(conns) {
+		t.Errorf("OnConnect ran %d times for %d connections (want at least 4: shared, tracking, dedicated, subscription)", hooked.Load(), len(conns))
+	}
+
+	errHook := errors.New("set-up refused")
+	_, err = NewClient(ctx, Options{Addrs: []string{srv.Addr()}, ClientName: "refused", Credentials: provider,
+		OnConnect: func(context.Context, *conn.Conn) error { return errHook }})
+	if !errors.Is(err, errHook) {
+		t.Fatalf("NewClient with a failing OnConnect: %v, want its error", err)
+	}
+	waitUntil(t, "the refused connection to close", func() bool { return len(clientConns(t, srv, "refused")) == 0 })
+}

@@ -409,7 +409,7 @@ func TestCredentialRotationLive(t *testing.T) {
 			}
 		}
 		heard(fmt.Sprintf("after %d", n))
-		waitUntil(t, "traffic after the rotation", func() bool { return ops.Load() > before+100 })
+		waitFor(t, "traffic after the rotation", func() bool { return ops.Load() > before+100 })
 		t.Logf("rotation %d: %d connections, all %s", n, len(conns), next.Name)
 	}
 	close(stop)
@@ -419,18 +419,6 @@ func TestCredentialRotationLive(t *testing.T) {
 		t.Error(err)
 	}
 	t.Logf("%d operations", ops.Load())
-}
-
-// waitUntil polls cond until it holds, failing the test after 10 s.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 func TestCredentialsProviderErrorAtDial(t *testing.T) {
@@ -484,5 +472,5 @@ func TestOnConnectOncePerConnection(t *testing.T) {
 	if !errors.Is(err, errHook) {
 		t.Fatalf("NewClient with a failing OnConnect: %v, want its error", err)
 	}
-	waitUntil(t, "the refused connection to close", func() bool { return len(clientConns(t, srv, "refused")) == 0 })
+	waitFor(t, "the refused connection to close", func() bool { return len(clientConns(t, srv, "refused")) == 0 })
 }

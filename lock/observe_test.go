@@ -186,6 +186,9 @@ func TestObserveContention(t *testing.T) {
 					t.Fatalf("events %v, want tries then a LockGaveUp with %v", kinds(es), tc.gaveUp)
 				}
 				tries = es[:len(es)-1]
+				if n := len(tries); tc.timeout > 0 && n%2 == 1 && tries[n-1].Kind == observe.LockAttempt {
+					tries = tries[:n-1] // the context ended during the last try
+				}
 			}
 			var lastWait time.Duration
 			for i, e := range tries {
@@ -338,4 +341,47 @@ func TestObserveFence(t *testing.T) {
 		}
 		return
 	}
+}
+
+// A keep-alive whose renewals are refused (LOADING) until the lease runs out reports
+// each failed renewal, then the loss to expiry, once, when the lock's context ends.
+func TestObserveLeaseExpired(t *testing.T) {
+	const lease = 10 * time.Second
+	bubble(t, func(t *testing.T) {
+		ctx := context.Background()
+		rec := &recorder{}
+		f, c := fakeClientWith(t, respire.Options{Observer: rec})
+		f.mu.Lock()
+		f.loading = 1 << 30
+		f.mu.Unlock()
+		mu, ok, err := New(c).TryAcquire(ctx, "ka", lease, WithKeepAlive())
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		defer mu.Close()
+		time.Sleep(lease + time.Second)
+		synctest.Wait()
+		if cause := context.Cause(mu.KeepAliveContext()); !errors.Is(cause, ErrLeaseExpired) {
+			t.Fatalf("the lock's context ends with %v", cause)
+		}
+		es := rec.take()
+		wantKinds(t, "acquire", es[:2], observe.LockAttempt, observe.LockAcquired)
+		var losses, failed int
+		for _, e := range es[2:] {
+			switch {
+			case e.Kind == observe.LockLost:
+				losses++
+				if !errors.Is(e.Err, ErrLeaseExpired) || e.Wait != lease-lease/20 {
+					t.Fatalf("lost after %v with %v; want after %v with ErrLeaseExpired", e.Wait, e.Err, lease-lease/20)
+				}
+			case e.Kind == observe.LockRenewed && e.Err != nil:
+				failed++
+			default:
+				t.Fatalf("%v (%v) among the refused renewals", e.Kind, e.Err)
+			}
+		}
+		if losses != 1 || failed == 0 {
+			t.Fatalf("%d losses and %d failed renewals; want one loss after failed renewals", losses, failed)
+		}
+	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/observe"
 	"github.com/respire/respire/pool"
 	"github.com/respire/respire/resp"
 )
@@ -379,16 +380,27 @@ func (r *Cluster) moved(slot int, addr string) (*clusterNode, error) {
 
 // refresh reads the topology from the first node that answers and applies it.
 func (r *Cluster) refresh(ctx context.Context) error {
-	t, err := r.fetch(ctx)
-	if err != nil {
-		return err
+	obs := r.o.Conn.Observer
+	var start time.Time
+	if obs != nil {
+		start = time.Now()
 	}
-	return r.apply(t)
+	var e observe.Topology
+	t, addr, err := r.fetch(ctx)
+	if err == nil {
+		e.Nodes, e.Changed, err = r.apply(t)
+	}
+	if obs != nil {
+		e.Addr, e.Duration, e.Err = addr, time.Since(start), err
+		obs.Topology(e)
+	}
+	return err
 }
 
 // fetch asks the known masters, then the other known nodes, then the seeds, for
-// CLUSTER SHARDS (CLUSTER SLOTS on servers before 7.0).
-func (r *Cluster) fetch(ctx context.Context) (*cluster.Topology, error) {
+// CLUSTER SHARDS (CLUSTER SLOTS on servers before 7.0). addr is the node that
+// answered, or the last one asked.
+func (r *Cluster) fetch(ctx context.Context) (t *cluster.Topology, addr string, err error) {
 	var candidates []*clusterNode
 	if ms := r.masters.Load(); ms != nil {
 		candidates = slices.Clone(*ms)
@@ -405,38 +417,40 @@ func (r *Cluster) fetch(ctx context.Context) (*cluster.Topology, error) {
 	tried := map[string]bool{}
 	for _, n := range candidates {
 		tried[n.addr] = true
+		addr = n.addr
 		t, err := r.fetchFrom(ctx, n.addr, func(ctx context.Context) (*conn.Conn, func(), error) {
 			cn, err := n.shared.Get(ctx)
 			return cn, func() {}, err
 		})
 		if err == nil {
-			return t, nil
+			return t, addr, nil
 		}
 		errs = append(errs, err)
 		if ctx.Err() != nil {
 			break
 		}
 	}
-	for _, addr := range r.seeds {
-		if tried[addr] || ctx.Err() != nil {
+	for _, seed := range r.seeds {
+		if tried[seed] || ctx.Err() != nil {
 			continue
 		}
-		t, err := r.fetchFrom(ctx, addr, func(ctx context.Context) (*conn.Conn, func(), error) {
-			cn, err := conn.Dial(ctx, addr, r.o.Conn)
+		addr = seed
+		t, err := r.fetchFrom(ctx, seed, func(ctx context.Context) (*conn.Conn, func(), error) {
+			cn, err := conn.Dial(ctx, seed, r.o.Conn)
 			if err != nil {
 				return nil, nil, err
 			}
 			return cn, func() { cn.Close() }, nil
 		})
 		if err == nil {
-			return t, nil
+			return t, addr, nil
 		}
 		errs = append(errs, err)
 	}
 	if len(errs) == 0 {
 		errs = append(errs, context.Cause(ctx))
 	}
-	return nil, fmt.Errorf("respire: no cluster node answered with its topology: %w", errors.Join(errs...))
+	return nil, addr, fmt.Errorf("respire: no cluster node answered with its topology: %w", errors.Join(errs...))
 }
 
 func (r *Cluster) fetchFrom(ctx context.Context, addr string, open func(context.Context) (*conn.Conn, func(), error)) (*cluster.Topology, error) {
@@ -473,12 +487,13 @@ func (r *Cluster) fetchFrom(ctx context.Context, addr string, open func(context.
 }
 
 // apply rewrites the slot table from t, creating nodes that are new, and closes the
-// nodes that are no longer part of the cluster.
-func (r *Cluster) apply(t *cluster.Topology) error {
+// nodes that are no longer part of the cluster. It returns how many masters serve
+// slots now, and whether a slot that had a master got another.
+func (r *Cluster) apply(t *cluster.Topology) (masterCount int, changed bool, err error) {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return ErrClosed
+		return 0, false, ErrClosed
 	}
 	live := map[*clusterNode]bool{}
 	var owners [cluster.SlotCount]*clusterShard
@@ -490,7 +505,7 @@ func (r *Cluster) apply(t *cluster.Topology) error {
 		m, err := r.nodeLocked(s.Master.Addr)
 		if err != nil {
 			r.mu.Unlock()
-			return err
+			return 0, false, err
 		}
 		live[m] = true
 		sh := &clusterShard{master: m}
@@ -498,7 +513,7 @@ func (r *Cluster) apply(t *cluster.Topology) error {
 			n, err := r.nodeLocked(rep.Addr)
 			if err != nil {
 				r.mu.Unlock()
-				return err
+				return 0, false, err
 			}
 			live[n] = true
 			if rep.Healthy {
@@ -514,7 +529,6 @@ func (r *Cluster) apply(t *cluster.Topology) error {
 			}
 		}
 	}
-	changed := false
 	for slot := range owners {
 		if cur := r.slots[slot].Load(); cur != nil && owners[slot] != nil && cur.master != owners[slot].master {
 			changed = true
@@ -537,5 +551,5 @@ func (r *Cluster) apply(t *cluster.Topology) error {
 	if changed {
 		r.notifySlotMoved()
 	}
-	return nil
+	return len(masters), changed, nil
 }

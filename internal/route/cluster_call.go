@@ -10,6 +10,7 @@ import (
 	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/command"
+	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 )
 
@@ -71,12 +72,17 @@ func (r *Cluster) follow(ctx context.Context, se *resp.ServerError, err error, s
 			// A node without a known endpoint is announced as ":port".
 			addr = cluster.ResolveAddr(addr, cn.Addr())
 		}
+		kind := observe.Moved
 		if rd.Ask {
+			kind = observe.Ask
 			next.target, stop = r.node(addr)
 		} else {
 			next.target, stop = r.moved(rd.Slot, addr)
 		}
 		next.asking = rd.Ask
+		if stop == nil {
+			r.observeRedirect(kind, rd.Slot, cn, next.target.addr)
+		}
 		return next, stop
 	}
 	if !redirect && se.Code != "TRYAGAIN" && se.Code != "CLUSTERDOWN" {
@@ -88,13 +94,34 @@ func (r *Cluster) follow(ctx context.Context, se *resp.ServerError, err error, s
 		}
 		return step{}, err
 	}
-	if se.Code == "CLUSTERDOWN" {
+	kind := observe.TryAgain
+	switch {
+	case redirect:
+		kind = observe.Ask
+	case se.Code == "CLUSTERDOWN":
+		kind = observe.ClusterDown
 		r.refresher.Trigger()
 	}
+	r.observeRedirect(kind, slot, cn, "")
 	if err := sleepCtx(ctx, backoff(b.tries)); err != nil {
 		return step{}, err
 	}
 	return step{}, nil
+}
+
+// observeRedirect reports a redirection or retry reply that cn (nil: unknown) carried
+// for slot, and that is followed to the node at to ("" for the slot's owner after a
+// pause).
+func (r *Cluster) observeRedirect(kind observe.RedirectKind, slot int, cn *conn.Conn, to string) {
+	obs := r.o.Conn.Observer
+	if obs == nil {
+		return
+	}
+	var from string
+	if cn != nil {
+		from = cn.Addr()
+	}
+	obs.Redirect(observe.Redirect{Kind: kind, Slot: slot, From: from, To: to})
 }
 
 // askingCmd precedes a command redirected by ASK.

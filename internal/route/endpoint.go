@@ -25,7 +25,7 @@ type endpoint struct {
 // newEndpoint makes the endpoint of addr: dial opens its connections, and sharedDial,
 // when not nil, its shared connection (which may need more than a dedicated one).
 func newEndpoint(o *Options, addr string, dial, sharedDial dialFunc) (*endpoint, error) {
-	p, err := o.newPool(dial)
+	p, err := o.newPool(addr, dial)
 	if err != nil {
 		return nil, err
 	}
@@ -41,13 +41,19 @@ func newEndpoint(o *Options, addr string, dial, sharedDial dialFunc) (*endpoint,
 // the command.
 func (e *endpoint) get(ctx context.Context) (*conn.Conn, error) {
 	cn, err := e.pool.Get(ctx)
-	switch {
-	case errors.Is(err, pool.ErrClosed):
-		return nil, ErrClosed
-	case err != nil:
-		return nil, asNotSent(err)
+	if err != nil {
+		return nil, checkoutError(err)
 	}
 	return cn, nil
+}
+
+// checkoutError is the error of a failed checkout from a pool, as the router returns
+// it.
+func checkoutError(err error) error {
+	if errors.Is(err, pool.ErrClosed) {
+		return ErrClosed
+	}
+	return asNotSent(err)
 }
 
 // release gives a dedicated connection back, or discards it.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/observe"
 	"github.com/respire/respire/pool"
 )
 
@@ -26,16 +27,26 @@ type Options struct {
 // or a middlebox, and one PING is cheaper than a failed blocking command.
 const DedicatedHealthCheckAfter = 30 * time.Second
 
-// newPool is the pool of dedicated connections to one server, dialled by dial.
-func (o *Options) newPool(dial dialFunc) (*pool.Pool[*conn.Conn], error) {
-	p, err := pool.New(pool.Options[*conn.Conn]{
+// newPool is the pool of dedicated connections to the server at addr, dialled by
+// dial. A checkout that waits is reported to the connections' observer.
+func (o *Options) newPool(addr string, dial dialFunc) (*pool.Pool[*conn.Conn], error) {
+	po := pool.Options[*conn.Conn]{
 		Dial:             dial,
 		Size:             o.PoolSize,
 		MinIdle:          o.MinIdle,
 		MaxLifetime:      o.ConnMaxLifetime,
 		MaxIdleTime:      o.ConnMaxIdleTime,
 		HealthCheckAfter: DedicatedHealthCheckAfter,
-	})
+	}
+	if obs := o.Conn.Observer; obs != nil {
+		po.OnWait = func(wait time.Duration, err error) {
+			if err != nil {
+				err = checkoutError(err)
+			}
+			obs.PoolWait(observe.PoolWait{Addr: addr, Wait: wait, Err: err})
+		}
+	}
+	p, err := pool.New(po)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
 	}

@@ -84,12 +84,21 @@ func get(key string) *Cmd {
 // of finished calls in a sync.Pool, and a channel made in one bubble must not be used
 // in another: two collections before and after empty the pool.
 func inBubble(t *testing.T, handle func(addr string, args []string) string, f func(t *testing.T, ctx context.Context, r *Router, nodes *fakeNodes)) {
+	inBubbleWith(t, handle, nil, f)
+}
+
+// inBubbleWith is inBubble with the router's options changed by adjust.
+func inBubbleWith(t *testing.T, handle func(addr string, args []string) string, adjust func(*Options), f func(t *testing.T, ctx context.Context, r *Router, nodes *fakeNodes)) {
 	emptyPools()
 	defer emptyPools()
 	synctest.Test(t, func(t *testing.T) {
 		nodes := newFakeNodes(t, handle)
 		defer nodes.close()
-		r, err := NewCluster(t.Context(), []string{nodeA}, nodes.options())
+		o := nodes.options()
+		if adjust != nil {
+			adjust(&o)
+		}
+		r, err := NewCluster(t.Context(), []string{nodeA}, o)
 		if err != nil {
 			t.Fatal(err)
 		}

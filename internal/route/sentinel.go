@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/observe"
 	"github.com/respire/respire/pool"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/sentinel"
@@ -149,6 +150,13 @@ func (r *sentinelRouter) switchTo(addr string) {
 		}
 	}
 	r.mu.Unlock()
+	if obs := r.o.Conn.Observer; obs != nil {
+		e := observe.Failover{Master: r.master, To: addr}
+		if old != nil {
+			e.From = old.addr
+		}
+		obs.Failover(e)
+	}
 	if old == nil {
 		return
 	}

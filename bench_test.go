@@ -11,10 +11,14 @@ import (
 	"github.com/respire/respire/test/testserver"
 )
 
-func benchClient(b *testing.B) *Client {
+func benchClient(b *testing.B) *Client { return benchClientWith(b, Options{}) }
+
+// benchClientWith is benchClient with opts (Addrs set here).
+func benchClientWith(b *testing.B, opts Options) *Client {
 	b.Helper()
 	srv := testserver.Start(b, testserver.Config{})
-	c, err := NewClient(context.Background(), Options{Addrs: []string{srv.Addr()}})
+	opts.Addrs = []string{srv.Addr()}
+	c, err := NewClient(context.Background(), opts)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/respire/respire/cache"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/observe"
+	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -249,7 +250,16 @@ func clientConns(t *testing.T, srv *testserver.Server, name string) map[string]s
 // deletes tok-N, which would kill any. Shared, tracking, subscription and dedicated
 // connections (one checked out throughout, running BLPOP and MULTI/EXEC) are all in
 // use meanwhile: no caller may see an error and no connection may be killed.
+//
+// On RESP2 there is no tracking connection (client-side caching needs RESP3), and no
+// subscription: the server does not let a RESP2 subscriber re-authenticate.
 func TestCredentialRotationLive(t *testing.T) {
+	for _, proto := range protocols {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) { testLiveRotation(t, proto) })
+	}
+}
+
+func testLiveRotation(t *testing.T, proto int) {
 	srv := testserver.Start(t, testserver.Config{Users: []testserver.User{tokUser(1)}})
 	var token atomic.Int32
 	token.Store(1)
@@ -263,8 +273,11 @@ func TestCredentialRotationLive(t *testing.T) {
 		return cr, nil
 	}
 	const name = "rotating"
-	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Credentials: provider, ClientName: name,
-		ClientSideCache: &cache.Options{}})
+	opts := Options{Addrs: []string{srv.Addr()}, Protocol: proto, Credentials: provider, ClientName: name}
+	if proto == 3 {
+		opts.ClientSideCache = &cache.Options{}
+	}
+	c := newClientT(t, opts)
 	ctx := context.Background()
 
 	var (
@@ -308,7 +321,7 @@ func TestCredentialRotationLive(t *testing.T) {
 			return err
 		})
 	}
-	loop("DoCached", func(i int) error {
+	cached := func(i int) error {
 		if i%10 == 0 {
 			if _, err := c.Do(ctx, "SET", "rot:cached", i); err != nil {
 				return err
@@ -316,7 +329,10 @@ func TestCredentialRotationLive(t *testing.T) {
 		}
 		_, err := c.DoCached(ctx, time.Minute, "GET", "rot:cached")
 		return err
-	})
+	}
+	if proto == 3 {
+		loop("DoCached", cached)
+	}
 	loop("pooled BLPOP", func(int) error {
 		_, err := c.Do(ctx, "BLPOP", "rot:pooled", "0.05")
 		return err
@@ -345,15 +361,20 @@ func TestCredentialRotationLive(t *testing.T) {
 		}
 		return err
 	})
-	sub, err := c.Subscribe(ctx, "rot:ch")
-	if err != nil {
-		t.Fatal(err)
+	var sub *Subscription
+	if proto == 3 {
+		if sub, err = c.Subscribe(ctx, "rot:ch"); err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
 	}
-	defer sub.Close()
 	// heard publishes payload until the subscription gets it: the first SUBSCRIBE may
 	// not have reached the server yet.
 	heard := func(payload string) {
 		t.Helper()
+		if sub == nil {
+			return
+		}
 		timeout := time.After(5 * time.Second)
 		for {
 			if _, err := c.Do(ctx, "PUBLISH", "rot:ch", payload); err != nil {
@@ -473,4 +494,85 @@ func TestOnConnectOncePerConnection(t *testing.T) {
 		t.Fatalf("NewClient with a failing OnConnect: %v, want its error", err)
 	}
 	waitFor(t, "the refused connection to close", func() bool { return len(clientConns(t, srv, "refused")) == 0 })
+}
+
+// TestCredentialRotationCluster: on a Cluster every node's connections (shared,
+// dedicated, tracking, and those the slot map is read on) follow the rotation.
+func TestCredentialRotationCluster(t *testing.T) {
+	cl := clusterserver.Start(t, clusterserver.Config{NoReplicas: true,
+		Server: testserver.Config{Users: []testserver.User{tokUser(1)}}})
+	var token atomic.Int32
+	token.Store(1)
+	provider := func(context.Context) (Credentials, error) {
+		n := int(token.Load())
+		return Credentials{Username: tokName(n), Password: tokPass(n)}, nil
+	}
+	const name = "rotating-cluster"
+	c := newClientT(t, Options{Addrs: cl.Seeds(), Cluster: true, Credentials: provider, ClientName: name,
+		ClientSideCache: &cache.Options{}})
+	ctx := context.Background()
+	var (
+		errMu sync.Mutex
+		errs  []error
+		stop  = make(chan struct{})
+		wg    sync.WaitGroup
+	)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				key := fmt.Sprintf("rot:%d:%d", g, i%16) // spread over the nodes
+				_, err := c.Do(ctx, "SET", key, i)
+				if err == nil {
+					_, err = c.DoCached(ctx, time.Minute, "GET", key)
+				}
+				if err == nil && i%8 == 0 {
+					_, err = c.Do(ctx, "BLPOP", key+":list", "0.01")
+				}
+				if err != nil {
+					errMu.Lock()
+					errs = append(errs, err)
+					errMu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	for n := 1; n <= 2; n++ {
+		next := tokUser(n + 1)
+		for _, node := range cl.Nodes() {
+			node.Do(t, append([]string{"ACL", "SETUSER", next.Name, "on", ">" + next.Password}, next.Rules...)...)
+		}
+		token.Store(int32(n + 1))
+		if err := c.Reauthenticate(ctx); err != nil {
+			t.Fatalf("rotation %d: %v", n, err)
+		}
+		total := 0
+		for _, node := range cl.Nodes() {
+			conns := clientConns(t, node.Server, name)
+			for id, u := range conns {
+				if u != next.Name {
+					t.Errorf("rotation %d: node %s connection %s is %s, want %s", n, node.Addr(), id, u, next.Name)
+				}
+			}
+			node.Do(t, "ACL", "DELUSER", tokName(n))
+			after := clientConns(t, node.Server, name)
+			for id := range conns {
+				if _, ok := after[id]; !ok {
+					t.Errorf("rotation %d: node %s connection %s was killed", n, node.Addr(), id)
+				}
+			}
+			total += len(conns)
+		}
+		t.Logf("rotation %d: %d connections over %d nodes", n, total, len(cl.Nodes()))
+	}
+	close(stop)
+	wg.Wait()
+	for _, err := range errs {
+		t.Error(err)
+	}
 }

@@ -43,11 +43,13 @@ type Options struct {
 	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	// Credentials, when set, gives the username and password for the handshake in
-	// place of Username and Password.
+	// place of Username and Password, which must then be empty. It is asked at every
+	// dial, with the dial's context (bounded by DialTimeout), before anything is
+	// dialled; its error fails Dial with an error matching ErrCredentials.
 	Credentials func(ctx context.Context) (Credentials, error)
 
 	// OnConnect runs after the handshake, before the connection is handed out; an error
-	// closes it and fails Dial.
+	// closes it and fails Dial. Its ctx is the dial's.
 	OnConnect func(ctx context.Context, cn *Conn) error
 
 	// Observer receives this connection's events (dialled, dial failed, lost,

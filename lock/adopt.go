@@ -18,5 +18,5 @@ func (l *Locker) Adopt(key string, token Token, ttl time.Duration, acquiredAt ti
 	if _, err := l.checkRaw(key, token, ttl); err != nil {
 		return nil, err
 	}
-	return &Lock{l: l, key: key, token: token, ttl: ttl, acquiredAt: acquiredAt, expiresAt: acquiredAt.Add(ttl)}, nil
+	return &Lock{l: l, key: key, token: token, ttl: ttl, expiresAt: acquiredAt.Add(ttl)}, nil
 }

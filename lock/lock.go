@@ -24,8 +24,8 @@ type Lock struct {
 	ttl   time.Duration
 
 	mu           sync.Mutex
-	acquiredAt   time.Time       // when the acquisition that took the lock was sent
 	expiresAt    time.Time       // local estimate: start of the last successful write + its TTL
+	renewedBy    time.Duration   // how far renewals moved expiresAt: the acquisition's is expiresAt - renewedBy
 	lostCause    error           // non-nil once the handle stopped trusting the lock
 	lostReported bool            // LockLost was sent to the observer
 	alive        context.Context // ends with lostCause; made on first use, most locks never need it
@@ -164,6 +164,7 @@ func (m *Lock) renewed(expiresAt time.Time) {
 	if m.lostCause != nil {
 		return
 	}
+	m.renewedBy += expiresAt.Sub(m.expiresAt)
 	m.expiresAt = expiresAt
 	if m.ka != nil {
 		m.ka.reschedule(m.safeDeadlineLocked())

@@ -125,7 +125,7 @@ func (m *Lock) try(ctx context.Context, ms int64, began time.Time) (bool, error)
 		return false, err
 	}
 	m.mu.Lock()
-	m.acquiredAt, m.expiresAt = start, start.Add(m.ttl)
+	m.expiresAt = start.Add(m.ttl)
 	m.mu.Unlock()
 	if m.Expired() {
 		m.giveBack(ctx)

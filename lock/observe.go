@@ -60,13 +60,18 @@ func (m *Lock) reportLost(ctx context.Context, cause error) {
 		return
 	}
 	m.mu.Lock()
-	first, since := !m.lostReported, m.acquiredAt
+	first, since := !m.lostReported, m.acquiredAtLocked()
 	m.lostReported = true
 	m.mu.Unlock()
 	if first {
 		m.l.report(ctx, observe.LockLost, since, cause)
 	}
 }
+
+// acquiredAtLocked is when the acquisition that took the lock was sent; m.mu is held.
+// It is kept as the renewals' total rather than as a time, which would make every lock
+// handle a size class larger.
+func (m *Lock) acquiredAtLocked() time.Time { return m.expiresAt.Add(-m.ttl - m.renewedBy) }
 
 // reportRelease reports how one Release call ended; a release that failed (err) is
 // observe.ReleaseFailed whatever became of the lock.
@@ -87,7 +92,7 @@ func (m *Lock) reportRelease(ctx context.Context, outcome ReleaseOutcome, err er
 	}
 	if e.Release != observe.AlreadyReleased {
 		m.mu.Lock()
-		e.Wait = time.Since(m.acquiredAt)
+		e.Wait = time.Since(m.acquiredAtLocked())
 		m.mu.Unlock()
 	}
 	m.l.obs.Lock(ctx, e)

@@ -27,7 +27,10 @@ import (
 // schedule (Client.Reauthenticate does it on demand). A provider that fails is asked
 // again after 250 ms, doubling to 5 s, and each failure is reported to the observer
 // (observe.ConnReauth with Err and no Addr); connections keep the credentials they have
-// meanwhile.
+// meanwhile. The schedule waits 5 s for the connections' AUTHs; one still waiting then
+// (queued behind a blocking command, or a transaction in progress) finishes in the
+// background and is not sent again meanwhile, and a refused one is retried with the
+// same backoff.
 
 const (
 	refreshLeadShare = 10                     // the lead before expiry is the life's tenth...
@@ -36,9 +39,10 @@ const (
 	retryFirst       = 250 * time.Millisecond
 	retryMax         = 5 * time.Second
 	providerTimeout  = 10 * time.Second
-	// reauthTimeout bounds one connection's AUTH, which may wait behind a blocking
-	// command or a transaction; it is retried on the next attempt.
-	reauthTimeout = 5 * time.Second
+	// reauthWait is how long the schedule waits for the connections' AUTHs. One that
+	// waits behind a blocking command or a transaction is not given up: it goes on in
+	// the background and is not sent again meanwhile.
+	reauthWait = 5 * time.Second
 )
 
 // authConn is what the rotation needs of a connection (*conn.Conn; a fake in tests).
@@ -60,7 +64,9 @@ type credentialRotation struct {
 	seq       uint64      // asks started
 	refreshAt time.Time   // when cur is due for renewal; zero for never
 	conns     map[authConn]struct{}
-	pruneAt   int // the registry size at which dead connections are next dropped
+	pruneAt   int                   // the registry size at which dead connections are next dropped
+	inflight  map[authConn]struct{} // connections whose re-authentication is still running
+	closed    bool                  // close has begun: no more re-authentications start
 
 	// registering is held shared by connections being registered (which re-authenticate
 	// themselves when they were dialled with older credentials) and exclusively by a
@@ -68,10 +74,11 @@ type credentialRotation struct {
 	registering sync.RWMutex
 	rotating    sync.Mutex // one re-authentication pass at a time
 
-	wake   chan struct{} // the credentials changed outside the schedule: look again
-	ctx    context.Context
-	cancel context.CancelFunc
-	loop   sync.WaitGroup
+	wake    chan struct{}   // the credentials changed outside the schedule: look again
+	ctx     context.Context // ends when the client closes
+	cancel  context.CancelFunc
+	loop    sync.WaitGroup // the schedule's goroutine
+	reauths sync.WaitGroup // one goroutine per re-authentication running
 }
 
 // newCredentialRotation returns the rotation of o.Credentials, or nil without one.
@@ -81,13 +88,14 @@ func newCredentialRotation(o *Options, obs observe.Observer) *credentialRotation
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &credentialRotation{
-		provide: o.Credentials,
-		obs:     obs,
-		conns:   map[authConn]struct{}{},
-		pruneAt: 64,
-		wake:    make(chan struct{}, 1),
-		ctx:     ctx,
-		cancel:  cancel,
+		provide:  o.Credentials,
+		obs:      obs,
+		conns:    map[authConn]struct{}{},
+		inflight: map[authConn]struct{}{},
+		pruneAt:  64,
+		wake:     make(chan struct{}, 1),
+		ctx:      ctx,
+		cancel:   cancel,
 	}
 }
 
@@ -190,60 +198,93 @@ func isDone(ch <-chan struct{}) bool {
 }
 
 // stale returns the newest credentials and the live connections not authenticated
-// with them, after waiting for registrations in progress.
-func (r *credentialRotation) stale() (Credentials, []authConn) {
+// with them and not being re-authenticated already, after waiting for registrations in
+// progress, and counts each as being re-authenticated; false once the rotation is
+// closing.
+func (r *credentialRotation) stale() (Credentials, []authConn, bool) {
 	r.registering.Lock()
 	defer r.registering.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closed {
+		return Credentials{}, nil, false
+	}
 	r.pruneLocked()
 	var out []authConn
 	for cn := range r.conns {
-		if !cn.AuthenticatedWith(r.cur) {
+		if _, busy := r.inflight[cn]; !busy && !cn.AuthenticatedWith(r.cur) {
 			out = append(out, cn)
+			r.inflight[cn] = struct{}{}
 		}
 	}
-	return r.cur, out
+	r.reauths.Add(len(out))
+	return r.cur, out, true
 }
 
-// rotate asks the provider and re-authenticates every connection with what it gives;
-// the schedule calls it with notify false, since it looks at the new expiry anyway.
-func (r *credentialRotation) rotate(ctx context.Context, notify bool) error {
-	actx, cancel := context.WithTimeout(ctx, providerTimeout)
-	_, err := r.ask(actx, notify)
-	cancel()
-	if err != nil {
+// rotate asks the provider and re-authenticates every connection with what it gives,
+// waiting for them until ctx ends.
+func (r *credentialRotation) rotate(ctx context.Context) error {
+	if err := r.fetch(ctx, true); err != nil {
+		return err
+	}
+	pending, err := r.reauthAll(ctx)
+	if pending > 0 {
+		err = errors.Join(err, fmt.Errorf("%d connections not re-authenticated yet: %w", pending, context.Cause(ctx)))
+	}
+	return err
+}
+
+// fetch asks the provider for new credentials, reporting a failure; notify is ask's.
+func (r *credentialRotation) fetch(ctx context.Context, notify bool) error {
+	ctx, cancel := context.WithTimeout(ctx, providerTimeout)
+	defer cancel()
+	if _, err := r.ask(ctx, notify); err != nil {
 		err = fmt.Errorf("%w: %w", conn.ErrCredentials, err)
 		if r.obs != nil {
 			r.obs.Conn(observe.Conn{Kind: observe.ConnReauth, Err: err})
 		}
 		return err
 	}
-	return r.reauthAll(ctx)
+	return nil
 }
 
 // reauthAll re-authenticates, all at once, every live connection not authenticated
-// with the newest credentials. A connection that broke meanwhile, or a RESP2
-// subscription (which the server does not let re-authenticate, and which keeps its
-// credentials until it reconnects), is no failure.
-func (r *credentialRotation) reauthAll(ctx context.Context) error {
+// with the newest credentials, and waits for them until ctx ends: then those still
+// running (behind a blocking command, say) go on in the background, bounded by the
+// client's life, and are counted in pending, not as failures. A connection that broke
+// meanwhile, or a RESP2 subscription (which the server does not let re-authenticate,
+// and which keeps its credentials until it reconnects), is no failure either.
+func (r *credentialRotation) reauthAll(ctx context.Context) (pending int, err error) {
 	r.rotating.Lock()
 	defer r.rotating.Unlock()
-	cur, conns := r.stale()
-	errs := make([]error, len(conns))
-	var wg sync.WaitGroup
-	for i, cn := range conns {
-		wg.Go(func() {
-			rctx, cancel := context.WithTimeout(ctx, reauthTimeout)
-			defer cancel()
-			err := cn.Reauth(rctx, cur)
-			if err != nil && !errors.Is(err, conn.ErrReauthPubSub) && !isDone(cn.Done()) {
-				errs[i] = err
-			}
-		})
+	cur, conns, ok := r.stale()
+	if !ok {
+		return 0, ErrClosed
 	}
-	wg.Wait()
-	return errors.Join(errs...)
+	results := make(chan error, len(conns))
+	for _, cn := range conns {
+		go func() {
+			defer r.reauths.Done()
+			err := cn.Reauth(r.ctx, cur)
+			r.mu.Lock()
+			delete(r.inflight, cn)
+			r.mu.Unlock()
+			if errors.Is(err, conn.ErrReauthPubSub) || isDone(cn.Done()) {
+				err = nil
+			}
+			results <- err
+		}()
+	}
+	var errs []error
+	for i := range conns {
+		select {
+		case err := <-results:
+			errs = append(errs, err)
+		case <-ctx.Done():
+			return len(conns) - i, errors.Join(errs...)
+		}
+	}
+	return 0, errors.Join(errs...)
 }
 
 // start starts the goroutine that renews the credentials on their schedule; close
@@ -260,8 +301,12 @@ func (r *credentialRotation) close() {
 	if r == nil {
 		return
 	}
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
 	r.cancel()
 	r.loop.Wait()
+	r.reauths.Wait()
 }
 
 // run renews the credentials when due, and re-authenticates the connections when a
@@ -298,9 +343,12 @@ func (r *credentialRotation) run() {
 		}
 		var err error
 		if ask {
-			err = r.rotate(r.ctx, false)
-		} else {
-			err = r.reauthAll(r.ctx)
+			err = r.fetch(r.ctx, false)
+		}
+		if err == nil {
+			ctx, cancel := context.WithTimeout(r.ctx, reauthWait)
+			_, err = r.reauthAll(ctx)
+			cancel()
 		}
 		switch {
 		case err == nil || r.ctx.Err() != nil:
@@ -347,5 +395,5 @@ func (c *Client) Reauthenticate(ctx context.Context) error {
 	if c.closed.Load() {
 		return ErrClosed
 	}
-	return c.creds.rotate(ctx, true)
+	return c.creds.rotate(ctx)
 }

@@ -25,6 +25,8 @@ type fakeAuthConn struct {
 	mu      sync.Mutex
 	cur     Credentials
 	err     error
+	block    chan struct{} // when set, a Reauth waits for it to close (a blocking command ahead)
+	failOnce bool          // err is returned once
 	reauths []string // "user@elapsed"
 	start   time.Time
 	done    chan struct{}
@@ -34,12 +36,27 @@ func newFakeAuthConn(cr Credentials, start time.Time) *fakeAuthConn {
 	return &fakeAuthConn{cur: cr, start: start, done: make(chan struct{})}
 }
 
-func (f *fakeAuthConn) Reauth(_ context.Context, cr Credentials) error {
+func (f *fakeAuthConn) Reauth(ctx context.Context, cr Credentials) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reauths = append(f.reauths, fmt.Sprintf("%s@%v", cr.Username, time.Since(f.start)))
+	if block := f.block; block != nil {
+		f.mu.Unlock()
+		select {
+		case <-block:
+		case <-ctx.Done():
+		}
+		f.mu.Lock()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
 	if f.err != nil {
-		return f.err
+		err := f.err
+		if f.failOnce {
+			f.err = nil
+		}
+		return err
 	}
 	f.cur = cr
 	return nil
@@ -196,6 +213,55 @@ func TestCredentialsNewerOnDial(t *testing.T) {
 		}
 		if got := late.log(); !slices.Equal(got, []string{"tok-2@1s"}) {
 			t.Errorf("late connection re-authenticated %v, want tok-2 before it is handed out", got)
+		}
+	})
+}
+
+// TestCredentialsSlowReauth: a connection whose AUTH waits (behind a blocking command)
+// is left to finish in the background, is not sent another meanwhile, and holds up
+// neither the schedule nor the other connections.
+func TestCredentialsSlowReauth(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		p := &scriptedProvider{start: start, steps: []providerStep{
+			{user: "tok-1", life: 100 * time.Second},
+			{user: "tok-2", life: 100 * time.Second}, // at 90 s: renewed at 180 s
+			{user: "tok-3"},
+		}}
+		r := newCredentialRotation(&Options{Credentials: p.provide}, nil)
+		ctx := context.Background()
+		tok1, _ := r.provider()(ctx)
+		slow := newFakeAuthConn(tok1, start)
+		slow.block = make(chan struct{})
+		quick := newFakeAuthConn(tok1, start)
+		flaky := newFakeAuthConn(tok1, start) // its failure makes a second pass, after the first waited 5 s for slow
+		flaky.err, flaky.failOnce = errors.New("refused once"), true
+		r.register(ctx, slow)
+		r.register(ctx, quick)
+		r.register(ctx, flaky)
+		r.start()
+		defer r.close()
+
+		time.Sleep(120 * time.Second)
+		synctest.Wait()
+		if got := quick.log(); !slices.Equal(got, []string{"tok-2@1m30s"}) {
+			t.Errorf("quick connection at 120 s: %v, want tok-2 at 90 s", got)
+		}
+		if got, want := flaky.log(), []string{"tok-2@1m30s", "tok-2@1m35.25s"}; !slices.Equal(got, want) {
+			t.Errorf("flaky connection at 120 s: %v, want %v", got, want)
+		}
+		close(slow.block) // the blocking command ahead of the AUTH returns
+		synctest.Wait()
+		if !slow.AuthenticatedWith(Credentials{Username: "tok-2", Password: "tok-2-pass", ExpiresAt: start.Add(190 * time.Second)}) {
+			t.Error("the slow AUTH did not complete")
+		}
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if got, want := slow.log(), []string{"tok-2@1m30s", "tok-3@3m0s"}; !slices.Equal(got, want) {
+			t.Errorf("slow connection re-authenticated %v, want %v: once per rotation", got, want)
+		}
+		if want := []time.Duration{0, 90 * time.Second, 180 * time.Second}; !slices.Equal(p.asked, want) {
+			t.Errorf("provider asked at %v, want %v", p.asked, want)
 		}
 	})
 }

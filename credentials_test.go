@@ -22,14 +22,14 @@ import (
 // fakeAuthConn is a connection as the rotation sees it: it records its
 // re-authentications, at what time, and fails them with err.
 type fakeAuthConn struct {
-	mu      sync.Mutex
-	cur     Credentials
-	err     error
+	mu       sync.Mutex
+	cur      Credentials
+	err      error
 	block    chan struct{} // when set, a Reauth waits for it to close (a blocking command ahead)
 	failOnce bool          // err is returned once
-	reauths []string // "user@elapsed"
-	start   time.Time
-	done    chan struct{}
+	reauths  []string      // "user@elapsed"
+	start    time.Time
+	done     chan struct{}
 }
 
 func newFakeAuthConn(cr Credentials, start time.Time) *fakeAuthConn {

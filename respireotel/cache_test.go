@@ -7,14 +7,11 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
-	"github.com/respire/respire/test/testserver"
 )
 
 // A cached read misses, then hits; a write by another connection invalidates the key.
 func TestCacheEvents(t *testing.T) {
-	srv := testserver.Start(t, testserver.Config{})
-	h := newHarness(t)
-	c := h.client(t, respire.Options{Addrs: []string{srv.Addr()}, ClientSideCache: &cache.Options{}})
+	srv, h, c := standalone(t, respire.Options{ClientSideCache: &cache.Options{}})
 	ctx := context.Background()
 	const key = "otel:cached"
 	if _, err := c.Do(ctx, "SET", key, "v1"); err != nil {

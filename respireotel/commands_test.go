@@ -17,7 +17,6 @@ import (
 	"github.com/respire/respire"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
-	"github.com/respire/respire/test/testserver"
 )
 
 // Secrets the spans must never carry: a key and a value.
@@ -31,9 +30,7 @@ const (
 // the failure, no key or value anywhere; and db.client.operation.duration points for
 // both, with the conventions' buckets.
 func TestCommandSpansAndDuration(t *testing.T) {
-	srv := testserver.Start(t, testserver.Config{})
-	h := newHarness(t)
-	c := h.client(t, respire.Options{Addrs: []string{srv.Addr()}})
+	srv, h, c := standalone(t, respire.Options{})
 	ctx, parent := h.tp.Tracer("test").Start(context.Background(), "parent")
 
 	if _, err := c.Do(ctx, "SET", secretKey, secretValue); err != nil {
@@ -127,9 +124,7 @@ func TestCommandSpansAndDuration(t *testing.T) {
 
 // Without tracing the commands still get their metric points, and no span.
 func TestTracingOff(t *testing.T) {
-	srv := testserver.Start(t, testserver.Config{})
-	h := newHarness(t, WithTracing(false))
-	c := h.client(t, respire.Options{Addrs: []string{srv.Addr()}})
+	_, h, c := standalone(t, respire.Options{}, WithTracing(false))
 	if _, err := c.Do(context.Background(), "GET", "otel:none"); err != nil {
 		t.Fatal(err)
 	}
@@ -145,9 +140,7 @@ func TestTracingOff(t *testing.T) {
 // for a transaction, with db.operation.batch.size, and an error reply inside a batch
 // counted in respire.batch.failed without failing the batch.
 func TestBatchSpans(t *testing.T) {
-	srv := testserver.Start(t, testserver.Config{})
-	h := newHarness(t)
-	c := h.client(t, respire.Options{Addrs: []string{srv.Addr()}})
+	_, h, c := standalone(t, respire.Options{})
 	ctx := context.Background()
 	if _, err := c.Do(ctx, "RPUSH", "otel:list", "x"); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/test/testserver"
 )
 
 // TestMain (main_test.go) checks for leaked goroutines.
@@ -178,4 +179,14 @@ func hasEvent(events []sdktrace.Event, name string) bool {
 		}
 	}
 	return false
+}
+
+// standalone starts a server and returns it with a harness (made with opts) and a
+// client of it configured by o, whose Addrs it sets.
+func standalone(t *testing.T, o respire.Options, opts ...Option) (*testserver.Server, *harness, *respire.Client) {
+	t.Helper()
+	srv := testserver.Start(t, testserver.Config{})
+	h := newHarness(t, opts...)
+	o.Addrs = []string{srv.Addr()}
+	return srv, h, h.client(t, o)
 }

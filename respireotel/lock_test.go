@@ -9,16 +9,13 @@ import (
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/lock"
-	"github.com/respire/respire/test/testserver"
 )
 
 // A lock whose key is deleted under its keep-alive is lost with ErrLeaseLost: counted
 // in respire.lock.losses as lease_lost, after an acquisition counted as acquired with
 // its wait time, and the acquisition is an event on the caller's span.
 func TestLockLoss(t *testing.T) {
-	srv := testserver.Start(t, testserver.Config{})
-	h := newHarness(t)
-	c := h.client(t, respire.Options{Addrs: []string{srv.Addr()}})
+	srv, h, c := standalone(t, respire.Options{})
 	ctx, parent := h.tp.Tracer("test").Start(context.Background(), "parent")
 	const key = "otel:lock:lost"
 
@@ -63,9 +60,7 @@ func TestLockLoss(t *testing.T) {
 // A lock held by another owner: the waiter's tries are contentions, and an acquisition
 // that runs out of wait is counted as gave_up.
 func TestLockContention(t *testing.T) {
-	srv := testserver.Start(t, testserver.Config{})
-	h := newHarness(t)
-	c := h.client(t, respire.Options{Addrs: []string{srv.Addr()}})
+	_, h, c := standalone(t, respire.Options{})
 	ctx := context.Background()
 	locks := lock.New(c)
 	const key = "otel:lock:held"
@@ -95,9 +90,7 @@ func TestLockContention(t *testing.T) {
 // written: the lock fences its connection with CLIENT KILL, counted in
 // respire.lock.fences, and the lock is lost as ownership_uncertain.
 func TestFence(t *testing.T) {
-	srv := testserver.Start(t, testserver.Config{})
-	h := newHarness(t)
-	c := h.client(t, respire.Options{Addrs: []string{srv.Addr()}})
+	srv, h, c := standalone(t, respire.Options{})
 	ctx := context.Background()
 	const key = "otel:lock:fenced"
 

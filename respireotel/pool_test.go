@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/respire/respire"
-	"github.com/respire/respire/test/testserver"
 )
 
 // With PoolSize 1, a second Dedicated waits for the first: ObservePool shows one
@@ -14,9 +13,7 @@ import (
 // db.client.connection.wait_time point, and a checkout whose context ends first counts
 // as a timeout. After stop the pool is no longer reported.
 func TestPoolWait(t *testing.T) {
-	srv := testserver.Start(t, testserver.Config{})
-	h := newHarness(t)
-	c := h.client(t, respire.Options{Addrs: []string{srv.Addr()}, PoolSize: 1})
+	srv, h, c := standalone(t, respire.Options{PoolSize: 1})
 	stop, err := h.obs.ObservePool(c, srv.Addr())
 	if err != nil {
 		t.Fatal(err)

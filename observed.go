@@ -83,7 +83,9 @@ func outcomeOf(err error) observe.Outcome {
 	switch {
 	case err == nil:
 		return observe.OK
-	case isServerError(err):
+	case isServerError(err), errors.Is(err, ErrTxFailed):
+		// A transaction EXEC refused (a watched key changed) did not run, but the
+		// server refused it, as it refuses a command with an error reply.
 		return observe.ServerError
 	case errors.Is(err, conn.ErrOutcomeUnknown):
 		// Checked before the causes below: a command written and then cut off by its
@@ -104,6 +106,7 @@ func outcomeOf(err error) observe.Outcome {
 // conn.ErrOutcomeUnknown, which outcomeOf checks first).
 var notSentErrors = []error{
 	conn.ErrNotSent,
+	conn.ErrCredentials,
 	ErrClosed,
 	ErrInvalidArg,
 	ErrConnState,
@@ -111,7 +114,6 @@ var notSentErrors = []error{
 	ErrUnknownKeys,
 	ErrClusterDown,
 	ErrTooManyRedirects,
-	ErrTxSlotMoved,
 	ErrNoCache,
 	ErrNotCacheable,
 	ErrNoTracking,

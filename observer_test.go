@@ -277,6 +277,16 @@ func TestObserverBatches(t *testing.T) {
 			}
 		})
 	}
+	t.Run("watched key changed", func(t *testing.T) {
+		err := c.Watch(ctx, func(tx *Tx) error {
+			srv.Do(t, "SET", "obs:a", "changed")
+			_, err := tx.Exec(ctx, []any{"SET", "obs:a", "mine"})
+			return err
+		}, "obs:a")
+		if e := rec.lastBatch(t); !errors.Is(err, ErrTxFailed) || e.Outcome != observe.ServerError || e.Err != err {
+			t.Errorf("BatchEnd %+v for a transaction that failed with %v, want server_error", e, err)
+		}
+	})
 	t.Run("refused batch", func(t *testing.T) {
 		_, err := c.DoMulti(ctx, []any{"GET", "obs:a"}, []any{"BLPOP", "obs:a", 0})
 		if e := rec.lastBatch(t); e.Outcome != observe.NotSent || e.Err != err || e.Addr != "" {

@@ -416,7 +416,9 @@ func (t *tracking) watch(cn *conn.Conn) {
 	select {
 	case <-cn.Done():
 		t.cache.Flush()
-		observeCache(t.obs, observe.CacheTrackingLost, 0, cn.Addr())
+		if t.ctx.Err() == nil { // not closed by Client.Close, whose close may win the select
+			observeCache(t.obs, observe.CacheTrackingLost, 0, cn.Addr())
+		}
 	case <-t.ctx.Done():
 		return
 	}

@@ -56,57 +56,66 @@ type budget struct {
 // retries, ctx's end.
 func (r *Cluster) follow(ctx context.Context, se *resp.ServerError, err error, slot int, cn *conn.Conn, b *budget) (next step, stop error) {
 	rd, redirect := se.Redirect()
-	if redirect && !(rd.Ask && b.askWaits) {
-		if b.hops++; b.hops > MaxRedirects {
-			return step{}, fmt.Errorf("%w: %d redirections for slot %d, the last: %w", ErrTooManyRedirects, MaxRedirects, slot, err)
-		}
-		if b.hops > 2 {
-			// Nodes that disagree send a command back and forth until gossip
-			// settles; give it a moment.
-			if err := sleepCtx(ctx, time.Duration(b.hops)*2*time.Millisecond); err != nil {
-				return step{}, err
-			}
-		}
-		addr := rd.Addr
-		if cn != nil {
-			// A node without a known endpoint is announced as ":port".
-			addr = cluster.ResolveAddr(addr, cn.Addr())
-		}
-		kind := observe.Moved
-		if rd.Ask {
-			kind = observe.Ask
-			next.target, stop = r.node(addr)
-		} else {
-			next.target, stop = r.moved(rd.Slot, addr)
-		}
-		next.asking = rd.Ask
-		if stop == nil {
-			r.observeRedirect(kind, rd.Slot, cn, next.target.addr)
-		}
-		return next, stop
-	}
-	if !redirect && se.Code != "TRYAGAIN" && se.Code != "CLUSTERDOWN" {
-		return step{}, err
-	}
-	if b.tries++; b.tries > MaxClusterRetries {
-		if redirect {
-			return step{}, fmt.Errorf("%w: slot %d still migrating after %d retries, the last: %w", ErrTooManyRedirects, slot, MaxClusterRetries, err)
-		}
-		return step{}, err
-	}
-	kind := observe.TryAgain
 	switch {
+	case redirect && !(rd.Ask && b.askWaits):
+		return r.redirect(ctx, rd, err, cn, b)
 	case redirect:
-		kind = observe.Ask
+		return step{}, r.retryLater(ctx, observe.Ask, err, slot, cn, b)
+	case se.Code == "TRYAGAIN":
+		return step{}, r.retryLater(ctx, observe.TryAgain, err, slot, cn, b)
 	case se.Code == "CLUSTERDOWN":
-		kind = observe.ClusterDown
 		r.refresher.Trigger()
+		return step{}, r.retryLater(ctx, observe.ClusterDown, err, slot, cn, b)
+	}
+	return step{}, err
+}
+
+// redirect is follow for a MOVED or ASK (rd, the reply err) to be followed: the node
+// it names, after a pause once the command has gone back and forth.
+func (r *Cluster) redirect(ctx context.Context, rd resp.Redirect, err error, cn *conn.Conn, b *budget) (next step, stop error) {
+	if b.hops++; b.hops > MaxRedirects {
+		return step{}, fmt.Errorf("%w: %d redirections for slot %d, the last: %w", ErrTooManyRedirects, MaxRedirects, rd.Slot, err)
+	}
+	if b.hops > 2 {
+		// Nodes that disagree send a command back and forth until gossip settles;
+		// give it a moment.
+		if err := sleepCtx(ctx, time.Duration(b.hops)*2*time.Millisecond); err != nil {
+			return step{}, err
+		}
+	}
+	addr := rd.Addr
+	if cn != nil {
+		// A node without a known endpoint is announced as ":port".
+		addr = cluster.ResolveAddr(addr, cn.Addr())
+	}
+	kind := observe.Moved
+	if rd.Ask {
+		kind = observe.Ask
+		next.target, stop = r.node(addr)
+	} else {
+		next.target, stop = r.moved(rd.Slot, addr)
+	}
+	if stop != nil {
+		return step{}, stop
+	}
+	next.asking = rd.Ask
+	r.observeRedirect(kind, rd.Slot, cn, next.target.addr)
+	return next, nil
+}
+
+// retryLater is follow for a reply (err, of kind) after which the command is sent
+// again to the slot's owner after a backoff, at most MaxClusterRetries times; it
+// returns nil to go on. A migration waited out ends in ErrTooManyRedirects, never in
+// a bare ASK.
+func (r *Cluster) retryLater(ctx context.Context, kind observe.RedirectKind, err error, slot int, cn *conn.Conn, b *budget) error {
+	if b.tries++; b.tries > MaxClusterRetries {
+		if kind == observe.Ask {
+			return fmt.Errorf("%w: slot %d still migrating after %d retries, the last: %w", ErrTooManyRedirects, slot, MaxClusterRetries, err)
+		}
+		return err
 	}
 	r.observeRedirect(kind, slot, cn, "")
-	if err := sleepCtx(ctx, backoff(b.tries)); err != nil {
-		return step{}, err
-	}
-	return step{}, nil
+	return sleepCtx(ctx, backoff(b.tries))
 }
 
 // observeRedirect reports a redirection or retry reply that cn (nil: unknown) carried

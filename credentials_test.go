@@ -16,6 +16,7 @@ import (
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/test/clusterserver"
+	"github.com/respire/respire/test/sentinelserver"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -640,5 +641,46 @@ func TestCredentialRotationCluster(t *testing.T) {
 	wg.Wait()
 	for _, err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestCredentialRotationSentinel: under Sentinel the provider authenticates the data
+// nodes only (the Sentinels keep SentinelPassword), and a rotation reaches the
+// master's connections.
+func TestCredentialRotationSentinel(t *testing.T) {
+	d := sentinelserver.Start(t, sentinelserver.Config{Replicas: -1, Sentinels: 1, SentinelPassword: "sentinel-pw"})
+	master := d.Nodes[0]
+	for n := 1; n <= 2; n++ {
+		u := tokUser(n)
+		master.Do(t, append([]string{"ACL", "SETUSER", u.Name, "on", ">" + u.Password}, u.Rules...)...)
+	}
+	var token atomic.Int32
+	token.Store(1)
+	provider := func(context.Context) (Credentials, error) {
+		n := int(token.Load())
+		return Credentials{Username: tokName(n), Password: tokPass(n)}, nil
+	}
+	const name = "rotating-sentinel"
+	c := newClientT(t, Options{Addrs: d.SentinelAddrs(), SentinelMaster: d.MasterName(), SentinelPassword: "sentinel-pw",
+		Credentials: provider, ClientName: name})
+	ctx := context.Background()
+	if _, err := c.Do(ctx, "SET", "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	token.Store(2)
+	if err := c.Reauthenticate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conns := clientConns(t, master, name)
+	for id, u := range conns {
+		if u != tokName(2) {
+			t.Errorf("master connection %s is %s, want %s", id, u, tokName(2))
+		}
+	}
+	if len(conns) == 0 {
+		t.Fatal("no connection of the client on the master")
+	}
+	if _, err := c.Do(ctx, "GET", "k"); err != nil {
+		t.Fatal(err)
 	}
 }

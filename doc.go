@@ -47,6 +47,8 @@
 // watcher and rediscovery), and on a Cluster the topology refresher (and, while a
 // DoMulti spanning several nodes runs, one goroutine per node); with
 // Options.ClientSideCache, one goroutine per tracked connection (it flushes the cache
-// when the connection is lost) and one while a tracked connection is being dialled.
-// Client.Close and Subscription.Close stop them and wait for them.
+// when the connection is lost) and one while a tracked connection is being dialled;
+// with Options.Credentials, the one that renews them on their schedule (credentials.go)
+// and one per connection while its re-authentication runs. Client.Close and
+// Subscription.Close stop them and wait for them.
 package respire

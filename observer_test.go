@@ -122,7 +122,7 @@ func TestObserverCommands(t *testing.T) {
 	rec := &recorder{}
 	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Observer: rec})
 	ctx := context.Background()
-	srv.Do(t, "LPUSH", "obs:list", "x")
+	srv.Do(t, "LPUSH", "obs:list", "x", "y") // BLPOP pops one; WRONGTYPE needs the rest
 	cases := []struct {
 		name     string
 		args     []any
@@ -134,6 +134,7 @@ func TestObserverCommands(t *testing.T) {
 		{"null reply", []any{"GET", "obs:missing"}, "GET", observe.OK},
 		{"bytes name", []any{[]byte("Get"), "obs:k"}, "GET", observe.OK},
 		{"subcommand", []any{"CLIENT", "ID"}, "CLIENT", observe.OK},
+		{"blocking, on a dedicated connection", []any{"BLPOP", "obs:list", 1}, "BLPOP", observe.OK},
 		{"wrongtype", []any{"GET", "obs:list"}, "GET", observe.ServerError},
 		{"unknown command", []any{"NoSuchCommand", "x"}, "NoSuchCommand", observe.ServerError},
 		{"empty key list", []any{"GET"}, "GET", observe.ServerError},

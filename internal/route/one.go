@@ -42,7 +42,9 @@ func (o *one) do(ctx context.Context, cmd *Cmd, c *Call) (resp.Value, *conn.Conn
 	}
 }
 
-// doDedicated runs a blocking command on a dedicated connection.
+// doDedicated runs a blocking command on a dedicated connection. It returns that
+// connection, back in the pool by then, as the one that carried the command (as the
+// Cluster's attemptDedicated does): callers read its address and server, never send on it.
 func (o *one) doDedicated(ctx context.Context, cmd *Cmd) (resp.Value, *conn.Conn, error) {
 	cn, err := o.b.dedicated(ctx, Any())
 	if err != nil {
@@ -53,7 +55,7 @@ func (o *one) doDedicated(ctx context.Context, cmd *Cmd) (resp.Value, *conn.Conn
 	if err != nil {
 		o.b.observe(ctx, err)
 	}
-	return v, nil, err
+	return v, cn, err
 }
 
 // doEncoded sends n encoded commands as one pipeline on the shared connection.

@@ -321,9 +321,15 @@ func TestReleaseWithoutFencePermission(t *testing.T) {
 // its keep-alive context lives and its handle does not say Expired: the context ends on a
 // timer, which an overloaded machine (the race detector beside other test binaries) can
 // run later than the 15 ms margin a 300 ms lease keeps before the server's expiry, while
-// Expired reads the clock. Contexts that outlived their lease are counted and logged.
+// Expired reads the clock. Contexts that outlived their lease are counted and logged;
+// one still alive lateBound after its lease's end counts as a second holder: no timer
+// runs that late on this machine, so the context is not ending at all. (The bound must
+// stay below the 100 ms by which the long holds outlast the lease, or it could never
+// be seen; the exact instant the context ends is TestObserveLeaseExpired's, under
+// synctest.)
 func TestMutualExclusionUnderContention(t *testing.T) {
 	const workers, iterations, keys = 32, 200, 4
+	const lateBound = 50 * time.Millisecond
 	for _, p := range emulator.Profiles {
 		t.Run(string(p), func(t *testing.T) {
 			s := startProfile(t, p)
@@ -337,6 +343,7 @@ func TestMutualExclusionUnderContention(t *testing.T) {
 				inside               [keys][]holder
 				violations, acquired atomic.Int64
 				cancelled, late      atomic.Int64
+				latest               time.Duration // the latest a context was seen alive past its lease; under mu
 			)
 			var wg sync.WaitGroup
 			for w := range workers {
@@ -365,8 +372,9 @@ func TestMutualExclusionUnderContention(t *testing.T) {
 						for _, h := range inside[k] {
 							switch {
 							case h.ctx.Err() != nil:
-							case h.lock.Expired():
+							case h.lock.Expired() && time.Since(h.lock.ExpiresAtEstimate()) < lateBound:
 								late.Add(1)
+								latest = max(latest, time.Since(h.lock.ExpiresAtEstimate()))
 							default:
 								violations.Add(1)
 							}
@@ -393,7 +401,7 @@ func TestMutualExclusionUnderContention(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			t.Logf("%s: %d acquisitions, %d cancelled attempts, %d fences, %d keep-alive contexts ended after their lease", p, acquired.Load(), cancelled.Load(), s.emu.Count("CLIENT KILL"), late.Load())
+			t.Logf("%s: %d acquisitions, %d cancelled attempts, %d fences, %d keep-alive contexts ended after their lease (at most %v after)", p, acquired.Load(), cancelled.Load(), s.emu.Count("CLIENT KILL"), late.Load(), latest)
 			if violations.Load() != 0 {
 				t.Fatalf("%d times two holders were inside at once", violations.Load())
 			}

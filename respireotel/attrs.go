@@ -76,17 +76,41 @@ type failure struct {
 	statusCode string
 }
 
+// classify names a failure by its outcome class, or by the error reply's prefix when
+// that looks like one. Any error reply's first word reaches ServerError.Code, and a
+// script picks its own (redis.error_reply(KEYS[1] .. " not found") puts a key there),
+// so a word that is not shaped like Redis's prefixes is data: it becomes
+// "server_error" with no status code, which keeps the span and metric labels bounded.
 func classify(o observe.Outcome, err error) failure {
 	switch o {
 	case observe.OK:
 		return failure{}
 	case observe.ServerError:
 		var se *resp.ServerError
-		if errors.As(err, &se) && se.Code != "" {
+		if errors.As(err, &se) && isErrorPrefix(se.Code) {
 			return failure{errType: se.Code, statusCode: se.Code}
 		}
 	}
 	return failure{errType: o.String()}
+}
+
+// maxPrefixLen bounds an error prefix: Redis's longest ("NOREPLICAS",
+// "MASTERDOWN", "UNBLOCKED") are far shorter.
+const maxPrefixLen = 32
+
+// isErrorPrefix reports whether code matches ^[A-Z][A-Z0-9_]{0,31}$, the shape of
+// every prefix Redis and its modules send.
+func isErrorPrefix(code string) bool {
+	if code == "" || len(code) > maxPrefixLen || code[0] < 'A' || code[0] > 'Z' {
+		return false
+	}
+	for i := 1; i < len(code); i++ {
+		c := code[i]
+		if (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 func (f failure) attrs() []attribute.KeyValue {

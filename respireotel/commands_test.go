@@ -122,6 +122,43 @@ func TestCommandSpansAndDuration(t *testing.T) {
 	}
 }
 
+// A script's error reply whose first word is data (here a key) leaves that word out
+// of the span's error.type, db.response.status_code and status, and out of the
+// metric's attributes: they say server_error instead.
+func TestScriptErrorWordNotRecorded(t *testing.T) {
+	_, h, c := standalone(t, respire.Options{})
+	var se *resp.ServerError
+	_, err := c.Do(context.Background(), "EVAL", "return redis.error_reply(KEYS[1] .. ' not found')", "1", secretKey)
+	if !errors.As(err, &se) || !strings.Contains(se.Code, secretKey) {
+		t.Fatalf("EVAL: %v, want an error reply whose code holds the key", err)
+	}
+	evals := h.ended("EVAL")
+	if len(evals) != 1 {
+		t.Fatalf("%d EVAL spans, want 1", len(evals))
+	}
+	s := evals[0]
+	if v, _ := attr(s, semconv.ErrorTypeKey); v.AsString() != "server_error" {
+		t.Errorf("error.type = %q, want server_error", v.AsString())
+	}
+	if v, found := attr(s, semconv.DBResponseStatusCodeKey); found {
+		t.Errorf("db.response.status_code = %q, want none", v.AsString())
+	}
+	if s.Status().Code != codes.Error || s.Status().Description != "server_error" {
+		t.Errorf("status %+v, want Error server_error", s.Status())
+	}
+	assertNoSecrets(t, evals)
+	points := h.histogram(t, "db.client.operation.duration", semconv.DBOperationName("EVAL"))
+	if len(points) != 1 {
+		t.Fatalf("%d EVAL duration points, want 1", len(points))
+	}
+	if v, _ := points[0].Attributes.Value(semconv.ErrorTypeKey); v.AsString() != "server_error" {
+		t.Errorf("metric error.type = %q, want server_error", v.AsString())
+	}
+	if v, found := points[0].Attributes.Value(semconv.DBResponseStatusCodeKey); found {
+		t.Errorf("metric db.response.status_code = %q, want none", v.AsString())
+	}
+}
+
 // Without tracing the commands still get their metric points, and no span.
 func TestTracingOff(t *testing.T) {
 	_, h, c := standalone(t, respire.Options{}, WithTracing(false))

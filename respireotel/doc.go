@@ -17,7 +17,10 @@
 // server's error prefix for an error reply ("WRONGTYPE", also in
 // db.response.status_code), or to how the call ended otherwise: "not_sent" (it never
 // reached the server) or "unknown" (it may have run); respire.outcome holds that class
-// for every span. Batches get one span each: "PIPELINE" for Pipeline.Exec and DoMulti
+// for every span. Only a first word shaped like Redis's prefixes (upper case letters,
+// digits and underscores, at most 32) counts as a prefix: a script chooses its error
+// reply's first word, which can be a key, so any other is recorded as "server_error"
+// with no db.response.status_code, on spans and metrics alike. Batches get one span each: "PIPELINE" for Pipeline.Exec and DoMulti
 // (respire.batch.kind says which), "MULTI" for a transaction, with
 // db.operation.batch.size (for batches of two or more, as the conventions ask) and
 // respire.batch.failed, the commands whose reply was an error. Lock steps are events on

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -46,6 +47,16 @@ func TestClassify(t *testing.T) {
 		{observe.ServerError, resp.NewServerError("WRONGTYPE Operation against a key holding the wrong kind of value"), failure{"WRONGTYPE", "WRONGTYPE"}},
 		{observe.ServerError, fmt.Errorf("command 2: %w", resp.NewServerError("NOPERM no")), failure{"NOPERM", "NOPERM"}},
 		{observe.ServerError, errors.New("not a server error"), failure{errType: "server_error"}},
+		{observe.ServerError, resp.NewServerError("MASTER_DOWN2 x"), failure{"MASTER_DOWN2", "MASTER_DOWN2"}},
+		{observe.ServerError, resp.NewServerError(strings.Repeat("A", 32) + " x"), failure{strings.Repeat("A", 32), strings.Repeat("A", 32)}},
+		// A script chooses its error reply's first word: anything not shaped like a
+		// prefix is data, kept out of error.type and db.response.status_code.
+		{observe.ServerError, resp.NewServerError("user:secret-42 not found"), failure{errType: "server_error"}},
+		{observe.ServerError, resp.NewServerError("Secret not found"), failure{errType: "server_error"}},
+		{observe.ServerError, resp.NewServerError("1ERR x"), failure{errType: "server_error"}},
+		{observe.ServerError, resp.NewServerError("_ERR x"), failure{errType: "server_error"}},
+		{observe.ServerError, resp.NewServerError("ERR-X x"), failure{errType: "server_error"}},
+		{observe.ServerError, resp.NewServerError(strings.Repeat("A", 33) + " x"), failure{errType: "server_error"}},
 		{observe.NotSent, conn.ErrNotSent, failure{errType: "not_sent"}},
 		{observe.Unknown, conn.ErrOutcomeUnknown, failure{errType: "unknown"}},
 	} {

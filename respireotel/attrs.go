@@ -1,7 +1,6 @@
 package respireotel
 
 import (
-	"context"
 	"errors"
 	"net"
 	"strconv"
@@ -132,15 +131,18 @@ const (
 	causeOtherReason = "other"
 )
 
-// lossCause maps the cause of a lost lock to its label. context.DeadlineExceeded is how
-// a lock's context ends at expiry when no keep-alive renews it.
+// lossCause maps the cause of a lost lock (observe.Lock.Err of a LockLost) to its
+// label. Package lock reports ErrLeaseLost, ErrOwnershipUncertain, ErrLeaseExpired
+// (also when a keep-alive's timer finds the lease over) or a renewal's own error,
+// which is "other". context.DeadlineExceeded is not among them: it is how a
+// KeepAliveContext without a keep-alive ends at expiry, which reports no loss.
 func lossCause(err error) string {
 	switch {
 	case errors.Is(err, lock.ErrLeaseLost):
 		return causeLeaseLost
 	case errors.Is(err, lock.ErrOwnershipUncertain):
 		return causeUncertain
-	case errors.Is(err, lock.ErrLeaseExpired), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, lock.ErrLeaseExpired):
 		return causeExpired
 	}
 	return causeOtherReason

@@ -27,7 +27,9 @@ func TestLossCause(t *testing.T) {
 		{lock.ErrOwnershipUncertain, causeUncertain},
 		{errors.Join(lock.ErrOwnershipUncertain, conn.ErrOutcomeUnknown), causeUncertain},
 		{lock.ErrLeaseExpired, causeExpired},
-		{context.DeadlineExceeded, causeExpired},
+		// Package lock never reports a loss with it; it ends a KeepAliveContext
+		// without a keep-alive, which is no LockLost.
+		{context.DeadlineExceeded, causeOtherReason},
 		{errors.New("something else"), causeOtherReason},
 		{nil, causeOtherReason},
 	} {

@@ -12,26 +12,29 @@ import (
 	"github.com/respire/respire/observe"
 )
 
-// spanContext carries the span a CommandStart or BatchStart began. The End methods take
-// only this span, never one the caller's context already had: ending the caller's span
-// would be worse than losing ours.
+// spanContext carries the span a CommandStart or BatchStart of one Observer began. The
+// End methods take only this span, never one the caller's context already had: ending
+// the caller's span would be worse than losing ours. The key names the Observer, so
+// Observers joined with observe.Join each find their own span.
 type spanContext struct {
 	context.Context
+	key  spanKey
 	span trace.Span
 }
 
-type spanKey struct{}
+// spanKey is the context key of one Observer's spans.
+type spanKey struct{ o *Observer }
 
 func (c spanContext) Value(key any) any {
-	if key == (spanKey{}) {
+	if k, ok := key.(spanKey); ok && k == c.key {
 		return c.span
 	}
 	return c.Context.Value(key)
 }
 
-// ownSpan returns the span the matching Start began, if it records.
-func ownSpan(ctx context.Context) (trace.Span, bool) {
-	s, ok := ctx.Value(spanKey{}).(trace.Span)
+// ownSpan returns the span the matching Start of o began, if it records.
+func (o *Observer) ownSpan(ctx context.Context) (trace.Span, bool) {
+	s, ok := ctx.Value(spanKey{o}).(trace.Span)
 	return s, ok
 }
 
@@ -52,7 +55,7 @@ func (o *Observer) start(ctx context.Context, name string, start time.Time, more
 	if !span.IsRecording() {
 		return ctx
 	}
-	return spanContext{Context: ctx2, span: span}
+	return spanContext{Context: ctx2, key: spanKey{o}, span: span}
 }
 
 // end finishes span at end with the server's attributes, the outcome and, for a
@@ -86,7 +89,7 @@ func (o *Observer) CommandStart(ctx context.Context, e observe.CommandStart) con
 func (o *Observer) CommandEnd(ctx context.Context, e observe.CommandEnd) {
 	f := classify(e.Outcome, e.Err)
 	a := o.recordOperation(ctx, e.Name, e.Addr, e.Duration, f)
-	if span, ok := ownSpan(ctx); ok {
+	if span, ok := o.ownSpan(ctx); ok {
 		end(span, a.server, e.Outcome, f, e.Start.Add(e.Duration))
 	}
 }
@@ -108,7 +111,7 @@ func (o *Observer) BatchStart(ctx context.Context, e observe.BatchStart) context
 func (o *Observer) BatchEnd(ctx context.Context, e observe.BatchEnd) {
 	f := classify(e.Outcome, e.Err)
 	a := o.recordOperation(ctx, batchName(e.Kind), e.Addr, e.Duration, f)
-	if span, ok := ownSpan(ctx); ok {
+	if span, ok := o.ownSpan(ctx); ok {
 		end(span, a.server, e.Outcome, f, e.Start.Add(e.Duration), batchFailedKey.Int(e.Failed))
 	}
 }

@@ -15,7 +15,8 @@ import (
 // spanContext carries the span a CommandStart or BatchStart of one Observer began. The
 // End methods take only this span, never one the caller's context already had: ending
 // the caller's span would be worse than losing ours. The key names the Observer, so
-// Observers joined with observe.Join each find their own span.
+// Observers joined with observe.Join each find their own span. A nil span masks an
+// outer span of the same Observer, for a command whose own span does not record.
 type spanContext struct {
 	context.Context
 	key  spanKey
@@ -48,14 +49,20 @@ func startAttrs(name string) trace.SpanStartOption {
 
 // start begins a client span named name at start. A span that does not record
 // (sampled out, or a no-op provider) is not kept: nothing runs under a command that
-// could be its child.
+// could be its child. But if ctx holds a span of o's (a command started inside
+// another's context), the context returned masks it, or this command's End would end
+// that outer span.
 func (o *Observer) start(ctx context.Context, name string, start time.Time, more ...trace.SpanStartOption) context.Context {
 	opts := append([]trace.SpanStartOption{clientKind, o.starts.get(name), trace.WithTimestamp(start)}, more...)
 	ctx2, span := o.tracer.Start(ctx, name, opts...)
-	if !span.IsRecording() {
-		return ctx
+	key := spanKey{o}
+	if span.IsRecording() {
+		return spanContext{Context: ctx2, key: key, span: span}
 	}
-	return spanContext{Context: ctx2, key: spanKey{o}, span: span}
+	if _, outer := o.ownSpan(ctx); outer {
+		return spanContext{Context: ctx, key: key}
+	}
+	return ctx
 }
 
 // end finishes span at end with the server's attributes, the outcome and, for a

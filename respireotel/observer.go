@@ -55,8 +55,13 @@ func WithTracing(on bool) Option {
 	return func(c *config) { c.tracing = on }
 }
 
-// ErrNilProvider is returned by New when an option passes a nil provider.
-var ErrNilProvider = errors.New("respireotel: nil provider")
+var (
+	// ErrNilProvider is returned by New when an option passes a nil provider.
+	ErrNilProvider = errors.New("respireotel: nil provider")
+	// ErrInvalidArg is matched by the errors for other unusable arguments, such as
+	// ObservePool's nil client.
+	ErrInvalidArg = errors.New("respireotel: invalid argument")
+)
 
 // New returns an Observer recording into the providers the options name (the global
 // ones by default). Its error is a provider's failure to create an instrument.

@@ -2,6 +2,7 @@ package respireotel
 
 import (
 	"context"
+	"fmt"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -19,8 +20,15 @@ const connStateKey = attribute.Key("db.client.connection.state")
 // the wait times, which are named by the address of the node whose pool waited.
 // Ordinary commands do not take pooled connections: these count blocking commands,
 // transactions and other dedicated uses. stop ends the reporting; call it before or
-// after c.Close.
+// after c.Close. A nil c or an empty name (the conventions require a pool's name) is
+// an error matching ErrInvalidArg, and nothing is reported.
 func (o *Observer) ObservePool(c *respire.Client, name string) (stop func() error, err error) {
+	switch {
+	case c == nil:
+		return nil, fmt.Errorf("%w: ObservePool of a nil client", ErrInvalidArg)
+	case name == "":
+		return nil, fmt.Errorf("%w: ObservePool with an empty pool name", ErrInvalidArg)
+	}
 	pool := attribute.NewSet(poolNameKey.String(name))
 	idle := metric.WithAttributeSet(attribute.NewSet(poolNameKey.String(name), connStateKey.String("idle")))
 	used := metric.WithAttributeSet(attribute.NewSet(poolNameKey.String(name), connStateKey.String("used")))

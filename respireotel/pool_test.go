@@ -2,6 +2,7 @@ package respireotel
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -70,5 +71,37 @@ func TestPoolWait(t *testing.T) {
 	}
 	if n := h.sum(t, "db.client.connection.count", pool); n != 0 {
 		t.Errorf("%d connections reported after stop", n)
+	}
+}
+
+// ObservePool refuses a nil client and an empty pool name, which would otherwise make
+// every collection panic or report a pool the conventions cannot name, and registers
+// nothing for them.
+func TestObservePoolInvalidArgs(t *testing.T) {
+	srv, h, c := standalone(t, respire.Options{})
+	for _, tc := range []struct {
+		name   string
+		client *respire.Client
+		pool   string
+	}{
+		{"nil client", nil, srv.Addr()},
+		{"empty name", c, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stop, err := h.obs.ObservePool(tc.client, tc.pool)
+			if err == nil {
+				stop()
+				t.Fatal("accepted")
+			}
+			if !errors.Is(err, ErrInvalidArg) {
+				t.Errorf("error %v does not match ErrInvalidArg", err)
+			}
+			if stop != nil {
+				t.Errorf("a stop function with the error")
+			}
+		})
+	}
+	if m, ok := find(h.collect(t), "db.client.connection.count"); ok {
+		t.Errorf("pool reported after refused calls: %+v", m.Data)
 	}
 }

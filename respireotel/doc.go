@@ -34,7 +34,8 @@
 //	db.client.operation.duration       histogram, s: commands and batches, by db.operation.name,
 //	                                   server.address, server.port and error.type
 //	db.client.connection.wait_time     histogram, s: checkouts of a dedicated connection that waited
-//	db.client.connection.timeouts      counter: such waits that gave up
+//	db.client.connection.timeouts      counter: such waits that timed out (not those
+//	                                   cancelled or ended by a closed pool or client)
 //	db.client.connection.create_time   histogram, s: dials with their handshake
 //	db.client.connection.count         async up-down counter, by db.client.connection.state
 //	                                   (idle, used): ObservePool

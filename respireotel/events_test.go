@@ -1,13 +1,18 @@
 package respireotel
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/respire/respire"
+	"github.com/respire/respire/conn"
 	"github.com/respire/respire/observe"
+	"github.com/respire/respire/pool"
 )
 
 // Each event without a server of its own to provoke it here (a Cluster's redirects and
@@ -52,5 +57,36 @@ func TestEventCounters(t *testing.T) {
 	}
 	if n := h.count(t, "db.client.connection.create_time"); n != 0 {
 		t.Errorf("a failed dial recorded a create time")
+	}
+}
+
+// db.client.connection.timeouts counts the checkouts that gave up on a timeout, as
+// the route layer reports them (wrapped in a conn.CallError): not those cancelled,
+// nor those the pool's or client's closing ended, nor those that got a connection.
+func TestPoolWaitCountsOnlyTimeouts(t *testing.T) {
+	h := newHarness(t)
+	notSent := func(err error) error { return &conn.CallError{Err: err} }
+	for _, tc := range []struct {
+		addr string
+		err  error
+		n    int64
+	}{
+		{"deadline:1", notSent(&pool.ExhaustedError{Size: 1, InUse: 1, Waiters: 1, Err: context.DeadlineExceeded}), 1},
+		{"deadline-cause:1", notSent(fmt.Errorf("checkout: %w", context.DeadlineExceeded)), 1},
+		{"exhausted:1", notSent(&pool.ExhaustedError{Size: 1, InUse: 1, Waiters: 1}), 1},
+		{"cancelled:1", notSent(&pool.ExhaustedError{Size: 1, InUse: 1, Waiters: 1, Err: context.Canceled}), 0},
+		{"cancelled-bare:1", notSent(context.Canceled), 0},
+		{"pool-closed:1", notSent(pool.ErrClosed), 0},
+		{"client-closed:1", respire.ErrClosed, 0},
+		{"granted:1", nil, 0},
+	} {
+		h.obs.PoolWait(observe.PoolWait{Addr: tc.addr, Wait: time.Millisecond, Err: tc.err})
+		name := poolNameKey.String(tc.addr)
+		if n := h.sum(t, "db.client.connection.timeouts", name); n != tc.n {
+			t.Errorf("%s (%v): %d timeouts, want %d", tc.addr, tc.err, n, tc.n)
+		}
+		if n := h.count(t, "db.client.connection.wait_time", name); n != 1 {
+			t.Errorf("%s: %d waits recorded, want 1", tc.addr, n)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
 	"github.com/respire/respire/observe"
+	"github.com/respire/respire/pool"
 )
 
 // durationBuckets are the bucket boundaries, in seconds, the database conventions give
@@ -151,14 +152,28 @@ func (o *Observer) Conn(e observe.Conn) {
 	}
 }
 
-// PoolWait records a checkout that waited, and counts it as a timeout if it gave up.
+// PoolWait records a checkout that waited, and counts it in
+// db.client.connection.timeouts if it gave up on a timeout.
 func (o *Observer) PoolWait(e observe.PoolWait) {
 	ctx := context.Background()
-	pool := with(poolNameKey.String(e.Addr))
-	o.inst.connWait.Record(ctx, e.Wait.Seconds(), pool)
-	if e.Err != nil {
-		o.inst.connTimeouts.Add(ctx, 1, pool)
+	name := with(poolNameKey.String(e.Addr))
+	o.inst.connWait.Record(ctx, e.Wait.Seconds(), name)
+	if isTimeout(e.Err) {
+		o.inst.connTimeouts.Add(ctx, 1, name)
 	}
+}
+
+// isTimeout reports whether a checkout's error is a timeout: its deadline passed, or
+// the pool stayed exhausted for some other reason than a cancellation. A cancelled
+// context or a closed pool is the caller giving up, not a timeout.
+func isTimeout(err error) bool {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return true
+	case errors.Is(err, context.Canceled):
+		return false
+	}
+	return errors.Is(err, pool.ErrExhausted)
 }
 
 // Redirect counts a redirection by kind.

@@ -159,11 +159,17 @@ type opAttrs struct {
 	server []attribute.KeyValue
 }
 
-func newOpAttrs(k opKey) *opAttrs {
+// opBase returns a new slice, with room for more, of the attributes every operation
+// named name carries: db.system.name, db.namespace (WithDB) and db.operation.name.
+func (o *Observer) opBase(name string, more int) []attribute.KeyValue {
+	kv := make([]attribute.KeyValue, 0, len(o.system)+1+more)
+	kv = append(kv, o.system...)
+	return append(kv, semconv.DBOperationName(name))
+}
+
+func (o *Observer) newOpAttrs(k opKey) *opAttrs {
 	server := serverAttrs(k.addr)
-	kv := make([]attribute.KeyValue, 0, 2+len(server))
-	kv = append(kv, semconv.DBSystemNameRedis, semconv.DBOperationName(k.name))
-	kv = append(kv, server...)
+	kv := append(o.opBase(k.name, len(server)), server...)
 	return &opAttrs{
 		record: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(kv...))},
 		server: server,

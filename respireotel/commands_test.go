@@ -295,3 +295,48 @@ func isText(v resp.Value, want string) bool {
 	s, err := v.Text()
 	return err == nil && s == want
 }
+
+// WithDB puts the database index in db.namespace on spans and operation durations,
+// failed ones included; without it there is none, and a negative index is refused.
+func TestDBNamespace(t *testing.T) {
+	_, h, c := standalone(t, respire.Options{DB: 3}, WithDB(3))
+	ctx := context.Background()
+	if _, err := c.Do(ctx, "RPUSH", "otel:list", "x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Do(ctx, "GET", "otel:list"); err == nil {
+		t.Fatal("GET of a list succeeded")
+	}
+	ns := semconv.DBNamespace("3")
+	for _, name := range []string{"RPUSH", "GET"} {
+		spans := h.ended(name)
+		if len(spans) != 1 {
+			t.Fatalf("%d %s spans, want 1", len(spans), name)
+		}
+		if v, _ := attr(spans[0], ns.Key); v != ns.Value {
+			t.Errorf("%s span: db.namespace %q, want %q", name, v.Emit(), ns.Value.Emit())
+		}
+		if n := h.count(t, "db.client.operation.duration", semconv.DBOperationName(name), ns); n != 1 {
+			t.Errorf("%d %s durations with db.namespace 3, want 1", n, name)
+		}
+	}
+
+	_, h, c = standalone(t, respire.Options{})
+	if _, err := c.Do(ctx, "GET", "otel:none"); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range h.ended("GET") {
+		if v, found := attr(s, ns.Key); found {
+			t.Errorf("db.namespace %q without WithDB", v.Emit())
+		}
+	}
+	for _, p := range h.histogram(t, "db.client.operation.duration") {
+		if v, found := p.Attributes.Value(ns.Key); found {
+			t.Errorf("duration with db.namespace %q without WithDB", v.Emit())
+		}
+	}
+
+	if _, err := New(WithDB(-1)); !errors.Is(err, ErrInvalidArg) {
+		t.Errorf("New(WithDB(-1)): %v, want ErrInvalidArg", err)
+	}
+}

@@ -13,26 +13,33 @@
 // when the client began the call and ended when its reply or failure was known, with
 // the attributes of OpenTelemetry's database conventions: db.system.name "redis",
 // db.operation.name, server.address and server.port of the server that replied (after
-// any redirection). A failure sets the span's status to Error and error.type to the
-// server's error prefix for an error reply ("WRONGTYPE", also in
-// db.response.status_code), or to how the call ended otherwise: "not_sent" (it never
-// reached the server) or "unknown" (it may have run); respire.outcome holds that class
-// for every span. Only a first word shaped like Redis's prefixes (upper case letters,
-// digits and underscores, at most 32) counts as a prefix: a script chooses its error
-// reply's first word, which can be a key, so any other is recorded as "server_error"
-// with no db.response.status_code, on spans and metrics alike. Batches get one span each: "PIPELINE" for Pipeline.Exec and DoMulti
+// any redirection), and db.namespace, the database index, when WithDB gives it (the
+// Observer cannot read respire.Options.DB). A failure sets the span's status to Error
+// and error.type to the server's error prefix for an error reply ("WRONGTYPE", also
+// in db.response.status_code), or to how the call ended otherwise: "not_sent" (it
+// never reached the server) or "unknown" (it may have run); respire.outcome holds
+// that class for every span. Only a first word shaped like Redis's prefixes (upper
+// case letters, digits and underscores, at most 32) counts as a prefix: a script
+// chooses its error reply's first word, which can be a key, so any other is recorded
+// as "server_error" with no db.response.status_code, on spans and metrics alike.
+//
+// Batches get one span each: "PIPELINE" for Pipeline.Exec and DoMulti
 // (respire.batch.kind says which), "MULTI" for a transaction, with
-// db.operation.batch.size (for batches of two or more, as the conventions ask) and
-// respire.batch.failed, the commands whose reply was an error. Lock steps are events on
-// the span current in the lock call's context. Spans never carry argument values,
-// keys, server error messages (which can quote arguments) or credentials.
+// db.operation.batch.size and respire.batch.failed, the commands whose reply was an
+// error. The conventions model a batch of one command as a single operation, named
+// after it; the batch events carry no command names, so such a batch keeps its
+// batch's name and only leaves out db.operation.batch.size, which the conventions
+// set for batches of two or more (or none). Lock steps are events on the span current
+// in the lock call's context. Spans never carry argument values, keys, server error
+// messages (which can quote arguments) or credentials.
 //
 // # Metrics
 //
 // Instruments named by the database conventions:
 //
 //	db.client.operation.duration       histogram, s: commands and batches, by db.operation.name,
-//	                                   server.address, server.port and error.type
+//	                                   server.address, server.port, error.type,
+//	                                   db.response.status_code and db.namespace (WithDB)
 //	db.client.connection.wait_time     histogram, s: checkouts of a dedicated connection that waited
 //	db.client.connection.timeouts      counter: such waits that timed out (not those
 //	                                   cancelled or ended by a closed pool or client)

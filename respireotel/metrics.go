@@ -7,7 +7,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/pool"
@@ -128,9 +127,7 @@ func (o *Observer) recordOperation(ctx context.Context, name, addr string, d tim
 		o.inst.opDuration.Record(ctx, d.Seconds(), a.record...)
 		return a
 	}
-	kv := make([]attribute.KeyValue, 0, 6)
-	kv = append(kv, semconv.DBSystemNameRedis, semconv.DBOperationName(name))
-	kv = append(kv, a.server...)
+	kv := append(o.opBase(name, len(a.server)+2), a.server...)
 	kv = append(kv, f.attrs()...)
 	o.inst.opDuration.Record(ctx, d.Seconds(), metric.WithAttributes(kv...))
 	return a

@@ -2,8 +2,11 @@ package respireotel
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
@@ -23,6 +26,8 @@ type Observer struct {
 	tracer trace.Tracer
 	meter  metric.Meter
 	inst   instruments
+	// system is db.system.name, and db.namespace when WithDB gave it.
+	system []attribute.KeyValue
 	ops    memo[opKey, *opAttrs]
 	// starts holds each operation name's span start attributes.
 	starts memo[string, trace.SpanStartOption]
@@ -35,6 +40,8 @@ type config struct {
 	tp      trace.TracerProvider
 	mp      metric.MeterProvider
 	tracing bool
+	db      int
+	hasDB   bool
 }
 
 // WithTracerProvider sets where spans go; the default is the global TracerProvider
@@ -55,11 +62,21 @@ func WithTracing(on bool) Option {
 	return func(c *config) { c.tracing = on }
 }
 
+// WithDB records n, the database index the client selects (respire.Options.DB), as
+// db.namespace on every span and operation duration, as the conventions ask when the
+// index is known. The Observer cannot read it from the client: without WithDB it
+// records no db.namespace. Give it only when every command runs on database n; a
+// SELECT sent through Do or on a dedicated connection would make it wrong. A negative
+// n makes New fail with ErrInvalidArg.
+func WithDB(n int) Option {
+	return func(c *config) { c.db, c.hasDB = n, true }
+}
+
 var (
 	// ErrNilProvider is returned by New when an option passes a nil provider.
 	ErrNilProvider = errors.New("respireotel: nil provider")
-	// ErrInvalidArg is matched by the errors for other unusable arguments, such as
-	// ObservePool's nil client.
+	// ErrInvalidArg is matched by the errors for other unusable arguments: a negative
+	// WithDB, ObservePool's nil client or empty name.
 	ErrInvalidArg = errors.New("respireotel: invalid argument")
 )
 
@@ -74,8 +91,15 @@ func New(opts ...Option) (*Observer, error) {
 		return nil, ErrNilProvider
 	}
 	o := &Observer{meter: cfg.mp.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))}
-	o.ops.make = newOpAttrs
-	o.starts.make = startAttrs
+	o.system = []attribute.KeyValue{semconv.DBSystemNameRedis}
+	if cfg.hasDB {
+		if cfg.db < 0 {
+			return nil, fmt.Errorf("%w: negative database index %d", ErrInvalidArg, cfg.db)
+		}
+		o.system = append(o.system, semconv.DBNamespace(strconv.Itoa(cfg.db)))
+	}
+	o.ops.make = o.newOpAttrs
+	o.starts.make = o.startAttrs
 	if cfg.tracing {
 		o.tracer = cfg.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL))
 	}

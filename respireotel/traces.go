@@ -43,8 +43,8 @@ func (o *Observer) ownSpan(ctx context.Context) (trace.Span, bool) {
 var clientKind = trace.WithSpanKind(trace.SpanKindClient)
 
 // startAttrs are the attributes a span of operation name starts with.
-func startAttrs(name string) trace.SpanStartOption {
-	return trace.WithAttributes(semconv.DBSystemNameRedis, semconv.DBOperationName(name))
+func (o *Observer) startAttrs(name string) trace.SpanStartOption {
+	return trace.WithAttributes(o.opBase(name, 0)...)
 }
 
 // start begins a client span named name at start. A span that does not record

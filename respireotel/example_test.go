@@ -31,11 +31,12 @@ func Example() {
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer mp.Shutdown(ctx)
 
-	obs, err := respireotel.New(respireotel.WithTracerProvider(tp), respireotel.WithMeterProvider(mp))
+	opts, err := respire.ParseURL(os.Getenv("REDIS_URL"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	opts, err := respire.ParseURL(os.Getenv("REDIS_URL"))
+	obs, err := respireotel.New(respireotel.WithTracerProvider(tp), respireotel.WithMeterProvider(mp),
+		respireotel.WithDB(opts.DB)) // db.namespace, which the Observer cannot read from the client
 	if err != nil {
 		log.Fatal(err)
 	}

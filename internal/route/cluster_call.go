@@ -420,7 +420,8 @@ var fanouts = map[string]fanoutCmd{
 }
 
 // fanout sends the command to every master, one after another, and merges the
-// replies. The first error ends it (the masters before may have run it).
+// replies. The first error ends it; once a master before has run it, the error says
+// the outcome is unknown, never that the command was not sent.
 func (r *Cluster) fanout(ctx context.Context, cmd *Cmd, c *Call, f fanoutCmd) (resp.Value, error) {
 	masters, err := r.masterNodes(ctx)
 	if err != nil {
@@ -430,7 +431,11 @@ func (r *Cluster) fanout(ctx context.Context, cmd *Cmd, c *Call, f fanoutCmd) (r
 	for i, n := range masters {
 		v, _, err := r.attempt(ctx, cmd, c, Any(), step{target: n})
 		if err != nil {
-			return resp.Value{}, fmt.Errorf("respire: %s on %s: %w", f.name, n.addr, err)
+			wrapped := fmt.Errorf("respire: %s on %s: %w", f.name, n.addr, err)
+			if i > 0 {
+				return resp.Value{}, partlyRan(wrapped, err)
+			}
+			return resp.Value{}, wrapped
 		}
 		if err := acc.add(f.merge, i, v); err != nil {
 			return resp.Value{}, err

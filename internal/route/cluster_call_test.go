@@ -3,6 +3,7 @@ package route
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync/atomic"
 	"syscall"
@@ -10,6 +11,7 @@ import (
 	"testing/synctest"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/command"
 )
 
 // oneShard answers the topology of a cluster with one shard: master nodeA, replica
@@ -166,6 +168,72 @@ func TestClusterUnreachableNodeIsDialledOnce(t *testing.T) {
 				}
 				if got := dials.Load(); got != 1 {
 					t.Errorf("%s on an unreachable node dialled it %d times, want 1", st.name, got)
+				}
+			})
+		})
+	}
+}
+
+// A batch split over nodeA and nodeB, or a FLUSHALL fanned out to both, fails when
+// nodeB cannot be dialled; nodeA's part ran, so the error says the outcome is unknown
+// and does not say not sent, which would let a caller send it all again.
+func TestClusterPartlyRunIsOutcomeUnknown(t *testing.T) {
+	keyOn := func(lo, hi int) string {
+		for i := 0; ; i++ {
+			k := fmt.Sprintf("k%d", i)
+			if s := keySlot("", k); s >= lo && s <= hi {
+				return k
+			}
+		}
+	}
+	kA, kB := keyOn(0, 8191), keyOn(8192, 16383)
+	handle := twoMasters(notMoved(), func(addr string, args []string) string { return "+OK\r\n" })
+	flushall := func() *Cmd {
+		args := []any{"FLUSHALL"}
+		info, _ := command.LookupArgs(args)
+		return &Cmd{Args: args, Info: info}
+	}
+	steps := []struct {
+		name string
+		run  func(ctx context.Context, r *Router) error
+	}{
+		{"batch", func(ctx context.Context, r *Router) error {
+			p := r.NewPlan()
+			defer p.Release()
+			for _, c := range []*Cmd{get(kA), get(kB)} {
+				if err := p.Add(c.Info, "", nil, c.Args); err != nil {
+					return err
+				}
+			}
+			_, err := r.DoPlan(ctx, p)
+			return err
+		}},
+		{"fanout", func(ctx context.Context, r *Router) error {
+			_, _, err := r.Do(ctx, flushall(), &Call{Fanout: true})
+			return err
+		}},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			refuseB := func(o *Options) {
+				dial := o.Conn.Dialer
+				o.Conn.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+					if addr == nodeB {
+						return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+					}
+					return dial(ctx, network, addr)
+				}
+			}
+			inBubbleWith(t, handle, refuseB, func(t *testing.T, ctx context.Context, r *Router, nodes *fakeNodes) {
+				err := st.run(ctx, r)
+				if !errors.Is(err, conn.ErrOutcomeUnknown) || errors.Is(err, conn.ErrNotSent) {
+					t.Errorf("%s with %s ran and %s refused: %v; want ErrOutcomeUnknown, not ErrNotSent", st.name, nodeA, nodeB, err)
+				}
+				if !errors.Is(err, syscall.ECONNREFUSED) {
+					t.Errorf("%s: %v; want the refused dial matchable", st.name, err)
+				}
+				if len(withoutTopology(nodes.seen(nodeA))) == 0 {
+					t.Errorf("%s: %s saw nothing", st.name, nodeA)
 				}
 			})
 		})

@@ -239,22 +239,30 @@ func (r *Cluster) sendParts(ctx context.Context, b *Plan) {
 }
 
 // merge puts the parts' results back in b's order, retrying alone each command that
-// was redirected; a part that failed fails the batch.
+// was redirected; a part that failed fails the batch, as not sent only when no part
+// was written.
 func (r *Cluster) merge(ctx context.Context, b *Plan) ([]conn.Result, error) {
 	out := make([]conn.Result, b.Len())
-	var errs []error
+	var errs, causes []error
+	written := false
 	for k := range b.parts {
 		p := &b.parts[k]
 		if p.err != nil {
+			written = written || conn.WasWritten(p.err)
 			errs = append(errs, fmt.Errorf("respire: the part of the batch for %s: %w", p.node.addr, p.err))
+			causes = append(causes, p.err)
 			continue
 		}
+		written = true
 		for j, i := range p.idx {
 			out[i] = p.res[j]
 			r.retryMember(ctx, b, out, i, p.cn)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
+		if written {
+			return nil, partlyRan(err, causes...)
+		}
 		return nil, err
 	}
 	return out, nil

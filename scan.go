@@ -6,7 +6,9 @@ import (
 	"iter"
 	"strings"
 
+	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/route"
+	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 )
 
@@ -157,8 +159,7 @@ func (c *Client) scanKeys(ctx context.Context, opts ScanOptions) iter.Seq2[resp.
 		}
 		for _, t := range masters {
 			do := func(ctx context.Context, args ...any) (resp.Value, error) {
-				v, _, err := c.route.Do(ctx, &route.Cmd{Args: args}, &route.Call{Addr: t.Addr})
-				return v, err
+				return c.scanOn(ctx, t.Addr, args)
 			}
 			for v, err := range c.scanWith(ctx, do, []any{"SCAN"}, opts) {
 				if !yield(v, err) || err != nil {
@@ -167,6 +168,19 @@ func (c *Client) scanKeys(ctx context.Context, opts ScanOptions) iter.Seq2[resp.
 			}
 		}
 	}
+}
+
+// scanOn sends one SCAN (args) to the master at addr, told to the observer as Do's
+// commands are.
+func (c *Client) scanOn(ctx context.Context, addr string, args []any) (v resp.Value, err error) {
+	var last *conn.Conn
+	if obs := c.obs; obs != nil {
+		var start observe.CommandStart
+		ctx, start = c.startCommand(ctx, obs, args)
+		defer func() { endCommand(ctx, obs, start, last, err) }()
+	}
+	v, last, err = c.route.Do(ctx, &route.Cmd{Args: args}, &route.Call{Addr: addr})
+	return v, err
 }
 
 // scan runs the cursor loop of any SCAN-family command and yields each element.

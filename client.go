@@ -215,14 +215,15 @@ func (c *Client) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	if obs := c.obs; obs != nil {
 		return c.doMultiObserved(ctx, obs, cmds)
 	}
-	return c.route.DoMulti(ctx, cmds, (*batchCommands)(c))
+	res, _, err := c.route.DoMulti(ctx, cmds, (*batchCommands)(c))
+	return res, err
 }
 
 // doMultiObserved is DoMulti between the observer's BatchStart and BatchEnd.
 func (c *Client) doMultiObserved(ctx context.Context, obs observe.Observer, cmds [][]any) ([]Result, error) {
 	ctx, start := startBatch(ctx, obs, observe.Multi, len(cmds))
-	res, err := c.route.DoMulti(ctx, cmds, (*batchCommands)(c))
-	endBatch(ctx, obs, start, c.batchAddr(ctx, err), res, err)
+	res, last, err := c.route.DoMulti(ctx, cmds, (*batchCommands)(c))
+	endBatch(ctx, obs, start, last, res, err)
 	return res, err
 }
 

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/respire/respire/conn"
-	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/pool"
 	"github.com/respire/respire/resp"
@@ -51,17 +50,20 @@ func startBatch(ctx context.Context, obs observe.Observer, kind observe.BatchKin
 }
 
 // endBatch tells obs how the batch start describes ended: res are its commands' results
-// (their error replies are counted), err the batch's error, addr the server that served
-// it ("" for several or none).
-func endBatch(ctx context.Context, obs observe.Observer, start observe.BatchStart, addr string, res []conn.Result, err error) {
+// (their error replies are counted), err the batch's error, last the connection it went
+// on (nil for several servers or none). A batch not sent reached no server, as a
+// command not sent reaches none (endCommand).
+func endBatch(ctx context.Context, obs observe.Observer, start observe.BatchStart, last *conn.Conn, res []conn.Result, err error) {
 	e := observe.BatchEnd{
 		Kind:     start.Kind,
 		Len:      start.Len,
-		Addr:     addr,
 		Start:    start.Start,
 		Duration: time.Since(start.Start),
 		Outcome:  outcomeOf(err),
 		Err:      err,
+	}
+	if last != nil && e.Outcome != observe.NotSent {
+		e.Addr = last.Addr()
 	}
 	for _, r := range res {
 		if isServerError(r.Err) {
@@ -162,18 +164,3 @@ func (c *Client) observedName(args []any) string {
 // upperNames maps command table entries (*command.Info) to their names in upper case,
 // made once per command the client sends, so that naming a command does not allocate.
 var upperNames sync.Map
-
-// batchAddr is the server that served a batch that succeeded, on a router of one
-// server: its shared connection's, which the batch went on. It is "" on a Cluster,
-// where a batch is split by node, and when the batch failed, so that naming the server
-// never dials one.
-func (c *Client) batchAddr(ctx context.Context, err error) string {
-	if err != nil || c.route.RoutesByKey() {
-		return ""
-	}
-	cn, err := c.route.Shared(ctx, route.Any())
-	if err != nil {
-		return ""
-	}
-	return cn.Addr()
-}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/observe"
+	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -38,5 +40,47 @@ func TestObserverScan(t *testing.T) {
 		if e.Name != "SCAN" || e.Addr != srv.Addr() || e.Outcome != observe.OK {
 			t.Errorf("CommandEnd %+v, want SCAN on %s, ok", e, srv.Addr())
 		}
+	}
+}
+
+// On a Cluster, a batch whose keys are all on one node (a hash tag) names that node in
+// BatchEnd.Addr, DoMulti's and a Pipeline's alike; one split across nodes names none.
+func TestObserverClusterBatchAddr(t *testing.T) {
+	cl := clusterserver.Start(t, clusterserver.Config{NoReplicas: true})
+	ctx := clusterTestContext(t)
+	rec := &recorder{}
+	c := clusterClient(t, cl, Options{Observer: rec})
+	const slot = 4242
+	one := [][]any{{"SET", keyIn(slot, "a"), "1"}, {"GET", keyIn(slot, "b")}}
+	spread := [][]any{{"GET", keyIn(0, "obs")}, {"GET", keyIn(cluster.SlotCount-1, "obs")}}
+	owner := cl.MasterOf(t, slot).Addr()
+	pipeline := func(cmds [][]any) ([]Result, error) {
+		p := c.Pipeline()
+		for _, args := range cmds {
+			p.Do(args...)
+		}
+		return p.Exec(ctx)
+	}
+	for _, tc := range []struct {
+		name string
+		run  func(cmds [][]any) ([]Result, error)
+	}{
+		{"multi", func(cmds [][]any) ([]Result, error) { return c.DoMulti(ctx, cmds...) }},
+		{"pipeline", pipeline},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := tc.run(one); err != nil {
+				t.Fatal(err)
+			}
+			if e := rec.lastBatch(t); e.Addr != owner || e.Outcome != observe.OK {
+				t.Errorf("batch on %s alone: BatchEnd %+v", owner, e)
+			}
+			if _, err := tc.run(spread); err != nil {
+				t.Fatal(err)
+			}
+			if e := rec.lastBatch(t); e.Addr != "" || e.Outcome != observe.OK {
+				t.Errorf("batch split across nodes: BatchEnd %+v", e)
+			}
+		})
 	}
 }

@@ -116,27 +116,29 @@ func (p *Pipeline) Len() int { return p.n }
 func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	if obs := p.c.obs; obs != nil && p.n > 0 {
 		ctx, start := startBatch(ctx, obs, observe.Pipeline, p.n)
-		res, err := p.exec(ctx)
-		endBatch(ctx, obs, start, p.c.batchAddr(ctx, err), res, err)
+		res, last, err := p.exec(ctx)
+		endBatch(ctx, obs, start, last, res, err)
 		return res, err
 	}
-	return p.exec(ctx)
+	res, _, err := p.exec(ctx)
+	return res, err
 }
 
-// exec is Exec without the observer.
-func (p *Pipeline) exec(ctx context.Context) ([]Result, error) {
+// exec is Exec without the observer; it also returns the connection the batch went
+// on (nil for several, or none).
+func (p *Pipeline) exec(ctx context.Context) ([]Result, *conn.Conn, error) {
 	plan, later, nLater, n, err := p.plan, p.later, p.nLater, p.n, p.err
 	p.plan, p.later, p.nLater, p.n, p.err = nil, p.later[:0], 0, 0, nil
 	switch {
 	case err != nil:
 		p.plan = plan.Recycle()
-		return nil, err
+		return nil, nil, err
 	case n == 0:
 		p.plan = plan.Recycle()
-		return nil, nil
+		return nil, nil, nil
 	case p.c.closed.Load():
 		p.plan = plan.Recycle()
-		return nil, ErrClosed
+		return nil, nil, ErrClosed
 	}
 	if plan == nil {
 		plan = p.c.route.NewPlan()
@@ -144,12 +146,12 @@ func (p *Pipeline) exec(ctx context.Context) ([]Result, error) {
 	if nLater > 0 {
 		if err := p.c.planLater(ctx, plan, later, nLater, n-nLater); err != nil {
 			p.plan = plan.Recycle()
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	res, err := p.c.route.SendPlan(ctx, plan)
+	res, last, err := p.c.route.SendPlan(ctx, plan)
 	p.plan = plan.Recycle()
-	return res, err
+	return res, last, err
 }
 
 // commandName returns a command's name for an error message. Unlike formatting args[0]

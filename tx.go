@@ -171,11 +171,7 @@ func (tx *Tx) Exec(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	if obs := tx.client.obs; obs != nil && !tx.execed {
 		ctx, start := startBatch(ctx, obs, observe.Transaction, len(cmds))
 		res, err := tx.exec(ctx, cmds)
-		addr := ""
-		if tx.cn != nil {
-			addr = tx.cn.Addr()
-		}
-		endBatch(ctx, obs, start, addr, res, err)
+		endBatch(ctx, obs, start, tx.cn, res, err)
 		return res, err
 	}
 	return tx.exec(ctx, cmds)

@@ -25,14 +25,15 @@ type Commands interface {
 // connection's write buffer, so that a big batch is copied once. The results come in
 // cmds' order; the error is for the batch as a whole, each command's own error reply
 // is in its Result. A command that was redirected or told to try again is retried
-// alone.
-func (r *Router) DoMulti(ctx context.Context, cmds [][]any, cc Commands) ([]conn.Result, error) {
+// alone. The connection it returns is the one the batch went on, for callers that
+// name its server: nil when it went to several servers or to none.
+func (r *Router) DoMulti(ctx context.Context, cmds [][]any, cc Commands) ([]conn.Result, *conn.Conn, error) {
 	if r.cluster != nil {
 		return r.cluster.doMulti(ctx, cmds, cc)
 	}
 	prefix, keys, err := BatchKeys(ctx, cmds, cc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return r.one.doMulti(ctx, prefix, keys, cmds)
 }
@@ -57,7 +58,7 @@ func BatchKeys(ctx context.Context, cmds [][]any, cc Commands) (prefix string, k
 }
 
 // doMulti plans cmds, each checked by cc, and sends the plan.
-func (r *Cluster) doMulti(ctx context.Context, cmds [][]any, cc Commands) ([]conn.Result, error) {
+func (r *Cluster) doMulti(ctx context.Context, cmds [][]any, cc Commands) ([]conn.Result, *conn.Conn, error) {
 	p := newPlan(true)
 	defer p.Release()
 	for i, args := range cmds {
@@ -66,7 +67,7 @@ func (r *Cluster) doMulti(ctx context.Context, cmds [][]any, cc Commands) ([]con
 			err = p.Add(info, o.KeyPrefix, o.Keys, args)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("command %d: %w", i, err)
+			return nil, nil, fmt.Errorf("command %d: %w", i, err)
 		}
 	}
 	return r.doPlan(ctx, p)

@@ -205,7 +205,7 @@ func TestClusterPartlyRunIsOutcomeUnknown(t *testing.T) {
 					return err
 				}
 			}
-			_, err := r.DoPlan(ctx, p)
+			_, _, err := r.DoPlan(ctx, p)
 			return err
 		}},
 		{"fanout", func(ctx context.Context, r *Router) error {

@@ -97,7 +97,7 @@ func TestDialFailureIsNotSent(t *testing.T) {
 					return err
 				}
 			}
-			_, err := r.DoPlan(ctx, p)
+			_, _, err := r.DoPlan(ctx, p)
 			return err
 		}},
 		{"dedicated", func(ctx context.Context, r *Router) error { _, err := r.Dedicated(ctx, Any()); return err }},

@@ -58,8 +58,9 @@ func (o *one) doDedicated(ctx context.Context, cmd *Cmd) (resp.Value, *conn.Conn
 	return v, cn, err
 }
 
-// doEncoded sends n encoded commands as one pipeline on the shared connection.
-func (o *one) doEncoded(ctx context.Context, n int, buf []byte) ([]conn.Result, error) {
+// doEncoded sends n encoded commands as one pipeline on the shared connection, and
+// returns the connection it went on.
+func (o *one) doEncoded(ctx context.Context, n int, buf []byte) ([]conn.Result, *conn.Conn, error) {
 	return o.sendBatch(ctx, func(cn *conn.Conn) ([]conn.Result, error) {
 		return cn.DoEncoded(ctx, n, buf)
 	})

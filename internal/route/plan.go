@@ -159,11 +159,12 @@ func (b *Plan) part(n *clusterNode, last int) int {
 // doPlan sends the batch b: each node's part as one pipeline (the
 // parts concurrently), the results in b's order, and each command that was redirected
 // or told to try again retried alone, in place. A batch for one node, the common case
-// (one key, a hash tag), is sent as it was encoded and its results are the node's.
-func (r *Cluster) doPlan(ctx context.Context, b *Plan) ([]conn.Result, error) {
+// (one key, a hash tag), is sent as it was encoded and its results are the node's;
+// its connection is returned (nil for a batch split by node, or when none was had).
+func (r *Cluster) doPlan(ctx context.Context, b *Plan) ([]conn.Result, *conn.Conn, error) {
 	first, single, err := r.locate(ctx, b)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if single {
 		// Commands without keys go with the others: any master serves them.
@@ -171,16 +172,17 @@ func (r *Cluster) doPlan(ctx context.Context, b *Plan) ([]conn.Result, error) {
 		r.startPart(ctx, &one, b.Len())
 		r.waitPart(ctx, &one, b.Len())
 		if one.err != nil {
-			return nil, one.err
+			return nil, one.cn, one.err
 		}
 		for i := range one.res {
 			r.retryMember(ctx, b, one.res, i, one.cn)
 		}
-		return one.res, nil
+		return one.res, one.cn, nil
 	}
 	b.split(first)
 	r.sendParts(ctx, b)
-	return r.merge(ctx, b)
+	res, err := r.merge(ctx, b)
+	return res, nil, err
 }
 
 // locate finds the node of each command of b (nil for a command without keys) and

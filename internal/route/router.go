@@ -99,15 +99,16 @@ func (r *Router) NewPlan() *Plan {
 // DoPlan sends the pipeline p, split by server where the deployment has several,
 // returns the results in p's order, and releases p. The error is for the batch as a
 // whole; each command's own error reply is in its Result. A command that was
-// redirected or told to try again is retried alone.
-func (r *Router) DoPlan(ctx context.Context, p *Plan) ([]conn.Result, error) {
+// redirected or told to try again is retried alone. The connection it returns is the
+// one the batch went on, as for DoMulti: nil when it went to several servers or none.
+func (r *Router) DoPlan(ctx context.Context, p *Plan) ([]conn.Result, *conn.Conn, error) {
 	defer p.Release()
 	return r.SendPlan(ctx, p)
 }
 
 // SendPlan sends p as DoPlan does but leaves it with the caller, to Release or
 // Recycle.
-func (r *Router) SendPlan(ctx context.Context, p *Plan) ([]conn.Result, error) {
+func (r *Router) SendPlan(ctx context.Context, p *Plan) ([]conn.Result, *conn.Conn, error) {
 	if r.cluster != nil {
 		return r.cluster.doPlan(ctx, p)
 	}

@@ -41,12 +41,12 @@ type learnedCommand struct {
 
 // unresolvedError is the error of a call that needs the key positions of a command
 // the table lacks before COMMAND INFO was asked: Do, DoMulti and transactions then ask
-// and try again; a Pipeline, whose Do takes no context, reports it.
+// and try again; a Pipeline, whose Do takes no context, asks at Exec.
 type unresolvedError struct{ name string }
 
 func (e *unresolvedError) Error() string {
 	return ErrUnknownKeys.Error() + ": " + e.name + " is not in the command table and COMMAND INFO has not been asked yet " +
-		"(Client.Do, DoMulti and transactions ask; run it once with one of those before adding it to a Pipeline)"
+		"(Client.Do, DoMulti, transactions and Pipeline.Exec ask first)"
 }
 
 // Is makes it match ErrUnknownKeys.

@@ -99,12 +99,20 @@ func TestCommandInfoResolution(t *testing.T) {
 		}
 	})
 
+	// A Pipeline's Do cannot ask, having no context: Exec asks, then prefixes it.
 	t.Run("pipeline before resolution", func(t *testing.T) {
+		emu.Reset()
 		c := newClientT(t, Options{Addrs: []string{emu.Addr()}, KeyPrefix: "app:"})
 		withoutCommands(c, "getdel")
-		_, err := c.Pipeline().Do("GETDEL", "k").Exec(ctx)
-		if !errors.Is(err, ErrUnknownKeys) || !strings.Contains(err.Error(), "GETDEL") {
-			t.Fatalf("pipeline: %v", err)
+		res, err := c.Pipeline().Do("SET", "p", "v").Do("GETDEL", "p").Exec(ctx)
+		if err != nil || len(res) != 2 || res[1].Err != nil || text(res[1].Value) != "v" {
+			t.Fatalf("pipeline: %+v, %v", res, err)
+		}
+		if got := srv.Do(t, "EXISTS", "app:p", "p"); got != "0" {
+			t.Fatalf("GETDEL missed the prefixed key: EXISTS = %s", got)
+		}
+		if n := emu.Count("COMMAND INFO"); n != 1 {
+			t.Fatalf("COMMAND INFO sent %d times, want once", n)
 		}
 	})
 

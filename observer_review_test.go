@@ -84,3 +84,4 @@ func TestObserverClusterBatchAddr(t *testing.T) {
 		})
 	}
 }
+

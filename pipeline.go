@@ -19,10 +19,11 @@ import (
 // argument, blocking or connection-state command) makes Exec fail without sending
 // anything. A Pipeline belongs to one goroutine; it can be reused after Exec.
 //
-// On a Cluster, a command the client's command table lacks (a module's) is routed by
-// what COMMAND INFO says of it, which Do, having no context, cannot ask: from the first
-// such command not asked about yet on, the commands are encoded as they come, and Exec
-// asks, then plans them from their encoding.
+// On a Cluster or with a key prefix, a command the client's command table lacks (a
+// module's) is routed and prefixed by what COMMAND INFO says of it, which Do, having
+// no context, cannot ask: from the first such command not asked about yet on, the
+// commands are encoded as they come, and Exec asks, then plans them from their
+// encoding.
 type Pipeline struct {
 	c *Client
 	// plan is the commands, encoded with the key prefix applied and, on a Cluster,
@@ -61,7 +62,7 @@ func (p *Pipeline) Do(args ...any) *Pipeline {
 			err = addToPlan(p.plan, o, info, args)
 		}
 	}
-	if p.nLater > 0 || err != nil && p.c.route.RoutesByKey() && errors.As(err, new(*unresolvedError)) {
+	if p.nLater > 0 || err != nil && errors.As(err, new(*unresolvedError)) {
 		if p.later, err = resp.AppendCommand(p.later, args...); err == nil {
 			p.nLater++
 		}

@@ -409,14 +409,16 @@ func startTracking(ctx context.Context, cn *conn.Conn) error {
 	return nil
 }
 
-// watch flushes the cache when cn is lost.
+// watch flushes the cache when cn is lost or closed. Only a connection that broke is
+// reported lost: one closed here (Client.Close, or installLocked retiring the old
+// master's at a failover) ends with conn.ErrClosed.
 func (t *tracking) watch(cn *conn.Conn) {
 	defer t.wg.Done()
 	defer t.keys.connLost(cn)
 	select {
 	case <-cn.Done():
 		t.cache.Flush()
-		if t.ctx.Err() == nil { // not closed by Client.Close, whose close may win the select
+		if !errors.Is(cn.Err(), conn.ErrClosed) {
 			observeCache(t.obs, observe.CacheTrackingLost, 0, cn.Addr())
 		}
 	case <-t.ctx.Done():

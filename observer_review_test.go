@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/respire/respire/cluster"
+	"github.com/respire/respire/conn"
 	"github.com/respire/respire/observe"
+	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/testserver"
 )
@@ -85,3 +88,43 @@ func TestObserverClusterBatchAddr(t *testing.T) {
 	}
 }
 
+// The tracked connection of a server that stopped being the master, closed on purpose
+// when the new master's is installed (a Sentinel failover), is not reported lost; a
+// tracked connection that breaks is.
+func TestObserverTrackingReplacedIsNotLost(t *testing.T) {
+	oldMaster := testserver.Start(t, testserver.Config{})
+	newMaster := testserver.Start(t, testserver.Config{})
+	rec := &recorder{}
+	c := cachedClientT(t, oldMaster, Options{Observer: rec})
+	ctx := context.Background()
+	cachedText(t, c, time.Hour, "GET", "obs:r")
+	// A push handler keeps the reader on, which finds the connection broken.
+	cn, err := conn.Dial(ctx, newMaster.Addr(), conn.Options{Protocol: 3, PushHandler: func(resp.Value) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := startTracking(ctx, cn); err != nil {
+		t.Fatal(err)
+	}
+	tr := c.tracking
+	tr.mu.Lock()
+	_, err = tr.installLocked(newMaster.Addr(), cn, nil)
+	tr.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if killTracked(t, newMaster) == 0 {
+		t.Fatal("no tracking connection to kill")
+	}
+	eventually(t, "the tracking-lost event of the broken connection", func() bool {
+		_, ok := rec.cacheEvent(observe.CacheTrackingLost)
+		return ok
+	})
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, e := range rec.caches {
+		if e.Kind == observe.CacheTrackingLost && e.Addr != newMaster.Addr() {
+			t.Errorf("CacheTrackingLost %+v for the connection closed on purpose", e)
+		}
+	}
+}

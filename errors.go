@@ -37,8 +37,10 @@ var (
 	// share a slot.
 	ErrCrossSlot = route.ErrCrossSlot
 	// ErrTooManyRedirects is matched by the error for a command that the Cluster
-	// redirected (MOVED, ASK) more times than the client follows; it wraps the last
-	// redirection. The command did not run.
+	// redirected (MOVED, ASK) more times than the client follows, or answered
+	// TRYAGAIN or CLUSTERDOWN (ASK too, for WATCH) more times than it retries; it
+	// wraps the last reply, which errors.As finds as a *resp.ServerError. The command
+	// did not run.
 	ErrTooManyRedirects = route.ErrTooManyRedirects
 	// ErrClusterDown is matched by the error for a command no Cluster node serves: its
 	// slot is not assigned, or no master serves any slot.

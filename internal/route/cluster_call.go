@@ -105,14 +105,16 @@ func (r *Cluster) redirect(ctx context.Context, rd resp.Redirect, err error, cn 
 
 // retryLater is follow for a reply (err, of kind) after which the command is sent
 // again to the slot's owner after a backoff, at most MaxClusterRetries times; it
-// returns nil to go on. A migration waited out ends in ErrTooManyRedirects, never in
-// a bare ASK.
+// returns nil to go on. A budget used up ends in an error matching
+// ErrTooManyRedirects and wrapping the last reply (errors.As finds its
+// *resp.ServerError), for every command and WATCH alike: never a bare TRYAGAIN,
+// CLUSTERDOWN or ASK.
 func (r *Cluster) retryLater(ctx context.Context, kind observe.RedirectKind, err error, slot int, cn *conn.Conn, b *budget) error {
 	if b.tries++; b.tries > MaxClusterRetries {
 		if kind == observe.Ask {
 			return fmt.Errorf("%w: slot %d still migrating after %d retries, the last: %w", ErrTooManyRedirects, slot, MaxClusterRetries, err)
 		}
-		return err
+		return fmt.Errorf("%w: slot %d, %d retries, the last: %w", ErrTooManyRedirects, slot, MaxClusterRetries, err)
 	}
 	r.observeRedirect(kind, slot, cn, "")
 	return sleepCtx(ctx, backoff(b.tries))

@@ -123,8 +123,9 @@ func emptyPools() {
 	runtime.GC()
 }
 
-// TRYAGAIN is retried MaxClusterRetries times after a doubling backoff, then returned:
-// the waits add up to exactly the schedule, in the bubble's time.
+// TRYAGAIN is retried MaxClusterRetries times after a doubling backoff, then returned
+// wrapped in ErrTooManyRedirects, as WATCH's is: the waits add up to exactly the
+// schedule, in the bubble's time.
 func TestClusterTryAgainBackoff(t *testing.T) {
 	handle := func(addr string, args []string) string {
 		if r, ok := clusterTopology(nodeA, args); ok {
@@ -137,8 +138,8 @@ func TestClusterTryAgainBackoff(t *testing.T) {
 		_, _, err := r.Do(ctx, get("k"), &Call{})
 		elapsed := time.Since(start)
 		var se *resp.ServerError
-		if !errors.As(err, &se) || se.Code != "TRYAGAIN" {
-			t.Fatalf("err = %v, want the last TRYAGAIN", err)
+		if !errors.As(err, &se) || se.Code != "TRYAGAIN" || !errors.Is(err, ErrTooManyRedirects) {
+			t.Fatalf("err = %v, want ErrTooManyRedirects wrapping the last TRYAGAIN", err)
 		}
 		if n := nodes.count(nodeA, "GET k"); n != MaxClusterRetries+1 {
 			t.Errorf("GET sent %d times, want %d (one try and every retry)", n, MaxClusterRetries+1)

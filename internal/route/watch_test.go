@@ -37,7 +37,7 @@ func TestClusterWatchFollowsLikeDo(t *testing.T) {
 			reply: func(string, int32, *atomic.Int32) string {
 				return "-TRYAGAIN Multiple keys request during rehashing of slot\r\n"
 			},
-			wantErr: isCode("TRYAGAIN"),
+			wantErr: func(err error) bool { return errors.Is(err, ErrTooManyRedirects) && isCode("TRYAGAIN")(err) },
 			wantA:   MaxClusterRetries + 1, elapsed: retries,
 		},
 		{
@@ -71,6 +71,14 @@ func TestClusterWatchFollowsLikeDo(t *testing.T) {
 				return "+OK\r\n"
 			},
 			wantOn: nodeA, wantA: 2, elapsed: backoff(1), refreshed: true,
+		},
+		{
+			name: "CLUSTERDOWN past its budget",
+			reply: func(string, int32, *atomic.Int32) string {
+				return "-CLUSTERDOWN The cluster is down\r\n"
+			},
+			wantErr: func(err error) bool { return errors.Is(err, ErrTooManyRedirects) && isCode("CLUSTERDOWN")(err) },
+			wantA:   MaxClusterRetries + 1, elapsed: retries, refreshed: true,
 		},
 	}
 	for _, tt := range tests {

@@ -27,10 +27,13 @@ import (
 // schedule (Client.Reauthenticate does it on demand). A provider that fails is asked
 // again after 250 ms, doubling to 5 s, and each failure is reported to the observer
 // (observe.ConnReauth with Err and no Addr); connections keep the credentials they have
-// meanwhile. The schedule waits 5 s for the connections' AUTHs; one still waiting then
+// meanwhile. The schedule waits 5 s for the connections' AUTHs (less when the next
+// renewal is due sooner); one still waiting then
 // (queued behind a blocking command, or a transaction in progress) finishes in the
-// background and is not sent again meanwhile, and a refused one is retried with the
-// same backoff.
+// background and is not sent again meanwhile; if newer credentials came while it
+// waited, it is re-authenticated with them as soon as it ends. A refused connection
+// (even one refused in the background) is retried with the same backoff, alone: the
+// others, and the renewal due at its time, do not wait for it.
 
 const (
 	refreshLeadShare = 10                     // the lead before expiry is the life's tenth...
@@ -64,17 +67,17 @@ type credentialRotation struct {
 	seq       uint64      // asks started
 	refreshAt time.Time   // when cur is due for renewal; zero for never
 	conns     map[authConn]struct{}
-	pruneAt   int                   // the registry size at which dead connections are next dropped
-	inflight  map[authConn]struct{} // connections whose re-authentication is still running
-	closed    bool                  // close has begun: no more re-authentications start
+	pruneAt   int                        // the registry size at which dead connections are next dropped
+	inflight  map[authConn]*reauthFlight // connections being re-authenticated
+	closed    bool                       // close has begun: no more re-authentications start
 
 	// registering is held shared by connections being registered (which re-authenticate
 	// themselves when they were dialled with older credentials) and exclusively by a
 	// rotation taking its list of connections, so that none falls between the two.
 	registering sync.RWMutex
-	rotating    sync.Mutex // one re-authentication pass at a time
 
 	wake    chan struct{}   // the credentials changed outside the schedule: look again
+	late    chan struct{}   // a re-authentication was refused: retry it
 	ctx     context.Context // ends when the client closes
 	cancel  context.CancelFunc
 	loop    sync.WaitGroup // the schedule's goroutine
@@ -91,9 +94,10 @@ func newCredentialRotation(o *Options, obs observe.Observer) *credentialRotation
 		provide:  o.Credentials,
 		obs:      obs,
 		conns:    map[authConn]struct{}{},
-		inflight: map[authConn]struct{}{},
+		inflight: map[authConn]*reauthFlight{},
 		pruneAt:  64,
 		wake:     make(chan struct{}, 1),
+		late:     make(chan struct{}, 1),
 		ctx:      ctx,
 		cancel:   cancel,
 	}
@@ -138,16 +142,27 @@ func (r *credentialRotation) ask(ctx context.Context, notify bool) (Credentials,
 		return cr, err
 	}
 	r.mu.Lock()
-	changed := seq > r.curSeq
-	if changed {
-		r.cur, r.curSeq = cr, seq
-		r.refreshAt = refreshTime(start, cr.ExpiresAt)
+	changed := false
+	if seq > r.curSeq {
+		// Compared by content: every dial asks, and a provider that hands out the
+		// same token again has brought nothing to re-authenticate with or reschedule.
+		r.curSeq = seq
+		if changed = !sameCredentials(cr, r.cur); changed {
+			r.cur = cr
+			r.refreshAt = refreshTime(start, cr.ExpiresAt)
+		}
 	}
 	r.mu.Unlock()
 	if changed && notify {
 		signal(r.wake)
 	}
 	return cr, nil
+}
+
+// sameCredentials reports whether a and b are the same credentials: user, password
+// and expiry.
+func sameCredentials(a, b Credentials) bool {
+	return a.Username == b.Username && a.Password == b.Password && a.ExpiresAt.Equal(b.ExpiresAt)
 }
 
 // refreshTime is when credentials fetched at fetched and ending at expires are due for
@@ -197,28 +212,47 @@ func isDone(ch <-chan struct{}) bool {
 	}
 }
 
-// stale returns the newest credentials and the live connections not authenticated
-// with them and not being re-authenticated already, after waiting for registrations in
-// progress, and counts each as being re-authenticated; false once the rotation is
-// closing.
-func (r *credentialRotation) stale() (Credentials, []authConn, bool) {
+// stale starts a re-authentication with the newest credentials (start) for each live
+// connection not authenticated with them and not being re-authenticated already, and
+// returns them with those already running with the newest (wait: start and those);
+// older counts the connections still being re-authenticated with older credentials
+// (reauthOne wakes a pass for them once their AUTH ends). It waits for registrations
+// in progress, and returns false once the rotation is closing.
+func (r *credentialRotation) stale() (start, wait []*reauthFlight, older int, ok bool) {
 	r.registering.Lock()
 	defer r.registering.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return Credentials{}, nil, false
+		return nil, nil, 0, false
 	}
 	r.pruneLocked()
-	var out []authConn
 	for cn := range r.conns {
-		if _, busy := r.inflight[cn]; !busy && !cn.AuthenticatedWith(r.cur) {
-			out = append(out, cn)
-			r.inflight[cn] = struct{}{}
+		if f, busy := r.inflight[cn]; busy {
+			if sameCredentials(f.cr, r.cur) {
+				wait = append(wait, f)
+			} else {
+				older++
+			}
+			continue
+		}
+		if !cn.AuthenticatedWith(r.cur) {
+			f := &reauthFlight{cn: cn, cr: r.cur, done: make(chan struct{})}
+			r.inflight[cn] = f
+			start = append(start, f)
+			wait = append(wait, f)
 		}
 	}
-	r.reauths.Add(len(out))
-	return r.cur, out, true
+	r.reauths.Add(len(start))
+	return start, wait, older, true
+}
+
+// reauthFlight is one connection's re-authentication in progress.
+type reauthFlight struct {
+	cn   authConn
+	cr   Credentials
+	done chan struct{} // closed when it has ended, with err
+	err  error         // a refusal or failure; nil for none worth retrying
 }
 
 // rotate asks the provider and re-authenticates every connection with what it gives,
@@ -227,12 +261,21 @@ func (r *credentialRotation) rotate(ctx context.Context) error {
 	if err := r.fetch(ctx, true); err != nil {
 		return err
 	}
-	pending, err := r.reauthAll(ctx)
+	pending, older, err := r.reauthAll(ctx)
 	if pending > 0 {
-		err = errors.Join(err, fmt.Errorf("%d connections not re-authenticated yet: %w", pending, context.Cause(ctx)))
+		err = errors.Join(err, fmt.Errorf("%w: %d connections not re-authenticated yet: %w", ErrReauthPending, pending, context.Cause(ctx)))
+	}
+	if older > 0 {
+		err = errors.Join(err, fmt.Errorf("%w: %d connections still re-authenticating with older credentials", ErrReauthPending, older))
 	}
 	return err
 }
+
+// ErrReauthPending is matched by the error of Client.Reauthenticate when some
+// connections were not yet authenticated with the new credentials as it returned:
+// their AUTH waits behind a blocking command or a transaction in progress. They are
+// re-authenticated once it has gone; nothing else is sent on them meanwhile.
+var ErrReauthPending = errors.New("respire: re-authentication still in progress")
 
 // fetch asks the provider for new credentials, reporting a failure; notify is ask's.
 func (r *credentialRotation) fetch(ctx context.Context, notify bool) error {
@@ -249,42 +292,57 @@ func (r *credentialRotation) fetch(ctx context.Context, notify bool) error {
 }
 
 // reauthAll re-authenticates, all at once, every live connection not authenticated
-// with the newest credentials, and waits for them until ctx ends: then those still
-// running (behind a blocking command, say) go on in the background, bounded by the
-// client's life, and are counted in pending, not as failures. A connection that broke
-// meanwhile, or a RESP2 subscription (which the server does not let re-authenticate,
-// and which keeps its credentials until it reconnects), is no failure either.
-func (r *credentialRotation) reauthAll(ctx context.Context) (pending int, err error) {
-	r.rotating.Lock()
-	defer r.rotating.Unlock()
-	cur, conns, ok := r.stale()
+// with the newest credentials, and waits for them, and for those other passes are
+// re-authenticating with the newest, until ctx ends: then those still running (behind
+// a blocking command, say) go on in the background, bounded by the client's life, and
+// are counted in pending, not as failures; older is stale's. No lock is held while it
+// waits, so passes run side by side, each starting connections of its own. A
+// connection that broke meanwhile, or a RESP2 subscription (which the server does not
+// let re-authenticate, and which keeps its credentials until it reconnects), is no
+// failure either.
+func (r *credentialRotation) reauthAll(ctx context.Context) (pending, older int, err error) {
+	start, wait, older, ok := r.stale()
 	if !ok {
-		return 0, ErrClosed
+		return 0, 0, ErrClosed
 	}
-	results := make(chan error, len(conns))
-	for _, cn := range conns {
-		go func() {
-			defer r.reauths.Done()
-			err := cn.Reauth(r.ctx, cur)
-			r.mu.Lock()
-			delete(r.inflight, cn)
-			r.mu.Unlock()
-			if errors.Is(err, conn.ErrReauthPubSub) || isDone(cn.Done()) {
-				err = nil
-			}
-			results <- err
-		}()
+	for _, f := range start {
+		go r.reauthOne(f)
 	}
 	var errs []error
-	for i := range conns {
+	for _, f := range wait {
 		select {
-		case err := <-results:
-			errs = append(errs, err)
+		case <-f.done:
+			errs = append(errs, f.err)
 		case <-ctx.Done():
-			return len(conns) - i, errors.Join(errs...)
+			pending++
 		}
 	}
-	return 0, errors.Join(errs...)
+	return pending, older, errors.Join(errs...)
+}
+
+// reauthOne re-authenticates f's connection with its credentials. When it ends after the credentials
+// changed again (a later pass skipped cn, busy), it wakes the schedule to
+// re-authenticate cn with the newest; a refusal, which the pass that started it may no
+// longer be waiting for, has the schedule retry it.
+func (r *credentialRotation) reauthOne(f *reauthFlight) {
+	defer r.reauths.Done()
+	cn, cr := f.cn, f.cr
+	err := cn.Reauth(r.ctx, cr)
+	if errors.Is(err, conn.ErrReauthPubSub) || isDone(cn.Done()) || r.ctx.Err() != nil {
+		err = nil
+	}
+	f.err = err
+	r.mu.Lock()
+	delete(r.inflight, cn)
+	behind := !r.closed && !sameCredentials(cr, r.cur)
+	r.mu.Unlock()
+	close(f.done)
+	if behind {
+		signal(r.wake)
+	}
+	if err != nil {
+		signal(r.late)
+	}
 }
 
 // start starts the goroutine that renews the credentials on their schedule; close
@@ -310,44 +368,63 @@ func (r *credentialRotation) close() {
 }
 
 // run renews the credentials when due, and re-authenticates the connections when a
-// dial or Reauthenticate brought new ones; after a failure it tries again with a
-// backoff.
+// dial or Reauthenticate brought new ones. After a provider failure it asks again with
+// a backoff; after refusals it re-authenticates the refused connections (the stale
+// ones) with a backoff, while the renewal stays due at its own time.
 func (r *credentialRotation) run() {
 	defer r.loop.Done()
 	var retry time.Duration // the wait before the next attempt after a failure; 0 after a success
-	askAgain := false       // the failure was the provider's
+	askAgain := false       // the failure was the provider's: the retry asks it again
 	for {
-		wait, scheduled := r.untilRefresh()
+		var refresh, again <-chan time.Time
+		var timers []*time.Timer
+		if wait, ok := r.untilRefresh(); ok && !askAgain {
+			t := time.NewTimer(wait)
+			refresh, timers = t.C, append(timers, t)
+		}
 		if retry > 0 {
-			wait, scheduled = retry, true
+			t := time.NewTimer(retry)
+			again, timers = t.C, append(timers, t)
 		}
-		var due <-chan time.Time
-		var timer *time.Timer
-		if scheduled {
-			timer = time.NewTimer(wait)
-			due = timer.C
-		}
-		ask := false
+		ask, pass := false, true
 		select {
 		case <-r.ctx.Done():
-			if timer != nil {
-				timer.Stop()
-			}
-			return
+			pass = false
 		case <-r.wake:
-			if timer != nil {
-				timer.Stop()
+		case <-r.late:
+			// Refused, perhaps after its pass stopped waiting: retried in any case.
+			pass = false
+			retry = max(retry, retryFirst)
+		case <-refresh:
+			ask = true
+		case <-again:
+			select {
+			case <-refresh: // due at the same time: the renewal goes first
+				ask = true
+			default:
+				ask = askAgain
 			}
-		case <-due:
-			ask = retry == 0 || askAgain
+		}
+		for _, t := range timers {
+			t.Stop()
+		}
+		if r.ctx.Err() != nil {
+			return
+		}
+		if !pass {
+			continue
 		}
 		var err error
 		if ask {
 			err = r.fetch(r.ctx, false)
 		}
 		if err == nil {
-			ctx, cancel := context.WithTimeout(r.ctx, reauthWait)
-			_, err = r.reauthAll(ctx)
+			wait := reauthWait
+			if due, ok := r.untilRefresh(); ok {
+				wait = min(wait, due) // the renewal is not held up
+			}
+			ctx, cancel := context.WithTimeout(r.ctx, wait)
+			_, _, err = r.reauthAll(ctx)
 			cancel()
 		}
 		switch {

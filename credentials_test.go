@@ -684,3 +684,169 @@ func TestCredentialRotationSentinel(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCredentialsRefusingConnKeepsRenewal: a connection that keeps refusing the newest
+// credentials is retried alone; the renewal stays due at its time, and the others
+// follow it.
+func TestCredentialsRefusingConnKeepsRenewal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		p := &scriptedProvider{start: start, steps: []providerStep{
+			{user: "tok-1", life: 100 * time.Second},
+			{user: "tok-2", life: 100 * time.Second}, // at 90 s: due at 180 s
+			{user: "tok-3", life: 100 * time.Second}, // at 180 s: due at 270 s
+			{user: "tok-4"},                          // at 270 s
+		}}
+		r := newCredentialRotation(&Options{Credentials: p.provide}, nil)
+		ctx := context.Background()
+		tok1, _ := r.provider()(ctx)
+		bad := newFakeAuthConn(tok1, start) // say, a node whose ACL lacks the new users
+		bad.err = errors.New("WRONGPASS")
+		good := newFakeAuthConn(tok1, start)
+		r.register(ctx, bad)
+		r.register(ctx, good)
+		r.start()
+		defer r.close()
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		if want := []time.Duration{0, 90 * time.Second, 180 * time.Second, 270 * time.Second}; !slices.Equal(p.asked, want) {
+			t.Errorf("provider asked at %v, want %v", p.asked, want)
+		}
+		if got, want := good.log(), []string{"tok-2@1m30s", "tok-3@3m0s", "tok-4@4m30s"}; !slices.Equal(got, want) {
+			t.Errorf("good connection re-authenticated %v, want %v", got, want)
+		}
+		if got := bad.log(); len(got) < 10 || got[1] != "tok-2@1m30.25s" {
+			t.Errorf("refusing connection retried %v, want a retry 250 ms after each refusal, backing off", got)
+		}
+	})
+}
+
+// TestCredentialsReauthenticateKeepsSchedule: a Reauthenticate waiting (without a
+// deadline) for a connection whose AUTH is stuck behind a blocking command holds up
+// neither the schedule nor the other connections.
+func TestCredentialsReauthenticateKeepsSchedule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		p := &scriptedProvider{start: start, steps: []providerStep{
+			{user: "tok-1"},
+			{user: "tok-2", life: 3 * time.Second}, // Reauthenticate at once; due at 2 s
+			{user: "tok-3"},                        // the schedule at 2 s
+		}}
+		r := newCredentialRotation(&Options{Credentials: p.provide}, nil)
+		ctx := context.Background()
+		tok1, _ := r.provider()(ctx)
+		slow := newFakeAuthConn(tok1, start)
+		slow.block = make(chan struct{})
+		quick := newFakeAuthConn(tok1, start)
+		r.register(ctx, slow)
+		r.register(ctx, quick)
+		r.start()
+		defer r.close()
+		rotated := make(chan error, 1)
+		go func() { rotated <- r.rotate(ctx) }() // Client.Reauthenticate(context.Background())
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		// The schedule's own pass waits for slow until the renewal is due (2 s), then
+		// the renewal comes after the schedule's 250 ms floor: before tok-2 ends at 3 s.
+		if got, want := quick.log(), []string{"tok-2@0s", "tok-3@2.25s"}; !slices.Equal(got, want) {
+			t.Errorf("quick connection re-authenticated %v, want %v", got, want)
+		}
+		close(slow.block)
+		if err := <-rotated; err != nil {
+			t.Errorf("Reauthenticate once the slow AUTH went through: %v", err)
+		}
+		synctest.Wait()
+		if got, want := slow.log(), []string{"tok-2@0s", "tok-3@1m0s"}; !slices.Equal(got, want) {
+			t.Errorf("slow connection re-authenticated %v, want %v", got, want)
+		}
+	})
+}
+
+// TestCredentialsSlowConnFollowsLaterRotation: a connection still re-authenticating
+// when newer credentials come is re-authenticated with them once its AUTH ends, and
+// Reauthenticate meanwhile says it is pending.
+func TestCredentialsSlowConnFollowsLaterRotation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		p := &scriptedProvider{start: start, steps: []providerStep{
+			{user: "tok-1", life: 100 * time.Second},
+			{user: "tok-2", life: 100 * time.Second}, // at 90 s
+			{user: "tok-3", life: time.Hour},         // Reauthenticate at 100 s
+		}}
+		r := newCredentialRotation(&Options{Credentials: p.provide}, nil)
+		ctx := context.Background()
+		tok1, _ := r.provider()(ctx)
+		slow := newFakeAuthConn(tok1, start)
+		slow.block = make(chan struct{})
+		quick := newFakeAuthConn(tok1, start)
+		r.register(ctx, slow)
+		r.register(ctx, quick)
+		r.start()
+		defer r.close()
+		time.Sleep(100 * time.Second)
+		if err := r.rotate(ctx); !errors.Is(err, ErrReauthPending) {
+			t.Errorf("Reauthenticate with a connection still on older credentials: %v, want ErrReauthPending", err)
+		}
+		time.Sleep(20 * time.Second)
+		close(slow.block) // the blocking command ahead of tok-2's AUTH returns
+		synctest.Wait()
+		if got, want := slow.log(), []string{"tok-2@1m30s", "tok-3@2m0s"}; !slices.Equal(got, want) {
+			t.Errorf("slow connection re-authenticated %v, want %v", got, want)
+		}
+		if err := r.rotate(ctx); err == nil || errors.Is(err, ErrReauthPending) {
+			// The script is exhausted: the provider fails, nothing is pending.
+			t.Errorf("Reauthenticate after: %v, want the provider's failure only", err)
+		}
+	})
+}
+
+// TestCredentialsLateRefusalRetried: a refusal that comes after its pass stopped
+// waiting is retried, with the same backoff.
+func TestCredentialsLateRefusalRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		p := &scriptedProvider{start: start, steps: []providerStep{
+			{user: "tok-1", life: 100 * time.Second},
+			{user: "tok-2"}, // at 90 s
+		}}
+		r := newCredentialRotation(&Options{Credentials: p.provide}, nil)
+		ctx := context.Background()
+		tok1, _ := r.provider()(ctx)
+		slow := newFakeAuthConn(tok1, start)
+		slow.block = make(chan struct{})
+		slow.err, slow.failOnce = errors.New("WRONGPASS"), true
+		r.register(ctx, slow)
+		r.start()
+		defer r.close()
+		time.Sleep(120 * time.Second)
+		close(slow.block) // refused at 120 s, 25 s after the pass stopped waiting
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if got, want := slow.log(), []string{"tok-2@1m30s", "tok-2@2m0.25s"}; !slices.Equal(got, want) {
+			t.Errorf("slow connection re-authenticated %v, want %v", got, want)
+		}
+	})
+}
+
+// TestCredentialsComparedByContent: a dial given the credentials the rotation has
+// already neither wakes the schedule nor moves the renewal.
+func TestCredentialsComparedByContent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cr := Credentials{Username: "u", Password: "p", ExpiresAt: time.Now().Add(100 * time.Second)}
+		r := newCredentialRotation(&Options{Credentials: func(context.Context) (Credentials, error) { return cr, nil }}, nil)
+		ctx := context.Background()
+		r.provider()(ctx)
+		<-r.wake
+		due := r.refreshAt
+		time.Sleep(50 * time.Second)
+		r.provider()(ctx)
+		if len(r.wake) != 0 || !r.refreshAt.Equal(due) {
+			t.Errorf("the same credentials again: woke %v, renewal moved from %v to %v", len(r.wake) != 0, due, r.refreshAt)
+		}
+		cr.Password = "p2"
+		r.provider()(ctx)
+		if len(r.wake) != 1 {
+			t.Error("new credentials did not wake the schedule")
+		}
+	})
+}

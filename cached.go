@@ -88,10 +88,11 @@ func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (
 	}
 	if obs := c.obs; obs != nil {
 		obs.Cache(observe.Cache{Kind: observe.CacheMiss, Keys: 1})
-		ctx, start := c.startCommand(ctx, obs, args)
-		v, last, err := c.readMiss(ctx, ttl, slot, key, keys, args)
-		endCommand(ctx, obs, start, last, err)
-		return v, err
+		p := c.observeCommand(ctx, obs, args)
+		defer p.end()
+		var v resp.Value
+		v, p.last, p.err = c.readMiss(p.ctx, ttl, slot, key, keys, args)
+		return v, p.err
 	}
 	v, _, err := c.readMiss(ctx, ttl, slot, key, keys, args)
 	return v, err

@@ -171,10 +171,11 @@ func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
 
 // doObserved is Do between the observer's CommandStart and CommandEnd.
 func (c *Client) doObserved(ctx context.Context, obs observe.Observer, args []any) (resp.Value, error) {
-	ctx, start := c.startCommand(ctx, obs, args)
-	v, last, err := c.do(ctx, args)
-	endCommand(ctx, obs, start, last, err)
-	return v, err
+	p := c.observeCommand(ctx, obs, args)
+	defer p.end()
+	var v resp.Value
+	v, p.last, p.err = c.do(p.ctx, args)
+	return v, p.err
 }
 
 // do is Do without the observer; it also returns the connection that produced the
@@ -221,10 +222,10 @@ func (c *Client) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
 
 // doMultiObserved is DoMulti between the observer's BatchStart and BatchEnd.
 func (c *Client) doMultiObserved(ctx context.Context, obs observe.Observer, cmds [][]any) ([]Result, error) {
-	ctx, start := startBatch(ctx, obs, observe.Multi, len(cmds))
-	res, last, err := c.route.DoMulti(ctx, cmds, (*batchCommands)(c))
-	endBatch(ctx, obs, start, last, res, err)
-	return res, err
+	p := observeBatch(ctx, obs, observe.Multi, len(cmds))
+	defer p.end()
+	p.res, p.last, p.err = c.route.DoMulti(p.ctx, cmds, (*batchCommands)(c))
+	return p.res, p.err
 }
 
 // batchCommands is the client as route.Commands: how each command of a batch is sent.
@@ -289,10 +290,11 @@ func (c *Client) DoOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, ar
 // connections.
 func (c *Client) doOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args []any, via func(context.Context, *route.SharedConn) (*conn.Conn, error)) (resp.Value, *conn.Conn, error) {
 	if obs := c.obs; obs != nil {
-		ctx, start := c.startCommand(ctx, obs, args)
-		v, last, err := c.sendOn(ctx, cn, o, args, via)
-		endCommand(ctx, obs, start, last, err)
-		return v, last, err
+		p := c.observeCommand(ctx, obs, args)
+		defer p.end()
+		var v resp.Value
+		v, p.last, p.err = c.sendOn(p.ctx, cn, o, args, via)
+		return v, p.last, p.err
 	}
 	return c.sendOn(ctx, cn, o, args, via)
 }

@@ -42,6 +42,52 @@ func endCommand(ctx context.Context, obs observe.Observer, start observe.Command
 	obs.CommandEnd(ctx, e)
 }
 
+// errPanicked is the error a CommandEnd or BatchEnd carries for a call that panicked
+// on the caller's goroutine before it returned (an observer's, or an argument's
+// method): its outcome is unknown.
+var errPanicked = errors.New("respire: the call panicked before it returned")
+
+// pendingCommand is a command between its CommandStart and CommandEnd: a caller defers
+// end, then sets last and err to what the command returned, so that a panic still ends
+// it, with errPanicked.
+type pendingCommand struct {
+	ctx   context.Context
+	obs   observe.Observer
+	start observe.CommandStart
+	last  *conn.Conn
+	err   error
+}
+
+// observeCommand tells obs a command is about to be sent, as startCommand does, and
+// returns the command to end.
+func (c *Client) observeCommand(ctx context.Context, obs observe.Observer, args []any) pendingCommand {
+	ctx, start := c.startCommand(ctx, obs, args)
+	return pendingCommand{ctx: ctx, obs: obs, start: start, err: errPanicked}
+}
+
+// end tells the observer how the command ended (endCommand).
+func (p *pendingCommand) end() { endCommand(p.ctx, p.obs, p.start, p.last, p.err) }
+
+// pendingBatch is pendingCommand for a batch.
+type pendingBatch struct {
+	ctx   context.Context
+	obs   observe.Observer
+	start observe.BatchStart
+	last  *conn.Conn
+	res   []conn.Result
+	err   error
+}
+
+// observeBatch tells obs a batch is about to be sent, as startBatch does, and returns
+// the batch to end.
+func observeBatch(ctx context.Context, obs observe.Observer, kind observe.BatchKind, n int) pendingBatch {
+	ctx, start := startBatch(ctx, obs, kind, n)
+	return pendingBatch{ctx: ctx, obs: obs, start: start, err: errPanicked}
+}
+
+// end tells the observer how the batch ended (endBatch).
+func (p *pendingBatch) end() { endBatch(p.ctx, p.obs, p.start, p.last, p.res, p.err) }
+
 // startBatch tells obs a batch of n commands is about to be sent, as startCommand does
 // for one command.
 func startBatch(ctx context.Context, obs observe.Observer, kind observe.BatchKind, n int) (context.Context, observe.BatchStart) {

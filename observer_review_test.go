@@ -128,3 +128,120 @@ func TestObserverTrackingReplacedIsNotLost(t *testing.T) {
 		}
 	}
 }
+
+// panicCtx is a context whose Done and Err panic: a call sent with it panics on the
+// caller's goroutine after its start event.
+type panicCtx struct{ context.Context }
+
+func (panicCtx) Done() <-chan struct{} { panic("panicCtx.Done") }
+func (panicCtx) Err() error            { panic("panicCtx.Err") }
+
+// panicking is a recorder whose start events hand back a panicCtx.
+type panicking struct{ *recorder }
+
+func (p panicking) CommandStart(ctx context.Context, e observe.CommandStart) context.Context {
+	return panicCtx{p.recorder.CommandStart(ctx, e)}
+}
+
+func (p panicking) BatchStart(ctx context.Context, e observe.BatchStart) context.Context {
+	return panicCtx{p.recorder.BatchStart(ctx, e)}
+}
+
+// A call that panics on the caller's goroutine after its start event still ends it,
+// with an unknown outcome, on every observed path.
+func TestObserverEndsAfterPanic(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	ctx := context.Background()
+	calls := []struct {
+		name  string
+		batch bool
+		run   func(c *Client)
+	}{
+		{"Do", false, func(c *Client) { c.Do(ctx, "GET", "p:k") }},
+		{"DoCached", false, func(c *Client) { c.DoCached(ctx, time.Minute, "GET", "p:k") }},
+		{"DoOn", false, func(c *Client) {
+			cn, release, err := c.Dedicated(ctx, "p:k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer release(false)
+			c.DoOn(ctx, cn, conn.CallOptions{}, "GET", "p:k")
+		}},
+		{"Tx.Do", false, func(c *Client) {
+			c.Watch(ctx, func(tx *Tx) error { _, err := tx.Do(ctx, "GET", "p:k"); return err }, "p:k")
+		}},
+		{"DoMulti", true, func(c *Client) { c.DoMulti(ctx, []any{"GET", "p:k"}) }},
+		{"Pipeline", true, func(c *Client) { c.Pipeline().Do("GET", "p:k").Exec(ctx) }},
+		{"Tx.Exec", true, func(c *Client) {
+			c.Watch(ctx, func(tx *Tx) error { _, err := tx.Exec(ctx, []any{"GET", "p:k"}); return err }, "p:k")
+		}},
+	}
+	for _, tc := range calls {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recorder{}
+			c := cachedClientT(t, srv, Options{Observer: panicking{rec}})
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Fatal("the call did not panic")
+					}
+				}()
+				tc.run(c)
+			}()
+			var outcome observe.Outcome
+			var err error
+			if tc.batch {
+				e := rec.lastBatch(t)
+				outcome, err = e.Outcome, e.Err
+			} else {
+				e := rec.lastEnd(t)
+				outcome, err = e.Outcome, e.Err
+			}
+			if outcome != observe.Unknown || err != errPanicked {
+				t.Errorf("the end event says %v, %v; want unknown, errPanicked", outcome, err)
+			}
+		})
+	}
+}
+
+// In a transaction, a command or an Exec refused before it was sent is reported as
+// Do reports one, not sent and with no address, whether it was refused by its
+// arguments, its slot or a second Exec.
+func TestObserverTxNotSent(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	rec := &recorder{}
+	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Observer: rec})
+	ctx := context.Background()
+	check := func(t *testing.T, e observe.CommandEnd, err error) {
+		t.Helper()
+		if err == nil || e.Outcome != observe.NotSent || e.Addr != "" || e.Err != err {
+			t.Errorf("end event %+v for %v, want not sent, no address", e, err)
+		}
+	}
+	t.Run("Do", func(t *testing.T) {
+		for _, args := range [][]any{{"SELECT", "1"}, {"SET", "tx:k", struct{}{}}} {
+			var err error
+			c.Watch(ctx, func(tx *Tx) error { _, err = tx.Do(ctx, args...); return nil }, "tx:k")
+			check(t, rec.lastEnd(t), err)
+		}
+	})
+	t.Run("Exec", func(t *testing.T) {
+		var errs []error
+		c.Watch(ctx, func(tx *Tx) error {
+			_, err := tx.Exec(ctx, []any{"SET", "tx:k", struct{}{}})
+			errs = append(errs, err)
+			_, err = tx.Exec(ctx, []any{"SET", "tx:k", "v"})
+			errs = append(errs, err)
+			return nil
+		}, "tx:k")
+		rec.mu.Lock()
+		got := append([]observe.BatchEnd(nil), rec.batches...)
+		rec.mu.Unlock()
+		if len(got) != len(errs) {
+			t.Fatalf("%d BatchEnd events for %d refused Execs", len(got), len(errs))
+		}
+		for i, e := range got {
+			check(t, observe.CommandEnd{Outcome: e.Outcome, Addr: e.Addr, Err: e.Err}, errs[i])
+		}
+	})
+}

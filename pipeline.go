@@ -116,10 +116,10 @@ func (p *Pipeline) Len() int { return p.n }
 // in their Result.
 func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	if obs := p.c.obs; obs != nil && p.n > 0 {
-		ctx, start := startBatch(ctx, obs, observe.Pipeline, p.n)
-		res, last, err := p.exec(ctx)
-		endBatch(ctx, obs, start, last, res, err)
-		return res, err
+		b := observeBatch(ctx, obs, observe.Pipeline, p.n)
+		defer b.end()
+		b.res, b.last, b.err = p.exec(b.ctx)
+		return b.res, b.err
 	}
 	res, _, err := p.exec(ctx)
 	return res, err

@@ -6,9 +6,7 @@ import (
 	"iter"
 	"strings"
 
-	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/route"
-	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 )
 
@@ -172,14 +170,15 @@ func (c *Client) scanKeys(ctx context.Context, opts ScanOptions) iter.Seq2[resp.
 
 // scanOn sends one SCAN (args) to the master at addr, told to the observer as Do's
 // commands are.
-func (c *Client) scanOn(ctx context.Context, addr string, args []any) (v resp.Value, err error) {
-	var last *conn.Conn
+func (c *Client) scanOn(ctx context.Context, addr string, args []any) (resp.Value, error) {
 	if obs := c.obs; obs != nil {
-		var start observe.CommandStart
-		ctx, start = c.startCommand(ctx, obs, args)
-		defer func() { endCommand(ctx, obs, start, last, err) }()
+		p := c.observeCommand(ctx, obs, args)
+		defer p.end()
+		var v resp.Value
+		v, p.last, p.err = c.route.Do(p.ctx, &route.Cmd{Args: args}, &route.Call{Addr: addr})
+		return v, p.err
 	}
-	v, last, err = c.route.Do(ctx, &route.Cmd{Args: args}, &route.Call{Addr: addr})
+	v, _, err := c.route.Do(ctx, &route.Cmd{Args: args}, &route.Call{Addr: addr})
 	return v, err
 }
 

@@ -129,6 +129,19 @@ func (tx *Tx) bind(ctx context.Context, cmds ...[]any) error {
 // are refused. On a Cluster, a slot that moved since the transaction was bound fails
 // it with ErrTxSlotMoved rather than a raw MOVED.
 func (tx *Tx) Do(ctx context.Context, args ...any) (resp.Value, error) {
+	if obs := tx.client.obs; obs != nil {
+		p := tx.client.observeCommand(ctx, obs, args)
+		defer p.end()
+		var v resp.Value
+		v, p.err = tx.do(p.ctx, args)
+		p.last = tx.cn
+		return v, p.err
+	}
+	return tx.do(ctx, args)
+}
+
+// do is Do without the observer.
+func (tx *Tx) do(ctx context.Context, args []any) (resp.Value, error) {
 	var keys [8]int
 	o, _, err := tx.client.callOptionsCtx(ctx, args, keys[:0])
 	if err != nil {
@@ -136,13 +149,6 @@ func (tx *Tx) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	}
 	if err := tx.bind(ctx, args); err != nil {
 		return resp.Value{}, err
-	}
-	if obs := tx.client.obs; obs != nil {
-		ctx, start := tx.client.startCommand(ctx, obs, args)
-		v, err := tx.cn.DoWith(ctx, o, args...)
-		err = slotMoved(err, err)
-		endCommand(ctx, obs, start, tx.cn, err)
-		return v, err
 	}
 	v, err := tx.cn.DoWith(ctx, o, args...)
 	return v, slotMoved(err, err)
@@ -168,11 +174,12 @@ func slotMoved(err, cause error) error {
 // either), matching ErrTxSlotMoved too when it was rejected because the slot moved.
 // Exec can be called once per transaction.
 func (tx *Tx) Exec(ctx context.Context, cmds ...[]any) ([]Result, error) {
-	if obs := tx.client.obs; obs != nil && !tx.execed {
-		ctx, start := startBatch(ctx, obs, observe.Transaction, len(cmds))
-		res, err := tx.exec(ctx, cmds)
-		endBatch(ctx, obs, start, tx.cn, res, err)
-		return res, err
+	if obs := tx.client.obs; obs != nil {
+		p := observeBatch(ctx, obs, observe.Transaction, len(cmds))
+		defer p.end()
+		p.res, p.err = tx.exec(p.ctx, cmds)
+		p.last = tx.cn
+		return p.res, p.err
 	}
 	return tx.exec(ctx, cmds)
 }

@@ -189,7 +189,8 @@ func isServerError(err error) bool {
 
 // observedName is the command's name as events carry it: the command table's, in upper
 // case ("GET", "CLIENT" for CLIENT LIST), or args[0] as given for a command the table
-// lacks.
+// lacks, when it is a string; unknownName for any other ([]byte), since converting it
+// to a string would allocate on every call.
 func (c *Client) observedName(args []any) string {
 	if len(args) == 0 {
 		return ""
@@ -204,8 +205,12 @@ func (c *Client) observedName(args []any) string {
 	if s, ok := args[0].(string); ok {
 		return s // a string is immutable: an observer may keep it
 	}
-	return ""
+	return unknownName
 }
+
+// unknownName is the name events carry for a command the table lacks whose name is
+// not a string (observe.CommandStart.Name).
+const unknownName = "UNKNOWN"
 
 // upperNames maps command table entries (*command.Info) to their names in upper case,
 // made once per command the client sends, so that naming a command does not allocate.

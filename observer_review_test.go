@@ -245,3 +245,23 @@ func TestObserverTxNotSent(t *testing.T) {
 		}
 	})
 }
+
+// A command the table lacks is named by its first argument when that is a string, and
+// UNKNOWN when it is not, which naming it would allocate for.
+func TestObserverUnknownCommandName(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	rec := &recorder{}
+	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Observer: rec})
+	for _, tc := range []struct {
+		name any
+		want string
+	}{
+		{"NoSuchCommand", "NoSuchCommand"},
+		{[]byte("NoSuchCommand"), "UNKNOWN"},
+	} {
+		c.Do(context.Background(), tc.name, "x")
+		if e := rec.lastEnd(t); e.Name != tc.want || e.Outcome != observe.ServerError {
+			t.Errorf("%T name: CommandEnd %s, %v; want %s, server_error", tc.name, e.Name, e.Outcome, tc.want)
+		}
+	}
+}

@@ -129,6 +129,8 @@ func (o Outcome) String() string {
 type CommandStart struct {
 	// Name is the command's name in upper case as the command table knows it ("GET",
 	// "CLIENT"), or its first argument as given for a command the table lacks.
+	// A command the table lacks whose name is not a string (a []byte) is named
+	// "UNKNOWN": copying its bytes into a string would allocate on every such call.
 	Name string
 	// Start is when the client began the call.
 	Start time.Time
@@ -144,6 +146,9 @@ type CommandEnd struct {
 	Duration time.Duration
 	Outcome  Outcome
 	// Err is the error the caller got (nil for OK).
+	// Its text can quote the command's arguments (Redis answers an unknown command
+	// with "unknown command 'X', with args beginning with: ..."), so an exporter must
+	// not record it verbatim.
 	Err error
 }
 
@@ -251,7 +256,9 @@ type Redirect struct {
 	Kind RedirectKind
 	Slot int
 	From string // the node that replied
-	To   string // the node the command goes to next ("" for TRYAGAIN and CLUSTERDOWN)
+	// To is also "" for an ASK that WATCH waits out on the slot's owner instead of
+	// following it.
+	To string // the node the command goes to next ("" for TRYAGAIN and CLUSTERDOWN)
 }
 
 // RedirectKind is the reply that redirected a command.

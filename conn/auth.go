@@ -15,27 +15,39 @@ import (
 // connection's lock: the credentials it last authenticated with, and whether it is
 // inside a transaction, where an AUTH must not go.
 //
-// A transaction is followed from the commands written one request at a time (Do,
-// DoMulti, Send): MULTI opens it, EXEC, DISCARD and RESET close it. While it is open, a
+// A transaction is followed, on a connection dialled with Options.Credentials only
+// (track), from the commands written one request at a time (Do, DoMulti, Send): MULTI
+// opens it, EXEC, DISCARD and RESET close it; a request that opened or closed it and
+// is taken back before it was written (its caller gave up) restores the state it found.
+// While it is open, a
 // re-authentication is kept aside (deferred) and queued right behind the request that
 // closes it, so that it is never queued by the server as part of the caller's
 // transaction and never adds a reply to its EXEC. Payloads sent already encoded
 // (DoEncoded, StartEncoded) are not looked into: a transaction must not be left open
 // across one.
 type authState struct {
+	track   bool        // transactions and authentications are followed (Options.Credentials)
 	current Credentials // the last successful authentication; zero when unknown
 	inTx    bool        // a MULTI was queued and not yet its EXEC, DISCARD or RESET
+	// txCall is the last request that opened or closed a transaction, until it is
+	// written; txPrev is inTx before it, restored if it is taken back.
+	txCall *call
+	txPrev bool
 
 	deferred    *call  // a Reauth waiting for the transaction to end
 	deferredCmd []byte // its encoded AUTH
 	// behind is the request the deferred AUTH was queued after, until they are
 	// written: if that request is taken back (its caller gave up before it was
-	// written), the transaction is still open and the AUTH is deferred again.
+	// written), the transaction is still open and the AUTH fails as not sent.
 	behind, queued *call
 }
 
 // errReauthSuperseded is the cause for a deferred Reauth that a later one replaced.
 var errReauthSuperseded = errors.New("conn: re-authentication superseded by a later one")
+
+// errReauthTakenBack is the cause for a Reauth whose AUTH was queued behind the end of
+// a transaction when that request was taken back before it was written.
+var errReauthTakenBack = errors.New("conn: re-authentication not sent: the transaction's end was taken back")
 
 // errAuthQueued is the cause when AUTH was answered QUEUED: it landed in a transaction
 // the connection did not see open (an encoded payload's).
@@ -48,6 +60,10 @@ var errAuthQueued = errors.New("conn: AUTH was queued in a transaction")
 // transaction opened with MULTI on this connection the AUTH waits until EXEC or
 // DISCARD is queued and goes right behind it, so Reauth then returns only once the
 // transaction has ended (or ctx has).
+//
+// Transactions are followed only on a connection dialled with Options.Credentials (so
+// that others pay nothing for it): on another, a Reauth inside a transaction is queued
+// by the server, and the connection is closed.
 //
 // A RESP2 connection in pub/sub mode cannot be re-authenticated (the server refuses
 // AUTH there): Reauth returns ErrReauthPubSub and sends nothing. A RESP3 subscription
@@ -176,9 +192,9 @@ const (
 	txAuthAny        // AUTH, HELLO: a caller's own authentication, perhaps
 )
 
-// verbOf classifies a command by its name. It is on every command's path, so it is
-// small enough to be inlined and looks at the length first: most commands are
-// rejected by that alone.
+// verbOf classifies a command by its name. It runs on the path of every command of a
+// connection that follows transactions (authState.track), so it looks at the length
+// first: most commands are rejected by that alone.
 func verbOf(args []any) txVerb {
 	if len(args) == 0 {
 		return txNone
@@ -239,9 +255,12 @@ func asciiEqualFold(s, upper string) bool {
 	return true
 }
 
-// followLocked updates the transaction state for a command just encoded.
-func (c *Conn) followLocked(v txVerb) {
+// followLocked updates the transaction state for cl's command just encoded, of verb
+// v; prev is inTx before cl (before its first command, for a batch).
+func (c *Conn) followLocked(cl *call, prev bool, v txVerb) {
 	switch v {
+	case txNone:
+		return
 	case txOpen:
 		c.auth.inTx = true
 	case txClose:
@@ -251,7 +270,9 @@ func (c *Conn) followLocked(v txVerb) {
 		c.auth.current = Credentials{}
 	case txAuthAny:
 		c.auth.current = Credentials{}
+		return
 	}
+	c.auth.txCall, c.auth.txPrev = cl, prev
 }
 
 // releaseDeferredLocked queues a deferred AUTH behind cl, the request just queued,
@@ -270,25 +291,30 @@ func (c *Conn) releaseDeferredLocked(cl *call) {
 	c.auth.queued, c.auth.behind = a, cl
 }
 
-// unqueueDeferredLocked is unqueueLocked's part for the calls of a deferred AUTH. When
-// cl is the request the AUTH was queued behind, the transaction is still open (cl
-// never went), so the AUTH is taken back too and deferred again; when cl is the AUTH,
+// unqueueAuthLocked is unqueueLocked's part for the authentication state. A request
+// that opened or closed a transaction restores the state it found. When cl is the
+// request a deferred AUTH was queued behind, the transaction is still open (cl never
+// went): the AUTH is taken back too and fails as not sent (deferring it again would
+// race with its waiter, whose context may have ended meanwhile); when cl is the AUTH,
 // it is no longer queued.
-func (c *Conn) unqueueDeferredLocked(cl *call) {
+func (c *Conn) unqueueAuthLocked(cl *call) {
+	if cl == c.auth.txCall {
+		c.auth.inTx, c.auth.txCall = c.auth.txPrev, nil
+	}
 	switch cl {
 	case c.auth.queued:
 		c.auth.queued, c.auth.behind = nil, nil
 	case c.auth.behind:
 		a := c.auth.queued
 		c.auth.queued, c.auth.behind = nil, nil
-		c.auth.deferredCmd = append(c.auth.deferredCmd[:0], c.w.buf[a.start:a.end]...)
 		c.unqueueLocked(a)
-		c.auth.inTx = true
-		c.auth.deferred = a
+		a.fail(&CallError{Err: errReauthTakenBack})
+		a.done <- struct{}{} // its waiter takes it (waitDeferred, or wait)
 	}
 }
 
-// writtenDeferredLocked forgets the queued AUTH once its batch is taken for writing.
-func (c *Conn) writtenDeferredLocked() {
-	c.auth.queued, c.auth.behind = nil, nil
+// writtenAuthLocked forgets the queued requests of the authentication state once
+// their batch is taken for writing.
+func (c *Conn) writtenAuthLocked() {
+	c.auth.queued, c.auth.behind, c.auth.txCall = nil, nil, nil
 }

@@ -59,6 +59,21 @@ var (
 	cred2 = Credentials{Username: "u2", Password: "p2"}
 )
 
+// rotating is Options authenticating as cr through a Credentials provider: the
+// connection follows transactions for Reauth.
+func rotating(o Options, cr Credentials) Options {
+	o.Credentials = func(context.Context) (Credentials, error) { return cr, nil }
+	return o
+}
+
+// dialFakeRotating is dialFake with rotating credentials cred1 (RESP3).
+func dialFakeRotating(t *testing.T) (*Conn, *fakeServer) {
+	return dialFake(t, rotating(Options{}, cred1), func(f *fakeServer) {
+		f.Expect("HELLO", "3", "AUTH", "u1", "p1")
+		f.Reply("%4\r\n+server\r\n+redis\r\n+version\r\n+7.0.15\r\n+proto\r\n:3\r\n+id\r\n:42\r\n")
+	})
+}
+
 func whoami(t *testing.T, c *Conn) string {
 	t.Helper()
 	v, err := c.Do(context.Background(), "ACL", "WHOAMI")
@@ -263,7 +278,7 @@ func TestReauthNeverInsideMulti(t *testing.T) {
 	for _, proto := range protocols {
 		for _, tt := range tests {
 			t.Run(fmt.Sprintf("RESP%d/%s", proto, tt.name), func(t *testing.T) {
-				c := dialT(t, srv.Addr(), Options{Protocol: proto, Username: "u1", Password: "p1"})
+				c := dialT(t, srv.Addr(), rotating(Options{Protocol: proto}, cred1))
 				ctx := context.Background()
 				if err := tt.open(ctx, c); err != nil {
 					t.Fatal(err)
@@ -308,7 +323,7 @@ func TestReauthNeverInsideMulti(t *testing.T) {
 
 func TestReauthDeferredGivesUp(t *testing.T) {
 	srv := twoUsers(t)
-	c := dialT(t, srv.Addr(), Options{Username: "u1", Password: "p1"})
+	c := dialT(t, srv.Addr(), rotating(Options{}, cred1))
 	if _, err := c.Do(context.Background(), "MULTI"); err != nil {
 		t.Fatal(err)
 	}
@@ -474,48 +489,33 @@ func TestAllocWithObserver(t *testing.T) {
 }
 
 // TestReauthBehindTakenBackExec: an EXEC given up before it was written leaves the
-// transaction open, so the AUTH that was queued behind it is deferred again, to go
-// behind the next EXEC or DISCARD; the server never sees it inside the transaction.
+// transaction open, so the AUTH that was queued behind it fails as not sent (and is
+// never seen by the server inside the transaction); the connection knows the
+// transaction is still open, and the next Reauth waits for its end.
 func TestReauthBehindTakenBackExec(t *testing.T) {
-	c, f := dialFake(t, Options{}, helloRESP3)
+	c, f := dialFakeRotating(t)
 	ctx := context.Background()
-	do := func(ctx context.Context, args ...any) chan error {
-		ch := make(chan error, 1)
-		go func() { _, err := c.Do(ctx, args...); ch <- err }()
-		return ch
-	}
-	multi := do(ctx, "MULTI")
-	f.Expect("MULTI")
-	f.Reply("+OK\r\n")
-	if err := <-multi; err != nil {
-		t.Fatal(err)
-	}
+	openTx(t, c, f)
 	reauth := make(chan error, 1)
 	go func() { reauth <- c.Reauth(ctx, cred2) }()
-	waitFor(t, "the AUTH to be deferred", func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.auth.deferred != nil
-	})
-	set := do(ctx, "SET", "k", "v")
-	// The writer is now blocked writing SET into the pipe nobody reads yet.
-	waitFor(t, "SET in flight", func() bool { _, n := c.counts(); return n == 1 })
-	cctx, cancel := context.WithCancel(ctx)
-	exec := do(cctx, "EXEC")
-	waitFor(t, "EXEC and the AUTH queued", func() bool { q, _ := c.counts(); return q == 2 })
-	cancel()
-	if err := <-exec; !errors.Is(err, ErrNotSent) {
-		t.Fatalf("cancelled EXEC: %v, want not sent", err)
+	waitDeferredAuth(t, c)
+	set := blockWriter(t, c)
+	cancelQueued(t, c, 0, "EXEC")
+	if err := <-reauth; !errors.Is(err, ErrNotSent) {
+		t.Fatalf("Reauth behind the taken-back EXEC: %v, want not sent", err)
 	}
 	if q, _ := c.counts(); q != 0 {
-		t.Fatalf("%d requests still queued, want none: the AUTH must wait for the transaction again", q)
+		t.Fatalf("%d requests still queued, want none", q)
 	}
 	f.Expect("SET", "k", "v")
 	f.Reply("+QUEUED\r\n")
 	if err := <-set; err != nil {
 		t.Fatal(err)
 	}
-	discard := do(ctx, "DISCARD")
+	go func() { reauth <- c.Reauth(ctx, cred2) }()
+	waitDeferredAuth(t, c)
+	discard := make(chan error, 1)
+	go func() { _, err := c.Do(ctx, "DISCARD"); discard <- err }()
 	f.Expect("DISCARD")
 	f.Expect("AUTH", "u2", "p2")
 	f.Reply("+OK\r\n+OK\r\n")
@@ -524,5 +524,132 @@ func TestReauthBehindTakenBackExec(t *testing.T) {
 	}
 	if err := <-reauth; err != nil || !c.AuthenticatedWith(cred2) {
 		t.Fatalf("Reauth: %v", err)
+	}
+}
+
+// TestReauthBehindTakenBackExecRace: the waiter of an AUTH queued behind an EXEC has
+// its ctx end as the EXEC is taken back, both waking at once; in every interleaving
+// the Reauth returns (not sent, or sent) and nothing panics under the lock.
+func TestReauthBehindTakenBackExecRace(t *testing.T) {
+	for i := 0; i < 50; i++ {
+		c, f := dialFakeRotating(t)
+		ctx := context.Background()
+		openTx(t, c, f)
+		rctx, rcancel := context.WithCancel(ctx)
+		reauth := make(chan error, 1)
+		go func() { reauth <- c.Reauth(rctx, cred2) }()
+		waitDeferredAuth(t, c)
+		set := blockWriter(t, c)
+		ectx, ecancel := context.WithCancel(ctx)
+		exec := make(chan error, 1)
+		go func() { _, err := c.Do(ectx, "EXEC"); exec <- err }()
+		waitFor(t, "EXEC and AUTH queued", func() bool { q, _ := c.counts(); return q == 2 })
+		c.mu.Lock() // both waiters wake while the lock is held, then race for it
+		rcancel()
+		ecancel()
+		time.Sleep(time.Millisecond)
+		c.mu.Unlock()
+		if err := <-exec; !errors.Is(err, ErrNotSent) {
+			t.Fatalf("iteration %d: EXEC %v, want not sent", i, err)
+		}
+		if err := <-reauth; !errors.Is(err, ErrNotSent) {
+			t.Fatalf("iteration %d: Reauth %v, want not sent", i, err)
+		}
+		f.Expect("SET", "k", "v")
+		f.Reply("+QUEUED\r\n")
+		<-set
+		c.mu.Lock()
+		q, inTx, deferred := len(c.w.queued), c.auth.inTx, c.auth.deferred
+		c.mu.Unlock()
+		if q != 0 || !inTx || deferred != nil {
+			t.Fatalf("iteration %d: %d queued, inTx %v, deferred %v; want none, true, none", i, q, inTx, deferred != nil)
+		}
+		c.Close()
+	}
+}
+
+// TestTransactionTakenBack: a MULTI or EXEC taken back before it was written leaves
+// the transaction as it was, so the next Reauth neither goes into an open transaction
+// nor waits for one that never opened.
+func TestTransactionTakenBack(t *testing.T) {
+	tests := []struct {
+		name   string
+		open   bool // a transaction is open before
+		cancel string
+	}{
+		{"EXEC", true, "EXEC"},
+		{"DISCARD", true, "DISCARD"},
+		{"MULTI", false, "MULTI"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, f := dialFakeRotating(t)
+			ctx := context.Background()
+			if tt.open {
+				openTx(t, c, f)
+			}
+			set := blockWriter(t, c)
+			cancelQueued(t, c, 0, tt.cancel)
+			f.Expect("SET", "k", "v")
+			f.Reply("+QUEUED\r\n")
+			if err := <-set; err != nil {
+				t.Fatal(err)
+			}
+			reauth := make(chan error, 1)
+			go func() { reauth <- c.Reauth(ctx, cred2) }()
+			if tt.open {
+				waitDeferredAuth(t, c)
+				return // the server's transaction is open: the AUTH waits for its end
+			}
+			f.Expect("AUTH", "u2", "p2")
+			f.Reply("+OK\r\n")
+			if err := <-reauth; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// openTx sends MULTI on c and answers it.
+func openTx(t *testing.T, c *Conn, f *fakeServer) {
+	t.Helper()
+	multi := make(chan error, 1)
+	go func() { _, err := c.Do(context.Background(), "MULTI"); multi <- err }()
+	f.Expect("MULTI")
+	f.Reply("+OK\r\n")
+	if err := <-multi; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitDeferredAuth(t *testing.T, c *Conn) {
+	t.Helper()
+	waitFor(t, "the AUTH deferred", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.auth.deferred != nil
+	})
+}
+
+// blockWriter has the writer left writing a SET into the pipe nobody reads yet, so
+// that the next requests stay queued; the caller answers it.
+func blockWriter(t *testing.T, c *Conn) chan error {
+	t.Helper()
+	ch := make(chan error, 1)
+	go func() { _, err := c.Do(context.Background(), "SET", "k", "v"); ch <- err }()
+	waitFor(t, "SET in flight", func() bool { _, n := c.counts(); return n == 1 })
+	return ch
+}
+
+// cancelQueued queues args with a context it cancels before the request is written.
+func cancelQueued(t *testing.T, c *Conn, queuedBefore int, args ...any) {
+	t.Helper()
+	cctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan error, 1)
+	go func() { _, err := c.Do(cctx, args...); ch <- err }()
+	waitFor(t, fmt.Sprint(args, " queued"), func() bool { q, _ := c.counts(); return q > queuedBefore })
+	cancel()
+	if err := <-ch; !errors.Is(err, ErrNotSent) {
+		t.Fatalf("cancelled %v: %v, want not sent", args, err)
 	}
 }

@@ -222,6 +222,7 @@ func dial(ctx context.Context, addr string, opts *Options) (*Conn, error) {
 		return nil, fmt.Errorf("conn: dial %s: %w", addr, err)
 	}
 	c := newConn(nc, addr, opts)
+	c.auth.track = opts.Credentials != nil
 	if err := c.handshake(ctx, opts, cr); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("conn: handshake with %s: %w", addr, err)

@@ -53,8 +53,8 @@ func (c *Conn) enqueue(ctx context.Context, cl *call, prefix string, keys []int,
 		return err
 	}
 	c.w.buf = buf
-	if v := verbOf(args); v != txNone {
-		c.followLocked(v)
+	if c.auth.track {
+		c.followLocked(cl, c.auth.inTx, verbOf(args))
 	}
 	c.submitLocked(ctx, cl, start)
 	return nil
@@ -81,8 +81,8 @@ func (c *Conn) enqueueMulti(ctx context.Context, cl *call, prefix string, keys [
 			c.mu.Unlock()
 			return fmt.Errorf("command %d: %w", i, err)
 		}
-		if v := verbOf(args); v != txNone {
-			c.followLocked(v)
+		if c.auth.track {
+			c.followLocked(cl, tx, verbOf(args))
 		}
 	}
 	c.w.buf = buf
@@ -277,7 +277,9 @@ func (c *Conn) takeBatchLocked(me *call) []byte {
 	}
 	clear(c.w.queued)
 	c.w.queued = c.w.queued[:0]
-	c.writtenDeferredLocked()
+	if c.auth.track {
+		c.writtenAuthLocked()
+	}
 	if c.r.inflight.len() > 0 {
 		c.armReadDeadlineLocked(timed)
 		if !c.r.reading {
@@ -439,8 +441,8 @@ func (c *Conn) wait(ctx context.Context, cl *call) error {
 // unqueueLocked removes a call that has not been written, bytes and all, so that it
 // never runs.
 func (c *Conn) unqueueLocked(cl *call) {
-	if c.auth.behind != nil {
-		c.unqueueDeferredLocked(cl)
+	if c.auth.track {
+		c.unqueueAuthLocked(cl)
 	}
 	c.releaseWatchLocked(cl)
 	n := cl.end - cl.start
@@ -665,7 +667,7 @@ func (c *Conn) fatal(err error) {
 	}
 	c.err = err
 	lost := c.obs != nil && c.open && !errors.Is(err, ErrClosed)
-	c.auth.queued, c.auth.behind = nil, nil
+	c.auth.queued, c.auth.behind, c.auth.txCall = nil, nil, nil
 	c.stopWatchingLocked()
 	queued := c.w.queued
 	c.w.queued = nil

@@ -69,15 +69,42 @@ var errAuthQueued = errors.New("conn: AUTH was queued in a transaction")
 // AUTH there): Reauth returns ErrReauthPubSub and sends nothing. A RESP3 subscription
 // connection can. Errors are as Do's; a refusal is the server's error reply (WRONGPASS),
 // after which the connection stays authenticated as before. With Options.Observer set
-// each Reauth is reported (observe.ConnReauth).
+// each Reauth is reported (observe.ConnReauth), with Err for a refusal or a failure,
+// except those where the server refused nothing (ErrReauthPubSub, a closed or broken
+// connection, a cancelled ctx: see reauthReport).
 func (c *Conn) Reauth(ctx context.Context, cr Credentials) error {
 	if c.obs == nil {
 		return c.reauth(ctx, cr)
 	}
 	start := time.Now()
 	err := c.reauth(ctx, cr)
-	c.obs.Conn(observe.Conn{Kind: observe.ConnReauth, Addr: c.ident.addr, Duration: time.Since(start), Err: err})
+	if report, e := c.reauthReport(err); report {
+		c.obs.Conn(observe.Conn{Kind: observe.ConnReauth, Addr: c.ident.addr, Duration: time.Since(start), Err: e})
+	}
 	return err
+}
+
+// reauthReport says whether a Reauth that ended with err is told to the observer, and
+// with what error. A success is, and so is a refusal or a real failure (a timeout, an
+// AUTH landing in a transaction), with its error. The endings where the server refused
+// nothing are not: a RESP2 subscription that cannot be re-authenticated, a connection
+// closed or broken (reported as lost), a Reauth superseded by a later one or taken
+// back with the end of its transaction, or one cancelled by its caller.
+func (c *Conn) reauthReport(err error) (bool, error) {
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrReauthPubSub), errors.Is(err, ErrClosed), errors.Is(err, context.Canceled),
+		errors.Is(err, errReauthSuperseded), errors.Is(err, errReauthTakenBack):
+		return false, nil
+	case errors.Is(err, errAuthQueued):
+		return true, err
+	}
+	var refused *resp.ServerError
+	if errors.As(err, &refused) {
+		return true, err
+	}
+	return c.Err() == nil, err
 }
 
 // AuthenticatedWith reports whether the connection's last successful authentication,

@@ -653,3 +653,45 @@ func cancelQueued(t *testing.T, c *Conn, queuedBefore int, args ...any) {
 		t.Fatalf("cancelled %v: %v, want not sent", args, err)
 	}
 }
+
+// TestReauthEvents: a Reauth is reported with Err for a refusal only; the endings where
+// the server refused nothing are not reported at all.
+func TestReauthEvents(t *testing.T) {
+	srv := twoUsers(t)
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name    string
+		prepare func(c *Conn) context.Context
+		cr      Credentials
+		events  int
+		refused bool
+	}{
+		{"success", func(*Conn) context.Context { return context.Background() }, cred2, 1, false},
+		{"refused", func(*Conn) context.Context { return context.Background() }, Credentials{Username: "u2", Password: "wrong"}, 1, true},
+		{"RESP2 pub/sub", func(c *Conn) context.Context { c.SetPubSubMode(true); return context.Background() }, cred2, 0, false},
+		{"closed", func(c *Conn) context.Context { c.Close(); return context.Background() }, cred2, 0, false},
+		{"cancelled", func(*Conn) context.Context { return cancelled }, cred2, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recorder{}
+			c := dialT(t, srv.Addr(), Options{Protocol: 2, Username: "u1", Password: "p1", Observer: rec})
+			err := c.Reauth(tt.prepare(c), tt.cr)
+			var got []observe.Conn
+			rec.mu.Lock()
+			for _, e := range rec.events {
+				if e.Kind == observe.ConnReauth {
+					got = append(got, e)
+				}
+			}
+			rec.mu.Unlock()
+			if len(got) != tt.events {
+				t.Fatalf("Reauth %v: %d events %+v, want %d", err, len(got), got, tt.events)
+			}
+			if tt.events > 0 && (got[0].Err != nil) != tt.refused {
+				t.Errorf("event Err %v, want refused %v", got[0].Err, tt.refused)
+			}
+		})
+	}
+}

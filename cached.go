@@ -267,10 +267,9 @@ func (s *trackedSource) CatchUp(ctx context.Context) error { return (*conn.Conn)
 // a slot changes hands, since a key read as missing on its old node is not tracked by
 // the new one.
 type tracking struct {
-	route   *route.Router
-	cache   *cache.Cache
-	sharded bool             // one tracked connection per server, not one server at a time
-	obs     observe.Observer // the client's; nil when it has none
+	route *route.Router
+	cache *cache.Cache
+	obs   observe.Observer // the client's; nil when it has none
 
 	mu     sync.Mutex
 	conns  map[string]*conn.Conn // by server address
@@ -297,7 +296,7 @@ func newTracking(r *route.Router, c *cache.Cache) *tracking {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &tracking{
 		ctx: ctx, cancel: cancel,
-		route: r, cache: c, sharded: r.RoutesByKey(),
+		route: r, cache: c,
 		conns: map[string]*conn.Conn{}, dials: map[string]*route.Dialing{}, failed: map[string]dialFailure{},
 	}
 }
@@ -384,13 +383,6 @@ func (t *tracking) installLocked(addr string, cn *conn.Conn, err error) (*conn.C
 		cn.Close()
 		return live, nil
 	}
-	if !t.sharded {
-		// One server at a time: a new address means a failover.
-		for a, old := range t.conns {
-			delete(t.conns, a)
-			old.Close() // its watcher flushes the cache
-		}
-	}
 	t.conns[cn.Addr()] = cn
 	t.wg.Add(1)
 	go t.watch(cn)
@@ -411,8 +403,9 @@ func startTracking(ctx context.Context, cn *conn.Conn) error {
 }
 
 // watch flushes the cache when cn is lost or closed. Only a connection that broke is
-// reported lost: one closed here (Client.Close, or installLocked retiring the old
-// master's at a failover) ends with conn.ErrClosed.
+// reported lost: one closed on purpose (by Client.Close, or by the router, which
+// closes the old master's connections at a Sentinel failover) ends with
+// conn.ErrClosed.
 func (t *tracking) watch(cn *conn.Conn) {
 	defer t.wg.Done()
 	defer t.keys.connLost(cn)

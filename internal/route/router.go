@@ -157,7 +157,9 @@ func (r *Router) Watch(ctx context.Context, t Target, args []any) (*conn.Conn, e
 func (r *Router) Release(cn *conn.Conn, reusable bool) { r.b.release(cn, reusable) }
 
 // Dial opens a new connection for t that the caller owns and closes (subscriptions,
-// tracked connections); adjust changes its options.
+// tracked connections); adjust changes its options. Under Sentinel the router closes
+// it too when its server stops being the master, so that the caller dials the new
+// one: a caller keeping connections by server learns of a failover that way.
 func (r *Router) Dial(ctx context.Context, t Target, adjust func(*conn.Options)) (*conn.Conn, error) {
 	return r.b.dial(ctx, t, adjust)
 }
@@ -188,8 +190,7 @@ func (r *Router) SlotOf(info *command.Info, args []any, prefix string, prefixed 
 
 // RoutesByKey reports whether commands go to different servers by their keys (a
 // Cluster's slots): calls then need every command's key positions before anything is
-// sent, and connections kept per server (tracked ones) are kept for several servers at
-// once, not for one at a time.
+// sent, which the caller works out (COMMAND INFO for a command its table lacks).
 func (r *Router) RoutesByKey() bool { return r.cluster != nil }
 
 // Standalone reports whether the router serves the one server it was given: neither

@@ -695,3 +695,30 @@ func TestReauthEvents(t *testing.T) {
 		})
 	}
 }
+
+// TestPubSubModeErrorToPushHandler: in RESP2 pub/sub mode an error reply to a command
+// sent without a reply (-MOVED to an SSUBSCRIBE) reaches the push handler when no call
+// waits, as the subscription's handler relies on.
+func TestPubSubModeErrorToPushHandler(t *testing.T) {
+	pushes := make(chan resp.Value, 4)
+	c, f := dialFake(t, Options{Protocol: 2, PushHandler: func(v resp.Value) { pushes <- v }}, func(f *fakeServer) {
+		f.Expect("HELLO", "2")
+		f.Reply("*8\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n$5\r\nproto\r\n:2\r\n$2\r\nid\r\n:42\r\n")
+	})
+	c.SetPubSubMode(true)
+	sent := make(chan error, 1)
+	go func() { sent <- c.Send(context.Background(), "SSUBSCRIBE", "ch") }() // the pipe writes as the fake reads
+	f.Expect("SSUBSCRIBE", "ch")
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	f.Reply("-MOVED 1234 127.0.0.1:7001\r\n")
+	select {
+	case v := <-pushes:
+		if !resp.HasCode(v.Err(), "MOVED") {
+			t.Errorf("push handler got %s, want the MOVED error", v)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the MOVED error did not reach the push handler")
+	}
+}

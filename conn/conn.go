@@ -346,8 +346,11 @@ func (c *Conn) Ping(ctx context.Context) error {
 }
 
 // SetPubSubMode switches a RESP2 connection into subscriber mode, where the server's
-// frames are pub/sub messages, not replies: every frame then goes to the push handler.
-// It has no effect on RESP3, where such frames are pushes already.
+// frames are pub/sub messages, not replies: every array frame then goes to the push
+// handler, and so does every other frame (an error reply such as -MOVED to an
+// SSUBSCRIBE) while no call waits. A non-array frame that comes while a call waits is
+// that call's reply (an AUTH queued before the switch). It has no effect on RESP3,
+// where such frames are pushes already.
 func (c *Conn) SetPubSubMode(on bool) {
 	if c.ident.proto == 2 {
 		c.r.pubsub2.Store(on)

@@ -461,8 +461,11 @@ func signal(ch chan struct{}) {
 // connection of the client (shared, dedicated, tracking, subscription) with what it
 // returns, each in order with its traffic and never inside a transaction; the
 // schedule then follows the new credentials' ExpiresAt. It returns once every
-// connection has answered, with the provider's error (matching conn.ErrCredentials)
-// or the connections' errors joined. RESP2 subscriptions, which the server does not
+// connection has answered, or ctx has ended, with the provider's error (matching
+// conn.ErrCredentials) or the connections' errors joined; connections not yet
+// authenticated with the new credentials as it returns (their AUTH still waiting
+// behind a blocking command or a transaction, or behind an older re-authentication)
+// make the error match ErrReauthPending: they follow once their AUTH has gone. RESP2 subscriptions, which the server does not
 // let re-authenticate, keep their credentials until they reconnect. Without
 // Options.Credentials it returns ErrInvalidOptions.
 func (c *Client) Reauthenticate(ctx context.Context) error {

@@ -415,8 +415,10 @@ func (r *credentialRotation) run() {
 			continue
 		}
 		var err error
+		same := false // the provider gave back the credentials already due
 		if ask {
 			err = r.fetch(r.ctx, false)
+			same = err == nil && r.due()
 		}
 		if err == nil {
 			wait := reauthWait
@@ -428,13 +430,41 @@ func (r *credentialRotation) run() {
 			cancel()
 		}
 		switch {
-		case err == nil || r.ctx.Err() != nil:
+		case r.ctx.Err() != nil:
+			retry, askAgain = 0, false
+		case same:
+			// A provider that caches its token hands out the same one until close to
+			// its end: asked again with the backoff, not at every refreshWaitMin.
+			// Never past the token's end, though: halfway to it at most.
+			askAgain = true
+			retry = min(max(2*retry, retryFirst), retryMax, max(r.untilExpiry()/2, refreshWaitMin))
+		case err == nil:
 			retry, askAgain = 0, false
 		default:
 			askAgain = errors.Is(err, conn.ErrCredentials)
 			retry = min(max(2*retry, retryFirst), retryMax)
 		}
 	}
+}
+
+// untilExpiry is the time left before the newest credentials end (negative once they
+// have; large for credentials that do not expire).
+func (r *credentialRotation) untilExpiry() time.Duration {
+	r.mu.Lock()
+	end := r.cur.ExpiresAt
+	r.mu.Unlock()
+	if end.IsZero() {
+		return retryMax * 2
+	}
+	return time.Until(end)
+}
+
+// due reports whether the newest credentials are due for renewal now.
+func (r *credentialRotation) due() bool {
+	r.mu.Lock()
+	at := r.refreshAt
+	r.mu.Unlock()
+	return !at.IsZero() && !time.Now().Before(at)
 }
 
 // untilRefresh is the wait until the newest credentials are due for renewal, and

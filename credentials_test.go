@@ -850,3 +850,50 @@ func TestCredentialsComparedByContent(t *testing.T) {
 		}
 	})
 }
+
+// TestCredentialsSameTokenBacksOff: a provider that caches its token and hands out the
+// same one past its renewal time is asked again with the backoff (250 ms doubling to
+// 5 s), not every 250 ms, but never later than halfway to the token's end, so that the
+// new token it gives at 98 s is in use before the old one ends at 100 s.
+func TestCredentialsSameTokenBacksOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var mu sync.Mutex
+		var asked []time.Duration
+		provide := func(context.Context) (Credentials, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			now := time.Since(start)
+			asked = append(asked, now)
+			if now < 98*time.Second {
+				return Credentials{Username: "tok-1", Password: "p1", ExpiresAt: start.Add(100 * time.Second)}, nil
+			}
+			return Credentials{Username: "tok-2", Password: "p2"}, nil
+		}
+		r := newCredentialRotation(&Options{Credentials: provide}, nil)
+		ctx := context.Background()
+		tok1, err := r.provider()(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		live := newFakeAuthConn(tok1, start)
+		if err := r.register(ctx, live); err != nil {
+			t.Fatal(err)
+		}
+		r.start()
+		defer r.close()
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		// Due at 90 s; the same token at 90, 90.25, 90.75, 91.75, 93.75 (+4 s), 96.875
+		// (+3.125 s, half the 6.25 s left), 98.4375 (half of 3.125 s): the new one.
+		want := []time.Duration{0, 90 * time.Second, 90250 * time.Millisecond, 90750 * time.Millisecond, 91750 * time.Millisecond, 93750 * time.Millisecond, 96875 * time.Millisecond, 98437500 * time.Microsecond}
+		if !slices.Equal(asked, want) {
+			t.Errorf("provider asked at %v, want %v", asked, want)
+		}
+		if got, want := live.log(), []string{"tok-2@1m38.4375s"}; !slices.Equal(got, want) {
+			t.Errorf("connection re-authenticated %v, want %v", got, want)
+		}
+	})
+}

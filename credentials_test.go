@@ -897,3 +897,54 @@ func TestCredentialsSameTokenBacksOff(t *testing.T) {
 		}
 	})
 }
+
+// TestCredentialsSlowDialAuthDoesNotHoldUpRotation: a connection dialled with older
+// credentials re-authenticates itself within its dial's context; while its AUTH waits
+// (behind nothing the rotation controls), a rotation still returns when its own context
+// ends, instead of waiting for that AUTH. Real time, because the regression is a goroutine
+// blocked on a mutex, which a synctest bubble does not count as blocked.
+func TestCredentialsSlowDialAuthDoesNotHoldUpRotation(t *testing.T) {
+	var n atomic.Int32
+	provide := func(context.Context) (Credentials, error) {
+		return Credentials{Username: fmt.Sprintf("tok-%d", n.Add(1)), Password: "p"}, nil
+	}
+	r := newCredentialRotation(&Options{Credentials: provide}, nil)
+	defer r.close()
+	if _, err := r.provider()(context.Background()); err != nil { // tok-1
+		t.Fatal(err)
+	}
+	cn := newFakeAuthConn(Credentials{Username: "tok-0", Password: "p"}, time.Now())
+	block := make(chan struct{})
+	var released atomic.Bool
+	cn.block = block
+	watchdog := time.AfterFunc(20*time.Second, func() { released.Store(true); close(block) })
+	defer func() {
+		if watchdog.Stop() {
+			close(block)
+		}
+	}()
+	registered := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		registered <- r.register(ctx, cn)
+	}()
+	for len(cn.log()) == 0 {
+		time.Sleep(time.Millisecond) // until the registration's AUTH is waiting
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	err := r.rotate(ctx)
+	cancel()
+	if released.Load() {
+		t.Fatal("rotate returned only once the dial's AUTH had ended")
+	}
+	if !errors.Is(err, ErrReauthPending) {
+		t.Errorf("rotate: %v, want ErrReauthPending for the connection still waiting", err)
+	}
+	if watchdog.Stop() {
+		close(block)
+	}
+	if err := <-registered; err != nil {
+		t.Errorf("register: %v", err)
+	}
+}

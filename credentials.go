@@ -71,9 +71,9 @@ type credentialRotation struct {
 	inflight  map[authConn]*reauthFlight // connections being re-authenticated
 	closed    bool                       // close has begun: no more re-authentications start
 
-	// registering is held shared by connections being added to the registry and
-	// exclusively by a rotation taking its list of connections, so that none falls
-	// between the two; never across network I/O.
+	// registering is held shared by connections being registered (which re-authenticate
+	// themselves when they were dialled with older credentials) and exclusively by a
+	// rotation taking its list of connections, so that none falls between the two.
 	registering sync.RWMutex
 
 	wake    chan struct{}   // the credentials changed outside the schedule: look again
@@ -177,13 +177,9 @@ func refreshTime(fetched, expires time.Time) time.Time {
 
 // register adds a connection just dialled; if it was dialled with credentials older
 // than the newest, it is re-authenticated before it is handed out.
-//
-// The connection is in the registry before cur is read, so a rotation that changes the
-// credentials after that finds it; the AUTH itself is sent without a lock held, so that a
-// slow one (within the dial's context) holds up neither a rotation nor other dials. A
-// rotation meanwhile may send its own AUTH too: both go in order on the connection.
 func (r *credentialRotation) register(ctx context.Context, cn authConn) error {
 	r.registering.RLock()
+	defer r.registering.RUnlock()
 	r.mu.Lock()
 	if len(r.conns) >= r.pruneAt {
 		r.pruneLocked()
@@ -192,7 +188,6 @@ func (r *credentialRotation) register(ctx context.Context, cn authConn) error {
 	r.conns[cn] = struct{}{}
 	cur := r.cur
 	r.mu.Unlock()
-	r.registering.RUnlock()
 	if cur.Password == "" || cn.AuthenticatedWith(cur) {
 		return nil
 	}

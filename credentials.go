@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,7 +16,10 @@ import (
 //
 // Every dial asks the provider (conn.Options.Credentials), and every connection the
 // client dials, of every kind (shared, dedicated, tracking, subscription, lock), is
-// registered by the OnConnect hook once its handshake is done. A goroutine owned by
+// registered by the OnConnect hook once its handshake is done (one dialled with
+// credentials older than the newest is re-authenticated there, before it is handed
+// out; a pass that finds it doing so waits for it within the pass's own deadline, not
+// the dial's, and then re-authenticates it if newer ones came). A goroutine owned by
 // the Client asks the provider again before the credentials it last gave expire, and
 // re-authenticates every registered connection still alive and not yet
 // authenticated with the new ones (conn.Conn.Reauth: in order with the connection's
@@ -70,11 +74,6 @@ type credentialRotation struct {
 	pruneAt   int                        // the registry size at which dead connections are next dropped
 	inflight  map[authConn]*reauthFlight // connections being re-authenticated
 	closed    bool                       // close has begun: no more re-authentications start
-
-	// registering is held shared by connections being registered (which re-authenticate
-	// themselves when they were dialled with older credentials) and exclusively by a
-	// rotation taking its list of connections, so that none falls between the two.
-	registering sync.RWMutex
 
 	wake    chan struct{}   // the credentials changed outside the schedule: look again
 	late    chan struct{}   // a re-authentication was refused: retry it
@@ -176,10 +175,12 @@ func refreshTime(fetched, expires time.Time) time.Time {
 }
 
 // register adds a connection just dialled; if it was dialled with credentials older
-// than the newest, it is re-authenticated before it is handed out.
+// than the newest, it is re-authenticated before it is handed out, within the dial's
+// ctx. That AUTH is a flight like a pass's, recorded in the same critical section that
+// adds the connection: a pass finds the connection either authenticated, or in flight
+// (and waits for it within its own ctx, never the dial's), so none falls between the
+// two and none is sent a second AUTH meanwhile.
 func (r *credentialRotation) register(ctx context.Context, cn authConn) error {
-	r.registering.RLock()
-	defer r.registering.RUnlock()
 	r.mu.Lock()
 	if len(r.conns) >= r.pruneAt {
 		r.pruneLocked()
@@ -187,11 +188,18 @@ func (r *credentialRotation) register(ctx context.Context, cn authConn) error {
 	}
 	r.conns[cn] = struct{}{}
 	cur := r.cur
-	r.mu.Unlock()
 	if cur.Password == "" || cn.AuthenticatedWith(cur) {
+		r.mu.Unlock()
 		return nil
 	}
-	return cn.Reauth(ctx, cur)
+	f := &reauthFlight{cn: cn, cr: cur, done: make(chan struct{}), dial: true}
+	r.inflight[cn] = f
+	r.mu.Unlock()
+	err := cn.Reauth(ctx, cur)
+	// The dial returns err and drops the connection: nothing for a pass to report or
+	// retry.
+	r.land(f, nil)
+	return err
 }
 
 // pruneLocked drops the connections that have broken or closed.
@@ -215,23 +223,26 @@ func isDone(ch <-chan struct{}) bool {
 // stale starts a re-authentication with the newest credentials (start) for each live
 // connection not authenticated with them and not being re-authenticated already, and
 // returns them with those already running with the newest (wait: start and those);
-// older counts the connections still being re-authenticated with older credentials
-// (reauthOne wakes a pass for them once their AUTH ends). It waits for registrations
-// in progress, and returns false once the rotation is closing.
-func (r *credentialRotation) stale() (start, wait []*reauthFlight, older int, ok bool) {
-	r.registering.Lock()
-	defer r.registering.Unlock()
+// dialing are the registrations still authenticating with older credentials, whose
+// AUTH is bounded by their dial (the pass waits for them and looks again); older counts
+// the other connections still being re-authenticated with older credentials (reauthOne
+// wakes a pass for them once their AUTH ends). It returns false once the rotation is
+// closing.
+func (r *credentialRotation) stale() (start, wait, dialing []*reauthFlight, older int, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return nil, nil, 0, false
+		return nil, nil, nil, 0, false
 	}
 	r.pruneLocked()
 	for cn := range r.conns {
 		if f, busy := r.inflight[cn]; busy {
-			if sameCredentials(f.cr, r.cur) {
+			switch {
+			case sameCredentials(f.cr, r.cur):
 				wait = append(wait, f)
-			} else {
+			case f.dial:
+				dialing = append(dialing, f)
+			default:
 				older++
 			}
 			continue
@@ -244,7 +255,7 @@ func (r *credentialRotation) stale() (start, wait []*reauthFlight, older int, ok
 		}
 	}
 	r.reauths.Add(len(start))
-	return start, wait, older, true
+	return start, wait, dialing, older, true
 }
 
 // reauthFlight is one connection's re-authentication in progress.
@@ -253,6 +264,7 @@ type reauthFlight struct {
 	cr   Credentials
 	done chan struct{} // closed when it has ended, with err
 	err  error         // a refusal or failure; nil for none worth retrying
+	dial bool          // the registration of a connection being dialled (register)
 }
 
 // rotate asks the provider and re-authenticates every connection with what it gives,
@@ -295,18 +307,38 @@ func (r *credentialRotation) fetch(ctx context.Context, notify bool) error {
 // with the newest credentials, and waits for them, and for those other passes are
 // re-authenticating with the newest, until ctx ends: then those still running (behind
 // a blocking command, say) go on in the background, bounded by the client's life, and
-// are counted in pending, not as failures; older is stale's. No lock is held while it
-// waits, so passes run side by side, each starting connections of its own. A
-// connection that broke meanwhile, or a RESP2 subscription (which the server does not
-// let re-authenticate, and which keeps its credentials until it reconnects), is no
-// failure either.
+// are counted in pending, not as failures; older is stale's. Connections still being
+// dialled with older credentials are waited for first (their AUTH is bounded by the
+// dial) and then looked at again, counted in pending if ctx ends before. No lock is
+// held while it waits, so passes run side by side, each starting connections of its
+// own. A connection that broke meanwhile, or a RESP2 subscription (which the server
+// does not let re-authenticate, and which keeps its credentials until it reconnects),
+// is no failure either.
 func (r *credentialRotation) reauthAll(ctx context.Context) (pending, older int, err error) {
-	start, wait, older, ok := r.stale()
-	if !ok {
-		return 0, 0, ErrClosed
-	}
-	for _, f := range start {
-		go r.reauthOne(f)
+	var wait []*reauthFlight
+	for {
+		start, waitNow, dialing, olderNow, ok := r.stale()
+		if !ok {
+			return 0, 0, ErrClosed
+		}
+		for _, f := range start {
+			go r.reauthOne(f)
+		}
+		for _, f := range waitNow {
+			if !slices.Contains(wait, f) {
+				wait = append(wait, f)
+			}
+		}
+		older = olderNow
+		if len(dialing) == 0 {
+			break
+		}
+		if n := waitAll(ctx, dialing); n > 0 {
+			// Connections still dialling as ctx ended: pending, as those being
+			// re-authenticated with the newest are.
+			pending += n
+			break
+		}
 	}
 	var errs []error
 	for _, f := range wait {
@@ -320,21 +352,37 @@ func (r *credentialRotation) reauthAll(ctx context.Context) (pending, older int,
 	return pending, older, errors.Join(errs...)
 }
 
-// reauthOne re-authenticates f's connection with its credentials. When it ends after the credentials
-// changed again (a later pass skipped cn, busy), it wakes the schedule to
-// re-authenticate cn with the newest; a refusal, which the pass that started it may no
-// longer be waiting for, has the schedule retry it.
+// waitAll waits for every flight to end until ctx ends, and returns how many had not.
+func waitAll(ctx context.Context, flights []*reauthFlight) (left int) {
+	for i, f := range flights {
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return len(flights) - i
+		}
+	}
+	return 0
+}
+
+// reauthOne re-authenticates f's connection with its credentials, for a pass.
 func (r *credentialRotation) reauthOne(f *reauthFlight) {
 	defer r.reauths.Done()
-	cn, cr := f.cn, f.cr
-	err := cn.Reauth(r.ctx, cr)
-	if errors.Is(err, conn.ErrReauthPubSub) || isDone(cn.Done()) || r.ctx.Err() != nil {
+	err := f.cn.Reauth(r.ctx, f.cr)
+	if errors.Is(err, conn.ErrReauthPubSub) || isDone(f.cn.Done()) || r.ctx.Err() != nil {
 		err = nil
 	}
+	r.land(f, err)
+}
+
+// land ends flight f with err. When it ends after the credentials changed again (a
+// later pass skipped the connection, busy), it wakes the schedule to re-authenticate
+// it with the newest; a refusal, which the pass that started it may no longer be
+// waiting for, has the schedule retry it.
+func (r *credentialRotation) land(f *reauthFlight, err error) {
 	f.err = err
 	r.mu.Lock()
-	delete(r.inflight, cn)
-	behind := !r.closed && !sameCredentials(cr, r.cur)
+	delete(r.inflight, f.cn)
+	behind := !r.closed && !sameCredentials(f.cr, r.cur)
 	r.mu.Unlock()
 	close(f.done)
 	if behind {

@@ -800,6 +800,108 @@ func TestCredentialsSlowConnFollowsLaterRotation(t *testing.T) {
 	})
 }
 
+// dialWithOlder sets up a rotation at tok-2 with one connection, quick, and a
+// connection dialled with tok-1 whose registration AUTH (of tok-2) waits until the
+// returned channel is closed; registered has register's result.
+func dialWithOlder(t *testing.T, start time.Time, steps ...providerStep) (r *credentialRotation, quick, slow *fakeAuthConn, unblock chan struct{}, registered chan error) {
+	t.Helper()
+	p := &scriptedProvider{start: start, steps: append([]providerStep{{user: "tok-1"}, {user: "tok-2"}}, steps...)}
+	r = newCredentialRotation(&Options{Credentials: p.provide}, nil)
+	ctx := context.Background()
+	tok1, _ := r.provider()(ctx)
+	quick = newFakeAuthConn(tok1, start)
+	r.register(ctx, quick)
+	r.start()
+	if _, err := r.provider()(ctx); err != nil { // another dial, given tok-2
+		t.Fatal(err)
+	}
+	synctest.Wait()
+	slow = newFakeAuthConn(tok1, start)
+	unblock = make(chan struct{})
+	slow.block = unblock
+	registered = make(chan error, 1)
+	go func() { registered <- r.register(ctx, slow) }()
+	synctest.Wait()
+	return r, quick, slow, unblock, registered
+}
+
+// TestCredentialsSlowDialHoldsUpNoPass: a connection whose registration AUTH is slow
+// (within its dial's timeout) holds up neither a Reauthenticate with a shorter deadline
+// nor other dials' registrations, and follows the newer credentials once it is done.
+func TestCredentialsSlowDialHoldsUpNoPass(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		r, quick, slow, unblock, registered := dialWithOlder(t, start, providerStep{user: "tok-3"})
+		defer r.close()
+		rotated := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			rotated <- r.rotate(ctx)
+		}()
+		synctest.Wait()
+		other := newFakeAuthConn(Credentials{Username: "tok-1", Password: "tok-1-pass"}, start)
+		otherDone := make(chan error, 1)
+		go func() { otherDone <- r.register(context.Background(), other) }()
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		select {
+		case err := <-rotated:
+			if !errors.Is(err, ErrReauthPending) || !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("Reauthenticate with a registration still authenticating: %v, want ErrReauthPending at its deadline", err)
+			}
+		default:
+			t.Error("Reauthenticate with a 1 s deadline still waiting at 2 s for a registration's AUTH")
+		}
+		select {
+		case err := <-otherDone:
+			if err != nil {
+				t.Errorf("another dial's registration: %v", err)
+			}
+		default:
+			t.Error("another dial's registration held up by a slow one")
+		}
+		close(unblock)
+		synctest.Wait()
+		if err := <-registered; err != nil {
+			t.Errorf("the slow registration: %v", err)
+		}
+		if got, want := slow.log(), []string{"tok-2@0s", "tok-3@2s"}; !slices.Equal(got, want) {
+			t.Errorf("slow connection authenticated %v, want %v: tok-3 once its registration is done", got, want)
+		}
+		if got, want := quick.log(), []string{"tok-2@0s", "tok-3@0s"}; !slices.Equal(got, want) {
+			t.Errorf("quick connection re-authenticated %v, want %v", got, want)
+		}
+		if got, want := other.log(), []string{"tok-3@0s"}; !slices.Equal(got, want) {
+			t.Errorf("other connection authenticated %v, want %v", got, want)
+		}
+	})
+}
+
+// TestCredentialsRotationWaitsForDial: a Reauthenticate that finds a connection being
+// registered with older credentials waits for it and re-authenticates it, and returns
+// no error once every connection has the newest.
+func TestCredentialsRotationWaitsForDial(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		r, _, slow, unblock, registered := dialWithOlder(t, start, providerStep{user: "tok-3"})
+		defer r.close()
+		rotated := make(chan error, 1)
+		go func() { rotated <- r.rotate(context.Background()) }()
+		time.Sleep(time.Second)
+		close(unblock)
+		if err := <-rotated; err != nil {
+			t.Errorf("Reauthenticate once the registration is done: %v", err)
+		}
+		if err := <-registered; err != nil {
+			t.Errorf("the slow registration: %v", err)
+		}
+		if got, want := slow.log(), []string{"tok-2@0s", "tok-3@1s"}; !slices.Equal(got, want) {
+			t.Errorf("slow connection authenticated %v, want %v", got, want)
+		}
+	})
+}
+
 // TestCredentialsLateRefusalRetried: a refusal that comes after its pass stopped
 // waiting is retried, with the same backoff.
 func TestCredentialsLateRefusalRetried(t *testing.T) {

@@ -112,7 +112,7 @@ func endBatch(ctx context.Context, obs observe.Observer, start observe.BatchStar
 		e.Addr = last.Addr()
 	}
 	for _, r := range res {
-		if isServerError(r.Err) {
+		if _, ok := resp.AsServerError(r.Err); ok {
 			e.Failed++
 		}
 	}
@@ -128,10 +128,11 @@ func observeCache(obs observe.Observer, kind observe.CacheKind, keys int, addr s
 
 // outcomeOf classes the error a caller got by what it may do next (observe.Outcome).
 func outcomeOf(err error) observe.Outcome {
+	_, reply := resp.AsServerError(err)
 	switch {
 	case err == nil:
 		return observe.OK
-	case isServerError(err), errors.Is(err, ErrTxFailed):
+	case reply, errors.Is(err, ErrTxFailed):
 		// A transaction EXEC refused (a watched key changed) did not run, but the
 		// server refused it, as it refuses a command with an error reply.
 		return observe.ServerError
@@ -171,20 +172,6 @@ var notSentErrors = []error{
 	pool.ErrClosed,
 	context.Canceled,
 	context.DeadlineExceeded,
-}
-
-// isServerError reports whether err is, or wraps, an error reply. An error reply is
-// usually the error itself, which a type assertion finds without the allocation
-// errors.As costs.
-func isServerError(err error) bool {
-	if err == nil {
-		return false
-	}
-	if _, ok := err.(*resp.ServerError); ok {
-		return true
-	}
-	var se *resp.ServerError
-	return errors.As(err, &se)
 }
 
 // observedName is the command's name as events carry it: the command table's, in upper

@@ -25,10 +25,17 @@ const (
 	noSuchClient         = "ERR No such client"
 )
 
-// serverError returns the *ServerError err is or wraps.
-func serverError(err error) (*ServerError, bool) {
+// AsServerError returns the *ServerError err is or wraps, and whether there is one: an
+// error reply, as opposed to a failure of the connection or of the call. It is
+// errors.As for the error type callers ask about after every reply, without the
+// allocation errors.As costs for its target in the common cases: a nil err, and an
+// error reply returned as is rather than wrapped.
+func AsServerError(err error) (*ServerError, bool) {
 	if err == nil {
-		return nil, false // the common case, without the allocation errors.As costs
+		return nil, false
+	}
+	if se, ok := err.(*ServerError); ok {
+		return se, true
 	}
 	var se *ServerError
 	ok := errors.As(err, &se)
@@ -70,7 +77,7 @@ func UnknownCommand(msg string) (name string, ok bool) {
 // for the command name (compared without regard to case), in any server generation's
 // wording (see UnknownCommand). That error proves the command did not run.
 func IsUnknownCommand(err error, name string) bool {
-	se, ok := serverError(err)
+	se, ok := AsServerError(err)
 	if !ok || se.Code != "ERR" {
 		return false
 	}
@@ -119,7 +126,7 @@ func UnknownSubcommand(msg string) (container, sub string, ok bool) {
 // server generation's wording (see UnknownSubcommand). That error proves the command
 // did not run.
 func IsUnknownSubcommand(err error, container, sub string) bool {
-	se, ok := serverError(err)
+	se, ok := AsServerError(err)
 	if !ok || se.Code != "ERR" {
 		return false
 	}
@@ -131,7 +138,7 @@ func IsUnknownSubcommand(err error, container, sub string) bool {
 // the reply of every server generation to an option it does not know (SET … IFEQ before
 // Redis 8.4 and Valkey 8.1): the command did not run.
 func IsSyntaxError(err error) bool {
-	se, ok := serverError(err)
+	se, ok := AsServerError(err)
 	return ok && se.Msg == syntaxError
 }
 
@@ -139,7 +146,7 @@ func IsSyntaxError(err error) bool {
 // a Cluster node to a CLUSTER subcommand ("ERR This instance has cluster support
 // disabled").
 func IsClusterDisabled(err error) bool {
-	se, ok := serverError(err)
+	se, ok := AsServerError(err)
 	return ok && se.Msg == clusterDisabled
 }
 
@@ -152,7 +159,7 @@ func IsNoScript(err error) bool { return HasCode(err, "NOSCRIPT") }
 // IsNoSuchClient reports whether err is, or wraps, CLIENT KILL's "ERR No such client",
 // its reply (in the old single-address form) when the connection is already gone.
 func IsNoSuchClient(err error) bool {
-	se, ok := serverError(err)
+	se, ok := AsServerError(err)
 	return ok && se.Msg == noSuchClient
 }
 

@@ -138,6 +138,46 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// AsServerError finds an error reply however it is wrapped, and nothing else: not a
+// plain error with an error reply's text, not a protocol error.
+func TestAsServerError(t *testing.T) {
+	reply := NewServerError("WRONGTYPE Operation against a key holding the wrong kind of value")
+	for _, tc := range []struct {
+		name string
+		err  error
+		want *ServerError
+	}{
+		{"nil", nil, nil},
+		{"the reply", reply, reply},
+		{"wrapped", fmt.Errorf("respire: command 1: %w", reply), reply},
+		{"joined", errors.Join(errors.New("other"), reply), reply},
+		{"wrapped twice", fmt.Errorf("a: %w", fmt.Errorf("b: %w", reply)), reply},
+		{"the text alone", errors.New(reply.Error()), nil},
+		{"protocol error", &ProtocolError{Reason: "bad"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := AsServerError(tc.err)
+			if got != tc.want || ok != (tc.want != nil) {
+				t.Errorf("AsServerError = %v, %v; want %v, %v", got, ok, tc.want, tc.want != nil)
+			}
+		})
+	}
+}
+
+// AsServerError costs nothing for nil and for an unwrapped reply, the errors it is
+// asked about after nearly every command.
+func TestAsServerErrorAllocs(t *testing.T) {
+	reply := error(NewServerError("ERR x"))
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{{"nil", nil}, {"the reply", reply}} {
+		if n := testing.AllocsPerRun(100, func() { AsServerError(tc.err) }); n != 0 {
+			t.Errorf("AsServerError(%s): %v allocations, want 0", tc.name, n)
+		}
+	}
+}
+
 // The unknown-command forms of each generation, rendered as the servers render them
 // for any name and arguments, parse back to the name.
 func TestUnknownCommandForms(t *testing.T) {

@@ -17,11 +17,8 @@ import (
 // NeedsRetry reports whether a command's error is one the Cluster routing handles: a
 // redirection, TRYAGAIN or CLUSTERDOWN.
 func NeedsRetry(err error) bool {
-	if err == nil {
-		return false
-	}
-	var se *resp.ServerError
-	if !errors.As(err, &se) {
+	se, ok := resp.AsServerError(err)
+	if !ok {
 		return false
 	}
 	switch se.Code {
@@ -198,9 +195,9 @@ func (r *Cluster) redirected(ctx context.Context, cmd *Cmd, c *Call, t Target, c
 	reached := cn != nil
 	for {
 		var next step
-		var se *resp.ServerError
+		se, reply := resp.AsServerError(err)
 		switch {
-		case errors.As(err, &se):
+		case reply:
 			var stop error
 			if next, stop = r.follow(ctx, se, err, t.Slot, cn, &b); stop != nil {
 				if c.hold && cn != nil && NeedsRetry(err) {

@@ -338,10 +338,10 @@ func (r *sentinelRouter) close() error {
 // broken connection, suggests that it moved; MASTERDOWN from a replica that it lost
 // its master. Either way the Monitor looks again.
 func (r *sentinelRouter) observe(ctx context.Context, err error) {
-	var se *resp.ServerError
+	se, reply := resp.AsServerError(err)
 	var ce *conn.CallError
 	switch {
-	case errors.As(err, &se):
+	case reply:
 		switch se.Code {
 		case "READONLY", "LOADING", "MASTERDOWN":
 			r.recheck()

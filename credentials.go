@@ -73,7 +73,11 @@ type credentialRotation struct {
 	conns     map[authConn]struct{}
 	pruneAt   int                        // the registry size at which dead connections are next dropped
 	inflight  map[authConn]*reauthFlight // connections being re-authenticated
-	closed    bool                       // close has begun: no more re-authentications start
+	// dials are the dials in progress, by the sequence number of their ask: the Done
+	// channel of the dial's context, which conn.Dial ends as it returns.
+	dials      map[uint64]<-chan struct{}
+	dialsPrune int  // the size of dials at which ended dials are next dropped
+	closed     bool // close has begun: no more re-authentications start
 
 	wake    chan struct{}   // the credentials changed outside the schedule: look again
 	late    chan struct{}   // a re-authentication was refused: retry it
@@ -90,15 +94,17 @@ func newCredentialRotation(o *Options, obs observe.Observer) *credentialRotation
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &credentialRotation{
-		provide:  o.Credentials,
-		obs:      obs,
-		conns:    map[authConn]struct{}{},
-		inflight: map[authConn]*reauthFlight{},
-		pruneAt:  64,
-		wake:     make(chan struct{}, 1),
-		late:     make(chan struct{}, 1),
-		ctx:      ctx,
-		cancel:   cancel,
+		provide:    o.Credentials,
+		obs:        obs,
+		conns:      map[authConn]struct{}{},
+		inflight:   map[authConn]*reauthFlight{},
+		pruneAt:    64,
+		dials:      map[uint64]<-chan struct{}{},
+		dialsPrune: 64,
+		wake:       make(chan struct{}, 1),
+		late:       make(chan struct{}, 1),
+		ctx:        ctx,
+		cancel:     cancel,
 	}
 }
 
@@ -108,7 +114,7 @@ func (r *credentialRotation) provider() func(context.Context) (Credentials, erro
 	if r == nil {
 		return nil
 	}
-	return func(ctx context.Context) (Credentials, error) { return r.ask(ctx, true) }
+	return func(ctx context.Context) (Credentials, error) { return r.ask(ctx, true, true) }
 }
 
 // hook is the conn.Options.OnConnect of the client's dials: user's hook, then the
@@ -129,11 +135,23 @@ func (r *credentialRotation) hook(user func(context.Context, *conn.Conn) error) 
 
 // ask asks the provider and keeps what it gives if no later ask has given something
 // already; with notify, new credentials wake the schedule, to re-authenticate the
-// connections and follow their expiry.
-func (r *credentialRotation) ask(ctx context.Context, notify bool) (Credentials, error) {
+// connections and follow their expiry. A dial's ask records the dial as in progress
+// until its ctx ends (as conn.Dial returns), for rotate.
+func (r *credentialRotation) ask(ctx context.Context, notify, dial bool) (Credentials, error) {
 	r.mu.Lock()
 	r.seq++
 	seq := r.seq
+	if done := ctx.Done(); dial && done != nil {
+		if len(r.dials) >= r.dialsPrune {
+			for s, d := range r.dials {
+				if isDone(d) {
+					delete(r.dials, s)
+				}
+			}
+			r.dialsPrune = max(2*len(r.dials), 64)
+		}
+		r.dials[seq] = done
+	}
 	r.mu.Unlock()
 	start := time.Now()
 	cr, err := r.provide(ctx)
@@ -268,12 +286,17 @@ type reauthFlight struct {
 }
 
 // rotate asks the provider and re-authenticates every connection with what it gives,
-// waiting for them until ctx ends.
+// waiting for them until ctx ends. Connections being dialled as it starts, perhaps with
+// the credentials it replaces, are waited for too: each either registers before the
+// pass (which takes it) or after the new credentials came (and re-authenticates itself
+// with them before its dial returns).
 func (r *credentialRotation) rotate(ctx context.Context) error {
+	dialing := r.dialsInProgress()
 	if err := r.fetch(ctx, true); err != nil {
 		return err
 	}
 	pending, older, err := r.reauthAll(ctx)
+	pending += waitDone(ctx, dialing)
 	if pending > 0 {
 		err = errors.Join(err, fmt.Errorf("%w: %d connections not re-authenticated yet: %w", ErrReauthPending, pending, context.Cause(ctx)))
 	}
@@ -281,6 +304,34 @@ func (r *credentialRotation) rotate(ctx context.Context) error {
 		err = errors.Join(err, fmt.Errorf("%w: %d connections still re-authenticating with older credentials", ErrReauthPending, older))
 	}
 	return err
+}
+
+// dialsInProgress returns the Done channels of the dials in progress.
+func (r *credentialRotation) dialsInProgress() []<-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []<-chan struct{}
+	for seq, done := range r.dials {
+		if isDone(done) {
+			delete(r.dials, seq)
+			continue
+		}
+		out = append(out, done)
+	}
+	return out
+}
+
+// waitDone waits for every channel to close until ctx ends, and returns how many had
+// not.
+func waitDone(ctx context.Context, chans []<-chan struct{}) (left int) {
+	for i, ch := range chans {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return len(chans) - i
+		}
+	}
+	return 0
 }
 
 // ErrReauthPending is matched by the error of Client.Reauthenticate when some
@@ -293,7 +344,7 @@ var ErrReauthPending = errors.New("respire: re-authentication still in progress"
 func (r *credentialRotation) fetch(ctx context.Context, notify bool) error {
 	ctx, cancel := context.WithTimeout(ctx, providerTimeout)
 	defer cancel()
-	if _, err := r.ask(ctx, notify); err != nil {
+	if _, err := r.ask(ctx, notify, false); err != nil {
 		err = fmt.Errorf("%w: %w", conn.ErrCredentials, err)
 		if r.obs != nil {
 			r.obs.Conn(observe.Conn{Kind: observe.ConnReauth, Err: err})
@@ -354,14 +405,11 @@ func (r *credentialRotation) reauthAll(ctx context.Context) (pending, older int,
 
 // waitAll waits for every flight to end until ctx ends, and returns how many had not.
 func waitAll(ctx context.Context, flights []*reauthFlight) (left int) {
+	done := make([]<-chan struct{}, len(flights))
 	for i, f := range flights {
-		select {
-		case <-f.done:
-		case <-ctx.Done():
-			return len(flights) - i
-		}
+		done[i] = f.done
 	}
-	return 0
+	return waitDone(ctx, done)
 }
 
 // reauthOne re-authenticates f's connection with its credentials, for a pass.
@@ -539,13 +587,16 @@ func signal(ch chan struct{}) {
 // connection of the client (shared, dedicated, tracking, subscription) with what it
 // returns, each in order with its traffic and never inside a transaction; the
 // schedule then follows the new credentials' ExpiresAt. It returns once every
-// connection has answered, or ctx has ended, with the provider's error (matching
-// conn.ErrCredentials) or the connections' errors joined; connections not yet
-// authenticated with the new credentials as it returns (their AUTH still waiting
-// behind a blocking command or a transaction, or behind an older re-authentication)
-// make the error match ErrReauthPending: they follow once their AUTH has gone. RESP2 subscriptions, which the server does not
-// let re-authenticate, keep their credentials until they reconnect. Without
-// Options.Credentials it returns ErrInvalidOptions.
+// connection has answered, and every dial in progress as it began has ended (each
+// such connection is authenticated with the new credentials before it is handed out),
+// or ctx has ended, with the provider's error (matching conn.ErrCredentials) or the
+// connections' errors joined. Connections not yet authenticated with the new
+// credentials as it returns (their AUTH still waiting behind a blocking command or a
+// transaction, or behind an older re-authentication, or their dial not yet done) make
+// the error match ErrReauthPending: they follow once their AUTH has gone. RESP2
+// subscriptions, which the server does not let re-authenticate, keep their
+// credentials until they reconnect. Without Options.Credentials it returns
+// ErrInvalidOptions.
 func (c *Client) Reauthenticate(ctx context.Context) error {
 	if c.creds == nil {
 		return fmt.Errorf("%w: Reauthenticate without Options.Credentials", ErrInvalidOptions)

@@ -902,6 +902,57 @@ func TestCredentialsRotationWaitsForDial(t *testing.T) {
 	})
 }
 
+// TestCredentialsRotationWaitsForDialsInProgress: a Reauthenticate waits for the dials
+// in progress as it began (one may register after its pass, with the credentials it
+// replaces), within its own deadline: past it, such a dial is pending.
+func TestCredentialsRotationWaitsForDialsInProgress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		p := &scriptedProvider{start: start, steps: []providerStep{
+			{user: "tok-1"}, {user: "tok-1"}, // a connection, then a dial in progress
+			{user: "tok-2"},                  // Reauthenticate
+			{user: "tok-2"}, {user: "tok-3"}, // another dial, another Reauthenticate
+		}}
+		r := newCredentialRotation(&Options{Credentials: p.provide}, nil)
+		tok1, _ := r.provider()(context.Background())
+		r.register(context.Background(), newFakeAuthConn(tok1, start))
+		r.start()
+		defer r.close()
+
+		dialCtx, dialEnd := context.WithCancel(context.Background())
+		dialTok, _ := r.provider()(dialCtx)
+		rotated := make(chan error, 1)
+		go func() { rotated <- r.rotate(context.Background()) }()
+		synctest.Wait()
+		select {
+		case err := <-rotated:
+			t.Fatalf("Reauthenticate returned (%v) with a dial of the old credentials still in progress", err)
+		default:
+		}
+		time.Sleep(time.Second)
+		late := newFakeAuthConn(dialTok, start)
+		if err := r.register(dialCtx, late); err != nil {
+			t.Fatal(err)
+		}
+		dialEnd()
+		if err := <-rotated; err != nil {
+			t.Errorf("Reauthenticate once the dial ended: %v", err)
+		}
+		if got, want := late.log(), []string{"tok-2@1s"}; !slices.Equal(got, want) {
+			t.Errorf("the dialled connection authenticated %v, want %v", got, want)
+		}
+
+		dialCtx, dialEnd = context.WithCancel(context.Background())
+		defer dialEnd()
+		r.provider()(dialCtx)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if err := r.rotate(ctx); !errors.Is(err, ErrReauthPending) {
+			t.Errorf("Reauthenticate with a dial still in progress at its deadline: %v, want ErrReauthPending", err)
+		}
+	})
+}
+
 // TestCredentialsLateRefusalRetried: a refusal that comes after its pass stopped
 // waiting is retried, with the same backoff.
 func TestCredentialsLateRefusalRetried(t *testing.T) {

@@ -16,30 +16,33 @@ import (
 // inside a transaction, where an AUTH must not go.
 //
 // A transaction is followed, on a connection dialled with Options.Credentials only
-// (track), from the commands written one request at a time (Do, DoMulti, Send): MULTI
-// opens it, EXEC, DISCARD and RESET close it; a request that opened or closed it and
-// is taken back before it was written (its caller gave up) restores the state it found.
-// While it is open, a
-// re-authentication is kept aside (deferred) and queued right behind the request that
-// closes it, so that it is never queued by the server as part of the caller's
+// (track), from the commands written one request at a time that expect replies (Do,
+// DoMulti): MULTI opens it, EXEC, DISCARD and RESET close it. Each request records
+// what it does to the transaction (call.tx); the state is replayed through the
+// requests still written or queued whenever one of them turns out not to do it: a
+// request taken back before it was written (its caller gave up), whatever the order
+// of several taken back, and a MULTI the server refused. While a transaction is open,
+// a re-authentication is kept aside (deferred) and queued as soon as it ends: right
+// behind the request that closes it, or at once when the request that opened it is
+// taken back or refused. So it is never queued by the server as part of the caller's
 // transaction and never adds a reply to its EXEC. Payloads sent already encoded
 // (DoEncoded, StartEncoded) are not looked into: a transaction must not be left open
 // across one.
 type authState struct {
 	track   bool        // transactions and authentications are followed (Options.Credentials)
 	current Credentials // the last successful authentication; zero when unknown
-	inTx    bool        // a MULTI was queued and not yet its EXEC, DISCARD or RESET
-	// txCall is the last request that opened or closed a transaction, until it is
-	// written; txPrev is inTx before it, restored if it is taken back.
-	txCall *call
-	txPrev bool
+	// inTx: the requests queued so far leave a transaction open, as a request queued
+	// now finds it. replied: those answered so far do. The effects of the requests
+	// written and queued in between lead from replied to inTx.
+	inTx    bool
+	replied bool
 
 	deferred    *call  // a Reauth waiting for the transaction to end
 	deferredCmd []byte // its encoded AUTH
-	// behind is the request the deferred AUTH was queued after, until they are
-	// written: if that request is taken back (its caller gave up before it was
-	// written), the transaction is still open and the AUTH fails as not sent.
-	behind, queued *call
+	// queued is the deferred AUTH once queued, until it is written: if a request
+	// before it is taken back so that it would land inside the transaction, it is
+	// taken back too and fails as not sent.
+	queued *call
 }
 
 // errReauthSuperseded is the cause for a deferred Reauth that a later one replaced.
@@ -282,32 +285,62 @@ func asciiEqualFold(s, upper string) bool {
 	return true
 }
 
-// followLocked updates the transaction state for cl's command just encoded, of verb
-// v; prev is inTx before cl (before its first command, for a batch).
-func (c *Conn) followLocked(cl *call, prev bool, v txVerb) {
+// txEffect is what a request does to the transaction state of its connection.
+type txEffect uint8
+
+const (
+	txKeeps  txEffect = iota // leaves it as it found it
+	txOpens                  // leaves a transaction open: its last transaction command is MULTI
+	txCloses                 // leaves none open: its last is EXEC, DISCARD or RESET
+)
+
+// after is the transaction state behind a request of effect e that found inTx.
+func (e txEffect) after(inTx bool) bool {
+	switch e {
+	case txOpens:
+		return true
+	case txCloses:
+		return false
+	}
+	return inTx
+}
+
+// followLocked records on cl, for its command just encoded, of verb v, what it does to
+// the transaction; a caller's own AUTH, HELLO or RESET makes the authentication
+// unknown. A request that expects no reply (Send) is not followed: a transaction
+// command's reply would break the connection anyway.
+func (c *Conn) followLocked(cl *call, v txVerb) {
 	switch v {
 	case txNone:
 		return
-	case txOpen:
-		c.auth.inTx = true
-	case txClose:
-		c.auth.inTx = false
-	case txReset:
-		c.auth.inTx = false
-		c.auth.current = Credentials{}
 	case txAuthAny:
 		c.auth.current = Credentials{}
 		return
+	case txReset:
+		c.auth.current = Credentials{}
 	}
-	c.auth.txCall, c.auth.txPrev = cl, prev
-}
-
-// releaseDeferredLocked queues a deferred AUTH behind cl, the request just queued,
-// once the transaction has ended.
-func (c *Conn) releaseDeferredLocked(cl *call) {
-	if c.auth.inTx {
+	if cl.want == 0 {
 		return
 	}
+	if v == txOpen {
+		cl.tx = txOpens
+	} else {
+		cl.tx = txCloses
+	}
+}
+
+// queuedAuthLocked is submitLocked's part for the authentication state, once cl is
+// queued: the transaction state moves on by cl's effect, and a deferred AUTH whose
+// transaction has ended is queued right behind cl.
+func (c *Conn) queuedAuthLocked(cl *call) {
+	c.auth.inTx = cl.tx.after(c.auth.inTx)
+	if c.auth.deferred != nil && !c.auth.inTx {
+		c.releaseDeferredLocked()
+	}
+}
+
+// releaseDeferredLocked queues the deferred AUTH at the end of the queue.
+func (c *Conn) releaseDeferredLocked() {
 	a := c.auth.deferred
 	c.auth.deferred = nil
 	a.start = len(c.w.buf)
@@ -315,33 +348,52 @@ func (c *Conn) releaseDeferredLocked(cl *call) {
 	a.end = len(c.w.buf)
 	clear(c.auth.deferredCmd)
 	c.w.queued = append(c.w.queued, a)
-	c.auth.queued, c.auth.behind = a, cl
+	c.auth.queued = a
 }
 
-// unqueueAuthLocked is unqueueLocked's part for the authentication state. A request
-// that opened or closed a transaction restores the state it found. When cl is the
-// request a deferred AUTH was queued behind, the transaction is still open (cl never
-// went): the AUTH is taken back too and fails as not sent (deferring it again would
-// race with its waiter, whose context may have ended meanwhile); when cl is the AUTH,
-// it is no longer queued.
-func (c *Conn) unqueueAuthLocked(cl *call) {
-	if cl == c.auth.txCall {
-		c.auth.inTx, c.auth.txCall = c.auth.txPrev, nil
+// replayTxLocked recomputes the transaction state from replied through the effects of
+// the requests written and queued since, after one of them turned out not to have the
+// effect it was counted with. A queued AUTH that would now land inside a transaction
+// is taken back and fails as not sent (deferring it again would race with its waiter,
+// whose context may have ended meanwhile).
+func (c *Conn) replayTxLocked() {
+	inTx := c.auth.replied
+	c.r.inflight.each(func(cl *call) { inTx = cl.tx.after(inTx) })
+	authInTx := false
+	for _, cl := range c.w.queued {
+		if cl == c.auth.queued {
+			authInTx = inTx
+		}
+		inTx = cl.tx.after(inTx)
 	}
-	switch cl {
-	case c.auth.queued:
-		c.auth.queued, c.auth.behind = nil, nil
-	case c.auth.behind:
+	c.auth.inTx = inTx
+	if authInTx {
 		a := c.auth.queued
-		c.auth.queued, c.auth.behind = nil, nil
 		c.unqueueLocked(a)
 		a.fail(&CallError{Err: errReauthTakenBack})
 		a.done <- struct{}{} // its waiter takes it (waitDeferred, or wait)
 	}
 }
 
-// writtenAuthLocked forgets the queued requests of the authentication state once
-// their batch is taken for writing.
+// unqueueAuthLocked is unqueueLocked's part for the authentication state, once cl is
+// out of the queue. When cl is the queued AUTH, it is no longer queued; when cl would
+// have opened or closed a transaction, the state is replayed without it.
+func (c *Conn) unqueueAuthLocked(cl *call) {
+	switch {
+	case cl == c.auth.queued:
+		c.auth.queued = nil
+	case cl.tx != txKeeps:
+		c.replayTxLocked()
+	}
+}
+
+// repliedAuthLocked moves the answered transaction state on by cl's effect, cl being
+// a request that opened or closed a transaction and has all its replies.
+func (c *Conn) repliedAuthLocked(cl *call) {
+	c.auth.replied = cl.tx.after(c.auth.replied)
+}
+
+// writtenAuthLocked forgets the queued AUTH once its batch is taken for writing.
 func (c *Conn) writtenAuthLocked() {
-	c.auth.queued, c.auth.behind, c.auth.txCall = nil, nil, nil
+	c.auth.queued = nil
 }

@@ -514,8 +514,15 @@ func TestReauthBehindTakenBackExec(t *testing.T) {
 	}
 	go func() { reauth <- c.Reauth(ctx, cred2) }()
 	waitDeferredAuth(t, c)
+	discardThenAuth(t, c, f, reauth)
+}
+
+// discardThenAuth ends the open transaction with DISCARD and checks that the deferred
+// Reauth to cred2, whose result comes on reauth, goes right behind it.
+func discardThenAuth(t *testing.T, c *Conn, f *fakeServer, reauth chan error) {
+	t.Helper()
 	discard := make(chan error, 1)
-	go func() { _, err := c.Do(ctx, "DISCARD"); discard <- err }()
+	go func() { _, err := c.Do(context.Background(), "DISCARD"); discard <- err }()
 	f.Expect("DISCARD")
 	f.Expect("AUTH", "u2", "p2")
 	f.Reply("+OK\r\n+OK\r\n")
@@ -644,13 +651,29 @@ func blockWriter(t *testing.T, c *Conn) chan error {
 // cancelQueued queues args with a context it cancels before the request is written.
 func cancelQueued(t *testing.T, c *Conn, queuedBefore int, args ...any) {
 	t.Helper()
+	queueCancellable(t, c, queuedBefore, fmt.Sprint(args...), doer(args...))()
+}
+
+// doer is a request that sends args with Do.
+func doer(args ...any) func(ctx context.Context, c *Conn) error {
+	return func(ctx context.Context, c *Conn) error { _, err := c.Do(ctx, args...); return err }
+}
+
+// queueCancellable has send queue a request on c from a goroutine of its own, with a
+// context that the returned function cancels while the request is still queued (the
+// writer being held, see blockWriter); that function then checks it was not sent.
+func queueCancellable(t *testing.T, c *Conn, queuedBefore int, what string, send func(context.Context, *Conn) error) (takeBack func()) {
+	t.Helper()
 	cctx, cancel := context.WithCancel(context.Background())
 	ch := make(chan error, 1)
-	go func() { _, err := c.Do(cctx, args...); ch <- err }()
-	waitFor(t, fmt.Sprint(args, " queued"), func() bool { q, _ := c.counts(); return q > queuedBefore })
-	cancel()
-	if err := <-ch; !errors.Is(err, ErrNotSent) {
-		t.Fatalf("cancelled %v: %v, want not sent", args, err)
+	go func() { ch <- send(cctx, c) }()
+	waitFor(t, what+" queued", func() bool { q, _ := c.counts(); return q > queuedBefore })
+	return func() {
+		t.Helper()
+		cancel()
+		if err := <-ch; !errors.Is(err, ErrNotSent) {
+			t.Fatalf("cancelled %s: %v, want not sent", what, err)
+		}
 	}
 }
 

@@ -36,6 +36,7 @@ type call struct {
 	results    []Result      // the results of a batch (want > 1, or multi set)
 	multi      bool          // collect into results even when want == 1
 	err        error         // a transport error, set with stateReplied
+	tx         txEffect      // what it does to a transaction, on a connection that follows them (auth.go)
 	done       chan struct{} // gets one token when the call reaches stateReplied
 	// gen counts the call's recyclings, so a Pending copied before its Wait knows the
 	// call is no longer its own.
@@ -58,6 +59,7 @@ func putCall(cl *call) {
 	cl.readsSelf, cl.othersRead = false, false
 	cl.watched, cl.watchHeld, cl.ctxEnded = false, false, false
 	cl.multi = false
+	cl.tx = txKeeps
 	cl.reply = resp.Value{}
 	cl.results = nil
 	cl.err = nil

@@ -54,7 +54,7 @@ func (c *Conn) enqueue(ctx context.Context, cl *call, prefix string, keys []int,
 	}
 	c.w.buf = buf
 	if c.auth.track {
-		c.followLocked(cl, c.auth.inTx, verbOf(args))
+		c.followLocked(cl, verbOf(args))
 	}
 	c.submitLocked(ctx, cl, start)
 	return nil
@@ -68,7 +68,6 @@ func (c *Conn) enqueueMulti(ctx context.Context, cl *call, prefix string, keys [
 	}
 	start := len(c.w.buf)
 	buf := c.w.buf
-	tx := c.auth.inTx
 	for i, args := range cmds {
 		var k []int
 		if keys != nil {
@@ -77,12 +76,11 @@ func (c *Conn) enqueueMulti(ctx context.Context, cl *call, prefix string, keys [
 		var err error
 		if buf, err = resp.AppendCommandPrefixed(buf, prefix, k, args...); err != nil {
 			c.w.buf = buf[:start]
-			c.auth.inTx = tx
 			c.mu.Unlock()
 			return fmt.Errorf("command %d: %w", i, err)
 		}
 		if c.auth.track {
-			c.followLocked(cl, tx, verbOf(args))
+			c.followLocked(cl, verbOf(args))
 		}
 	}
 	c.w.buf = buf
@@ -157,8 +155,8 @@ func (c *Conn) submitLocked(ctx context.Context, cl *call, start int) {
 		c.watchCallLocked(ctx, cl)
 	}
 	c.w.queued = append(c.w.queued, cl)
-	if c.auth.deferred != nil {
-		c.releaseDeferredLocked(cl)
+	if c.auth.track {
+		c.queuedAuthLocked(cl)
 	}
 	if c.w.writing {
 		c.mu.Unlock() // the writer at work takes cl with its next batch
@@ -441,9 +439,6 @@ func (c *Conn) wait(ctx context.Context, cl *call) error {
 // unqueueLocked removes a call that has not been written, bytes and all, so that it
 // never runs.
 func (c *Conn) unqueueLocked(cl *call) {
-	if c.auth.track {
-		c.unqueueAuthLocked(cl)
-	}
 	c.releaseWatchLocked(cl)
 	n := cl.end - cl.start
 	c.w.buf = append(c.w.buf[:cl.start], c.w.buf[cl.end:]...)
@@ -457,6 +452,9 @@ func (c *Conn) unqueueLocked(cl *call) {
 		}
 	}
 	c.w.queued = append(c.w.queued[:idx], c.w.queued[idx+1:]...)
+	if c.auth.track {
+		c.unqueueAuthLocked(cl)
+	}
 }
 
 // armReadDeadlineLocked sets the read deadline for what is now in flight: a reply is due
@@ -616,6 +614,9 @@ func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {
 		return false, nil
 	}
 	c.r.inflight.pop()
+	if cl.tx != txKeeps {
+		c.repliedAuthLocked(cl)
+	}
 	c.releaseWatchLocked(cl)
 	if cl.noTimeout {
 		c.r.blockingInflight--
@@ -667,7 +668,7 @@ func (c *Conn) fatal(err error) {
 	}
 	c.err = err
 	lost := c.obs != nil && c.open && !errors.Is(err, ErrClosed)
-	c.auth.queued, c.auth.behind, c.auth.txCall = nil, nil, nil
+	c.auth.queued = nil
 	c.stopWatchingLocked()
 	queued := c.w.queued
 	c.w.queued = nil

@@ -168,8 +168,6 @@ func (e *entry) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) 
 	if err == nil {
 		n, err = v.Int()
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	switch {
 	case conn.WasWritten(err):
 		e.lose(ctx, lock.ErrOwnershipUncertain)
@@ -180,20 +178,36 @@ func (e *entry) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) 
 	case n != 1:
 		e.lose(ctx, lock.ErrLeaseLost)
 		return false, nil
-	}
-	if e.state != entryHeld {
+	case !e.renewed(start.Add(d)):
 		return false, nil // released meanwhile
 	}
-	e.expiresAt = start.Add(d)
 	report(ctx, e.obs, observe.LockRenewed, time.Time{}, nil)
 	return true, nil
 }
 
-// lose records that the entry can no longer be trusted, and reports the loss with
-// cause if it was held; e.mu is held.
+// renewed records the expiry of a successful renewal, unless the entry stopped being
+// held meanwhile, and reports whether it recorded it.
+func (e *entry) renewed(expiresAt time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.state != entryHeld {
+		return false
+	}
+	e.expiresAt = expiresAt
+	return true
+}
+
+// lose records that the entry can no longer be trusted and, if it was held, reports the
+// loss with cause: once, since only one call finds it held. The event is sent with e.mu
+// unlocked, as every event is, so that an observer may call back into the entry.
 func (e *entry) lose(ctx context.Context, cause error) {
-	if e.state == entryHeld {
+	e.mu.Lock()
+	held := e.state == entryHeld
+	if held {
 		e.state = entryLost
+	}
+	e.mu.Unlock()
+	if held {
 		report(ctx, e.obs, observe.LockLost, e.acquiredAt, cause)
 	}
 }
@@ -203,15 +217,25 @@ func (e *entry) lose(ctx context.Context, cause error) {
 // handle. A release that failed (not sent, or its reply lost) can be called again: the
 // delete only ever removes this handle's own entry.
 func (e *entry) Release(ctx context.Context) (lock.ReleaseOutcome, error) {
+	ran, outcome, err := e.releaseInTurn(ctx)
+	if ran {
+		// Reported once the turn is given back: an observer may release the entry too.
+		reportRelease(ctx, e.obs, outcome, e.acquiredAt, err)
+	}
+	return outcome, err
+}
+
+// releaseInTurn waits for the release turn and runs release; ran is false when ctx
+// ended first.
+func (e *entry) releaseInTurn(ctx context.Context) (ran bool, _ lock.ReleaseOutcome, _ error) {
 	select {
 	case e.releasing <- struct{}{}:
 	case <-ctx.Done():
-		return 0, context.Cause(ctx)
+		return false, 0, context.Cause(ctx)
 	}
 	defer func() { <-e.releasing }()
 	outcome, err := e.release(ctx)
-	reportRelease(ctx, e.obs, outcome, e.acquiredAt, err)
-	return outcome, err
+	return true, outcome, err
 }
 
 // release is Release once the caller has its turn.

@@ -14,6 +14,13 @@ import (
 // read/write locks' and Redlocks' leases, which are not lock.Locks, are reported here
 // at the equivalent points. Every helper checks for an observer before it reads the
 // clock or builds an event.
+//
+// No event is sent with a handle's mutex held or inside its release turn: the state
+// change is decided under them (so a loss is reported once, by the call that found the
+// lease held) and reported after, as package lock does. An observer that calls back
+// into the handle (reads its state, releases it) or is slow then neither deadlocks nor
+// stalls the handle's other callers. Each call reports its events in the order they
+// happened; the events of calls racing on one handle come in the order they are sent.
 
 // began returns the start of an acquisition's Wait: now with an observer, else zero.
 func began(obs observe.Observer) time.Time {

@@ -15,17 +15,30 @@ import (
 	"github.com/respire/respire/test/testserver"
 )
 
-// recorder is an observer that keeps the lock events it is told of.
+// recorder is an observer that keeps the lock events it is told of, and calls its hook,
+// if set, with each of them.
 type recorder struct {
 	observe.Base
 	mu    sync.Mutex
 	locks []observe.Lock
+	hook  func(observe.Lock)
 }
 
 func (r *recorder) Lock(_ context.Context, e observe.Lock) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.locks = append(r.locks, e)
+	hook := r.hook
+	r.mu.Unlock()
+	if hook != nil {
+		hook(e)
+	}
+}
+
+// onLock makes every later event call hook, as well as being kept.
+func (r *recorder) onLock(hook func(observe.Lock)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.hook = hook
 }
 
 // take returns the events so far and forgets them.

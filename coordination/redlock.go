@@ -405,12 +405,9 @@ func (rl *Redlock) ResetExpiry(ctx context.Context, d time.Duration) (bool, erro
 	}
 	margin := rl.g.driftMargin(d)
 	if votes >= rl.g.quorum && end.Before(prevEnd) && redlockValidity(d, end.Sub(start), margin) > 0 {
-		rl.mu.Lock()
-		defer rl.mu.Unlock()
-		if rl.validUntil.IsZero() {
+		if !rl.renewed(start.Add(d - margin)) {
 			return false, nil // released meanwhile
 		}
-		rl.validUntil = start.Add(d - margin)
 		report(ctx, rl.g.obs, observe.LockRenewed, time.Time{}, nil)
 		return true, nil
 	}
@@ -425,6 +422,19 @@ func (rl *Redlock) ResetExpiry(ctx context.Context, d time.Duration) (bool, erro
 		rl.lose(ctx, lock.ErrLeaseLost)
 	}
 	return false, nil
+}
+
+// renewed moves the validity to validUntil, unless the handle stopped owning
+// meanwhile, and reports whether it did. Its event is the caller's to send, with rl.mu
+// unlocked, so that an observer may call back into the handle.
+func (rl *Redlock) renewed(validUntil time.Time) bool {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if rl.validUntil.IsZero() {
+		return false
+	}
+	rl.validUntil = validUntil
+	return true
 }
 
 // disown makes the handle stop reporting ownership, and reports whether it owned.
@@ -451,23 +461,33 @@ func (rl *Redlock) lose(ctx context.Context, cause error) {
 // sends only to the servers still unconfirmed; what it cannot reach ends at the TTL.
 func (rl *Redlock) Release(ctx context.Context) (bool, error) {
 	rl.disown()
+	ran, ok, outcome, err := rl.releaseInTurn(ctx)
+	if ran {
+		// Reported once the turn is given back: an observer may release the lease too.
+		reportRelease(ctx, rl.g.obs, outcome, rl.start, err)
+	}
+	return ok, err
+}
+
+// releaseInTurn waits for the release turn and runs release; ran is false when ctx
+// ended first.
+func (rl *Redlock) releaseInTurn(ctx context.Context) (ran, ok bool, outcome lock.ReleaseOutcome, err error) {
 	select {
 	case rl.releasing <- struct{}{}:
 	case <-ctx.Done():
-		return false, context.Cause(ctx)
+		return false, false, 0, context.Cause(ctx)
 	}
 	defer func() { <-rl.releasing }()
 	already := !slices.Contains(rl.unconfirmed(), true)
 	ok, deleted, err := rl.release(ctx)
-	outcome := lock.NotOwned // expired, or never taken
+	outcome = lock.NotOwned // expired, or never taken
 	switch {
 	case already:
 		outcome = lock.AlreadyReleased
 	case deleted > 0:
 		outcome = lock.Released
 	}
-	reportRelease(ctx, rl.g.obs, outcome, rl.start, err)
-	return ok, err
+	return true, ok, outcome, err
 }
 
 // unconfirmed returns which servers have not confirmed the token gone.

@@ -355,7 +355,8 @@ func (c *Conn) releaseDeferredLocked() {
 // the requests written and queued since, after one of them turned out not to have the
 // effect it was counted with. A queued AUTH that would now land inside a transaction
 // is taken back and fails as not sent (deferring it again would race with its waiter,
-// whose context may have ended meanwhile).
+// whose context may have ended meanwhile); a deferred AUTH whose transaction is gone
+// is queued at once, not behind whatever request comes next.
 func (c *Conn) replayTxLocked() {
 	inTx := c.auth.replied
 	c.r.inflight.each(func(cl *call) { inTx = cl.tx.after(inTx) })
@@ -372,6 +373,14 @@ func (c *Conn) replayTxLocked() {
 		c.unqueueLocked(a)
 		a.fail(&CallError{Err: errReauthTakenBack})
 		a.done <- struct{}{} // its waiter takes it (waitDeferred, or wait)
+	}
+	if c.auth.deferred != nil && !inTx {
+		c.releaseDeferredLocked()
+		if !c.w.writing {
+			// Queued outside submitLocked: the writer goroutine takes the role.
+			c.w.writing = true
+			signal(c.w.wake)
+		}
 	}
 }
 

@@ -63,3 +63,40 @@ func TestTransactionTakenBackInAnyOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestReauthDeferredBehindTakenBackMulti: a Reauth deferred behind a MULTI that is then
+// taken back before it was written goes at once, without waiting for another command.
+func TestReauthDeferredBehindTakenBackMulti(t *testing.T) {
+	tests := []struct {
+		name string
+		send func(context.Context, *Conn) error
+	}{
+		{"Do MULTI", doer("MULTI")},
+		{"DoMulti MULTI SET", func(ctx context.Context, c *Conn) error {
+			_, err := c.DoMulti(ctx, []any{"MULTI"}, []any{"SET", "tx:a", "1"})
+			return err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, f := dialFakeRotating(t)
+			set := blockWriter(t, c)
+			takeBack := queueCancellable(t, c, 0, tt.name, tt.send)
+			reauth := make(chan error, 1)
+			go func() { reauth <- c.Reauth(context.Background(), cred2) }()
+			waitDeferredAuth(t, c)
+			takeBack()
+			waitFor(t, "the AUTH queued", func() bool { q, _ := c.counts(); return q == 1 })
+			f.Expect("SET", "k", "v")
+			f.Reply("+OK\r\n")
+			if err := <-set; err != nil {
+				t.Fatal(err)
+			}
+			f.Expect("AUTH", "u2", "p2")
+			f.Reply("+OK\r\n")
+			if err := <-reauth; err != nil || !c.AuthenticatedWith(cred2) {
+				t.Fatalf("Reauth: %v", err)
+			}
+		})
+	}
+}

@@ -222,7 +222,7 @@ func (c *Client) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
 
 // doMultiObserved is DoMulti between the observer's BatchStart and BatchEnd.
 func (c *Client) doMultiObserved(ctx context.Context, obs observe.Observer, cmds [][]any) ([]Result, error) {
-	p := observeBatch(ctx, obs, observe.Multi, len(cmds))
+	p := observeBatch(ctx, obs, observe.Multi, len(cmds), c.batchName(cmds))
 	defer p.end()
 	p.res, p.last, p.err = c.route.DoMulti(p.ctx, cmds, (*batchCommands)(c))
 	return p.res, p.err

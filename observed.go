@@ -80,8 +80,8 @@ type pendingBatch struct {
 
 // observeBatch tells obs a batch is about to be sent, as startBatch does, and returns
 // the batch to end.
-func observeBatch(ctx context.Context, obs observe.Observer, kind observe.BatchKind, n int) pendingBatch {
-	ctx, start := startBatch(ctx, obs, kind, n)
+func observeBatch(ctx context.Context, obs observe.Observer, kind observe.BatchKind, n int, name string) pendingBatch {
+	ctx, start := startBatch(ctx, obs, kind, n, name)
 	return pendingBatch{ctx: ctx, obs: obs, start: start, err: errPanicked}
 }
 
@@ -89,10 +89,28 @@ func observeBatch(ctx context.Context, obs observe.Observer, kind observe.BatchK
 func (p *pendingBatch) end() { endBatch(p.ctx, p.obs, p.start, p.last, p.res, p.err) }
 
 // startBatch tells obs a batch of n commands is about to be sent, as startCommand does
-// for one command.
-func startBatch(ctx context.Context, obs observe.Observer, kind observe.BatchKind, n int) (context.Context, observe.BatchStart) {
-	e := observe.BatchStart{Kind: kind, Len: n, Start: time.Now()}
+// for one command; name is the command's for a batch of one (observe.BatchStart.Name).
+func startBatch(ctx context.Context, obs observe.Observer, kind observe.BatchKind, n int, name string) (context.Context, observe.BatchStart) {
+	e := observe.BatchStart{Kind: kind, Len: n, Name: name, Start: time.Now()}
 	return obs.BatchStart(ctx, e), e
+}
+
+// batchName is the name the events of a DoMulti of cmds carry: the command's when it
+// is the only one (observe.BatchStart.Name), else none.
+func (c *Client) batchName(cmds [][]any) string {
+	if len(cmds) != 1 {
+		return ""
+	}
+	return c.observedName(cmds[0])
+}
+
+// batchName is batchName for the pipeline's commands, of which it keeps only the first
+// one's name.
+func (p *Pipeline) batchName() string {
+	if p.n != 1 {
+		return ""
+	}
+	return p.first
 }
 
 // endBatch tells obs how the batch start describes ended: res are its commands' results
@@ -103,6 +121,7 @@ func endBatch(ctx context.Context, obs observe.Observer, start observe.BatchStar
 	e := observe.BatchEnd{
 		Kind:     start.Kind,
 		Len:      start.Len,
+		Name:     start.Name,
 		Start:    start.Start,
 		Duration: time.Since(start.Start),
 		Outcome:  outcomeOf(err),

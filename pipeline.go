@@ -39,6 +39,9 @@ type Pipeline struct {
 	nLater int
 	n      int
 	err    error // the first command that could not be added
+	// first is the first command's name when the client has an observer, for the
+	// events of a pipeline of one (observe.BatchStart.Name).
+	first string
 }
 
 // Pipeline returns an empty pipeline on c.
@@ -47,6 +50,9 @@ func (c *Client) Pipeline() *Pipeline { return &Pipeline{c: c} }
 // Do adds a command to the pipeline.
 func (p *Pipeline) Do(args ...any) *Pipeline {
 	defer func() { p.n++ }()
+	if p.n == 0 && p.c.obs != nil {
+		p.first = p.c.observedName(args)
+	}
 	if p.err != nil {
 		return p
 	}
@@ -116,7 +122,7 @@ func (p *Pipeline) Len() int { return p.n }
 // in their Result.
 func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	if obs := p.c.obs; obs != nil && p.n > 0 {
-		b := observeBatch(ctx, obs, observe.Pipeline, p.n)
+		b := observeBatch(ctx, obs, observe.Pipeline, p.n, p.batchName())
 		defer b.end()
 		b.res, b.last, b.err = p.exec(b.ctx)
 		return b.res, b.err

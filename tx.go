@@ -175,7 +175,7 @@ func slotMoved(err, cause error) error {
 // Exec can be called once per transaction.
 func (tx *Tx) Exec(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	if obs := tx.client.obs; obs != nil {
-		p := observeBatch(ctx, obs, observe.Transaction, len(cmds))
+		p := observeBatch(ctx, obs, observe.Transaction, len(cmds), "")
 		defer p.end()
 		p.res, p.err = tx.exec(p.ctx, cmds)
 		p.last = tx.cn

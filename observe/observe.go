@@ -154,8 +154,13 @@ type CommandEnd struct {
 
 // BatchStart describes a batch about to be sent.
 type BatchStart struct {
-	Kind  BatchKind
-	Len   int // commands in the batch
+	Kind BatchKind
+	Len  int // commands in the batch
+	// Name is, for a DoMulti or Pipeline.Exec of one command (Len 1), that command's
+	// name as CommandStart.Name gives it: the database conventions count such a batch
+	// as one operation, named after its command. It is "" for a longer batch and for
+	// a transaction, which is MULTI ... EXEC whatever it holds.
+	Name  string
 	Start time.Time
 }
 
@@ -163,6 +168,7 @@ type BatchStart struct {
 type BatchEnd struct {
 	Kind BatchKind
 	Len  int
+	Name string // as BatchStart.Name
 	// Addr is the server that served the batch; "" when it was split across several
 	// Cluster nodes or reached none.
 	Addr     string

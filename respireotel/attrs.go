@@ -43,8 +43,14 @@ const (
 	transactionName = "MULTI"
 )
 
-func batchName(k observe.BatchKind) string {
-	if k == observe.Transaction {
+// batchName is the operation name of a batch of kind k whose events carry name: the
+// command's for a batch of one, which the conventions model as that one operation
+// (observe.BatchStart.Name), else the kind's.
+func batchName(k observe.BatchKind, name string) string {
+	switch {
+	case name != "":
+		return name
+	case k == observe.Transaction:
 		return transactionName
 	}
 	return pipelineName

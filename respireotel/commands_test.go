@@ -244,6 +244,53 @@ func TestBatchSpans(t *testing.T) {
 	}
 }
 
+// A Pipeline.Exec or DoMulti of one command is a span and an operation named after the
+// command, with its batch kind and no batch size; a transaction of one stays MULTI.
+func TestBatchOfOneSpan(t *testing.T) {
+	_, h, c := standalone(t, respire.Options{})
+	ctx := context.Background()
+	if _, err := c.Pipeline().Do("SET", secretKey, secretValue).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DoMulti(ctx, []any{"GET", secretKey}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct{ name, kind string }{{"SET", "pipeline"}, {"GET", "multi"}} {
+		spans := h.ended(want.name)
+		if len(spans) != 1 {
+			t.Errorf("%d %s spans, want 1 (spans: %v)", len(spans), want.name, spanNames(h.spans.Ended()))
+			continue
+		}
+		s := spans[0]
+		if v, _ := attr(s, batchKindKey); v.AsString() != want.kind {
+			t.Errorf("%s span: respire.batch.kind %q, want %q", want.name, v.AsString(), want.kind)
+		}
+		if v, _ := attr(s, semconv.DBOperationNameKey); v.AsString() != want.name {
+			t.Errorf("%s span: db.operation.name %q", want.name, v.AsString())
+		}
+		if _, found := attr(s, semconv.DBOperationBatchSizeKey); found {
+			t.Errorf("%s span: db.operation.batch.size set for a batch of one", want.name)
+		}
+		if n := h.count(t, "db.client.operation.duration", semconv.DBOperationName(want.name)); n != 1 {
+			t.Errorf("%d %s durations, want 1", n, want.name)
+		}
+	}
+	if n := len(h.ended(pipelineName)); n != 0 {
+		t.Errorf("%d PIPELINE spans for batches of one", n)
+	}
+	err := c.Watch(ctx, func(tx *respire.Tx) error {
+		_, err := tx.Exec(ctx, []any{"INCR", "otel:n"})
+		return err
+	}, "otel:n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.ended(transactionName)); n != 1 {
+		t.Errorf("%d MULTI spans for a transaction of one, want 1", n)
+	}
+	assertNoSecrets(t, h.spans.Ended())
+}
+
 // CommandEnd ends only the span its CommandStart began, never one the caller's context
 // carried.
 func TestCommandEndLeavesCallersSpan(t *testing.T) {

@@ -27,9 +27,11 @@
 // (respire.batch.kind says which), "MULTI" for a transaction, with
 // db.operation.batch.size and respire.batch.failed, the commands whose reply was an
 // error. The conventions model a batch of one command as a single operation, named
-// after it; the batch events carry no command names, so such a batch keeps its
-// batch's name and only leaves out db.operation.batch.size, which the conventions
-// set for batches of two or more (or none). Lock steps are events on the span current
+// after it: a Pipeline.Exec or DoMulti of one command gets a span and an operation
+// named after the command ("GET", from observe.BatchStart.Name, as rueidis names a
+// DoMulti of one), still with respire.batch.kind, and without
+// db.operation.batch.size, which the conventions set for batches of two or more (or
+// none); a transaction of one stays "MULTI". Lock steps are events on the span current
 // in the lock call's context. Spans never carry argument values, keys, server error
 // messages (which can quote arguments) or credentials.
 //

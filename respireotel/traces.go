@@ -109,15 +109,15 @@ func (o *Observer) BatchStart(ctx context.Context, e observe.BatchStart) context
 	kind := batchKindKey.String(e.Kind.String())
 	// The conventions count only batches of two or more (or none) as batches.
 	if e.Len == 1 {
-		return o.start(ctx, batchName(e.Kind), e.Start, trace.WithAttributes(kind))
+		return o.start(ctx, batchName(e.Kind, e.Name), e.Start, trace.WithAttributes(kind))
 	}
-	return o.start(ctx, batchName(e.Kind), e.Start, trace.WithAttributes(kind, semconv.DBOperationBatchSize(e.Len)))
+	return o.start(ctx, batchName(e.Kind, e.Name), e.Start, trace.WithAttributes(kind, semconv.DBOperationBatchSize(e.Len)))
 }
 
 // BatchEnd records the batch's duration, as one operation, and ends its span.
 func (o *Observer) BatchEnd(ctx context.Context, e observe.BatchEnd) {
 	f := classify(e.Outcome, e.Err)
-	a := o.recordOperation(ctx, batchName(e.Kind), e.Addr, e.Duration, f)
+	a := o.recordOperation(ctx, batchName(e.Kind, e.Name), e.Addr, e.Duration, f)
 	if span, ok := o.ownSpan(ctx); ok {
 		end(span, a.server, e.Outcome, f, e.Start.Add(e.Duration), batchFailedKey.Int(e.Failed))
 	}

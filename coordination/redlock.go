@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -149,12 +148,21 @@ func (g *RedlockGroup) checkLease(key string, ttl time.Duration) error {
 	return nil
 }
 
-// each runs f for every node index in parallel, on goroutines it waits for.
+// each runs f for every node index in parallel, the last on the calling goroutine and
+// the others on goroutines it waits for.
 func each(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() { f(i) })
+	if n == 0 {
+		return
 	}
+	var wg sync.WaitGroup
+	wg.Add(n - 1)
+	for i := range n - 1 {
+		go func() {
+			defer wg.Done()
+			f(i)
+		}()
+	}
+	f(n - 1)
 	wg.Wait()
 }
 
@@ -247,16 +255,41 @@ type Redlock struct {
 	token lock.Token
 	ttl   time.Duration
 	start time.Time // when the acquisition was sent
-	// nodes[i] manages the lease on server i (package lock's handle, with its renewal,
-	// release outcomes and fencing of uncertain commands); nil where the acquisition
-	// was refused or never sent, so the token is not there.
-	nodes []*lock.Lock
+	// servers[i] is the lease on the group's server i.
+	servers []redlockServer
 
 	mu         sync.Mutex
 	validUntil time.Time // end of the validity; zero once the handle stopped owning
-	confirmed  []bool    // server i confirmed the token is gone (a release, or never taken)
 
-	releasing chan struct{} // one release at a time: a retry must see the last one's results
+	// releasing is the release turn, one release at a time: a retry must see the last
+	// one's results. Whoever has it owns the servers' tokens and errs, and released.
+	releasing chan struct{}
+	released  releaseResult
+}
+
+// redlockServer is a Redlock's lease on one server.
+type redlockServer struct {
+	// lease manages it (package lock's handle, with its renewal, release outcomes and
+	// fencing of uncertain commands); nil where the acquisition was refused or never
+	// sent, so the token is not there.
+	lease *lock.Lock
+	token tokenState
+	err   error // why the last release failed there
+}
+
+// tokenState is what a Redlock knows of its token on one server.
+type tokenState uint8
+
+const (
+	tokenMaybeThere tokenState = iota // taken there, or maybe: no release has confirmed it gone
+	tokenDeleted                      // a release of this handle deleted it
+	tokenGone                         // never taken there, or found gone by a release (expired, deleted)
+)
+
+// releaseResult is the outcome of the first release that a quorum confirmed.
+type releaseResult struct {
+	done    bool
+	outcome lock.ReleaseOutcome // lock.Released or lock.NotOwned
 }
 
 // TryAcquire takes key for ttl on every server of the group in parallel, each within
@@ -281,8 +314,7 @@ func (g *RedlockGroup) TryAcquire(ctx context.Context, key string, ttl time.Dura
 	report(ctx, g.obs, observe.LockAttempt, time.Time{}, nil)
 	rl := &Redlock{
 		g: g, key: key, token: lock.NewToken(), ttl: ttl,
-		nodes:     make([]*lock.Lock, len(g.nodes)),
-		confirmed: make([]bool, len(g.nodes)),
+		servers:   make([]redlockServer, len(g.nodes)),
 		releasing: make(chan struct{}, 1),
 	}
 	taken := make([]bool, len(g.nodes))
@@ -304,9 +336,9 @@ func (g *RedlockGroup) TryAcquire(ctx context.Context, key string, ttl time.Dura
 		// A SET that may have run is managed like one that did, so that the release
 		// below or the handle's reaches it.
 		if taken[i] || conn.WasWritten(errs[i]) {
-			rl.nodes[i], _ = n.locks.Adopt(key, rl.token, ttl, start) // arguments checked above
+			rl.servers[i].lease, _ = n.locks.Adopt(key, rl.token, ttl, start) // arguments checked above
 		} else {
-			rl.confirmed[i] = true
+			rl.servers[i].token = tokenGone
 		}
 		if taken[i] {
 			votes++
@@ -380,11 +412,12 @@ func (rl *Redlock) ResetExpiry(ctx context.Context, d time.Duration) (bool, erro
 		rl.lose(ctx, lock.ErrLeaseExpired)
 		return false, nil
 	}
-	renewed := make([]bool, len(rl.nodes))
-	errs := make([]error, len(rl.nodes))
+	renewed := make([]bool, len(rl.servers))
+	errs := make([]error, len(rl.servers))
 	start := time.Now()
-	each(len(rl.nodes), func(i int) {
-		if rl.nodes[i] == nil {
+	each(len(rl.servers), func(i int) {
+		lease := rl.servers[i].lease
+		if lease == nil {
 			return
 		}
 		// A renewal that lands after the previous validity is of no use to the quorum.
@@ -394,7 +427,7 @@ func (rl *Redlock) ResetExpiry(ctx context.Context, d time.Duration) (bool, erro
 		}
 		nctx, cancel := context.WithDeadline(ctx, deadline)
 		defer cancel()
-		renewed[i], errs[i] = rl.nodes[i].ResetExpiry(nctx, d)
+		renewed[i], errs[i] = lease.ResetExpiry(nctx, d)
 	})
 	end := time.Now()
 	votes := 0
@@ -412,7 +445,7 @@ func (rl *Redlock) ResetExpiry(ctx context.Context, d time.Duration) (bool, erro
 		return true, nil
 	}
 	if err := errors.Join(errs...); err != nil {
-		err = fmt.Errorf("%w: %d of %d servers renewed %q (quorum %d): %w", ErrNoQuorum, votes, len(rl.nodes), rl.key, rl.g.quorum, err)
+		err = fmt.Errorf("%w: %d of %d servers renewed %q (quorum %d): %w", ErrNoQuorum, votes, len(rl.servers), rl.key, rl.g.quorum, err)
 		rl.lose(ctx, err)
 		return false, err
 	}
@@ -453,12 +486,20 @@ func (rl *Redlock) lose(ctx context.Context, cause error) {
 	}
 }
 
-// Release deletes the lease on every server that has not yet confirmed its token gone,
-// in parallel, each within NodeTimeout, and reports whether a majority of the group has
-// now confirmed (a delete, or a token already gone: expired, or never taken there).
-// The handle stops reporting ownership at once, whatever the outcome. When a quorum
-// was not confirmed the error matches ErrNoQuorum: Release may be called again, and
-// sends only to the servers still unconfirmed; what it cannot reach ends at the TTL.
+// Release deletes the lease on every server where its token may still be, in
+// parallel, all within NodeTimeout, and reports whether a majority of the group has
+// now confirmed the token gone: deleted by this handle's releases, or gone already
+// (expired, deleted by someone else, or never taken there). The handle stops reporting
+// ownership at once, whatever the outcome. When a quorum was not confirmed the error
+// matches ErrNoQuorum: Release may be called again, and sends only to the servers not
+// yet confirmed; what it cannot reach ends at the TTL.
+//
+// The observer hears the release as observe.Released only when this handle's deletes
+// reached a majority, which proves a majority held the lease until then. When a quorum
+// confirmed the token gone but fewer than a majority of deletes found it, the lease
+// may have been lost before the release, and is reported as observe.NotOwned; a
+// failed release as observe.ReleaseFailed; a release after one that a quorum confirmed
+// as observe.AlreadyReleased (observe.NotOwned if that one found the lease lost).
 func (rl *Redlock) Release(ctx context.Context) (bool, error) {
 	rl.disown()
 	ran, ok, outcome, err := rl.releaseInTurn(ctx)
@@ -478,64 +519,62 @@ func (rl *Redlock) releaseInTurn(ctx context.Context) (ran, ok bool, outcome loc
 		return false, false, 0, context.Cause(ctx)
 	}
 	defer func() { <-rl.releasing }()
-	already := !slices.Contains(rl.unconfirmed(), true)
-	ok, deleted, err := rl.release(ctx)
-	outcome = lock.NotOwned // expired, or never taken
-	switch {
-	case already:
-		outcome = lock.AlreadyReleased
-	case deleted > 0:
-		outcome = lock.Released
-	}
+	ok, outcome, err = rl.release(ctx)
 	return true, ok, outcome, err
 }
 
-// unconfirmed returns which servers have not confirmed the token gone.
-func (rl *Redlock) unconfirmed() []bool {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	todo := make([]bool, len(rl.nodes))
-	for i := range todo {
-		todo[i] = !rl.confirmed[i]
+// release is Release once the caller has the turn: it deletes the lease on the servers
+// where the token may still be and reports whether a quorum has now confirmed it gone,
+// with the outcome as Release's doc describes it.
+func (rl *Redlock) release(ctx context.Context) (bool, lock.ReleaseOutcome, error) {
+	// The servers are asked together, so one NodeTimeout context serves them all.
+	nctx, cancel := context.WithTimeout(ctx, rl.g.timeout)
+	defer cancel()
+	each(len(rl.servers), func(i int) { rl.servers[i].release(nctx) })
+	deleted, gone := 0, 0
+	var errs []error
+	for i := range rl.servers {
+		switch s := &rl.servers[i]; s.token {
+		case tokenDeleted:
+			deleted++
+		case tokenGone:
+			gone++
+		default:
+			errs = append(errs, fmt.Errorf("client %d: %w", i, s.err))
+			s.err = nil
+		}
 	}
-	return todo
+	switch r := &rl.released; {
+	case r.done:
+		if r.outcome == lock.Released {
+			return true, lock.AlreadyReleased, nil
+		}
+		return true, r.outcome, nil
+	case deleted+gone < rl.g.quorum:
+		return false, 0, fmt.Errorf("%w: %d of %d servers confirmed the release of %q (quorum %d): %w",
+			ErrNoQuorum, deleted+gone, len(rl.servers), rl.key, rl.g.quorum, errors.Join(errs...))
+	case deleted >= rl.g.quorum:
+		*r = releaseResult{done: true, outcome: lock.Released}
+	default:
+		*r = releaseResult{done: true, outcome: lock.NotOwned}
+	}
+	return true, rl.released.outcome, nil
 }
 
-// release deletes the lease on the servers not yet confirmed, reports whether a quorum
-// has now confirmed, and counts the servers where this call deleted it.
-func (rl *Redlock) release(ctx context.Context) (ok bool, deleted int, _ error) {
-	todo := rl.unconfirmed()
-	errs := make([]error, len(rl.nodes))
-	outs := make([]lock.ReleaseOutcome, len(rl.nodes))
-	each(len(rl.nodes), func(i int) {
-		if !todo[i] {
-			return
-		}
-		nctx, cancel := context.WithTimeout(ctx, rl.g.timeout)
-		defer cancel()
-		// Released, AlreadyReleased and NotOwned all say the token is not there.
-		if outs[i], errs[i] = rl.nodes[i].Release(nctx); errs[i] != nil {
-			errs[i] = fmt.Errorf("client %d: %w", i, errs[i])
-		}
-	})
-	rl.mu.Lock()
-	votes := 0
-	for i := range rl.confirmed {
-		if todo[i] && errs[i] == nil {
-			rl.confirmed[i] = true
-		}
-		if rl.confirmed[i] {
-			votes++
-		}
-		if outs[i] == lock.Released {
-			deleted++
-		}
+// release deletes the lease on s if no release has confirmed it gone yet, and records
+// what it learns.
+func (s *redlockServer) release(ctx context.Context) {
+	if s.token != tokenMaybeThere {
+		return
 	}
-	rl.mu.Unlock()
-	if votes >= rl.g.quorum {
-		return true, deleted, nil
+	switch out, err := s.lease.Release(ctx); {
+	case err != nil:
+		s.err = err
+	case out == lock.NotOwned:
+		s.token = tokenGone
+	default: // lock.Released, or AlreadyReleased by an earlier call that deleted it
+		s.token = tokenDeleted
 	}
-	return false, deleted, fmt.Errorf("%w: %d of %d servers confirmed the release of %q (quorum %d): %w", ErrNoQuorum, votes, len(rl.nodes), rl.key, rl.g.quorum, errors.Join(errs...))
 }
 
 // Close makes one best-effort release, as a deferred call should: servers it cannot

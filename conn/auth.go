@@ -305,11 +305,11 @@ func (e txEffect) after(inTx bool) bool {
 	return inTx
 }
 
-// followLocked records on cl, for its command just encoded, of verb v, what it does to
-// the transaction; a caller's own AUTH, HELLO or RESET makes the authentication
+// followLocked records on cl, for its command i just encoded, of verb v, what it does
+// to the transaction; a caller's own AUTH, HELLO or RESET makes the authentication
 // unknown. A request that expects no reply (Send) is not followed: a transaction
 // command's reply would break the connection anyway.
-func (c *Conn) followLocked(cl *call, v txVerb) {
+func (c *Conn) followLocked(cl *call, i int, v txVerb) {
 	switch v {
 	case txNone:
 		return
@@ -323,6 +323,12 @@ func (c *Conn) followLocked(cl *call, v txVerb) {
 		return
 	}
 	if v == txOpen {
+		if cl.tx != txOpens {
+			// The first MULTI since the request's last EXEC or DISCARD decides
+			// whether it leaves a transaction open (repliedAuthLocked): a later
+			// one is nested in it.
+			cl.txAt, cl.txElse = i, cl.tx
+		}
 		cl.tx = txOpens
 	} else {
 		cl.tx = txCloses
@@ -397,9 +403,28 @@ func (c *Conn) unqueueAuthLocked(cl *call) {
 }
 
 // repliedAuthLocked moves the answered transaction state on by cl's effect, cl being
-// a request that opened or closed a transaction and has all its replies.
+// a request that opened or closed a transaction and has all its replies. When the
+// server refused the MULTI that was to leave the transaction open, it did not open
+// (refused by the ACL or for memory: none is open; nested in one already open: that
+// one still is), and cl did only what its commands before that MULTI did.
 func (c *Conn) repliedAuthLocked(cl *call) {
+	if cl.tx == txOpens && cl.refusedMulti() {
+		cl.tx = cl.txElse
+		c.auth.replied = cl.tx.after(c.auth.replied)
+		c.replayTxLocked()
+		return
+	}
 	c.auth.replied = cl.tx.after(c.auth.replied)
+}
+
+// refusedMulti reports whether the reply to cl's command txAt, a MULTI, is an error.
+func (cl *call) refusedMulti() bool {
+	v := cl.reply
+	if cl.multi {
+		return cl.results[cl.txAt].Err != nil
+	}
+	k := v.Kind()
+	return k == resp.KindError || k == resp.KindBulkError
 }
 
 // writtenAuthLocked forgets the queued AUTH once its batch is taken for writing.

@@ -37,6 +37,8 @@ type call struct {
 	multi      bool          // collect into results even when want == 1
 	err        error         // a transport error, set with stateReplied
 	tx         txEffect      // what it does to a transaction, on a connection that follows them (auth.go)
+	txElse     txEffect      // with tx txOpens: what it does if the server refuses its MULTI txAt
+	txAt       int           //
 	done       chan struct{} // gets one token when the call reaches stateReplied
 	// gen counts the call's recyclings, so a Pending copied before its Wait knows the
 	// call is no longer its own.

@@ -54,7 +54,7 @@ func (c *Conn) enqueue(ctx context.Context, cl *call, prefix string, keys []int,
 	}
 	c.w.buf = buf
 	if c.auth.track {
-		c.followLocked(cl, verbOf(args))
+		c.followLocked(cl, 0, verbOf(args))
 	}
 	c.submitLocked(ctx, cl, start)
 	return nil
@@ -80,7 +80,7 @@ func (c *Conn) enqueueMulti(ctx context.Context, cl *call, prefix string, keys [
 			return fmt.Errorf("command %d: %w", i, err)
 		}
 		if c.auth.track {
-			c.followLocked(cl, verbOf(args))
+			c.followLocked(cl, i, verbOf(args))
 		}
 	}
 	c.w.buf = buf

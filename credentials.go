@@ -214,8 +214,14 @@ func (r *credentialRotation) register(ctx context.Context, cn authConn) error {
 	r.inflight[cn] = f
 	r.mu.Unlock()
 	err := cn.Reauth(ctx, cur)
-	// The dial returns err and drops the connection: nothing for a pass to report or
-	// retry.
+	if err != nil {
+		// The dial returns err and closes the connection: out of the registry before
+		// the flight lands, so that no pass waiting for it sends it an AUTH of its own,
+		// and nothing for a pass to report or retry.
+		r.mu.Lock()
+		delete(r.conns, cn)
+		r.mu.Unlock()
+	}
 	r.land(f, nil)
 	return err
 }
@@ -238,42 +244,47 @@ func isDone(ch <-chan struct{}) bool {
 	}
 }
 
-// stale starts a re-authentication with the newest credentials (start) for each live
+// look is what a pass found in the registry.
+type look struct {
+	start   []*reauthFlight // re-authentications it started, with the newest credentials
+	wait    []*reauthFlight // start, and those other passes or registrations run with the newest
+	dialing []*reauthFlight // registrations still authenticating with older credentials
+	older   []*reauthFlight // other re-authentications still running with older credentials
+}
+
+// stale starts a re-authentication with the newest credentials for each live
 // connection not authenticated with them and not being re-authenticated already, and
-// returns them with those already running with the newest (wait: start and those);
-// dialing are the registrations still authenticating with older credentials, whose
-// AUTH is bounded by their dial (the pass waits for them and looks again); older counts
-// the other connections still being re-authenticated with older credentials (reauthOne
-// wakes a pass for them once their AUTH ends). It returns false once the rotation is
-// closing.
-func (r *credentialRotation) stale() (start, wait, dialing []*reauthFlight, older int, ok bool) {
+// returns what it found. Registrations (dialing) are bounded by their dial: a pass
+// waits for them and looks again. Other flights with older credentials wake a pass for
+// their connection once they land. It returns false once the rotation is closing.
+func (r *credentialRotation) stale() (l look, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return nil, nil, nil, 0, false
+		return look{}, false
 	}
 	r.pruneLocked()
 	for cn := range r.conns {
 		if f, busy := r.inflight[cn]; busy {
 			switch {
 			case sameCredentials(f.cr, r.cur):
-				wait = append(wait, f)
+				l.wait = append(l.wait, f)
 			case f.dial:
-				dialing = append(dialing, f)
+				l.dialing = append(l.dialing, f)
 			default:
-				older++
+				l.older = append(l.older, f)
 			}
 			continue
 		}
 		if !cn.AuthenticatedWith(r.cur) {
 			f := &reauthFlight{cn: cn, cr: r.cur, done: make(chan struct{})}
 			r.inflight[cn] = f
-			start = append(start, f)
-			wait = append(wait, f)
+			l.start = append(l.start, f)
+			l.wait = append(l.wait, f)
 		}
 	}
-	r.reauths.Add(len(start))
-	return start, wait, dialing, older, true
+	r.reauths.Add(len(l.start))
+	return l, true
 }
 
 // reauthFlight is one connection's re-authentication in progress.
@@ -328,7 +339,12 @@ func waitDone(ctx context.Context, chans []<-chan struct{}) (left int) {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return len(chans) - i
+			for _, rest := range chans[i:] {
+				if !isDone(rest) {
+					left++
+				}
+			}
+			return left
 		}
 	}
 	return 0
@@ -336,8 +352,10 @@ func waitDone(ctx context.Context, chans []<-chan struct{}) (left int) {
 
 // ErrReauthPending is matched by the error of Client.Reauthenticate when some
 // connections were not yet authenticated with the new credentials as it returned:
-// their AUTH waits behind a blocking command or a transaction in progress. They are
-// re-authenticated once it has gone; nothing else is sent on them meanwhile.
+// their AUTH waits behind a blocking command, a transaction in progress or an AUTH of
+// older credentials, or they are still being dialled. They are re-authenticated once
+// it has gone, before anything else is sent on them (a dialled one before it is handed
+// out).
 var ErrReauthPending = errors.New("respire: re-authentication still in progress")
 
 // fetch asks the provider for new credentials, reporting a failure; notify is ask's.
@@ -366,29 +384,36 @@ func (r *credentialRotation) fetch(ctx context.Context, notify bool) error {
 // does not let re-authenticate, and which keeps its credentials until it reconnects),
 // is no failure either.
 func (r *credentialRotation) reauthAll(ctx context.Context) (pending, older int, err error) {
-	var wait []*reauthFlight
-	for {
-		start, waitNow, dialing, olderNow, ok := r.stale()
-		if !ok {
-			return 0, 0, ErrClosed
-		}
-		for _, f := range start {
-			go r.reauthOne(f)
-		}
-		for _, f := range waitNow {
-			if !slices.Contains(wait, f) {
-				wait = append(wait, f)
+	l, ok := r.stale()
+	if !ok {
+		return 0, 0, ErrClosed
+	}
+	r.launch(l.start)
+	wait, behind := l.wait, l.older
+	if len(l.dialing) > 0 {
+		if n := waitAll(ctx, l.dialing); n > 0 {
+			pending += n // still dialling as ctx ended
+		} else if again, ok := r.stale(); ok {
+			// One more look, not a loop: registrations that came since had credentials
+			// at least as new as this pass's, and those behind newer ones still are
+			// woken for by land; a dial storm does not hold the pass.
+			r.launch(again.start)
+			seen := make(map[*reauthFlight]bool, len(wait)+len(again.wait))
+			for _, f := range wait {
+				seen[f] = true
 			}
-		}
-		older = olderNow
-		if len(dialing) == 0 {
-			break
-		}
-		if n := waitAll(ctx, dialing); n > 0 {
-			// Connections still dialling as ctx ended: pending, as those being
-			// re-authenticated with the newest are.
-			pending += n
-			break
+			for _, f := range again.wait {
+				if !seen[f] {
+					seen[f] = true
+					wait = append(wait, f)
+				}
+			}
+			behind = nil
+			for _, f := range slices.Concat(again.older, again.dialing) {
+				if !seen[f] { // one of wait overtaken by newer credentials is counted there
+					behind = append(behind, f)
+				}
+			}
 		}
 	}
 	var errs []error
@@ -400,7 +425,14 @@ func (r *credentialRotation) reauthAll(ctx context.Context) (pending, older int,
 			pending++
 		}
 	}
-	return pending, older, errors.Join(errs...)
+	return pending, len(behind), errors.Join(errs...)
+}
+
+// launch runs a pass's re-authentications, each on a goroutine of its own.
+func (r *credentialRotation) launch(flights []*reauthFlight) {
+	for _, f := range flights {
+		go r.reauthOne(f)
+	}
 }
 
 // waitAll waits for every flight to end until ctx ends, and returns how many had not.

@@ -27,6 +27,7 @@ type fakeAuthConn struct {
 	cur      Credentials
 	err      error
 	block    chan struct{} // when set, a Reauth waits for it to close (a blocking command ahead)
+	delay    time.Duration // each Reauth takes this long (within its ctx)
 	failOnce bool          // err is returned once
 	reauths  []string      // "user@elapsed"
 	start    time.Time
@@ -41,6 +42,17 @@ func (f *fakeAuthConn) Reauth(ctx context.Context, cr Credentials) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reauths = append(f.reauths, fmt.Sprintf("%s@%v", cr.Username, time.Since(f.start)))
+	if f.delay > 0 {
+		f.mu.Unlock()
+		select {
+		case <-time.After(f.delay):
+		case <-ctx.Done():
+		}
+		f.mu.Lock()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
 	if block := f.block; block != nil {
 		f.mu.Unlock()
 		select {
@@ -949,6 +961,130 @@ func TestCredentialsRotationWaitsForDialsInProgress(t *testing.T) {
 		defer cancel()
 		if err := r.rotate(ctx); !errors.Is(err, ErrReauthPending) {
 			t.Errorf("Reauthenticate with a dial still in progress at its deadline: %v, want ErrReauthPending", err)
+		}
+	})
+}
+
+// TestCredentialsSlowDialAuthDoesNotHoldUpRotation: while a registration's AUTH waits
+// (within its dial's context), a rotation returns when its own context ends. Real time,
+// because the regression it guards against is a goroutine blocked on a mutex across
+// that AUTH, which a synctest bubble does not count as blocked (the synctest tests
+// above would hang on it instead of failing); the watchdog only bounds that failure.
+func TestCredentialsSlowDialAuthDoesNotHoldUpRotation(t *testing.T) {
+	var n atomic.Int32
+	provide := func(context.Context) (Credentials, error) {
+		return Credentials{Username: fmt.Sprintf("tok-%d", n.Add(1)), Password: "p"}, nil
+	}
+	r := newCredentialRotation(&Options{Credentials: provide}, nil)
+	defer r.close()
+	if _, err := r.provider()(context.Background()); err != nil { // tok-1
+		t.Fatal(err)
+	}
+	cn := newFakeAuthConn(Credentials{Username: "tok-0", Password: "p"}, time.Now())
+	block := make(chan struct{})
+	var released atomic.Bool
+	cn.block = block
+	watchdog := time.AfterFunc(2*time.Second, func() { released.Store(true); close(block) })
+	defer func() {
+		if watchdog.Stop() {
+			close(block)
+		}
+	}()
+	registered := make(chan error, 1)
+	go func() { registered <- r.register(context.Background(), cn) }()
+	for len(cn.log()) == 0 {
+		time.Sleep(time.Millisecond) // until the registration's AUTH is waiting
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	err := r.rotate(ctx)
+	cancel()
+	if released.Load() {
+		t.Fatal("rotate returned only once the registration's AUTH had ended")
+	}
+	if !errors.Is(err, ErrReauthPending) {
+		t.Errorf("rotate: %v, want ErrReauthPending for the connection still registering", err)
+	}
+	if watchdog.Stop() {
+		close(block)
+	}
+	if err := <-registered; err != nil {
+		t.Errorf("register: %v", err)
+	}
+}
+
+// TestCredentialsDialStormDoesNotHoldPass: with a provider that gives new credentials
+// at every ask and a dial every 100 ms whose registration AUTH takes a second, a
+// Reauthenticate begun at 1 s still returns within a few seconds, not when the dials
+// stop at 20 s.
+func TestCredentialsDialStormDoesNotHoldPass(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var n atomic.Int32
+		provide := func(context.Context) (Credentials, error) {
+			return Credentials{Username: fmt.Sprintf("tok-%d", n.Add(1)), Password: "p"}, nil
+		}
+		r := newCredentialRotation(&Options{Credentials: provide}, nil)
+		defer r.close()
+		r.start()
+		var dials sync.WaitGroup
+		dials.Go(func() {
+			for range 200 { // 20 s of dials
+				time.Sleep(100 * time.Millisecond)
+				dials.Go(func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					if _, err := r.provider()(ctx); err != nil {
+						t.Error(err)
+						return
+					}
+					cn := newFakeAuthConn(Credentials{Username: "tok-0", Password: "p"}, start)
+					cn.delay = time.Second
+					if err := r.register(ctx, cn); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+		})
+		time.Sleep(time.Second)
+		r.rotate(context.Background())
+		took := time.Since(start) - time.Second
+		dials.Wait()
+		if took > 5*time.Second {
+			t.Errorf("Reauthenticate during a dial storm returned after %v, want a few seconds", took)
+		}
+	})
+}
+
+// TestCredentialsFailedRegistrationDropped: a connection whose registration AUTH
+// failed (its dial fails and closes it) leaves the registry before the pass waiting
+// for it looks again, so no pass sends it an AUTH of its own.
+func TestCredentialsFailedRegistrationDropped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		r, _, slow, unblock, registered := dialWithOlder(t, start, providerStep{user: "tok-3"})
+		defer r.close()
+		slow.mu.Lock()
+		slow.err = errors.New("the dial's context ended")
+		slow.mu.Unlock()
+		rotated := make(chan error, 1)
+		go func() { rotated <- r.rotate(context.Background()) }()
+		synctest.Wait()
+		close(unblock)
+		if err := <-registered; err == nil {
+			t.Fatal("the failing registration returned no error")
+		}
+		if err := <-rotated; err != nil {
+			t.Errorf("Reauthenticate: %v", err)
+		}
+		synctest.Wait()
+		if got, want := slow.log(), []string{"tok-2@0s"}; !slices.Equal(got, want) {
+			t.Errorf("the failed connection was sent %v, want its registration's AUTH only", got)
+		}
+		r.mu.Lock()
+		_, kept := r.conns[slow]
+		r.mu.Unlock()
+		if kept {
+			t.Error("the failed connection is still in the registry")
 		}
 	})
 }

@@ -126,7 +126,7 @@ func (c *Conn) reauth(ctx context.Context, cr Credentials) error {
 	if cr.Password == "" {
 		return fmt.Errorf("%w: re-authentication without a password", ErrInvalidOptions)
 	}
-	cl := getCall(1)
+	cl := c.getCall(1)
 	if err := c.lockForEnqueue(ctx); err != nil {
 		putCall(cl)
 		return err

@@ -18,8 +18,9 @@ const (
 )
 
 // call is one request (one command, or a batch sent back to back) waiting for its
-// replies. Calls are pooled: a caller returns its call after reading the result, except
-// an abandoned call, which the reader (or the failure path) recycles once it is done.
+// replies. Calls are pooled by their connection: a caller returns its call after
+// reading the result, except an abandoned call, which the reader (or the failure path)
+// recycles once it is done.
 type call struct {
 	state      callState
 	want       int           // replies expected; 0 for fire-and-forget writes
@@ -42,13 +43,23 @@ type call struct {
 	done       chan struct{} // gets one token when the call reaches stateReplied
 	// gen counts the call's recyclings, so a Pending copied before its Wait knows the
 	// call is no longer its own.
-	gen atomic.Uint32
+	gen  atomic.Uint32
+	pool *sync.Pool // its connection's calls (Conn.calls)
 }
 
-var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
-
-func getCall(want int) *call {
-	cl := callPool.Get().(*call)
+// getCall takes a call of c's, for a request expecting want replies.
+//
+// Each connection keeps its own calls, rather than every connection sharing one pool,
+// so that a call's done channel is only ever used by the goroutines of one connection.
+// A connection made inside a testing/synctest bubble lives and dies in it, and so do
+// its calls, whose channels belong to the bubble: one handed to a connection outside
+// it (or in another bubble) would be a fatal error at its first use, and one made
+// outside and used inside would keep the bubble from ever being idle.
+func (c *Conn) getCall(want int) *call {
+	cl, _ := c.calls.Get().(*call)
+	if cl == nil {
+		cl = &call{done: make(chan struct{}, 1), pool: &c.calls}
+	}
 	cl.want = want
 	return cl
 }
@@ -66,7 +77,7 @@ func putCall(cl *call) {
 	cl.results = nil
 	cl.err = nil
 	cl.gen.Add(1)
-	callPool.Put(cl)
+	cl.pool.Put(cl)
 }
 
 // deliver records one reply and reports whether the call is now complete.

@@ -123,6 +123,7 @@ type Conn struct {
 	err   error         // first fatal error; set once
 	dead  chan struct{} // closed by fatal
 	loops sync.WaitGroup
+	calls sync.Pool // recycled calls, of this connection only (call.go)
 }
 
 // identity is what a connection is and what it learned of its server in the handshake.
@@ -386,7 +387,7 @@ type CallOptions struct {
 
 // DoWith is Do with options.
 func (c *Conn) DoWith(ctx context.Context, o CallOptions, args ...any) (resp.Value, error) {
-	cl := getCall(1)
+	cl := c.getCall(1)
 	cl.noTimeout = o.Blocking
 	if err := c.enqueue(ctx, cl, o.KeyPrefix, o.Keys, args); err != nil {
 		putCall(cl)
@@ -438,7 +439,7 @@ func (c *Conn) DoMultiWith(ctx context.Context, keyPrefix string, keys [][]int, 
 	if keys != nil && len(keys) != len(cmds) {
 		return nil, fmt.Errorf("%w: %d key lists for %d commands", ErrInvalidOptions, len(keys), len(cmds))
 	}
-	cl := getCall(len(cmds))
+	cl := c.getCall(len(cmds))
 	cl.multi = true
 	cl.results = make([]Result, 0, len(cmds))
 	if err := c.enqueueMulti(ctx, cl, keyPrefix, keys, cmds); err != nil {
@@ -476,7 +477,7 @@ func (c *Conn) waitResults(ctx context.Context, cl *call) ([]Result, error) {
 // Send writes a command that gets no reply of its own (SUBSCRIBE and friends, whose
 // confirmations arrive as pushes) and returns once it has been written.
 func (c *Conn) Send(ctx context.Context, args ...any) error {
-	cl := getCall(0)
+	cl := c.getCall(0)
 	if err := c.enqueue(ctx, cl, "", nil, args); err != nil {
 		putCall(cl)
 		return err

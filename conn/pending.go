@@ -44,7 +44,7 @@ func (c *Conn) startEncoded(ctx context.Context, n int, payload []byte, results 
 	if n <= 0 || len(payload) == 0 {
 		return Pending{}, fmt.Errorf("%w: %d commands in %d bytes", ErrInvalidOptions, n, len(payload))
 	}
-	cl := getCall(n)
+	cl := c.getCall(n)
 	cl.multi = true
 	cl.othersRead = !readSelf
 	if cap(results) >= n {

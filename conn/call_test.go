@@ -1,0 +1,50 @@
+package conn
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"runtime"
+	"testing"
+	"testing/synctest"
+)
+
+// bubbleChild names the environment variable under which TestCallsStayInTheirBubble
+// runs its scenario, in a test binary of its own: the runtime's error for a channel
+// used outside its bubble is fatal, not a panic a test could recover.
+const bubbleChild = "RESPIRE_CONN_BUBBLE_CHILD"
+
+// TestCallsStayInTheirBubble: a call, and the channel it waits on, is made and reused
+// by one connection only, so a call made in a testing/synctest bubble (where its
+// channel belongs to the bubble) is never handed to a connection outside it, as a
+// pool shared by every connection did: the lock and router tests run connections in
+// bubbles, and emptied every sync.Pool around them to be safe.
+func TestCallsStayInTheirBubble(t *testing.T) {
+	if os.Getenv(bubbleChild) == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCallsStayInTheirBubble$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), bubbleChild+"=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("a call of a bubble's connection served one outside it: %v\n%s", err, out)
+		}
+		return
+	}
+	// One P: the call a connection puts back is the next one got, whoever gets it.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	get := func(c *Conn, f *fakeServer) {
+		t.Helper()
+		done := make(chan error, 1)
+		go func() { _, err := c.Do(context.Background(), "GET", "k"); done <- err }()
+		f.Expect("GET", "k")
+		f.Reply("$1\r\nv\r\n")
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	synctest.Test(t, func(t *testing.T) {
+		c, f := dialFake(t, Options{}, helloRESP3)
+		get(c, f)
+		c.Close()
+	})
+	c, f := dialFake(t, Options{}, helloRESP3)
+	get(c, f)
+}

@@ -163,9 +163,8 @@ func (c *Client) commandInfo(ctx context.Context, name string) (*command.Info, e
 		return nil, fmt.Errorf("%w: %s is not in the command table and COMMAND INFO could not be asked: %w", ErrUnknownKeys, upper, err)
 	}
 	v, err := cn.Do(ctx, "COMMAND", "INFO", name)
-	var se *resp.ServerError
-	switch {
-	case errors.As(err, &se):
+	switch _, refused := resp.AsServerError(err); {
+	case refused:
 		return nil, fmt.Errorf("%w: %s is not in the command table and the server refused COMMAND INFO (%w): %w", ErrUnknownKeys, upper, errNoEntry, err)
 	case err != nil:
 		return nil, fmt.Errorf("%w: %s is not in the command table and COMMAND INFO failed: %w", ErrUnknownKeys, upper, err)

@@ -158,8 +158,8 @@ func (tx *Tx) do(ctx context.Context, args []any) (resp.Value, error) {
 // the reply of the transaction's node, is a redirection (the connection is bound to a
 // node that no longer serves the slot, so the transaction cannot follow it).
 func slotMoved(err, cause error) error {
-	var se *resp.ServerError
-	if !errors.As(cause, &se) {
+	se, ok := resp.AsServerError(cause)
+	if !ok {
 		return err
 	}
 	if _, ok := se.Redirect(); !ok {

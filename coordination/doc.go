@@ -166,7 +166,10 @@
 // waiting AcquireFencedLock, is reported here. A Permit's and an RWLease's are
 // reported at the same points. A Redlock reports as one lease, to the observer of the
 // first of the group's clients that has one, never once per server; the fences of its
-// per-server renewals and releases go to each server's client.
+// per-server renewals and releases go to each server's client. Events are sent with
+// no lock of the lease held, so an observer may call back into the lease (read its
+// state, release it); events of calls racing on one lease arrive in the order they
+// are sent.
 //
 // # Concurrency
 //

@@ -3,7 +3,6 @@ package coordination
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -286,8 +285,7 @@ func (e *entry) close() error {
 // bestEffort is what a Close reports of its release: a server's refusal (such as
 // NOPERM), which expiry does not make harmless; not a failure to reach the server.
 func bestEffort(err error) error {
-	var se *resp.ServerError
-	if errors.As(err, &se) {
+	if _, refused := resp.AsServerError(err); refused {
 		return err
 	}
 	return nil

@@ -24,12 +24,18 @@ func BenchmarkRedlockRelease(b *testing.B) {
 // (3). Nothing per call to copy the servers' states or collect their outcomes.
 const redlockReleaseAllocs = 17
 
+// redlockReleaseSlack is the variation the budget allows: the average over a run is
+// sometimes one or two above it (a garbage collection emptying the connections' call
+// pools mid-run, a goroutine's stack growing), and a regression to the copies this
+// budget guards against costs 20 more.
+const redlockReleaseSlack = 2
+
 // A Redlock release allocates only what its parallel, bounded calls need.
 func TestAllocRedlockRelease(t *testing.T) {
 	g := redlockBenchGroup(t)
 	r := testing.Benchmark(func(b *testing.B) { benchRedlockRelease(b, g) })
-	if n := r.AllocsPerOp(); n > redlockReleaseAllocs {
-		t.Errorf("a Redlock release allocates %d times (%d B), want at most %d", n, r.AllocedBytesPerOp(), redlockReleaseAllocs)
+	if n := r.AllocsPerOp(); n > redlockReleaseAllocs+redlockReleaseSlack {
+		t.Errorf("a Redlock release allocates %d times (%d B), want at most %d (+%d)", n, r.AllocedBytesPerOp(), redlockReleaseAllocs, redlockReleaseSlack)
 	}
 	t.Logf("a Redlock release: %d allocations, %d B", r.AllocsPerOp(), r.AllocedBytesPerOp())
 }

@@ -158,8 +158,8 @@ func (m *Lock) lead(ctx context.Context, ka *KeepAlive) (ReleaseOutcome, error) 
 
 // releaseUnsent says that a failed release sent no delete.
 func releaseUnsent(err error) bool {
-	var se *resp.ServerError
-	return err != nil && !conn.WasWritten(err) && !errors.As(err, &se)
+	_, refused := resp.AsServerError(err)
+	return err != nil && !conn.WasWritten(err) && !refused
 }
 
 func (m *Lock) release(ctx context.Context) (ReleaseOutcome, error) {

@@ -67,11 +67,8 @@ func (e *ServerError) Redirect() (Redirect, bool) {
 
 // HasCode reports whether err is, or wraps, a *ServerError with the given code.
 func HasCode(err error, code string) bool {
-	if err == nil {
-		return false // the common case, without the allocation errors.As costs
-	}
-	var se *ServerError
-	return errors.As(err, &se) && se.Code == code
+	se, ok := AsServerError(err)
+	return ok && se.Code == code
 }
 
 // ProtocolError reports a malformed or over-limit frame. The connection that read it

@@ -91,8 +91,7 @@ func classify(o observe.Outcome, err error) failure {
 	case observe.OK:
 		return failure{}
 	case observe.ServerError:
-		var se *resp.ServerError
-		if errors.As(err, &se) && isErrorPrefix(se.Code) {
+		if se, ok := resp.AsServerError(err); ok && isErrorPrefix(se.Code) {
 			return failure{errType: se.Code, statusCode: se.Code}
 		}
 	}

@@ -36,10 +36,10 @@ type call struct {
 	reply      resp.Value    // the reply of a single command
 	results    []Result      // the results of a batch (want > 1, or multi set)
 	multi      bool          // collect into results even when want == 1
-	err        error         // a transport error, set with stateReplied
 	tx         txEffect      // what it does to a transaction, on a connection that follows them (auth.go)
 	txElse     txEffect      // with tx txOpens: what it does if the server refuses its MULTI txAt
 	txAt       int           //
+	err        error         // a transport error, set with stateReplied
 	done       chan struct{} // gets one token when the call reaches stateReplied
 	// gen counts the call's recyclings, so a Pending copied before its Wait knows the
 	// call is no longer its own.
@@ -56,12 +56,15 @@ type call struct {
 // it (or in another bubble) would be a fatal error at its first use, and one made
 // outside and used inside would keep the bubble from ever being idle.
 func (c *Conn) getCall(want int) *call {
-	cl, _ := c.calls.Get().(*call)
-	if cl == nil {
-		cl = &call{done: make(chan struct{}, 1), pool: &c.calls}
-	}
+	cl := c.calls.Get().(*call)
 	cl.want = want
 	return cl
+}
+
+// newCall is the New of c's calls (Conn.calls): a call of c's, when none is left to
+// recycle.
+func (c *Conn) newCall() any {
+	return &call{done: make(chan struct{}, 1), pool: &c.calls}
 }
 
 // putCall recycles cl. Its done channel is empty: every signal was consumed.

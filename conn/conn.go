@@ -292,6 +292,7 @@ func newConn(nc net.Conn, addr string, opts *Options) *Conn {
 	c.r.buf = bufio.NewReaderSize(countingReader{c}, 64<<10)
 	c.r.dec = resp.NewReader(c.r.buf, opts.Limits)
 	c.watch.interruptFn = c.interrupt
+	c.calls.New = c.newCall
 	if tc, ok := nc.(*net.TCPConn); ok && rawIO {
 		c.raw, _ = tc.SyscallConn()
 		c.w.nbw.fn = c.w.nbw.write

@@ -62,7 +62,8 @@ var errAuthQueued = errors.New("conn: AUTH was queued in a transaction")
 // queued before it runs as the old user, every one after as the new. Inside a
 // transaction opened with MULTI on this connection the AUTH waits until EXEC or
 // DISCARD is queued and goes right behind it, so Reauth then returns only once the
-// transaction has ended (or ctx has).
+// transaction has ended (or ctx has); it goes at once when the MULTI turns out not to
+// open one (its caller gave up before it was written, or the server refused it).
 //
 // Transactions are followed only on a connection dialled with Options.Credentials (so
 // that others pay nothing for it): on another, a Reauth inside a transaction is queued

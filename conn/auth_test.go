@@ -124,6 +124,36 @@ func TestDialAsksTheCredentialsProvider(t *testing.T) {
 	}
 }
 
+// TestDialEndsTheProvidersContext: the provider's ctx ends as Dial returns, dialled
+// or failed; the client's credential rotation waits on it for dials in progress.
+func TestDialEndsTheProvidersContext(t *testing.T) {
+	srv := twoUsers(t)
+	for _, tc := range []struct {
+		name string
+		cr   Credentials
+		ok   bool
+	}{{"dialled", cred1, true}, {"refused", Credentials{Username: "u1", Password: "wrong"}, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked context.Context
+			c, err := Dial(context.Background(), srv.Addr(), Options{Credentials: func(ctx context.Context) (Credentials, error) {
+				asked = ctx
+				return tc.cr, nil
+			}})
+			if (err == nil) != tc.ok {
+				t.Fatalf("Dial: %v, want success %v", err, tc.ok)
+			}
+			if c != nil {
+				defer c.Close()
+			}
+			select {
+			case <-asked.Done():
+			default:
+				t.Error("the provider's context still live after Dial returned")
+			}
+		})
+	}
+}
+
 func TestDialCredentialsErrors(t *testing.T) {
 	srv := twoUsers(t)
 	errProvider := errors.New("token service down")

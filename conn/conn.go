@@ -44,8 +44,9 @@ type Options struct {
 
 	// Credentials, when set, gives the username and password for the handshake in
 	// place of Username and Password, which must then be empty. It is asked at every
-	// dial, with the dial's context (bounded by DialTimeout), before anything is
-	// dialled; its error fails Dial with an error matching ErrCredentials.
+	// dial, with the dial's context (bounded by DialTimeout, and ended as Dial returns,
+	// whatever the outcome: the client's credential rotation waits for it), before
+	// anything is dialled; its error fails Dial with an error matching ErrCredentials.
 	Credentials func(ctx context.Context) (Credentials, error)
 
 	// OnConnect runs after the handshake, before the connection is handed out; an error

@@ -2,7 +2,6 @@ package conn
 
 import (
 	"context"
-	"errors"
 
 	"github.com/respire/respire/resp"
 )
@@ -113,8 +112,7 @@ func (c *Conn) legacyHandshake(ctx context.Context, opts *Options, cr Credential
 // connection: only fencing needs it, and fencing reports that it cannot work.
 func (c *Conn) learnClientID(ctx context.Context) error {
 	v, err := c.Do(ctx, "CLIENT", "ID")
-	var se *resp.ServerError
-	if errors.As(err, &se) {
+	if _, refused := resp.AsServerError(err); refused {
 		return nil
 	}
 	if err != nil {

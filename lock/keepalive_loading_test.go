@@ -24,7 +24,7 @@ func TestKeepAliveRetriesLoading(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			bubble(t, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
 				ctx := context.Background()
 				f, c := fakeClient(t)
 				start := time.Now()

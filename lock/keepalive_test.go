@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -75,7 +74,7 @@ func TestKeepAliveSchedule(t *testing.T) {
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			bubble(t, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
 				f, c := fakeClient(t)
 				start := time.Now()
 				mu, err := New(c).Acquire(ctx, "ka", lease)
@@ -112,19 +111,6 @@ func TestKeepAliveSchedule(t *testing.T) {
 	}
 }
 
-// bubble runs f under synctest.Test. The conn package recycles its calls, each with a
-// channel, through a sync.Pool: a call made in one bubble and reused outside it, or in
-// another, is a channel of a foreign bubble (a fatal error), and one made outside and
-// reused inside blocks the bubble's clock. Two collections empty every sync.Pool, so
-// the bubble neither inherits nor leaves any.
-func bubble(t *testing.T, f func(t *testing.T)) {
-	runtime.GC()
-	runtime.GC()
-	synctest.Test(t, f)
-	runtime.GC()
-	runtime.GC()
-}
-
 func since(start time.Time, ts []time.Time) []time.Duration {
 	out := make([]time.Duration, len(ts))
 	for i, t := range ts {
@@ -136,7 +122,7 @@ func since(start time.Time, ts []time.Time) []time.Duration {
 // After Stop, KeepAliveContext is what its doc says of a lock without keep-alive: it
 // ends shortly before the expiry estimate, and until then the lock is held.
 func TestKeepAliveContextAfterStop(t *testing.T) {
-	bubble(t, func(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
 		const lease = 10 * time.Second
 		ctx := context.Background()
 		_, c := fakeClient(t)
@@ -177,7 +163,7 @@ func TestKeepAliveContextAfterStop(t *testing.T) {
 // that keep-alive with the lock: no second one starts beside it, and the next release
 // waits for the renewal before it deletes.
 func TestReleaseThatGivesUpKeepsTheStoppingKeepAlive(t *testing.T) {
-	bubble(t, func(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
 		const lease = 10 * time.Second
 		ctx := context.Background()
 		f, c := fakeClient(t)

@@ -232,7 +232,7 @@ func TestObserveLeaseLost(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			bubble(t, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
 				ctx := context.Background()
 				rec := &recorder{}
 				f, c := fakeClientWith(t, respire.Options{Observer: rec})
@@ -347,7 +347,7 @@ func TestObserveFence(t *testing.T) {
 // each failed renewal, then the loss to expiry, once, when the lock's context ends.
 func TestObserveLeaseExpired(t *testing.T) {
 	const lease = 10 * time.Second
-	bubble(t, func(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		rec := &recorder{}
 		f, c := fakeClientWith(t, respire.Options{Observer: rec})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -29,7 +30,7 @@ func TestAcquisitionReplyPastValidity(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			bubble(t, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
 				f, c := fakeClient(t)
 				f.slowSets = []time.Duration{tc.delay}
 				mu, ok, err := New(c).TryAcquire(context.Background(), "late", lease)
@@ -55,7 +56,7 @@ func TestAcquisitionReplyPastValidity(t *testing.T) {
 // token, and takes the lock once a reply comes in time.
 func TestLateAcquisitionWaitsOn(t *testing.T) {
 	const lease = 10 * time.Second
-	bubble(t, func(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
 		f, c := fakeClient(t)
 		locks := New(c)
 		f.slowSets = []time.Duration{lease}

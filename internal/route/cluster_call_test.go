@@ -42,8 +42,6 @@ func TestClusterReplicaReadRetryStaysOnReplica(t *testing.T) {
 		}
 		return "$1\r\nv\r\n"
 	}
-	emptyPools()
-	defer emptyPools()
 	synctest.Test(t, func(t *testing.T) {
 		nodes := newFakeNodes(t, handle)
 		defer nodes.close()
@@ -127,8 +125,6 @@ func TestClusterUnreachableNodeIsDialledOnce(t *testing.T) {
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
-			emptyPools()
-			defer emptyPools()
 			synctest.Test(t, func(t *testing.T) {
 				nodes := newFakeNodes(t, handle)
 				defer nodes.close()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -89,8 +88,6 @@ func inBubble(t *testing.T, handle func(addr string, args []string) string, f fu
 
 // inBubbleWith is inBubble with the router's options changed by adjust.
 func inBubbleWith(t *testing.T, handle func(addr string, args []string) string, adjust func(*Options), f func(t *testing.T, ctx context.Context, r *Router, nodes *fakeNodes)) {
-	emptyPools()
-	defer emptyPools()
 	synctest.Test(t, func(t *testing.T) {
 		nodes := newFakeNodes(t, handle)
 		defer nodes.close()
@@ -114,13 +111,6 @@ func inBubbleWith(t *testing.T, handle func(addr string, args []string) string, 
 // withoutTopology leaves out the topology reads a background refresh makes.
 func withoutTopology(cmds []string) []string {
 	return slices.DeleteFunc(cmds, func(c string) bool { return strings.HasPrefix(c, "CLUSTER ") })
-}
-
-// emptyPools empties every sync.Pool: one collection moves a pool's items to its
-// victim cache, the next drops them.
-func emptyPools() {
-	runtime.GC()
-	runtime.GC()
 }
 
 // TRYAGAIN is retried MaxClusterRetries times after a doubling backoff, then returned

@@ -210,7 +210,7 @@ func (r *credentialRotation) register(ctx context.Context, cn authConn) error {
 		r.mu.Unlock()
 		return nil
 	}
-	f := &reauthFlight{cn: cn, cr: cur, done: make(chan struct{}), dial: true}
+	f := &reauthFlight{cn: cn, cr: cur, done: make(chan struct{}), dial: true, dialDone: ctx.Done()}
 	r.inflight[cn] = f
 	r.mu.Unlock()
 	err := cn.Reauth(ctx, cur)
@@ -294,27 +294,51 @@ type reauthFlight struct {
 	done chan struct{} // closed when it has ended, with err
 	err  error         // a refusal or failure; nil for none worth retrying
 	dial bool          // the registration of a connection being dialled (register)
+	// dialDone is the Done channel of that dial's context, as recorded in dials.
+	dialDone <-chan struct{}
 }
 
 // rotate asks the provider and re-authenticates every connection with what it gives,
-// waiting for them until ctx ends. Connections being dialled as it starts, perhaps with
-// the credentials it replaces, are waited for too: each either registers before the
-// pass (which takes it) or after the new credentials came (and re-authenticates itself
-// with them before its dial returns).
+// waiting for them until ctx ends. Connections being dialled as the new credentials
+// come, perhaps with those they replace, are waited for too: each either registers
+// before the pass (which takes it) or after the new credentials came (and
+// re-authenticates itself with them before its dial returns). Each connection is
+// counted once in the error.
 func (r *credentialRotation) rotate(ctx context.Context) error {
-	dialing := r.dialsInProgress()
-	if err := r.fetch(ctx, true); err != nil {
-		return err
+	left, behind, err := r.rotateCounted(ctx)
+	if left > 0 {
+		err = errors.Join(err, fmt.Errorf("%w: %d connections not re-authenticated yet: %w", ErrReauthPending, left, context.Cause(ctx)))
 	}
-	pending, older, err := r.reauthAll(ctx)
-	pending += waitDone(ctx, dialing)
-	if pending > 0 {
-		err = errors.Join(err, fmt.Errorf("%w: %d connections not re-authenticated yet: %w", ErrReauthPending, pending, context.Cause(ctx)))
-	}
-	if older > 0 {
-		err = errors.Join(err, fmt.Errorf("%w: %d connections still re-authenticating with older credentials", ErrReauthPending, older))
+	if behind > 0 {
+		err = errors.Join(err, fmt.Errorf("%w: %d connections still re-authenticating with older credentials", ErrReauthPending, behind))
 	}
 	return err
+}
+
+// rotateCounted is rotate's work: it returns how many connections were left
+// re-authenticating as ctx ended, or dialling, and how many still with older
+// credentials, with the provider's or the connections' errors.
+func (r *credentialRotation) rotateCounted(ctx context.Context) (left, behind int, err error) {
+	if err := r.fetch(ctx, true); err != nil {
+		return 0, 0, err
+	}
+	dialing := r.dialsInProgress()
+	pending, older, err := r.reauthAll(ctx)
+	waitDone(ctx, dialing)
+	// A dial still in progress whose registration the pass found is counted there.
+	counted := make(map[<-chan struct{}]bool)
+	for _, f := range slices.Concat(pending, older) {
+		if f.dialDone != nil {
+			counted[f.dialDone] = true
+		}
+	}
+	left = len(pending)
+	for _, done := range dialing {
+		if !isDone(done) && !counted[done] {
+			left++
+		}
+	}
+	return left, len(older), err
 }
 
 // dialsInProgress returns the Done channels of the dials in progress.
@@ -376,23 +400,29 @@ func (r *credentialRotation) fetch(ctx context.Context, notify bool) error {
 // with the newest credentials, and waits for them, and for those other passes are
 // re-authenticating with the newest, until ctx ends: then those still running (behind
 // a blocking command, say) go on in the background, bounded by the client's life, and
-// are counted in pending, not as failures; older is stale's. Connections still being
-// dialled with older credentials are waited for first (their AUTH is bounded by the
-// dial) and then looked at again, counted in pending if ctx ends before. No lock is
+// are returned in pending, not as failures; behind are those stale found still running
+// with older credentials. Connections still being dialled with older credentials are
+// waited for first (their AUTH is bounded by the dial) and then looked at again, in
+// pending if ctx ends before. No lock is
 // held while it waits, so passes run side by side, each starting connections of its
 // own. A connection that broke meanwhile, or a RESP2 subscription (which the server
 // does not let re-authenticate, and which keeps its credentials until it reconnects),
 // is no failure either.
-func (r *credentialRotation) reauthAll(ctx context.Context) (pending, older int, err error) {
+func (r *credentialRotation) reauthAll(ctx context.Context) (pending, behind []*reauthFlight, err error) {
 	l, ok := r.stale()
 	if !ok {
-		return 0, 0, ErrClosed
+		return nil, nil, ErrClosed
 	}
 	r.launch(l.start)
-	wait, behind := l.wait, l.older
+	wait := l.wait
+	behind = l.older
 	if len(l.dialing) > 0 {
-		if n := waitAll(ctx, l.dialing); n > 0 {
-			pending += n // still dialling as ctx ended
+		if waitAll(ctx, l.dialing) > 0 {
+			for _, f := range l.dialing {
+				if !isDone(f.done) {
+					pending = append(pending, f) // still dialling as ctx ended
+				}
+			}
 		} else if again, ok := r.stale(); ok {
 			// One more look, not a loop: registrations that came since had credentials
 			// at least as new as this pass's, and those behind newer ones still are
@@ -422,10 +452,10 @@ func (r *credentialRotation) reauthAll(ctx context.Context) (pending, older int,
 		case <-f.done:
 			errs = append(errs, f.err)
 		case <-ctx.Done():
-			pending++
+			pending = append(pending, f)
 		}
 	}
-	return pending, len(behind), errors.Join(errs...)
+	return pending, behind, errors.Join(errs...)
 }
 
 // launch runs a pass's re-authentications, each on a goroutine of its own.

@@ -1089,6 +1089,33 @@ func TestCredentialsFailedRegistrationDropped(t *testing.T) {
 	})
 }
 
+// TestCredentialsPendingCountedOnce: a connection whose dial is in progress and whose
+// registration AUTH is still waiting as Reauthenticate's deadline ends is one pending
+// connection, not one for the dial and one for the AUTH.
+func TestCredentialsPendingCountedOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		p := &scriptedProvider{start: start, steps: []providerStep{{user: "tok-1"}, {user: "tok-2"}, {user: "tok-3"}}}
+		r := newCredentialRotation(&Options{Credentials: p.provide}, nil)
+		defer r.close()
+		dialCtx, dialEnd := context.WithCancel(context.Background())
+		defer dialEnd()
+		dialTok, _ := r.provider()(dialCtx)     // the dial, given tok-1
+		r.provider()(context.Background())      // another, given tok-2
+		slow := newFakeAuthConn(dialTok, start) // registers with tok-2's AUTH, which waits
+		slow.block = make(chan struct{})
+		defer close(slow.block)
+		go r.register(dialCtx, slow)
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		left, behind, err := r.rotateCounted(ctx)
+		if left != 1 || behind != 0 || err != nil {
+			t.Errorf("Reauthenticate with one connection still dialling: %d left, %d behind, %v; want 1, 0, nil", left, behind, err)
+		}
+	})
+}
+
 // TestCredentialsLateRefusalRetried: a refusal that comes after its pass stopped
 // waiting is retried, with the same backoff.
 func TestCredentialsLateRefusalRetried(t *testing.T) {

@@ -104,8 +104,7 @@ func (c *Conn) reauthReport(err error) (bool, error) {
 	case errors.Is(err, errAuthQueued):
 		return true, err
 	}
-	var refused *resp.ServerError
-	if errors.As(err, &refused) {
+	if _, refused := resp.AsServerError(err); refused {
 		return true, err
 	}
 	return c.Err() == nil, err

@@ -3,6 +3,7 @@ package conn
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/respire/respire/resp"
 )
@@ -18,7 +19,7 @@ const (
 )
 
 // call is one request (one command, or a batch sent back to back) waiting for its
-// replies. Calls are pooled by their connection: a caller returns its call after
+// replies. Calls are pooled (callsFor): a caller returns its call after
 // reading the result, except an abandoned call, which the reader (or the failure path)
 // recycles once it is done.
 type call struct {
@@ -44,27 +45,42 @@ type call struct {
 	// gen counts the call's recyclings, so a Pending copied before its Wait knows the
 	// call is no longer its own.
 	gen  atomic.Uint32
-	pool *sync.Pool // its connection's calls (Conn.calls)
+	pool *sync.Pool // the pool of the connection it was made for; nil for sharedCalls
 }
 
-// getCall takes a call of c's, for a request expecting want replies.
+// Calls are recycled through one pool shared by every connection, except a connection
+// dialled inside a testing/synctest bubble, which keeps its own. A call's done channel
+// belongs to the bubble it was made in: one made in a bubble and handed to a
+// connection outside it (or in another bubble) is a fatal error at its first use, and
+// one made outside and used inside keeps the bubble from ever being idle. A pool per
+// connection everywhere would cost every connection GOMAXPROCS×128 B after each
+// garbage collection (about 10 KB a connection on 64 cores) and keep a closed
+// connection, with its buffers, alive one collection longer.
 //
-// Each connection keeps its own calls, rather than every connection sharing one pool,
-// so that a call's done channel is only ever used by the goroutines of one connection.
-// A connection made inside a testing/synctest bubble lives and dies in it, and so do
-// its calls, whose channels belong to the bubble: one handed to a connection outside
-// it (or in another bubble) would be a fatal error at its first use, and one made
-// outside and used inside would keep the bubble from ever being idle.
+// A bubble's clock starts at midnight UTC, 2000-01-01 (testing/synctest's documented
+// start), and no real clock is that early: a connection dialled with the clock before
+// 2010 keeps its own calls. A machine with its clock wrong by that much pays only
+// the memory of a pool per connection.
+var (
+	sharedCalls = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
+	bubbleEra   = time.Date(2010, time.January, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// callsFor returns the pool of a connection dialled at now.
+func callsFor(now time.Time) *sync.Pool {
+	if !now.Before(bubbleEra) {
+		return &sharedCalls
+	}
+	own := new(sync.Pool)
+	own.New = func() any { return &call{done: make(chan struct{}, 1), pool: own} }
+	return own
+}
+
+// getCall takes a call for a request of c's expecting want replies.
 func (c *Conn) getCall(want int) *call {
 	cl := c.calls.Get().(*call)
 	cl.want = want
 	return cl
-}
-
-// newCall is the New of c's calls (Conn.calls): a call of c's, when none is left to
-// recycle.
-func (c *Conn) newCall() any {
-	return &call{done: make(chan struct{}, 1), pool: &c.calls}
 }
 
 // putCall recycles cl. Its done channel is empty: every signal was consumed.
@@ -80,7 +96,11 @@ func putCall(cl *call) {
 	cl.results = nil
 	cl.err = nil
 	cl.gen.Add(1)
-	cl.pool.Put(cl)
+	if cl.pool != nil {
+		cl.pool.Put(cl)
+		return
+	}
+	sharedCalls.Put(cl)
 }
 
 // deliver records one reply and reports whether the call is now complete.

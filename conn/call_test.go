@@ -48,3 +48,22 @@ func TestCallsStayInTheirBubble(t *testing.T) {
 	c, f := dialFake(t, Options{}, helloRESP3)
 	get(c, f)
 }
+
+// TestCallsShared: a connection dialled outside a bubble recycles its calls through the
+// pool every such connection shares (a pool per connection costs memory after every
+// collection); one dialled inside a bubble keeps its own.
+func TestCallsShared(t *testing.T) {
+	outside, _ := dialFake(t, Options{}, helloRESP3)
+	if outside.calls != &sharedCalls {
+		t.Error("a connection dialled outside any bubble has a pool of its own")
+	}
+	synctest.Test(t, func(t *testing.T) {
+		a, _ := dialFake(t, Options{}, helloRESP3)
+		b, _ := dialFake(t, Options{}, helloRESP3)
+		if a.calls == &sharedCalls || a.calls == b.calls {
+			t.Error("connections dialled in a bubble share a pool")
+		}
+		a.Close()
+		b.Close()
+	})
+}

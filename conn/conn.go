@@ -124,7 +124,7 @@ type Conn struct {
 	err   error         // first fatal error; set once
 	dead  chan struct{} // closed by fatal
 	loops sync.WaitGroup
-	calls sync.Pool // recycled calls, of this connection only (call.go)
+	calls *sync.Pool // where its calls are recycled (call.go)
 }
 
 // identity is what a connection is and what it learned of its server in the handshake.
@@ -293,7 +293,7 @@ func newConn(nc net.Conn, addr string, opts *Options) *Conn {
 	c.r.buf = bufio.NewReaderSize(countingReader{c}, 64<<10)
 	c.r.dec = resp.NewReader(c.r.buf, opts.Limits)
 	c.watch.interruptFn = c.interrupt
-	c.calls.New = c.newCall
+	c.calls = callsFor(time.Now())
 	if tc, ok := nc.(*net.TCPConn); ok && rawIO {
 		c.raw, _ = tc.SyscallConn()
 		c.w.nbw.fn = c.w.nbw.write

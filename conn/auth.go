@@ -24,10 +24,13 @@ import (
 // of several taken back, and a MULTI the server refused. While a transaction is open,
 // a re-authentication is kept aside (deferred) and queued as soon as it ends: right
 // behind the request that closes it, or at once when the request that opened it is
-// taken back or refused. So it is never queued by the server as part of the caller's
-// transaction and never adds a reply to its EXEC. Payloads sent already encoded
-// (DoEncoded, StartEncoded) are not looked into: a transaction must not be left open
-// across one.
+// taken back or refused. Every AUTH of a Reauth still queued (call.isAuth) that a
+// replay finds inside a transaction is taken back, and its Reauth defers it again
+// (reauthTakenBackLocked): whether it was queued behind the end of a transaction or
+// at once, behind an EXEC or DISCARD not yet written. So it is never queued by the
+// server as part of the caller's transaction and never adds a reply to its EXEC.
+// Payloads sent already encoded (DoEncoded, StartEncoded) are not looked into: a
+// transaction must not be left open across one.
 type authState struct {
 	track   bool        // transactions and authentications are followed (Options.Credentials)
 	current Credentials // the last successful authentication; zero when unknown
@@ -39,18 +42,15 @@ type authState struct {
 
 	deferred    *call  // a Reauth waiting for the transaction to end
 	deferredCmd []byte // its encoded AUTH
-	// queued is the deferred AUTH once queued, until it is written: if a request
-	// before it is taken back so that it would land inside the transaction, it is
-	// taken back too and fails as not sent.
-	queued *call
 }
 
 // errReauthSuperseded is the cause for a deferred Reauth that a later one replaced.
 var errReauthSuperseded = errors.New("conn: re-authentication superseded by a later one")
 
-// errReauthTakenBack is the cause for a Reauth whose AUTH was queued behind the end of
-// a transaction when that request was taken back before it was written.
-var errReauthTakenBack = errors.New("conn: re-authentication not sent: the transaction's end was taken back")
+// errReauthTakenBack is the cause for a Reauth whose AUTH was queued and then taken
+// back because it would have landed inside a transaction (a request before it was
+// taken back): reauth queues or defers it again, so it never reaches the caller.
+var errReauthTakenBack = errors.New("conn: re-authentication taken back from inside a transaction")
 
 // errAuthQueued is the cause when AUTH was answered QUEUED: it landed in a transaction
 // the connection did not see open (an encoded payload's).
@@ -92,14 +92,14 @@ func (c *Conn) Reauth(ctx context.Context, cr Credentials) error {
 // with what error. A success is, and so is a refusal or a real failure (a timeout, an
 // AUTH landing in a transaction), with its error. The endings where the server refused
 // nothing are not: a RESP2 subscription that cannot be re-authenticated, a connection
-// closed or broken (reported as lost), a Reauth superseded by a later one or taken
-// back with the end of its transaction, or one cancelled by its caller.
+// closed or broken (reported as lost), a Reauth superseded by a later one, or one
+// cancelled by its caller.
 func (c *Conn) reauthReport(err error) (bool, error) {
 	switch {
 	case err == nil:
 		return true, nil
 	case errors.Is(err, ErrReauthPubSub), errors.Is(err, ErrClosed), errors.Is(err, context.Canceled),
-		errors.Is(err, errReauthSuperseded), errors.Is(err, errReauthTakenBack):
+		errors.Is(err, errReauthSuperseded):
 		return false, nil
 	case errors.Is(err, errAuthQueued):
 		return true, err
@@ -126,7 +126,19 @@ func (c *Conn) reauth(ctx context.Context, cr Credentials) error {
 	if cr.Password == "" {
 		return fmt.Errorf("%w: re-authentication without a password", ErrInvalidOptions)
 	}
+	for {
+		// A take-back leaves the AUTH as it was before it was queued: it goes again,
+		// deferred if the transaction it would have landed in is still open.
+		if err := c.reauthOnce(ctx, cr); !errors.Is(err, errReauthTakenBack) {
+			return err
+		}
+	}
+}
+
+// reauthOnce queues or defers one AUTH as cr and waits for its reply.
+func (c *Conn) reauthOnce(ctx context.Context, cr Credentials) error {
 	cl := c.getCall(1)
+	cl.isAuth = true
 	if err := c.lockForEnqueue(ctx); err != nil {
 		putCall(cl)
 		return err
@@ -354,32 +366,26 @@ func (c *Conn) releaseDeferredLocked() {
 	a.end = len(c.w.buf)
 	clear(c.auth.deferredCmd)
 	c.w.queued = append(c.w.queued, a)
-	c.auth.queued = a
 }
 
 // replayTxLocked recomputes the transaction state from replied through the effects of
 // the requests written and queued since, after one of them turned out not to have the
-// effect it was counted with. A queued AUTH that would now land inside a transaction
-// is taken back and fails as not sent (deferring it again would race with its waiter,
-// whose context may have ended meanwhile); a deferred AUTH whose transaction is gone
-// is queued at once, not behind whatever request comes next.
+// effect it was counted with. Every queued AUTH of a Reauth that would now land inside
+// a transaction is taken back (reauthTakenBackLocked); a deferred AUTH whose
+// transaction is gone is queued at once, not behind whatever request comes next.
 func (c *Conn) replayTxLocked() {
 	inTx := c.auth.replied
 	c.r.inflight.each(func(cl *call) { inTx = cl.tx.after(inTx) })
-	authInTx := false
-	for _, cl := range c.w.queued {
-		if cl == c.auth.queued {
-			authInTx = inTx
+	for i := 0; i < len(c.w.queued); {
+		cl := c.w.queued[i]
+		if cl.isAuth && inTx {
+			c.reauthTakenBackLocked(cl, i)
+			continue // the next request is at i now
 		}
 		inTx = cl.tx.after(inTx)
+		i++
 	}
 	c.auth.inTx = inTx
-	if authInTx {
-		a := c.auth.queued
-		c.unqueueLocked(a)
-		a.fail(&CallError{Err: errReauthTakenBack})
-		a.done <- struct{}{} // its waiter takes it (waitDeferred, or wait)
-	}
 	if c.auth.deferred != nil && !inTx {
 		c.releaseDeferredLocked()
 		if !c.w.writing {
@@ -390,14 +396,35 @@ func (c *Conn) replayTxLocked() {
 	}
 }
 
+// reauthTakenBackLocked takes back a, the AUTH of a Reauth queued at i that would land
+// inside a transaction. Its Reauth goes again (errReauthTakenBack), deferred now,
+// unless a later Reauth is queued or deferred behind it, which supersedes it: going
+// again would put it after that one. A waiter that the watcher woke as its context
+// ended has a token in done already and is coming for the lock to take its call back
+// itself: a is only left out of the queue for it (unqueueLocked then finds nothing).
+func (c *Conn) reauthTakenBackLocked(a *call, i int) {
+	cause := errReauthTakenBack
+	if c.auth.deferred != nil {
+		cause = errReauthSuperseded
+	}
+	for _, q := range c.w.queued[i+1:] {
+		if q.isAuth {
+			cause = errReauthSuperseded
+		}
+	}
+	c.unqueueLocked(a)
+	if a.ctxEnded {
+		return
+	}
+	a.fail(&CallError{Err: cause})
+	a.done <- struct{}{} // never blocks: nobody else signals a queued call's done
+}
+
 // unqueueAuthLocked is unqueueLocked's part for the authentication state, once cl is
-// out of the queue. When cl is the queued AUTH, it is no longer queued; when cl would
-// have opened or closed a transaction, the state is replayed without it.
+// out of the queue: when cl would have opened or closed a transaction, the state is
+// replayed without it.
 func (c *Conn) unqueueAuthLocked(cl *call) {
-	switch {
-	case cl == c.auth.queued:
-		c.auth.queued = nil
-	case cl.tx != txKeeps:
+	if cl.tx != txKeeps {
 		c.replayTxLocked()
 	}
 }
@@ -425,9 +452,4 @@ func (cl *call) refusedMulti() bool {
 	}
 	k := v.Kind()
 	return k == resp.KindError || k == resp.KindBulkError
-}
-
-// writtenAuthLocked forgets the queued AUTH once its batch is taken for writing.
-func (c *Conn) writtenAuthLocked() {
-	c.auth.queued = nil
 }

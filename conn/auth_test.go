@@ -519,9 +519,9 @@ func TestAllocWithObserver(t *testing.T) {
 }
 
 // TestReauthBehindTakenBackExec: an EXEC given up before it was written leaves the
-// transaction open, so the AUTH that was queued behind it fails as not sent (and is
-// never seen by the server inside the transaction); the connection knows the
-// transaction is still open, and the next Reauth waits for its end.
+// transaction open, so the AUTH that was queued behind it is taken back (and never
+// seen by the server inside the transaction) and deferred again: the Reauth goes
+// behind the transaction's real end.
 func TestReauthBehindTakenBackExec(t *testing.T) {
 	c, f := dialFakeRotating(t)
 	ctx := context.Background()
@@ -531,20 +531,7 @@ func TestReauthBehindTakenBackExec(t *testing.T) {
 	waitDeferredAuth(t, c)
 	set := blockWriter(t, c)
 	cancelQueued(t, c, 0, "EXEC")
-	if err := <-reauth; !errors.Is(err, ErrNotSent) {
-		t.Fatalf("Reauth behind the taken-back EXEC: %v, want not sent", err)
-	}
-	if q, _ := c.counts(); q != 0 {
-		t.Fatalf("%d requests still queued, want none", q)
-	}
-	f.Expect("SET", "k", "v")
-	f.Reply("+QUEUED\r\n")
-	if err := <-set; err != nil {
-		t.Fatal(err)
-	}
-	go func() { reauth <- c.Reauth(ctx, cred2) }()
-	waitDeferredAuth(t, c)
-	discardThenAuth(t, c, f, reauth)
+	redeferredThenAuth(t, c, f, set, reauth)
 }
 
 // discardThenAuth ends the open transaction with DISCARD and checks that the deferred

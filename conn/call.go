@@ -37,6 +37,7 @@ type call struct {
 	reply      resp.Value    // the reply of a single command
 	results    []Result      // the results of a batch (want > 1, or multi set)
 	multi      bool          // collect into results even when want == 1
+	isAuth     bool          // the AUTH of a Reauth: taken back if a replay finds it inside a transaction (auth.go)
 	tx         txEffect      // what it does to a transaction, on a connection that follows them (auth.go)
 	txElse     txEffect      // with tx txOpens: what it does if the server refuses its MULTI txAt
 	txAt       int           //
@@ -90,7 +91,7 @@ func putCall(cl *call) {
 	cl.inline = false
 	cl.readsSelf, cl.othersRead = false, false
 	cl.watched, cl.watchHeld, cl.ctxEnded = false, false, false
-	cl.multi = false
+	cl.multi, cl.isAuth = false, false
 	cl.tx = txKeeps
 	cl.reply = resp.Value{}
 	cl.results = nil

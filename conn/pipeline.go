@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"syscall"
 	"time"
 
@@ -275,9 +276,6 @@ func (c *Conn) takeBatchLocked(me *call) []byte {
 	}
 	clear(c.w.queued)
 	c.w.queued = c.w.queued[:0]
-	if c.auth.track {
-		c.writtenAuthLocked()
-	}
 	if c.r.inflight.len() > 0 {
 		c.armReadDeadlineLocked(timed)
 		if !c.r.reading {
@@ -437,21 +435,22 @@ func (c *Conn) wait(ctx context.Context, cl *call) error {
 }
 
 // unqueueLocked removes a call that has not been written, bytes and all, so that it
-// never runs.
+// never runs. A call no longer queued is left alone: a Reauth's AUTH that a replay of
+// the transaction state took back while its waiter was coming to take it back itself
+// (reauthTakenBackLocked).
 func (c *Conn) unqueueLocked(cl *call) {
 	c.releaseWatchLocked(cl)
+	idx := slices.Index(c.w.queued, cl)
+	if idx < 0 {
+		return
+	}
 	n := cl.end - cl.start
 	c.w.buf = append(c.w.buf[:cl.start], c.w.buf[cl.end:]...)
-	idx := -1
-	for i, q := range c.w.queued {
-		if q == cl {
-			idx = i
-		} else if idx >= 0 {
-			q.start -= n
-			q.end -= n
-		}
+	for _, q := range c.w.queued[idx+1:] {
+		q.start -= n
+		q.end -= n
 	}
-	c.w.queued = append(c.w.queued[:idx], c.w.queued[idx+1:]...)
+	c.w.queued = slices.Delete(c.w.queued, idx, idx+1)
 	if c.auth.track {
 		c.unqueueAuthLocked(cl)
 	}
@@ -614,6 +613,9 @@ func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {
 		return false, nil
 	}
 	c.r.inflight.pop()
+	// The one check of transaction following on the hot path that is not under
+	// auth.track: tx is only ever set where it is (followLocked), so on any other
+	// connection it is txKeeps, and testing it costs no more than testing track.
 	if cl.tx != txKeeps {
 		c.repliedAuthLocked(cl)
 	}
@@ -668,7 +670,6 @@ func (c *Conn) fatal(err error) {
 	}
 	c.err = err
 	lost := c.obs != nil && c.open && !errors.Is(err, ErrClosed)
-	c.auth.queued = nil
 	c.stopWatchingLocked()
 	queued := c.w.queued
 	c.w.queued = nil

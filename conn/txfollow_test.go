@@ -209,3 +209,104 @@ func TestReauthDeferredBehindRefusedMulti(t *testing.T) {
 		t.Fatalf("Reauth: %v", err)
 	}
 }
+
+// TestReauthQueuedBehindTakenBackExec: a Reauth that found no transaction only because
+// an EXEC or DISCARD ahead of it was still queued goes straight into the queue, not
+// through the deferral; when that request is taken back the AUTH would land inside
+// the transaction, so it is taken back too and deferred again, whether its caller
+// waits without a context or with one the watcher follows.
+func TestReauthQueuedBehindTakenBackExec(t *testing.T) {
+	tests := []struct {
+		name  string
+		close string
+		ctx   func(t *testing.T) context.Context
+	}{
+		{"EXEC, no deadline", "EXEC", func(*testing.T) context.Context { return context.Background() }},
+		{"DISCARD, no deadline", "DISCARD", func(*testing.T) context.Context { return context.Background() }},
+		{"EXEC, deadline", "EXEC", func(t *testing.T) context.Context {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			t.Cleanup(cancel)
+			return ctx
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, f := dialFakeRotating(t)
+			openTx(t, c, f)
+			set := blockWriter(t, c)
+			takeBack := queueCancellable(t, c, 0, tt.close, doer(tt.close))
+			ctx := tt.ctx(t)
+			reauth := make(chan error, 1)
+			go func() { reauth <- c.Reauth(ctx, cred2) }()
+			waitFor(t, "the AUTH queued behind "+tt.close, func() bool { q, _ := c.counts(); return q == 2 })
+			takeBack()
+			redeferredThenAuth(t, c, f, set, reauth)
+		})
+	}
+}
+
+// TestReauthsBehindTakenBackExec: with [EXEC, AUTH as u2, MULTI, EXEC, AUTH as u3]
+// queued, both AUTHs deferred and released behind their EXEC, the first EXEC taken back puts the first AUTH inside the transaction (the
+// MULTI after it is then refused as nested, and the second EXEC ends the outer
+// transaction); that AUTH is taken back, and superseded by the later one rather than
+// deferred behind it, so the connection ends up as u3 and no EXEC carries an AUTH's
+// reply.
+func TestReauthsBehindTakenBackExec(t *testing.T) {
+	cred3 := Credentials{Username: "u3", Password: "p3"}
+	c, f := dialFakeRotating(t)
+	ctx := context.Background()
+	openTx(t, c, f)
+	set := blockWriter(t, c)
+	first := make(chan error, 1)
+	go func() { first <- c.Reauth(ctx, cred2) }()
+	waitDeferredAuth(t, c)
+	takeBack := queueCancellable(t, c, 0, "EXEC", doer("EXEC"))
+	waitFor(t, "the AUTH released behind EXEC", func() bool { q, _ := c.counts(); return q == 2 })
+	multi, exec := make(chan error, 1), make(chan resp.Value, 1)
+	go func() { _, err := c.Do(ctx, "MULTI"); multi <- err }()
+	waitFor(t, "MULTI queued", func() bool { q, _ := c.counts(); return q == 3 })
+	second := make(chan error, 1)
+	go func() { second <- c.Reauth(ctx, cred3) }()
+	waitDeferredAuth(t, c)
+	go func() { v, _ := c.Do(ctx, "EXEC"); exec <- v }()
+	waitFor(t, "EXEC and the second AUTH queued", func() bool { q, _ := c.counts(); return q == 5 })
+	takeBack()
+	if err := <-first; !errors.Is(err, errReauthSuperseded) || !errors.Is(err, ErrNotSent) {
+		t.Fatalf("first Reauth: %v, want superseded, not sent", err)
+	}
+	f.Expect("SET", "k", "v")
+	f.Expect("MULTI")
+	f.Expect("EXEC")
+	f.Expect("AUTH", "u3", "p3")
+	f.Reply("+QUEUED\r\n-ERR MULTI calls can not be nested\r\n*1\r\n+OK\r\n+OK\r\n")
+	if err := <-set; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-multi; !resp.HasCode(err, "ERR") {
+		t.Fatalf("nested MULTI: %v, want refused", err)
+	}
+	if v := <-exec; v.Len() != 1 {
+		t.Fatalf("EXEC: %v, want the SET's reply alone", v)
+	}
+	if err := <-second; err != nil || !c.AuthenticatedWith(cred3) {
+		t.Fatalf("second Reauth: %v", err)
+	}
+}
+
+// redeferredThenAuth checks that the Reauth whose result comes on reauth, its AUTH
+// taken back from inside the open transaction, is deferred again with nothing left
+// queued; it answers the SET in flight (blockWriter's set) as queued in the
+// transaction, then ends it (discardThenAuth).
+func redeferredThenAuth(t *testing.T, c *Conn, f *fakeServer, set, reauth chan error) {
+	t.Helper()
+	waitDeferredAuth(t, c)
+	if q, _ := c.counts(); q != 0 {
+		t.Fatalf("%d requests still queued, want none", q)
+	}
+	f.Expect("SET", "k", "v")
+	f.Reply("+QUEUED\r\n")
+	if err := <-set; err != nil {
+		t.Fatal(err)
+	}
+	discardThenAuth(t, c, f, reauth)
+}

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -309,4 +313,105 @@ func redeferredThenAuth(t *testing.T, c *Conn, f *fakeServer, set, reauth chan e
 		t.Fatal(err)
 	}
 	discardThenAuth(t, c, f, reauth)
+}
+
+// TestReauthNeverInTransactionRandomized: goroutines sharing a connection to a real
+// server send MULTI, EXEC, DISCARD, MULTI-SET-EXEC batches and SETs with deadlines of
+// 0 to 40 µs, so that many are taken back before they are written, while Reauth
+// switches the credentials back and forth: no AUTH ever lands inside a transaction
+// (errAuthQueued, which closes the connection), and the connection ends up
+// authenticated as the last Reauth says. Three rounds under `make test`, twenty with
+// RESPIRE_SOAK=1.
+func TestReauthNeverInTransactionRandomized(t *testing.T) {
+	srv := twoUsers(t)
+	rounds := 3
+	if os.Getenv("RESPIRE_SOAK") == "1" {
+		rounds = 20
+	}
+	for round := range rounds {
+		proto := protocols[round%len(protocols)]
+		c := dialT(t, srv.Addr(), rotating(Options{Protocol: proto}, cred1))
+		var (
+			stop    atomic.Bool
+			notSent atomic.Int64
+			queued  = make(chan error, 7)
+			wg      sync.WaitGroup
+		)
+		check := func(err error) {
+			if errors.Is(err, errAuthQueued) {
+				select {
+				case queued <- err:
+				default:
+				}
+			}
+			if errors.Is(err, ErrNotSent) {
+				notSent.Add(1)
+			}
+		}
+		for g := range 6 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rng := rand.New(rand.NewPCG(uint64(round), uint64(g)))
+				for !stop.Load() && c.Err() == nil {
+					ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rng.IntN(41))*time.Microsecond)
+					var err error
+					switch rng.IntN(5) {
+					case 0:
+						_, err = c.Do(ctx, "MULTI")
+					case 1:
+						_, err = c.Do(ctx, "EXEC")
+					case 2:
+						_, err = c.Do(ctx, "DISCARD")
+					case 3:
+						_, err = c.DoMulti(ctx, []any{"MULTI"}, []any{"SET", "fuzz:b", "1"}, []any{"EXEC"})
+					default:
+						_, err = c.Do(ctx, "SET", "fuzz:a", "1")
+					}
+					cancel()
+					check(err)
+				}
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; !stop.Load() && c.Err() == nil; i++ {
+				cr := []Credentials{cred2, cred1}[i%2]
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+				err := c.Reauth(ctx, cr)
+				cancel()
+				check(err)
+			}
+		}()
+		time.Sleep(700 * time.Millisecond) // the round's length, not a synchronisation
+		stop.Store(true)
+		wg.Wait()
+		select {
+		case err := <-queued:
+			t.Fatalf("round %d (RESP%d): %v", round, proto, err)
+		default:
+		}
+		if err := c.Err(); err != nil {
+			t.Fatalf("round %d (RESP%d): the connection closed: %v", round, proto, err)
+		}
+		if notSent.Load() == 0 {
+			t.Fatalf("round %d (RESP%d): no request given up before it was written", round, proto)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c.Do(ctx, "DISCARD") // ends the transaction the round may have left open
+		last := cred2        // whichever the connection is not on, so that an AUTH goes
+		if c.AuthenticatedWith(cred2) {
+			last = cred1
+		}
+		if err := c.Reauth(ctx, last); err != nil {
+			t.Fatalf("round %d (RESP%d): the last Reauth: %v", round, proto, err)
+		}
+		cancel()
+		if got := serverUser(t, srv, c); got != last.Username || !c.AuthenticatedWith(last) {
+			t.Fatalf("round %d (RESP%d): user %q, want %q", round, proto, got, last.Username)
+		}
+		t.Logf("round %d (RESP%d): %d requests not sent", round, proto, notSent.Load())
+		c.Close()
+	}
 }

@@ -21,16 +21,17 @@ import (
 // what it does to the transaction (call.tx); the state is replayed through the
 // requests still written or queued whenever one of them turns out not to do it: a
 // request taken back before it was written (its caller gave up), whatever the order
-// of several taken back, and a MULTI the server refused. While a transaction is open,
-// a re-authentication is kept aside (deferred) and queued as soon as it ends: right
-// behind the request that closes it, or at once when the request that opened it is
-// taken back or refused. Every AUTH of a Reauth still queued (call.isAuth) that a
-// replay finds inside a transaction is taken back, and its Reauth defers it again
-// (reauthTakenBackLocked): whether it was queued behind the end of a transaction or
-// at once, behind an EXEC or DISCARD not yet written. So it is never queued by the
-// server as part of the caller's transaction and never adds a reply to its EXEC.
-// Payloads sent already encoded (DoEncoded, StartEncoded) are not looked into: a
-// transaction must not be left open across one.
+// of several taken back, and a MULTI or DISCARD the server refused (settleTx). While
+// a transaction is open, a re-authentication is kept aside (deferred) and queued as
+// soon as it ends: right behind an EXEC, once a DISCARD is answered as accepted (a
+// refused one closes nothing), or at once when the request that opened it is taken
+// back or refused. Every AUTH of a Reauth still queued (call.isAuth) that a replay
+// finds inside a transaction is taken back, and its Reauth defers it again
+// (reauthTakenBackLocked), whether it was queued behind the end of a transaction or at
+// once, behind an EXEC not yet written. So it is never queued by the server as part of
+// the caller's transaction and never adds a reply to its EXEC. Payloads sent already
+// encoded (DoEncoded, StartEncoded) are not looked into: a transaction must not be
+// left open across one.
 type authState struct {
 	track   bool        // transactions and authentications are followed (Options.Credentials)
 	current Credentials // the last successful authentication; zero when unknown
@@ -60,10 +61,11 @@ var errAuthQueued = errors.New("conn: AUTH was queued in a transaction")
 // credentials that are rotated while connections live. The AUTH goes through the
 // connection's pipeline, in order with the commands already queued: every command
 // queued before it runs as the old user, every one after as the new. Inside a
-// transaction opened with MULTI on this connection the AUTH waits until EXEC or
-// DISCARD is queued and goes right behind it, so Reauth then returns only once the
-// transaction has ended (or ctx has); it goes at once when the MULTI turns out not to
-// open one (its caller gave up before it was written, or the server refused it).
+// transaction opened with MULTI on this connection the AUTH waits until EXEC is queued
+// and goes right behind it, or until a DISCARD is accepted (the server may refuse it,
+// and the transaction stays open), so Reauth then returns only once the transaction
+// has ended (or ctx has); it goes at once when the MULTI turns out not to open one (its
+// caller gave up before it was written, or the server refused it).
 //
 // Transactions are followed only on a connection dialled with Options.Credentials (so
 // that others pay nothing for it): on another, a Reauth inside a transaction is queued
@@ -229,7 +231,8 @@ type txVerb uint8
 const (
 	txNone    txVerb = iota
 	txOpen           // MULTI
-	txClose          // EXEC, DISCARD
+	txClose          // EXEC
+	txDiscard        // DISCARD
 	txReset          // RESET: closes a transaction and logs out
 	txAuthAny        // AUTH, HELLO: a caller's own authentication, perhaps
 )
@@ -278,7 +281,7 @@ func verbOfName(name string) txVerb {
 		}
 	case 7:
 		if asciiEqualFold(name, "DISCARD") {
-			return txClose
+			return txDiscard
 		}
 	}
 	return txNone
@@ -303,10 +306,16 @@ type txEffect uint8
 const (
 	txKeeps  txEffect = iota // leaves it as it found it
 	txOpens                  // leaves a transaction open: its last transaction command is MULTI
-	txCloses                 // leaves none open: its last is EXEC, DISCARD or RESET
+	txCloses                 // leaves none open: its last is EXEC or RESET, or an accepted DISCARD
+	// txDiscards: its last is a DISCARD not answered yet. A refused DISCARD (the ACL)
+	// leaves the transaction open on the server, so until the reply says it was
+	// accepted, the request counts as doing what its commands before the DISCARD do
+	// (call.txDiscElse): an AUTH is not queued behind it.
+	txDiscards
 )
 
-// after is the transaction state behind a request of effect e that found inTx.
+// after is the transaction state behind a request of effect e that found inTx; e is
+// not txDiscards (see call.txAfter).
 func (e txEffect) after(inTx bool) bool {
 	switch e {
 	case txOpens:
@@ -315,6 +324,15 @@ func (e txEffect) after(inTx bool) bool {
 		return false
 	}
 	return inTx
+}
+
+// txAfter is the transaction state behind cl, a request that found inTx, as far as an
+// AUTH queued behind it is concerned.
+func (cl *call) txAfter(inTx bool) bool {
+	if cl.tx == txDiscards {
+		return cl.txDiscElse.after(inTx)
+	}
+	return cl.tx.after(inTx)
 }
 
 // followLocked records on cl, for its command i just encoded, of verb v, what it does
@@ -334,7 +352,8 @@ func (c *Conn) followLocked(cl *call, i int, v txVerb) {
 	if cl.want == 0 {
 		return
 	}
-	if v == txOpen {
+	switch v {
+	case txOpen:
 		if cl.tx != txOpens {
 			// The first MULTI since the request's last EXEC or DISCARD decides
 			// whether it leaves a transaction open (repliedAuthLocked): a later
@@ -342,7 +361,10 @@ func (c *Conn) followLocked(cl *call, i int, v txVerb) {
 			cl.txAt, cl.txElse = i, cl.tx
 		}
 		cl.tx = txOpens
-	} else {
+	case txDiscard:
+		cl.txDiscAt, cl.txDiscElse = i, cl.tx
+		cl.tx = txDiscards
+	default:
 		cl.tx = txCloses
 	}
 }
@@ -351,7 +373,7 @@ func (c *Conn) followLocked(cl *call, i int, v txVerb) {
 // queued: the transaction state moves on by cl's effect, and a deferred AUTH whose
 // transaction has ended is queued right behind cl.
 func (c *Conn) queuedAuthLocked(cl *call) {
-	c.auth.inTx = cl.tx.after(c.auth.inTx)
+	c.auth.inTx = cl.txAfter(c.auth.inTx)
 	if c.auth.deferred != nil && !c.auth.inTx {
 		c.releaseDeferredLocked()
 	}
@@ -375,14 +397,14 @@ func (c *Conn) releaseDeferredLocked() {
 // transaction is gone is queued at once, not behind whatever request comes next.
 func (c *Conn) replayTxLocked() {
 	inTx := c.auth.replied
-	c.r.inflight.each(func(cl *call) { inTx = cl.tx.after(inTx) })
+	c.r.inflight.each(func(cl *call) { inTx = cl.txAfter(inTx) })
 	for i := 0; i < len(c.w.queued); {
 		cl := c.w.queued[i]
 		if cl.isAuth && inTx {
 			c.reauthTakenBackLocked(cl, i)
 			continue // the next request is at i now
 		}
-		inTx = cl.tx.after(inTx)
+		inTx = cl.txAfter(inTx)
 		i++
 	}
 	c.auth.inTx = inTx
@@ -430,26 +452,54 @@ func (c *Conn) unqueueAuthLocked(cl *call) {
 }
 
 // repliedAuthLocked moves the answered transaction state on by cl's effect, cl being
-// a request that opened or closed a transaction and has all its replies. When the
-// server refused the MULTI that was to leave the transaction open, it did not open
-// (refused by the ACL or for memory: none is open; nested in one already open: that
-// one still is), and cl did only what its commands before that MULTI did.
+// a request that opened or closed a transaction and has all its replies; when that is
+// not the effect it was counted with, the state is replayed (a deferred AUTH may go).
 func (c *Conn) repliedAuthLocked(cl *call) {
-	if cl.tx == txOpens && cl.refusedMulti() {
-		cl.tx = cl.txElse
-		c.auth.replied = cl.tx.after(c.auth.replied)
-		c.replayTxLocked()
-		return
-	}
+	counted := cl.tx
+	cl.settleTx()
 	c.auth.replied = cl.tx.after(c.auth.replied)
+	if cl.tx != counted {
+		c.replayTxLocked()
+	}
 }
 
-// refusedMulti reports whether the reply to cl's command txAt, a MULTI, is an error.
-func (cl *call) refusedMulti() bool {
-	v := cl.reply
-	if cl.multi {
-		return cl.results[cl.txAt].Err != nil
+// settleTx sets cl's effect from its replies. A MULTI the server refused did not open
+// a transaction: refused by the ACL, none is open; nested in one already open, that
+// one still is (a top-level MULTI under maxmemory is accepted: only a nested one gets
+// -OOM). Either way cl did what its commands before that MULTI did (txElse). A DISCARD
+// refused (the ACL) closed nothing either: cl did what its commands before it did
+// (txDiscElse); an accepted one closed the transaction. An EXEC refused (-EXECABORT,
+// also for -NOPERM, -READONLY or -OOM) ends the transaction all the same.
+//
+// Each step falls back to the commands before, and stops at the first accepted one.
+// A batch that interleaves several MULTIs and DISCARDs can refer back to a command
+// whose position a later one overwrote: after a few steps the effect left unsettled
+// counts as leaving a transaction open, so that no AUTH goes into one; the next EXEC
+// or DISCARD settles it.
+func (cl *call) settleTx() {
+	for range 4 {
+		switch {
+		case cl.tx == txOpens && cl.refusedAt(cl.txAt):
+			cl.tx = cl.txElse
+		case cl.tx == txDiscards && cl.refusedAt(cl.txDiscAt):
+			cl.tx = cl.txDiscElse
+		case cl.tx == txDiscards:
+			cl.tx = txCloses
+			return
+		default:
+			return
+		}
 	}
-	k := v.Kind()
+	if cl.tx == txDiscards || cl.tx == txOpens {
+		cl.tx = txOpens
+	}
+}
+
+// refusedAt reports whether the reply to cl's command i is an error.
+func (cl *call) refusedAt(i int) bool {
+	if cl.multi {
+		return cl.results[i].Err != nil
+	}
+	k := cl.reply.Kind()
 	return k == resp.KindError || k == resp.KindBulkError
 }

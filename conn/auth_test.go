@@ -484,7 +484,7 @@ func TestVerbOf(t *testing.T) {
 		{[]any{"GET", "k"}, txNone},
 		{[]any{"multi"}, txOpen},
 		{[]any{[]byte("Exec")}, txClose},
-		{[]any{"DISCARD"}, txClose},
+		{[]any{"DISCARD"}, txDiscard},
 		{[]any{"EXISTS", "k"}, txNone},
 		{[]any{"RESET"}, txReset},
 		{[]any{"auth", "x"}, txAuthAny},
@@ -523,29 +523,25 @@ func TestAllocWithObserver(t *testing.T) {
 // seen by the server inside the transaction) and deferred again: the Reauth goes
 // behind the transaction's real end.
 func TestReauthBehindTakenBackExec(t *testing.T) {
-	c, f := dialFakeRotating(t)
-	ctx := context.Background()
-	openTx(t, c, f)
-	reauth := make(chan error, 1)
-	go func() { reauth <- c.Reauth(ctx, cred2) }()
-	waitDeferredAuth(t, c)
+	c, f, reauth := deferredReauth(t)
 	set := blockWriter(t, c)
 	cancelQueued(t, c, 0, "EXEC")
 	redeferredThenAuth(t, c, f, set, reauth)
 }
 
 // discardThenAuth ends the open transaction with DISCARD and checks that the deferred
-// Reauth to cred2, whose result comes on reauth, goes right behind it.
+// Reauth to cred2, whose result comes on reauth, goes once the DISCARD is accepted.
 func discardThenAuth(t *testing.T, c *Conn, f *fakeServer, reauth chan error) {
 	t.Helper()
 	discard := make(chan error, 1)
 	go func() { _, err := c.Do(context.Background(), "DISCARD"); discard <- err }()
 	f.Expect("DISCARD")
-	f.Expect("AUTH", "u2", "p2")
-	f.Reply("+OK\r\n+OK\r\n")
+	f.Reply("+OK\r\n")
 	if err := <-discard; err != nil {
 		t.Fatal(err)
 	}
+	f.Expect("AUTH", "u2", "p2")
+	f.Reply("+OK\r\n")
 	if err := <-reauth; err != nil || !c.AuthenticatedWith(cred2) {
 		t.Fatalf("Reauth: %v", err)
 	}

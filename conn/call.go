@@ -41,6 +41,8 @@ type call struct {
 	tx         txEffect      // what it does to a transaction, on a connection that follows them (auth.go)
 	txElse     txEffect      // with tx txOpens: what it does if the server refuses its MULTI txAt
 	txAt       int           //
+	txDiscAt   int           // with tx txDiscards: its last DISCARD, and what it does if that is refused
+	txDiscElse txEffect      //
 	err        error         // a transport error, set with stateReplied
 	done       chan struct{} // gets one token when the call reaches stateReplied
 	// gen counts the call's recyclings, so a Pending copied before its Wait knows the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -215,10 +216,11 @@ func TestReauthDeferredBehindRefusedMulti(t *testing.T) {
 }
 
 // TestReauthQueuedBehindTakenBackExec: a Reauth that found no transaction only because
-// an EXEC or DISCARD ahead of it was still queued goes straight into the queue, not
-// through the deferral; when that request is taken back the AUTH would land inside
-// the transaction, so it is taken back too and deferred again, whether its caller
-// waits without a context or with one the watcher follows.
+// an EXEC ahead of it was still queued goes straight into the queue, not through the
+// deferral; when the EXEC is taken back the AUTH would land inside the transaction, so
+// it is taken back too and deferred again, whether its caller waits without a context
+// or with one the watcher follows. (Behind a DISCARD a Reauth is deferred until the
+// DISCARD is accepted: TestReauthBehindRefusedDiscard.)
 func TestReauthQueuedBehindTakenBackExec(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -226,7 +228,6 @@ func TestReauthQueuedBehindTakenBackExec(t *testing.T) {
 		ctx   func(t *testing.T) context.Context
 	}{
 		{"EXEC, no deadline", "EXEC", func(*testing.T) context.Context { return context.Background() }},
-		{"DISCARD, no deadline", "DISCARD", func(*testing.T) context.Context { return context.Background() }},
 		{"EXEC, deadline", "EXEC", func(t *testing.T) context.Context {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			t.Cleanup(cancel)
@@ -414,4 +415,141 @@ func TestReauthNeverInTransactionRandomized(t *testing.T) {
 		t.Logf("round %d (RESP%d): %d requests not sent", round, proto, notSent.Load())
 		c.Close()
 	}
+}
+
+// TestReauthBehindRefusedDiscard: a DISCARD the server refuses (the ACL) leaves the
+// transaction open, so a deferred Reauth is not queued behind it but waits for the
+// DISCARD's reply, and on a refusal for the transaction's real end.
+func TestReauthBehindRefusedDiscard(t *testing.T) {
+	c, f, reauth := deferredReauth(t)
+	ctx := context.Background()
+	discard := make(chan error, 1)
+	go func() { _, err := c.Do(ctx, "DISCARD"); discard <- err }()
+	f.Expect("DISCARD")
+	waitDeferredAuth(t, c) // not queued behind the DISCARD, nor written
+	f.Reply("-NOPERM User u1 has no permissions to run the 'discard' command\r\n")
+	if err := <-discard; !resp.HasCode(err, "NOPERM") {
+		t.Fatalf("DISCARD: %v, want NOPERM", err)
+	}
+	waitDeferredAuth(t, c)
+	exec := make(chan error, 1)
+	go func() { _, err := c.Do(ctx, "EXEC"); exec <- err }()
+	f.Expect("EXEC")
+	f.Expect("AUTH", "u2", "p2")
+	f.Reply("*0\r\n+OK\r\n")
+	if err := <-exec; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-reauth; err != nil || !c.AuthenticatedWith(cred2) {
+		t.Fatalf("Reauth: %v", err)
+	}
+}
+
+// TestReauthAfterRefusedDiscard is TestReauthBehindRefusedDiscard against a real server,
+// with a user that may not DISCARD, in a single request and in a batch: the server's
+// transaction stays open, and the Reauth goes behind the EXEC that ends it.
+func TestReauthAfterRefusedDiscard(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{Users: []testserver.User{
+		{Name: "nodiscard", Password: "p3", Rules: []string{"+@all", "-discard", "~*", "&*"}},
+		{Name: "u2", Password: "p2", Rules: []string{"+@all", "~*", "&*"}},
+	}})
+	noDiscard := Credentials{Username: "nodiscard", Password: "p3"}
+	tests := []struct {
+		name string
+		send func(ctx context.Context, c *Conn) error // the DISCARD's refusal is returned
+	}{
+		{"Do MULTI, Do DISCARD", func(ctx context.Context, c *Conn) error {
+			if _, err := c.Do(ctx, "MULTI"); err != nil {
+				return fmt.Errorf("MULTI: %w", err)
+			}
+			_, err := c.Do(ctx, "DISCARD")
+			return err
+		}},
+		{"DoMulti MULTI SET DISCARD", func(ctx context.Context, c *Conn) error {
+			res, err := c.DoMulti(ctx, []any{"MULTI"}, []any{"SET", "nodiscard:a", "1"}, []any{"DISCARD"})
+			if err != nil || res[0].Err != nil || res[1].Err != nil {
+				return fmt.Errorf("batch %v %v", res, err)
+			}
+			return res[2].Err
+		}},
+	}
+	for _, proto := range protocols {
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("RESP%d/%s", proto, tt.name), func(t *testing.T) {
+				c := dialT(t, srv.Addr(), rotating(Options{Protocol: proto}, noDiscard))
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if err := tt.send(ctx, c); !resp.HasCode(err, "NOPERM") {
+					t.Fatalf("DISCARD: %v, want NOPERM", err)
+				}
+				reauth := make(chan error, 1)
+				go func() { reauth <- c.Reauth(ctx, cred2) }()
+				waitDeferredAuth(t, c)
+				if _, err := c.Do(ctx, "EXEC"); !resp.HasCode(err, "EXECABORT") {
+					t.Fatalf("EXEC: %v, want EXECABORT (the refused DISCARD marked the transaction)", err)
+				}
+				if err := <-reauth; err != nil {
+					t.Fatalf("Reauth: %v", err)
+				}
+				if got := serverUser(t, srv, c); got != "u2" || !c.AuthenticatedWith(cred2) {
+					t.Errorf("user %q, want u2", got)
+				}
+			})
+		}
+	}
+}
+
+// TestSettleTx: what a request does to the transaction, from its commands and which
+// of them the server refused ("!" before a name).
+func TestSettleTx(t *testing.T) {
+	tests := []struct {
+		cmds []string
+		want txEffect
+	}{
+		{[]string{"DISCARD"}, txCloses},
+		{[]string{"!DISCARD"}, txKeeps},
+		{[]string{"MULTI"}, txOpens},
+		{[]string{"!MULTI"}, txKeeps},
+		{[]string{"EXEC", "!MULTI"}, txCloses},
+		{[]string{"!EXEC"}, txCloses},
+		{[]string{"MULTI", "SET", "DISCARD"}, txCloses},
+		{[]string{"MULTI", "SET", "!DISCARD"}, txOpens},
+		{[]string{"!MULTI", "SET", "!DISCARD"}, txKeeps},
+		{[]string{"EXEC", "!DISCARD"}, txCloses},
+		{[]string{"MULTI", "DISCARD", "MULTI"}, txOpens},
+		{[]string{"MULTI", "DISCARD", "!MULTI"}, txCloses},
+		{[]string{"MULTI", "!DISCARD", "!MULTI"}, txOpens},
+		{[]string{"!DISCARD", "!MULTI", "!DISCARD"}, txOpens}, // unsettled: counted open
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.cmds), func(t *testing.T) {
+			c := &Conn{}
+			cl := &call{want: len(tt.cmds), multi: true}
+			for i, cmd := range tt.cmds {
+				name, refused := strings.CutPrefix(cmd, "!")
+				c.followLocked(cl, i, verbOf([]any{name}))
+				res := Result{Value: resp.SimpleString("OK")}
+				if refused {
+					res = Result{Err: errors.New("refused")}
+				}
+				cl.results = append(cl.results, res)
+			}
+			cl.settleTx()
+			if cl.tx != tt.want {
+				t.Errorf("effect %d, want %d", cl.tx, tt.want)
+			}
+		})
+	}
+}
+
+// deferredReauth dials the fake server, opens a transaction and has a Reauth to cred2
+// deferred in it; its result comes on reauth.
+func deferredReauth(t *testing.T) (c *Conn, f *fakeServer, reauth chan error) {
+	t.Helper()
+	c, f = dialFakeRotating(t)
+	openTx(t, c, f)
+	reauth = make(chan error, 1)
+	go func() { reauth <- c.Reauth(context.Background(), cred2) }()
+	waitDeferredAuth(t, c)
+	return c, f, reauth
 }

@@ -47,12 +47,13 @@ test: deps
 # soak: the long versions of the tests that record histories (RESPIRE_SOAK=1); `make
 # test` runs them bounded. The client-side cache's coherence checker (100,000 writes a
 # run and 50 runs of each scenario, standalone and on a Cluster) and the fault scenarios
-# of test/faults, each for SOAK_DURATION. To add a scenario to the soak, add its test
-# name to SOAK_RUN.
-SOAK_RUN      ?= Coherence|TestS1PausedHolder|TestS2Restart|TestS4Partition|TestS5|TestS6ResetMidReply|TestS11Cancellation|TestS3SentinelFailover|TestS7|TestS8ACLDenial|TestS9ClusterReshardAndFailover|TestS10TrackingInvalidationLoss
+# of test/faults, each for SOAK_DURATION, and conn's randomized check that no
+# re-authentication lands inside a transaction (20 rounds). To add a scenario to the
+# soak, add its test name to SOAK_RUN.
+SOAK_RUN      ?= Coherence|TestReauthNeverInTransactionRandomized|TestS1PausedHolder|TestS2Restart|TestS4Partition|TestS5|TestS6ResetMidReply|TestS11Cancellation|TestS3SentinelFailover|TestS7|TestS8ACLDenial|TestS9ClusterReshardAndFailover|TestS10TrackingInvalidationLoss
 SOAK_DURATION ?= 5m
 soak: deps
-	RESPIRE_SOAK=1 RESPIRE_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -race -count=1 -timeout 300m -run '$(SOAK_RUN)' -v $(TESTFLAGS) . ./test/faults/
+	RESPIRE_SOAK=1 RESPIRE_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -race -count=1 -timeout 300m -run '$(SOAK_RUN)' -v $(TESTFLAGS) . ./conn/ ./test/faults/
 
 # bench: the main job. respbench runs Respire side by side with go-redis, rueidis and
 # the lock libraries against a redis-server it starts (medians of 5 rounds, reference

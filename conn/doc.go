@@ -14,7 +14,9 @@
 // Credentials come from Options (Username, Password) or from a provider asked at each
 // dial (Options.Credentials), and Reauth changes them on a live connection: its AUTH
 // is pipelined in order with the connection's traffic, and kept out of a transaction
-// opened with MULTI on it until EXEC or DISCARD (auth.go). Options.OnConnect runs once
+// opened with MULTI on it until the EXEC or DISCARD that ends it (a refused MULTI opens
+// none, a refused DISCARD ends none; requests taken back before they were written are
+// replayed out of the count: auth.go). Options.OnConnect runs once
 // the handshake is done, before Dial returns; Options.Observer is told of dials,
 // failures, losses and re-authentications, and never of commands.
 //

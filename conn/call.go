@@ -48,7 +48,7 @@ type call struct {
 	// gen counts the call's recyclings, so a Pending copied before its Wait knows the
 	// call is no longer its own.
 	gen  atomic.Uint32
-	pool *sync.Pool // the pool of the connection it was made for; nil for sharedCalls
+	pool *sync.Pool // where it goes back: sharedCalls, or its connection's own
 }
 
 // Calls are recycled through one pool shared by every connection, except a connection
@@ -64,10 +64,18 @@ type call struct {
 // start), and no real clock is that early: a connection dialled with the clock before
 // 2010 keeps its own calls. A machine with its clock wrong by that much pays only
 // the memory of a pool per connection.
+//
+// A bubble must therefore dial before its fake clock passes 2010: a test that sleeps
+// ten years in a bubble and then dials would hand its calls to the shared pool.
 var (
-	sharedCalls = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
+	sharedCalls sync.Pool
 	bubbleEra   = time.Date(2010, time.January, 1, 0, 0, 0, 0, time.UTC)
 )
+
+// Set here, not in sharedCalls' declaration, which its New could not refer to.
+func init() {
+	sharedCalls.New = func() any { return &call{done: make(chan struct{}, 1), pool: &sharedCalls} }
+}
 
 // callsFor returns the pool of a connection dialled at now.
 func callsFor(now time.Time) *sync.Pool {
@@ -99,11 +107,7 @@ func putCall(cl *call) {
 	cl.results = nil
 	cl.err = nil
 	cl.gen.Add(1)
-	if cl.pool != nil {
-		cl.pool.Put(cl)
-		return
-	}
-	sharedCalls.Put(cl)
+	cl.pool.Put(cl)
 }
 
 // deliver records one reply and reports whether the call is now complete.

@@ -335,6 +335,12 @@ func (cl *call) txAfter(inTx bool) bool {
 	return cl.tx.after(inTx)
 }
 
+// txStep is a MULTI (open) or a DISCARD of a request, at its command at.
+type txStep struct {
+	at   int
+	open bool
+}
+
 // followLocked records on cl, for its command i just encoded, of verb v, what it does
 // to the transaction; a caller's own AUTH, HELLO or RESET makes the authentication
 // unknown. A request that expects no reply (Send) is not followed: a transaction
@@ -352,19 +358,25 @@ func (c *Conn) followLocked(cl *call, i int, v txVerb) {
 	if cl.want == 0 {
 		return
 	}
+	if cl.tx == txKeeps {
+		// The request's first transaction command: the steps are a pooled call's.
+		cl.txBase, cl.txSteps = txKeeps, cl.txSteps[:0]
+	}
 	switch v {
 	case txOpen:
-		if cl.tx != txOpens {
-			// The first MULTI since the request's last EXEC or DISCARD decides
-			// whether it leaves a transaction open (repliedAuthLocked): a later
-			// one is nested in it.
-			cl.txAt, cl.txElse = i, cl.tx
-		}
+		cl.txSteps = append(cl.txSteps, txStep{at: i, open: true})
 		cl.tx = txOpens
 	case txDiscard:
-		cl.txDiscAt, cl.txDiscElse = i, cl.tx
+		cl.txSteps = append(cl.txSteps, txStep{at: i})
+		if cl.tx != txDiscards {
+			// Until answered, DISCARDs in a row count as refused, all of them.
+			cl.txDiscElse = cl.tx
+		}
 		cl.tx = txDiscards
 	default:
+		// An EXEC or RESET ends the transaction whatever its reply: what came before
+		// it no longer matters.
+		cl.txBase, cl.txSteps = txCloses, cl.txSteps[:0]
 		cl.tx = txCloses
 	}
 }
@@ -463,42 +475,37 @@ func (c *Conn) repliedAuthLocked(cl *call) {
 	}
 }
 
-// settleTx sets cl's effect from its replies. A MULTI the server refused did not open
-// a transaction: refused by the ACL, none is open; nested in one already open, that
-// one still is (a top-level MULTI under maxmemory is accepted: only a nested one gets
-// -OOM). Either way cl did what its commands before that MULTI did (txElse). A DISCARD
-// refused (the ACL) closed nothing either: cl did what its commands before it did
-// (txDiscElse); an accepted one closed the transaction. An EXEC refused (-EXECABORT,
-// also for -NOPERM, -READONLY or -OOM) ends the transaction all the same.
-//
-// Each step falls back to the commands before, and stops at the first accepted one.
-// A batch that interleaves several MULTIs and DISCARDs can refer back to a command
-// whose position a later one overwrote: after a few steps the effect left unsettled
-// counts as leaving a transaction open, so that no AUTH goes into one; the next EXEC
-// or DISCARD settles it.
+// settleTx sets cl's effect from its replies: that of its last MULTI or DISCARD the
+// server accepted, since its last EXEC or RESET. A MULTI the server refused did not
+// open a transaction: refused by the ACL, none is open; nested in one already open,
+// that one still is (a top-level MULTI under maxmemory is accepted: only a nested one
+// gets -OOM). A DISCARD refused (the ACL, or no transaction open) closed nothing
+// either; an accepted one closed the transaction. Either way a refused one does what
+// the commands before it did, down to txBase when every one was refused. An EXEC
+// refused (-EXECABORT, also for -NOPERM, -READONLY or -OOM) ends the transaction all
+// the same.
 func (cl *call) settleTx() {
-	for range 4 {
-		switch {
-		case cl.tx == txOpens && cl.refusedAt(cl.txAt):
-			cl.tx = cl.txElse
-		case cl.tx == txDiscards && cl.refusedAt(cl.txDiscAt):
-			cl.tx = cl.txDiscElse
-		case cl.tx == txDiscards:
+	if cl.tx != txOpens && cl.tx != txDiscards {
+		return
+	}
+	for i := len(cl.txSteps) - 1; i >= 0; i-- {
+		if s := cl.txSteps[i]; !cl.refusedAt(s.at) {
 			cl.tx = txCloses
-			return
-		default:
+			if s.open {
+				cl.tx = txOpens
+			}
 			return
 		}
 	}
-	if cl.tx == txDiscards || cl.tx == txOpens {
-		cl.tx = txOpens
-	}
+	cl.tx = cl.txBase
 }
 
-// refusedAt reports whether the reply to cl's command i is an error.
+// refusedAt reports whether the reply to cl's command i is an error reply: the
+// server refused it.
 func (cl *call) refusedAt(i int) bool {
 	if cl.multi {
-		return cl.results[i].Err != nil
+		_, refused := resp.AsServerError(cl.results[i].Err)
+		return refused
 	}
 	k := cl.reply.Kind()
 	return k == resp.KindError || k == resp.KindBulkError

@@ -39,10 +39,9 @@ type call struct {
 	multi      bool          // collect into results even when want == 1
 	isAuth     bool          // the AUTH of a Reauth: taken back if a replay finds it inside a transaction (auth.go)
 	tx         txEffect      // what it does to a transaction, on a connection that follows them (auth.go)
-	txElse     txEffect      // with tx txOpens: what it does if the server refuses its MULTI txAt
-	txAt       int           //
-	txDiscAt   int           // with tx txDiscards: its last DISCARD, and what it does if that is refused
-	txDiscElse txEffect      //
+	txBase     txEffect      // what it does if every one of txSteps is refused
+	txSteps    []txStep      // its MULTIs and DISCARDs since its last EXEC or RESET (settleTx)
+	txDiscElse txEffect      // with tx txDiscards: what it does if its last DISCARDs are refused
 	err        error         // a transport error, set with stateReplied
 	done       chan struct{} // gets one token when the call reaches stateReplied
 	// gen counts the call's recyclings, so a Pending copied before its Wait knows the

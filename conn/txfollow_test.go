@@ -519,7 +519,14 @@ func TestSettleTx(t *testing.T) {
 		{[]string{"MULTI", "DISCARD", "MULTI"}, txOpens},
 		{[]string{"MULTI", "DISCARD", "!MULTI"}, txCloses},
 		{[]string{"MULTI", "!DISCARD", "!MULTI"}, txOpens},
-		{[]string{"!DISCARD", "!MULTI", "!DISCARD"}, txOpens}, // unsettled: counted open
+		{[]string{"!DISCARD", "!MULTI", "!DISCARD"}, txKeeps},
+		// A DISCARD refused behind an accepted one: the first closed the transaction.
+		{[]string{"MULTI", "DISCARD", "!DISCARD"}, txCloses},
+		{[]string{"DISCARD", "!DISCARD"}, txCloses},
+		{[]string{"MULTI", "SET", "DISCARD", "!DISCARD"}, txCloses},
+		{[]string{"MULTI", "!DISCARD", "!DISCARD"}, txOpens},
+		{[]string{"MULTI", "!MULTI", "!DISCARD", "MULTI", "!DISCARD"}, txOpens},
+		{[]string{"MULTI", "EXEC", "!MULTI", "!DISCARD"}, txCloses},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.cmds), func(t *testing.T) {
@@ -530,7 +537,7 @@ func TestSettleTx(t *testing.T) {
 				c.followLocked(cl, i, verbOf([]any{name}))
 				res := Result{Value: resp.SimpleString("OK")}
 				if refused {
-					res = Result{Err: errors.New("refused")}
+					res = ResultOf(resp.ErrorValue("ERR refused"))
 				}
 				cl.results = append(cl.results, res)
 			}

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/respire/respire/observe"
@@ -43,6 +44,19 @@ type authState struct {
 
 	deferred    *call  // a Reauth waiting for the transaction to end
 	deferredCmd []byte // its encoded AUTH
+
+	// Reauths are numbered as they first take the lock, so that one whose AUTH a
+	// take-back sends again never goes behind a later one: it yields to it instead
+	// (newerReauthLocked).
+	started uint64       // the number of the latest Reauth
+	applied uint64       // the number of the latest Reauth the server took
+	live    []liveReauth // the Reauths that have not returned, oldest first
+}
+
+// liveReauth is a Reauth that has not returned yet.
+type liveReauth struct {
+	seq uint64
+	ctx context.Context
 }
 
 // errReauthSuperseded is the cause for a deferred Reauth that a later one replaced.
@@ -128,17 +142,20 @@ func (c *Conn) reauth(ctx context.Context, cr Credentials) error {
 	if cr.Password == "" {
 		return fmt.Errorf("%w: re-authentication without a password", ErrInvalidOptions)
 	}
+	var seq uint64 // numbered as it first takes the lock
 	for {
 		// A take-back leaves the AUTH as it was before it was queued: it goes again,
 		// deferred if the transaction it would have landed in is still open.
-		if err := c.reauthOnce(ctx, cr); !errors.Is(err, errReauthTakenBack) {
+		if err := c.reauthOnce(ctx, cr, &seq); !errors.Is(err, errReauthTakenBack) {
+			c.endReauth(seq)
 			return err
 		}
 	}
 }
 
-// reauthOnce queues or defers one AUTH as cr and waits for its reply.
-func (c *Conn) reauthOnce(ctx context.Context, cr Credentials) error {
+// reauthOnce queues or defers one AUTH as cr and waits for its reply. *seq is the
+// Reauth's number, 0 before its first attempt took the lock.
+func (c *Conn) reauthOnce(ctx context.Context, cr Credentials, seq *uint64) error {
 	cl := c.getCall(1)
 	cl.isAuth = true
 	if err := c.lockForEnqueue(ctx); err != nil {
@@ -152,6 +169,17 @@ func (c *Conn) reauthOnce(ctx context.Context, cr Credentials) error {
 		putCall(cl)
 		return ErrReauthPubSub
 	}
+	if *seq == 0 {
+		c.auth.started++
+		*seq = c.auth.started
+		c.auth.live = append(c.auth.live, liveReauth{seq: *seq, ctx: ctx})
+	} else if c.newerReauthLocked(*seq) {
+		// Going again after a take-back would put it behind a later Reauth.
+		c.mu.Unlock()
+		putCall(cl)
+		return &CallError{Err: errReauthSuperseded}
+	}
+	cl.authSeq = *seq
 	if c.auth.inTx {
 		return c.waitDeferred(ctx, cl, cr)
 	}
@@ -161,8 +189,34 @@ func (c *Conn) reauthOnce(ctx context.Context, cr Credentials) error {
 	return c.finishReauth(ctx, cl, cr)
 }
 
+// endReauth forgets the Reauth numbered seq as it returns (0: it never took the lock).
+func (c *Conn) endReauth(seq uint64) {
+	if seq == 0 {
+		return
+	}
+	c.mu.Lock()
+	c.auth.live = slices.DeleteFunc(c.auth.live, func(r liveReauth) bool { return r.seq == seq })
+	c.mu.Unlock()
+}
+
+// newerReauthLocked reports whether a Reauth later than the one numbered seq is to be
+// the connection's authentication: the server took it already, or it has not returned.
+func (c *Conn) newerReauthLocked(seq uint64) bool {
+	if c.auth.applied > seq {
+		return true
+	}
+	for _, r := range c.auth.live {
+		if r.seq > seq {
+			return true
+		}
+	}
+	return false
+}
+
 // waitDeferred keeps cl's AUTH aside until the transaction ends, then waits for its
-// reply. It is called with the lock held and unlocks it.
+// reply. It is called with the lock held and unlocks it. A Reauth deferred already is
+// an earlier one (a later live one would have made cl's give up in reauthOnce): cl's
+// replaces it.
 func (c *Conn) waitDeferred(ctx context.Context, cl *call, cr Credentials) error {
 	if old := c.auth.deferred; old != nil {
 		old.fail(&CallError{Err: errReauthSuperseded})
@@ -205,7 +259,7 @@ func (c *Conn) finishReauth(ctx context.Context, cl *call, cr Credentials) error
 // reauthResult reads the outcome of cl, an AUTH that completed, recycles cl and
 // records cr when the server took it.
 func (c *Conn) reauthResult(cl *call, cr Credentials) error {
-	v, err := cl.reply, cl.err
+	v, err, seq := cl.reply, cl.err, cl.authSeq
 	putCall(cl)
 	if err != nil {
 		return err
@@ -221,6 +275,7 @@ func (c *Conn) reauthResult(cl *call, cr Credentials) error {
 	}
 	c.mu.Lock()
 	c.auth.current = cr
+	c.auth.applied = max(c.auth.applied, seq)
 	c.mu.Unlock()
 	return nil
 }
@@ -413,7 +468,7 @@ func (c *Conn) replayTxLocked() {
 	for i := 0; i < len(c.w.queued); {
 		cl := c.w.queued[i]
 		if cl.isAuth && inTx {
-			c.reauthTakenBackLocked(cl, i)
+			c.reauthTakenBackLocked(cl)
 			continue // the next request is at i now
 		}
 		inTx = cl.txAfter(inTx)
@@ -430,21 +485,16 @@ func (c *Conn) replayTxLocked() {
 	}
 }
 
-// reauthTakenBackLocked takes back a, the AUTH of a Reauth queued at i that would land
+// reauthTakenBackLocked takes back a, the AUTH of a Reauth queued that would land
 // inside a transaction. Its Reauth goes again (errReauthTakenBack), deferred now,
-// unless a later Reauth is queued or deferred behind it, which supersedes it: going
-// again would put it after that one. A waiter that the watcher woke as its context
-// ended has a token in done already and is coming for the lock to take its call back
-// itself: a is only left out of the queue for it (unqueueLocked then finds nothing).
-func (c *Conn) reauthTakenBackLocked(a *call, i int) {
+// unless a later live Reauth supersedes it (newerReauthLocked): going again would put
+// it after that one. A waiter that the watcher woke as its context ended has a token
+// in done already and is coming for the lock to take its call back itself: a is only
+// left out of the queue for it (unqueueLocked then finds nothing).
+func (c *Conn) reauthTakenBackLocked(a *call) {
 	cause := errReauthTakenBack
-	if c.auth.deferred != nil {
+	if c.newerReauthLocked(a.authSeq) {
 		cause = errReauthSuperseded
-	}
-	for _, q := range c.w.queued[i+1:] {
-		if q.isAuth {
-			cause = errReauthSuperseded
-		}
 	}
 	c.unqueueLocked(a)
 	if a.ctxEnded {

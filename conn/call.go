@@ -38,6 +38,7 @@ type call struct {
 	results    []Result      // the results of a batch (want > 1, or multi set)
 	multi      bool          // collect into results even when want == 1
 	isAuth     bool          // the AUTH of a Reauth: taken back if a replay finds it inside a transaction (auth.go)
+	authSeq    uint64        // with isAuth: its Reauth's number (authState.started)
 	tx         txEffect      // what it does to a transaction, on a connection that follows them (auth.go)
 	txBase     txEffect      // what it does if every one of txSteps is refused
 	txSteps    []txStep      // its MULTIs and DISCARDs since its last EXEC or RESET (settleTx)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"io"
 	"testing"
 )
 
@@ -42,7 +43,7 @@ func FuzzFrameComplete(f *testing.F) {
 			return
 		}
 		r := NewReader(bufio.NewReaderSize(bytes.NewReader(b), 16), Limits{})
-		if _, err := r.Read(); err != nil && (err.Error() == "unexpected EOF") {
+		if _, err := r.Read(); errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Fatalf("%q: called complete, but reading needed more bytes", b)
 		}
 	})

@@ -349,7 +349,7 @@ func (r *Reader) readLength(t byte, max int64) (n int64, null bool, err error) {
 		return 0, false, protocolError("invalid length " + quoteLine(line) + " for " + strconv.QuoteRune(rune(t)))
 	case n == -1 && (t == '$' || t == '*'):
 		return 0, true, nil
-	case n < 0:
+	case n < 0 || line[0] == '-': // "-0" too, which FrameComplete calls malformed
 		return 0, false, protocolError("negative length " + quoteLine(line) + " for " + strconv.QuoteRune(rune(t)))
 	case n > max:
 		return 0, false, limitError("length " + string(line) + " for " + strconv.QuoteRune(rune(t)) +

@@ -200,13 +200,15 @@ func (c *Conn) endReauth(seq uint64) {
 }
 
 // newerReauthLocked reports whether a Reauth later than the one numbered seq is to be
-// the connection's authentication: the server took it already, or it has not returned.
+// the connection's authentication: the server took it already, or it has not returned
+// and its context has not ended (one that has sends nothing, and must not make a live
+// one give up).
 func (c *Conn) newerReauthLocked(seq uint64) bool {
 	if c.auth.applied > seq {
 		return true
 	}
 	for _, r := range c.auth.live {
-		if r.seq > seq {
+		if r.seq > seq && r.ctx.Err() == nil {
 			return true
 		}
 	}
@@ -215,8 +217,8 @@ func (c *Conn) newerReauthLocked(seq uint64) bool {
 
 // waitDeferred keeps cl's AUTH aside until the transaction ends, then waits for its
 // reply. It is called with the lock held and unlocks it. A Reauth deferred already is
-// an earlier one (a later live one would have made cl's give up in reauthOnce): cl's
-// replaces it.
+// an earlier one (a later live one would have made cl's give up in reauthOnce), or
+// one whose context ended: cl's replaces it.
 func (c *Conn) waitDeferred(ctx context.Context, cl *call, cr Credentials) error {
 	if old := c.auth.deferred; old != nil {
 		old.fail(&CallError{Err: errReauthSuperseded})

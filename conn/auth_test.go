@@ -533,15 +533,7 @@ func TestReauthBehindTakenBackExec(t *testing.T) {
 // Reauth to cred2, whose result comes on reauth, goes once the DISCARD is accepted.
 func discardThenAuth(t *testing.T, c *Conn, f *fakeServer, reauth chan error) {
 	t.Helper()
-	discard := make(chan error, 1)
-	go func() { _, err := c.Do(context.Background(), "DISCARD"); discard <- err }()
-	f.Expect("DISCARD")
-	f.Reply("+OK\r\n")
-	if err := <-discard; err != nil {
-		t.Fatal(err)
-	}
-	f.Expect("AUTH", "u2", "p2")
-	f.Reply("+OK\r\n")
+	discardThenAuthAs(t, c, f, cred2)
 	if err := <-reauth; err != nil || !c.AuthenticatedWith(cred2) {
 		t.Fatalf("Reauth: %v", err)
 	}

@@ -135,3 +135,50 @@ func TestReauthTakenBackYieldsToLaterReauth(t *testing.T) {
 		})
 	}
 }
+
+// TestReauthNotSupersededByEndedReauth: a Reauth (u2) whose AUTH is taken back from a
+// transaction is not superseded by a later Reauth (u3) queued behind it whose context
+// has ended: u3 sends nothing, so u2 is deferred again and goes once the transaction
+// ends. Before, u2 was told it was superseded and no AUTH went at all.
+func TestReauthNotSupersededByEndedReauth(t *testing.T) {
+	cred3 := Credentials{Username: "u3", Password: "p3"}
+	c, f := dialFakeRotating(t)
+	openTx(t, c, f)
+	set := blockWriter(t, c)
+	first := make(chan error, 1)
+	go func() { first <- c.Reauth(context.Background(), cred2) }()
+	waitDeferredAuth(t, c)
+	ctx3, cancel3 := context.WithCancel(context.Background())
+	second := make(chan error, 1)
+	execTakenBackBehind(t, c, func() {
+		go func() { second <- c.Reauth(ctx3, cred3) }()
+		waitFor(t, "u3's AUTH queued behind u2's", func() bool { q, _ := c.counts(); return q == 3 })
+		// The EXEC is taken back here as its caller would (unqueueLocked), with u3's
+		// context ended and its AUTH still queued: holding the lock keeps u3's waiter
+		// from taking its AUTH back first. The caller, woken next, finds it gone.
+		c.mu.Lock()
+		cancel3()
+		c.unqueueLocked(c.w.queued[0])
+		c.mu.Unlock()
+	})
+	if err := <-second; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Reauth(u3): %v, want cancelled", err)
+	}
+	waitFor(t, "u2 to return or be deferred again", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(first) > 0 || c.auth.deferred != nil
+	})
+	if len(first) > 0 {
+		t.Fatalf("Reauth(u2): %v, want it deferred again", <-first)
+	}
+	f.Expect("SET", "k", "v")
+	f.Reply("+QUEUED\r\n")
+	if err := <-set; err != nil {
+		t.Fatal(err)
+	}
+	discardThenAuthAs(t, c, f, cred2)
+	if err := <-first; err != nil || !c.AuthenticatedWith(cred2) {
+		t.Fatalf("Reauth(u2): %v", err)
+	}
+}

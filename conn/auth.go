@@ -146,27 +146,27 @@ func (c *Conn) reauth(ctx context.Context, cr Credentials) error {
 	for {
 		// A take-back leaves the AUTH as it was before it was queued: it goes again,
 		// deferred if the transaction it would have landed in is still open.
-		if err := c.reauthOnce(ctx, cr, &seq); !errors.Is(err, errReauthTakenBack) {
+		if err := c.reauthOnce(ctx, &cr, &seq); !errors.Is(err, errReauthTakenBack) {
 			c.endReauth(seq)
 			return err
 		}
 	}
 }
 
-// reauthOnce queues or defers one AUTH as cr and waits for its reply. *seq is the
+// reauthOnce queues or defers one AUTH as *cr and waits for its reply. *seq is the
 // Reauth's number, 0 before its first attempt took the lock.
-func (c *Conn) reauthOnce(ctx context.Context, cr Credentials, seq *uint64) error {
+func (c *Conn) reauthOnce(ctx context.Context, cr *Credentials, seq *uint64) error {
 	cl := c.getCall(1)
-	cl.isAuth = true
+	cl.isAuth, cl.authCred, cl.tx = true, cr, txReauth
 	if err := c.lockForEnqueue(ctx); err != nil {
-		putCall(cl)
+		putAuthCall(cl)
 		return err
 	}
 	// Checked under the lock: SetPubSubMode comes before the owner's SUBSCRIBE is
 	// queued, so an AUTH queued now goes before it.
 	if c.r.pubsub2.Load() {
 		c.mu.Unlock()
-		putCall(cl)
+		putAuthCall(cl)
 		return ErrReauthPubSub
 	}
 	if *seq == 0 {
@@ -176,17 +176,17 @@ func (c *Conn) reauthOnce(ctx context.Context, cr Credentials, seq *uint64) erro
 	} else if c.newerReauthLocked(*seq) {
 		// Going again after a take-back would put it behind a later Reauth.
 		c.mu.Unlock()
-		putCall(cl)
+		putAuthCall(cl)
 		return &CallError{Err: errReauthSuperseded}
 	}
 	cl.authSeq = *seq
 	if c.auth.inTx {
-		return c.waitDeferred(ctx, cl, cr)
+		return c.waitDeferred(ctx, cl, *cr)
 	}
 	start := len(c.w.buf)
-	c.w.buf, _ = resp.AppendCommand(c.w.buf, "AUTH", username(cr), cr.Password)
+	c.w.buf, _ = resp.AppendCommand(c.w.buf, "AUTH", username(*cr), cr.Password)
 	c.submitLocked(ctx, cl, start)
-	return c.finishReauth(ctx, cl, cr)
+	return c.finishReauth(ctx, cl)
 }
 
 // endReauth forgets the Reauth numbered seq as it returns (0: it never took the lock).
@@ -199,10 +199,11 @@ func (c *Conn) endReauth(seq uint64) {
 	c.mu.Unlock()
 }
 
-// newerReauthLocked reports whether a Reauth later than the one numbered seq is to be
-// the connection's authentication: the server took it already, or it has not returned
-// and its context has not ended (one that has sends nothing, and must not make a live
-// one give up).
+// newerReauthLocked reports whether a Reauth later than the one numbered seq is, or
+// may be, the connection's authentication: the server took it already, its AUTH was
+// written and is not answered yet (whether its caller still waits or not), or it has
+// not returned and its context has not ended. One whose context ended before its AUTH
+// was written sends nothing, and must not make a live one give up.
 func (c *Conn) newerReauthLocked(seq uint64) bool {
 	if c.auth.applied > seq {
 		return true
@@ -212,7 +213,9 @@ func (c *Conn) newerReauthLocked(seq uint64) bool {
 			return true
 		}
 	}
-	return false
+	written := false
+	c.r.inflight.each(func(cl *call) { written = written || (cl.isAuth && cl.authSeq > seq) })
+	return written
 }
 
 // waitDeferred keeps cl's AUTH aside until the transaction ends, then waits for its
@@ -231,7 +234,7 @@ func (c *Conn) waitDeferred(ctx context.Context, cl *call, cr Credentials) error
 	select {
 	case <-cl.done:
 		// Answered behind the transaction's end, or superseded.
-		return c.reauthResult(cl, cr)
+		return c.reauthResult(cl)
 	case <-c.dead:
 	case <-ctx.Done():
 	}
@@ -239,7 +242,7 @@ func (c *Conn) waitDeferred(ctx context.Context, cl *call, cr Credentials) error
 	if c.auth.deferred == cl {
 		c.auth.deferred = nil
 		c.mu.Unlock()
-		putCall(cl)
+		putAuthCall(cl)
 		if err := ctx.Err(); err != nil {
 			return &CallError{Err: context.Cause(ctx)}
 		}
@@ -247,22 +250,22 @@ func (c *Conn) waitDeferred(ctx context.Context, cl *call, cr Credentials) error
 	}
 	c.mu.Unlock()
 	// Queued behind the transaction's end meanwhile, or failed with the connection.
-	return c.finishReauth(ctx, cl, cr)
+	return c.finishReauth(ctx, cl)
 }
 
-// finishReauth waits for the AUTH of cl and records cr when the server took it.
-func (c *Conn) finishReauth(ctx context.Context, cl *call, cr Credentials) error {
+// finishReauth waits for the AUTH of cl and reports its outcome.
+func (c *Conn) finishReauth(ctx context.Context, cl *call) error {
 	if err := c.wait(ctx, cl); err != nil {
 		return err
 	}
-	return c.reauthResult(cl, cr)
+	return c.reauthResult(cl)
 }
 
-// reauthResult reads the outcome of cl, an AUTH that completed, recycles cl and
-// records cr when the server took it.
-func (c *Conn) reauthResult(cl *call, cr Credentials) error {
-	v, err, seq := cl.reply, cl.err, cl.authSeq
-	putCall(cl)
+// reauthResult reads the outcome of cl, an AUTH that completed, and recycles cl. The
+// reader recorded the credentials already if the server took them (reauthRepliedLocked).
+func (c *Conn) reauthResult(cl *call) error {
+	v, err := cl.reply, cl.err
+	putAuthCall(cl)
 	if err != nil {
 		return err
 	}
@@ -275,11 +278,32 @@ func (c *Conn) reauthResult(cl *call, cr Credentials) error {
 		c.fatal(errAuthQueued)
 		return &CallError{Written: true, Err: errAuthQueued}
 	}
-	c.mu.Lock()
-	c.auth.current = cr
-	c.auth.applied = max(c.auth.applied, seq)
-	c.mu.Unlock()
 	return nil
+}
+
+// putAuthCall recycles cl, a Reauth's call, without the credentials: a pooled call
+// must not keep a password alive.
+func putAuthCall(cl *call) {
+	cl.authCred = nil
+	putCall(cl)
+}
+
+// reauthRepliedLocked records what the reply to cl, a Reauth's AUTH, says of the
+// connection's authentication, as the reader delivers it: replies come in wire order,
+// so the last AUTH the server took is the one recorded, whatever order the Reauths'
+// callers run in, and whether they still wait. An error reply (a refusal) or QUEUED
+// (the AUTH landed in a transaction, reauthResult) changes nothing.
+func (c *Conn) reauthRepliedLocked(cl *call) {
+	cr := cl.authCred
+	cl.authCred = nil
+	if cl.reply.Err() != nil {
+		return
+	}
+	if text, _ := cl.reply.Text(); text == "QUEUED" {
+		return
+	}
+	c.auth.current = *cr
+	c.auth.applied = max(c.auth.applied, cl.authSeq)
 }
 
 // txVerb is what a command does to a transaction, or to the authentication.
@@ -364,6 +388,10 @@ const (
 	txKeeps  txEffect = iota // leaves it as it found it
 	txOpens                  // leaves a transaction open: its last transaction command is MULTI
 	txCloses                 // leaves none open: its last is EXEC or RESET, or an accepted DISCARD
+	// txReauth: a Reauth's AUTH, which leaves it as it found it. Its effect is not
+	// txKeeps so that the reader, which looks only at the effect, hands its reply to
+	// repliedAuthLocked, where the authentication is recorded (reauthRepliedLocked).
+	txReauth
 	// txDiscards: its last is a DISCARD not answered yet. A refused DISCARD (the ACL)
 	// leaves the transaction open on the server, so until the reply says it was
 	// accepted, the request counts as doing what its commands before the DISCARD do
@@ -510,7 +538,7 @@ func (c *Conn) reauthTakenBackLocked(a *call) {
 // out of the queue: when cl would have opened or closed a transaction, the state is
 // replayed without it.
 func (c *Conn) unqueueAuthLocked(cl *call) {
-	if cl.tx != txKeeps {
+	if cl.tx != txKeeps && cl.tx != txReauth {
 		c.replayTxLocked()
 	}
 }
@@ -518,7 +546,12 @@ func (c *Conn) unqueueAuthLocked(cl *call) {
 // repliedAuthLocked moves the answered transaction state on by cl's effect, cl being
 // a request that opened or closed a transaction and has all its replies; when that is
 // not the effect it was counted with, the state is replayed (a deferred AUTH may go).
+// A Reauth's AUTH records the authentication instead.
 func (c *Conn) repliedAuthLocked(cl *call) {
+	if cl.isAuth {
+		c.reauthRepliedLocked(cl)
+		return
+	}
 	counted := cl.tx
 	cl.settleTx()
 	c.auth.replied = cl.tx.after(c.auth.replied)

@@ -614,8 +614,9 @@ func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {
 	}
 	c.r.inflight.pop()
 	// The one check of transaction following on the hot path that is not under
-	// auth.track: tx is only ever set where it is (followLocked), so on any other
-	// connection it is txKeeps, and testing it costs no more than testing track.
+	// auth.track: tx is only ever set where it is (followLocked), or on a Reauth's
+	// AUTH (txReauth), so on any other connection it is txKeeps but for those, and
+	// testing it costs no more than testing track.
 	if cl.tx != txKeeps {
 		c.repliedAuthLocked(cl)
 	}

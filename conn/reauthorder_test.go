@@ -3,6 +3,7 @@ package conn
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,6 +57,14 @@ func execTakenBackBehind(t *testing.T, c *Conn, arm func()) {
 // must go behind it, as cr's user.
 func discardThenAuthAs(t *testing.T, c *Conn, f *fakeServer, cr Credentials) {
 	t.Helper()
+	discardThenAuthWritten(t, c, f, cr)
+	f.Reply("+OK\r\n")
+}
+
+// discardThenAuthWritten ends the open transaction with DISCARD and reads the AUTH
+// that must go behind it, as cr's user, leaving it unanswered.
+func discardThenAuthWritten(t *testing.T, c *Conn, f *fakeServer, cr Credentials) {
+	t.Helper()
 	discard := make(chan error, 1)
 	go func() { _, err := c.Do(context.Background(), "DISCARD"); discard <- err }()
 	f.Expect("DISCARD")
@@ -66,7 +75,31 @@ func discardThenAuthAs(t *testing.T, c *Conn, f *fakeServer, cr Credentials) {
 	if got, want := strings.Join(f.Read(), " "), "AUTH "+cr.Username+" "+cr.Password; got != want {
 		t.Fatalf("sent %q behind the DISCARD, want %q", got, want)
 	}
-	f.Reply("+OK\r\n")
+}
+
+// laterDeferredWhileRetried sets up a Reauth as u2 (first) whose AUTH a take-back
+// sends again, held before it takes the lock (g), and a later Reauth as cr3 with ctx3
+// (second) deferred meanwhile in the transaction still open, whose SET is answered.
+func laterDeferredWhileRetried(t *testing.T, ctx3 context.Context, cr3 Credentials) (c *Conn, f *fakeServer, g *gatedCtx, first, second chan error) {
+	t.Helper()
+	c, f = dialFakeRotating(t)
+	openTx(t, c, f)
+	set := blockWriter(t, c)
+	g = newGatedCtx(t)
+	first = make(chan error, 1)
+	go func() { first <- c.Reauth(g, cred2) }()
+	waitDeferredAuth(t, c)
+	execTakenBackBehind(t, c, func() { g.armed.Store(true) })
+	<-g.entered // u2 goes again, and has not taken the lock yet
+	second = make(chan error, 1)
+	go func() { second <- c.Reauth(ctx3, cr3) }()
+	waitDeferredAuth(t, c)
+	f.Expect("SET", "k", "v")
+	f.Reply("+QUEUED\r\n")
+	if err := <-set; err != nil {
+		t.Fatal(err)
+	}
+	return c, f, g, first, second
 }
 
 // TestReauthTakenBackYieldsToLaterReauth: a Reauth (u2) whose AUTH a take-back sends
@@ -84,23 +117,7 @@ func TestReauthTakenBackYieldsToLaterReauth(t *testing.T) {
 		{"later one done", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c, f := dialFakeRotating(t)
-			openTx(t, c, f)
-			set := blockWriter(t, c)
-			g := newGatedCtx(t)
-			first := make(chan error, 1)
-			go func() { first <- c.Reauth(g, cred2) }()
-			waitDeferredAuth(t, c)
-			execTakenBackBehind(t, c, func() { g.armed.Store(true) })
-			<-g.entered // u2 goes again, and has not taken the lock yet
-			second := make(chan error, 1)
-			go func() { second <- c.Reauth(context.Background(), cred3) }()
-			waitDeferredAuth(t, c)
-			f.Expect("SET", "k", "v")
-			f.Reply("+QUEUED\r\n")
-			if err := <-set; err != nil {
-				t.Fatal(err)
-			}
+			c, f, g, first, second := laterDeferredWhileRetried(t, context.Background(), cred3)
 			if tt.closeFirst {
 				discardThenAuthAs(t, c, f, cred3)
 				if err := <-second; err != nil {
@@ -180,5 +197,85 @@ func TestReauthNotSupersededByEndedReauth(t *testing.T) {
 	discardThenAuthAs(t, c, f, cred2)
 	if err := <-first; err != nil || !c.AuthenticatedWith(cred2) {
 		t.Fatalf("Reauth(u2): %v", err)
+	}
+}
+
+// TestReauthRecordedInWireOrder: two Reauths pipelined, A's AUTH then B's, both taken
+// by the server: the connection is B's, whatever order their callers run in. Before,
+// each caller recorded its own credentials as it ran, and A's could run last.
+func TestReauthRecordedInWireOrder(t *testing.T) {
+	c, f := dialFakeRotating(t)
+	const rounds = 5000
+	wrong := 0
+	for i := range rounds {
+		a := Credentials{Username: fmt.Sprintf("a%d", i), Password: "pa"}
+		b := Credentials{Username: fmt.Sprintf("b%d", i), Password: "pb"}
+		ea, eb := make(chan error, 1), make(chan error, 1)
+		go func() { ea <- c.Reauth(context.Background(), a) }()
+		f.Expect("AUTH", a.Username, "pa")
+		go func() { eb <- c.Reauth(context.Background(), b) }()
+		f.Expect("AUTH", b.Username, "pb")
+		f.Reply("+OK\r\n+OK\r\n")
+		if err := <-ea; err != nil {
+			t.Fatal(err)
+		}
+		if err := <-eb; err != nil {
+			t.Fatal(err)
+		}
+		if !c.AuthenticatedWith(b) {
+			wrong++
+		}
+	}
+	if wrong > 0 {
+		t.Errorf("%d/%d rounds: the server took B's AUTH last, but the connection records A", wrong, rounds)
+	}
+}
+
+// TestReauthYieldsToWrittenReauth: a Reauth (u2) whose AUTH a take-back sends again
+// yields to a later one (u3) whose AUTH was written, even though u3's caller gave up
+// before its reply came: the server may have taken it, or did. Before, u3 counted for
+// nothing once its context ended, and the server took it before u2's AUTH went again.
+func TestReauthYieldsToWrittenReauth(t *testing.T) {
+	cred3 := Credentials{Username: "u3", Password: "p3"}
+	for _, tt := range []struct {
+		name      string
+		replyRead bool // u3's +OK is read before u2 goes again
+	}{
+		{"reply read", true},
+		{"reply not read yet", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx3, cancel3 := context.WithCancel(context.Background())
+			c, f, g, first, second := laterDeferredWhileRetried(t, ctx3, cred3)
+			discardThenAuthWritten(t, c, f, cred3)
+			cancel3()
+			if err := <-second; !errors.Is(err, context.Canceled) {
+				t.Fatalf("Reauth(u3): %v, want cancelled", err)
+			}
+			inflight := 1 // u3's AUTH
+			if tt.replyRead {
+				f.Reply("+OK\r\n")
+				waitFor(t, "u3's reply read", func() bool { q, n := c.counts(); return q+n == 0 })
+				inflight = 0
+			}
+			g.open()
+			waitFor(t, "u2 to return or send", func() bool {
+				q, n := c.counts()
+				return len(first) > 0 || q > 0 || n > inflight
+			})
+			if len(first) == 0 {
+				t.Fatalf("u2's AUTH went again after u3's was written")
+			}
+			if err := <-first; !errors.Is(err, errReauthSuperseded) {
+				t.Fatalf("Reauth(u2): %v, want superseded", err)
+			}
+			if !tt.replyRead {
+				f.Reply("+OK\r\n")
+				waitFor(t, "u3's reply read", func() bool { q, n := c.counts(); return q+n == 0 })
+			}
+			if !c.AuthenticatedWith(cred3) {
+				t.Errorf("the server took u3's AUTH last, but the connection does not record u3")
+			}
+		})
 	}
 }

@@ -51,6 +51,11 @@ type authState struct {
 	started uint64       // the number of the latest Reauth
 	applied uint64       // the number of the latest Reauth the server took
 	live    []liveReauth // the Reauths that have not returned, oldest first
+
+	// epoch counts the caller's own AUTHs, HELLOs and RESETs as they are queued: a
+	// Reauth's +OK read after one of them queued behind its AUTH records nothing, the
+	// authentication staying unknown (reauthRepliedLocked).
+	epoch uint32
 }
 
 // liveReauth is a Reauth that has not returned yet.
@@ -185,6 +190,7 @@ func (c *Conn) reauthOnce(ctx context.Context, cr *Credentials, seq *uint64) err
 	}
 	start := len(c.w.buf)
 	c.w.buf, _ = resp.AppendCommand(c.w.buf, "AUTH", username(*cr), cr.Password)
+	cl.authEpoch = c.auth.epoch
 	c.submitLocked(ctx, cl, start)
 	return c.finishReauth(ctx, cl)
 }
@@ -292,7 +298,9 @@ func putAuthCall(cl *call) {
 // connection's authentication, as the reader delivers it: replies come in wire order,
 // so the last AUTH the server took is the one recorded, whatever order the Reauths'
 // callers run in, and whether they still wait. An error reply (a refusal) or QUEUED
-// (the AUTH landed in a transaction, reauthResult) changes nothing.
+// (the AUTH landed in a transaction, reauthResult) changes nothing. Nor does an +OK
+// read after a caller's own AUTH, HELLO or RESET was queued behind the AUTH (the epoch
+// moved): the authentication stays unknown, though the server did take this Reauth.
 func (c *Conn) reauthRepliedLocked(cl *call) {
 	cr := cl.authCred
 	cl.authCred = nil
@@ -302,7 +310,9 @@ func (c *Conn) reauthRepliedLocked(cl *call) {
 	if text, _ := cl.reply.Text(); text == "QUEUED" {
 		return
 	}
-	c.auth.current = *cr
+	if cl.authEpoch == c.auth.epoch {
+		c.auth.current = *cr
+	}
 	c.auth.applied = max(c.auth.applied, cl.authSeq)
 }
 
@@ -436,9 +446,11 @@ func (c *Conn) followLocked(cl *call, i int, v txVerb) {
 		return
 	case txAuthAny:
 		c.auth.current = Credentials{}
+		c.auth.epoch++
 		return
 	case txReset:
 		c.auth.current = Credentials{}
+		c.auth.epoch++
 	}
 	if cl.want == 0 {
 		return
@@ -481,6 +493,7 @@ func (c *Conn) releaseDeferredLocked() {
 	a := c.auth.deferred
 	c.auth.deferred = nil
 	a.start = len(c.w.buf)
+	a.authEpoch = c.auth.epoch
 	c.w.buf = append(c.w.buf, c.auth.deferredCmd...)
 	a.end = len(c.w.buf)
 	clear(c.auth.deferredCmd)

@@ -40,6 +40,7 @@ type call struct {
 	isAuth     bool          // the AUTH of a Reauth: taken back if a replay finds it inside a transaction (auth.go)
 	authSeq    uint64        // with isAuth: its Reauth's number (authState.started)
 	authCred   *Credentials  // with isAuth: its credentials, recorded by the reader when the server takes them
+	authEpoch  uint32        // with isAuth: authState.epoch as it was queued
 	tx         txEffect      // what it does to a transaction, on a connection that follows them (auth.go)
 	txBase     txEffect      // what it does if every one of txSteps is refused
 	txSteps    []txStep      // its MULTIs and DISCARDs since its last EXEC or RESET (settleTx)

@@ -279,3 +279,49 @@ func TestReauthYieldsToWrittenReauth(t *testing.T) {
 		})
 	}
 }
+
+// TestReauthBehindCallersAuth: a caller's own AUTH, HELLO or RESET queued behind a
+// Reauth's AUTH leaves the authentication unknown, though the Reauth's +OK is read
+// after it was queued. Before, that +OK recorded the Reauth's credentials.
+func TestReauthBehindCallersAuth(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		args  []string
+		reply string
+	}{
+		{"AUTH", []string{"AUTH", "other", "po"}, "+OK\r\n"},
+		{"HELLO with AUTH", []string{"HELLO", "3", "AUTH", "other", "po"}, "%1\r\n+proto\r\n:3\r\n"},
+		{"RESET", []string{"RESET"}, "+RESET\r\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, f := dialFakeRotating(t)
+			reauth := make(chan error, 1)
+			go func() { reauth <- c.Reauth(context.Background(), cred2) }()
+			f.Expect("AUTH", "u2", "p2")
+			own := make(chan error, 1)
+			args := make([]any, len(tt.args))
+			for i, a := range tt.args {
+				args[i] = a
+			}
+			go func() { _, err := c.Do(context.Background(), args...); own <- err }()
+			f.Expect(tt.args...)
+			f.Reply("+OK\r\n" + tt.reply)
+			if err := <-reauth; err != nil {
+				t.Fatal(err)
+			}
+			if err := <-own; err != nil {
+				t.Fatal(err)
+			}
+			if c.AuthenticatedWith(cred2) {
+				t.Errorf("the caller's %s went after the Reauth's AUTH, but the connection records u2", tt.name)
+			}
+			// A Reauth queued after it is recorded again.
+			go func() { reauth <- c.Reauth(context.Background(), cred2) }()
+			f.Expect("AUTH", "u2", "p2")
+			f.Reply("+OK\r\n")
+			if err := <-reauth; err != nil || !c.AuthenticatedWith(cred2) {
+				t.Errorf("Reauth(u2) after it: %v, recorded: %v", err, c.AuthenticatedWith(cred2))
+			}
+		})
+	}
+}

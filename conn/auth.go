@@ -148,11 +148,12 @@ func (c *Conn) reauth(ctx context.Context, cr Credentials) error {
 		return fmt.Errorf("%w: re-authentication without a password", ErrInvalidOptions)
 	}
 	var seq uint64 // numbered as it first takes the lock
+	// Deferred, so that no way out, a panic included, leaves it counted as live.
+	defer func() { c.endReauth(seq) }()
 	for {
 		// A take-back leaves the AUTH as it was before it was queued: it goes again,
 		// deferred if the transaction it would have landed in is still open.
 		if err := c.reauthOnce(ctx, &cr, &seq); !errors.Is(err, errReauthTakenBack) {
-			c.endReauth(seq)
 			return err
 		}
 	}

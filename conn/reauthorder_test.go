@@ -325,3 +325,47 @@ func TestReauthBehindCallersAuth(t *testing.T) {
 		})
 	}
 }
+
+// panickyCtx is a context whose Err panics once armed.
+type panickyCtx struct {
+	context.Context
+	armed atomic.Bool
+}
+
+func (p *panickyCtx) Err() error {
+	if p.armed.Load() {
+		panic("panickyCtx")
+	}
+	return p.Context.Err()
+}
+
+// TestReauthForgottenWhenItPanics: a Reauth that panics as it goes again after a
+// take-back (its context's Err panics) is no longer counted live. Before, it was left
+// in auth.live, and counted as a later Reauth by every older one from then on.
+func TestReauthForgottenWhenItPanics(t *testing.T) {
+	c, f := dialFakeRotating(t)
+	openTx(t, c, f)
+	set := blockWriter(t, c)
+	ctx := &panickyCtx{Context: context.Background()}
+	panicked := make(chan any, 1)
+	go func() {
+		defer func() { panicked <- recover() }()
+		_ = c.Reauth(ctx, cred2)
+	}()
+	waitDeferredAuth(t, c)
+	execTakenBackBehind(t, c, func() { ctx.armed.Store(true) })
+	if p := <-panicked; p == nil {
+		t.Fatal("Reauth returned without the panic")
+	}
+	c.mu.Lock()
+	live := len(c.auth.live)
+	c.mu.Unlock()
+	if live != 0 {
+		t.Errorf("%d Reauths counted live after the only one panicked", live)
+	}
+	f.Expect("SET", "k", "v")
+	f.Reply("+QUEUED\r\n")
+	if err := <-set; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -356,22 +356,15 @@ func (r *credentialRotation) dialsInProgress() []<-chan struct{} {
 	return out
 }
 
-// waitDone waits for every channel to close until ctx ends, and returns how many had
-// not.
-func waitDone(ctx context.Context, chans []<-chan struct{}) (left int) {
-	for i, ch := range chans {
+// waitDone waits for every channel to close, or for ctx to end.
+func waitDone(ctx context.Context, chans []<-chan struct{}) {
+	for _, ch := range chans {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			for _, rest := range chans[i:] {
-				if !isDone(rest) {
-					left++
-				}
-			}
-			return left
+			return
 		}
 	}
-	return 0
 }
 
 // ErrReauthPending is matched by the error of Client.Reauthenticate when some
@@ -403,11 +396,10 @@ func (r *credentialRotation) fetch(ctx context.Context, notify bool) error {
 // are returned in pending, not as failures; behind are those stale found still running
 // with older credentials. Connections still being dialled with older credentials are
 // waited for first (their AUTH is bounded by the dial) and then looked at again, in
-// pending if ctx ends before. No lock is
-// held while it waits, so passes run side by side, each starting connections of its
-// own. A connection that broke meanwhile, or a RESP2 subscription (which the server
-// does not let re-authenticate, and which keeps its credentials until it reconnects),
-// is no failure either.
+// pending if ctx ends before. No lock is held while it waits, so passes run side by
+// side, each starting connections of its own. A connection that broke meanwhile, or a
+// RESP2 subscription (which the server does not let re-authenticate, and which keeps
+// its credentials until it reconnects), is no failure either.
 func (r *credentialRotation) reauthAll(ctx context.Context) (pending, behind []*reauthFlight, err error) {
 	l, ok := r.stale()
 	if !ok {
@@ -417,33 +409,14 @@ func (r *credentialRotation) reauthAll(ctx context.Context) (pending, behind []*
 	wait := l.wait
 	behind = l.older
 	if len(l.dialing) > 0 {
-		if waitAll(ctx, l.dialing) > 0 {
-			for _, f := range l.dialing {
-				if !isDone(f.done) {
-					pending = append(pending, f) // still dialling as ctx ended
-				}
+		waitAll(ctx, l.dialing)
+		for _, f := range l.dialing {
+			if !isDone(f.done) {
+				pending = append(pending, f) // still dialling as ctx ended
 			}
-		} else if again, ok := r.stale(); ok {
-			// One more look, not a loop: registrations that came since had credentials
-			// at least as new as this pass's, and those behind newer ones still are
-			// woken for by land; a dial storm does not hold the pass.
-			r.launch(again.start)
-			seen := make(map[*reauthFlight]bool, len(wait)+len(again.wait))
-			for _, f := range wait {
-				seen[f] = true
-			}
-			for _, f := range again.wait {
-				if !seen[f] {
-					seen[f] = true
-					wait = append(wait, f)
-				}
-			}
-			behind = nil
-			for _, f := range slices.Concat(again.older, again.dialing) {
-				if !seen[f] { // one of wait overtaken by newer credentials is counted there
-					behind = append(behind, f)
-				}
-			}
+		}
+		if len(pending) == 0 {
+			wait, behind = r.lookAgain(wait, behind)
 		}
 	}
 	var errs []error
@@ -458,6 +431,37 @@ func (r *credentialRotation) reauthAll(ctx context.Context) (pending, behind []*
 	return pending, behind, errors.Join(errs...)
 }
 
+// lookAgain is a pass's second look, once the registrations it waited for have
+// landed: it starts what is stale now, and returns wait with what it found running
+// with the newest credentials added, and behind as it finds it. One more look, not a
+// loop: registrations that came since had credentials at least as new as the pass's,
+// and those behind newer ones still are woken for by land, so a dial storm does not
+// hold the pass.
+func (r *credentialRotation) lookAgain(wait, behind []*reauthFlight) ([]*reauthFlight, []*reauthFlight) {
+	again, ok := r.stale()
+	if !ok {
+		return wait, behind
+	}
+	r.launch(again.start)
+	seen := make(map[*reauthFlight]bool, len(wait)+len(again.wait))
+	for _, f := range wait {
+		seen[f] = true
+	}
+	for _, f := range again.wait {
+		if !seen[f] {
+			seen[f] = true
+			wait = append(wait, f)
+		}
+	}
+	behind = nil
+	for _, f := range slices.Concat(again.older, again.dialing) {
+		if !seen[f] { // one of wait overtaken by newer credentials is counted there
+			behind = append(behind, f)
+		}
+	}
+	return wait, behind
+}
+
 // launch runs a pass's re-authentications, each on a goroutine of its own.
 func (r *credentialRotation) launch(flights []*reauthFlight) {
 	for _, f := range flights {
@@ -465,13 +469,13 @@ func (r *credentialRotation) launch(flights []*reauthFlight) {
 	}
 }
 
-// waitAll waits for every flight to end until ctx ends, and returns how many had not.
-func waitAll(ctx context.Context, flights []*reauthFlight) (left int) {
+// waitAll waits for every flight to end, or for ctx to end.
+func waitAll(ctx context.Context, flights []*reauthFlight) {
 	done := make([]<-chan struct{}, len(flights))
 	for i, f := range flights {
 		done[i] = f.done
 	}
-	return waitDone(ctx, done)
+	waitDone(ctx, done)
 }
 
 // reauthOne re-authenticates f's connection with its credentials, for a pass.

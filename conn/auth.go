@@ -165,14 +165,14 @@ func (c *Conn) reauthOnce(ctx context.Context, cr *Credentials, seq *uint64) err
 	cl := c.getCall(1)
 	cl.isAuth, cl.authCred, cl.tx = true, cr, txReauth
 	if err := c.lockForEnqueue(ctx); err != nil {
-		putAuthCall(cl)
+		putCall(cl)
 		return err
 	}
 	// Checked under the lock: SetPubSubMode comes before the owner's SUBSCRIBE is
 	// queued, so an AUTH queued now goes before it.
 	if c.r.pubsub2.Load() {
 		c.mu.Unlock()
-		putAuthCall(cl)
+		putCall(cl)
 		return ErrReauthPubSub
 	}
 	if *seq == 0 {
@@ -182,7 +182,7 @@ func (c *Conn) reauthOnce(ctx context.Context, cr *Credentials, seq *uint64) err
 	} else if c.newerReauthLocked(*seq) {
 		// Going again after a take-back would put it behind a later Reauth.
 		c.mu.Unlock()
-		putAuthCall(cl)
+		putCall(cl)
 		return &CallError{Err: errReauthSuperseded}
 	}
 	cl.authSeq = *seq
@@ -249,7 +249,7 @@ func (c *Conn) waitDeferred(ctx context.Context, cl *call, cr Credentials) error
 	if c.auth.deferred == cl {
 		c.auth.deferred = nil
 		c.mu.Unlock()
-		putAuthCall(cl)
+		putCall(cl)
 		if err := ctx.Err(); err != nil {
 			return &CallError{Err: context.Cause(ctx)}
 		}
@@ -272,7 +272,7 @@ func (c *Conn) finishReauth(ctx context.Context, cl *call) error {
 // reader recorded the credentials already if the server took them (reauthRepliedLocked).
 func (c *Conn) reauthResult(cl *call) error {
 	v, err := cl.reply, cl.err
-	putAuthCall(cl)
+	putCall(cl)
 	if err != nil {
 		return err
 	}
@@ -288,13 +288,6 @@ func (c *Conn) reauthResult(cl *call) error {
 	return nil
 }
 
-// putAuthCall recycles cl, a Reauth's call, without the credentials: a pooled call
-// must not keep a password alive.
-func putAuthCall(cl *call) {
-	cl.authCred = nil
-	putCall(cl)
-}
-
 // reauthRepliedLocked records what the reply to cl, a Reauth's AUTH, says of the
 // connection's authentication, as the reader delivers it: replies come in wire order,
 // so the last AUTH the server took is the one recorded, whatever order the Reauths'
@@ -304,8 +297,7 @@ func putAuthCall(cl *call) {
 // moved): the authentication stays unknown, though the server did take this Reauth.
 func (c *Conn) reauthRepliedLocked(cl *call) {
 	cr := cl.authCred
-	cl.authCred = nil
-	if cl.reply.Err() != nil {
+	if cl.refusedAt(0) { // a Reauth's call has one reply, never multi
 		return
 	}
 	if text, _ := cl.reply.Text(); text == "QUEUED" {
@@ -406,7 +398,7 @@ const (
 	// txDiscards: its last is a DISCARD not answered yet. A refused DISCARD (the ACL)
 	// leaves the transaction open on the server, so until the reply says it was
 	// accepted, the request counts as doing what its commands before the DISCARD do
-	// (call.txDiscElse): an AUTH is not queued behind it.
+	// (call.txAfter): an AUTH is not queued behind it.
 	txDiscards
 )
 
@@ -426,7 +418,9 @@ func (e txEffect) after(inTx bool) bool {
 // AUTH queued behind it is concerned.
 func (cl *call) txAfter(inTx bool) bool {
 	if cl.tx == txDiscards {
-		return cl.txDiscElse.after(inTx)
+		// As if every DISCARD not answered yet is refused: a run of DISCARDs follows
+		// a MULTI of the request's, if it has one, and otherwise whatever it found.
+		return slices.ContainsFunc(cl.txSteps, func(s txStep) bool { return s.open }) || cl.txBase.after(inTx)
 	}
 	return cl.tx.after(inTx)
 }
@@ -466,10 +460,6 @@ func (c *Conn) followLocked(cl *call, i int, v txVerb) {
 		cl.tx = txOpens
 	case txDiscard:
 		cl.txSteps = append(cl.txSteps, txStep{at: i})
-		if cl.tx != txDiscards {
-			// Until answered, DISCARDs in a row count as refused, all of them.
-			cl.txDiscElse = cl.tx
-		}
 		cl.tx = txDiscards
 	default:
 		// An EXEC or RESET ends the transaction whatever its reply: what came before

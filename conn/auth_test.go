@@ -688,6 +688,8 @@ func TestReauthEvents(t *testing.T) {
 	srv := twoUsers(t)
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
+	expired, cancelExpired := context.WithTimeout(context.Background(), -1)
+	defer cancelExpired()
 	tests := []struct {
 		name    string
 		prepare func(c *Conn) context.Context
@@ -700,6 +702,7 @@ func TestReauthEvents(t *testing.T) {
 		{"RESP2 pub/sub", func(c *Conn) context.Context { c.SetPubSubMode(true); return context.Background() }, cred2, 0, false},
 		{"closed", func(c *Conn) context.Context { c.Close(); return context.Background() }, cred2, 0, false},
 		{"cancelled", func(*Conn) context.Context { return cancelled }, cred2, 0, false},
+		{"deadline", func(*Conn) context.Context { return expired }, cred2, 1, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -44,7 +44,6 @@ type call struct {
 	tx         txEffect      // what it does to a transaction, on a connection that follows them (auth.go)
 	txBase     txEffect      // what it does if every one of txSteps is refused
 	txSteps    []txStep      // its MULTIs and DISCARDs since its last EXEC or RESET (settleTx)
-	txDiscElse txEffect      // with tx txDiscards: what it does if its last DISCARDs are refused
 	err        error         // a transport error, set with stateReplied
 	done       chan struct{} // gets one token when the call reaches stateReplied
 	// gen counts the call's recyclings, so a Pending copied before its Wait knows the
@@ -103,7 +102,7 @@ func putCall(cl *call) {
 	cl.inline = false
 	cl.readsSelf, cl.othersRead = false, false
 	cl.watched, cl.watchHeld, cl.ctxEnded = false, false, false
-	cl.multi, cl.isAuth = false, false
+	cl.multi, cl.isAuth, cl.authCred = false, false, nil // a pooled call keeps no password
 	cl.tx = txKeeps
 	cl.reply = resp.Value{}
 	cl.results = nil

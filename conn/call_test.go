@@ -14,11 +14,10 @@ import (
 // used outside its bubble is fatal, not a panic a test could recover.
 const bubbleChild = "RESPIRE_CONN_BUBBLE_CHILD"
 
-// TestCallsStayInTheirBubble: a call, and the channel it waits on, is made and reused
-// by one connection only, so a call made in a testing/synctest bubble (where its
-// channel belongs to the bubble) is never handed to a connection outside it, as a
-// pool shared by every connection did: the lock and router tests run connections in
-// bubbles, and emptied every sync.Pool around them to be safe.
+// TestCallsStayInTheirBubble: a connection dialled in a testing/synctest bubble
+// recycles its calls through a pool of its own, so a call (and its done channel, which
+// belongs to the bubble) is never handed to a connection outside the bubble: the lock
+// and router tests run connections in bubbles.
 func TestCallsStayInTheirBubble(t *testing.T) {
 	if os.Getenv(bubbleChild) == "" {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCallsStayInTheirBubble$", "-test.count=1", "-test.v")

@@ -444,7 +444,6 @@ func (c *Conn) unqueueLocked(cl *call) {
 	if idx < 0 {
 		return
 	}
-	cl.authCred = nil // a Reauth's: its caller puts cl back, the password must not stay in the pool
 	n := cl.end - cl.start
 	c.w.buf = append(c.w.buf[:cl.start], c.w.buf[cl.end:]...)
 	for _, q := range c.w.queued[idx+1:] {
@@ -698,8 +697,7 @@ func (c *Conn) fatal(err error) {
 	}
 	for i, cl := range written {
 		if abandoned[i] {
-			cl.authCred = nil // a Reauth's, never read: the password must not stay in the pool
-			putCall(cl)       // nobody waits for it any more
+			putCall(cl) // nobody waits for it any more
 		} else {
 			cl.done <- struct{}{}
 		}

@@ -18,18 +18,19 @@ var (
 )
 
 // partlyRanError is the error of a batch split by node, or of a fan-out to every
-// master, of which one part failed after another was written: the call as a whole may
-// have run, so it matches conn.ErrOutcomeUnknown, and never conn.ErrNotSent, which
-// would tell the caller it may send it all again. The failed parts' errors stay
-// matchable (errors.Is finds their causes: a refused dial, ErrClosed, a context's
-// end), a not-sent part's by its cause alone.
+// master, of which one part failed after another was written. partlyRan wraps it in
+// the written conn.CallError, since the call as a whole may have run: it matches
+// conn.ErrOutcomeUnknown and conn.WasWritten like any written call, and never
+// conn.ErrNotSent, which would tell the caller it may send it all again. The failed
+// parts' errors stay matchable (errors.Is finds their causes: a refused dial,
+// ErrClosed, a context's end), a not-sent part's by its cause alone.
 type partlyRanError struct {
 	err    error   // for the text
 	causes []error // the parts' errors, a not-sent part's by its cause
 }
 
 // partlyRan returns err, the error of a call some part of which was written before
-// it failed, as a partlyRanError.
+// it failed, as a written conn.CallError of a partlyRanError.
 func partlyRan(err error, parts ...error) error {
 	causes := make([]error, 0, len(parts))
 	for _, p := range parts {
@@ -39,13 +40,10 @@ func partlyRan(err error, parts ...error) error {
 		}
 		causes = append(causes, p)
 	}
-	return &partlyRanError{err: err, causes: causes}
+	return &conn.CallError{Written: true, Err: &partlyRanError{err: err, causes: causes}}
 }
 
 func (e *partlyRanError) Error() string { return e.err.Error() }
-
-// Is matches conn.ErrOutcomeUnknown.
-func (e *partlyRanError) Is(target error) bool { return target == conn.ErrOutcomeUnknown }
 
 // Unwrap returns the parts' errors, without their not-sent marks.
 func (e *partlyRanError) Unwrap() []error { return e.causes }

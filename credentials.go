@@ -143,11 +143,7 @@ func (r *credentialRotation) ask(ctx context.Context, notify, dial bool) (Creden
 	seq := r.seq
 	if done := ctx.Done(); dial && done != nil {
 		if len(r.dials) >= r.dialsPrune {
-			for s, d := range r.dials {
-				if isDone(d) {
-					delete(r.dials, s)
-				}
-			}
+			r.pruneDialsLocked()
 			r.dialsPrune = max(2*len(r.dials), 64)
 		}
 		r.dials[seq] = done
@@ -345,15 +341,21 @@ func (r *credentialRotation) rotateCounted(ctx context.Context) (left, behind in
 func (r *credentialRotation) dialsInProgress() []<-chan struct{} {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []<-chan struct{}
-	for seq, done := range r.dials {
-		if isDone(done) {
-			delete(r.dials, seq)
-			continue
-		}
+	r.pruneDialsLocked()
+	out := make([]<-chan struct{}, 0, len(r.dials))
+	for _, done := range r.dials {
 		out = append(out, done)
 	}
 	return out
+}
+
+// pruneDialsLocked drops the dials that have ended.
+func (r *credentialRotation) pruneDialsLocked() {
+	for seq, done := range r.dials {
+		if isDone(done) {
+			delete(r.dials, seq)
+		}
+	}
 }
 
 // waitDone waits for every channel to close, or for ctx to end.
@@ -419,12 +421,14 @@ func (r *credentialRotation) reauthAll(ctx context.Context) (pending, behind []*
 			wait, behind = r.lookAgain(wait, behind)
 		}
 	}
+	waitAll(ctx, wait)
 	var errs []error
 	for _, f := range wait {
-		select {
-		case <-f.done:
+		// Looked at once ctx has ended too: a select on both would count a flight
+		// already landed as pending, at random, and lose its refusal.
+		if isDone(f.done) {
 			errs = append(errs, f.err)
-		case <-ctx.Done():
+		} else {
 			pending = append(pending, f)
 		}
 	}
@@ -471,11 +475,13 @@ func (r *credentialRotation) launch(flights []*reauthFlight) {
 
 // waitAll waits for every flight to end, or for ctx to end.
 func waitAll(ctx context.Context, flights []*reauthFlight) {
-	done := make([]<-chan struct{}, len(flights))
-	for i, f := range flights {
-		done[i] = f.done
+	for _, f := range flights {
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return
+		}
 	}
-	waitDone(ctx, done)
 }
 
 // reauthOne re-authenticates f's connection with its credentials, for a pass.

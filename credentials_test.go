@@ -1116,6 +1116,36 @@ func TestCredentialsPendingCountedOnce(t *testing.T) {
 	})
 }
 
+// TestCredentialsRefusalReportedAtDeadline: a refusal that came before Reauthenticate's
+// deadline is in its error even when a slower connection made it wait until the
+// deadline: a landed flight is never counted pending instead. Repeated, because the
+// order the pass looks at its connections in is a map's.
+func TestCredentialsRefusalReportedAtDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		refused := errors.New("WRONGPASS")
+		for range 40 {
+			start := time.Now()
+			p := &scriptedProvider{start: start, steps: []providerStep{{user: "tok-1"}, {user: "tok-2"}}}
+			r := newCredentialRotation(&Options{Credentials: p.provide}, nil)
+			tok1, _ := r.provider()(context.Background())
+			bad := newFakeAuthConn(tok1, start)
+			bad.err = refused
+			slow := newFakeAuthConn(tok1, start)
+			slow.block = make(chan struct{})
+			r.register(context.Background(), bad)
+			r.register(context.Background(), slow)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			left, _, err := r.rotateCounted(ctx)
+			cancel()
+			close(slow.block)
+			r.close()
+			if left != 1 || !errors.Is(err, refused) {
+				t.Fatalf("Reauthenticate with one refusal and one connection still waiting: %d left, %v; want 1 and the refusal", left, err)
+			}
+		}
+	})
+}
+
 // TestCredentialsLateRefusalRetried: a refusal that comes after its pass stopped
 // waiting is retried, with the same backoff.
 func TestCredentialsLateRefusalRetried(t *testing.T) {

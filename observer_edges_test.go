@@ -109,6 +109,9 @@ func TestObserverTrackingClosedIsNotLost(t *testing.T) {
 		cn := tracked()
 		return cn != nil && cn != old
 	})
+	if _, ok := rec.cacheEvent(observe.CacheTrackingLost); ok {
+		t.Fatal("a tracked connection closed on purpose was reported lost")
+	}
 	if killTracked(t, srv) == 0 {
 		t.Fatal("no tracking connection to kill")
 	}

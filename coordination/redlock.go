@@ -264,7 +264,7 @@ type Redlock struct {
 	// releasing is the release turn, one release at a time: a retry must see the last
 	// one's results. Whoever has it owns the servers' tokens and errs, and released.
 	releasing chan struct{}
-	released  releaseResult
+	released  lock.ReleaseOutcome // of the first release a quorum confirmed (Released or NotOwned); 0 before
 }
 
 // redlockServer is a Redlock's lease on one server.
@@ -285,12 +285,6 @@ const (
 	tokenDeleted                      // a release of this handle deleted it
 	tokenGone                         // never taken there, or found gone by a release (expired, deleted)
 )
-
-// releaseResult is the outcome of the first release that a quorum confirmed.
-type releaseResult struct {
-	done    bool
-	outcome lock.ReleaseOutcome // lock.Released or lock.NotOwned
-}
 
 // TryAcquire takes key for ttl on every server of the group in parallel, each within
 // NodeTimeout, with one fresh owner token. ok is true when a majority took it and
@@ -532,33 +526,41 @@ func (rl *Redlock) release(ctx context.Context) (bool, lock.ReleaseOutcome, erro
 	defer cancel()
 	each(len(rl.servers), func(i int) { rl.servers[i].release(nctx) })
 	deleted, gone := 0, 0
-	var errs []error
 	for i := range rl.servers {
-		switch s := &rl.servers[i]; s.token {
+		switch rl.servers[i].token {
 		case tokenDeleted:
 			deleted++
 		case tokenGone:
 			gone++
-		default:
+		}
+	}
+	switch {
+	case rl.released == lock.Released:
+		return true, lock.AlreadyReleased, nil
+	case rl.released != 0:
+		return true, rl.released, nil
+	case deleted+gone < rl.g.quorum:
+		return false, 0, fmt.Errorf("%w: %d of %d servers confirmed the release of %q (quorum %d): %w",
+			ErrNoQuorum, deleted+gone, len(rl.servers), rl.key, rl.g.quorum, rl.releaseErrors())
+	case deleted >= rl.g.quorum:
+		rl.released = lock.Released
+	default:
+		rl.released = lock.NotOwned
+	}
+	return true, rl.released, nil
+}
+
+// releaseErrors joins, and forgets, why the release failed on each server not yet
+// confirmed, for a release short of a quorum.
+func (rl *Redlock) releaseErrors() error {
+	var errs []error
+	for i := range rl.servers {
+		if s := &rl.servers[i]; s.token == tokenMaybeThere {
 			errs = append(errs, fmt.Errorf("client %d: %w", i, s.err))
 			s.err = nil
 		}
 	}
-	switch r := &rl.released; {
-	case r.done:
-		if r.outcome == lock.Released {
-			return true, lock.AlreadyReleased, nil
-		}
-		return true, r.outcome, nil
-	case deleted+gone < rl.g.quorum:
-		return false, 0, fmt.Errorf("%w: %d of %d servers confirmed the release of %q (quorum %d): %w",
-			ErrNoQuorum, deleted+gone, len(rl.servers), rl.key, rl.g.quorum, errors.Join(errs...))
-	case deleted >= rl.g.quorum:
-		*r = releaseResult{done: true, outcome: lock.Released}
-	default:
-		*r = releaseResult{done: true, outcome: lock.NotOwned}
-	}
-	return true, rl.released.outcome, nil
+	return errors.Join(errs...)
 }
 
 // release deletes the lease on s if no release has confirmed it gone yet, and records

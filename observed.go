@@ -17,31 +17,6 @@ import (
 // commands and batches it sends. Every caller checks c.obs != nil first, so that a
 // client without an observer builds no event and reads no clock.
 
-// startCommand tells obs a command is about to be sent and returns the context the
-// command is sent with, from the observer (a tracer's span is in it), and the event,
-// for endCommand.
-func (c *Client) startCommand(ctx context.Context, obs observe.Observer, args []any) (context.Context, observe.CommandStart) {
-	e := observe.CommandStart{Name: c.observedName(args), Start: time.Now()}
-	return obs.CommandStart(ctx, e), e
-}
-
-// endCommand tells obs how the command start describes ended: err is what the caller
-// gets, last the connection that produced the reply or the failure (nil if none did).
-// A command not sent reached no server, whichever connection it was meant for.
-func endCommand(ctx context.Context, obs observe.Observer, start observe.CommandStart, last *conn.Conn, err error) {
-	e := observe.CommandEnd{
-		Name:     start.Name,
-		Start:    start.Start,
-		Duration: time.Since(start.Start),
-		Outcome:  outcomeOf(err),
-		Err:      err,
-	}
-	if last != nil && e.Outcome != observe.NotSent {
-		e.Addr = last.Addr()
-	}
-	obs.CommandEnd(ctx, e)
-}
-
 // errPanicked is the error a CommandEnd or BatchEnd carries for a call that panicked
 // on the caller's goroutine before it returned (an observer's, or an argument's
 // method): its outcome is unknown.
@@ -58,15 +33,29 @@ type pendingCommand struct {
 	err   error
 }
 
-// observeCommand tells obs a command is about to be sent, as startCommand does, and
-// returns the command to end.
+// observeCommand tells obs a command is about to be sent and returns it, to end, with
+// the context it is sent with, from the observer (a tracer's span is in it).
 func (c *Client) observeCommand(ctx context.Context, obs observe.Observer, args []any) pendingCommand {
-	ctx, start := c.startCommand(ctx, obs, args)
-	return pendingCommand{ctx: ctx, obs: obs, start: start, err: errPanicked}
+	start := observe.CommandStart{Name: c.observedName(args), Start: time.Now()}
+	return pendingCommand{ctx: obs.CommandStart(ctx, start), obs: obs, start: start, err: errPanicked}
 }
 
-// end tells the observer how the command ended (endCommand).
-func (p *pendingCommand) end() { endCommand(p.ctx, p.obs, p.start, p.last, p.err) }
+// end tells the observer how the command ended: err is what the caller gets, last
+// the connection that produced the reply or the failure (nil if none did). A command
+// not sent reached no server, whichever connection it was meant for.
+func (p *pendingCommand) end() {
+	e := observe.CommandEnd{
+		Name:     p.start.Name,
+		Start:    p.start.Start,
+		Duration: time.Since(p.start.Start),
+		Outcome:  outcomeOf(p.err),
+		Err:      p.err,
+	}
+	if p.last != nil && e.Outcome != observe.NotSent {
+		e.Addr = p.last.Addr()
+	}
+	p.obs.CommandEnd(p.ctx, e)
+}
 
 // pendingBatch is pendingCommand for a batch.
 type pendingBatch struct {
@@ -78,21 +67,37 @@ type pendingBatch struct {
 	err   error
 }
 
-// observeBatch tells obs a batch is about to be sent, as startBatch does, and returns
-// the batch to end.
+// observeBatch tells obs a batch of n commands is about to be sent, as observeCommand
+// does for one command, and returns it, to end; name is the command's for a batch of
+// one (observe.BatchStart.Name).
 func observeBatch(ctx context.Context, obs observe.Observer, kind observe.BatchKind, n int, name string) pendingBatch {
-	ctx, start := startBatch(ctx, obs, kind, n, name)
-	return pendingBatch{ctx: ctx, obs: obs, start: start, err: errPanicked}
+	start := observe.BatchStart{Kind: kind, Len: n, Name: name, Start: time.Now()}
+	return pendingBatch{ctx: obs.BatchStart(ctx, start), obs: obs, start: start, err: errPanicked}
 }
 
-// end tells the observer how the batch ended (endBatch).
-func (p *pendingBatch) end() { endBatch(p.ctx, p.obs, p.start, p.last, p.res, p.err) }
-
-// startBatch tells obs a batch of n commands is about to be sent, as startCommand does
-// for one command; name is the command's for a batch of one (observe.BatchStart.Name).
-func startBatch(ctx context.Context, obs observe.Observer, kind observe.BatchKind, n int, name string) (context.Context, observe.BatchStart) {
-	e := observe.BatchStart{Kind: kind, Len: n, Name: name, Start: time.Now()}
-	return obs.BatchStart(ctx, e), e
+// end tells the observer how the batch ended: res are its commands' results (their
+// error replies are counted), err the batch's error, last the connection it went on
+// (nil for several servers or none). A batch not sent reached no server, as a command
+// not sent reaches none.
+func (p *pendingBatch) end() {
+	e := observe.BatchEnd{
+		Kind:     p.start.Kind,
+		Len:      p.start.Len,
+		Name:     p.start.Name,
+		Start:    p.start.Start,
+		Duration: time.Since(p.start.Start),
+		Outcome:  outcomeOf(p.err),
+		Err:      p.err,
+	}
+	if p.last != nil && e.Outcome != observe.NotSent {
+		e.Addr = p.last.Addr()
+	}
+	for _, r := range p.res {
+		if _, ok := resp.AsServerError(r.Err); ok {
+			e.Failed++
+		}
+	}
+	p.obs.BatchEnd(p.ctx, e)
 }
 
 // batchName is the name the events of a DoMulti of cmds carry: the command's when it
@@ -111,31 +116,6 @@ func (p *Pipeline) batchName() string {
 		return ""
 	}
 	return p.first
-}
-
-// endBatch tells obs how the batch start describes ended: res are its commands' results
-// (their error replies are counted), err the batch's error, last the connection it went
-// on (nil for several servers or none). A batch not sent reached no server, as a
-// command not sent reaches none (endCommand).
-func endBatch(ctx context.Context, obs observe.Observer, start observe.BatchStart, last *conn.Conn, res []conn.Result, err error) {
-	e := observe.BatchEnd{
-		Kind:     start.Kind,
-		Len:      start.Len,
-		Name:     start.Name,
-		Start:    start.Start,
-		Duration: time.Since(start.Start),
-		Outcome:  outcomeOf(err),
-		Err:      err,
-	}
-	if last != nil && e.Outcome != observe.NotSent {
-		e.Addr = last.Addr()
-	}
-	for _, r := range res {
-		if _, ok := resp.AsServerError(r.Err); ok {
-			e.Failed++
-		}
-	}
-	obs.BatchEnd(ctx, e)
 }
 
 // observeCache tells the client's observer of a cache event, when it has one.

@@ -108,10 +108,11 @@ func (r *Cluster) redirect(ctx context.Context, rd resp.Redirect, err error, cn 
 // CLUSTERDOWN or ASK.
 func (r *Cluster) retryLater(ctx context.Context, kind observe.RedirectKind, err error, slot int, cn *conn.Conn, b *budget) error {
 	if b.tries++; b.tries > MaxClusterRetries {
+		state := "unavailable" // TRYAGAIN or CLUSTERDOWN
 		if kind == observe.Ask {
-			return fmt.Errorf("%w: slot %d still migrating after %d retries, the last: %w", ErrTooManyRedirects, slot, MaxClusterRetries, err)
+			state = "still migrating"
 		}
-		return fmt.Errorf("%w: slot %d, %d retries, the last: %w", ErrTooManyRedirects, slot, MaxClusterRetries, err)
+		return fmt.Errorf("%w: slot %d %s after %d retries, the last: %w", ErrTooManyRedirects, slot, state, MaxClusterRetries, err)
 	}
 	r.observeRedirect(kind, slot, cn, "")
 	return sleepCtx(ctx, backoff(b.tries))

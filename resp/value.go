@@ -292,13 +292,27 @@ func (v Value) Len() int {
 	return 0
 }
 
-// Map returns a map reply, or an array of even length (the RESP2 form of HGETALL,
-// CONFIG GET, ...) as a Go map keyed by each key's text. Keys that are not text use their
-// String form.
+// Map returns a map reply as a Go map keyed by each key's text, and reads the two array
+// shapes servers use for the same data: an array of key-value pairs (the RESP3 form of
+// ZRANGE ... WITHSCORES, HRANDFIELD ... WITHVALUES) and a flat array of even length
+// (the RESP2 form of HGETALL, CONFIG GET, ...). Keys that are numbers or booleans use
+// their String form. Any other shape is a *TypeError: an array of odd length, or a key
+// that is an aggregate or null, is never turned into a key.
 func (v Value) Map() (map[string]Value, error) {
 	switch v.kind {
 	case KindMap:
 	case KindArray:
+		if isPairs(v.elems) {
+			m := make(map[string]Value, len(v.elems))
+			for _, p := range v.elems {
+				k, err := p.elems[0].mapKey()
+				if err != nil {
+					return nil, err
+				}
+				m[k] = p.elems[1]
+			}
+			return m, nil
+		}
 		if len(v.elems)%2 != 0 {
 			return nil, &TypeError{Kind: v.kind, Want: "map", Err: errOddArray}
 		}
@@ -307,13 +321,40 @@ func (v Value) Map() (map[string]Value, error) {
 	}
 	m := make(map[string]Value, len(v.elems)/2)
 	for i := 0; i+1 < len(v.elems); i += 2 {
-		k, err := v.elems[i].Text()
+		k, err := v.elems[i].mapKey()
 		if err != nil {
-			k = v.elems[i].String()
+			return nil, err
 		}
 		m[k] = v.elems[i+1]
 	}
 	return m, nil
+}
+
+// isPairs says whether elems is a non-empty array of two-element arrays, the shape a
+// RESP3 server gives pairs in. A flat array's keys are never arrays, so the two shapes
+// cannot be taken for each other.
+func isPairs(elems []Value) bool {
+	if len(elems) == 0 {
+		return false
+	}
+	for _, e := range elems {
+		if e.kind != KindArray || len(e.elems) != 2 {
+			return false
+		}
+	}
+	return true
+}
+
+// mapKey returns the text a map key is stored under: a string's text, or the String
+// form of a number or boolean. An aggregate, a null or an error is no key.
+func (v Value) mapKey() (string, error) {
+	switch v.kind {
+	case KindSimpleString, KindBulkString, KindVerbatim, KindBigNumber:
+		return v.Text()
+	case KindInteger, KindDouble, KindBoolean:
+		return v.String(), nil
+	}
+	return "", &TypeError{Kind: v.kind, Want: "map key"}
 }
 
 // String returns a compact human-readable form for logs and test failures, not a wire

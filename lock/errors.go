@@ -29,4 +29,8 @@ var (
 	// ErrInvalidArg is matched by errors for other unusable arguments: an empty key, a
 	// TTL under a millisecond, a negative wait.
 	ErrInvalidArg = errors.New("lock: invalid argument")
+
+	// errLeaderGaveUp is why a Release that joined another caller's release does not
+	// know its outcome: that caller's context ended after the delete was sent.
+	errLeaderGaveUp = errors.New("lock: the concurrent Release that sent the delete stopped waiting for its reply")
 )

@@ -149,11 +149,28 @@ func (m *Lock) lead(ctx context.Context, ka *KeepAlive) (ReleaseOutcome, error) 
 	m.rel = releaseState{done: err == nil, outcome: outcome}
 	m.mu.Unlock()
 	if w != nil {
-		w.outcome, w.err = outcome, err
+		w.outcome, w.err = outcome, joinedErr(ctx, err)
 		w.again = ctx.Err() != nil && releaseUnsent(err)
 		close(w.done)
 	}
 	return outcome, err
+}
+
+// joinedErr is the leader's release error as the callers that joined it get it. When
+// the leader's own context ended the release after the delete may have been sent, the
+// outcome is the joiners' too (ownership uncertain), but the cancellation is not: a
+// joiner without a deadline must not match context.DeadlineExceeded. Their error says
+// the outcome is unknown because the caller that sent the delete stopped waiting.
+func joinedErr(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil || !conn.WasWritten(err) ||
+		!errors.Is(err, ctx.Err()) && !errors.Is(err, context.Cause(ctx)) {
+		return err
+	}
+	lost := &conn.CallError{Written: true, Err: errLeaderGaveUp}
+	if errors.Is(err, ErrOwnershipUncertain) {
+		return fmt.Errorf("%w: %w", ErrOwnershipUncertain, lost)
+	}
+	return lost
 }
 
 // releaseUnsent says that a failed release sent no delete.

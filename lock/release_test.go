@@ -198,3 +198,53 @@ func TestCloseIsBestEffort(t *testing.T) {
 		})
 	}
 }
+
+// A joiner whose release the leader abandons after the delete was sent shares the
+// outcome (ownership uncertain) but not the leader's cancellation: with no deadline of
+// its own, its error must not match context.DeadlineExceeded. Against a real server,
+// paused so that the delete is written and never answered.
+func TestReleaseJoinerGetsItsOwnCause(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	c, err := respire.NewClient(context.Background(), respire.Options{Addrs: []string{srv.Addr()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	locks := New(c)
+	ctx := context.Background()
+	mu, err := locks.Acquire(ctx, "joined-uncertain", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The managed calls' connection is dialled before the pause.
+	if held, err := mu.ResetExpiry(ctx, time.Minute); !held || err != nil {
+		t.Fatal(held, err)
+	}
+	srv.Pause(t)
+	defer srv.Resume(t)
+
+	lctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	leader, joiner := make(chan error, 1), make(chan error, 1)
+	go func() {
+		_, err := mu.Release(lctx)
+		leader <- err
+	}()
+	waitState(t, mu, "the leader's release", func(rs *releaseState) bool { return rs.running })
+	go func() {
+		_, err := mu.Release(ctx)
+		joiner <- err
+	}()
+	waitState(t, mu, "the joiner", func(rs *releaseState) bool { return rs.waiters != nil })
+
+	if err := <-leader; !errors.Is(err, ErrOwnershipUncertain) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("leader: %v, want ownership uncertain by its own deadline", err)
+	}
+	err = <-joiner
+	if !errors.Is(err, ErrOwnershipUncertain) || !errors.Is(err, conn.ErrOutcomeUnknown) {
+		t.Fatalf("joiner: %v, want ownership uncertain, outcome unknown", err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		t.Fatalf("joiner: %v carries the leader's cancellation", err)
+	}
+}

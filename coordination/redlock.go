@@ -60,15 +60,17 @@ type redlockNode struct {
 	locks *lock.Locker
 
 	mu    sync.Mutex
-	runID string // INFO server's run_id; empty until the server answered
+	runID string // "run_id <INFO's run_id>" or a probe's mark; empty until learned
 }
 
 // NewRedlockGroup returns a group over clients, which must be an odd number, at least
 // three, of distinct standalone clients (neither Cluster nor Sentinel: the endpoints
 // of one deployment are not independent votes). It sends nothing. Each server's
-// identity (INFO server's run_id) is checked the first time the group reaches it,
-// before its vote counts: two clients that reach one server make every later call fail
-// with ErrRedlockGroup, and a server that refuses INFO makes calls fail with
+// identity is checked the first time the group reaches it, before its vote counts:
+// INFO server's run_id, or, where an ACL refuses INFO, a probe key that one client
+// writes and the others look for (with a lock's commands and an expiry; deleted
+// after). Two clients that reach one server make every later call fail with
+// ErrRedlockGroup, and a server that refuses both makes calls fail with
 // ErrServerIdentity. All participants must use the same servers, database, key bytes
 // and key prefixes. A Redlock reports the steps of its life (observe.Lock), as one
 // lease, to the Observer of the first of clients that has one.
@@ -166,10 +168,14 @@ func each(n int, f func(i int)) {
 	wg.Wait()
 }
 
-// identify learns the run_id of every server not yet identified and refuses the group
-// when two clients reach one server. A server that cannot be reached stays
-// unidentified and gets no vote this time; one that refuses INFO fails the call.
-// errs[i] says why server i was not reached.
+// identify learns the identity of every server not yet identified and refuses the
+// group when two clients reach one server. A server that cannot be reached stays
+// unidentified and gets no vote this time. errs[i] says why server i was not reached.
+//
+// The identity is INFO server's run_id. Where a server refuses INFO (an ACL such as
+// +@all -@dangerous), every reachable server is identified by a probe instead, which
+// needs only a lock's own commands (probe); identities of both kinds are never mixed
+// in one pass, since a run_id and a probe's mark cannot be compared.
 func (g *RedlockGroup) identify(ctx context.Context) (known []bool, errs []error, _ error) {
 	g.mu.Lock()
 	broken := g.broken
@@ -186,19 +192,24 @@ func (g *RedlockGroup) identify(ctx context.Context) (known []bool, errs []error
 	}
 	errs = make([]error, len(g.nodes))
 	each(len(g.nodes), func(i int) { errs[i] = g.nodes[i].identify(ctx, g.timeout, refresh) })
+	for _, err := range errs {
+		if resp.HasCode(err, "NOPERM") {
+			if err := g.probe(ctx, errs); err != nil {
+				return nil, nil, err
+			}
+			break
+		}
+	}
 	known = make([]bool, len(g.nodes))
 	byID := map[string]int{}
 	for i, n := range g.nodes {
 		if errs[i] != nil {
-			if resp.HasCode(errs[i], "NOPERM") {
-				return nil, nil, fmt.Errorf("%w: client %d: %w", ErrServerIdentity, i, errs[i])
-			}
 			errs[i] = fmt.Errorf("client %d: %w", i, errs[i])
 			continue
 		}
 		id := n.id()
 		if j, ok := byID[id]; ok {
-			err := fmt.Errorf("%w: clients %d and %d reach one server (run_id %s)", ErrRedlockGroup, j, i, id)
+			err := fmt.Errorf("%w: clients %d and %d reach one server (%s)", ErrRedlockGroup, j, i, id)
 			g.mu.Lock()
 			g.broken = err
 			g.mu.Unlock()
@@ -208,6 +219,73 @@ func (g *RedlockGroup) identify(ctx context.Context) (known []bool, errs []error
 		known[i] = true
 	}
 	return known, errs, nil
+}
+
+// probeTTL bounds how long a probe's mark can outlive a probe that could not delete it.
+const probeTTL = 30 * time.Second
+
+// probe identifies the servers that INFO could not, with the commands a lock needs and
+// nothing else. The servers are visited one at a time, each taking one mark key (a
+// fresh name) with a token of its own, as a lock would: a server that finds the mark
+// taken already is the server of the client whose token it holds. errs holds INFO's
+// errors on entry: the servers it could not reach are left out (they get no vote, as
+// without the probe), and the probe's own errors replace the others. A server that
+// refuses the probe's commands fails the call with ErrServerIdentity.
+//
+// Two clients of one server that use different databases or key prefixes see
+// different marks and are not told apart; INFO's run_id tells them apart, and a group
+// needs the same database and prefix on every client anyway.
+func (g *RedlockGroup) probe(ctx context.Context, errs []error) error {
+	name, err := lock.NewToken().Text()
+	if err != nil {
+		name = lock.NewToken().String()
+	}
+	mark := "respire:redlock:identity:" + name
+	tokens := make([]lock.Token, len(g.nodes))
+	taken := make([]bool, len(g.nodes))
+	defer g.dropProbe(mark, tokens, taken)
+	for i, n := range g.nodes {
+		if errs[i] != nil && !resp.HasCode(errs[i], "NOPERM") {
+			continue
+		}
+		errs[i] = nil
+		tokens[i] = lock.NewToken()
+		id, err := n.probe(ctx, g.timeout, mark, tokens[i], func(owner lock.Token) (string, bool) {
+			for j := range i {
+				if taken[j] && tokens[j] == owner {
+					return g.nodes[j].id(), true
+				}
+			}
+			return "", false
+		})
+		if resp.HasCode(err, "NOPERM") {
+			return fmt.Errorf("%w: client %d: %w", ErrServerIdentity, i, err)
+		}
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		taken[i] = id == ""
+		if taken[i] {
+			id = fmt.Sprintf("the server that took probe mark %s for client %d", mark, i)
+		}
+		n.mu.Lock()
+		n.runID = id
+		n.mu.Unlock()
+	}
+	return nil
+}
+
+// dropProbe deletes the marks a probe took, each through the client that took it,
+// within one node timeout; a mark it cannot reach expires with probeTTL.
+func (g *RedlockGroup) dropProbe(mark string, tokens []lock.Token, taken []bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), g.timeout)
+	defer cancel()
+	each(len(g.nodes), func(i int) {
+		if taken[i] {
+			_, _ = g.nodes[i].locks.Release(ctx, mark, tokens[i])
+		}
+	})
 }
 
 func (n *redlockNode) id() string {
@@ -236,12 +314,34 @@ func (n *redlockNode) identify(ctx context.Context, timeout time.Duration, refre
 	for line := range strings.Lines(text) {
 		if id, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok && id != "" {
 			n.mu.Lock()
-			n.runID = id
+			n.runID = "run_id " + id
 			n.mu.Unlock()
 			return nil
 		}
 	}
 	return fmt.Errorf("%w: INFO server has no run_id", ErrServerIdentity)
+}
+
+// probe takes the mark with token. When the mark is taken already, it returns the
+// identity of the client whose token holds it (twin finds it); id is "" when this
+// client took the mark.
+func (n *redlockNode) probe(ctx context.Context, timeout time.Duration, mark string, token lock.Token, twin func(lock.Token) (string, bool)) (id string, _ error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	took, err := n.locks.TryTake(ctx, mark, token, probeTTL)
+	if err != nil || took {
+		return "", err
+	}
+	owner, ok, err := n.locks.OwnerToken(ctx, mark)
+	if err != nil {
+		return "", err
+	}
+	if id, found := twin(owner); ok && found {
+		return id, nil
+	}
+	// Nobody else writes a fresh name: a mark held by no client of the group is a
+	// server that is not behaving as one, and gets no vote.
+	return "", fmt.Errorf("%w: probe mark %s held by a token of no client of the group", ErrServerIdentity, mark)
 }
 
 // Redlock is a lease held on a quorum of a RedlockGroup's servers: the same key and

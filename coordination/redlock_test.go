@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -286,16 +287,60 @@ func TestRedlockRefusesTwoClientsOfOneServer(t *testing.T) {
 	}
 }
 
-func TestRedlockNeedsINFO(t *testing.T) {
-	cfg := testserver.Config{Users: []testserver.User{{Name: "app", Password: "pw", Rules: []string{"+@all", "-info", "~*"}}}}
+// A user without INFO (the common +@all -@dangerous) can still take a Redlock: the
+// group tells its servers apart with a probe key, which it deletes after, and still
+// refuses two clients of one server. A user refused the probe's commands too gets
+// ErrServerIdentity.
+func TestRedlockWithoutINFO(t *testing.T) {
+	ctx := context.Background()
+	users := []testserver.User{
+		{Name: "app", Password: "pw", Rules: []string{"+@all", "-@dangerous", "~*"}},
+		{Name: "noset", Password: "pw", Rules: []string{"+@all", "-@dangerous", "-set", "~*"}},
+	}
+	var srvs []*testserver.Server
+	clientAs := func(s *testserver.Server, user string) *respire.Client {
+		return newClient(t, respire.Options{Addrs: []string{s.Addr()}, Username: user, Password: "pw"})
+	}
 	var clients []*respire.Client
 	for range 3 {
-		s := testserver.Start(t, cfg)
-		clients = append(clients, newClient(t, respire.Options{Addrs: []string{s.Addr()}, Username: "app", Password: "pw"}))
+		s := testserver.Start(t, testserver.Config{Users: users})
+		srvs = append(srvs, s)
+		clients = append(clients, clientAs(s, "app"))
+	}
+	if _, err := clients[0].Do(ctx, "INFO", "server"); !resp.HasCode(err, "NOPERM") {
+		t.Fatalf("INFO as app: %v, want NOPERM", err)
 	}
 	g := newGroup(t, clients)
-	if _, _, err := g.TryAcquire(context.Background(), "rl:noinfo", time.Minute); !errors.Is(err, ErrServerIdentity) {
-		t.Fatal(err)
+	rl, ok, err := g.TryAcquire(ctx, "rl:noinfo", time.Minute)
+	if !ok || err != nil {
+		t.Fatalf("TryAcquire without INFO: %v, %v", ok, err)
+	}
+	for i, s := range srvs {
+		if keys := s.Do(t, "KEYS", "respire:redlock:identity:*"); keys != "" {
+			t.Fatalf("server %d keeps probe marks: %s", i, keys)
+		}
+		if s.Do(t, "EXISTS", "rl:noinfo") != "1" {
+			t.Fatalf("server %d does not hold the lease", i)
+		}
+	}
+	if ok, err := rl.Release(ctx); !ok || err != nil {
+		t.Fatalf("Release: %v, %v", ok, err)
+	}
+
+	twins := newGroup(t, []*respire.Client{clients[0], clients[1], clientAs(srvs[0], "app")})
+	if _, _, err := twins.TryAcquire(ctx, "rl:noinfo-twin", time.Minute); !errors.Is(err, ErrRedlockGroup) {
+		t.Fatalf("two clients of one server without INFO: %v, want ErrRedlockGroup", err)
+	}
+	if srvs[0].Do(t, "EXISTS", "rl:noinfo-twin") != "0" {
+		t.Fatal("a lease was written before the group was refused")
+	}
+
+	var refused []*respire.Client
+	for _, s := range srvs {
+		refused = append(refused, clientAs(s, "noset"))
+	}
+	if _, _, err := newGroup(t, refused).TryAcquire(ctx, "rl:noset", time.Minute); !errors.Is(err, ErrServerIdentity) {
+		t.Fatalf("without INFO and SET: %v, want ErrServerIdentity", err)
 	}
 }
 

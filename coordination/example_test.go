@@ -11,6 +11,7 @@ import (
 	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
 	"github.com/respire/respire/coordination"
+	"github.com/respire/respire/lock"
 )
 
 func client(tracking bool) *respire.Client {
@@ -76,20 +77,55 @@ func ExampleCoordinator_AcquireFencedLock() {
 		first.Release(ctx)
 	}()
 
-	// Waits, without polling, until the first owner lets go; at most 5 s.
-	wait, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	fl, err := co.AcquireFencedLock(wait, "{example:nightly}:lease", "{example:nightly}:fence", 30*time.Second)
-	if errors.Is(err, context.DeadlineExceeded) {
-		fmt.Println("still busy")
-		return
-	}
+	// Waits, without polling, until the first owner lets go, for as long as ctx
+	// allows: for a wait budget, see the TryAcquireFencedLock example.
+	fl, err := co.AcquireFencedLock(ctx, "{example:nightly}:lease", "{example:nightly}:fence", 30*time.Second)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer fl.Close()
 	fmt.Println("acquired after the first owner, token above its:", fl.FencingToken() > first.FencingToken())
 	// Output: acquired after the first owner, token above its: true
+}
+
+// A bounded wait, as DistributedLock's TryAcquireAsync(timeout): "not acquired" when
+// the budget ends with the lease still held, an error for the caller's own
+// cancellation or a failure, one immediate attempt for a zero budget.
+func ExampleCoordinator_TryAcquireFencedLock_wait() {
+	ctx := context.Background()
+	c := client(true)
+	defer c.Close()
+	co := coordination.New(c)
+	const lease, fence = "{example:weekly}:lease", "{example:weekly}:fence"
+
+	first, ok, err := co.TryAcquireFencedLock(ctx, lease, fence, 30*time.Second)
+	if err != nil || !ok {
+		log.Fatal(ok, err)
+	}
+	_, ok, err = co.TryAcquireFencedLock(ctx, lease, fence, 30*time.Second, lock.WithWait(100*time.Millisecond))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("acquired while held:", ok)
+
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		first.Release(ctx)
+	}()
+	fl, ok, err := co.TryAcquireFencedLock(ctx, lease, fence, 30*time.Second,
+		lock.WithWait(5*time.Second), lock.WithKeepAlive())
+	if err != nil {
+		log.Fatal(err)
+	}
+	if !ok {
+		fmt.Println("still busy after 5 s")
+		return
+	}
+	defer fl.Close()
+	fmt.Println("acquired once released:", ok, fl.KeepAliveContext().Err() == nil)
+	// Output:
+	// acquired while held: false
+	// acquired once released: true true
 }
 
 func ExampleResource_Write() {

@@ -43,8 +43,20 @@ type FencedLock struct {
 // lock's FencingToken. ok is false, and nothing changes, when another owner holds the
 // lease. ok is false too when the reply came too late for the lease to be of use (the
 // lease would be Expired on arrival, as lock.Lock's Expired says): the lease is then
-// released on a best-effort basis, and the counter has advanced. Acquiring does not
-// start renewal: call KeepAlive or ResetExpiry.
+// released on a best-effort basis, and the counter has advanced.
+//
+// Options are package lock's. lock.WithWait(d) makes it a bounded wait (DistributedLock's
+// TryAcquireAsync(timeout)): it tries again while another owner holds the lease until d
+// has passed, and ok is false, with a nil error, when the budget ends with the lease
+// still held; the caller's own cancellation is an error (ctx's cause), never "not
+// acquired"; a zero budget is one immediate attempt and a negative one is refused
+// (lock.ErrInvalidArg). The budget never interrupts a try: a try whose outcome is
+// unknown ends the wait with its error, since it may have taken the lease. Between
+// tries the wait sleeps until the server reports a change of the lease key where the
+// client tracks keys (RESP3 with Options.ClientSideCache), and otherwise polls with the
+// retry strategy (lock.WithRetry, lock.WithRetryEvery, lock.WithMaxAttempts).
+// lock.WithKeepAlive starts the lock's keep-alive once it is acquired (see KeepAlive);
+// without it acquiring does not start renewal: call KeepAlive or ResetExpiry.
 //
 // Both keys must hash to one Cluster slot once the client's key prefix is applied
 // (give them one {hash tag}), on every deployment; a pair that does not is refused
@@ -54,16 +66,33 @@ type FencedLock struct {
 // Cancellation interrupts the reply wait; it cannot recall a script already written,
 // so a cancelled acquisition (its error matches conn.ErrOutcomeUnknown) may have taken
 // the lease, which then stays until ttl ends, and advanced the counter.
-func (co *Coordinator) TryAcquireFencedLock(ctx context.Context, leaseKey, fenceKey string, ttl time.Duration) (*FencedLock, bool, error) {
+func (co *Coordinator) TryAcquireFencedLock(ctx context.Context, leaseKey, fenceKey string, ttl time.Duration, opts ...lock.Option) (*FencedLock, bool, error) {
 	ms, err := co.checkFenced(leaseKey, fenceKey, ttl)
+	if err != nil {
+		return nil, false, err
+	}
+	w, err := lock.NewWaiting(opts...)
 	if err != nil {
 		return nil, false, err
 	}
 	start := began(co.obs)
 	fl, late, err := co.tryAcquire(ctx, leaseKey, fenceKey, ttl, ms, start)
+	if fl == nil && w.Waits() {
+		try := func(ctx context.Context) (bool, error) {
+			fl, late, err = co.tryAcquire(ctx, leaseKey, fenceKey, ttl, ms, start)
+			return fl != nil, err
+		}
+		_, err = co.locks.Wait(ctx, w, leaseKey, err, try)
+	}
 	switch {
 	case fl != nil:
 		report(ctx, co.obs, observe.LockAcquired, start, nil)
+		if w.KeepAlive() {
+			// The acquisition's context does not bound the keep-alive: Stop, Release
+			// or Close do, as for lock.WithKeepAlive. It fails only for a lease found
+			// lost already, whose KeepAliveContext has ended with the cause.
+			_, _ = fl.KeepAlive(context.WithoutCancel(ctx))
+		}
 	case err != nil:
 		report(ctx, co.obs, observe.LockGaveUp, start, err)
 	case late:

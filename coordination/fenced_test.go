@@ -467,9 +467,92 @@ func TestAcquireFencedLockNeedsTracking(t *testing.T) {
 	if after := calls(t, srv, "eval", "evalsha", "pttl"); !maps(before, after) {
 		t.Fatalf("sent commands without tracking: %v -> %v", before, after)
 	}
-	// A RESP2 client cannot have tracking either.
-	if _, err := respire.NewClient(context.Background(), respire.Options{Addrs: []string{srv.Addr()}, Protocol: 2, ClientSideCache: &cache.Options{}}); err == nil {
-		t.Log("a RESP2 client with a cache was accepted")
+	// A RESP2 client cannot have tracking either: it is refused at construction.
+	if c, err := respire.NewClient(context.Background(), respire.Options{Addrs: []string{srv.Addr()}, Protocol: 2, ClientSideCache: &cache.Options{}}); !errors.Is(err, respire.ErrInvalidOptions) {
+		if c != nil {
+			c.Close()
+		}
+		t.Fatalf("a RESP2 client with a cache: %v, want ErrInvalidOptions", err)
+	}
+}
+
+// TryAcquireFencedLock with lock.WithWait is DistributedLock's TryAcquireAsync(timeout)
+// (seed 001, "Preserve a bounded acquisition wait"): "not acquired" when the budget
+// ends with the lease held, the caller's own cancellation an error, a zero budget one
+// immediate attempt, a negative one refused before anything is sent; and it acquires
+// once the lease is released within the budget. With tracking and by polling alike.
+func TestTryAcquireFencedLockWait(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		client func(*testing.T, *testserver.Server) *respire.Client
+	}{{"tracking", trackingClient}, {"polling", plainClient}} {
+		t.Run(tc.name, func(t *testing.T) {
+			co := New(tc.client(t, srv))
+			lease, fence := "{wait:"+tc.name+"}:lease", "{wait:"+tc.name+"}:fence"
+			holder, ok, err := co.TryAcquireFencedLock(ctx, lease, fence, time.Minute)
+			if err != nil || !ok {
+				t.Fatal(ok, err)
+			}
+			scripts := func() int { return cmdCalls(t, srv, "eval") + cmdCalls(t, srv, "evalsha") }
+
+			before := scripts()
+			if fl, ok, err := co.TryAcquireFencedLock(ctx, lease, fence, time.Minute, lock.WithWait(-time.Second)); !errors.Is(err, lock.ErrInvalidArg) || ok || fl != nil {
+				t.Fatalf("negative budget: %v %v %v, want lock.ErrInvalidArg", fl, ok, err)
+			}
+			if n := scripts() - before; n != 0 {
+				t.Fatalf("a negative budget sent %d scripts", n)
+			}
+
+			before = scripts()
+			if fl, ok, err := co.TryAcquireFencedLock(ctx, lease, fence, time.Minute, lock.WithWait(0)); err != nil || ok || fl != nil {
+				t.Fatalf("zero budget while held: %v %v %v, want not acquired", fl, ok, err)
+			}
+			if n := scripts() - before; n != 1 {
+				t.Fatalf("a zero budget sent %d scripts, want one attempt", n)
+			}
+
+			before = scripts()
+			fl, ok, err := co.TryAcquireFencedLock(ctx, lease, fence, time.Minute,
+				lock.WithWait(200*time.Millisecond), lock.WithRetryEvery(20*time.Millisecond))
+			if err != nil || ok || fl != nil {
+				t.Fatalf("budget spent while held: %v %v %v, want not acquired and no error", fl, ok, err)
+			}
+			if tc.name == "polling" && scripts()-before < 2 {
+				t.Fatalf("a polling wait of 200 ms sent %d scripts, want retries", scripts()-before)
+			}
+
+			// The caller's own deadline, inside the budget: an error, not "not acquired".
+			dctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			fl, ok, err = co.TryAcquireFencedLock(dctx, lease, fence, time.Minute, lock.WithWait(time.Minute))
+			cancel()
+			if !errors.Is(err, context.DeadlineExceeded) || ok || fl != nil {
+				t.Fatalf("caller's deadline: %v %v %v, want its DeadlineExceeded", fl, ok, err)
+			}
+
+			released := make(chan error, 1)
+			go func() {
+				time.Sleep(50 * time.Millisecond)
+				_, err := holder.Release(ctx)
+				released <- err
+			}()
+			fl, ok, err = co.TryAcquireFencedLock(ctx, lease, fence, time.Minute,
+				lock.WithWait(30*time.Second), lock.WithRetryEvery(10*time.Millisecond), lock.WithKeepAlive())
+			if err := <-released; err != nil {
+				t.Fatal(err)
+			}
+			if err != nil || !ok {
+				t.Fatalf("released within the budget: %v %v", ok, err)
+			}
+			defer fl.Close()
+			if fl.FencingToken() <= holder.FencingToken() {
+				t.Fatalf("token %d after %d", fl.FencingToken(), holder.FencingToken())
+			}
+			if kept := fl.KeepAliveContext(); kept.Err() != nil {
+				t.Fatalf("WithKeepAlive: the keep-alive context ended: %v", context.Cause(kept))
+			}
+		})
 	}
 }
 

@@ -91,3 +91,47 @@ func (s *sleeper) stop() {
 func notSent(ctx context.Context, err error) bool {
 	return ctx.Err() == nil && errors.Is(err, conn.ErrNotSent)
 }
+
+// Waiting is the parsed options of one acquisition (WithWait, WithRetry,
+// WithRetryEvery, WithMaxAttempts, WithKeepAlive), for primitives built on this package:
+// package coordination's acquisitions take lock's Options and wait through
+// Locker.Wait, so every primitive waits, and refuses bad options, as a lock does.
+type Waiting struct{ o acquireOptions }
+
+// NewWaiting parses opts as TryAcquire does: a nil option, a negative wait, an attempt
+// cap under 1 or an invalid retry strategy is an error matching ErrInvalidArg.
+func NewWaiting(opts ...Option) (Waiting, error) {
+	o, err := buildOptions(opts)
+	return Waiting{o: o}, err
+}
+
+// Waits says whether a first try that found the resource held is followed by more:
+// WithWait gave a positive budget.
+func (w Waiting) Waits() bool { return w.o.wait > 0 }
+
+// KeepAlive says whether WithKeepAlive was given: the primitive starts its keep-alive
+// once it is acquired.
+func (w Waiting) KeepAlive() bool { return w.o.keepAlive }
+
+// Wait goes on trying after a first try of another primitive that found it held (first
+// is nil) or could not be sent (first matches conn.ErrNotSent), as TryAcquire's wait
+// does: until try acquires, the budget or the attempt cap of w is spent (false and nil
+// when the last try found it held: "not acquired"), or ctx ends (its cause, an error).
+// A try whose outcome is unknown ends the wait with its error, never read as held.
+//
+// Between tries it sleeps until key changes when the client tracks keys and key is not
+// empty (the pause then ends at the budget or at a change, never later), otherwise for
+// the retry strategy's pause. Without WithWait it returns false and first at once.
+func (l *Locker) Wait(ctx context.Context, w Waiting, key string, first error, try func(context.Context) (bool, error)) (bool, error) {
+	if err := l.check(); err != nil {
+		return false, err
+	}
+	if !w.Waits() || (first != nil && !notSent(ctx, first)) {
+		return false, first
+	}
+	var watch watchFunc
+	if key != "" {
+		watch = l.watcher(key)
+	}
+	return waitLoop(ctx, &w.o, first, try, watch)
+}

@@ -3,6 +3,7 @@ package coordination
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -65,6 +66,43 @@ func newEntry(co *Coordinator, key, kind string, ttl time.Duration) *entry {
 	return e
 }
 
+// acquireEntry takes an entry of kind at key for ttl, waiting as opts say (package
+// lock's options, through lock's own wait: a watch of key where the client tracks
+// keys, else the retry strategy). take sends one acquisition of the entry at field and
+// reports whether the server granted it and, when not, how long until the first live
+// entry that excludes it expires: a key watch does not see that, since the key
+// changes only when the next acquisition reclaims it. Each try has a fresh owner
+// token, as a try that came back too late gave its entry back. It returns nil, and a
+// nil error, when the entry is still held by others at the end ("not acquired").
+func (co *Coordinator) acquireEntry(ctx context.Context, key, kind string, ttl time.Duration, opts []lock.Option,
+	take func(ctx context.Context, field string) (bool, time.Duration, error)) (*entry, error) {
+	w, err := lock.NewWaiting(opts...)
+	if err != nil {
+		return nil, err
+	}
+	if w.KeepAlive() {
+		return nil, fmt.Errorf("%w: lock.WithKeepAlive is not supported for permits and read/write leases yet: renew with ResetExpiry", ErrInvalidArg)
+	}
+	var got *entry
+	_, err = co.locks.Wait(ctx, w, key, func(ctx context.Context) (bool, time.Duration, error) {
+		e := newEntry(co, key, kind, ttl)
+		var retryIn time.Duration
+		ok, err := e.acquire(ctx, func() (bool, error) {
+			granted, in, err := take(ctx, e.field)
+			retryIn = in
+			return granted, err
+		})
+		if ok {
+			got = e
+		}
+		return ok, retryIn, err
+	})
+	if got == nil {
+		return nil, err
+	}
+	return got, nil
+}
+
 // acquire runs one acquisition of e: run sends it and reports whether the server
 // granted it. Reported to the observer as a lock's acquisition: an attempt, then
 // acquired, contended (not granted) or given up (an error, or a reply too late).
@@ -85,6 +123,28 @@ func (e *entry) acquire(ctx context.Context, run func() (bool, error)) (bool, er
 	}
 	report(ctx, e.obs, observe.LockAcquired, start, nil)
 	return true, nil
+}
+
+// denied reads an acquisition script's {granted} or {0, ms until the first excluding
+// entry expires} reply.
+func denied(what string, v resp.Value) (granted bool, retryIn time.Duration, err error) {
+	reply, err := v.Array()
+	if err == nil && len(reply) == 0 {
+		err = errors.New("empty reply")
+	}
+	var code int64
+	if err == nil {
+		code, err = reply[0].Int()
+	}
+	if err != nil {
+		return false, 0, fmt.Errorf("coordination: %s acquisition answered %v: %w", what, v, err)
+	}
+	if code == 0 && len(reply) == 2 {
+		if ms, err := reply[1].Int(); err == nil && ms > 0 {
+			retryIn = time.Duration(ms) * time.Millisecond
+		}
+	}
+	return code == 1, retryIn, nil
 }
 
 // acquired records the expiry estimate of an acquisition sent at start whose reply has

@@ -76,14 +76,12 @@ func (co *Coordinator) TryAcquireFencedLock(ctx context.Context, leaseKey, fence
 		return nil, false, err
 	}
 	start := began(co.obs)
-	fl, late, err := co.tryAcquire(ctx, leaseKey, fenceKey, ttl, ms, start)
-	if fl == nil && w.Waits() {
-		try := func(ctx context.Context) (bool, error) {
-			fl, late, err = co.tryAcquire(ctx, leaseKey, fenceKey, ttl, ms, start)
-			return fl != nil, err
-		}
-		_, err = co.locks.Wait(ctx, w, leaseKey, err, try)
-	}
+	var fl *FencedLock
+	var late bool
+	_, err = co.locks.Wait(ctx, w, leaseKey, func(ctx context.Context) (bool, time.Duration, error) {
+		fl, late, err = co.tryAcquire(ctx, leaseKey, fenceKey, ttl, ms, start)
+		return fl != nil, 0, err
+	})
 	switch {
 	case fl != nil:
 		report(ctx, co.obs, observe.LockAcquired, start, nil)

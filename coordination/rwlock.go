@@ -3,10 +3,10 @@ package coordination
 import (
 	"context"
 	_ "embed"
-	"fmt"
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/lock"
 )
 
 var (
@@ -25,24 +25,32 @@ type RWLease struct {
 }
 
 // TryAcquireReadLock takes a read lease on key for ttl: ok is false while a writer
-// holds a live lease. It is an immediate attempt, with no queue: readers that keep
-// coming can starve a writer (there is no fairness). Expired leases are reclaimed on
-// the server's clock first. ok is false too when the reply came at or after ttl from
-// when the script was sent: that lease is given back on a best-effort basis. The key
-// holds a hash and must not be used for anything else. Cancellation cannot recall a script already written: such a lease stays until
-// ttl ends.
-func (co *Coordinator) TryAcquireReadLock(ctx context.Context, key string, ttl time.Duration) (*RWLease, bool, error) {
-	return co.tryAcquireRW(ctx, key, ttl, false)
+// holds a live lease. There is no queue: readers that keep coming can starve a writer
+// (there is no fairness). Expired leases are reclaimed on the server's clock first. ok
+// is false too when the reply came at or after ttl from when the script was sent: that
+// lease is given back on a best-effort basis. The key holds a hash and must not be used
+// for anything else.
+//
+// Options are package lock's: lock.WithWait(d) tries again while the lease is excluded
+// until d has passed (ok false and a nil error when it ends so; the caller's own
+// cancellation an error; a negative d refused), woken by the server's invalidation of
+// the key where the client tracks keys, else polling with lock.WithRetry, and never
+// later than the first excluding lease's expiry. lock.WithKeepAlive is refused for now.
+//
+// Cancellation cannot recall a script already written: such a lease stays until ttl
+// ends.
+func (co *Coordinator) TryAcquireReadLock(ctx context.Context, key string, ttl time.Duration, opts ...lock.Option) (*RWLease, bool, error) {
+	return co.tryAcquireRW(ctx, key, ttl, false, opts)
 }
 
 // TryAcquireWriteLock takes the write lease on key for ttl: ok is false while any
-// reader or writer holds a live lease. It is an immediate attempt, with no queue and
-// no fairness: continuous readers can starve it. See TryAcquireReadLock.
-func (co *Coordinator) TryAcquireWriteLock(ctx context.Context, key string, ttl time.Duration) (*RWLease, bool, error) {
-	return co.tryAcquireRW(ctx, key, ttl, true)
+// reader or writer holds a live lease. There is no queue and no fairness: continuous
+// readers can starve it. See TryAcquireReadLock, options included.
+func (co *Coordinator) TryAcquireWriteLock(ctx context.Context, key string, ttl time.Duration, opts ...lock.Option) (*RWLease, bool, error) {
+	return co.tryAcquireRW(ctx, key, ttl, true, opts)
 }
 
-func (co *Coordinator) tryAcquireRW(ctx context.Context, key string, ttl time.Duration, write bool) (*RWLease, bool, error) {
+func (co *Coordinator) tryAcquireRW(ctx context.Context, key string, ttl time.Duration, write bool, opts []lock.Option) (*RWLease, bool, error) {
 	ms, err := co.checkKeyTTL(key, ttl)
 	if err != nil {
 		return nil, false, err
@@ -51,19 +59,14 @@ func (co *Coordinator) tryAcquireRW(ctx context.Context, key string, ttl time.Du
 	if write {
 		kind = "w:"
 	}
-	e := newEntry(co, key, kind, ttl)
-	ok, err := e.acquire(ctx, func() (bool, error) {
-		v, err := rwAcquireScript.Run(ctx, co.c, []string{key}, e.field, ms)
+	e, err := co.acquireEntry(ctx, key, kind, ttl, opts, func(ctx context.Context, field string) (bool, time.Duration, error) {
+		v, err := rwAcquireScript.Run(ctx, co.c, []string{key}, field, ms)
 		if err != nil {
-			return false, err
+			return false, 0, err
 		}
-		n, err := v.Int()
-		if err != nil {
-			return false, fmt.Errorf("coordination: read/write acquisition answered %v: %w", v, err)
-		}
-		return n == 1, nil
+		return denied("read/write", v)
 	})
-	if !ok {
+	if e == nil {
 		return nil, false, err
 	}
 	return &RWLease{entry: e, write: write}, true, nil

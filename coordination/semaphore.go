@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/lock"
 )
 
 var (
@@ -65,9 +66,16 @@ type Permit struct {
 // on the server's clock. ok is false when every permit is held, and when the reply came
 // at or after ttl from when the script was sent (that permit is given back on a
 // best-effort basis). ttl must be positive.
+//
+// Options are package lock's: lock.WithWait(d) tries again while every permit is held
+// until d has passed (ok false and a nil error when it ends so; the caller's own
+// cancellation an error; a negative d refused), woken by the server's invalidation of
+// the key where the client tracks keys, else polling with lock.WithRetry, and never
+// later than the first held permit's expiry. lock.WithKeepAlive is refused for now.
+//
 // Cancellation cannot recall a script already written: such a permit stays until ttl
 // ends.
-func (s *Semaphore) TryAcquire(ctx context.Context, ttl time.Duration) (*Permit, bool, error) {
+func (s *Semaphore) TryAcquire(ctx context.Context, ttl time.Duration, opts ...lock.Option) (*Permit, bool, error) {
 	if s == nil {
 		return nil, false, fmt.Errorf("%w: nil Semaphore (use Coordinator.Semaphore)", ErrInvalidArg)
 	}
@@ -78,35 +86,30 @@ func (s *Semaphore) TryAcquire(ctx context.Context, ttl time.Duration) (*Permit,
 	if s.capacity < 1 {
 		return nil, false, fmt.Errorf("%w: semaphore capacity %d is under 1", ErrInvalidArg, s.capacity)
 	}
-	e := newEntry(s.co, s.key, "p:", ttl)
-	ok, err := e.acquire(ctx, func() (bool, error) { return s.take(ctx, e.field, ms) })
-	if !ok {
+	e, err := s.co.acquireEntry(ctx, s.key, "p:", ttl, opts, func(ctx context.Context, field string) (bool, time.Duration, error) {
+		return s.take(ctx, field, ms)
+	})
+	if e == nil {
 		return nil, false, err
 	}
 	return &Permit{e}, true, nil
 }
 
 // take runs the acquisition script for the permit at field and reports whether it
-// was granted.
-func (s *Semaphore) take(ctx context.Context, field string, ms int64) (bool, error) {
+// was granted and, when not, how long until the first held permit expires.
+func (s *Semaphore) take(ctx context.Context, field string, ms int64) (bool, time.Duration, error) {
 	v, err := semaphoreAcquireScript.Run(ctx, s.co.c, []string{s.key}, field, ms, s.capacity)
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
-	reply, err := v.Array()
-	if err != nil || len(reply) == 0 {
-		return false, fmt.Errorf("coordination: semaphore acquisition answered %v: %w", v, err)
+	if reply, err := v.Array(); err == nil && len(reply) == 2 {
+		if code, err := reply[0].Int(); err == nil && code == -1 {
+			text, _ := reply[1].Text()
+			stored, _ := strconv.ParseInt(text, 10, 64)
+			return false, 0, &CapacityMismatchError{Key: s.key, Capacity: s.capacity, Stored: stored}
+		}
 	}
-	code, err := reply[0].Int()
-	switch {
-	case err != nil:
-		return false, fmt.Errorf("coordination: semaphore acquisition answered %v: %w", v, err)
-	case code == -1 && len(reply) == 2:
-		text, _ := reply[1].Text()
-		stored, _ := strconv.ParseInt(text, 10, 64)
-		return false, &CapacityMismatchError{Key: s.key, Capacity: s.capacity, Stored: stored}
-	}
-	return code == 1, nil
+	return denied("semaphore", v)
 }
 
 // Key returns the semaphore's key as given, without the client's key prefix.

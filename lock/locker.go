@@ -92,7 +92,7 @@ func (l *Locker) tryAcquire(ctx context.Context, key string, ttl time.Duration, 
 			return mu.try(ctx, ms, began)
 		}
 		wo := o // the wait keeps &wo; o itself stays on the stack for the try without wait
-		ok, err = waitLoop(ctx, &wo, err, try, l.watcher(key))
+		ok, err = waitLoop(ctx, &wo, err, 0, plain(try), l.watcher(key))
 	}
 	if err != nil || !ok {
 		l.reportGaveUp(ctx, began, mu, err, waited || strict)

@@ -22,10 +22,10 @@ type watchFunc func(ctx context.Context, prev keyWatch) (keyWatch, error)
 // waitLoop goes on trying after a first try that found the lock held (last == nil) or
 // could not be sent (last matches conn.ErrNotSent), until a try acquires, the wait
 // budget or the attempt cap is spent, or ctx ends. Between tries it sleeps on watch
-// (nil without tracking) or for the retry strategy's pause. A try that was not sent is
-// followed by the strategy's pause even with tracking: there is no change to wait for.
-func waitLoop(ctx context.Context, o *acquireOptions, last error,
-	try func(context.Context) (bool, error), watch watchFunc) (bool, error) {
+// (nil without tracking) or for the retry strategy's pause, never past the retryIn a
+// held try gave. A try that was not sent is followed by the strategy's pause even
+// with tracking: there is no change to wait for.
+func waitLoop(ctx context.Context, o *acquireOptions, last error, retryIn time.Duration, try Try, watch watchFunc) (bool, error) {
 	s := sleeper{o: o, watch: watch}
 	// The last watch is stopped however the wait ends: a watch woken in its turn then
 	// wakes the next waiter of this client, which must look at the key in its place.
@@ -38,17 +38,34 @@ func waitLoop(ctx context.Context, o *acquireOptions, last error,
 			// never reached the server.
 			return false, last
 		}
+		if retryIn > 0 {
+			left = min(left, retryIn)
+		}
 		if err := s.pause(ctx, tries, left, last == nil); err != nil {
 			return false, err
 		}
-		ok, err := try(ctx)
+		ok, in, err := try(ctx)
 		switch {
 		case ok:
 			return true, nil
 		case err != nil && !notSent(ctx, err):
 			return false, err
 		}
-		last = err
+		last, retryIn = err, in
+	}
+}
+
+// Try is one attempt of a waiting acquisition (Locker.Wait). ok says it acquired. When
+// the resource was held, retryIn, if positive, is the longest the wait may sleep before
+// the next try: the soonest a holder's lease can end without a release, which a key
+// watch does not see when the resource is one field among others of a key.
+type Try func(ctx context.Context) (ok bool, retryIn time.Duration, err error)
+
+// plain makes a Try of an attempt that gives no retryIn.
+func plain(try func(context.Context) (bool, error)) Try {
+	return func(ctx context.Context) (bool, time.Duration, error) {
+		ok, err := try(ctx)
+		return ok, 0, err
 	}
 }
 
@@ -113,25 +130,27 @@ func (w Waiting) Waits() bool { return w.o.wait > 0 }
 // once it is acquired.
 func (w Waiting) KeepAlive() bool { return w.o.keepAlive }
 
-// Wait goes on trying after a first try of another primitive that found it held (first
-// is nil) or could not be sent (first matches conn.ErrNotSent), as TryAcquire's wait
-// does: until try acquires, the budget or the attempt cap of w is spent (false and nil
-// when the last try found it held: "not acquired"), or ctx ends (its cause, an error).
-// A try whose outcome is unknown ends the wait with its error, never read as held.
+// Wait is a waiting acquisition of another primitive, as TryAcquire's is: it makes a
+// first try and, when w waits (WithWait) and the try found the resource held or could
+// not be sent, goes on trying until a try acquires, the budget or the attempt cap of w
+// is spent (false and nil when the last try found it held: "not acquired"), or ctx
+// ends (its cause, an error). A try whose outcome is unknown ends the wait with its
+// error, never read as held.
 //
 // Between tries it sleeps until key changes when the client tracks keys and key is not
 // empty (the pause then ends at the budget or at a change, never later), otherwise for
-// the retry strategy's pause. Without WithWait it returns false and first at once.
-func (l *Locker) Wait(ctx context.Context, w Waiting, key string, first error, try func(context.Context) (bool, error)) (bool, error) {
+// the retry strategy's pause; never past the retryIn the last try gave.
+func (l *Locker) Wait(ctx context.Context, w Waiting, key string, try Try) (bool, error) {
 	if err := l.check(); err != nil {
 		return false, err
 	}
-	if !w.Waits() || (first != nil && !notSent(ctx, first)) {
-		return false, first
+	ok, retryIn, err := try(ctx)
+	if ok || !w.Waits() || (err != nil && !notSent(ctx, err)) {
+		return ok, err
 	}
 	var watch watchFunc
 	if key != "" {
 		watch = l.watcher(key)
 	}
-	return waitLoop(ctx, &w.o, first, try, watch)
+	return waitLoop(ctx, &w.o, err, retryIn, try, watch)
 }

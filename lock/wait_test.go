@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -101,7 +102,7 @@ func opts(t *testing.T, o ...Option) *acquireOptions {
 func TestWaitLoopFixedPolling(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &tries{start: time.Now(), replies: []func() (bool, error){held}}
-		ok, err := waitLoop(t.Context(), opts(t, WithWait(time.Second), WithRetryEvery(100*time.Millisecond)), nil, s.try, nil)
+		ok, err := waitLoop(t.Context(), opts(t, WithWait(time.Second), WithRetryEvery(100*time.Millisecond)), nil, 0, plain(s.try), nil)
 		if ok || err != nil {
 			t.Fatal(ok, err)
 		}
@@ -121,7 +122,7 @@ func TestWaitLoopExponentialAndCap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &tries{start: time.Now(), replies: []func() (bool, error){held, held, held, acquired}}
 		o := opts(t, WithWait(time.Minute), WithRetry(ExponentialRetry(10*time.Millisecond, 25*time.Millisecond)))
-		ok, err := waitLoop(t.Context(), o, nil, s.try, nil)
+		ok, err := waitLoop(t.Context(), o, nil, 0, plain(s.try), nil)
 		if !ok || err != nil {
 			t.Fatal(ok, err)
 		}
@@ -139,7 +140,7 @@ func TestWaitLoopExponentialAndCap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &tries{start: time.Now(), replies: []func() (bool, error){held}}
 		o := opts(t, WithWait(time.Hour), WithMaxAttempts(3), WithRetryEvery(time.Second))
-		ok, err := waitLoop(t.Context(), o, nil, s.try, nil)
+		ok, err := waitLoop(t.Context(), o, nil, 0, plain(s.try), nil)
 		if ok || err != nil || len(s.at) != 2 { // 3 attempts: the first and two retries
 			t.Fatalf("%v %v after %d retries", ok, err, len(s.at))
 		}
@@ -154,7 +155,7 @@ func TestWaitLoopRetriesNotSent(t *testing.T) {
 		// A first try that was not sent, then another, then success.
 		s := &tries{start: time.Now(), replies: []func() (bool, error){unsent, acquired}}
 		_, first := unsent()
-		ok, err := waitLoop(t.Context(), opts(t, WithWait(time.Second), WithRetryEvery(10*time.Millisecond)), first, s.try, nil)
+		ok, err := waitLoop(t.Context(), opts(t, WithWait(time.Second), WithRetryEvery(10*time.Millisecond)), first, 0, plain(s.try), nil)
 		if !ok || err != nil || len(s.at) != 2 {
 			t.Fatal(ok, err, s.at)
 		}
@@ -163,7 +164,7 @@ func TestWaitLoopRetriesNotSent(t *testing.T) {
 		// Never sent within the budget: the error says so, rather than "held".
 		s := &tries{start: time.Now(), replies: []func() (bool, error){unsent}}
 		_, first := unsent()
-		ok, err := waitLoop(t.Context(), opts(t, WithWait(100*time.Millisecond), WithRetryEvery(10*time.Millisecond)), first, s.try, nil)
+		ok, err := waitLoop(t.Context(), opts(t, WithWait(100*time.Millisecond), WithRetryEvery(10*time.Millisecond)), first, 0, plain(s.try), nil)
 		if ok || !errors.Is(err, conn.ErrNotSent) {
 			t.Fatal(ok, err)
 		}
@@ -171,7 +172,7 @@ func TestWaitLoopRetriesNotSent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// A try that may have run is never repeated.
 		s := &tries{start: time.Now(), replies: []func() (bool, error){written}}
-		ok, err := waitLoop(t.Context(), opts(t, WithWait(time.Second)), nil, s.try, nil)
+		ok, err := waitLoop(t.Context(), opts(t, WithWait(time.Second)), nil, 0, plain(s.try), nil)
 		if ok || !errors.Is(err, conn.ErrOutcomeUnknown) || len(s.at) != 1 {
 			t.Fatal(ok, err, s.at)
 		}
@@ -207,7 +208,7 @@ func TestWaitLoopWokenByWatch(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			ok, err := waitLoop(t.Context(), opts(t, WithWait(time.Minute), WithRetryEvery(10*time.Millisecond)), nil, s.try, watch)
+			ok, err := waitLoop(t.Context(), opts(t, WithWait(time.Minute), WithRetryEvery(10*time.Millisecond)), nil, 0, plain(s.try), watch)
 			if !ok || err != nil {
 				t.Error(ok, err)
 			}
@@ -227,7 +228,7 @@ func TestWaitLoopWokenByWatch(t *testing.T) {
 		// Tracking unavailable: the wait polls with the strategy instead.
 		watch := func(context.Context, keyWatch) (keyWatch, error) { return nil, errors.New("no tracking") }
 		s := &tries{start: time.Now(), replies: []func() (bool, error){held, acquired}}
-		ok, err := waitLoop(t.Context(), opts(t, WithWait(time.Minute), WithRetryEvery(10*time.Millisecond)), nil, s.try, watch)
+		ok, err := waitLoop(t.Context(), opts(t, WithWait(time.Minute), WithRetryEvery(10*time.Millisecond)), nil, 0, plain(s.try), watch)
 		if !ok || err != nil || s.at[0] != 10*time.Millisecond {
 			t.Fatal(ok, err, s.at)
 		}
@@ -239,9 +240,38 @@ func TestWaitLoopCancellation(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
 		defer cancel()
 		s := &tries{start: time.Now(), replies: []func() (bool, error){held}}
-		ok, err := waitLoop(ctx, opts(t, WithWait(time.Hour), WithRetryEvery(time.Second)), nil, s.try, nil)
+		ok, err := waitLoop(ctx, opts(t, WithWait(time.Hour), WithRetryEvery(time.Second)), nil, 0, plain(s.try), nil)
 		if ok || !errors.Is(err, context.DeadlineExceeded) || time.Since(s.start) != 150*time.Millisecond {
 			t.Fatal(ok, err, time.Since(s.start))
 		}
 	})
+}
+
+// A held try's retryIn (the soonest a holder's entry can expire unseen by a key watch)
+// bounds the pause before the next try, whether the wait polls or watches.
+func TestWaitLoopRetryInBoundsThePause(t *testing.T) {
+	for _, watching := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			s := &tries{start: time.Now(), replies: []func() (bool, error){held, acquired}}
+			try := func(ctx context.Context) (bool, time.Duration, error) {
+				ok, err := s.try(ctx)
+				return ok, 30 * time.Millisecond, err
+			}
+			var watch watchFunc
+			if watching {
+				watch = func(context.Context, keyWatch) (keyWatch, error) {
+					return &fakeWatch{fired: make(chan struct{})}, nil // never fires
+				}
+			}
+			o := opts(t, WithWait(time.Minute), WithRetryEvery(time.Second))
+			// The first try, made before the loop, found it held with 30 ms to go.
+			ok, err := waitLoop(t.Context(), o, nil, 30*time.Millisecond, try, watch)
+			if !ok || err != nil {
+				t.Fatal(ok, err)
+			}
+			if want := []time.Duration{30 * time.Millisecond, 60 * time.Millisecond}; !slices.Equal(s.at, want) {
+				t.Fatalf("watching %v: tries at %v, want %v", watching, s.at, want)
+			}
+		})
+	}
 }

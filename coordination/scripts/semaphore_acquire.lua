@@ -7,7 +7,8 @@
 -- ARGV[2]  permit TTL in milliseconds (every permit expires)
 -- ARGV[3]  capacity
 --
--- Returns {1} when taken, {0} when every permit is held, {-1, stored} when the
+-- Returns {1} when taken, {0, ms} when every permit is held (ms: until the first live
+-- permit expires, so a waiter knows when one can free without a release), {-1, stored} when the
 -- semaphore's live permits were taken with another capacity (nothing changes but the
 -- reclaiming of expired permits). The capacity stored beside expired permits alone
 -- binds nobody: the key can outlive its permits (a renewal shortened one).
@@ -17,7 +18,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local stored = redis.call('HGET', KEYS[1], 'capacity')
 local fields = redis.call('HGETALL', KEYS[1])
-local live, last = 0, 0
+local live, last, first = 0, 0, nil
 for i = 1, #fields, 2 do
   if string.sub(fields[i], 1, 2) == 'p:' then
     local exp = tonumber(fields[i + 1])
@@ -26,6 +27,7 @@ for i = 1, #fields, 2 do
     else
       live = live + 1
       if exp > last then last = exp end
+      if first == nil or exp < first then first = exp end
     end
   end
 end
@@ -33,7 +35,7 @@ if live > 0 and stored and stored ~= ARGV[3] then
   return {-1, stored}
 end
 if live >= tonumber(ARGV[3]) then
-  return {0}
+  return {0, first - now}
 end
 local exp = now + tonumber(ARGV[2])
 redis.call('HSET', KEYS[1], ARGV[1], exp, 'capacity', ARGV[3])

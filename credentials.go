@@ -29,10 +29,10 @@ import (
 // The refresh is due at ExpiresAt − max(10% of the life the credentials had when they
 // were fetched, 1 s): an hour-long token is renewed six minutes before it ends, a
 // ten-second one a second before. Credentials without ExpiresAt are not refreshed on a
-// schedule (Client.Reauthenticate does it on demand). A provider that fails is asked
-// again after 250 ms, doubling to 5 s, and each failure is reported to the observer
-// (observe.ConnReauth with Err and no Addr); connections keep the credentials they have
-// meanwhile. The schedule waits 5 s for the connections' AUTHs (less when the next
+// schedule (Client.Reauthenticate does it on demand). A provider that fails (or gives
+// no password) is asked again after 250 ms, doubling to 5 s, and each failure is
+// reported to the observer (observe.ConnReauth with Err and no Addr); connections keep
+// the credentials they have meanwhile. The schedule waits 5 s for the connections' AUTHs (less when the next
 // renewal is due sooner); one still waiting then
 // (queued behind a blocking command, or a transaction in progress) finishes in the
 // background and is not sent again meanwhile; if newer credentials came while it
@@ -136,7 +136,7 @@ func (r *credentialRotation) hook(user func(context.Context, *conn.Conn) error) 
 }
 
 // ask asks the provider and keeps what it gives if no later ask has given something
-// already; with notify, new credentials wake the schedule, to re-authenticate the
+// already; no password is an error. With notify, new credentials wake the schedule, to re-authenticate the
 // connections and follow their expiry. A dial's ask records the dial as in progress
 // until its ctx ends (as conn.Dial returns), for rotate.
 func (r *credentialRotation) ask(ctx context.Context, notify, dial bool) (Credentials, error) {
@@ -153,7 +153,12 @@ func (r *credentialRotation) ask(ctx context.Context, notify, dial bool) (Creden
 	r.mu.Unlock()
 	start := time.Now()
 	cr, err := r.provide(ctx)
-	if err != nil || cr.Password == "" {
+	if err == nil && cr.Password == "" {
+		// As a dial fails on it: credentials without a password would re-authenticate
+		// nothing and let the ones in use run out unnoticed.
+		err = errNoPassword
+	}
+	if err != nil {
 		return cr, err
 	}
 	r.mu.Lock()
@@ -174,6 +179,9 @@ func (r *credentialRotation) ask(ctx context.Context, notify, dial bool) (Creden
 	}
 	return cr, nil
 }
+
+// errNoPassword is the cause when the provider gave credentials without a password.
+var errNoPassword = errors.New("gave no password")
 
 // sameCredentials reports whether a and b are the same credentials: user, password
 // and expiry.

@@ -99,9 +99,10 @@ type scriptedProvider struct {
 }
 
 type providerStep struct {
-	user string
-	life time.Duration // 0: never expires
-	err  error
+	user       string
+	life       time.Duration // 0: never expires
+	err        error
+	noPassword bool // the user alone, and no error
 }
 
 func (p *scriptedProvider) provide(context.Context) (Credentials, error) {
@@ -117,6 +118,9 @@ func (p *scriptedProvider) provide(context.Context) (Credentials, error) {
 		return Credentials{}, s.err
 	}
 	cr := Credentials{Username: s.user, Password: s.user + "-pass"}
+	if s.noPassword {
+		cr.Password = ""
+	}
 	if s.life > 0 {
 		cr.ExpiresAt = time.Now().Add(s.life)
 	}
@@ -872,6 +876,23 @@ func slowAndQuick(t *testing.T, r *credentialRotation, start time.Time) (slow, q
 	return slow, quick
 }
 
+// startWithOne asks r's provider as a dial would, registers a connection with what it
+// gives, and starts the schedule.
+func startWithOne(t *testing.T, r *credentialRotation, start time.Time) *fakeAuthConn {
+	t.Helper()
+	ctx := context.Background()
+	cr, err := r.provider()(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn := newFakeAuthConn(cr, start)
+	if err := r.register(ctx, cn); err != nil {
+		t.Fatal(err)
+	}
+	r.start()
+	return cn
+}
+
 // dialWithOlder sets up a rotation at tok-2 with one connection, quick, and a
 // connection dialled with tok-1 whose registration AUTH (of tok-2) waits until the
 // returned channel is closed; registered has register's result.
@@ -1277,16 +1298,7 @@ func TestCredentialsSameTokenBacksOff(t *testing.T) {
 			return Credentials{Username: "tok-2", Password: "p2"}, nil
 		}
 		r := newCredentialRotation(&Options{Credentials: provide}, nil)
-		ctx := context.Background()
-		tok1, err := r.provider()(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		live := newFakeAuthConn(tok1, start)
-		if err := r.register(ctx, live); err != nil {
-			t.Fatal(err)
-		}
-		r.start()
+		live := startWithOne(t, r, start)
 		defer r.close()
 		time.Sleep(time.Hour)
 		synctest.Wait()

@@ -19,19 +19,20 @@ import (
 // registered by the OnConnect hook once its handshake is done (one dialled with
 // credentials older than the newest is re-authenticated there, before it is handed
 // out; a pass that finds it doing so waits for it within the pass's own deadline, not
-// the dial's, and then re-authenticates it if newer ones came). A goroutine owned by
-// the Client asks the provider again before the credentials it last gave expire, and
-// re-authenticates every registered connection still alive and not yet
-// authenticated with the new ones (conn.Conn.Reauth: in order with the connection's
-// traffic, and behind the EXEC of a transaction open on it).
+// the dial's, and then re-authenticates it if newer ones came; so does a pass that
+// finds a connection still re-authenticating with older credentials for an earlier
+// pass). A goroutine owned by the Client asks the provider again before the
+// credentials it last gave expire, and re-authenticates every registered connection
+// still alive and not yet authenticated with the new ones (conn.Conn.Reauth: in order
+// with the connection's traffic, and behind the EXEC of a transaction open on it).
 //
 // The refresh is due at ExpiresAt − max(10% of the life the credentials had when they
 // were fetched, 1 s): an hour-long token is renewed six minutes before it ends, a
 // ten-second one a second before. Credentials without ExpiresAt are not refreshed on a
-// schedule (Client.Reauthenticate does it on demand). A provider that fails is asked
-// again after 250 ms, doubling to 5 s, and each failure is reported to the observer
-// (observe.ConnReauth with Err and no Addr); connections keep the credentials they have
-// meanwhile. The schedule waits 5 s for the connections' AUTHs (less when the next
+// schedule (Client.Reauthenticate does it on demand). A provider that fails (or gives
+// no password) is asked again after 250 ms, doubling to 5 s, and each failure is
+// reported to the observer (observe.ConnReauth with Err and no Addr); connections keep
+// the credentials they have meanwhile. The schedule waits 5 s for the connections' AUTHs (less when the next
 // renewal is due sooner); one still waiting then
 // (queued behind a blocking command, or a transaction in progress) finishes in the
 // background and is not sent again meanwhile; if newer credentials came while it
@@ -68,6 +69,7 @@ type credentialRotation struct {
 	mu        sync.Mutex
 	cur       Credentials // the newest the provider gave
 	curSeq    uint64      // the sequence number of the ask that gave cur
+	gen       uint64      // how many times cur changed: 1 for the first credentials
 	seq       uint64      // asks started
 	refreshAt time.Time   // when cur is due for renewal; zero for never
 	conns     map[authConn]struct{}
@@ -134,7 +136,7 @@ func (r *credentialRotation) hook(user func(context.Context, *conn.Conn) error) 
 }
 
 // ask asks the provider and keeps what it gives if no later ask has given something
-// already; with notify, new credentials wake the schedule, to re-authenticate the
+// already; no password is an error. With notify, new credentials wake the schedule, to re-authenticate the
 // connections and follow their expiry. A dial's ask records the dial as in progress
 // until its ctx ends (as conn.Dial returns), for rotate.
 func (r *credentialRotation) ask(ctx context.Context, notify, dial bool) (Credentials, error) {
@@ -151,7 +153,12 @@ func (r *credentialRotation) ask(ctx context.Context, notify, dial bool) (Creden
 	r.mu.Unlock()
 	start := time.Now()
 	cr, err := r.provide(ctx)
-	if err != nil || cr.Password == "" {
+	if err == nil && cr.Password == "" {
+		// As a dial fails on it: credentials without a password would re-authenticate
+		// nothing and let the ones in use run out unnoticed.
+		err = errNoPassword
+	}
+	if err != nil {
 		return cr, err
 	}
 	r.mu.Lock()
@@ -162,6 +169,7 @@ func (r *credentialRotation) ask(ctx context.Context, notify, dial bool) (Creden
 		r.curSeq = seq
 		if changed = !sameCredentials(cr, r.cur); changed {
 			r.cur = cr
+			r.gen++
 			r.refreshAt = refreshTime(start, cr.ExpiresAt)
 		}
 	}
@@ -171,6 +179,9 @@ func (r *credentialRotation) ask(ctx context.Context, notify, dial bool) (Creden
 	}
 	return cr, nil
 }
+
+// errNoPassword is the cause when the provider gave credentials without a password.
+var errNoPassword = errors.New("gave no password")
 
 // sameCredentials reports whether a and b are the same credentials: user, password
 // and expiry.
@@ -206,7 +217,7 @@ func (r *credentialRotation) register(ctx context.Context, cn authConn) error {
 		r.mu.Unlock()
 		return nil
 	}
-	f := &reauthFlight{cn: cn, cr: cur, done: make(chan struct{}), dial: true, dialDone: ctx.Done()}
+	f := &reauthFlight{cn: cn, cr: cur, gen: r.gen, done: make(chan struct{}), dial: true, dialDone: ctx.Done()}
 	r.inflight[cn] = f
 	r.mu.Unlock()
 	err := cn.Reauth(ctx, cur)
@@ -242,38 +253,38 @@ func isDone(ch <-chan struct{}) bool {
 
 // look is what a pass found in the registry.
 type look struct {
-	start   []*reauthFlight // re-authentications it started, with the newest credentials
-	wait    []*reauthFlight // start, and those other passes or registrations run with the newest
-	dialing []*reauthFlight // registrations still authenticating with older credentials
-	older   []*reauthFlight // other re-authentications still running with older credentials
+	gen   uint64          // the generation of credentials the pass brings the connections to
+	start []*reauthFlight // re-authentications it started, with the newest credentials
+	wait  []*reauthFlight // start, and those other passes or registrations run with gen or newer
+	older []*reauthFlight // other re-authentications and registrations still running with older ones
 }
 
 // stale starts a re-authentication with the newest credentials for each live
 // connection not authenticated with them and not being re-authenticated already, and
-// returns what it found. Registrations (dialing) are bounded by their dial: a pass
-// waits for them and looks again. Other flights with older credentials wake a pass for
-// their connection once they land. It returns false once the rotation is closing.
-func (r *credentialRotation) stale() (l look, ok bool) {
+// returns what it found, judged against the credentials of generation gen (0 for the
+// newest). It returns false once the rotation is closing.
+func (r *credentialRotation) stale(gen uint64) (l look, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return look{}, false
 	}
+	if gen == 0 {
+		gen = r.gen
+	}
+	l.gen = gen
 	r.pruneLocked()
 	for cn := range r.conns {
 		if f, busy := r.inflight[cn]; busy {
-			switch {
-			case sameCredentials(f.cr, r.cur):
+			if f.gen >= gen {
 				l.wait = append(l.wait, f)
-			case f.dial:
-				l.dialing = append(l.dialing, f)
-			default:
+			} else {
 				l.older = append(l.older, f)
 			}
 			continue
 		}
 		if !cn.AuthenticatedWith(r.cur) {
-			f := &reauthFlight{cn: cn, cr: r.cur, done: make(chan struct{})}
+			f := &reauthFlight{cn: cn, cr: r.cur, gen: r.gen, done: make(chan struct{})}
 			r.inflight[cn] = f
 			l.start = append(l.start, f)
 			l.wait = append(l.wait, f)
@@ -287,6 +298,7 @@ func (r *credentialRotation) stale() (l look, ok bool) {
 type reauthFlight struct {
 	cn   authConn
 	cr   Credentials
+	gen  uint64        // cr's generation (credentialRotation.gen)
 	done chan struct{} // closed when it has ended, with err
 	err  error         // a refusal or failure; nil for none worth retrying
 	dial bool          // the registration of a connection being dialled (register)
@@ -295,18 +307,18 @@ type reauthFlight struct {
 }
 
 // rotate asks the provider and re-authenticates every connection with what it gives,
-// waiting for them until ctx ends. Connections being dialled as the new credentials
-// come, perhaps with those they replace, are waited for too: each either registers
-// before the pass (which takes it) or after the new credentials came (and
-// re-authenticates itself with them before its dial returns). Each connection is
-// counted once in the error.
+// waiting for them until ctx ends, those still busy with an older re-authentication
+// included. Connections being dialled as the new credentials come, perhaps with those
+// they replace, are waited for too: each either registers before the pass (which
+// takes it) or after the new credentials came (and re-authenticates itself with them
+// before its dial returns). Each connection is counted once in the error.
 func (r *credentialRotation) rotate(ctx context.Context) error {
 	left, behind, err := r.rotateCounted(ctx)
 	if left > 0 {
 		err = errors.Join(err, fmt.Errorf("%w: %d connections not re-authenticated yet: %w", ErrReauthPending, left, context.Cause(ctx)))
 	}
 	if behind > 0 {
-		err = errors.Join(err, fmt.Errorf("%w: %d connections still re-authenticating with older credentials", ErrReauthPending, behind))
+		err = errors.Join(err, fmt.Errorf("%w: %d connections still re-authenticating with older credentials: %w", ErrReauthPending, behind, context.Cause(ctx)))
 	}
 	return err
 }
@@ -369,12 +381,11 @@ func waitDone(ctx context.Context, chans []<-chan struct{}) {
 	}
 }
 
-// ErrReauthPending is matched by the error of Client.Reauthenticate when some
-// connections were not yet authenticated with the new credentials as it returned:
-// their AUTH waits behind a blocking command, a transaction in progress or an AUTH of
-// older credentials, or they are still being dialled. They are re-authenticated once
-// it has gone, before anything else is sent on them (a dialled one before it is handed
-// out).
+// ErrReauthPending is matched by the error of Client.Reauthenticate when its context
+// ended before every connection was authenticated with the new credentials: their
+// AUTH waits behind a blocking command, a transaction in progress or an AUTH of older
+// credentials, or they are still being dialled. They are re-authenticated once it has
+// gone, before anything else is sent on them (a dialled one before it is handed out).
 var ErrReauthPending = errors.New("respire: re-authentication still in progress")
 
 // fetch asks the provider for new credentials, reporting a failure; notify is ask's.
@@ -395,31 +406,45 @@ func (r *credentialRotation) fetch(ctx context.Context, notify bool) error {
 // with the newest credentials, and waits for them, and for those other passes are
 // re-authenticating with the newest, until ctx ends: then those still running (behind
 // a blocking command, say) go on in the background, bounded by the client's life, and
-// are returned in pending, not as failures; behind are those stale found still running
-// with older credentials. Connections still being dialled with older credentials are
-// waited for first (their AUTH is bounded by the dial) and then looked at again, in
-// pending if ctx ends before. No lock is held while it waits, so passes run side by
-// side, each starting connections of its own. A connection that broke meanwhile, or a
-// RESP2 subscription (which the server does not let re-authenticate, and which keeps
-// its credentials until it reconnects), is no failure either.
+// are returned in pending, not as failures. A connection still re-authenticating with
+// older credentials (behind a blocking command or still being dialled) is waited for
+// first, and once it is done, re-authenticated with the newest; if ctx ends before,
+// it is returned in pending when it is being dialled, in behind otherwise. No lock is
+// held while it waits, so passes run side by side, each starting connections of its
+// own. A connection that broke meanwhile, or a RESP2 subscription (which the server
+// does not let re-authenticate, and which keeps its credentials until it reconnects),
+// is no failure either.
 func (r *credentialRotation) reauthAll(ctx context.Context) (pending, behind []*reauthFlight, err error) {
-	l, ok := r.stale()
+	l, ok := r.stale(0)
 	if !ok {
 		return nil, nil, ErrClosed
 	}
 	r.launch(l.start)
-	wait := l.wait
-	behind = l.older
-	if len(l.dialing) > 0 {
-		waitAll(ctx, l.dialing)
-		for _, f := range l.dialing {
-			if !isDone(f.done) {
+	wait, older := l.wait, l.older
+	// Every flight started since the first look has credentials of l.gen or newer, so
+	// the second look finds none older: a dial storm that brings newer credentials at
+	// every dial does not hold the pass.
+	for len(older) > 0 {
+		waitAll(ctx, older)
+		for _, f := range older {
+			switch {
+			case isDone(f.done):
+			case f.dial:
 				pending = append(pending, f) // still dialling as ctx ended
+			default:
+				behind = append(behind, f)
 			}
 		}
-		if len(pending) == 0 {
-			wait, behind = r.lookAgain(wait, behind)
+		if len(pending) > 0 || len(behind) > 0 {
+			break
 		}
+		again, ok := r.stale(l.gen)
+		if !ok {
+			break
+		}
+		r.launch(again.start)
+		wait = appendNew(wait, again.wait)
+		older = again.older
 	}
 	waitAll(ctx, wait)
 	var errs []error
@@ -435,35 +460,19 @@ func (r *credentialRotation) reauthAll(ctx context.Context) (pending, behind []*
 	return pending, behind, errors.Join(errs...)
 }
 
-// lookAgain is a pass's second look, once the registrations it waited for have
-// landed: it starts what is stale now, and returns wait with what it found running
-// with the newest credentials added, and behind as it finds it. One more look, not a
-// loop: registrations that came since had credentials at least as new as the pass's,
-// and those behind newer ones still are woken for by land, so a dial storm does not
-// hold the pass.
-func (r *credentialRotation) lookAgain(wait, behind []*reauthFlight) ([]*reauthFlight, []*reauthFlight) {
-	again, ok := r.stale()
-	if !ok {
-		return wait, behind
-	}
-	r.launch(again.start)
-	seen := make(map[*reauthFlight]bool, len(wait)+len(again.wait))
-	for _, f := range wait {
+// appendNew appends to flights those of more it does not hold yet.
+func appendNew(flights, more []*reauthFlight) []*reauthFlight {
+	seen := make(map[*reauthFlight]bool, len(flights))
+	for _, f := range flights {
 		seen[f] = true
 	}
-	for _, f := range again.wait {
+	for _, f := range more {
 		if !seen[f] {
 			seen[f] = true
-			wait = append(wait, f)
+			flights = append(flights, f)
 		}
 	}
-	behind = nil
-	for _, f := range slices.Concat(again.older, again.dialing) {
-		if !seen[f] { // one of wait overtaken by newer credentials is counted there
-			behind = append(behind, f)
-		}
-	}
-	return wait, behind
+	return flights
 }
 
 // launch runs a pass's re-authentications, each on a goroutine of its own.
@@ -662,12 +671,13 @@ func signal(ch chan struct{}) {
 // connection has answered, and every dial in progress as it began has ended (each
 // such connection is authenticated with the new credentials before it is handed out),
 // or ctx has ended, with the provider's error (matching conn.ErrCredentials) or the
-// connections' errors joined. Connections not yet authenticated with the new
-// credentials as it returns (their AUTH still waiting behind a blocking command or a
-// transaction, or behind an older re-authentication, or their dial not yet done) make
-// the error match ErrReauthPending: they follow once their AUTH has gone. RESP2
-// subscriptions, which the server does not let re-authenticate, keep their
-// credentials until they reconnect. Without Options.Credentials it returns
+// connections' errors joined. A connection still busy with an older re-authentication
+// is waited for and then re-authenticated with the new credentials. Connections not
+// yet authenticated with them as ctx ends (their AUTH still waiting behind a blocking
+// command or a transaction, or behind an older re-authentication, or their dial not
+// yet done) make the error match ErrReauthPending: they follow once their AUTH has
+// gone. RESP2 subscriptions, which the server does not let re-authenticate, keep
+// their credentials until they reconnect. Without Options.Credentials it returns
 // ErrInvalidOptions.
 func (c *Client) Reauthenticate(ctx context.Context) error {
 	if c.creds == nil {

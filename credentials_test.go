@@ -99,9 +99,10 @@ type scriptedProvider struct {
 }
 
 type providerStep struct {
-	user string
-	life time.Duration // 0: never expires
-	err  error
+	user       string
+	life       time.Duration // 0: never expires
+	err        error
+	noPassword bool // the user alone, and no error
 }
 
 func (p *scriptedProvider) provide(context.Context) (Credentials, error) {
@@ -117,6 +118,9 @@ func (p *scriptedProvider) provide(context.Context) (Credentials, error) {
 		return Credentials{}, s.err
 	}
 	cr := Credentials{Username: s.user, Password: s.user + "-pass"}
+	if s.noPassword {
+		cr.Password = ""
+	}
 	if s.life > 0 {
 		cr.ExpiresAt = time.Now().Add(s.life)
 	}
@@ -746,12 +750,7 @@ func TestCredentialsReauthenticateKeepsSchedule(t *testing.T) {
 		}}
 		r := newCredentialRotation(&Options{Credentials: p.provide}, nil)
 		ctx := context.Background()
-		tok1, _ := r.provider()(ctx)
-		slow := newFakeAuthConn(tok1, start)
-		slow.block = make(chan struct{})
-		quick := newFakeAuthConn(tok1, start)
-		r.register(ctx, slow)
-		r.register(ctx, quick)
+		slow, quick := slowAndQuick(t, r, start)
 		r.start()
 		defer r.close()
 		rotated := make(chan error, 1)
@@ -775,8 +774,8 @@ func TestCredentialsReauthenticateKeepsSchedule(t *testing.T) {
 }
 
 // TestCredentialsSlowConnFollowsLaterRotation: a connection still re-authenticating
-// when newer credentials come is re-authenticated with them once its AUTH ends, and
-// Reauthenticate meanwhile says it is pending.
+// when newer credentials come is re-authenticated with them once its AUTH ends, and a
+// Reauthenticate whose deadline ends meanwhile says it is pending.
 func TestCredentialsSlowConnFollowsLaterRotation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
@@ -787,19 +786,16 @@ func TestCredentialsSlowConnFollowsLaterRotation(t *testing.T) {
 		}}
 		r := newCredentialRotation(&Options{Credentials: p.provide}, nil)
 		ctx := context.Background()
-		tok1, _ := r.provider()(ctx)
-		slow := newFakeAuthConn(tok1, start)
-		slow.block = make(chan struct{})
-		quick := newFakeAuthConn(tok1, start)
-		r.register(ctx, slow)
-		r.register(ctx, quick)
+		slow, _ := slowAndQuick(t, r, start)
 		r.start()
 		defer r.close()
 		time.Sleep(100 * time.Second)
-		if err := r.rotate(ctx); !errors.Is(err, ErrReauthPending) {
-			t.Errorf("Reauthenticate with a connection still on older credentials: %v, want ErrReauthPending", err)
+		rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := r.rotate(rctx); !errors.Is(err, ErrReauthPending) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Reauthenticate with a connection still on older credentials at its deadline: %v, want ErrReauthPending", err)
 		}
-		time.Sleep(20 * time.Second)
+		rcancel()
+		time.Sleep(10 * time.Second)
 		close(slow.block) // the blocking command ahead of tok-2's AUTH returns
 		synctest.Wait()
 		if got, want := slow.log(), []string{"tok-2@1m30s", "tok-3@2m0s"}; !slices.Equal(got, want) {
@@ -810,6 +806,91 @@ func TestCredentialsSlowConnFollowsLaterRotation(t *testing.T) {
 			t.Errorf("Reauthenticate after: %v, want the provider's failure only", err)
 		}
 	})
+}
+
+// TestCredentialsRotationWaitsBehindOlder: a Reauthenticate that finds a connection
+// still re-authenticating for an earlier rotation (its AUTH behind a blocking command)
+// waits, within its ctx, for that AUTH to end, then re-authenticates the connection
+// with its own credentials and returns no error.
+func TestCredentialsRotationWaitsBehindOlder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		p := &scriptedProvider{start: start, steps: []providerStep{{user: "tok-1"}, {user: "tok-2"}, {user: "tok-3"}}}
+		r := newCredentialRotation(&Options{Credentials: p.provide}, nil)
+		ctx := context.Background()
+		slow, quick := slowAndQuick(t, r, start)
+		r.start()
+		defer r.close()
+		first, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		defer cancel()
+		if err := r.rotate(first); !errors.Is(err, ErrReauthPending) {
+			t.Errorf("first Reauthenticate at its deadline: %v, want ErrReauthPending", err)
+		}
+		rotated := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			rotated <- r.rotate(ctx)
+		}()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		select {
+		case err := <-rotated:
+			t.Fatalf("second Reauthenticate returned (%v) with a connection still on the first one's AUTH", err)
+		default:
+		}
+		close(slow.block) // the blocking command ahead of tok-2's AUTH returns at 1.2 s
+		if err := <-rotated; err != nil {
+			t.Errorf("second Reauthenticate once the older AUTH went: %v, want nil", err)
+		}
+		if got, want := slow.log(), []string{"tok-2@0s", "tok-3@1.2s"}; !slices.Equal(got, want) {
+			t.Errorf("slow connection re-authenticated %v, want %v", got, want)
+		}
+		if !slow.AuthenticatedWith(Credentials{Username: "tok-3", Password: "tok-3-pass"}) {
+			t.Error("Reauthenticate returned with the slow connection not on tok-3")
+		}
+		if got, want := quick.log(), []string{"tok-2@0s", "tok-3@200ms"}; !slices.Equal(got, want) {
+			t.Errorf("quick connection re-authenticated %v, want %v", got, want)
+		}
+	})
+}
+
+// slowAndQuick asks r's provider as a dial would and registers two connections with
+// what it gives: slow, whose AUTHs wait until its block is closed (behind a blocking
+// command), and quick.
+func slowAndQuick(t *testing.T, r *credentialRotation, start time.Time) (slow, quick *fakeAuthConn) {
+	t.Helper()
+	ctx := context.Background()
+	cr, err := r.provider()(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow = newFakeAuthConn(cr, start)
+	slow.block = make(chan struct{})
+	quick = newFakeAuthConn(cr, start)
+	for _, cn := range []*fakeAuthConn{slow, quick} {
+		if err := r.register(ctx, cn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return slow, quick
+}
+
+// startWithOne asks r's provider as a dial would, registers a connection with what it
+// gives, and starts the schedule.
+func startWithOne(t *testing.T, r *credentialRotation, start time.Time) *fakeAuthConn {
+	t.Helper()
+	ctx := context.Background()
+	cr, err := r.provider()(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn := newFakeAuthConn(cr, start)
+	if err := r.register(ctx, cn); err != nil {
+		t.Fatal(err)
+	}
+	r.start()
+	return cn
 }
 
 // dialWithOlder sets up a rotation at tok-2 with one connection, quick, and a
@@ -1217,16 +1298,7 @@ func TestCredentialsSameTokenBacksOff(t *testing.T) {
 			return Credentials{Username: "tok-2", Password: "p2"}, nil
 		}
 		r := newCredentialRotation(&Options{Credentials: provide}, nil)
-		ctx := context.Background()
-		tok1, err := r.provider()(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		live := newFakeAuthConn(tok1, start)
-		if err := r.register(ctx, live); err != nil {
-			t.Fatal(err)
-		}
-		r.start()
+		live := startWithOne(t, r, start)
 		defer r.close()
 		time.Sleep(time.Hour)
 		synctest.Wait()

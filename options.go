@@ -87,7 +87,8 @@ type Options struct {
 	// (instead of Username and Password, which must then be empty), and again before the
 	// ExpiresAt it returned, to re-authenticate every live connection (shared,
 	// dedicated, tracking, subscription) in order with its traffic: for managed services
-	// whose passwords are short-lived tokens.
+	// whose passwords are short-lived tokens. An answer without a password fails as an
+	// error does (conn.ErrCredentials), at a dial and at a re-authentication alike.
 	Credentials func(ctx context.Context) (Credentials, error)
 
 	// OnConnect runs on every new connection once its handshake is done, before any

@@ -3,6 +3,7 @@ package coordination
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"sync"
@@ -725,6 +726,9 @@ func TestAcquireFencedLockContended(t *testing.T) {
 				} else {
 					highest.Store(n)
 				}
+				// Work that takes time, so that a second holder let in early would
+				// be inside with this one and counted.
+				time.Sleep(time.Duration(rand.IntN(500)) * time.Microsecond)
 				holders.Add(-1)
 				if out, err := fl.Release(ctx); out != lock.Released || err != nil {
 					t.Error(out, err)

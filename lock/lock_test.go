@@ -71,8 +71,18 @@ func TestAcquireReleaseBasics(t *testing.T) {
 	if ok, err := mu.ResetExpiry(ctx, 60*time.Second); !ok || err != nil {
 		t.Fatalf("ResetExpiry %v %v", ok, err)
 	}
-	if p := pttl(t, srv, "locks:report"); p < 59000 {
-		t.Fatalf("PTTL after ResetExpiry %d", p)
+	// ResetExpiry sets the TTL from now; it does not add to what is left.
+	if p := pttl(t, srv, "locks:report"); p < 59000 || p > 60000 {
+		t.Fatalf("PTTL after ResetExpiry(60s) %d", p)
+	}
+	if ok, err := mu.ResetExpiry(ctx, 5*time.Second); !ok || err != nil {
+		t.Fatalf("ResetExpiry %v %v", ok, err)
+	}
+	if p := pttl(t, srv, "locks:report"); p < 4000 || p > 5000 {
+		t.Fatalf("PTTL after ResetExpiry(5s) %d: a renewal must set, not extend", p)
+	}
+	if r := mu.RemainingEstimate(); r <= 4*time.Second || r > 5*time.Second {
+		t.Fatalf("RemainingEstimate after ResetExpiry(5s) %v", r)
 	}
 	if out, err := mu.Release(ctx); out != Released || err != nil {
 		t.Fatalf("Release %v %v", out, err)

@@ -318,15 +318,16 @@ func TestReleaseWithoutFencePermission(t *testing.T) {
 
 // 32 goroutines × 200 iterations over 4 keys, with keep-alive and random cancellation:
 // never two holders inside a critical section at once. A holder counts as inside while
-// its keep-alive context lives and its handle does not say Expired: the context ends on a
-// timer, which an overloaded machine (the race detector beside other test binaries) can
-// run later than the 15 ms margin a 300 ms lease keeps before the server's expiry, while
-// Expired reads the clock. Contexts that outlived their lease are counted and logged;
-// one still alive lateBound after its lease's end counts as a second holder: no timer
-// runs that late on this machine, so the context is not ending at all. (The bound must
-// stay below the 100 ms by which the long holds outlast the lease, or it could never
-// be seen; the exact instant the context ends is TestObserveLeaseExpired's, under
-// synctest.)
+// its keep-alive context lives and its handle does not say Expired, which is how
+// protected work must guard itself: the context ends on a timer, which an overloaded
+// machine (the race detector beside other test binaries) can run later than the 15 ms
+// margin a 300 ms lease keeps before the server's expiry, while Expired reads the
+// clock, and the estimate it reads starts when the acquisition or renewal was sent, so
+// it never outlasts the server's key. Any overlap of two holders so defined is a
+// violation, with no tolerance. Contexts that outlived their lease are counted and
+// logged; one still alive lateBound after its lease's end fails the test on its own: no
+// timer runs that late on this machine, so the context is not ending at all. (The exact
+// instant the context ends is TestObserveLeaseExpired's, under synctest.)
 func TestMutualExclusionUnderContention(t *testing.T) {
 	const workers, iterations, keys = 32, 200, 4
 	const lateBound = 50 * time.Millisecond
@@ -343,6 +344,7 @@ func TestMutualExclusionUnderContention(t *testing.T) {
 				inside               [keys][]holder
 				violations, acquired atomic.Int64
 				cancelled, late      atomic.Int64
+				stuck                atomic.Int64 // contexts alive lateBound past their lease
 				latest               time.Duration // the latest a context was seen alive past its lease; under mu
 			)
 			var wg sync.WaitGroup
@@ -372,11 +374,13 @@ func TestMutualExclusionUnderContention(t *testing.T) {
 						for _, h := range inside[k] {
 							switch {
 							case h.ctx.Err() != nil:
-							case h.lock.Expired() && time.Since(h.lock.ExpiresAtEstimate()) < lateBound:
+							case !h.lock.Expired():
+								violations.Add(1)
+							case time.Since(h.lock.ExpiresAtEstimate()) >= lateBound:
+								stuck.Add(1)
+							default:
 								late.Add(1)
 								latest = max(latest, time.Since(h.lock.ExpiresAtEstimate()))
-							default:
-								violations.Add(1)
 							}
 						}
 						inside[k] = append(inside[k], holder{work, l})
@@ -404,6 +408,9 @@ func TestMutualExclusionUnderContention(t *testing.T) {
 			t.Logf("%s: %d acquisitions, %d cancelled attempts, %d fences, %d keep-alive contexts ended after their lease (at most %v after)", p, acquired.Load(), cancelled.Load(), s.emu.Count("CLIENT KILL"), late.Load(), latest)
 			if violations.Load() != 0 {
 				t.Fatalf("%d times two holders were inside at once", violations.Load())
+			}
+			if stuck.Load() != 0 {
+				t.Fatalf("%d keep-alive contexts still alive %v after their lease ended", stuck.Load(), lateBound)
 			}
 			if acquired.Load() < workers {
 				t.Fatalf("only %d acquisitions", acquired.Load())

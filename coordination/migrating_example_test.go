@@ -194,3 +194,72 @@ func Example_acquireAll() {
 	fmt.Println(held[0].Key(), held[1].Key())
 	// Output: example:acct:1 example:acct:2
 }
+
+// Example_fromRedislockMetadata is bsm/redislock's Options.Metadata and TTL: the
+// metadata is the owner token itself, chosen by the caller (TryTake with a token of
+// its own, then Adopt for a managed handle), and TTL is the handle's estimate or the
+// server's answer to VerifyStillHeld.
+func Example_fromRedislockMetadata() {
+	ctx := context.Background()
+	c := client(false)
+	defer c.Close()
+	// Before:
+	//	l, err := redislock.Obtain(ctx, rdb, "example:job", 30*time.Second,
+	//		&redislock.Options{Metadata: "worker-7"})
+	//	fmt.Println(l.Metadata()); ttl, err := l.TTL(ctx)
+	locks := lock.New(c)
+	token := lock.TokenFromString("worker-7:" + lock.NewToken().String()) // unique, readable by others
+	start := time.Now()
+	ok, err := locks.TryTake(ctx, "example:job", token, 30*time.Second)
+	if err != nil || !ok {
+		log.Fatal(ok, err) // !ok: redislock.ErrNotObtained
+	}
+	mu, err := locks.Adopt("example:job", token, 30*time.Second, start)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mu.Close()
+	owner, _, err := locks.OwnerToken(ctx, "example:job") // what another process reads
+	if err != nil {
+		log.Fatal(err)
+	}
+	meta, _ := owner.Text()
+	held, err := mu.VerifyStillHeld(ctx) // l.TTL(ctx) > 0
+	fmt.Println(meta[:len("worker-7")], held, err, mu.RemainingEstimate() > 29*time.Second)
+	// Output: worker-7 true <nil> true
+}
+
+// Example_lostTokenFencedWrite is DistributedLock.Redis's mutex with HandleLostToken:
+// a fenced lock with a keep-alive, whose context ends when the lease is lost, and a
+// write that the resource refuses from a stale holder. Checking the context alone is
+// not enough (a paused process can wake after its lease ended and before it notices);
+// the fenced write is what protects the data.
+func Example_lostTokenFencedWrite() {
+	ctx := context.Background()
+	c := client(false)
+	defer c.Close()
+	co := coordination.New(c)
+	// Before:
+	//	await using var handle = await mutex.TryAcquireAsync(TimeSpan.FromSeconds(5));
+	//	handle.HandleLostToken.Register(() => cancelWork());
+	fl, ok, err := co.TryAcquireFencedLock(ctx, "{example:ledger}:lease", "{example:ledger}:fence", 30*time.Second,
+		lock.WithWait(5*time.Second), lock.WithKeepAlive())
+	if err != nil || !ok {
+		log.Fatal(ok, err)
+	}
+	defer fl.Close()
+	work := fl.KeepAliveContext() // HandleLostToken: ends, with its cause, on loss
+	ledger, err := co.Resource("{example:ledger}:body", "{example:ledger}:accepted")
+	if err != nil {
+		log.Fatal(err)
+	}
+	write := func(value string) error {
+		if err := work.Err(); err != nil {
+			return context.Cause(work) // lost: stop before writing
+		}
+		_, err := ledger.Write(work, fl.FencingToken(), "SET", value)
+		return err // errors.Is(err, coordination.ErrStaleToken): a newer holder wrote
+	}
+	fmt.Println(write("balance=120"))
+	// Output: <nil>
+}

@@ -135,6 +135,7 @@ type identity struct {
 	server  string
 	version string
 	caps    Capabilities // synchronised on its own
+	scripts sync.Map     // Lua source → the digest its SCRIPT LOAD gave (scriptdigest.go)
 }
 
 // writeSide is the write role's state: the commands encoded and queued, and the batch

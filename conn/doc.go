@@ -1,6 +1,8 @@
 // Package conn is one physical connection to a Redis or Valkey server: dial, TLS, the
 // HELLO handshake with its RESP2 fallback, pipelined use from many goroutines, RESP3
-// push dispatch, the connection's identity (CLIENT ID) and its own capability memory.
+// push dispatch, the connection's identity (CLIENT ID) and its own capability memory,
+// with the script digests its server gave where this process may not compute SHA-1
+// (ScriptDigest).
 //
 // Every command on a Conn is in one of three states: queued (encoded in the write
 // buffer, not yet handed to the socket), written (it may have run), or replied. A caller

@@ -25,6 +25,10 @@ var (
 	// ErrReauthPubSub is the error of Reauth on a RESP2 connection in pub/sub mode,
 	// where the server refuses AUTH; nothing was sent.
 	ErrReauthPubSub = errors.New("conn: cannot re-authenticate a RESP2 connection in pub/sub mode")
+	// ErrBadDigest is matched by the error of ScriptDigest when SCRIPT LOAD answered
+	// something other than a script digest (40 hexadecimal digits); nothing is
+	// remembered and the script did not run.
+	ErrBadDigest = errors.New("conn: SCRIPT LOAD did not answer a script digest")
 )
 
 // errNoPassword is the cause when a credentials provider gave no password.

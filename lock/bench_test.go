@@ -71,8 +71,9 @@ func lockCycle(locks *Locker) func(ctx context.Context, key string) error {
 // does, which measures what splitting a cycle over two connections costs.
 func commandCycle(b *testing.B, c *respire.Client, script, split bool) func(ctx context.Context, key string) error {
 	const token = "0123456789abcdef0123456789abcdef"
+	sha, _ := releaseScript.Local()
 	if script {
-		if _, err := c.Do(context.Background(), "SCRIPT", "LOAD", releaseScript.src); err != nil {
+		if _, err := c.Do(context.Background(), "SCRIPT", "LOAD", releaseScript.Source()); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -82,7 +83,7 @@ func commandCycle(b *testing.B, c *respire.Client, script, split bool) func(ctx 
 		}
 		args := []any{"DELEX", key, "IFEQ", token}
 		if script {
-			args = []any{"EVALSHA", releaseScript.sha, 1, key, token}
+			args = []any{"EVALSHA", sha, 1, key, token}
 		}
 		if !split {
 			_, err := c.Do(ctx, args...)

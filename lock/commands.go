@@ -2,11 +2,10 @@ package lock
 
 import (
 	"context"
-	"crypto/sha1"
 	_ "embed"
-	"encoding/hex"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/script"
 	"github.com/respire/respire/resp"
 )
 
@@ -25,16 +24,10 @@ var (
 	//go:embed scripts/release.lua
 	releaseSource string
 
-	extendScript  = newScript(extendSource)
-	releaseScript = newScript(releaseSource)
+	// Hashed on first use, not here: in FIPS 140-only mode SHA-1 panics.
+	extendScript  = script.New(extendSource)
+	releaseScript = script.New(releaseSource)
 )
-
-type script struct{ src, sha string }
-
-func newScript(src string) script {
-	sum := sha1.Sum([]byte(src))
-	return script{src: src, sha: hex.EncodeToString(sum[:])}
-}
 
 // Key positions of the commands, for the client's key prefix.
 var (
@@ -108,9 +101,13 @@ func (l *Locker) extend(ctx context.Context, cn *via, key string, t Token, ms in
 		caps.Store(capSetIfEq, conn.Unsupported)
 	}
 	// Scripts run by EVALSHA, and by EVAL after NOSCRIPT (which says nothing ran).
-	v, err := l.do(ctx, cn, keyAt3, "EVALSHA", extendScript.sha, 1, key, t.b, ms)
+	sha, err := extendScript.On(ctx, cn.cn)
+	if err != nil {
+		return false, err
+	}
+	v, err := l.do(ctx, cn, keyAt3, "EVALSHA", sha, 1, key, t.b, ms)
 	if resp.IsNoScript(err) {
-		v, err = l.do(ctx, cn, keyAt3, "EVAL", extendScript.src, 1, key, t.b, ms)
+		v, err = l.do(ctx, cn, keyAt3, "EVAL", extendScript.Source(), 1, key, t.b, ms)
 	}
 	if err != nil {
 		return false, err
@@ -134,9 +131,13 @@ func (l *Locker) release(ctx context.Context, cn *via, key string, t Token) (boo
 			return ok, err
 		}
 	}
-	v, err := l.do(ctx, cn, keyAt3, "EVALSHA", releaseScript.sha, 1, key, t.b)
+	sha, err := releaseScript.On(ctx, cn.cn)
+	if err != nil {
+		return false, err
+	}
+	v, err := l.do(ctx, cn, keyAt3, "EVALSHA", sha, 1, key, t.b)
 	if resp.IsNoScript(err) {
-		v, err = l.do(ctx, cn, keyAt3, "EVAL", releaseScript.src, 1, key, t.b)
+		v, err = l.do(ctx, cn, keyAt3, "EVAL", releaseScript.Source(), 1, key, t.b)
 	}
 	if err != nil {
 		return false, err

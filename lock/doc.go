@@ -31,7 +31,9 @@
 // (respire.Client.DoOn), and what its reply teaches is remembered on that node's
 // connection: a lock whose slot moves is renewed and released through the
 // redirection, and a fence goes to the node that carried the command. Scripts run by
-// EVALSHA, then EVAL after NOSCRIPT.
+// EVALSHA, then EVAL after NOSCRIPT; their digests are computed on first use, never at
+// init, and in FIPS 140-only mode (GODEBUG=fips140=only), where SHA-1 may not be
+// computed here, each connection's server gives them once (SCRIPT LOAD).
 //
 // ACLs must allow: SET for acquisition and native renewal; DELEX for native release on
 // Redis 8.4+, DELIFEQ on Valkey 9.0+; EVALSHA and EVAL with GET, DEL and PEXPIRE for the

@@ -152,6 +152,9 @@ func (b *bench) cleanup(ctx context.Context) {
 func (b *bench) participants(ctx context.Context, sc *scenario) (ps []participant, closeAll func(), skip string, err error) {
 	closeAll = func() {}
 	goLoad := func(t target, name string, respire, reference bool) participant {
+		if sc.prepare != nil {
+			t.prepareErr = sc.prepare(ctx, t)
+		}
 		return participant{name: name, respire: respire, reference: reference, run: func(ctx context.Context, d time.Duration) figures {
 			l := sc.makeLoad(sc, t)
 			s := measure(ctx, l, d)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -22,7 +21,7 @@ func init() {
 		name:    "pipeline-spread",
 		title:   "explicit pipeline of 100 GETs of keys spread over every slot range, 1 goroutine (ops = commands)",
 		latency: "per 100-GET pipeline", kind: kindData, goroutines: 1, opsPerCall: pipelineDepth,
-		makeLoad: spreadPipelineLoad,
+		prepare: storeSpreadKeys, makeLoad: spreadPipelineLoad,
 	})
 }
 
@@ -43,10 +42,6 @@ var spreadKeys = func() []string {
 	return keys
 }()
 
-// spreadStored stores the keys once per client, through the client itself, so that
-// every GET reads a 16-byte value as the pipeline scenario's do.
-var spreadStored sync.Map // dataClient → error
-
 // spreadStoreTimeout bounds the SETs that store the keys.
 const spreadStoreTimeout = 10 * time.Second
 
@@ -59,37 +54,32 @@ type keysPipeliner interface {
 	getPipelineKeys(ctx context.Context, keys []string) error
 }
 
-func spreadPipelineLoad(s *scenario, t target) load {
-	kp, ok := t.data.(keysPipeliner)
-	storeErr := errNoKeysPipeline
-	if ok {
-		storeErr = storeSpreadKeys(t.data)
+// storeSpreadKeys stores the keys once per participant, through its own client, so that
+// every GET reads a 16-byte value as the pipeline scenario's do.
+func storeSpreadKeys(ctx context.Context, t target) error {
+	if _, ok := t.data.(keysPipeliner); !ok {
+		return errNoKeysPipeline
 	}
+	ctx, cancel := context.WithTimeout(ctx, spreadStoreTimeout)
+	defer cancel()
+	for _, k := range spreadKeys {
+		if err := t.data.set(ctx, k, value16); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func spreadPipelineLoad(s *scenario, t target) load {
+	kp, _ := t.data.(keysPipeliner)
 	return load{goroutines: s.goroutines, newWorker: func(int) workerFunc {
 		return timed(pipelineDepth, func(ctx context.Context) error {
-			if storeErr != nil {
-				return storeErr
+			if t.prepareErr != nil {
+				return t.prepareErr
 			}
 			return kp.getPipelineKeys(ctx, spreadKeys)
 		})
 	}}
-}
-
-func storeSpreadKeys(c dataClient) error {
-	if v, ok := spreadStored.Load(c); ok {
-		err, _ := v.(error)
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), spreadStoreTimeout)
-	defer cancel()
-	var err error
-	for _, k := range spreadKeys {
-		if err = c.set(ctx, k, value16); err != nil {
-			break
-		}
-	}
-	spreadStored.Store(c, err)
-	return err
 }
 
 func (r respireClient) getPipelineKeys(ctx context.Context, keys []string) error {

@@ -63,6 +63,9 @@ type target struct {
 	lock   locker
 	cached cachedClient
 	sem    semaphore
+	// prepareErr is the error of the scenario's prepare for this participant; a load
+	// returns it from every operation, so it shows in the figures.
+	prepareErr error
 }
 
 // scenario is one workload. Every participant runs it with the same goroutines.
@@ -85,6 +88,9 @@ type scenario struct {
 	limits bool
 	// limit names the reference row the table divides every row by; empty for none.
 	limit string
+	// prepare, when set, readies a participant once, before its first run (it stores
+	// what the load reads through the participant's own client); nil for none.
+	prepare func(ctx context.Context, t target) error
 	// makeLoad returns a fresh load on t; each measured run gets its own.
 	makeLoad func(s *scenario, t target) load
 }

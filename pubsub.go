@@ -26,7 +26,13 @@ type Message struct {
 // Subscription receives messages of the channels and patterns it subscribed to, on a
 // connection of its own. When that connection is lost (server restart, CLIENT KILL),
 // the subscription reconnects with backoff and subscribes again to everything it had;
-// messages published while it was away are lost, as with any Redis pub/sub.
+// messages published while it was away are lost, as with any Redis pub/sub. A PING
+// every Options.SubscriptionHealthCheck, unanswered for as long again, counts as such
+// a loss, so a connection that silently stops delivering is replaced.
+//
+// A channel or pattern the server refuses (-NOPERM under ACL channel rules) fails the
+// call that asked for it with the server's *resp.ServerError and is not kept; the
+// subscription's other channels are untouched.
 //
 // Overflow policy: Messages has a fixed capacity (Options.SubscriptionBuffer). When the
 // reader falls behind and it is full, new messages are dropped, never blocking the
@@ -57,6 +63,7 @@ type Subscription struct {
 }
 
 // Subscribe subscribes to channels on a new connection and returns the subscription.
+// It fails with ErrClosed once the client is closing.
 func (c *Client) Subscribe(ctx context.Context, channels ...string) (*Subscription, error) {
 	return c.subscribe(ctx, channels, nil)
 }
@@ -226,8 +233,9 @@ func anys(ss []string) []any {
 	return out
 }
 
-// run owns the subscription's connection: it waits for it to fail and reconnects. A connection that did not last (refused, or killed at
-// once) counts as a failed attempt, so a server that
+// run owns the subscription's connection: it waits for it to fail, or to fail its
+// health check, and reconnects. A connection that did not last (refused, killed at
+// once, or failing its health check) counts as a failed attempt, so a server that
 // keeps dropping the subscription is retried ever more slowly, never in a loop.
 func (s *Subscription) run() {
 	defer s.done.Done()
@@ -266,9 +274,16 @@ func (s *Subscription) run() {
 	}
 }
 
-// watch returns when cn must be replaced (it broke, or lost a shard channel to a slot
-// move) or the subscription is closed.
+// watch returns when cn must be replaced (it broke, failed its health check, or lost a
+// shard channel to a slot move) or the subscription is closed.
 func (s *Subscription) watch(cn *conn.Conn) {
+	var tick <-chan time.Time
+	every := s.client.opts.SubscriptionHealthCheck
+	if every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
 		case <-s.ctx.Done():
@@ -277,6 +292,15 @@ func (s *Subscription) watch(cn *conn.Conn) {
 			return
 		case <-s.resub:
 			if s.lostChannel() {
+				return
+			}
+		case <-tick:
+			// PING is answered in subscriber mode too, in order behind the
+			// messages: no answer within the interval means nothing arrives.
+			ctx, cancel := context.WithTimeout(s.ctx, every)
+			err := cn.DoConfirmed(ctx, "pong", 1, "PING")
+			cancel()
+			if err != nil {
 				return
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/respire/respire/resp"
+	"github.com/respire/respire/test/faultproxy"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -283,7 +284,7 @@ func TestSubscriptionReconnectBacksOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// Dial 0 is the client's shared connection, dial 1 the subscription's.
 		f := &fakePubSub{refuse: func(dial int) bool { return dial > 1 }}
-		c, err := NewClient(context.Background(), Options{Addrs: []string{"10.0.0.1:6379"}, Dialer: f.dial})
+		c, err := NewClient(context.Background(), Options{Addrs: []string{"10.0.0.1:6379"}, Dialer: f.dial, SubscriptionHealthCheck: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,4 +303,70 @@ func TestSubscriptionReconnectBacksOff(t *testing.T) {
 			t.Errorf("reconnections %v apart, want %v", got, want)
 		}
 	})
+}
+
+// TestSubscriptionHealthCheck mutes a subscription's connection after its SUBSCRIBE:
+// with a health check every 10s, the PING at 10s goes unanswered, and the
+// subscription reconnects at 20s, the bound the README gives (twice the interval).
+func TestSubscriptionHealthCheck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakePubSub{mute: func(dial int) bool { return dial == 1 }}
+		c, err := NewClient(context.Background(), Options{Addrs: []string{"10.0.0.1:6379"}, Dialer: f.dial, SubscriptionHealthCheck: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Subscribe(context.Background(), "news"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(35 * time.Second) // two more health checks, answered
+		c.Close()
+		f.wg.Wait()
+		if got, want := f.gaps(1), []time.Duration{20 * time.Second}; !slices.Equal(got, want) {
+			t.Errorf("reconnections %v apart, want %v", got, want)
+		}
+	})
+}
+
+// TestSubscriptionHealthCheckLive black-holes a subscription's connection through a
+// fault proxy: the health check (every 200ms here) notices the silence and the
+// subscription dials again, and once the route heals it delivers on its new
+// connection.
+func TestSubscriptionHealthCheckLive(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	p := faultproxy.Start(t, srv.Addr())
+	for _, proto := range protocols {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			c := newClientT(t, Options{Addrs: []string{p.Addr()}, Protocol: proto, SubscriptionHealthCheck: 200 * time.Millisecond, DialTimeout: 500 * time.Millisecond})
+			sub, err := c.Subscribe(context.Background(), "hc")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Close()
+			publishUntilHeard(t, srv, sub, "hc", "before")
+			accepted := p.Stats().Accepted
+			p.Blackhole(faultproxy.Both)
+			defer p.Heal()
+			waitFor(t, "the subscription to dial again", func() bool { return p.Stats().Accepted > accepted })
+			p.Heal()
+			publishUntilHeard(t, srv, sub, "hc", "after")
+		})
+	}
+}
+
+// publishUntilHeard publishes payload on channel until sub receives it: a subscriber
+// the server still counts may be a connection the client has given up.
+func publishUntilHeard(t *testing.T, srv *testserver.Server, sub *Subscription, channel, payload string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		srv.Do(t, "PUBLISH", channel, payload)
+		select {
+		case m := <-sub.Messages():
+			if m.Channel == channel && m.Payload == payload {
+				return
+			}
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Fatalf("%q on %s never delivered", payload, channel)
 }

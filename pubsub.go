@@ -118,23 +118,20 @@ func (c *Client) newSubscription(ctx context.Context, channels, patterns []strin
 	if err := s.firstConnect(ctx); err != nil {
 		s.done.Done()
 		s.Close()
-		if s.ctx.Err() != nil && c.closed.Load() {
-			return nil, ErrClosed
-		}
 		return nil, err
 	}
 	go s.run()
 	return s, nil
 }
 
-// firstConnect connects for newSubscription, giving up when ctx ends or the
-// subscription is closed (by Client.Close). A shard subscription told MOVED learns
-// the topology again and tries the slot's new owner, as long as ctx allows.
+// firstConnect connects for newSubscription, giving up with ErrClosed when the
+// subscription is closed (by Client.Close) meanwhile. A shard subscription told MOVED
+// learns the topology again and tries the slot's new owner, a few times at most.
 func (s *Subscription) firstConnect(ctx context.Context) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	defer context.AfterFunc(s.ctx, stop)()
-	for {
+	for attempt := 1; ; attempt++ {
 		err := s.connect(ctx)
 		if s.ctx.Err() != nil {
 			if err == nil {
@@ -142,7 +139,7 @@ func (s *Subscription) firstConnect(ctx context.Context) error {
 			}
 			return ErrClosed
 		}
-		if !s.shard || !isMoved(err) {
+		if !s.shard || !isMoved(err) || attempt == maxMovedResubscribes {
 			return err
 		}
 		if err := s.client.route.Resolve(ctx); err != nil {
@@ -150,6 +147,10 @@ func (s *Subscription) firstConnect(ctx context.Context) error {
 		}
 	}
 }
+
+// maxMovedResubscribes bounds the MOVED replies a new shard subscription follows: a
+// slot moves once in a while, not on every look.
+const maxMovedResubscribes = 3
 
 // isMoved reports whether err is a MOVED reply: a shard subscription sent to a node
 // that no longer serves its slot.

@@ -506,8 +506,9 @@ func (c *Conn) DoConfirmed(ctx context.Context, confirm string, n int, args ...a
 	return v.Err()
 }
 
-// Send writes a command that gets no reply of its own (SUBSCRIBE and friends, whose
-// confirmations arrive as pushes) and returns once it has been written.
+// Send writes a command that gets no reply of its own (UNSUBSCRIBE and friends, whose
+// confirmations arrive as pushes) and returns once it has been written. A command the
+// server may refuse with an error reply is sent with DoConfirmed instead.
 func (c *Conn) Send(ctx context.Context, args ...any) error {
 	cl := c.getCall(0)
 	if err := c.enqueue(ctx, cl, "", nil, args); err != nil {

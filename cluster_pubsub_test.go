@@ -43,6 +43,11 @@ func TestClusterAnyNodeSkipsDeadMaster(t *testing.T) {
 		// PUBLISH reaches every node's subscribers through the cluster bus.
 		publishUntilHeard(t, live[i%2].Server, sub, channel, "hello")
 	}
+	for i := range 6 {
+		if _, err := c.Do(ctx, "PING"); err != nil {
+			t.Errorf("PING %d with a master down: %v", i, err)
+		}
+	}
 	for i := range 3 {
 		nc, err := NewClient(ctx, Options{Addrs: []string{dead.Addr(), live[0].Addr(), live[1].Addr()}, Cluster: true, DialTimeout: time.Second})
 		if err != nil {

@@ -242,7 +242,7 @@ func (r *Cluster) conn(ctx context.Context, n *clusterNode) (*conn.Conn, error) 
 
 func (r *Cluster) shared(ctx context.Context, t Target) (*conn.Conn, error) {
 	if anyNode(t) {
-		return r.tryMasters(ctx, func(n *clusterNode) (*conn.Conn, error) { return r.conn(ctx, n) })
+		return r.sharedConn(ctx, t, nil)
 	}
 	for attempt := 0; ; attempt++ {
 		n, err := r.nodeFor(ctx, t)

@@ -13,9 +13,9 @@ import (
 )
 
 // TestClusterAnyNodeSkipsDeadMaster shuts one master of three down (no replica takes
-// over): every Subscribe, which may use any node, connects to a live one, and NewClient
-// with the dead node as its first seed starts. The killed master is the second in
-// address order, where the router's rotation starts.
+// over): every Subscribe and keyless command, which may use any node, reaches a live
+// one, and NewClient with the dead node as its first seed starts. The killed master is
+// the second in address order, where the router's rotation starts.
 func TestClusterAnyNodeSkipsDeadMaster(t *testing.T) {
 	cl := clusterserver.Start(t, clusterserver.Config{
 		NoReplicas: true,

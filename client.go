@@ -54,6 +54,9 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	if opts.SubscriptionBuffer == 0 {
 		opts.SubscriptionBuffer = defaultSubscriptionBuffer
 	}
+	if opts.SubscriptionHealthCheck == 0 {
+		opts.SubscriptionHealthCheck = defaultSubscriptionHealthCheck
+	}
 	obs := observe.Join(opts.Observer, newLogObserver(opts.Logger))
 	creds := newCredentialRotation(&opts, obs)
 	copts := conn.Options{

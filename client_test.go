@@ -157,6 +157,7 @@ func TestNewClientErrors(t *testing.T) {
 		{Addrs: []string{"127.0.0.1:6379"}, DB: -1},
 		{Addrs: []string{"127.0.0.1:6379"}, PoolSize: 2, MinIdle: 3},
 		{Addrs: []string{"127.0.0.1:6379"}, Username: "u"},
+		{Addrs: []string{"127.0.0.1:6379"}, SubscriptionHealthCheck: -2},
 	}
 	for _, o := range bad {
 		if _, err := NewClient(ctx, o); !errors.Is(err, ErrInvalidOptions) {

@@ -74,6 +74,12 @@ type Options struct {
 	// SubscriptionBuffer is the capacity of a Subscription's message channel;
 	// default 1024. A full channel drops new messages and counts them (Dropped).
 	SubscriptionBuffer int
+	// SubscriptionHealthCheck is how often a subscription PINGs its connection; a PING
+	// unanswered for as long again breaks the connection, and the subscription
+	// reconnects and subscribes again, so a connection that silently stops delivering
+	// (a dead peer, a black-holed route) is noticed within twice this. Default 15s; -1
+	// for none.
+	SubscriptionHealthCheck time.Duration
 
 	// ClientSideCache, when set, enables DoCached: replies of read commands kept in
 	// this process and dropped when the server says their key changed (RESP3 client
@@ -112,7 +118,8 @@ type Options struct {
 type Credentials = conn.Credentials
 
 const (
-	defaultSubscriptionBuffer = 1024
+	defaultSubscriptionBuffer      = 1024
+	defaultSubscriptionHealthCheck = 15 * time.Second
 )
 
 // validate checks what can be checked before dialling.
@@ -145,6 +152,8 @@ func (o *Options) validate() error {
 		return fmt.Errorf("%w: negative duration", ErrInvalidOptions)
 	case o.SubscriptionBuffer < 0:
 		return fmt.Errorf("%w: negative subscription buffer", ErrInvalidOptions)
+	case o.SubscriptionHealthCheck < -1:
+		return fmt.Errorf("%w: subscription health check %v (want a positive interval, 0 for the default or -1 for none)", ErrInvalidOptions, o.SubscriptionHealthCheck)
 	case o.Username != "" && o.Password == "":
 		return fmt.Errorf("%w: username without password", ErrInvalidOptions)
 	case o.Credentials != nil && (o.Username != "" || o.Password != ""):

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,7 +26,13 @@ type Message struct {
 // Subscription receives messages of the channels and patterns it subscribed to, on a
 // connection of its own. When that connection is lost (server restart, CLIENT KILL),
 // the subscription reconnects with backoff and subscribes again to everything it had;
-// messages published while it was away are lost, as with any Redis pub/sub.
+// messages published while it was away are lost, as with any Redis pub/sub. A PING
+// every Options.SubscriptionHealthCheck, unanswered for as long again, counts as such
+// a loss, so a connection that silently stops delivering is replaced.
+//
+// A channel or pattern the server refuses (-NOPERM under ACL channel rules) fails the
+// call that asked for it with the server's *resp.ServerError and is not kept; the
+// subscription's other channels are untouched.
 //
 // Overflow policy: Messages has a fixed capacity (Options.SubscriptionBuffer). When the
 // reader falls behind and it is full, new messages are dropped, never blocking the
@@ -55,6 +63,7 @@ type Subscription struct {
 }
 
 // Subscribe subscribes to channels on a new connection and returns the subscription.
+// It fails with ErrClosed once the client is closing.
 func (c *Client) Subscribe(ctx context.Context, channels ...string) (*Subscription, error) {
 	return c.subscribe(ctx, channels, nil)
 }
@@ -82,9 +91,6 @@ func (c *Client) subscribe(ctx context.Context, channels, patterns []string) (*S
 }
 
 func (c *Client) newSubscription(ctx context.Context, channels, patterns []string, shard bool) (*Subscription, error) {
-	if c.closed.Load() {
-		return nil, ErrClosed
-	}
 	if err := checkNames(channels, patterns); err != nil {
 		return nil, err
 	}
@@ -98,16 +104,63 @@ func (c *Client) newSubscription(ctx context.Context, channels, patterns []strin
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.channels = slices.Clone(channels)
 	s.patterns = slices.Clone(patterns)
-	if err := s.connect(ctx); err != nil {
-		s.cancel()
-		return nil, err
-	}
+	// Registered before it dials, under the lock Close reads the set with, so Close
+	// either finds it (and waits for it, through done) or has already refused it.
+	s.done.Add(1)
 	c.subsMu.Lock()
+	if c.closed.Load() {
+		c.subsMu.Unlock()
+		s.cancel()
+		return nil, ErrClosed
+	}
 	c.subs[s] = struct{}{}
 	c.subsMu.Unlock()
-	s.done.Add(1)
+	if err := s.firstConnect(ctx); err != nil {
+		s.done.Done()
+		s.Close()
+		return nil, err
+	}
 	go s.run()
 	return s, nil
+}
+
+// firstConnect connects for newSubscription, giving up with ErrClosed when the
+// subscription is closed (by Client.Close) meanwhile. A shard subscription told MOVED
+// learns the topology again and tries the slot's new owner, a few times at most.
+func (s *Subscription) firstConnect(ctx context.Context) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	defer context.AfterFunc(s.ctx, stop)()
+	for attempt := 1; ; attempt++ {
+		err := s.connect(ctx)
+		if s.ctx.Err() != nil {
+			if err == nil {
+				s.cn.Close()
+			}
+			return ErrClosed
+		}
+		if !s.shard || !isMoved(err) || attempt == maxMovedResubscribes {
+			return err
+		}
+		if err := s.client.route.Resolve(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// maxMovedResubscribes bounds the MOVED replies a new shard subscription follows: a
+// slot moves once in a while, not on every look.
+const maxMovedResubscribes = 3
+
+// isMoved reports whether err is a MOVED reply: a shard subscription sent to a node
+// that no longer serves its slot.
+func isMoved(err error) bool {
+	se, ok := resp.AsServerError(err)
+	if !ok {
+		return false
+	}
+	r, ok := se.Redirect()
+	return ok && !r.Ask
 }
 
 func checkNames(channels, patterns []string) error {
@@ -138,7 +191,9 @@ func channelSlot(r *route.Router, slot int, channels []string) (int, error) {
 	return slot, nil
 }
 
-// connect opens a connection and subscribes it to the current sets.
+// connect opens a connection and subscribes it to the current sets. Each SUBSCRIBE
+// waits for its confirmations, so a channel the server refuses (-NOPERM under ACL
+// channel rules) fails connect with the server's error rather than the connection.
 func (s *Subscription) connect(ctx context.Context) error {
 	cn, err := s.client.route.Dial(ctx, route.Slot(s.slot), func(o *conn.Options) { o.PushHandler = s.onPush; o.ReadTimeout = -1 })
 	if err != nil {
@@ -152,10 +207,10 @@ func (s *Subscription) connect(ctx context.Context) error {
 		subscribe = "SSUBSCRIBE"
 	}
 	if len(s.channels) > 0 {
-		err = cn.Send(ctx, append([]any{subscribe}, anys(s.channels)...)...)
+		err = subscribeOn(ctx, cn, subscribe, s.channels)
 	}
 	if err == nil && len(s.patterns) > 0 {
-		err = cn.Send(ctx, append([]any{"PSUBSCRIBE"}, anys(s.patterns)...)...)
+		err = subscribeOn(ctx, cn, "PSUBSCRIBE", s.patterns)
 	}
 	if err != nil {
 		cn.Close()
@@ -163,6 +218,12 @@ func (s *Subscription) connect(ctx context.Context) error {
 	}
 	s.cn = cn
 	return nil
+}
+
+// subscribeOn sends cmd (SUBSCRIBE, SSUBSCRIBE or PSUBSCRIBE) for names on cn and waits
+// for the server's confirmation of each name, or its refusal of all of them.
+func subscribeOn(ctx context.Context, cn *conn.Conn, cmd string, names []string) error {
+	return cn.DoConfirmed(ctx, strings.ToLower(cmd), len(names), append([]any{cmd}, anys(names)...)...)
 }
 
 func anys(ss []string) []any {
@@ -173,47 +234,113 @@ func anys(ss []string) []any {
 	return out
 }
 
-// run owns the subscription's connection: it waits for it to fail and reconnects.
+// run owns the subscription's connection: it waits for it to fail, or to fail its
+// health check, and reconnects. A connection that did not last (refused, killed at
+// once, or failing its health check) counts as a failed attempt, so a server that
+// keeps dropping the subscription is retried ever more slowly, never in a loop.
 func (s *Subscription) run() {
 	defer s.done.Done()
-	backoff := 50 * time.Millisecond
+	tries := 0 // reconnections since a connection last lasted reconnectStable
 	for {
 		s.mu.Lock()
 		cn := s.cn
 		s.mu.Unlock()
-		select {
-		case <-s.ctx.Done():
-			cn.Close()
-			return
-		case <-cn.Done():
-		case <-s.resub:
-			if !s.lostChannel() {
-				continue
-			}
-		}
+		up := time.Now()
+		s.watch(cn)
 		cn.Close()
+		if s.ctx.Err() != nil {
+			return
+		}
+		if time.Since(up) >= reconnectStable {
+			tries = 0
+		}
 		for {
+			if tries > 0 && !s.pause(reconnectDelay(tries)) {
+				return
+			}
+			tries++
 			if s.shard {
 				// The slot has moved, or the node has gone: learn where it is now.
 				ctx, cancel := context.WithTimeout(s.ctx, route.FetchTimeout)
 				s.client.route.Resolve(ctx)
 				cancel()
 			}
-			err := s.connect(s.ctx)
-			if err == nil {
-				backoff = 50 * time.Millisecond
+			if s.connect(s.ctx) == nil {
 				break
 			}
-			t := time.NewTimer(backoff)
-			select {
-			case <-s.ctx.Done():
-				t.Stop()
+			if s.ctx.Err() != nil {
 				return
-			case <-t.C:
 			}
-			backoff = min(2*backoff, 2*time.Second)
 		}
 	}
+}
+
+// watch returns when cn must be replaced (it broke, failed its health check, or lost a
+// shard channel to a slot move) or the subscription is closed.
+func (s *Subscription) watch(cn *conn.Conn) {
+	var tick <-chan time.Time
+	every := s.client.opts.SubscriptionHealthCheck
+	if every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-cn.Done():
+			return
+		case <-s.resub:
+			if s.lostChannel() {
+				return
+			}
+		case <-tick:
+			// PING is answered in subscriber mode too, in order behind the
+			// messages: no answer within the interval means nothing arrives.
+			ctx, cancel := context.WithTimeout(s.ctx, every)
+			err := cn.DoConfirmed(ctx, "pong", 1, "PING")
+			cancel()
+			if err != nil {
+				return
+			}
+		}
+	}
+}
+
+// pause waits d, and reports false if the subscription was closed meanwhile.
+func (s *Subscription) pause(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// Reconnection backoff: the n-th consecutive attempt waits between half and all of
+// reconnectBase·2^(n-1), capped at reconnectMax; the random half spreads the
+// subscriptions of many clients that lost one server. A connection that lasts
+// reconnectStable resets the count.
+const (
+	reconnectBase   = 50 * time.Millisecond
+	reconnectMax    = 5 * time.Second
+	reconnectStable = 2 * reconnectMax
+)
+
+// reconnectJitter returns a uniform random duration in [0, n]; a variable so tests can
+// script it.
+var reconnectJitter = func(n time.Duration) time.Duration { return time.Duration(rand.Int64N(int64(n) + 1)) }
+
+// reconnectDelay is the wait before reconnection attempt n (from 1).
+func reconnectDelay(n int) time.Duration {
+	ceiling := reconnectMax
+	if shift := n - 1; shift < 62 && reconnectBase <= reconnectMax>>shift {
+		ceiling = reconnectBase << shift
+	}
+	return ceiling/2 + reconnectJitter(ceiling/2)
 }
 
 // lostChannel reports whether a sunsubscribe the server sent was for a shard channel
@@ -349,16 +476,12 @@ func (s *Subscription) change(ctx context.Context, cmd string, names []string, s
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
-	case add:
-		for _, n := range names {
-			if !slices.Contains(*set, n) {
-				*set = append(*set, n)
-			}
-		}
-	case len(names) == 0:
+	if add {
+		return s.addLocked(ctx, cmd, names, set)
+	}
+	if len(names) == 0 {
 		*set = nil
-	default:
+	} else {
 		*set = slices.DeleteFunc(*set, func(n string) bool { return slices.Contains(names, n) })
 	}
 	err := s.cn.Send(ctx, append([]any{cmd}, anys(names)...)...)
@@ -367,6 +490,29 @@ func (s *Subscription) change(ctx context.Context, cmd string, names []string, s
 		return nil // the connection is gone; the reconnect applies the new sets
 	}
 	return err
+}
+
+// addLocked subscribes to names with cmd and adds them to set once the server has
+// confirmed them, so a refused name (NOPERM) is reported and never subscribed again by
+// a reconnect, and the names already in set are untouched.
+func (s *Subscription) addLocked(ctx context.Context, cmd string, names []string, set *[]string) error {
+	err := subscribeOn(ctx, s.cn, cmd, names)
+	var ce *conn.CallError
+	switch {
+	case err == nil, errors.As(err, &ce) && ctx.Err() == nil:
+		// Taken, or the connection is gone and the reconnect subscribes again.
+	case s.shard && isMoved(err):
+		// The slot has moved: run subscribes to everything again on its new owner.
+		s.noteUnsubscribed("")
+	default:
+		return err
+	}
+	for _, n := range names {
+		if !slices.Contains(*set, n) {
+			*set = append(*set, n)
+		}
+	}
+	return nil
 }
 
 // Close unsubscribes by closing the connection, stops reconnecting and closes Messages.

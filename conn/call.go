@@ -37,6 +37,8 @@ type call struct {
 	reply      resp.Value    // the reply of a single command
 	results    []Result      // the results of a batch (want > 1, or multi set)
 	multi      bool          // collect into results even when want == 1
+	confirm    string        // a pub/sub call (DoConfirmed): the kind of its want confirmations
+	confirmed  int           // with confirm: the confirmations that have arrived
 	isAuth     bool          // the AUTH of a Reauth: taken back if a replay finds it inside a transaction (auth.go)
 	authSeq    uint64        // with isAuth: its Reauth's number (authState.started)
 	authCred   *Credentials  // with isAuth: its credentials, recorded by the reader when the server takes them
@@ -103,6 +105,7 @@ func putCall(cl *call) {
 	cl.readsSelf, cl.othersRead = false, false
 	cl.watched, cl.watchHeld, cl.ctxEnded = false, false, false
 	cl.multi, cl.isAuth, cl.authCred = false, false, nil // a pooled call keeps no password
+	cl.confirm, cl.confirmed = "", 0
 	cl.tx = txKeeps
 	cl.reply = resp.Value{}
 	cl.results = nil
@@ -113,6 +116,12 @@ func putCall(cl *call) {
 
 // deliver records one reply and reports whether the call is now complete.
 func (cl *call) deliver(v resp.Value) bool {
+	if cl.confirm != "" {
+		// A refused pub/sub command gets one error in place of all its confirmations.
+		cl.reply = v
+		cl.confirmed++
+		return cl.confirmed == cl.want || v.Err() != nil
+	}
 	if cl.multi {
 		cl.results = append(cl.results, ResultOf(v))
 		return len(cl.results) == cl.want

@@ -477,8 +477,39 @@ func (c *Conn) waitResults(ctx context.Context, cl *call) ([]Result, error) {
 	return results, nil
 }
 
-// Send writes a command that gets no reply of its own (SUBSCRIBE and friends, whose
-// confirmations arrive as pushes) and returns once it has been written.
+// DoConfirmed sends a pub/sub command whose success is n confirmation frames of kind
+// confirm and whose refusal is one error reply, and waits for either: SUBSCRIBE a b
+// ("subscribe", 2), SSUBSCRIBE, PSUBSCRIBE, or PING on a connection in subscriber mode
+// ("pong", 1; a RESP3 +PONG counts too). The confirmations are pushes under RESP3 and
+// arrays under RESP2, taken out of the push handler's stream; an error is an ordinary
+// reply in both, which is why such a command cannot be sent with Send: its refusal
+// (-NOPERM for a channel the user may not use) would arrive with no call waiting, or be
+// handed to a later call. It returns a refusal as *resp.ServerError, and a transport or
+// context error as Do does.
+func (c *Conn) DoConfirmed(ctx context.Context, confirm string, n int, args ...any) error {
+	if n < 1 || !confirmationKinds[confirm] {
+		return fmt.Errorf("%w: %d confirmations of kind %q", ErrInvalidOptions, n, confirm)
+	}
+	cl := c.getCall(n)
+	cl.confirm = confirm
+	if err := c.enqueue(ctx, cl, "", nil, args); err != nil {
+		putCall(cl)
+		return err
+	}
+	if err := c.wait(ctx, cl); err != nil {
+		return err
+	}
+	v, err := cl.reply, cl.err
+	putCall(cl)
+	if err != nil {
+		return err
+	}
+	return v.Err()
+}
+
+// Send writes a command that gets no reply of its own (UNSUBSCRIBE and friends, whose
+// confirmations arrive as pushes) and returns once it has been written. A command the
+// server may refuse with an error reply is sent with DoConfirmed instead.
 func (c *Conn) Send(ctx context.Context, args ...any) error {
 	cl := c.getCall(0)
 	if err := c.enqueue(ctx, cl, "", nil, args); err != nil {

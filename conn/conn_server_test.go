@@ -413,6 +413,57 @@ func TestPubSubModeRESP2(t *testing.T) {
 	}
 }
 
+// TestDoConfirmed subscribes as a user allowed only the channels ok*, in both
+// protocols: a refused SUBSCRIBE returns NOPERM and leaves the connection working, an
+// accepted one returns once every channel is confirmed (no confirmation reaches the
+// push handler), and a PING in subscriber mode is answered in order behind the
+// messages; bad arguments are refused before anything is sent.
+func TestDoConfirmed(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{
+		Users: []testserver.User{{Name: "sub", Password: "pw", Rules: []string{"resetchannels", "&ok*", "+@all", "~*"}}},
+	})
+	ctx := context.Background()
+	for _, proto := range protocols {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			msgs := make(chan resp.Value, 8)
+			c := dialT(t, srv.Addr(), Options{Protocol: proto, Username: "sub", Password: "pw", PushHandler: func(v resp.Value) { msgs <- v }})
+			c.SetPubSubMode(true)
+			if err := c.DoConfirmed(ctx, "subscribe", 2, "SUBSCRIBE", "ok.1", "denied"); !resp.HasCode(err, "NOPERM") {
+				t.Fatalf("SUBSCRIBE of a refused channel: %v, want NOPERM", err)
+			}
+			if err := c.DoConfirmed(ctx, "subscribe", 2, "SUBSCRIBE", "ok.1", "ok.2"); err != nil {
+				t.Fatalf("SUBSCRIBE: %v", err)
+			}
+			if err := c.DoConfirmed(ctx, "psubscribe", 1, "PSUBSCRIBE", "denied*"); !resp.HasCode(err, "NOPERM") {
+				t.Fatalf("PSUBSCRIBE of a refused pattern: %v, want NOPERM", err)
+			}
+			srv.Do(t, "PUBLISH", "ok.2", "hello")
+			if err := c.DoConfirmed(ctx, "pong", 1, "PING"); err != nil {
+				t.Fatalf("PING in subscriber mode: %v", err)
+			}
+			select {
+			case v := <-msgs:
+				if !strings.Contains(v.String(), `"message", "ok.2", "hello"`) {
+					t.Fatalf("push handler got %s, want the message alone", v)
+				}
+			default:
+				t.Fatal("the message published before the PING was not delivered before its reply")
+			}
+			if c.Err() != nil {
+				t.Fatalf("connection broken: %v", c.Err())
+			}
+			for _, bad := range []struct {
+				kind string
+				n    int
+			}{{"subscribe", 0}, {"message", 1}} {
+				if err := c.DoConfirmed(ctx, bad.kind, bad.n, "SUBSCRIBE", "ok.3"); !errors.Is(err, ErrInvalidOptions) {
+					t.Errorf("DoConfirmed(%q, %d): %v, want ErrInvalidOptions", bad.kind, bad.n, err)
+				}
+			}
+		})
+	}
+}
+
 func TestDoEncoded(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
 	c := dialT(t, srv.Addr(), Options{})

@@ -16,7 +16,8 @@ var (
 	// ErrUnexpectedReply is the cause when the server sends a reply nobody asked for;
 	// the connection is out of sync and is closed.
 	ErrUnexpectedReply = errors.New("conn: reply without a request")
-	// ErrInvalidOptions is matched by errors from Dial for unusable options.
+	// ErrInvalidOptions is matched by errors from Dial for unusable options, and from
+	// calls given impossible arguments (DoEncoded, DoConfirmed).
 	ErrInvalidOptions = errors.New("conn: invalid options")
 	// ErrCredentials is matched by the error of a dial whose Options.Credentials
 	// failed (the provider's error is matched too) or gave no password; nothing was

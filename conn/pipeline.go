@@ -572,7 +572,7 @@ func (c *Conn) readOne(mine *call) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if v.Kind() == resp.KindPush || (c.r.pubsub2.Load() && !c.awaitedInPubSub(v)) {
+	if (v.Kind() == resp.KindPush || (c.r.pubsub2.Load() && !c.awaitedInPubSub(v))) && !c.confirms(v) {
 		if c.r.push != nil {
 			c.r.push(v)
 		}
@@ -599,6 +599,27 @@ func (c *Conn) awaitedInPubSub(v resp.Value) bool {
 	defer c.mu.Unlock()
 	return c.r.inflight.len() > 0
 }
+
+// confirms reports whether v, a push or a RESP2 subscriber-mode frame, is a
+// confirmation the oldest written call waits for (DoConfirmed): a subscribe push is
+// the reply of the SUBSCRIBE that asked for it, not news for the push handler.
+func (c *Conn) confirms(v resp.Value) bool {
+	elems, err := v.Array()
+	if err != nil || len(elems) == 0 {
+		return false
+	}
+	kind, err := elems[0].Text()
+	if err != nil || !confirmationKinds[kind] {
+		return false // a message: no lock taken
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cl := c.r.inflight.peek()
+	return cl != nil && cl.confirm == kind
+}
+
+// confirmationKinds are the frames DoConfirmed can wait for.
+var confirmationKinds = map[string]bool{"subscribe": true, "ssubscribe": true, "psubscribe": true, "pong": true}
 
 // dispatch hands v to the oldest written call and reports whether that completed mine.
 func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {

@@ -241,6 +241,9 @@ func (r *Cluster) conn(ctx context.Context, n *clusterNode) (*conn.Conn, error) 
 }
 
 func (r *Cluster) shared(ctx context.Context, t Target) (*conn.Conn, error) {
+	if anyNode(t) {
+		return r.sharedConn(ctx, t, nil)
+	}
 	for attempt := 0; ; attempt++ {
 		n, err := r.nodeFor(ctx, t)
 		if err != nil {
@@ -254,6 +257,29 @@ func (r *Cluster) shared(ctx context.Context, t Target) (*conn.Conn, error) {
 	}
 }
 
+// anyNode reports whether t lets any master serve it (no key, no node named, no
+// replica asked for).
+func anyNode(t Target) bool { return t.Slot == AnySlot && t.Addr == "" && !t.Replica }
+
+// tryMasters connects to a master of the caller's choice for a target any node
+// serves: from the next one in the rotation, it tries each master once until connect
+// succeeds or ctx ends, so a master that is down (a Cluster without replicas still
+// lists it) gives way to one that is up. It returns the last failure.
+func (r *Cluster) tryMasters(ctx context.Context, connect func(*clusterNode) (*conn.Conn, error)) (*conn.Conn, error) {
+	ms, err := r.masterNodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	start := int(r.next.Add(1))
+	for i := range len(ms) {
+		var cn *conn.Conn
+		if cn, err = connect(ms[(start+i)%len(ms)]); err == nil || ctx.Err() != nil {
+			return cn, err
+		}
+	}
+	return nil, err
+}
+
 func (r *Cluster) peer(ctx context.Context, t Target) (*SharedConn, error) {
 	n, err := r.nodeFor(ctx, t)
 	if err != nil {
@@ -263,6 +289,9 @@ func (r *Cluster) peer(ctx context.Context, t Target) (*SharedConn, error) {
 }
 
 func (r *Cluster) dedicated(ctx context.Context, t Target) (*conn.Conn, error) {
+	if anyNode(t) {
+		return r.tryMasters(ctx, func(n *clusterNode) (*conn.Conn, error) { return r.dedicatedOn(ctx, n) })
+	}
 	for attempt := 0; ; attempt++ {
 		n, err := r.nodeFor(ctx, t)
 		if err != nil {
@@ -281,6 +310,16 @@ func (r *Cluster) dedicated(ctx context.Context, t Target) (*conn.Conn, error) {
 	}
 }
 
+// dedicatedOn checks out a connection to n, asking for a topology refresh when n cannot
+// be reached.
+func (r *Cluster) dedicatedOn(ctx context.Context, n *clusterNode) (*conn.Conn, error) {
+	cn, err := n.get(ctx)
+	if err != nil {
+		r.refresher.Trigger()
+	}
+	return cn, err
+}
+
 func (r *Cluster) release(cn *conn.Conn, reusable bool) {
 	r.mu.Lock()
 	n := r.nodes[cn.Addr()]
@@ -293,19 +332,25 @@ func (r *Cluster) release(cn *conn.Conn, reusable bool) {
 }
 
 func (r *Cluster) dial(ctx context.Context, t Target, adjust func(*conn.Options)) (*conn.Conn, error) {
-	n, err := r.nodeFor(ctx, t)
-	if err != nil {
-		return nil, err
-	}
 	opts := r.o.Conn
 	if adjust != nil {
 		adjust(&opts)
 	}
-	cn, err := conn.Dial(ctx, n.addr, opts)
-	if err != nil {
-		r.refresher.Trigger()
+	connect := func(n *clusterNode) (*conn.Conn, error) {
+		cn, err := conn.Dial(ctx, n.addr, opts)
+		if err != nil {
+			r.refresher.Trigger()
+		}
+		return cn, err
 	}
-	return cn, err
+	if anyNode(t) {
+		return r.tryMasters(ctx, connect)
+	}
+	n, err := r.nodeFor(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return connect(n)
 }
 
 func (r *Cluster) observe(context.Context, error) {}

@@ -268,8 +268,11 @@ func (r *Cluster) attempt(ctx context.Context, cmd *Cmd, c *Call, t Target, next
 }
 
 // sharedConn is the shared connection of n, or of the node that serves t when n is
-// nil.
+// nil: for a command any node serves, the first master that can be reached.
 func (r *Cluster) sharedConn(ctx context.Context, t Target, n *clusterNode) (*conn.Conn, error) {
+	if n == nil && anyNode(t) {
+		return r.tryMasters(ctx, func(n *clusterNode) (*conn.Conn, error) { return r.conn(ctx, n) })
+	}
 	if n == nil {
 		var err error
 		if n, err = r.nodeFor(ctx, t); err != nil {

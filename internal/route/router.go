@@ -115,7 +115,9 @@ func (r *Router) SendPlan(ctx context.Context, p *Plan) ([]conn.Result, *conn.Co
 	return r.one.doEncoded(ctx, p.Len(), p.buf)
 }
 
-// Shared returns the auto-pipelined connection that serves t.
+// Shared returns the auto-pipelined connection that serves t. On a Cluster, for
+// [Any] (as for Dedicated and Dial), a master that cannot be reached gives way to the
+// next, each tried once while ctx allows.
 func (r *Router) Shared(ctx context.Context, t Target) (*conn.Conn, error) {
 	return r.b.shared(ctx, t)
 }

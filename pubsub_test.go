@@ -1,0 +1,372 @@
+package respire
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/respire/respire/resp"
+	"github.com/respire/respire/test/faultproxy"
+	"github.com/respire/respire/test/testserver"
+)
+
+// TestSubscriptionRefusedChannel subscribes as a user whose ACL allows only the
+// channels allowed*: each refused SUBSCRIBE, PSUBSCRIBE and SSUBSCRIBE, new or added to
+// a subscription, returns NOPERM; the subscription's other channels keep delivering on
+// the same connection (no reconnect), in RESP2 and RESP3.
+func TestSubscriptionRefusedChannel(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	srv.Do(t, "ACL", "SETUSER", "limited", "on", ">pw", "resetchannels", "&allowed*", "+@all", "~*")
+	forEachProtocol(t, srv, Options{Username: "limited", Password: "pw"}, func(t *testing.T, c *Client) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		wantNoPerm := func(what string, err error) {
+			t.Helper()
+			var se *resp.ServerError
+			if !errors.As(err, &se) || se.Code != "NOPERM" {
+				t.Errorf("%s: %v, want a NOPERM *resp.ServerError", what, err)
+			}
+		}
+		for name, subscribe := range map[string]func(context.Context, ...string) (*Subscription, error){
+			"Subscribe": c.Subscribe, "PSubscribe": c.PSubscribe, "SSubscribe": c.SSubscribe,
+		} {
+			sub, err := subscribe(ctx, "denied")
+			if err == nil {
+				sub.Close()
+			}
+			wantNoPerm(name+" of a refused channel", err)
+		}
+
+		sub, err := c.Subscribe(ctx, "allowed.a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		shard, err := c.SSubscribe(ctx, "allowed.s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer shard.Close()
+		connections := srv.Do(t, "CLIENT", "LIST", "TYPE", "pubsub")
+
+		wantNoPerm("sub.Subscribe of a refused channel", sub.Subscribe(ctx, "denied"))
+		wantNoPerm("sub.Subscribe of a refused channel beside an allowed one", sub.Subscribe(ctx, "allowed.b", "denied"))
+		wantNoPerm("sub.PSubscribe of a refused pattern", sub.PSubscribe(ctx, "denied*"))
+		wantNoPerm("shard.SSubscribe of a refused channel", shard.SSubscribe(ctx, "denied"))
+		if err := sub.Subscribe(ctx, "allowed.c"); err != nil {
+			t.Fatalf("sub.Subscribe of an allowed channel after refusals: %v", err)
+		}
+
+		for _, ch := range []string{"allowed.a", "allowed.c"} {
+			srv.Do(t, "PUBLISH", ch, "hello")
+			if m := receive(t, sub); m.Channel != ch || m.Payload != "hello" {
+				t.Fatalf("got %+v, want hello on %s", m, ch)
+			}
+		}
+		srv.Do(t, "SPUBLISH", "allowed.s", "shard")
+		if m := receive(t, shard); m.Channel != "allowed.s" || m.Payload != "shard" {
+			t.Fatalf("got %+v, want shard on allowed.s", m)
+		}
+		if got := srv.Do(t, "PUBSUB", "NUMSUB", "allowed.b"); got != "allowed.b\n0" {
+			t.Errorf("PUBSUB NUMSUB allowed.b = %q: the refused SUBSCRIBE subscribed part of it", got)
+		}
+		if after := srv.Do(t, "CLIENT", "LIST", "TYPE", "pubsub"); clientIDs(after) != clientIDs(connections) {
+			t.Errorf("subscription connections changed over the refusals:\nbefore %s\nafter  %s", connections, after)
+		}
+	})
+}
+
+// receive returns the next message of sub, failing the test if none comes.
+func receive(t *testing.T, sub *Subscription) Message {
+	t.Helper()
+	select {
+	case m := <-sub.Messages():
+		return m
+	case <-time.After(5 * time.Second):
+		t.Fatal("no message delivered")
+	}
+	return Message{}
+}
+
+// clientIDs is the id= fields of a CLIENT LIST reply.
+func clientIDs(list string) string {
+	var ids []string
+	for _, f := range strings.Fields(list) {
+		if strings.HasPrefix(f, "id=") {
+			ids = append(ids, f)
+		}
+	}
+	return strings.Join(ids, " ")
+}
+
+// TestCloseRacingSubscribe closes the client while many Subscribe calls are in flight:
+// each returns ErrClosed or a subscription, and once Close has returned the server
+// has no subscriber left and publishing reaches nobody.
+func TestCloseRacingSubscribe(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	for _, proto := range protocols {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			c, err := NewClient(context.Background(), Options{Addrs: []string{srv.Addr()}, Protocol: proto})
+			if err != nil {
+				t.Fatal(err)
+			}
+			const n = 230
+			var (
+				wg      sync.WaitGroup
+				started sync.WaitGroup
+			)
+			errs := make([]error, n)
+			subs := make([]*Subscription, n)
+			started.Add(n)
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					started.Done()
+					subs[i], errs[i] = c.Subscribe(context.Background(), fmt.Sprintf("race.%d", i))
+				}()
+			}
+			started.Wait()
+			c.Close()
+			wg.Wait()
+			closed := 0
+			for i, err := range errs {
+				switch {
+				case errors.Is(err, ErrClosed):
+					closed++
+				case err != nil:
+					t.Errorf("Subscribe %d: %v, want a subscription or ErrClosed", i, err)
+				default:
+					select {
+					case _, open := <-subs[i].Messages():
+						if open {
+							t.Errorf("subscription %d delivered a message after Close", i)
+						}
+					default:
+						t.Errorf("subscription %d still open after Close", i)
+					}
+				}
+			}
+			t.Logf("%d of %d Subscribe calls returned ErrClosed", closed, n)
+			waitFor(t, "no subscriber left", func() bool {
+				return !strings.Contains(srv.Do(t, "CLIENT", "LIST", "TYPE", "pubsub"), "id=")
+			})
+			for i := range n {
+				if got := srv.Do(t, "PUBLISH", fmt.Sprintf("race.%d", i), "late"); got != "0" {
+					t.Fatalf("PUBLISH race.%d after Close reached %s subscribers", i, got)
+				}
+			}
+		})
+	}
+}
+
+// TestReconnectDelaySchedule checks the backoff's bounds: between half and all of
+// 50ms·2^(n-1), capped at 5s.
+func TestReconnectDelaySchedule(t *testing.T) {
+	defer func(j func(time.Duration) time.Duration) { reconnectJitter = j }(reconnectJitter)
+	ceilings := []time.Duration{50, 100, 200, 400, 800, 1600, 3200, 5000, 5000}
+	for _, tc := range []struct {
+		name   string
+		jitter func(time.Duration) time.Duration
+		part   func(time.Duration) time.Duration
+	}{
+		{"least", func(time.Duration) time.Duration { return 0 }, func(c time.Duration) time.Duration { return c / 2 }},
+		{"most", func(n time.Duration) time.Duration { return n }, func(c time.Duration) time.Duration { return c }},
+	} {
+		reconnectJitter = tc.jitter
+		for i, ms := range ceilings {
+			if got, want := reconnectDelay(i+1), tc.part(ms*time.Millisecond); got != want {
+				t.Errorf("%s: reconnectDelay(%d) = %v, want %v", tc.name, i+1, got, want)
+			}
+		}
+		if got, want := reconnectDelay(1000), tc.part(reconnectMax); got != want {
+			t.Errorf("%s: reconnectDelay(1000) = %v, want %v", tc.name, got, want)
+		}
+	}
+}
+
+// fakePubSub is a scripted server for subscription logic under testing/synctest: every
+// dial gets a net.Pipe served by a goroutine of its own, which answers HELLO and
+// anything else with OK, SUBSCRIBE as refuse says, and PING unless mute says not.
+// Each serving goroutine ends when its pipe is closed.
+type fakePubSub struct {
+	mu      sync.Mutex
+	dials   []time.Time
+	servers []net.Conn
+	refuse  func(dial int) bool // whether the dial-th connection's SUBSCRIBE is refused
+	mute    func(dial int) bool // whether the dial-th connection stops answering after SUBSCRIBE
+	wg      sync.WaitGroup
+}
+
+func (f *fakePubSub) dial(context.Context, string, string) (net.Conn, error) {
+	cli, srv := net.Pipe()
+	f.mu.Lock()
+	n := len(f.dials)
+	f.dials = append(f.dials, time.Now())
+	f.servers = append(f.servers, srv)
+	f.mu.Unlock()
+	f.wg.Add(1)
+	go f.serve(n, srv)
+	return cli, nil
+}
+
+func (f *fakePubSub) serve(n int, nc net.Conn) {
+	defer f.wg.Done()
+	defer nc.Close()
+	rd := resp.NewReader(bufio.NewReader(nc), resp.Limits{})
+	subscribed := false
+	for {
+		v, err := rd.Read()
+		if err != nil {
+			return
+		}
+		elems, _ := v.Array()
+		args := make([]string, len(elems))
+		for i, e := range elems {
+			args[i], _ = e.Text()
+		}
+		var reply string
+		switch {
+		case subscribed && f.mute != nil && f.mute(n):
+			continue // a connection that silently stops delivering
+		case args[0] == "HELLO":
+			reply = "%3\r\n+server\r\n+redis\r\n+version\r\n+7.0.15\r\n+proto\r\n:3\r\n"
+		case args[0] == "SUBSCRIBE" && f.refuse != nil && f.refuse(n):
+			reply = "-NOPERM this user has no permissions to access one of the channels used as arguments\r\n"
+		case args[0] == "SUBSCRIBE":
+			for i, ch := range args[1:] {
+				reply += fmt.Sprintf(">3\r\n$9\r\nsubscribe\r\n$%d\r\n%s\r\n:%d\r\n", len(ch), ch, i+1)
+			}
+			subscribed = true
+		case args[0] == "PING":
+			reply = "+PONG\r\n"
+		default:
+			reply = "+OK\r\n"
+		}
+		if _, err := nc.Write([]byte(reply)); err != nil {
+			return
+		}
+	}
+}
+
+// drop closes the server end of the dial-th connection.
+func (f *fakePubSub) drop(dial int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.servers[dial].Close()
+}
+
+// gaps returns the time between consecutive dials from the from-th on.
+func (f *fakePubSub) gaps(from int) []time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []time.Duration
+	for i := from + 1; i < len(f.dials); i++ {
+		out = append(out, f.dials[i].Sub(f.dials[i-1]))
+	}
+	return out
+}
+
+// TestSubscriptionReconnectBacksOff drops a subscription whose every later SUBSCRIBE
+// is refused: the first reconnect is at once, and the ones after it wait 50ms, 100ms,
+// ... up to 5s (jitter scripted to its most), never reconnecting in a loop.
+func TestSubscriptionReconnectBacksOff(t *testing.T) {
+	defer func(j func(time.Duration) time.Duration) { reconnectJitter = j }(reconnectJitter)
+	reconnectJitter = func(n time.Duration) time.Duration { return n }
+	synctest.Test(t, func(t *testing.T) {
+		// Dial 0 is the client's shared connection, dial 1 the subscription's.
+		f := &fakePubSub{refuse: func(dial int) bool { return dial > 1 }}
+		c, err := NewClient(context.Background(), Options{Addrs: []string{"10.0.0.1:6379"}, Dialer: f.dial, SubscriptionHealthCheck: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Subscribe(context.Background(), "news"); err != nil {
+			t.Fatal(err)
+		}
+		f.drop(1)
+		time.Sleep(20 * time.Second)
+		c.Close()
+		f.wg.Wait()
+		want := []time.Duration{0, 50, 100, 200, 400, 800, 1600, 3200, 5000, 5000}
+		for i := range want {
+			want[i] *= time.Millisecond
+		}
+		if got := f.gaps(1); !slices.Equal(got, want) {
+			t.Errorf("reconnections %v apart, want %v", got, want)
+		}
+	})
+}
+
+// TestSubscriptionHealthCheck mutes a subscription's connection after its SUBSCRIBE:
+// with a health check every 10s, the PING at 10s goes unanswered, and the
+// subscription reconnects at 20s, the bound the README gives (twice the interval).
+func TestSubscriptionHealthCheck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakePubSub{mute: func(dial int) bool { return dial == 1 }}
+		c, err := NewClient(context.Background(), Options{Addrs: []string{"10.0.0.1:6379"}, Dialer: f.dial, SubscriptionHealthCheck: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Subscribe(context.Background(), "news"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(35 * time.Second) // two more health checks, answered
+		c.Close()
+		f.wg.Wait()
+		if got, want := f.gaps(1), []time.Duration{20 * time.Second}; !slices.Equal(got, want) {
+			t.Errorf("reconnections %v apart, want %v", got, want)
+		}
+	})
+}
+
+// TestSubscriptionHealthCheckLive black-holes a subscription's connection through a
+// fault proxy: the health check (every 200ms here) notices the silence and the
+// subscription dials again, and once the route heals it delivers on its new
+// connection.
+func TestSubscriptionHealthCheckLive(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	p := faultproxy.Start(t, srv.Addr())
+	for _, proto := range protocols {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			c := newClientT(t, Options{Addrs: []string{p.Addr()}, Protocol: proto, SubscriptionHealthCheck: 200 * time.Millisecond, DialTimeout: 500 * time.Millisecond})
+			sub, err := c.Subscribe(context.Background(), "hc")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Close()
+			publishUntilHeard(t, srv, sub, "hc", "before")
+			accepted := p.Stats().Accepted
+			p.Blackhole(faultproxy.Both)
+			defer p.Heal()
+			waitFor(t, "the subscription to dial again", func() bool { return p.Stats().Accepted > accepted })
+			p.Heal()
+			publishUntilHeard(t, srv, sub, "hc", "after")
+		})
+	}
+}
+
+// publishUntilHeard publishes payload on channel until sub receives it: a subscriber
+// the server still counts may be a connection the client has given up.
+func publishUntilHeard(t *testing.T, srv *testserver.Server, sub *Subscription, channel, payload string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		srv.Do(t, "PUBLISH", channel, payload)
+		select {
+		case m := <-sub.Messages():
+			if m.Channel == channel && m.Payload == payload {
+				return
+			}
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Fatalf("%q on %s never delivered", payload, channel)
+}

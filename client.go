@@ -159,6 +159,10 @@ func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	// do's body, written out: through do, the reply would be copied once more on the
 	// stack (it does not fit in registers with do's other results): 45 instructions a
 	// command, under callgrind.
+	args, err := c.confine(args)
+	if err != nil {
+		return resp.Value{}, err
+	}
 	var keys [8]int
 	o, info, err := c.callOptionsCtx(ctx, args, keys[:0])
 	if err != nil {
@@ -181,6 +185,10 @@ func (c *Client) doObserved(ctx context.Context, obs observe.Observer, args []an
 // do is Do without the observer; it also returns the connection that produced the
 // reply (nil when none did).
 func (c *Client) do(ctx context.Context, args []any) (resp.Value, *conn.Conn, error) {
+	args, err := c.confine(args)
+	if err != nil {
+		return resp.Value{}, nil, err
+	}
 	var keys [8]int
 	o, info, err := c.callOptionsCtx(ctx, args, keys[:0])
 	if err != nil {
@@ -216,6 +224,10 @@ func (c *Client) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	if obs := c.obs; obs != nil {
 		return c.doMultiObserved(ctx, obs, cmds)
 	}
+	cmds, err := c.confineAll(cmds)
+	if err != nil {
+		return nil, err
+	}
 	res, _, err := c.route.DoMulti(ctx, cmds, (*batchCommands)(c))
 	return res, err
 }
@@ -224,6 +236,9 @@ func (c *Client) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
 func (c *Client) doMultiObserved(ctx context.Context, obs observe.Observer, cmds [][]any) ([]Result, error) {
 	p := observeBatch(ctx, obs, observe.Multi, len(cmds), c.batchName(cmds))
 	defer p.end()
+	if cmds, p.err = c.confineAll(cmds); p.err != nil {
+		return nil, p.err
+	}
 	p.res, p.last, p.err = c.route.DoMulti(p.ctx, cmds, (*batchCommands)(c))
 	return p.res, p.err
 }

@@ -56,7 +56,11 @@ func (p *Pipeline) Do(args ...any) *Pipeline {
 	if p.err != nil {
 		return p
 	}
-	var err error
+	args, err := p.c.confine(args)
+	if err != nil {
+		p.err = fmt.Errorf("command %d: %w", p.n, err)
+		return p
+	}
 	if p.nLater == 0 {
 		var keys [8]int
 		var o conn.CallOptions

@@ -142,6 +142,10 @@ func (tx *Tx) Do(ctx context.Context, args ...any) (resp.Value, error) {
 
 // do is Do without the observer.
 func (tx *Tx) do(ctx context.Context, args []any) (resp.Value, error) {
+	args, err := tx.client.confine(args)
+	if err != nil {
+		return resp.Value{}, err
+	}
 	var keys [8]int
 	o, _, err := tx.client.callOptionsCtx(ctx, args, keys[:0])
 	if err != nil {
@@ -190,6 +194,10 @@ func (tx *Tx) exec(ctx context.Context, cmds [][]any) ([]Result, error) {
 		return nil, fmt.Errorf("%w: Exec called twice in one transaction", ErrInvalidArg)
 	}
 	tx.execed = true
+	cmds, err := tx.client.confineAll(cmds)
+	if err != nil {
+		return nil, err
+	}
 	keys, err := tx.client.batchKeys(ctx, cmds)
 	if err != nil {
 		return nil, err

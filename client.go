@@ -175,7 +175,7 @@ func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
 
 // doObserved is Do between the observer's CommandStart and CommandEnd.
 func (c *Client) doObserved(ctx context.Context, obs observe.Observer, args []any) (resp.Value, error) {
-	p := c.observeCommand(ctx, obs, args)
+	p := c.observeCommand(ctx, obs, args, c.expectedAddr(args))
 	defer p.end()
 	var v resp.Value
 	v, p.last, p.err = c.do(p.ctx, args)
@@ -234,10 +234,12 @@ func (c *Client) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
 
 // doMultiObserved is DoMulti between the observer's BatchStart and BatchEnd.
 func (c *Client) doMultiObserved(ctx context.Context, obs observe.Observer, cmds [][]any) ([]Result, error) {
-	p := observeBatch(ctx, obs, observe.Multi, len(cmds), c.batchName(cmds))
+	p := observeBatch(ctx, obs, observe.Multi, len(cmds), c.batchName(cmds), c.batchAddr())
 	defer p.end()
-	if cmds, p.err = c.confineAll(cmds); p.err != nil {
-		return nil, p.err
+	cmds, err := c.confineAll(cmds)
+	if err != nil {
+		p.err = err
+		return nil, err
 	}
 	p.res, p.last, p.err = c.route.DoMulti(p.ctx, cmds, (*batchCommands)(c))
 	return p.res, p.err
@@ -305,7 +307,7 @@ func (c *Client) DoOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, ar
 // connections.
 func (c *Client) doOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args []any, via func(context.Context, *route.SharedConn) (*conn.Conn, error)) (resp.Value, *conn.Conn, error) {
 	if obs := c.obs; obs != nil {
-		p := c.observeCommand(ctx, obs, args)
+		p := c.observeCommand(ctx, obs, args, cn.Addr())
 		defer p.end()
 		var v resp.Value
 		v, p.last, p.err = c.sendOn(p.ctx, cn, o, args, via)

@@ -126,7 +126,7 @@ func (p *Pipeline) Len() int { return p.n }
 // in their Result.
 func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	if obs := p.c.obs; obs != nil && p.n > 0 {
-		b := observeBatch(ctx, obs, observe.Pipeline, p.n, p.batchName())
+		b := observeBatch(ctx, obs, observe.Pipeline, p.n, p.batchName(), p.c.batchAddr())
 		defer b.end()
 		b.res, b.last, b.err = p.exec(b.ctx)
 		return b.res, b.err

@@ -130,7 +130,7 @@ func (tx *Tx) bind(ctx context.Context, cmds ...[]any) error {
 // it with ErrTxSlotMoved rather than a raw MOVED.
 func (tx *Tx) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	if obs := tx.client.obs; obs != nil {
-		p := tx.client.observeCommand(ctx, obs, args)
+		p := tx.client.observeCommand(ctx, obs, args, tx.addr(args))
 		defer p.end()
 		var v resp.Value
 		v, p.err = tx.do(p.ctx, args)
@@ -138,6 +138,19 @@ func (tx *Tx) Do(ctx context.Context, args ...any) (resp.Value, error) {
 		return v, p.err
 	}
 	return tx.do(ctx, args)
+}
+
+// addr is the server the transaction's next command (args; nil for Exec) is about to
+// go to, for its start event: the bound connection's, else where the router would
+// send it.
+func (tx *Tx) addr(args []any) string {
+	switch {
+	case tx.cn != nil:
+		return tx.cn.Addr()
+	case args == nil:
+		return tx.client.batchAddr()
+	}
+	return tx.client.expectedAddr(args)
 }
 
 // do is Do without the observer.
@@ -179,7 +192,7 @@ func slotMoved(err, cause error) error {
 // Exec can be called once per transaction.
 func (tx *Tx) Exec(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	if obs := tx.client.obs; obs != nil {
-		p := observeBatch(ctx, obs, observe.Transaction, len(cmds), "")
+		p := observeBatch(ctx, obs, observe.Transaction, len(cmds), "", tx.addr(nil))
 		defer p.end()
 		p.res, p.err = tx.exec(p.ctx, cmds)
 		p.last = tx.cn

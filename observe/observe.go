@@ -132,6 +132,12 @@ type CommandStart struct {
 	// A command the table lacks whose name is not a string (a []byte) is named
 	// "UNKNOWN": copying its bytes into a string would allocate on every such call.
 	Name string
+	// Addr is the server ("host:port") the command is about to go to, as the client
+	// knows it before sending, so that a tracer's sampler can see it: "" when the
+	// client cannot tell yet (on a Cluster, a command without keys, a replica read,
+	// a slot no node serves as far as it knows). The server that answers can differ
+	// after a redirection or a failover: CommandEnd.Addr says which did.
+	Addr string
 	// Start is when the client began the call.
 	Start time.Time
 }
@@ -160,7 +166,11 @@ type BatchStart struct {
 	// name as CommandStart.Name gives it: the database conventions count such a batch
 	// as one operation, named after its command. It is "" for a longer batch and for
 	// a transaction, which is MULTI ... EXEC whatever it holds.
-	Name  string
+	Name string
+	// Addr is the server the batch is about to go to, as CommandStart.Addr is for a
+	// command: "" on a Cluster, where a batch is split by node as it is sent, unless
+	// it is a transaction already bound to its node (by WATCH or an earlier Tx.Do).
+	Addr  string
 	Start time.Time
 }
 

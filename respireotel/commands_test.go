@@ -4,19 +4,24 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
+	"github.com/respire/respire/test/testserver"
 )
 
 // Secrets the spans must never carry: a key and a value.
@@ -385,5 +390,80 @@ func TestDBNamespace(t *testing.T) {
 
 	if _, err := New(WithDB(-1)); !errors.Is(err, ErrInvalidArg) {
 		t.Errorf("New(WithDB(-1)): %v, want ErrInvalidArg", err)
+	}
+}
+
+// startSampler samples every span and keeps, by span name, the attributes each one
+// started with: what a sampler can decide by.
+type startSampler struct {
+	mu   sync.Mutex
+	seen map[string][]attribute.KeyValue
+}
+
+func (s *startSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	s.mu.Lock()
+	s.seen[p.Name] = slices.Clone(p.Attributes)
+	s.mu.Unlock()
+	return sdktrace.SamplingResult{Decision: sdktrace.RecordAndSample, Tracestate: trace.SpanContextFromContext(p.ParentContext).TraceState()}
+}
+
+func (s *startSampler) Description() string { return "startSampler" }
+
+func (s *startSampler) attrs(name string) ([]attribute.KeyValue, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kv, ok := s.seen[name]
+	return kv, ok
+}
+
+// newSampledHarness is newHarness with a startSampler.
+func newSampledHarness(t *testing.T) (*harness, *startSampler) {
+	t.Helper()
+	sampler := &startSampler{seen: map[string][]attribute.KeyValue{}}
+	h := &harness{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
+	h.tp = sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithSpanProcessor(h.spans))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(h.reader))
+	t.Cleanup(func() {
+		h.tp.Shutdown(context.Background())
+		mp.Shutdown(context.Background())
+	})
+	obs, err := New(WithTracerProvider(h.tp), WithMeterProvider(mp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.obs = obs
+	return h, sampler
+}
+
+// Issue #24 point 6: a command's or a batch's span starts with server.address and
+// server.port, so that a sampler sees them.
+func TestSpansStartWithServer(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	h, sampler := newSampledHarness(t)
+	c := h.client(t, respire.Options{Addrs: []string{srv.Addr()}})
+	ctx := context.Background()
+	if _, err := c.Do(ctx, "GET", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Pipeline().Do("SET", "a", "1").Do("GET", "a").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Watch(ctx, func(tx *respire.Tx) error {
+		_, err := tx.Exec(ctx, []any{"INCR", "n"}, []any{"GET", "n"})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := strings.Cut(srv.Addr(), ":")
+	p, _ := strconv.Atoi(port)
+	for _, name := range []string{"GET", "PIPELINE", "MULTI"} {
+		kv, ok := sampler.attrs(name)
+		if !ok {
+			t.Errorf("the sampler saw no %q span", name)
+			continue
+		}
+		if !has(attribute.NewSet(kv...), []attribute.KeyValue{semconv.ServerAddress(host), semconv.ServerPort(p), semconv.DBOperationName(name)}) {
+			t.Errorf("%q span started with %v, want server.address %s, server.port %d", name, kv, host, p)
+		}
 	}
 }

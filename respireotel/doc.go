@@ -12,11 +12,14 @@
 // Every command gets a span of kind client named after the command ("GET"), started
 // when the client began the call and ended when its reply or failure was known, with
 // the attributes of OpenTelemetry's database conventions: db.system.name "redis",
-// db.operation.name, server.address and server.port of the server that replied (after
-// any redirection), and db.namespace, the database index, when WithDB gives it (the
-// Observer cannot read respire.Options.DB). A failure sets the span's status to Error
-// and error.type to the server's error prefix for an error reply ("WRONGTYPE", also
-// in db.response.status_code), or to how the call ended otherwise: "not_sent" (it
+// db.operation.name, server.address and server.port, and db.namespace, the database
+// index, when WithDB gives it (the Observer cannot read respire.Options.DB). The span
+// starts with the server the command is about to go to (observe.CommandStart.Addr),
+// so that a sampler sees it, and ends with the one that replied (after any
+// redirection), which replaces it; a command the client cannot place before sending
+// (on a Cluster, a keyless one) starts without. A failure sets the span's status to
+// Error and error.type to the server's error prefix for an error reply ("WRONGTYPE",
+// also in db.response.status_code), or to how the call ended otherwise: "not_sent" (it
 // never reached the server) or "unknown" (it may have run); respire.outcome holds
 // that class for every span. Only a first word shaped like Redis's prefixes (upper
 // case letters, digits and underscores, at most 32) counts as a prefix: a script
@@ -31,7 +34,9 @@
 // named after the command ("GET", from observe.BatchStart.Name, as rueidis names a
 // DoMulti of one), still with respire.batch.kind, and without
 // db.operation.batch.size, which the conventions set for batches of two or more (or
-// none); a transaction of one stays "MULTI". Lock steps are events on the span current
+// none); a transaction of one stays "MULTI". A batch's span starts with its server
+// where the client knows it (one server, or a transaction bound to its node), not for
+// a Cluster batch, split by node when sent. Lock steps are events on the span current
 // in the lock call's context. Spans never carry argument values, keys, server error
 // messages (which can quote arguments) or credentials.
 //

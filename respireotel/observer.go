@@ -29,8 +29,8 @@ type Observer struct {
 	// system is db.system.name, and db.namespace when WithDB gave it.
 	system []attribute.KeyValue
 	ops    memo[opKey, *opAttrs]
-	// starts holds each operation name's span start attributes.
-	starts memo[string, trace.SpanStartOption]
+	// starts holds the span start attributes of each operation name and server.
+	starts memo[opKey, trace.SpanStartOption]
 }
 
 // Option configures New.

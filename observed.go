@@ -70,8 +70,8 @@ type pendingBatch struct {
 }
 
 // observeBatch tells obs a batch of n commands is about to be sent to addr, as
-// observeCommand does for one command, and returns it, to end; name is the command's
-// for a batch of one (observe.BatchStart.Name).
+// observeCommand does for one command, and returns it, to end; name is the one its
+// commands share, if they do (observe.BatchStart.Name).
 func observeBatch(ctx context.Context, obs observe.Observer, kind observe.BatchKind, n int, name, addr string) pendingBatch {
 	start := observe.BatchStart{Kind: kind, Len: n, Name: name, Addr: addr, Start: time.Now()}
 	return pendingBatch{ctx: obs.BatchStart(ctx, start), obs: obs, start: start, err: errPanicked}
@@ -102,19 +102,25 @@ func (p *pendingBatch) end() {
 	p.obs.BatchEnd(p.ctx, e)
 }
 
-// batchName is the name the events of a DoMulti of cmds carry: the command's when it
-// is the only one (observe.BatchStart.Name), else none.
+// batchName is the name the events of a batch of cmds carry: the one every command
+// shares, else none (observe.BatchStart.Name).
 func (c *Client) batchName(cmds [][]any) string {
-	if len(cmds) != 1 {
+	if len(cmds) == 0 {
 		return ""
 	}
-	return c.observedName(cmds[0])
+	name := c.observedName(cmds[0])
+	for _, args := range cmds[1:] {
+		if c.observedName(args) != name {
+			return ""
+		}
+	}
+	return name
 }
 
-// batchName is batchName for the pipeline's commands, of which it keeps only the first
-// one's name.
+// batchName is batchName for the pipeline's commands, whose names it compared as they
+// were added.
 func (p *Pipeline) batchName() string {
-	if p.n != 1 {
+	if p.mixed {
 		return ""
 	}
 	return p.first

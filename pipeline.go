@@ -39,9 +39,11 @@ type Pipeline struct {
 	nLater int
 	n      int
 	err    error // the first command that could not be added
-	// first is the first command's name when the client has an observer, for the
-	// events of a pipeline of one (observe.BatchStart.Name).
+	// first is the first command's name when the client has an observer, and mixed
+	// says a later one had another: the batch's events carry the name its commands
+	// share (observe.BatchStart.Name).
 	first string
+	mixed bool
 }
 
 // Pipeline returns an empty pipeline on c.
@@ -50,8 +52,13 @@ func (c *Client) Pipeline() *Pipeline { return &Pipeline{c: c} }
 // Do adds a command to the pipeline.
 func (p *Pipeline) Do(args ...any) *Pipeline {
 	defer func() { p.n++ }()
-	if p.n == 0 && p.c.obs != nil {
-		p.first = p.c.observedName(args)
+	if p.c.obs != nil {
+		switch name := p.c.observedName(args); {
+		case p.n == 0:
+			p.first, p.mixed = name, false
+		case name != p.first:
+			p.mixed = true
+		}
 	}
 	if p.err != nil {
 		return p

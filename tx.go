@@ -192,7 +192,7 @@ func slotMoved(err, cause error) error {
 // Exec can be called once per transaction.
 func (tx *Tx) Exec(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	if obs := tx.client.obs; obs != nil {
-		p := observeBatch(ctx, obs, observe.Transaction, len(cmds), "", tx.addr(nil))
+		p := observeBatch(ctx, obs, observe.Transaction, len(cmds), tx.client.batchName(cmds), tx.addr(nil))
 		defer p.end()
 		p.res, p.err = tx.exec(p.ctx, cmds)
 		p.last = tx.cn

@@ -162,10 +162,11 @@ type CommandEnd struct {
 type BatchStart struct {
 	Kind BatchKind
 	Len  int // commands in the batch
-	// Name is, for a DoMulti or Pipeline.Exec of one command (Len 1), that command's
-	// name as CommandStart.Name gives it: the database conventions count such a batch
-	// as one operation, named after its command. It is "" for a longer batch and for
-	// a transaction, which is MULTI ... EXEC whatever it holds.
+	// Name is the name every command of the batch shares, as CommandStart.Name gives
+	// it ("GET" for a pipeline of GETs, "INCR" for MULTI, INCR, INCR, EXEC), and ""
+	// when their names differ. The database conventions name a batch whose commands
+	// share a name after that name ("PIPELINE GET", "MULTI INCR"), and a DoMulti or
+	// Pipeline.Exec of one command (Len 1) after the command alone, as one operation.
 	Name string
 	// Addr is the server the batch is about to go to, as CommandStart.Addr is for a
 	// command: "" on a Cluster, where a batch is split by node as it is sent, unless

@@ -205,7 +205,7 @@ func TestBatchSpans(t *testing.T) {
 	}
 
 	byKind := map[string]sdktrace.ReadOnlySpan{}
-	for _, s := range append(h.ended(pipelineName), h.ended(transactionName)...) {
+	for _, s := range slices.Concat(h.ended(pipelineName), h.ended(pipelineName+" GET"), h.ended(transactionName)) {
 		v, _ := attr(s, batchKindKey)
 		byKind[v.AsString()] = s
 	}
@@ -215,7 +215,7 @@ func TestBatchSpans(t *testing.T) {
 		failed     int
 	}{
 		{"pipeline", pipelineName, 3, 1},
-		{"multi", pipelineName, 2, 0},
+		{"multi", pipelineName + " GET", 2, 0}, // the commands share a name
 		{"transaction", transactionName, -1, 0},
 	} {
 		s, ok := byKind[want.kind]
@@ -241,8 +241,11 @@ func TestBatchSpans(t *testing.T) {
 		}
 	}
 	assertNoSecrets(t, h.spans.Ended())
-	if n := h.count(t, "db.client.operation.duration", semconv.DBOperationName(pipelineName)); n != 2 {
-		t.Errorf("%d PIPELINE durations, want 2", n)
+	if n := h.count(t, "db.client.operation.duration", semconv.DBOperationName(pipelineName)); n != 1 {
+		t.Errorf("%d PIPELINE durations, want 1", n)
+	}
+	if n := h.count(t, "db.client.operation.duration", semconv.DBOperationName(pipelineName+" GET")); n != 1 {
+		t.Errorf("%d PIPELINE GET durations, want 1", n)
 	}
 	if n := h.count(t, "db.client.operation.duration", semconv.DBOperationName(transactionName)); n != 1 {
 		t.Errorf("%d MULTI durations, want 1", n)
@@ -250,7 +253,8 @@ func TestBatchSpans(t *testing.T) {
 }
 
 // A Pipeline.Exec or DoMulti of one command is a span and an operation named after the
-// command, with its batch kind and no batch size; a transaction of one stays MULTI.
+// command, with its batch kind and no batch size; a transaction of one is MULTI and its
+// command's name, as a longer one whose commands share that name.
 func TestBatchOfOneSpan(t *testing.T) {
 	_, h, c := standalone(t, respire.Options{})
 	ctx := context.Background()
@@ -290,8 +294,8 @@ func TestBatchOfOneSpan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(h.ended(transactionName)); n != 1 {
-		t.Errorf("%d MULTI spans for a transaction of one, want 1", n)
+	if n := len(h.ended(transactionName + " INCR")); n != 1 {
+		t.Errorf("%d MULTI INCR spans for a transaction of one INCR, want 1 (spans: %v)", n, spanNames(h.spans.Ended()))
 	}
 	assertNoSecrets(t, h.spans.Ended())
 }
@@ -433,6 +437,60 @@ func newSampledHarness(t *testing.T) (*harness, *startSampler) {
 	}
 	h.obs = obs
 	return h, sampler
+}
+
+// Issue #24 point 6: a batch whose commands share a name is named after it ("PIPELINE
+// GET", "MULTI INCR"; a mixed one stays "PIPELINE" or "MULTI"), on its span and its
+// operation duration.
+func TestBatchNames(t *testing.T) {
+	_, h, c := standalone(t, respire.Options{})
+	ctx := context.Background()
+	if _, err := c.Pipeline().Do("GET", "a").Do("GET", "b").Do("GET", "c").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Pipeline().Do("SET", "a", "1").Do("GET", "a").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DoMulti(ctx, []any{"SET", "a", "1"}, []any{"set", "b", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Watch(ctx, func(tx *respire.Tx) error {
+		_, err := tx.Exec(ctx, []any{"INCR", "n"}, []any{"INCR", "n"})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Watch(ctx, func(tx *respire.Tx) error {
+		_, err := tx.Exec(ctx, []any{"INCR", "n"}, []any{"GET", "n"})
+		return err
+	}, "n"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct {
+		name string
+		size int64
+	}{
+		{"PIPELINE GET", 3},
+		{"PIPELINE", 2},
+		{"PIPELINE SET", 2},
+		{"MULTI INCR", 2},
+		{"MULTI", 2},
+	} {
+		spans := h.ended(want.name)
+		if len(spans) != 1 {
+			t.Errorf("%d %q spans, want 1 (spans: %v)", len(spans), want.name, spanNames(h.spans.Ended()))
+			continue
+		}
+		if v, _ := attr(spans[0], semconv.DBOperationNameKey); v.AsString() != want.name {
+			t.Errorf("%q span: db.operation.name %q", want.name, v.AsString())
+		}
+		if v, _ := attr(spans[0], semconv.DBOperationBatchSizeKey); v.AsInt64() != want.size {
+			t.Errorf("%q span: db.operation.batch.size %d, want %d", want.name, v.AsInt64(), want.size)
+		}
+		if n := h.count(t, "db.client.operation.duration", semconv.DBOperationName(want.name)); n != 1 {
+			t.Errorf("%d %q durations, want 1", n, want.name)
+		}
+	}
 }
 
 // Issue #24 point 6: a command's or a batch's span starts with server.address and

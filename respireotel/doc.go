@@ -27,16 +27,17 @@
 // as "server_error" with no db.response.status_code, on spans and metrics alike.
 //
 // Batches get one span each: "PIPELINE" for Pipeline.Exec and DoMulti
-// (respire.batch.kind says which), "MULTI" for a transaction, with
+// (respire.batch.kind says which), "MULTI" for a transaction, followed, as the
+// conventions ask, by the name of the batch's commands when they all share one
+// ("PIPELINE GET", "MULTI INCR", from observe.BatchStart.Name), with
 // db.operation.batch.size and respire.batch.failed, the commands whose reply was an
 // error. The conventions model a batch of one command as a single operation, named
 // after it: a Pipeline.Exec or DoMulti of one command gets a span and an operation
-// named after the command ("GET", from observe.BatchStart.Name, as rueidis names a
-// DoMulti of one), still with respire.batch.kind, and without
-// db.operation.batch.size, which the conventions set for batches of two or more (or
-// none); a transaction of one stays "MULTI". A batch's span starts with its server
-// where the client knows it (one server, or a transaction bound to its node), not for
-// a Cluster batch, split by node when sent. Lock steps are events on the span current
+// named after the command ("GET", as rueidis names a DoMulti of one), still with
+// respire.batch.kind, and without db.operation.batch.size, which the conventions set
+// for batches of two or more (or none); a transaction of one INCR is "MULTI INCR". A
+// batch's span starts with its server where the client knows it (one server, or a
+// transaction bound to its node), not for a Cluster batch, split by node when sent. Lock steps are events on the span current
 // in the lock call's context. Spans never carry argument values, keys, server error
 // messages (which can quote arguments) or credentials.
 //

@@ -111,7 +111,7 @@ func (o *Observer) BatchStart(ctx context.Context, e observe.BatchStart) context
 		return ctx
 	}
 	kind := batchKindKey.String(e.Kind.String())
-	name := batchName(e.Kind, e.Name)
+	name := o.batchName(e.Kind, e.Len, e.Name)
 	// The conventions count only batches of two or more (or none) as batches.
 	if e.Len == 1 {
 		return o.start(ctx, name, e.Addr, e.Start, trace.WithAttributes(kind))
@@ -122,7 +122,7 @@ func (o *Observer) BatchStart(ctx context.Context, e observe.BatchStart) context
 // BatchEnd records the batch's duration, as one operation, and ends its span.
 func (o *Observer) BatchEnd(ctx context.Context, e observe.BatchEnd) {
 	f := classify(e.Outcome, e.Err)
-	a := o.recordOperation(ctx, batchName(e.Kind, e.Name), e.Addr, e.Duration, f)
+	a := o.recordOperation(ctx, o.batchName(e.Kind, e.Len, e.Name), e.Addr, e.Duration, f)
 	if span, ok := o.ownSpan(ctx); ok {
 		end(span, a.server, e.Outcome, f, e.Start.Add(e.Duration), batchFailedKey.Int(e.Failed))
 	}

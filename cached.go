@@ -88,7 +88,7 @@ func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (
 	}
 	if obs := c.obs; obs != nil {
 		obs.Cache(observe.Cache{Kind: observe.CacheMiss, Keys: 1})
-		p := c.observeCommand(ctx, obs, args)
+		p := c.observeCommand(ctx, obs, args, c.expectedAddr(args))
 		defer p.end()
 		var v resp.Value
 		v, p.last, p.err = c.readMiss(p.ctx, ttl, slot, key, keys, args)

@@ -162,6 +162,10 @@ func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	// do's body, written out: through do, the reply would be copied once more on the
 	// stack (it does not fit in registers with do's other results): 45 instructions a
 	// command, under callgrind.
+	args, err := c.confine(args)
+	if err != nil {
+		return resp.Value{}, err
+	}
 	var keys [8]int
 	o, info, err := c.callOptionsCtx(ctx, args, keys[:0])
 	if err != nil {
@@ -174,7 +178,7 @@ func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
 
 // doObserved is Do between the observer's CommandStart and CommandEnd.
 func (c *Client) doObserved(ctx context.Context, obs observe.Observer, args []any) (resp.Value, error) {
-	p := c.observeCommand(ctx, obs, args)
+	p := c.observeCommand(ctx, obs, args, c.expectedAddr(args))
 	defer p.end()
 	var v resp.Value
 	v, p.last, p.err = c.do(p.ctx, args)
@@ -184,6 +188,10 @@ func (c *Client) doObserved(ctx context.Context, obs observe.Observer, args []an
 // do is Do without the observer; it also returns the connection that produced the
 // reply (nil when none did).
 func (c *Client) do(ctx context.Context, args []any) (resp.Value, *conn.Conn, error) {
+	args, err := c.confine(args)
+	if err != nil {
+		return resp.Value{}, nil, err
+	}
 	var keys [8]int
 	o, info, err := c.callOptionsCtx(ctx, args, keys[:0])
 	if err != nil {
@@ -219,14 +227,23 @@ func (c *Client) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	if obs := c.obs; obs != nil {
 		return c.doMultiObserved(ctx, obs, cmds)
 	}
+	cmds, err := c.confineAll(cmds)
+	if err != nil {
+		return nil, err
+	}
 	res, _, err := c.route.DoMulti(ctx, cmds, (*batchCommands)(c))
 	return res, err
 }
 
 // doMultiObserved is DoMulti between the observer's BatchStart and BatchEnd.
 func (c *Client) doMultiObserved(ctx context.Context, obs observe.Observer, cmds [][]any) ([]Result, error) {
-	p := observeBatch(ctx, obs, observe.Multi, len(cmds), c.batchName(cmds))
+	p := observeBatch(ctx, obs, observe.Multi, len(cmds), c.batchName(cmds), c.batchAddr())
 	defer p.end()
+	cmds, err := c.confineAll(cmds)
+	if err != nil {
+		p.err = err
+		return nil, err
+	}
 	p.res, p.last, p.err = c.route.DoMulti(p.ctx, cmds, (*batchCommands)(c))
 	return p.res, p.err
 }
@@ -293,7 +310,7 @@ func (c *Client) DoOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, ar
 // connections.
 func (c *Client) doOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args []any, via func(context.Context, *route.SharedConn) (*conn.Conn, error)) (resp.Value, *conn.Conn, error) {
 	if obs := c.obs; obs != nil {
-		p := c.observeCommand(ctx, obs, args)
+		p := c.observeCommand(ctx, obs, args, cn.Addr())
 		defer p.end()
 		var v resp.Value
 		v, p.last, p.err = c.sendOn(p.ctx, cn, o, args, via)

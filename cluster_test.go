@@ -252,6 +252,25 @@ func TestCluster(t *testing.T) {
 		}
 	})
 
+	// A command's start event names the master its prefixed key's slot is on, before
+	// it is sent (issue #24 point 6: samplers read server.address at the start).
+	t.Run("ObserverStartAddr", func(t *testing.T) {
+		rec := &recorder{}
+		c := clusterClient(t, cl, Options{KeyPrefix: "tenant:", Observer: rec})
+		for _, k := range sampleKeys(12, "sa") {
+			if _, err := c.Do(ctx, "GET", k); err != nil {
+				t.Fatal(err)
+			}
+			want := cl.MasterOf(t, cluster.Slot("tenant:"+k)).Addr()
+			rec.mu.Lock()
+			got := rec.starts[len(rec.starts)-1]
+			rec.mu.Unlock()
+			if got.Name != "GET" || got.Addr != want {
+				t.Errorf("GET %s started for %q, want %q", k, got.Addr, want)
+			}
+		}
+	})
+
 	t.Run("ScanAndFanout", func(t *testing.T) {
 		c := clusterClient(t, cl, Options{KeyPrefix: "scan:"})
 		keys := sampleKeys(90, "k")
@@ -273,7 +292,7 @@ func TestCluster(t *testing.T) {
 		if !slices.Equal(seen, want) {
 			t.Fatalf("Scan saw %d keys, want %d", len(seen), len(want))
 		}
-		v, err := c.Do(ctx, "KEYS", "scan:*")
+		v, err := c.Do(ctx, "KEYS", "*") // the client adds its prefix to the pattern
 		if err != nil || v.Len() != len(keys) {
 			t.Fatalf("KEYS on every master: %d keys, %v", v.Len(), err)
 		}

@@ -51,6 +51,11 @@ var (
 	// INFO (or the server refused COMMAND INFO, or its entry does not describe the
 	// keys). The command is refused before anything is sent; the error names it.
 	ErrUnknownKeys = errors.New("respire: key positions of the command unknown")
+	// ErrNotConfined is matched by the error for a command that would reach keys
+	// outside Options.KeyPrefix and that the prefix cannot confine (RANDOMKEY, DEBUG,
+	// CLUSTER GETKEYSINSLOT, a SORT pattern under a prefix holding '*'). The command is
+	// refused before anything is sent; the error names it.
+	ErrNotConfined = errors.New("respire: command not confined to the key prefix")
 	// ErrNoCache is returned by DoCached on a client made without
 	// Options.ClientSideCache.
 	ErrNoCache = errors.New("respire: client-side cache not enabled (Options.ClientSideCache)")

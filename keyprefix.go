@@ -2,6 +2,7 @@ package respire
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/respire/respire/conn"
@@ -46,6 +47,130 @@ func (c *Client) callOptionsInfo(args []any, keys []int) (conn.CallOptions, *com
 		}
 	}
 	return o, info, nil
+}
+
+// confine returns the command to send for args under the client's key prefix: args
+// itself, except for the commands that name keys through patterns (KEYS, SCAN,
+// SORT/SORT_RO), whose patterns the prefix must confine too, and which it rewrites
+// (confinePatterns). Commands that read keys no prefix can confine are refused with
+// ErrNotConfined. Without a prefix it costs one comparison.
+func (c *Client) confine(args []any) ([]any, error) {
+	if c.prefix == "" {
+		return args, nil
+	}
+	return c.confinePatterns(args)
+}
+
+// confineAll is confine for every command of a batch: it copies cmds only when it
+// rewrites one of them.
+func (c *Client) confineAll(cmds [][]any) ([][]any, error) {
+	if c.prefix == "" {
+		return cmds, nil
+	}
+	out := cmds
+	for i, args := range cmds {
+		conf, err := c.confinePatterns(args)
+		if err != nil {
+			return nil, fmt.Errorf("command %d: %w", i, err)
+		}
+		if len(conf) == 0 || &conf[0] == &args[0] {
+			continue
+		}
+		if &out[0] == &cmds[0] {
+			out = slices.Clone(cmds)
+		}
+		out[i] = conf
+	}
+	return out, nil
+}
+
+// notConfined are the commands that reach keys a key prefix cannot confine, refused
+// under one; the value says why.
+var notConfined = map[string]string{
+	"randomkey": "it returns a key of any prefix",
+	"debug":     "its subcommands take keys the command table does not describe",
+}
+
+// confinePatterns is confine under a prefix. KEYS patterns and SCAN MATCH patterns get
+// the prefix with its glob characters escaped, so that it matches only itself; a SCAN
+// without MATCH gets MATCH prefix*. SORT's BY and GET patterns that name keys get it
+// as it is: the server replaces their first '*' with each element, so a prefix holding
+// a '*' cannot be added, and such a SORT is refused. The keys KEYS and SCAN reply with
+// keep the prefix, as every key name in a reply to Do does (Scan strips it).
+func (c *Client) confinePatterns(args []any) ([]any, error) {
+	if len(args) == 0 {
+		return args, nil // refused as empty later
+	}
+	var buf [12]byte
+	name, ok := lowerName(args[0], &buf)
+	if !ok {
+		return args, nil
+	}
+	var at [4]int
+	switch string(name) {
+	case "keys":
+		if len(args) != 2 {
+			return args, nil // the server refuses it
+		}
+		return prefixArgs(args, escapeGlob(c.prefix), append(at[:0], 1), nil)
+	case "scan":
+		if len(args) < 2 {
+			return args, nil // the server refuses it
+		}
+		if match := command.ScanMatchIndexes(args, at[:0]); len(match) > 0 {
+			return prefixArgs(args, escapeGlob(c.prefix), match, nil)
+		}
+		return prefixArgs(args, "", nil, []any{"MATCH", escapeGlob(c.prefix) + "*"})
+	case "sort", "sort_ro":
+		patterns := command.SortPatternIndexes(args, at[:0])
+		if len(patterns) > 0 && strings.Contains(c.prefix, "*") {
+			return nil, fmt.Errorf("%w: %s BY or GET pattern under the key prefix %q, whose '*' the server would take for the pattern's", ErrNotConfined, strings.ToUpper(string(name)), c.prefix)
+		}
+		return prefixArgs(args, c.prefix, patterns, nil)
+	case "cluster":
+		if len(args) > 1 && argIs(args[1], "getkeysinslot") {
+			return nil, fmt.Errorf("%w: CLUSTER GETKEYSINSLOT under a key prefix; it returns keys of any prefix", ErrNotConfined)
+		}
+	default:
+		if why, bad := notConfined[string(name)]; bad {
+			return nil, fmt.Errorf("%w: %s under a key prefix; %s", ErrNotConfined, strings.ToUpper(string(name)), why)
+		}
+	}
+	return args, nil
+}
+
+// argIs reports whether a is the text s without regard to ASCII case.
+func argIs(a any, s string) bool {
+	switch t := a.(type) {
+	case string:
+		return strings.EqualFold(t, s)
+	case []byte:
+		return strings.EqualFold(string(t), s)
+	}
+	return false
+}
+
+// prefixArgs returns a copy of args with prefix added to the arguments at the
+// positions at (ascending) and extra appended, or args itself when there is nothing to
+// change. The copy holds the arguments' text rather than the arguments, so that the
+// caller's arguments do not escape to the heap on every command.
+func prefixArgs(args []any, prefix string, at []int, extra []any) ([]any, error) {
+	if len(at) == 0 && len(extra) == 0 {
+		return args, nil
+	}
+	out := make([]any, len(args), len(args)+len(extra))
+	for i, a := range args {
+		text, err := resp.AppendArgText(nil, i, a)
+		if err != nil {
+			return nil, err
+		}
+		if len(at) > 0 && at[0] == i {
+			out[i], at = prefix+string(text), at[1:]
+		} else {
+			out[i] = string(text)
+		}
+	}
+	return append(out, extra...), nil
 }
 
 // prefixKey applies the prefix to a key the client's own methods take as a string.

@@ -3,10 +3,14 @@ package respire
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -134,4 +138,185 @@ func TestParseURL(t *testing.T) {
 	if _, err := Connect(context.Background(), "redis://h:1?nope=1"); !errors.Is(err, ErrInvalidURL) {
 		t.Errorf("Connect with a bad URL: %v", err)
 	}
+}
+
+// confinedPaths are the ways a command reaches the server that a key prefix applies
+// to: each runs one command and returns its reply.
+var confinedPaths = []struct {
+	name string
+	run  func(ctx context.Context, c *Client, args []any) (resp.Value, error)
+}{
+	{"Do", func(ctx context.Context, c *Client, args []any) (resp.Value, error) { return c.Do(ctx, args...) }},
+	{"Pipeline", func(ctx context.Context, c *Client, args []any) (resp.Value, error) {
+		res, err := c.Pipeline().Do("PING").Do(args...).Exec(ctx)
+		if err != nil {
+			return resp.Value{}, err
+		}
+		return res[1].Value, res[1].Err
+	}},
+	{"DoMulti", func(ctx context.Context, c *Client, args []any) (resp.Value, error) {
+		res, err := c.DoMulti(ctx, []any{"PING"}, args)
+		if err != nil {
+			return resp.Value{}, err
+		}
+		return res[1].Value, res[1].Err
+	}},
+	{"Tx.Do", func(ctx context.Context, c *Client, args []any) (v resp.Value, err error) {
+		err = c.Watch(ctx, func(tx *Tx) error {
+			v, err = tx.Do(ctx, args...)
+			return err
+		})
+		return v, err
+	}},
+	{"Tx.Exec", func(ctx context.Context, c *Client, args []any) (resp.Value, error) {
+		var res []Result
+		err := c.Watch(ctx, func(tx *Tx) (err error) {
+			res, err = tx.Exec(ctx, []any{"PING"}, args)
+			return err
+		})
+		if err != nil {
+			return resp.Value{}, err
+		}
+		return res[1].Value, res[1].Err
+	}},
+}
+
+// texts returns the strings of an array reply.
+func texts(t *testing.T, v resp.Value) []string {
+	t.Helper()
+	elems, err := v.Array()
+	if err != nil {
+		t.Fatalf("not an array: %s", v)
+	}
+	out := make([]string, len(elems))
+	for i, e := range elems {
+		if out[i], err = e.Text(); err != nil && !e.IsNull() {
+			t.Fatalf("element %d of %s: %v", i, v, err)
+		}
+	}
+	return out
+}
+
+// Issue #23 point 8: a prefixed client reads only its own keys, also through key
+// patterns (SORT BY/GET, KEYS, SCAN MATCH), on every path; what it cannot confine it
+// refuses. Two tenants and an unprefixed client share one server, each with the same
+// key names holding different values.
+func TestKeyPrefixConfinesPatterns(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	ctx := context.Background()
+	// Weights sort the list 3 2 1 for "tenant:" and 1 2 3 elsewhere; o_n names its
+	// owner. The glob-special prefix "t*[x]:" has a decoy "tZx:" that its unescaped
+	// pattern would match.
+	for _, p := range []string{"tenant:", "other:", "", "t*[x]:", "tZx:"} {
+		srv.Do(t, "RPUSH", p+"l", "1", "2", "3")
+		for i := 1; i <= 3; i++ {
+			w := strconv.Itoa(i)
+			if p == "tenant:" {
+				w = strconv.Itoa(4 - i)
+			}
+			srv.Do(t, "SET", fmt.Sprintf("%sw_%d", p, i), w)
+			srv.Do(t, "SET", fmt.Sprintf("%so_%d", p, i), fmt.Sprintf("%sv%d", p, i))
+		}
+	}
+	keysOf := func(prefix string) []string {
+		var keys []string
+		for _, k := range strings.Split(srv.Do(t, "KEYS", "*"), "\n") {
+			if strings.HasPrefix(k, prefix) && (prefix != "" || !strings.Contains(k, ":")) {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		return keys
+	}
+	tenant := newClientT(t, Options{Addrs: []string{srv.Addr()}, KeyPrefix: "tenant:"})
+	glob := newClientT(t, Options{Addrs: []string{srv.Addr()}, KeyPrefix: "t*[x]:"})
+	star := newClientT(t, Options{Addrs: []string{srv.Addr()}, KeyPrefix: "s*:"})
+	plain := newClientT(t, Options{Addrs: []string{srv.Addr()}})
+
+	for _, path := range confinedPaths {
+		t.Run(path.name, func(t *testing.T) {
+			run := func(c *Client, args ...any) []string {
+				t.Helper()
+				v, err := path.run(ctx, c, args)
+				if err != nil {
+					t.Fatalf("%v: %v", args, err)
+				}
+				return texts(t, v)
+			}
+			check := func(what string, got, want []string) {
+				t.Helper()
+				if !slices.Equal(got, want) {
+					t.Errorf("%s = %q, want %q", what, got, want)
+				}
+			}
+			check("tenant SORT BY GET", run(tenant, "SORT", "l", "BY", "w_*", "GET", "o_*", "GET", "#"),
+				[]string{"tenant:v3", "3", "tenant:v2", "2", "tenant:v1", "1"})
+			check("tenant SORT_RO BY GET", run(tenant, "SORT_RO", "l", "BY", "w_*", "GET", "o_*"),
+				[]string{"tenant:v3", "tenant:v2", "tenant:v1"})
+			check("tenant SORT BY nosort, GET a name without '*'", run(tenant, "SORT", "l", "BY", "nosort", "GET", "#", "GET", "o_1"),
+				[]string{"1", "", "2", "", "3", ""})
+			check("plain SORT BY GET", run(plain, "SORT", "l", "BY", "w_*", "GET", "o_*"), []string{"v1", "v2", "v3"})
+			if _, err := path.run(ctx, tenant, []any{"SORT", "l", "BY", "w_*", "GET", "o_*", "STORE", "sorted"}); err != nil {
+				t.Fatalf("SORT ... STORE: %v", err)
+			}
+			if got := srv.Do(t, "LRANGE", "tenant:sorted", "0", "-1"); got != "tenant:v3\ntenant:v2\ntenant:v1" {
+				t.Errorf("tenant:sorted = %q", got)
+			}
+			srv.Do(t, "DEL", "tenant:sorted")
+
+			keys := run(tenant, "KEYS", "*")
+			slices.Sort(keys)
+			check("tenant KEYS *", keys, keysOf("tenant:"))
+			check("tenant KEYS o_1", run(tenant, "KEYS", "o_1"), []string{"tenant:o_1"})
+			check("glob-special prefix KEYS *", sorted(run(glob, "KEYS", "*")), keysOf("t*[x]:"))
+
+			scan := func(c *Client, match ...any) []string {
+				t.Helper()
+				var keys []string
+				cursor := "0"
+				for {
+					args := append([]any{"SCAN", cursor}, match...)
+					v, err := path.run(ctx, c, append(args, "COUNT", 5))
+					if err != nil {
+						t.Fatalf("%v: %v", args, err)
+					}
+					parts, _ := v.Array()
+					if len(parts) != 2 {
+						t.Fatalf("SCAN reply %s", v)
+					}
+					cursor, _ = parts[0].Text()
+					keys = append(keys, texts(t, parts[1])...)
+					if cursor == "0" {
+						return sorted(slices.Compact(sorted(keys)))
+					}
+				}
+			}
+			check("tenant SCAN", scan(tenant), keysOf("tenant:"))
+			check("tenant SCAN MATCH o_*", scan(tenant, "MATCH", "o_*"), []string{"tenant:o_1", "tenant:o_2", "tenant:o_3"})
+			check("glob-special prefix SCAN", scan(glob), keysOf("t*[x]:"))
+			check("plain SCAN MATCH o_*", scan(plain, "MATCH", "o_*"), []string{"o_1", "o_2", "o_3"})
+
+			for _, args := range [][]any{
+				{"RANDOMKEY"},
+				{"DEBUG", "OBJECT", "l"},
+				{"cluster", "getkeysinslot", 0, 10},
+			} {
+				if _, err := path.run(ctx, tenant, args); !errors.Is(err, ErrNotConfined) {
+					t.Errorf("tenant %v: %v, want ErrNotConfined", args, err)
+				}
+			}
+			if _, err := path.run(ctx, star, []any{"SORT", "l", "BY", "w_*"}); !errors.Is(err, ErrNotConfined) {
+				t.Errorf("SORT BY under a prefix holding '*': %v, want ErrNotConfined", err)
+			}
+			check("SORT BY nosort under a prefix holding '*'", run(star, "SORT", "l", "BY", "nosort"), nil)
+			if _, err := path.run(ctx, plain, []any{"RANDOMKEY"}); err != nil {
+				t.Errorf("RANDOMKEY without a prefix: %v", err)
+			}
+		})
+	}
+}
+
+func sorted(s []string) []string {
+	slices.Sort(s)
+	return s
 }

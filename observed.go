@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/pool"
 	"github.com/respire/respire/resp"
@@ -33,10 +34,11 @@ type pendingCommand struct {
 	err   error
 }
 
-// observeCommand tells obs a command is about to be sent and returns it, to end, with
-// the context it is sent with, from the observer (a tracer's span is in it).
-func (c *Client) observeCommand(ctx context.Context, obs observe.Observer, args []any) pendingCommand {
-	start := observe.CommandStart{Name: c.observedName(args), Start: time.Now()}
+// observeCommand tells obs a command is about to be sent to addr (expectedAddr, when
+// the caller does not hold the connection) and returns it, to end, with the context it
+// is sent with, from the observer (a tracer's span is in it).
+func (c *Client) observeCommand(ctx context.Context, obs observe.Observer, args []any, addr string) pendingCommand {
+	start := observe.CommandStart{Name: c.observedName(args), Addr: addr, Start: time.Now()}
 	return pendingCommand{ctx: obs.CommandStart(ctx, start), obs: obs, start: start, err: errPanicked}
 }
 
@@ -67,11 +69,11 @@ type pendingBatch struct {
 	err   error
 }
 
-// observeBatch tells obs a batch of n commands is about to be sent, as observeCommand
-// does for one command, and returns it, to end; name is the command's for a batch of
-// one (observe.BatchStart.Name).
-func observeBatch(ctx context.Context, obs observe.Observer, kind observe.BatchKind, n int, name string) pendingBatch {
-	start := observe.BatchStart{Kind: kind, Len: n, Name: name, Start: time.Now()}
+// observeBatch tells obs a batch of n commands is about to be sent to addr, as
+// observeCommand does for one command, and returns it, to end; name is the one its
+// commands share, if they do (observe.BatchStart.Name).
+func observeBatch(ctx context.Context, obs observe.Observer, kind observe.BatchKind, n int, name, addr string) pendingBatch {
+	start := observe.BatchStart{Kind: kind, Len: n, Name: name, Addr: addr, Start: time.Now()}
 	return pendingBatch{ctx: obs.BatchStart(ctx, start), obs: obs, start: start, err: errPanicked}
 }
 
@@ -100,23 +102,45 @@ func (p *pendingBatch) end() {
 	p.obs.BatchEnd(p.ctx, e)
 }
 
-// batchName is the name the events of a DoMulti of cmds carry: the command's when it
-// is the only one (observe.BatchStart.Name), else none.
+// batchName is the name the events of a batch of cmds carry: the one every command
+// shares, else none (observe.BatchStart.Name).
 func (c *Client) batchName(cmds [][]any) string {
-	if len(cmds) != 1 {
+	if len(cmds) == 0 {
 		return ""
 	}
-	return c.observedName(cmds[0])
+	name := c.observedName(cmds[0])
+	for _, args := range cmds[1:] {
+		if c.observedName(args) != name {
+			return ""
+		}
+	}
+	return name
 }
 
-// batchName is batchName for the pipeline's commands, of which it keeps only the first
-// one's name.
+// batchName is batchName for the pipeline's commands, whose names it compared as they
+// were added.
 func (p *Pipeline) batchName() string {
-	if p.n != 1 {
+	if p.mixed {
 		return ""
 	}
 	return p.first
 }
+
+// expectedAddr is the server a command is about to go to, for its start event
+// (observe.CommandStart.Addr): where the router would send it now, or "" when it
+// cannot tell without I/O (route.Router.AddrOf).
+func (c *Client) expectedAddr(args []any) string {
+	var keys [8]int
+	o, info, err := c.callOptionsInfo(args, keys[:0])
+	if err != nil {
+		return ""
+	}
+	return c.route.AddrOf(&route.Cmd{Options: o, Args: args, Info: info})
+}
+
+// batchAddr is the server a batch not yet bound to a connection is about to go to
+// (observe.BatchStart.Addr): the one server, or "" on a Cluster.
+func (c *Client) batchAddr() string { return c.route.AddrOf(&route.Cmd{}) }
 
 // observeCache tells the client's observer of a cache event, when it has one.
 func observeCache(obs observe.Observer, kind observe.CacheKind, keys int, addr string) {
@@ -160,6 +184,7 @@ var notSentErrors = []error{
 	ErrConnState,
 	ErrCrossSlot,
 	ErrUnknownKeys,
+	ErrNotConfined,
 	ErrClusterDown,
 	ErrTooManyRedirects,
 	ErrNoCache,

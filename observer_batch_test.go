@@ -38,8 +38,9 @@ func (b *batchEvents) last(t *testing.T) (observe.BatchStart, observe.BatchEnd) 
 // events, as a go-redis pipeline hook still sees a pipeline of one) and carries its
 // command's name, as rueidis names the span of a DoMulti of one after its command and
 // the database conventions model such a batch as that one operation: an exporter can
-// then report it so instead of as "PIPELINE". A longer batch, even of one command
-// name, and a transaction, MULTI ... EXEC on the wire, carry no name.
+// then report it so instead of as "PIPELINE". A longer batch and a transaction carry
+// the name their commands share, if they share one (an exporter names them "PIPELINE
+// GET", "MULTI INCR"), and none otherwise.
 func TestObserverBatchOfOneName(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
 	rec := &batchEvents{recorder: &recorder{}}
@@ -61,8 +62,11 @@ func TestObserverBatchOfOneName(t *testing.T) {
 		{"DoMulti of one error reply", observe.Multi, 1, "INCR", 1, func() ([]Result, error) {
 			return c.DoMulti(ctx, []any{"INCR", "obs1:list"})
 		}},
-		{"DoMulti of two", observe.Multi, 2, "", 0, func() ([]Result, error) {
-			return c.DoMulti(ctx, []any{"GET", "obs1:a"}, []any{"GET", "obs1:a"})
+		{"DoMulti of two", observe.Multi, 2, "GET", 0, func() ([]Result, error) {
+			return c.DoMulti(ctx, []any{"GET", "obs1:a"}, []any{"get", "obs1:a"})
+		}},
+		{"DoMulti of two names", observe.Multi, 2, "", 0, func() ([]Result, error) {
+			return c.DoMulti(ctx, []any{"GET", "obs1:a"}, []any{"SET", "obs1:a", "1"})
 		}},
 		{"Pipeline of one", observe.Pipeline, 1, "GET", 0, func() ([]Result, error) {
 			return c.Pipeline().Do("get", "obs1:a").Exec(ctx)
@@ -77,7 +81,10 @@ func TestObserverBatchOfOneName(t *testing.T) {
 		{"Pipeline of one the table lacks", observe.Pipeline, 1, "OBS1.NOSUCH", 1, func() ([]Result, error) {
 			return c.Pipeline().Do("OBS1.NOSUCH").Exec(ctx)
 		}},
-		{"transaction of one", observe.Transaction, 1, "", 0, func() (res []Result, err error) {
+		{"Pipeline of two of one name", observe.Pipeline, 2, "GET", 0, func() ([]Result, error) {
+			return reused.Do("GET", "obs1:a").Do("GET", "obs1:a").Exec(ctx)
+		}},
+		{"transaction of one", observe.Transaction, 1, "SET", 0, func() (res []Result, err error) {
 			err = c.Watch(ctx, func(tx *Tx) error {
 				res, err = tx.Exec(ctx, []any{"SET", "obs1:a", "3"})
 				return err

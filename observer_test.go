@@ -117,6 +117,30 @@ func (r *recorder) cacheEvent(kind observe.CacheKind) (observe.Cache, bool) {
 
 // Each Do is one CommandStart and one CommandEnd, named by the command table in upper
 // case, with the server's address and the outcome class of its error.
+// A command refused because the key prefix cannot confine it was not sent; a command
+// starts with the address of the server it is about to go to.
+func TestObserverNotConfinedAndStartAddr(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	rec := &recorder{}
+	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Observer: rec, KeyPrefix: "t:"})
+	ctx := context.Background()
+	if _, err := c.Do(ctx, "RANDOMKEY"); !errors.Is(err, ErrNotConfined) {
+		t.Fatalf("RANDOMKEY under a prefix: %v", err)
+	}
+	if e := rec.lastEnd(t); e.Outcome != observe.NotSent || e.Addr != "" {
+		t.Errorf("CommandEnd %+v, want not sent, no address", e)
+	}
+	if _, err := c.Do(ctx, "GET", "k"); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	start := rec.starts[len(rec.starts)-1]
+	rec.mu.Unlock()
+	if start.Name != "GET" || start.Addr != srv.Addr() {
+		t.Errorf("CommandStart %+v, want GET for %s", start, srv.Addr())
+	}
+}
+
 func TestObserverCommands(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
 	rec := &recorder{}

@@ -49,8 +49,15 @@ type Options struct {
 	Protocol int
 
 	// KeyPrefix is prepended to every key argument of every command, as the command
-	// key table finds them (movable keys included); SCAN patterns get it too and scanned
-	// keys come back without it.
+	// key table finds them (movable keys included), and to the patterns that name
+	// keys: the KEYS pattern and SCAN MATCH patterns (with the prefix's glob
+	// characters escaped; a SCAN without MATCH gets MATCH prefix*), and the BY and GET
+	// patterns of SORT and SORT_RO that hold a '*'. Replies are the server's: key
+	// names in them (KEYS, SCAN, BLPOP...) carry the prefix; Client.Scan strips it.
+	// Commands that would reach keys it cannot confine (RANDOMKEY, DEBUG, CLUSTER
+	// GETKEYSINSLOT) are refused with ErrNotConfined. Commands on the whole database
+	// (FLUSHDB, DBSIZE...) and keys a script names in its body are not confined; the
+	// README's "Key prefix" lists what is.
 	KeyPrefix string
 
 	// PoolSize bounds the dedicated connections (blocking commands, transactions,

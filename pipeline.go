@@ -39,9 +39,11 @@ type Pipeline struct {
 	nLater int
 	n      int
 	err    error // the first command that could not be added
-	// first is the first command's name when the client has an observer, for the
-	// events of a pipeline of one (observe.BatchStart.Name).
+	// first is the first command's name when the client has an observer, and mixed
+	// says a later one had another: the batch's events carry the name its commands
+	// share (observe.BatchStart.Name).
 	first string
+	mixed bool
 }
 
 // Pipeline returns an empty pipeline on c.
@@ -50,13 +52,22 @@ func (c *Client) Pipeline() *Pipeline { return &Pipeline{c: c} }
 // Do adds a command to the pipeline.
 func (p *Pipeline) Do(args ...any) *Pipeline {
 	defer func() { p.n++ }()
-	if p.n == 0 && p.c.obs != nil {
-		p.first = p.c.observedName(args)
+	if p.c.obs != nil {
+		switch name := p.c.observedName(args); {
+		case p.n == 0:
+			p.first, p.mixed = name, false
+		case name != p.first:
+			p.mixed = true
+		}
 	}
 	if p.err != nil {
 		return p
 	}
-	var err error
+	args, err := p.c.confine(args)
+	if err != nil {
+		p.err = fmt.Errorf("command %d: %w", p.n, err)
+		return p
+	}
 	if p.nLater == 0 {
 		var keys [8]int
 		var o conn.CallOptions
@@ -122,7 +133,7 @@ func (p *Pipeline) Len() int { return p.n }
 // in their Result.
 func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	if obs := p.c.obs; obs != nil && p.n > 0 {
-		b := observeBatch(ctx, obs, observe.Pipeline, p.n, p.batchName())
+		b := observeBatch(ctx, obs, observe.Pipeline, p.n, p.batchName(), p.c.batchAddr())
 		defer b.end()
 		b.res, b.last, b.err = p.exec(b.ctx)
 		return b.res, b.err

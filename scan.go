@@ -172,7 +172,11 @@ func (c *Client) scanKeys(ctx context.Context, opts ScanOptions) iter.Seq2[resp.
 // commands are.
 func (c *Client) scanOn(ctx context.Context, addr string, args []any) (resp.Value, error) {
 	if obs := c.obs; obs != nil {
-		p := c.observeCommand(ctx, obs, args)
+		start := addr
+		if start == "" {
+			start = c.batchAddr() // the one server
+		}
+		p := c.observeCommand(ctx, obs, args, start)
 		defer p.end()
 		var v resp.Value
 		v, p.last, p.err = c.route.Do(p.ctx, &route.Cmd{Args: args}, &route.Call{Addr: addr})

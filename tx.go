@@ -130,7 +130,7 @@ func (tx *Tx) bind(ctx context.Context, cmds ...[]any) error {
 // it with ErrTxSlotMoved rather than a raw MOVED.
 func (tx *Tx) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	if obs := tx.client.obs; obs != nil {
-		p := tx.client.observeCommand(ctx, obs, args)
+		p := tx.client.observeCommand(ctx, obs, args, tx.addr(args))
 		defer p.end()
 		var v resp.Value
 		v, p.err = tx.do(p.ctx, args)
@@ -140,8 +140,25 @@ func (tx *Tx) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	return tx.do(ctx, args)
 }
 
+// addr is the server the transaction's next command (args; nil for Exec) is about to
+// go to, for its start event: the bound connection's, else where the router would
+// send it.
+func (tx *Tx) addr(args []any) string {
+	switch {
+	case tx.cn != nil:
+		return tx.cn.Addr()
+	case args == nil:
+		return tx.client.batchAddr()
+	}
+	return tx.client.expectedAddr(args)
+}
+
 // do is Do without the observer.
 func (tx *Tx) do(ctx context.Context, args []any) (resp.Value, error) {
+	args, err := tx.client.confine(args)
+	if err != nil {
+		return resp.Value{}, err
+	}
 	var keys [8]int
 	o, _, err := tx.client.callOptionsCtx(ctx, args, keys[:0])
 	if err != nil {
@@ -175,7 +192,7 @@ func slotMoved(err, cause error) error {
 // Exec can be called once per transaction.
 func (tx *Tx) Exec(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	if obs := tx.client.obs; obs != nil {
-		p := observeBatch(ctx, obs, observe.Transaction, len(cmds), "")
+		p := observeBatch(ctx, obs, observe.Transaction, len(cmds), tx.client.batchName(cmds), tx.addr(nil))
 		defer p.end()
 		p.res, p.err = tx.exec(p.ctx, cmds)
 		p.last = tx.cn
@@ -190,6 +207,10 @@ func (tx *Tx) exec(ctx context.Context, cmds [][]any) ([]Result, error) {
 		return nil, fmt.Errorf("%w: Exec called twice in one transaction", ErrInvalidArg)
 	}
 	tx.execed = true
+	cmds, err := tx.client.confineAll(cmds)
+	if err != nil {
+		return nil, err
+	}
 	keys, err := tx.client.batchKeys(ctx, cmds)
 	if err != nil {
 		return nil, err

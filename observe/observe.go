@@ -132,6 +132,12 @@ type CommandStart struct {
 	// A command the table lacks whose name is not a string (a []byte) is named
 	// "UNKNOWN": copying its bytes into a string would allocate on every such call.
 	Name string
+	// Addr is the server ("host:port") the command is about to go to, as the client
+	// knows it before sending, so that a tracer's sampler can see it: "" when the
+	// client cannot tell yet (on a Cluster, a command without keys, a replica read,
+	// a slot no node serves as far as it knows). The server that answers can differ
+	// after a redirection or a failover: CommandEnd.Addr says which did.
+	Addr string
 	// Start is when the client began the call.
 	Start time.Time
 }
@@ -156,11 +162,16 @@ type CommandEnd struct {
 type BatchStart struct {
 	Kind BatchKind
 	Len  int // commands in the batch
-	// Name is, for a DoMulti or Pipeline.Exec of one command (Len 1), that command's
-	// name as CommandStart.Name gives it: the database conventions count such a batch
-	// as one operation, named after its command. It is "" for a longer batch and for
-	// a transaction, which is MULTI ... EXEC whatever it holds.
-	Name  string
+	// Name is the name every command of the batch shares, as CommandStart.Name gives
+	// it ("GET" for a pipeline of GETs, "INCR" for MULTI, INCR, INCR, EXEC), and ""
+	// when their names differ. The database conventions name a batch whose commands
+	// share a name after that name ("PIPELINE GET", "MULTI INCR"), and a DoMulti or
+	// Pipeline.Exec of one command (Len 1) after the command alone, as one operation.
+	Name string
+	// Addr is the server the batch is about to go to, as CommandStart.Addr is for a
+	// command: "" on a Cluster, where a batch is split by node as it is sent, unless
+	// it is a transaction already bound to its node (by WATCH or an earlier Tx.Do).
+	Addr  string
 	Start time.Time
 }
 

@@ -36,24 +36,45 @@ const (
 // poolNameKey is the conventions' db.client.connection.pool.name.
 const poolNameKey = attribute.Key("db.client.connection.pool.name")
 
-// Batch operation names: the conventions ask for "BATCH" or a term of the database's
-// own when a batch's commands are not known to share one name.
+// Batch operation names: the conventions name a batch "BATCH", or by a term of the
+// database's own, followed by the name its commands share when they share one
+// ("PIPELINE GET", "MULTI INCR").
 const (
 	pipelineName    = "PIPELINE"
 	transactionName = "MULTI"
 )
 
-// batchName is the operation name of a batch of kind k whose events carry name: the
-// command's for a batch of one, which the conventions model as that one operation
-// (observe.BatchStart.Name), else the kind's.
-func batchName(k observe.BatchKind, name string) string {
+// batchKey names a batch operation whose commands share a name: a transaction or a
+// pipeline (DoMulti too), and that name.
+type batchKey struct {
+	tx   bool
+	name string
+}
+
+// batchName is the operation name of a batch of kind k and n commands whose events
+// carry name (observe.BatchStart.Name, the name its commands share): a pipeline of
+// one command is that one operation, named after it; otherwise the kind's term,
+// followed by the shared name if there is one. Names with a shared command are made
+// once (o.batchNames), so that naming a batch does not allocate.
+func (o *Observer) batchName(k observe.BatchKind, n int, name string) string {
+	tx := k == observe.Transaction
 	switch {
-	case name != "":
-		return name
-	case k == observe.Transaction:
+	case name == "" && tx:
 		return transactionName
+	case name == "":
+		return pipelineName
+	case n == 1 && !tx:
+		return name
 	}
-	return pipelineName
+	return o.batchNames.get(batchKey{tx: tx, name: name})
+}
+
+// joinBatchName makes the name of a batch whose commands share k.name.
+func joinBatchName(k batchKey) string {
+	if k.tx {
+		return transactionName + " " + k.name
+	}
+	return pipelineName + " " + k.name
 }
 
 // serverAttrs returns server.address and server.port for a "host:port" address, or

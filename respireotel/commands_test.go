@@ -4,19 +4,24 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
+	"github.com/respire/respire/test/testserver"
 )
 
 // Secrets the spans must never carry: a key and a value.
@@ -200,7 +205,7 @@ func TestBatchSpans(t *testing.T) {
 	}
 
 	byKind := map[string]sdktrace.ReadOnlySpan{}
-	for _, s := range append(h.ended(pipelineName), h.ended(transactionName)...) {
+	for _, s := range slices.Concat(h.ended(pipelineName), h.ended(pipelineName+" GET"), h.ended(transactionName)) {
 		v, _ := attr(s, batchKindKey)
 		byKind[v.AsString()] = s
 	}
@@ -210,7 +215,7 @@ func TestBatchSpans(t *testing.T) {
 		failed     int
 	}{
 		{"pipeline", pipelineName, 3, 1},
-		{"multi", pipelineName, 2, 0},
+		{"multi", pipelineName + " GET", 2, 0}, // the commands share a name
 		{"transaction", transactionName, -1, 0},
 	} {
 		s, ok := byKind[want.kind]
@@ -236,8 +241,11 @@ func TestBatchSpans(t *testing.T) {
 		}
 	}
 	assertNoSecrets(t, h.spans.Ended())
-	if n := h.count(t, "db.client.operation.duration", semconv.DBOperationName(pipelineName)); n != 2 {
-		t.Errorf("%d PIPELINE durations, want 2", n)
+	if n := h.count(t, "db.client.operation.duration", semconv.DBOperationName(pipelineName)); n != 1 {
+		t.Errorf("%d PIPELINE durations, want 1", n)
+	}
+	if n := h.count(t, "db.client.operation.duration", semconv.DBOperationName(pipelineName+" GET")); n != 1 {
+		t.Errorf("%d PIPELINE GET durations, want 1", n)
 	}
 	if n := h.count(t, "db.client.operation.duration", semconv.DBOperationName(transactionName)); n != 1 {
 		t.Errorf("%d MULTI durations, want 1", n)
@@ -245,7 +253,8 @@ func TestBatchSpans(t *testing.T) {
 }
 
 // A Pipeline.Exec or DoMulti of one command is a span and an operation named after the
-// command, with its batch kind and no batch size; a transaction of one stays MULTI.
+// command, with its batch kind and no batch size; a transaction of one is MULTI and its
+// command's name, as a longer one whose commands share that name.
 func TestBatchOfOneSpan(t *testing.T) {
 	_, h, c := standalone(t, respire.Options{})
 	ctx := context.Background()
@@ -285,8 +294,8 @@ func TestBatchOfOneSpan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(h.ended(transactionName)); n != 1 {
-		t.Errorf("%d MULTI spans for a transaction of one, want 1", n)
+	if n := len(h.ended(transactionName + " INCR")); n != 1 {
+		t.Errorf("%d MULTI INCR spans for a transaction of one INCR, want 1 (spans: %v)", n, spanNames(h.spans.Ended()))
 	}
 	assertNoSecrets(t, h.spans.Ended())
 }
@@ -385,5 +394,134 @@ func TestDBNamespace(t *testing.T) {
 
 	if _, err := New(WithDB(-1)); !errors.Is(err, ErrInvalidArg) {
 		t.Errorf("New(WithDB(-1)): %v, want ErrInvalidArg", err)
+	}
+}
+
+// startSampler samples every span and keeps, by span name, the attributes each one
+// started with: what a sampler can decide by.
+type startSampler struct {
+	mu   sync.Mutex
+	seen map[string][]attribute.KeyValue
+}
+
+func (s *startSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	s.mu.Lock()
+	s.seen[p.Name] = slices.Clone(p.Attributes)
+	s.mu.Unlock()
+	return sdktrace.SamplingResult{Decision: sdktrace.RecordAndSample, Tracestate: trace.SpanContextFromContext(p.ParentContext).TraceState()}
+}
+
+func (s *startSampler) Description() string { return "startSampler" }
+
+func (s *startSampler) attrs(name string) ([]attribute.KeyValue, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kv, ok := s.seen[name]
+	return kv, ok
+}
+
+// newSampledHarness is newHarness with a startSampler.
+func newSampledHarness(t *testing.T) (*harness, *startSampler) {
+	t.Helper()
+	sampler := &startSampler{seen: map[string][]attribute.KeyValue{}}
+	h := &harness{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
+	h.tp = sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithSpanProcessor(h.spans))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(h.reader))
+	t.Cleanup(func() {
+		h.tp.Shutdown(context.Background())
+		mp.Shutdown(context.Background())
+	})
+	obs, err := New(WithTracerProvider(h.tp), WithMeterProvider(mp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.obs = obs
+	return h, sampler
+}
+
+// Issue #24 point 6: a batch whose commands share a name is named after it ("PIPELINE
+// GET", "MULTI INCR"; a mixed one stays "PIPELINE" or "MULTI"), on its span and its
+// operation duration.
+func TestBatchNames(t *testing.T) {
+	_, h, c := standalone(t, respire.Options{})
+	ctx := context.Background()
+	if _, err := c.Pipeline().Do("GET", "a").Do("GET", "b").Do("GET", "c").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Pipeline().Do("SET", "a", "1").Do("GET", "a").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DoMulti(ctx, []any{"SET", "a", "1"}, []any{"set", "b", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Watch(ctx, func(tx *respire.Tx) error {
+		_, err := tx.Exec(ctx, []any{"INCR", "n"}, []any{"INCR", "n"})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Watch(ctx, func(tx *respire.Tx) error {
+		_, err := tx.Exec(ctx, []any{"INCR", "n"}, []any{"GET", "n"})
+		return err
+	}, "n"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct {
+		name string
+		size int64
+	}{
+		{"PIPELINE GET", 3},
+		{"PIPELINE", 2},
+		{"PIPELINE SET", 2},
+		{"MULTI INCR", 2},
+		{"MULTI", 2},
+	} {
+		spans := h.ended(want.name)
+		if len(spans) != 1 {
+			t.Errorf("%d %q spans, want 1 (spans: %v)", len(spans), want.name, spanNames(h.spans.Ended()))
+			continue
+		}
+		if v, _ := attr(spans[0], semconv.DBOperationNameKey); v.AsString() != want.name {
+			t.Errorf("%q span: db.operation.name %q", want.name, v.AsString())
+		}
+		if v, _ := attr(spans[0], semconv.DBOperationBatchSizeKey); v.AsInt64() != want.size {
+			t.Errorf("%q span: db.operation.batch.size %d, want %d", want.name, v.AsInt64(), want.size)
+		}
+		if n := h.count(t, "db.client.operation.duration", semconv.DBOperationName(want.name)); n != 1 {
+			t.Errorf("%d %q durations, want 1", n, want.name)
+		}
+	}
+}
+
+// Issue #24 point 6: a command's or a batch's span starts with server.address and
+// server.port, so that a sampler sees them.
+func TestSpansStartWithServer(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	h, sampler := newSampledHarness(t)
+	c := h.client(t, respire.Options{Addrs: []string{srv.Addr()}})
+	ctx := context.Background()
+	if _, err := c.Do(ctx, "GET", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Pipeline().Do("SET", "a", "1").Do("GET", "a").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Watch(ctx, func(tx *respire.Tx) error {
+		_, err := tx.Exec(ctx, []any{"INCR", "n"}, []any{"GET", "n"})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := strings.Cut(srv.Addr(), ":")
+	p, _ := strconv.Atoi(port)
+	for _, name := range []string{"GET", "PIPELINE", "MULTI"} {
+		kv, ok := sampler.attrs(name)
+		if !ok {
+			t.Errorf("the sampler saw no %q span", name)
+			continue
+		}
+		if !has(attribute.NewSet(kv...), []attribute.KeyValue{semconv.ServerAddress(host), semconv.ServerPort(p), semconv.DBOperationName(name)}) {
+			t.Errorf("%q span started with %v, want server.address %s, server.port %d", name, kv, host, p)
+		}
 	}
 }

@@ -12,11 +12,14 @@
 // Every command gets a span of kind client named after the command ("GET"), started
 // when the client began the call and ended when its reply or failure was known, with
 // the attributes of OpenTelemetry's database conventions: db.system.name "redis",
-// db.operation.name, server.address and server.port of the server that replied (after
-// any redirection), and db.namespace, the database index, when WithDB gives it (the
-// Observer cannot read respire.Options.DB). A failure sets the span's status to Error
-// and error.type to the server's error prefix for an error reply ("WRONGTYPE", also
-// in db.response.status_code), or to how the call ended otherwise: "not_sent" (it
+// db.operation.name, server.address and server.port, and db.namespace, the database
+// index, when WithDB gives it (the Observer cannot read respire.Options.DB). The span
+// starts with the server the command is about to go to (observe.CommandStart.Addr),
+// so that a sampler sees it, and ends with the one that replied (after any
+// redirection), which replaces it; a command the client cannot place before sending
+// (on a Cluster, a keyless one) starts without. A failure sets the span's status to
+// Error and error.type to the server's error prefix for an error reply ("WRONGTYPE",
+// also in db.response.status_code), or to how the call ended otherwise: "not_sent" (it
 // never reached the server) or "unknown" (it may have run); respire.outcome holds
 // that class for every span. Only a first word shaped like Redis's prefixes (upper
 // case letters, digits and underscores, at most 32) counts as a prefix: a script
@@ -24,14 +27,17 @@
 // as "server_error" with no db.response.status_code, on spans and metrics alike.
 //
 // Batches get one span each: "PIPELINE" for Pipeline.Exec and DoMulti
-// (respire.batch.kind says which), "MULTI" for a transaction, with
+// (respire.batch.kind says which), "MULTI" for a transaction, followed, as the
+// conventions ask, by the name of the batch's commands when they all share one
+// ("PIPELINE GET", "MULTI INCR", from observe.BatchStart.Name), with
 // db.operation.batch.size and respire.batch.failed, the commands whose reply was an
 // error. The conventions model a batch of one command as a single operation, named
 // after it: a Pipeline.Exec or DoMulti of one command gets a span and an operation
-// named after the command ("GET", from observe.BatchStart.Name, as rueidis names a
-// DoMulti of one), still with respire.batch.kind, and without
-// db.operation.batch.size, which the conventions set for batches of two or more (or
-// none); a transaction of one stays "MULTI". Lock steps are events on the span current
+// named after the command ("GET", as rueidis names a DoMulti of one), still with
+// respire.batch.kind, and without db.operation.batch.size, which the conventions set
+// for batches of two or more (or none); a transaction of one INCR is "MULTI INCR". A
+// batch's span starts with its server where the client knows it (one server, or a
+// transaction bound to its node), not for a Cluster batch, split by node when sent. Lock steps are events on the span current
 // in the lock call's context. Spans never carry argument values, keys, server error
 // messages (which can quote arguments) or credentials.
 //

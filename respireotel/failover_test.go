@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
 	"github.com/respire/respire"
@@ -12,10 +13,10 @@ import (
 )
 
 // A Sentinel failover the client follows is counted in respire.sentinel.failovers, and
-// the commands after it have spans naming the new master.
+// the commands after it have spans naming the new master, from their start on.
 func TestFailover(t *testing.T) {
 	d := sentinelserver.Start(t, sentinelserver.Config{Replicas: 1})
-	h := newHarness(t)
+	h, sampler := newSampledHarness(t)
 	c := h.client(t, respire.Options{Addrs: d.SentinelAddrs(), SentinelMaster: d.MasterName()})
 	ctx := context.Background()
 	if _, err := c.Do(ctx, "SET", "otel:failover", "before"); err != nil {
@@ -42,5 +43,10 @@ func TestFailover(t *testing.T) {
 	last := sets[len(sets)-1]
 	if v, _ := attr(last, semconv.ServerPortKey); v.AsInt64() != int64(next.Port()) {
 		t.Errorf("SET after the failover went to port %d, the new master is on %d", v.AsInt64(), next.Port())
+	}
+	// The failover was seen before the last SET started: it started for the new master.
+	kv, _ := sampler.attrs("SET")
+	if !has(attribute.NewSet(kv...), []attribute.KeyValue{semconv.ServerPort(next.Port())}) {
+		t.Errorf("SET after the failover started with %v, the new master is on %d", kv, next.Port())
 	}
 }

@@ -29,8 +29,10 @@ type Observer struct {
 	// system is db.system.name, and db.namespace when WithDB gave it.
 	system []attribute.KeyValue
 	ops    memo[opKey, *opAttrs]
-	// starts holds each operation name's span start attributes.
-	starts memo[string, trace.SpanStartOption]
+	// starts holds the span start attributes of each operation name and server.
+	starts memo[opKey, trace.SpanStartOption]
+	// batchNames holds the names of batches whose commands share a name.
+	batchNames memo[batchKey, string]
 }
 
 // Option configures New.
@@ -100,6 +102,7 @@ func New(opts ...Option) (*Observer, error) {
 	}
 	o.ops.make = o.newOpAttrs
 	o.starts.make = o.startAttrs
+	o.batchNames.make = joinBatchName
 	if cfg.tracing {
 		o.tracer = cfg.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL))
 	}

@@ -42,18 +42,21 @@ func (o *Observer) ownSpan(ctx context.Context) (trace.Span, bool) {
 // clientKind makes a span of kind client.
 var clientKind = trace.WithSpanKind(trace.SpanKindClient)
 
-// startAttrs are the attributes a span of operation name starts with.
-func (o *Observer) startAttrs(name string) trace.SpanStartOption {
-	return trace.WithAttributes(o.opBase(name, 0)...)
+// startAttrs are the attributes a span of operation k.name, about to go to k.addr,
+// starts with: server.address and server.port are among them, for samplers.
+func (o *Observer) startAttrs(k opKey) trace.SpanStartOption {
+	server := serverAttrs(k.addr)
+	return trace.WithAttributes(append(o.opBase(k.name, len(server)), server...)...)
 }
 
-// start begins a client span named name at start. A span that does not record
+// start begins a client span named name, for the server at addr ("" if not known yet),
+// at start. A span that does not record
 // (sampled out, or a no-op provider) is not kept: nothing runs under a command that
 // could be its child. But if ctx holds a span of o's (a command started inside
 // another's context), the context returned masks it, or this command's End would end
 // that outer span.
-func (o *Observer) start(ctx context.Context, name string, start time.Time, more ...trace.SpanStartOption) context.Context {
-	opts := append([]trace.SpanStartOption{clientKind, o.starts.get(name), trace.WithTimestamp(start)}, more...)
+func (o *Observer) start(ctx context.Context, name, addr string, start time.Time, more ...trace.SpanStartOption) context.Context {
+	opts := append([]trace.SpanStartOption{clientKind, o.starts.get(opKey{name, addr}), trace.WithTimestamp(start)}, more...)
 	ctx2, span := o.tracer.Start(ctx, name, opts...)
 	key := spanKey{o}
 	if span.IsRecording() {
@@ -65,8 +68,9 @@ func (o *Observer) start(ctx context.Context, name string, start time.Time, more
 	return ctx
 }
 
-// end finishes span at end with the server's attributes, the outcome and, for a
-// failure, the error status, in one SetAttributes so the span's attributes grow once.
+// end finishes span at end with the server's attributes (those of the server that
+// answered, which replace the ones it started with), the outcome and, for a failure,
+// the error status, in one SetAttributes so the span's attributes grow once.
 // The status description is the error type alone: error messages can quote
 // arguments.
 func end(span trace.Span, server []attribute.KeyValue, outcome observe.Outcome, f failure, end time.Time, extra ...attribute.KeyValue) {
@@ -89,7 +93,7 @@ func (o *Observer) CommandStart(ctx context.Context, e observe.CommandStart) con
 	if o.tracer == nil {
 		return ctx
 	}
-	return o.start(ctx, e.Name, e.Start)
+	return o.start(ctx, e.Name, e.Addr, e.Start)
 }
 
 // CommandEnd records the command's duration and ends its span.
@@ -107,17 +111,18 @@ func (o *Observer) BatchStart(ctx context.Context, e observe.BatchStart) context
 		return ctx
 	}
 	kind := batchKindKey.String(e.Kind.String())
+	name := o.batchName(e.Kind, e.Len, e.Name)
 	// The conventions count only batches of two or more (or none) as batches.
 	if e.Len == 1 {
-		return o.start(ctx, batchName(e.Kind, e.Name), e.Start, trace.WithAttributes(kind))
+		return o.start(ctx, name, e.Addr, e.Start, trace.WithAttributes(kind))
 	}
-	return o.start(ctx, batchName(e.Kind, e.Name), e.Start, trace.WithAttributes(kind, semconv.DBOperationBatchSize(e.Len)))
+	return o.start(ctx, name, e.Addr, e.Start, trace.WithAttributes(kind, semconv.DBOperationBatchSize(e.Len)))
 }
 
 // BatchEnd records the batch's duration, as one operation, and ends its span.
 func (o *Observer) BatchEnd(ctx context.Context, e observe.BatchEnd) {
 	f := classify(e.Outcome, e.Err)
-	a := o.recordOperation(ctx, batchName(e.Kind, e.Name), e.Addr, e.Duration, f)
+	a := o.recordOperation(ctx, o.batchName(e.Kind, e.Len, e.Name), e.Addr, e.Duration, f)
 	if span, ok := o.ownSpan(ctx); ok {
 		end(span, a.server, e.Outcome, f, e.Start.Add(e.Duration), batchFailedKey.Int(e.Failed))
 	}

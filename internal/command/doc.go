@@ -30,8 +30,8 @@
 //   - SORT and SORT_RO declare their BY/GET patterns and the STORE destination as
 //     "unknown"; the sort key and the STORE destination are found by walking the
 //     options as SORT does when it runs. Keys named by BY/GET patterns are derived from
-//     data and are never reported (so KeyPrefix does not rewrite patterns; Cluster
-//     rejects them anyway).
+//     data and are never reported as keys; SortPatternIndexes finds the patterns, for
+//     a key prefix to confine them (patterns.go).
 //   - MIGRATE declares its KEYS list "incomplete" (a key literally named "keys" would
 //     confuse the backwards keyword search); it is found as the server finds it: the
 //     key at position 3, or, with a KEYS option and an empty key, the keys after KEYS.

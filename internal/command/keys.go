@@ -231,8 +231,8 @@ func sortROKeys(args []any, dst []int) []int {
 
 // sortKeys: SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC]
 // [ALPHA] [STORE destination]. The options are walked as sortCommand walks them when it
-// runs, so a pattern or LIMIT value spelled "store" is not mistaken for the option, and
-// with several STOREs the last one wins.
+// runs (sortOptions), so a pattern or LIMIT value spelled "store" is not mistaken for
+// the option, and with several STOREs the last one wins.
 //
 // This follows execution rather than the server's COMMAND GETKEYS, which differ when a
 // STORE destination is itself spelled like an option: for SORT k STORE get STORE d2
@@ -242,7 +242,13 @@ func sortKeys(args []any, dst []int) []int {
 	if len(args) < 2 {
 		return dst
 	}
-	dst = append(dst, 1)
+	return sortOptions(append(dst, 1), args, false)
+}
+
+// sortOptions walks the options of SORT or SORT_RO from index 2 as sortCommandGeneric
+// does, and appends to dst the STORE destination (the last one), or with patterns the
+// BY and GET patterns that name keys (patternNamesKeys) instead.
+func sortOptions(dst []int, args []any, patterns bool) []int {
 	store := 0
 	for i := 2; i < len(args); i++ {
 		left := len(args) - i - 1
@@ -251,6 +257,9 @@ func sortKeys(args []any, dst []int) []int {
 		case argIsKeyword(a, "LIMIT") && left >= 2:
 			i += 2
 		case (argIsKeyword(a, "BY") || argIsKeyword(a, "GET")) && left >= 1:
+			if patterns && patternNamesKeys(args[i+1]) {
+				dst = append(dst, i+1)
+			}
 			i++
 		case argIsKeyword(a, "STORE") && left >= 1:
 			store = i + 1
@@ -259,7 +268,7 @@ func sortKeys(args []any, dst []int) []int {
 		// ASC, DESC, ALPHA take no value; anything else is a syntax error for the
 		// server, and skipping one argument is what sortGetKeys does with it.
 	}
-	if store > 1 {
+	if !patterns && store > 1 {
 		dst = append(dst, store)
 	}
 	return dst

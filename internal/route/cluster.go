@@ -230,6 +230,22 @@ func (r *Cluster) masterTargets(ctx context.Context) ([]Target, error) {
 	return ts, nil
 }
 
+// addr is t's node as the slot map has it now (as nodeFor picks it): "" for any
+// master, a replica (picked when the command is sent) or a slot no node serves.
+func (r *Cluster) addr(t Target) string {
+	if t.Addr != "" {
+		return t.Addr
+	}
+	if t.Slot < 0 || t.Slot >= len(r.slots) {
+		return ""
+	}
+	s := r.slots[t.Slot].Load()
+	if s == nil || t.Replica && len(s.replicas) > 0 {
+		return ""
+	}
+	return s.master.addr
+}
+
 // conn returns n's shared connection; a failure to connect asks for a topology refresh,
 // since the node may have died or left.
 func (r *Cluster) conn(ctx context.Context, n *clusterNode) (*conn.Conn, error) {

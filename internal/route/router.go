@@ -36,6 +36,9 @@ type backend interface {
 	release(cn *conn.Conn, reusable bool)
 	dial(ctx context.Context, t Target, adjust func(*conn.Options)) (*conn.Conn, error)
 	masterTargets(ctx context.Context) ([]Target, error)
+	// addr is the address of the server t goes to now, without I/O ("" when the
+	// router cannot tell); see Router.AddrOf.
+	addr(t Target) string
 	// observe learns from a command's failure (under Sentinel, READONLY or a broken
 	// connection makes it look for the master again); one server's Do calls it.
 	observe(ctx context.Context, err error)
@@ -88,6 +91,30 @@ func (r *Router) Do(ctx context.Context, cmd *Cmd, c *Call) (resp.Value, *conn.C
 		return r.cluster.do(ctx, cmd, c)
 	}
 	return r.one.do(ctx, cmd, c)
+}
+
+// AddrOf returns the address of the server cmd would be sent to now, as far as the
+// router knows without I/O or waiting: the one server, or the current master (a
+// replica for a read that replica reads send there), or a Cluster slot's master. It
+// returns "" when it cannot tell: a Cluster command of no slot (it goes to any master,
+// or to every one), a replica read on a Cluster (the replica is picked when it is
+// sent), a slot no node serves as far as the router knows. An observer's CommandStart
+// and BatchStart carry it (samplers decide by it); the server that answers can differ
+// after a redirection or a failover, and the end event says which one did. A batch's
+// is AddrOf(&Cmd{}): "" on a Cluster, where it is split by node when it is sent.
+func (r *Router) AddrOf(cmd *Cmd) string {
+	if r.cluster != nil {
+		slot, err := SlotOf(cmd.Info, cmd.Args, cmd.Options.KeyPrefix, cmd.Options.Keys)
+		if err != nil {
+			return ""
+		}
+		return r.cluster.addr(r.cluster.slotTarget(cmd, slot))
+	}
+	// As one.do routes it: a blocking command and a batch (no arguments) go to the
+	// master.
+	t := Any()
+	t.Replica = r.one.replicaReads && !cmd.Options.Blocking && len(cmd.Args) > 0 && readOnly(cmd.Args)
+	return r.b.addr(t)
 }
 
 // NewPlan returns an empty plan of a pipeline for this router, from a pool: Add

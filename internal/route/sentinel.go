@@ -310,6 +310,19 @@ func (r *sentinelRouter) dial(ctx context.Context, _ Target, adjust func(*conn.O
 
 func (r *sentinelRouter) masterTargets(context.Context) ([]Target, error) { return oneServer(), nil }
 
+// addr is the replica's address for a read it serves, else the current master's.
+func (r *sentinelRouter) addr(t Target) string {
+	if t.Replica {
+		if rr := r.replica.Load(); rr != nil {
+			return rr.addr
+		}
+	}
+	if e := r.cur.Load(); e != nil {
+		return e.addr
+	}
+	return ""
+}
+
 func (r *sentinelRouter) stats() pool.Stats { return r.cur.Load().pool.Stats() }
 
 func (r *sentinelRouter) close() error {

@@ -47,6 +47,8 @@ func (s *standalone) dial(ctx context.Context, _ Target, adjust func(*conn.Optio
 
 func (s *standalone) masterTargets(context.Context) ([]Target, error) { return oneServer(), nil }
 
+func (s *standalone) addr(Target) string { return s.e.addr }
+
 func (s *standalone) observe(context.Context, error) {}
 
 func (s *standalone) stats() pool.Stats { return s.e.pool.Stats() }

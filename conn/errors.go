@@ -2,6 +2,7 @@ package conn
 
 import (
 	"errors"
+	"strings"
 )
 
 var (
@@ -40,10 +41,12 @@ type CallError struct {
 }
 
 func (e *CallError) Error() string {
+	// A cause from this package (a dial, a handshake) carries our prefix: say it once.
+	cause := strings.TrimPrefix(e.Err.Error(), "conn: ")
 	if e.Written {
-		return "conn: command outcome unknown (it was written): " + e.Err.Error()
+		return "conn: command outcome unknown (it was written): " + cause
 	}
-	return "conn: command not sent: " + e.Err.Error()
+	return "conn: command not sent: " + cause
 }
 
 // Is matches ErrNotSent or ErrOutcomeUnknown by Written.

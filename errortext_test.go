@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -42,5 +44,20 @@ func TestDialRefusedErrorText(t *testing.T) {
 	want = "conn: command not sent: dial tcp " + srv.Addr() + ": connect: connection refused"
 	if err.Error() != want {
 		t.Fatalf("PING: %v\nwant %s", err, want)
+	}
+}
+
+// TestCrossSlotErrorNamesLongCommands: the cross-slot error names the command however
+// long its name (GEOSEARCHSTORE was "command").
+func TestCrossSlotErrorNamesLongCommands(t *testing.T) {
+	cl := clusterserver.Start(t, clusterserver.Config{})
+	ctx := clusterTestContext(t)
+	c := clusterClient(t, cl, Options{})
+	dst, src := keyIn(1, "dst"), keyIn(2, "src")
+	_, err := c.Do(ctx, "geosearchstore", dst, src, "FROMLONLAT", 0, 0, "BYRADIUS", 1, "km")
+	want := fmt.Sprintf("respire: keys in different cluster slots: the keys of GEOSEARCHSTORE hash to slots %d and %d; use a {hash tag} to keep them together",
+		cluster.Slot(dst), cluster.Slot(src))
+	if !errors.Is(err, ErrCrossSlot) || err.Error() != want {
+		t.Fatalf("GEOSEARCHSTORE across slots: %v\nwant %s", err, want)
 	}
 }

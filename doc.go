@@ -38,6 +38,15 @@
 // it may have run. The client retries on a fresh connection only what was not sent or
 // is read-only, never after the caller's context ended.
 //
+// # Errors
+//
+// A server's error reply matches *resp.ServerError (errors.As). The client's own
+// errors are matched with errors.Is against the sentinels of errors.go, each
+// documented there: [ErrClosed], [ErrInvalidOptions], [ErrInvalidURL], [ErrInvalidArg],
+// [ErrConnState], [ErrTxFailed], [ErrTxSlotMoved], [ErrCrossSlot],
+// [ErrTooManyRedirects], [ErrClusterDown], [ErrUnknownKeys], [ErrNoCache],
+// [ErrNotCacheable], [ErrNoTracking] and [ErrReauthPending].
+//
 // # Concurrency
 //
 // Client, Script and Subscription are safe for concurrent use; Pipeline and Tx belong

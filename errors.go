@@ -7,8 +7,12 @@ import (
 	"github.com/respire/respire/internal/route"
 )
 
-// The errors the routers return are theirs (internal/route), under the same names
-// here, so that errors.Is matches them whichever package made the error.
+// The sentinel errors of package respire, matched with errors.Is (a server's error
+// reply is a *resp.ServerError instead, matched with errors.As; whether a command was
+// sent, with conn.ErrNotSent and conn.ErrOutcomeUnknown). ErrClosed, ErrInvalidOptions,
+// ErrCrossSlot, ErrTooManyRedirects and ErrClusterDown are the routers' own values
+// (internal/route) under the same names, so that errors.Is matches them whichever
+// package made the error.
 var (
 	// ErrClosed is returned by calls on a closed Client or Subscription.
 	ErrClosed = route.ErrClosed
@@ -61,6 +65,13 @@ var (
 	// ErrNoTracking is matched by the error of DoCached when the server cannot track
 	// keys for this client: it does not speak RESP3, or refused CLIENT TRACKING.
 	ErrNoTracking = errors.New("respire: server does not track keys for client-side caching")
+	// ErrReauthPending is matched by the error of Client.Reauthenticate when some
+	// connections were not yet authenticated with the new credentials as it returned:
+	// their AUTH waits behind a blocking command, a transaction in progress or an AUTH
+	// of older credentials, or they are still being dialled. They are re-authenticated
+	// once it has gone, before anything else is sent on them (a dialled one before it
+	// is handed out).
+	ErrReauthPending = errors.New("respire: re-authentication still in progress")
 )
 
 // Result is the outcome of one command of a batch: its reply, or its error (a

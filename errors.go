@@ -9,10 +9,10 @@ import (
 
 // The sentinel errors of package respire, matched with errors.Is (a server's error
 // reply is a *resp.ServerError instead, matched with errors.As; whether a command was
-// sent, with conn.ErrNotSent and conn.ErrOutcomeUnknown). ErrClosed, ErrInvalidOptions,
-// ErrCrossSlot, ErrTooManyRedirects and ErrClusterDown are the routers' own values
-// (internal/route) under the same names, so that errors.Is matches them whichever
-// package made the error.
+// sent, with conn.ErrNotSent and conn.ErrOutcomeUnknown). ErrClosed,
+// ErrInvalidOptions, ErrCrossSlot, ErrTooManyRedirects, ErrClusterDown and ErrPerNode
+// are the routers' own values (internal/route) under the same names, so that
+// errors.Is matches them whichever package made the error.
 var (
 	// ErrClosed is returned by calls on a closed Client or Subscription.
 	ErrClosed = route.ErrClosed
@@ -49,6 +49,13 @@ var (
 	// ErrClusterDown is matched by the error for a command no Cluster node serves: its
 	// slot is not assigned, or no master serves any slot.
 	ErrClusterDown = route.ErrClusterDown
+	// ErrPerNode is matched by the error of Do on a Cluster for a keyless command whose
+	// replies the server's command tips say combine in a way of their own (INFO,
+	// MEMORY STATS, RANDOMKEY, LATENCY LATEST, FUNCTION STATS) or that goes to nodes
+	// of its own choosing (SCAN: use Client.Scan): it is refused before anything is
+	// sent, and the error names it. Send it to the node you mean: Client.ConnFor a key
+	// that node serves, then Do on that connection, or a Client of that node.
+	ErrPerNode = route.ErrPerNode
 	// ErrUnknownKeys is matched by the error for a command whose key positions the
 	// client cannot know when it needs them (for Options.KeyPrefix or Cluster
 	// routing): it is in neither the client's command table nor the server's COMMAND

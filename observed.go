@@ -159,6 +159,7 @@ var notSentErrors = []error{
 	ErrInvalidArg,
 	ErrConnState,
 	ErrCrossSlot,
+	ErrPerNode,
 	ErrUnknownKeys,
 	ErrClusterDown,
 	ErrTooManyRedirects,

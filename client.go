@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -94,7 +95,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		cc, err := cache.New(*opts.ClientSideCache)
 		if err != nil {
 			r.Close()
-			return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+			return nil, &cacheOptionsError{err}
 		}
 		c.cache, c.tracking = cc, newTracking(r, cc)
 		c.tracking.obs = obs
@@ -189,6 +190,18 @@ func (c *Client) do(ctx context.Context, args []any) (resp.Value, *conn.Conn, er
 	cmd := route.Cmd{Options: o, Args: args, Info: info}
 	return c.route.Do(ctx, &cmd, &route.Call{Fanout: true})
 }
+
+// cacheOptionsError is the error of NewClient for unusable Options.ClientSideCache:
+// it matches both ErrInvalidOptions and cache.ErrInvalidOptions, and says "invalid
+// options" once.
+type cacheOptionsError struct{ err error }
+
+func (e *cacheOptionsError) Error() string {
+	detail := strings.TrimPrefix(e.err.Error(), cache.ErrInvalidOptions.Error()+": ")
+	return ErrInvalidOptions.Error() + ": ClientSideCache: " + detail
+}
+
+func (e *cacheOptionsError) Unwrap() []error { return []error{ErrInvalidOptions, e.err} }
 
 // connectError is the error of NewClient's first connection, which sent no command:
 // its text is the dial's alone, not "command not sent", while errors.Is and errors.As

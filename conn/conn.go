@@ -228,12 +228,12 @@ func dial(ctx context.Context, addr string, opts *Options) (*Conn, error) {
 	c.auth.track = opts.Credentials != nil
 	if err := c.handshake(ctx, opts, cr); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("conn: handshake with %s: %w", addr, err)
+		return nil, &stepError{step: "handshake with", addr: addr, err: err}
 	}
 	if opts.OnConnect != nil {
 		if err := opts.OnConnect(ctx, c); err != nil {
 			c.Close()
-			return nil, fmt.Errorf("conn: OnConnect for %s: %w", addr, err)
+			return nil, &stepError{step: "OnConnect for", addr: addr, err: err}
 		}
 	}
 	c.mu.Lock()

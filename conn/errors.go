@@ -31,6 +31,27 @@ var (
 // errNoPassword is the cause when a credentials provider gave no password.
 var errNoPassword = errors.New("no password")
 
+// stepError is the error of a step of a dial after the connection was made (the
+// handshake, OnConnect). The dial's caller sent no command of its own, so a command
+// of the step that got no reply is told by its cause alone ("EOF", not "outcome
+// unknown"); errors.Is and errors.As still find the *CallError.
+type stepError struct {
+	step string // "handshake with"
+	addr string
+	err  error
+}
+
+func (e *stepError) Error() string {
+	cause := e.err
+	var ce *CallError
+	if errors.As(cause, &ce) {
+		cause = ce.Err
+	}
+	return "conn: " + e.step + " " + e.addr + ": " + cause.Error()
+}
+
+func (e *stepError) Unwrap() error { return e.err }
+
 // CallError is returned for a command that did not get its reply: the caller gave up
 // (Err is the context's error) or the connection broke (Err is the I/O or protocol
 // error). Written says whether the command's bytes may have reached the server;

@@ -29,9 +29,10 @@ var (
 	// votes would not be independent.
 	ErrRedlockGroup = errors.New("coordination: not a group of independent standalone servers")
 	// ErrServerIdentity is matched by the error of a Redlock operation on a server that
-	// refused INFO server (an ACL without +info), whose run_id tells whether two
-	// clients reach one server: the group does not count a vote it cannot tell apart.
-	ErrServerIdentity = errors.New("coordination: cannot tell the redlock servers apart: INFO server refused")
+	// refused INFO server (an ACL without +info) or whose INFO has no run_id, which
+	// tells whether two clients reach one server: the group does not count a vote it
+	// cannot tell apart.
+	ErrServerIdentity = errors.New("coordination: cannot tell the redlock servers apart")
 	// ErrNoQuorum is matched by the error of a Redlock acquisition, renewal or release
 	// that did not reach a majority of the group because nodes failed or did not answer
 	// in time; the error also carries the nodes' errors.

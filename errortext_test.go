@@ -144,3 +144,15 @@ func TestCrossSlotErrorNamesLongCommands(t *testing.T) {
 		t.Fatalf("GEOSEARCHSTORE across slots: %v\nwant %s", err, want)
 	}
 }
+
+// TestUnknownKeysErrorText: a command neither the table nor the server knows, refused
+// for want of its key positions, says so without an internal marker's words.
+func TestUnknownKeysErrorText(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, KeyPrefix: "app:"})
+	_, err := c.Do(context.Background(), "nosuchcmd", "k")
+	want := "respire: key positions of the command unknown: NOSUCHCMD is in neither the client's command table nor the server's COMMAND INFO"
+	if !errors.Is(err, ErrUnknownKeys) || err.Error() != want {
+		t.Fatalf("NOSUCHCMD: %v\nwant %s", err, want)
+	}
+}

@@ -1,9 +1,9 @@
 package route
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/respire/respire/internal/command"
 	"github.com/respire/respire/resp"
@@ -73,8 +73,16 @@ func (r *Cluster) fanout(ctx context.Context, cmd *Cmd, c *Call) (resp.Value, er
 }
 
 // commandName is the command's name as a user writes it, for errors: "CONFIG SET".
+// It is a copy: the entry is reached through the caller's command, whose arguments
+// must not escape (Do would then allocate them on every call).
 func commandName(info *command.Info) string {
-	return strings.ToUpper(strings.ReplaceAll(info.Name, "|", " "))
+	name := []byte(info.Name)
+	for i, c := range name {
+		if c == '|' {
+			name[i] = ' '
+		}
+	}
+	return string(bytes.ToUpper(name))
 }
 
 // merger combines the replies of a fan-out by a response policy.

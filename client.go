@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -91,13 +92,13 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	c.lockVia = c.lockConnOf
 	if _, err := r.Shared(ctx, route.Any()); err != nil {
 		r.Close()
-		return nil, err
+		return nil, firstConnError(err)
 	}
 	if opts.ClientSideCache != nil {
 		cc, err := cache.New(*opts.ClientSideCache)
 		if err != nil {
 			r.Close()
-			return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+			return nil, &cacheOptionsError{err}
 		}
 		c.cache, c.tracking = cc, newTracking(r, cc)
 		c.tracking.obs = obs
@@ -199,6 +200,36 @@ func (c *Client) do(ctx context.Context, args []any) (resp.Value, *conn.Conn, er
 	}
 	cmd := route.Cmd{Options: o, Args: args, Info: info}
 	return c.route.Do(ctx, &cmd, &route.Call{Fanout: true})
+}
+
+// cacheOptionsError is the error of NewClient for unusable Options.ClientSideCache:
+// it matches both ErrInvalidOptions and cache.ErrInvalidOptions, and says "invalid
+// options" once.
+type cacheOptionsError struct{ err error }
+
+func (e *cacheOptionsError) Error() string {
+	detail := strings.TrimPrefix(e.err.Error(), cache.ErrInvalidOptions.Error()+": ")
+	return ErrInvalidOptions.Error() + ": ClientSideCache: " + detail
+}
+
+func (e *cacheOptionsError) Unwrap() []error { return []error{ErrInvalidOptions, e.err} }
+
+// connectError is the error of NewClient's first connection, which sent no command:
+// its text is the dial's alone, not "command not sent", while errors.Is and errors.As
+// still find the *conn.CallError and conn.ErrNotSent.
+type connectError struct{ ce *conn.CallError }
+
+func (e *connectError) Error() string { return e.ce.Err.Error() }
+
+func (e *connectError) Unwrap() error { return e.ce }
+
+// firstConnError is err, the error of NewClient's first connection, as a
+// connectError when it says that nothing was sent.
+func firstConnError(err error) error {
+	if ce, ok := err.(*conn.CallError); ok && !ce.Written {
+		return &connectError{ce}
+	}
+	return err
 }
 
 // retryable says whether a failed command may be sent again on a new connection

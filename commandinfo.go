@@ -148,12 +148,20 @@ func (c *Client) resolve(ctx context.Context, args []any) error {
 	}
 }
 
-// errNoEntry is the cause of an ErrUnknownKeys that the server gave: it does not know
-// the command, it refused COMMAND INFO, or its entry does not describe the keys.
-var errNoEntry = errors.New("no usable COMMAND INFO entry")
+// noEntryError is an ErrUnknownKeys that the server gave: it does not know the
+// command, it refused COMMAND INFO, or its entry does not describe the keys. It marks
+// the answer as one to remember without adding to the error's text.
+type noEntryError struct{ err error }
+
+func (e *noEntryError) Error() string { return e.err.Error() }
+
+func (e *noEntryError) Unwrap() error { return e.err }
 
 // remembered reports whether err is an answer about the command, not a failure to ask.
-func remembered(err error) bool { return errors.Is(err, errNoEntry) }
+func remembered(err error) bool {
+	var ne *noEntryError
+	return errors.As(err, &ne)
+}
 
 // commandInfo asks COMMAND INFO name on a shared connection of any node.
 func (c *Client) commandInfo(ctx context.Context, name string) (*command.Info, error) {
@@ -165,20 +173,20 @@ func (c *Client) commandInfo(ctx context.Context, name string) (*command.Info, e
 	v, err := cn.Do(ctx, "COMMAND", "INFO", name)
 	switch _, refused := resp.AsServerError(err); {
 	case refused:
-		return nil, fmt.Errorf("%w: %s is not in the command table and the server refused COMMAND INFO (%w): %w", ErrUnknownKeys, upper, errNoEntry, err)
+		return nil, &noEntryError{fmt.Errorf("%w: %s is not in the command table and the server refused COMMAND INFO: %w", ErrUnknownKeys, upper, err)}
 	case err != nil:
 		return nil, fmt.Errorf("%w: %s is not in the command table and COMMAND INFO failed: %w", ErrUnknownKeys, upper, err)
 	}
 	entries, err := command.Specs(v)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("%w: %s: COMMAND INFO reply unreadable (%w): %w", ErrUnknownKeys, upper, errNoEntry, err)
+		return nil, &noEntryError{fmt.Errorf("%w: %s: the server's COMMAND INFO reply is unreadable: %w", ErrUnknownKeys, upper, err)}
 	case len(entries) != 1 || entries[0] == nil:
-		return nil, fmt.Errorf("%w: %s is in neither the command table nor the server's (%w)", ErrUnknownKeys, upper, errNoEntry)
+		return nil, &noEntryError{fmt.Errorf("%w: %s is in neither the client's command table nor the server's COMMAND INFO", ErrUnknownKeys, upper)}
 	}
 	info := command.FromSpec(entries[0])
 	if !info.KeysKnown() {
-		return nil, fmt.Errorf("%w: %s: its keys move with its arguments in a way the server's COMMAND INFO does not describe (%w)", ErrUnknownKeys, upper, errNoEntry)
+		return nil, &noEntryError{fmt.Errorf("%w: %s: its keys move with its arguments in a way the server's COMMAND INFO does not describe", ErrUnknownKeys, upper)}
 	}
 	return info, nil
 }

@@ -381,13 +381,6 @@ func waitDone(ctx context.Context, chans []<-chan struct{}) {
 	}
 }
 
-// ErrReauthPending is matched by the error of Client.Reauthenticate when its context
-// ended before every connection was authenticated with the new credentials: their
-// AUTH waits behind a blocking command, a transaction in progress or an AUTH of older
-// credentials, or they are still being dialled. They are re-authenticated once it has
-// gone, before anything else is sent on them (a dialled one before it is handed out).
-var ErrReauthPending = errors.New("respire: re-authentication still in progress")
-
 // fetch asks the provider for new credentials, reporting a failure; notify is ask's.
 func (r *credentialRotation) fetch(ctx context.Context, notify bool) error {
 	ctx, cancel := context.WithTimeout(ctx, providerTimeout)

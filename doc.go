@@ -26,8 +26,10 @@
 // ({hash tags} respected, the key prefix included), follows MOVED and ASK
 // redirections, retries TRYAGAIN and CLUSTERDOWN with a backoff, and refuses a
 // command whose keys span slots with ErrCrossSlot before sending it. Keyless commands
-// that mean "every master" (FLUSHALL, SCRIPT LOAD, KEYS, DBSIZE, ...) go to every
-// master, Scan walks every master, and batches are split by node.
+// follow the server's command tips: those for every master (FLUSHALL, KEYS, DBSIZE,
+// ...) or every node (CONFIG SET, SCRIPT LOAD, ...) go to each, their replies
+// combined as the tips say, and those answered per node (INFO, ...) are refused with
+// ErrPerNode. Scan walks every master, and batches are split by node.
 //
 // With Options.ClientSideCache, DoCached answers read commands of one key from memory
 // and the server's invalidations (RESP3 client tracking) keep it honest; see package
@@ -37,6 +39,15 @@
 // with conn.ErrNotSent means it never reached the server; conn.ErrOutcomeUnknown means
 // it may have run. The client retries on a fresh connection only what was not sent or
 // is read-only, never after the caller's context ended.
+//
+// # Errors
+//
+// A server's error reply matches *resp.ServerError (errors.As). The client's own
+// errors are matched with errors.Is against the sentinels of errors.go, each
+// documented there: [ErrClosed], [ErrInvalidOptions], [ErrInvalidURL], [ErrInvalidArg],
+// [ErrConnState], [ErrTxFailed], [ErrTxSlotMoved], [ErrCrossSlot],
+// [ErrTooManyRedirects], [ErrClusterDown], [ErrPerNode], [ErrUnknownKeys], [ErrNoCache],
+// [ErrNotCacheable], [ErrNoTracking] and [ErrReauthPending].
 //
 // # Concurrency
 //

@@ -7,8 +7,12 @@ import (
 	"github.com/respire/respire/internal/route"
 )
 
-// The errors the routers return are theirs (internal/route), under the same names
-// here, so that errors.Is matches them whichever package made the error.
+// The sentinel errors of package respire, matched with errors.Is (a server's error
+// reply is a *resp.ServerError instead, matched with errors.As; whether a command was
+// sent, with conn.ErrNotSent and conn.ErrOutcomeUnknown). ErrClosed,
+// ErrInvalidOptions, ErrCrossSlot, ErrTooManyRedirects, ErrClusterDown and ErrPerNode
+// are the routers' own values (internal/route) under the same names, so that
+// errors.Is matches them whichever package made the error.
 var (
 	// ErrClosed is returned by calls on a closed Client or Subscription.
 	ErrClosed = route.ErrClosed
@@ -45,6 +49,13 @@ var (
 	// ErrClusterDown is matched by the error for a command no Cluster node serves: its
 	// slot is not assigned, or no master serves any slot.
 	ErrClusterDown = route.ErrClusterDown
+	// ErrPerNode is matched by the error of Do on a Cluster for a keyless command whose
+	// replies the server's command tips say combine in a way of their own (INFO,
+	// MEMORY STATS, RANDOMKEY, LATENCY LATEST, FUNCTION STATS) or that goes to nodes
+	// of its own choosing (SCAN: use Client.Scan): it is refused before anything is
+	// sent, and the error names it. Send it to the node you mean: Client.ConnFor a key
+	// that node serves, then Do on that connection, or a Client of that node.
+	ErrPerNode = route.ErrPerNode
 	// ErrUnknownKeys is matched by the error for a command whose key positions the
 	// client cannot know when it needs them (for Options.KeyPrefix or Cluster
 	// routing): it is in neither the client's command table nor the server's COMMAND
@@ -66,6 +77,13 @@ var (
 	// ErrNoTracking is matched by the error of DoCached when the server cannot track
 	// keys for this client: it does not speak RESP3, or refused CLIENT TRACKING.
 	ErrNoTracking = errors.New("respire: server does not track keys for client-side caching")
+	// ErrReauthPending is matched by the error of Client.Reauthenticate when its context
+	// ended before every connection was authenticated with the new credentials: their
+	// AUTH waits behind a blocking command, a transaction in progress or an AUTH of
+	// older credentials, or they are still being dialled. They are re-authenticated
+	// once it has gone, before anything else is sent on them (a dialled one before it
+	// is handed out).
+	ErrReauthPending = errors.New("respire: re-authentication still in progress")
 )
 
 // Result is the outcome of one command of a batch: its reply, or its error (a

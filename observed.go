@@ -183,6 +183,7 @@ var notSentErrors = []error{
 	ErrInvalidArg,
 	ErrConnState,
 	ErrCrossSlot,
+	ErrPerNode,
 	ErrUnknownKeys,
 	ErrNotConfined,
 	ErrClusterDown,

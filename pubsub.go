@@ -64,12 +64,15 @@ type Subscription struct {
 
 // Subscribe subscribes to channels on a new connection and returns the subscription.
 // It fails with ErrClosed once the client is closing.
+// ctx bounds only the subscribing (the dial and sending SUBSCRIBE), not the
+// subscription's life: it lives on, reconnecting after a lost connection, until
+// Subscription.Close or Client.Close ends it and closes its Messages channel.
 func (c *Client) Subscribe(ctx context.Context, channels ...string) (*Subscription, error) {
 	return c.subscribe(ctx, channels, nil)
 }
 
 // PSubscribe subscribes to glob patterns on a new connection and returns the
-// subscription.
+// subscription. As for Subscribe, ctx bounds only the subscribing.
 func (c *Client) PSubscribe(ctx context.Context, patterns ...string) (*Subscription, error) {
 	return c.subscribe(ctx, nil, patterns)
 }
@@ -81,7 +84,7 @@ func (c *Client) PSubscribe(ctx context.Context, patterns ...string) (*Subscript
 // subscription connects to the node that serves it, and when the slot moves to another
 // node it follows, resubscribing there. Add and remove channels with
 // Subscription.SSubscribe and SUnsubscribe. Messages published while it moves are
-// lost, as with any Redis pub/sub.
+// lost, as with any Redis pub/sub. As for Subscribe, ctx bounds only the subscribing.
 func (c *Client) SSubscribe(ctx context.Context, channels ...string) (*Subscription, error) {
 	return c.newSubscription(ctx, channels, nil, true)
 }

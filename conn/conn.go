@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -222,24 +223,35 @@ func dial(ctx context.Context, addr string, opts *Options) (*Conn, error) {
 	}
 	nc, err := dialTransport(ctx, addr, opts)
 	if err != nil {
-		return nil, fmt.Errorf("conn: dial %s: %w", addr, err)
+		return nil, dialError(addr, err)
 	}
 	c := newConn(nc, addr, opts)
 	c.auth.track = opts.Credentials != nil
 	if err := c.handshake(ctx, opts, cr); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("conn: handshake with %s: %w", addr, err)
+		return nil, &stepError{step: "handshake with", addr: addr, err: err}
 	}
 	if opts.OnConnect != nil {
 		if err := opts.OnConnect(ctx, c); err != nil {
 			c.Close()
-			return nil, fmt.Errorf("conn: OnConnect for %s: %w", addr, err)
+			return nil, &stepError{step: "OnConnect for", addr: addr, err: err}
 		}
 	}
 	c.mu.Lock()
 	c.open = true
 	c.mu.Unlock()
 	return c, nil
+}
+
+// dialError is the error of a failed dial of addr. The net package's own error says
+// "dial tcp addr" already; any other (a custom Dialer's, a TLS handshake's) is told
+// here what was dialled.
+func dialError(addr string, err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return fmt.Errorf("conn: %w", err)
+	}
+	return fmt.Errorf("conn: dial %s: %w", addr, err)
 }
 
 func dialTransport(ctx context.Context, addr string, opts *Options) (net.Conn, error) {

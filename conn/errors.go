@@ -2,6 +2,7 @@ package conn
 
 import (
 	"errors"
+	"strings"
 )
 
 var (
@@ -35,6 +36,27 @@ var (
 // errNoPassword is the cause when a credentials provider gave no password.
 var errNoPassword = errors.New("no password")
 
+// stepError is the error of a step of a dial after the connection was made (the
+// handshake, OnConnect). The dial's caller sent no command of its own, so a command
+// of the step that got no reply is told by its cause alone ("EOF", not "outcome
+// unknown"); errors.Is and errors.As still find the *CallError.
+type stepError struct {
+	step string // "handshake with"
+	addr string
+	err  error
+}
+
+func (e *stepError) Error() string {
+	cause := e.err
+	var ce *CallError
+	if errors.As(cause, &ce) {
+		cause = ce.Err
+	}
+	return "conn: " + e.step + " " + e.addr + ": " + cause.Error()
+}
+
+func (e *stepError) Unwrap() error { return e.err }
+
 // CallError is returned for a command that did not get its reply: the caller gave up
 // (Err is the context's error) or the connection broke (Err is the I/O or protocol
 // error). Written says whether the command's bytes may have reached the server;
@@ -45,10 +67,12 @@ type CallError struct {
 }
 
 func (e *CallError) Error() string {
+	// A cause from this package (a dial, a handshake) carries our prefix: say it once.
+	cause := strings.TrimPrefix(e.Err.Error(), "conn: ")
 	if e.Written {
-		return "conn: command outcome unknown (it was written): " + e.Err.Error()
+		return "conn: command outcome unknown (it was written): " + cause
 	}
-	return "conn: command not sent: " + e.Err.Error()
+	return "conn: command not sent: " + cause
 }
 
 // Is matches ErrNotSent or ErrOutcomeUnknown by Written.

@@ -51,11 +51,23 @@ func (co *Coordinator) checkPair(what1, key1, what2, key2 string) error {
 	// Checked on every deployment, not only on a Cluster: the pair a test accepts on one
 	// server must not be refused in production.
 	if s1, s2 := cluster.PrefixedSlot(prefix, key1), cluster.PrefixedSlot(prefix, key2); s1 != s2 {
-		return fmt.Errorf("%w (%w): %s key %q is in slot %d and %s key %q in slot %d (key prefix %q); give both one {hash tag}",
-			ErrCrossSlot, respire.ErrCrossSlot, what1, key1, s1, what2, key2, s2, prefix)
+		with := ""
+		if prefix != "" {
+			with = fmt.Sprintf(" with the key prefix %q", prefix)
+		}
+		return &crossSlotError{fmt.Sprintf("%s key %q is in slot %d and %s key %q in slot %d%s; give both one {hash tag}",
+			what1, key1, s1, what2, key2, s2, with)}
 	}
 	return nil
 }
+
+// crossSlotError is the error for a pair of keys in different slots. It matches both
+// ErrCrossSlot and respire.ErrCrossSlot, and says so once.
+type crossSlotError struct{ detail string }
+
+func (e *crossSlotError) Error() string { return ErrCrossSlot.Error() + ": " + e.detail }
+
+func (e *crossSlotError) Unwrap() []error { return []error{ErrCrossSlot, respire.ErrCrossSlot} }
 
 // checkTTL returns ttl in milliseconds, the unit of the lease's PX.
 func checkTTL(ttl time.Duration) (int64, error) {

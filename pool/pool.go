@@ -3,7 +3,6 @@ package pool
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 )
@@ -84,7 +83,8 @@ func New[C Conn](opts Options[C]) (*Pool[C], error) {
 // come first served, until a connection or slot frees up. If ctx ends while it waits,
 // Get returns an *ExhaustedError matching both ErrExhausted and ctx.Err(); if ctx has
 // already ended when Get is called, it returns ctx.Err() as it is. After Close, Get
-// returns ErrClosed.
+// returns ErrClosed. A failed dial returns Options.Dial's error as it is: it says what
+// was dialled.
 //
 // The caller owns the connection until it passes it to Put or Discard, exactly once.
 func (p *Pool[C]) Get(ctx context.Context) (C, error) {
@@ -271,7 +271,7 @@ func (p *Pool[C]) dialSlot(ctx context.Context) (C, error) {
 		p.stats.dialErrors++
 		p.releaseSlotLocked()
 		p.mu.Unlock()
-		return zero, fmt.Errorf("pool: dial: %w", err)
+		return zero, err
 	}
 	if p.closed {
 		p.stats.closed++

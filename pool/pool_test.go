@@ -433,7 +433,7 @@ func TestDialErrorFreesSlot(t *testing.T) {
 	if !errors.Is(err, errDial) {
 		t.Fatalf("Get: %v, want %v", err, errDial)
 	}
-	if want := "pool: dial: dial refused"; err.Error() != want {
+	if want := "dial refused"; err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
 	}
 	wantStats(t, p.Stats(), map[string]int{"Dials": 1, "DialErrors": 1, "Misses": 1, "Total": 0, "Dialing": 0})

@@ -75,10 +75,8 @@ func (b *bench) open(ctx context.Context, rep *report) error {
 		return fmt.Errorf("respbench: connect to %s: %w", b.ep, err)
 	}
 	b.admin = admin
-	if v, err := admin.Do(ctx, "INFO", "server"); err == nil {
-		if s, err := v.Text(); err == nil {
-			rep.Server.Version = infoField(s, "redis_version")
-		}
+	if s, err := b.info(ctx, "server"); err == nil {
+		rep.Server.Version = infoField(s, "redis_version")
 	}
 	for _, kv := range [][2]string{{getKey, value16}, {benchKey, value16}} {
 		if _, err := admin.Do(ctx, "SET", kv[0], kv[1]); err != nil {
@@ -425,6 +423,21 @@ func (b *bench) runScenario(ctx context.Context, sc *scenario) (scenarioResult, 
 	return res, nil
 }
 
+// info returns one section of INFO from the server respbench addresses; on a cluster,
+// from the node that serves getKey, since the client refuses INFO there (its replies
+// are per node).
+func (b *bench) info(ctx context.Context, section string) (string, error) {
+	cn, err := b.admin.ConnFor(ctx, getKey)
+	if err != nil {
+		return "", err
+	}
+	v, err := cn.Do(ctx, "INFO", section)
+	if err != nil {
+		return "", err
+	}
+	return v.Text()
+}
+
 // serverCPU returns the CPU time the server has used (INFO cpu), where the scenario
 // runs against the one server respbench addresses: not on a cluster, not for Redlock's
 // own servers, not for the cache scenario, whose hits never reach it.
@@ -432,11 +445,7 @@ func (b *bench) serverCPU(ctx context.Context, sc *scenario) (time.Duration, boo
 	if b.ep.cluster || sc.kind == kindRedlock || sc.kind == kindCache {
 		return 0, false
 	}
-	v, err := b.admin.Do(ctx, "INFO", "cpu")
-	if err != nil {
-		return 0, false
-	}
-	s, err := v.Text()
+	s, err := b.info(ctx, "cpu")
 	if err != nil {
 		return 0, false
 	}

@@ -75,11 +75,7 @@ func liveHeap() int64 {
 
 // serverClients returns the server's connected_clients.
 func (b *bench) serverClients(ctx context.Context) int64 {
-	v, err := b.admin.Do(ctx, "INFO", "clients")
-	if err != nil {
-		return 0
-	}
-	s, err := v.Text()
+	s, err := b.info(ctx, "clients")
 	if err != nil {
 		return 0
 	}

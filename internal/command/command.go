@@ -114,6 +114,38 @@ type KeySpec struct {
 	Flags KeySpecFlags
 }
 
+// RequestPolicy is where a Cluster client sends a command, from the server's command
+// tip request_policy (https://redis.io/docs/reference/command-tips/).
+type RequestPolicy uint8
+
+// The request policies. The zero value, RequestDefault, is a command without the tip:
+// it goes where its keys hash, a keyless one to any node.
+const (
+	RequestDefault    RequestPolicy = iota // by its keys; keyless: any one node
+	RequestAllNodes                        // every node, masters and replicas (CONFIG SET)
+	RequestAllShards                       // every master (FLUSHALL, DBSIZE)
+	RequestMultiShard                      // each key to its own shard (MSET, DEL)
+	RequestSpecial                         // a way of its own that the tips do not describe (SCAN)
+)
+
+// ResponsePolicy is how a Cluster client combines the replies of a command sent to
+// several nodes, from the server's command tip response_policy.
+type ResponsePolicy uint8
+
+// The response policies. The zero value, ResponseDefault, is a command without the
+// tip: a keyless command's arrays are concatenated and its maps merged.
+const (
+	ResponseDefault       ResponsePolicy = iota // arrays concatenated, maps merged
+	ResponseOneSucceeded                        // one success is enough (SCRIPT KILL)
+	ResponseAllSucceeded                        // any error fails it; else one reply
+	ResponseAggLogicalAnd                       // integers (element-wise for arrays) AND-ed
+	ResponseAggLogicalOr                        // integers (element-wise for arrays) OR-ed
+	ResponseAggMin                              // the least integer (WAIT)
+	ResponseAggMax                              // the greatest integer
+	ResponseAggSum                              // the sum of the integers (DBSIZE)
+	ResponseSpecial                             // combined in a way of its own (INFO)
+)
+
 // Info describes one command or subcommand.
 type Info struct {
 	// Name is the lower-case command name; for a subcommand it is "container|sub", as
@@ -126,6 +158,10 @@ type Info struct {
 	Flags Flags
 	// KeySpecs are the command's key specifications, in the server's order.
 	KeySpecs []KeySpec
+	// Request and Response are the command's Cluster tips: which nodes it goes to
+	// and how their replies combine.
+	Request  RequestPolicy
+	Response ResponsePolicy
 	// Sub maps lower-case subcommand names ("stream") to their entries. It is nil for
 	// commands that are not containers.
 	Sub map[string]*Info

@@ -16,6 +16,10 @@
 // after a keyword) and how the keys are found from there (a range, or a count read
 // from an argument). See https://redis.io/docs/reference/key-specs/. A command of
 // Redis 6 only (STRALGO) has the legacy key positions instead, or a hand rule.
+// Entries also keep the Cluster policy tips of Redis 7.0 and later (Info.Request,
+// Info.Response: request_policy and response_policy, see
+// https://redis.io/docs/reference/command-tips/), which say which nodes a keyless
+// command goes to and how their replies combine.
 //
 // A command no table has (a module's, a newer server's) can be read at run time from
 // the server's COMMAND INFO (Specs, FromSpec); KeysKnown says whether its entry

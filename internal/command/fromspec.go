@@ -11,12 +11,15 @@ import (
 // INFO reply (for a command the table lacks: a module's, a newer server's). Flags the
 // table has no constant for are left out, so a newer server's flags never make a
 // command unusable; a specification of a kind the evaluator does not know stays
-// BeginUnknown or FindUnknown, which KeysKnown reports.
+// BeginUnknown or FindUnknown, which KeysKnown reports. A policy tip the table does
+// not know is left out too.
 func FromSpec(c *spec.Command) *Info {
 	info := &Info{Name: c.Name, Arity: c.Arity}
 	for _, f := range c.Flags {
 		info.Flags |= flagNames[f]
 	}
+	info.Request = requestPolicyNames[c.Tip("request_policy")]
+	info.Response = responsePolicyNames[c.Tip("response_policy")]
 	for _, s := range c.KeySpecs {
 		ks := KeySpec{}
 		for _, f := range s.Flags {

@@ -15,7 +15,7 @@ var Sources = []string{"valkey-9.1.2", "redis-8.6.3", "valkey-8.1.1", "redis-7.0
 var commands = map[string]*Info{
 	"acl": {Name: "acl", Arity: -2, Sub: map[string]*Info{
 		"cat":     {Name: "acl|cat", Arity: -2, Flags: FlagNoscript | FlagLoading | FlagStale},
-		"deluser": {Name: "acl|deluser", Arity: -3, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
+		"deluser": {Name: "acl|deluser", Arity: -3, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, Request: RequestAllNodes, Response: ResponseAllSucceeded},
 		"dryrun":  {Name: "acl|dryrun", Arity: -4, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
 		"genpass": {Name: "acl|genpass", Arity: -2, Flags: FlagNoscript | FlagLoading | FlagStale},
 		"getuser": {Name: "acl|getuser", Arity: 3, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
@@ -23,8 +23,8 @@ var commands = map[string]*Info{
 		"list":    {Name: "acl|list", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
 		"load":    {Name: "acl|load", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
 		"log":     {Name: "acl|log", Arity: -2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
-		"save":    {Name: "acl|save", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
-		"setuser": {Name: "acl|setuser", Arity: -3, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
+		"save":    {Name: "acl|save", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, Request: RequestAllNodes, Response: ResponseAllSucceeded},
+		"setuser": {Name: "acl|setuser", Arity: -3, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, Request: RequestAllNodes, Response: ResponseAllSucceeded},
 		"users":   {Name: "acl|users", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
 		"whoami":  {Name: "acl|whoami", Arity: 2, Flags: FlagNoscript | FlagLoading | FlagStale},
 	}},
@@ -92,8 +92,8 @@ var commands = map[string]*Info{
 		"no-touch":      {Name: "client|no-touch", Arity: 3, Flags: FlagNoscript | FlagLoading | FlagStale | FlagAllowBusy},
 		"pause":         {Name: "client|pause", Arity: -3, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
 		"reply":         {Name: "client|reply", Arity: 3, Flags: FlagNoscript | FlagLoading | FlagStale | FlagNoMulti | FlagAllowBusy},
-		"setinfo":       {Name: "client|setinfo", Arity: 4, Flags: FlagNoscript | FlagLoading | FlagStale | FlagAllowBusy},
-		"setname":       {Name: "client|setname", Arity: 3, Flags: FlagNoscript | FlagLoading | FlagStale | FlagAllowBusy},
+		"setinfo":       {Name: "client|setinfo", Arity: 4, Flags: FlagNoscript | FlagLoading | FlagStale | FlagAllowBusy, Request: RequestAllNodes, Response: ResponseAllSucceeded},
+		"setname":       {Name: "client|setname", Arity: 3, Flags: FlagNoscript | FlagLoading | FlagStale | FlagAllowBusy, Request: RequestAllNodes, Response: ResponseAllSucceeded},
 		"tracking":      {Name: "client|tracking", Arity: -3, Flags: FlagNoscript | FlagLoading | FlagStale},
 		"trackinginfo":  {Name: "client|trackinginfo", Arity: 2, Flags: FlagNoscript | FlagLoading | FlagStale},
 		"unblock":       {Name: "client|unblock", Arity: -3, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
@@ -132,11 +132,11 @@ var commands = map[string]*Info{
 		"setslot":               {Name: "cluster|setslot", Arity: -4, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading},
 		"shards":                {Name: "cluster|shards", Arity: 2, Flags: FlagLoading | FlagStale},
 		"slaves":                {Name: "cluster|slaves", Arity: 3, Flags: FlagAdmin | FlagStale},
-		"slot-stats":            {Name: "cluster|slot-stats", Arity: -4, Flags: FlagLoading | FlagStale},
+		"slot-stats":            {Name: "cluster|slot-stats", Arity: -4, Flags: FlagLoading | FlagStale, Request: RequestAllShards},
 		"slots":                 {Name: "cluster|slots", Arity: 2, Flags: FlagLoading | FlagStale},
 		"syncslots":             {Name: "cluster|syncslots", Arity: -3, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading},
 	}},
-	"clusterscan": {Name: "clusterscan", Arity: -2, Flags: FlagReadonly, KeySpecs: []KeySpec{
+	"clusterscan": {Name: "clusterscan", Arity: -2, Flags: FlagReadonly, Request: RequestSpecial, Response: ResponseSpecial, KeySpecs: []KeySpec{
 		{Flags: KeySpecNotKey, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: 0, KeyStep: 1}},
 	}},
 	"command": {Name: "command", Arity: -1, Flags: FlagLoading | FlagStale, Sub: map[string]*Info{
@@ -149,23 +149,23 @@ var commands = map[string]*Info{
 		"list":            {Name: "command|list", Arity: -2, Flags: FlagLoading | FlagStale},
 	}},
 	"commandlog": {Name: "commandlog", Arity: -2, Sub: map[string]*Info{
-		"get":   {Name: "commandlog|get", Arity: 4, Flags: FlagAdmin | FlagLoading | FlagStale},
+		"get":   {Name: "commandlog|get", Arity: 4, Flags: FlagAdmin | FlagLoading | FlagStale, Request: RequestAllNodes},
 		"help":  {Name: "commandlog|help", Arity: 2, Flags: FlagLoading | FlagStale},
-		"len":   {Name: "commandlog|len", Arity: 3, Flags: FlagAdmin | FlagLoading | FlagStale},
-		"reset": {Name: "commandlog|reset", Arity: 3, Flags: FlagAdmin | FlagLoading | FlagStale},
+		"len":   {Name: "commandlog|len", Arity: 3, Flags: FlagAdmin | FlagLoading | FlagStale, Request: RequestAllNodes, Response: ResponseAggSum},
+		"reset": {Name: "commandlog|reset", Arity: 3, Flags: FlagAdmin | FlagLoading | FlagStale, Request: RequestAllNodes, Response: ResponseAllSucceeded},
 	}},
 	"config": {Name: "config", Arity: -2, Sub: map[string]*Info{
 		"get":       {Name: "config|get", Arity: -3, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
 		"help":      {Name: "config|help", Arity: 2, Flags: FlagLoading | FlagStale},
-		"resetstat": {Name: "config|resetstat", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
-		"rewrite":   {Name: "config|rewrite", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
-		"set":       {Name: "config|set", Arity: -4, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
+		"resetstat": {Name: "config|resetstat", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, Request: RequestAllNodes, Response: ResponseAllSucceeded},
+		"rewrite":   {Name: "config|rewrite", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, Request: RequestAllNodes, Response: ResponseAllSucceeded},
+		"set":       {Name: "config|set", Arity: -4, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, Request: RequestAllNodes, Response: ResponseAllSucceeded},
 	}},
 	"copy": {Name: "copy", Arity: -3, Flags: FlagWrite | FlagDenyOOM, KeySpecs: []KeySpec{
 		{Flags: KeySpecRO | KeySpecAccess, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: 0, KeyStep: 1}},
 		{Flags: KeySpecOW | KeySpecUpdate, Begin: BeginSearch{Kind: BeginIndex, Pos: 2}, Find: FindKeys{Kind: FindRange, LastKey: 0, KeyStep: 1}},
 	}},
-	"dbsize": {Name: "dbsize", Arity: 1, Flags: FlagReadonly | FlagFast},
+	"dbsize": {Name: "dbsize", Arity: 1, Flags: FlagReadonly | FlagFast, Request: RequestAllShards, Response: ResponseAggSum},
 	"debug":  {Name: "debug", Arity: -2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
 	"decr": {Name: "decr", Arity: 2, Flags: FlagWrite | FlagDenyOOM | FlagFast, KeySpecs: []KeySpec{
 		{Flags: KeySpecRW | KeySpecAccess | KeySpecUpdate, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: 0, KeyStep: 1}},
@@ -173,7 +173,7 @@ var commands = map[string]*Info{
 	"decrby": {Name: "decrby", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, KeySpecs: []KeySpec{
 		{Flags: KeySpecRW | KeySpecAccess | KeySpecUpdate, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: 0, KeyStep: 1}},
 	}},
-	"del": {Name: "del", Arity: -2, Flags: FlagWrite, KeySpecs: []KeySpec{
+	"del": {Name: "del", Arity: -2, Flags: FlagWrite, Request: RequestMultiShard, Response: ResponseAggSum, KeySpecs: []KeySpec{
 		{Flags: KeySpecRM | KeySpecDelete, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: -1, KeyStep: 1}},
 	}},
 	"delex": {Name: "delex", Arity: -2, Flags: FlagWrite | FlagFast, KeySpecs: []KeySpec{
@@ -203,7 +203,7 @@ var commands = map[string]*Info{
 		{Flags: KeySpecRO | KeySpecAccess, Begin: BeginSearch{Kind: BeginIndex, Pos: 2}, Find: FindKeys{Kind: FindKeynum, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}},
 	}},
 	"exec": {Name: "exec", Arity: 1, Flags: FlagNoscript | FlagLoading | FlagStale | FlagSkipSlowlog},
-	"exists": {Name: "exists", Arity: -2, Flags: FlagReadonly | FlagFast, KeySpecs: []KeySpec{
+	"exists": {Name: "exists", Arity: -2, Flags: FlagReadonly | FlagFast, Request: RequestMultiShard, Response: ResponseAggSum, KeySpecs: []KeySpec{
 		{Flags: KeySpecRO, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: -1, KeyStep: 1}},
 	}},
 	"expire": {Name: "expire", Arity: -3, Flags: FlagWrite | FlagFast, KeySpecs: []KeySpec{
@@ -222,18 +222,18 @@ var commands = map[string]*Info{
 	"fcall_ro": {Name: "fcall_ro", Arity: -3, Flags: FlagReadonly | FlagNoscript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys | FlagMovableKeys, KeySpecs: []KeySpec{
 		{Flags: KeySpecRO | KeySpecAccess, Begin: BeginSearch{Kind: BeginIndex, Pos: 2}, Find: FindKeys{Kind: FindKeynum, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}},
 	}},
-	"flushall": {Name: "flushall", Arity: -1, Flags: FlagWrite},
-	"flushdb":  {Name: "flushdb", Arity: -1, Flags: FlagWrite},
+	"flushall": {Name: "flushall", Arity: -1, Flags: FlagWrite, Request: RequestAllShards, Response: ResponseAllSucceeded},
+	"flushdb":  {Name: "flushdb", Arity: -1, Flags: FlagWrite, Request: RequestAllShards, Response: ResponseAllSucceeded},
 	"function": {Name: "function", Arity: -2, Sub: map[string]*Info{
-		"delete":  {Name: "function|delete", Arity: 3, Flags: FlagWrite | FlagNoscript},
+		"delete":  {Name: "function|delete", Arity: 3, Flags: FlagWrite | FlagNoscript, Request: RequestAllShards, Response: ResponseAllSucceeded},
 		"dump":    {Name: "function|dump", Arity: 2, Flags: FlagNoscript},
-		"flush":   {Name: "function|flush", Arity: -2, Flags: FlagWrite | FlagNoscript},
+		"flush":   {Name: "function|flush", Arity: -2, Flags: FlagWrite | FlagNoscript, Request: RequestAllShards, Response: ResponseAllSucceeded},
 		"help":    {Name: "function|help", Arity: 2, Flags: FlagLoading | FlagStale},
-		"kill":    {Name: "function|kill", Arity: 2, Flags: FlagNoscript | FlagAllowBusy},
+		"kill":    {Name: "function|kill", Arity: 2, Flags: FlagNoscript | FlagAllowBusy, Request: RequestAllShards, Response: ResponseOneSucceeded},
 		"list":    {Name: "function|list", Arity: -2, Flags: FlagNoscript},
-		"load":    {Name: "function|load", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagNoscript},
-		"restore": {Name: "function|restore", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagNoscript},
-		"stats":   {Name: "function|stats", Arity: 2, Flags: FlagNoscript | FlagAllowBusy},
+		"load":    {Name: "function|load", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagNoscript, Request: RequestAllShards, Response: ResponseAllSucceeded},
+		"restore": {Name: "function|restore", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagNoscript, Request: RequestAllShards, Response: ResponseAllSucceeded},
+		"stats":   {Name: "function|stats", Arity: 2, Flags: FlagNoscript | FlagAllowBusy, Request: RequestAllShards, Response: ResponseSpecial},
 	}},
 	"geoadd": {Name: "geoadd", Arity: -5, Flags: FlagWrite | FlagDenyOOM, KeySpecs: []KeySpec{
 		{Flags: KeySpecRW | KeySpecUpdate, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: 0, KeyStep: 1}},
@@ -336,11 +336,11 @@ var commands = map[string]*Info{
 	}},
 	"host:": {Name: "host:", Arity: -1, Flags: FlagReadonly | FlagLoading | FlagStale},
 	"hotkeys": {Name: "hotkeys", Arity: -2, Sub: map[string]*Info{
-		"get":   {Name: "hotkeys|get", Arity: 2, Flags: FlagAdmin | FlagNoscript},
+		"get":   {Name: "hotkeys|get", Arity: 2, Flags: FlagAdmin | FlagNoscript, Request: RequestSpecial, Response: ResponseSpecial},
 		"help":  {Name: "hotkeys|help", Arity: 2, Flags: FlagLoading | FlagStale},
-		"reset": {Name: "hotkeys|reset", Arity: 2, Flags: FlagAdmin | FlagNoscript},
-		"start": {Name: "hotkeys|start", Arity: -2, Flags: FlagAdmin | FlagNoscript},
-		"stop":  {Name: "hotkeys|stop", Arity: 2, Flags: FlagAdmin | FlagNoscript},
+		"reset": {Name: "hotkeys|reset", Arity: 2, Flags: FlagAdmin | FlagNoscript, Request: RequestSpecial},
+		"start": {Name: "hotkeys|start", Arity: -2, Flags: FlagAdmin | FlagNoscript, Request: RequestSpecial},
+		"stop":  {Name: "hotkeys|stop", Arity: 2, Flags: FlagAdmin | FlagNoscript, Request: RequestSpecial},
 	}},
 	"hpersist": {Name: "hpersist", Arity: -5, Flags: FlagWrite | FlagFast, KeySpecs: []KeySpec{
 		{Flags: KeySpecRW | KeySpecUpdate, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: 0, KeyStep: 1}},
@@ -390,17 +390,17 @@ var commands = map[string]*Info{
 	"incrbyfloat": {Name: "incrbyfloat", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, KeySpecs: []KeySpec{
 		{Flags: KeySpecRW | KeySpecAccess | KeySpecUpdate, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: 0, KeyStep: 1}},
 	}},
-	"info":     {Name: "info", Arity: -1, Flags: FlagLoading | FlagStale},
-	"keys":     {Name: "keys", Arity: 2, Flags: FlagReadonly},
+	"info":     {Name: "info", Arity: -1, Flags: FlagLoading | FlagStale, Request: RequestAllShards, Response: ResponseSpecial},
+	"keys":     {Name: "keys", Arity: 2, Flags: FlagReadonly, Request: RequestAllShards},
 	"lastsave": {Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast},
 	"latency": {Name: "latency", Arity: -2, Sub: map[string]*Info{
-		"doctor":    {Name: "latency|doctor", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
-		"graph":     {Name: "latency|graph", Arity: 3, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
+		"doctor":    {Name: "latency|doctor", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, Request: RequestAllNodes, Response: ResponseSpecial},
+		"graph":     {Name: "latency|graph", Arity: 3, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, Request: RequestAllNodes, Response: ResponseSpecial},
 		"help":      {Name: "latency|help", Arity: 2, Flags: FlagLoading | FlagStale},
-		"histogram": {Name: "latency|histogram", Arity: -2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
-		"history":   {Name: "latency|history", Arity: 3, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
-		"latest":    {Name: "latency|latest", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
-		"reset":     {Name: "latency|reset", Arity: -2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale},
+		"histogram": {Name: "latency|histogram", Arity: -2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, Request: RequestAllNodes, Response: ResponseSpecial},
+		"history":   {Name: "latency|history", Arity: 3, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, Request: RequestAllNodes, Response: ResponseSpecial},
+		"latest":    {Name: "latency|latest", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, Request: RequestAllNodes, Response: ResponseSpecial},
+		"reset":     {Name: "latency|reset", Arity: -2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, Request: RequestAllNodes, Response: ResponseAggSum},
 	}},
 	"lcs": {Name: "lcs", Arity: -3, Flags: FlagReadonly, KeySpecs: []KeySpec{
 		{Flags: KeySpecRO | KeySpecAccess, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: 1, KeyStep: 1}},
@@ -447,16 +447,16 @@ var commands = map[string]*Info{
 		{Flags: KeySpecRW | KeySpecDelete, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: 0, KeyStep: 1}},
 	}},
 	"memory": {Name: "memory", Arity: -2, Sub: map[string]*Info{
-		"doctor":       {Name: "memory|doctor", Arity: 2},
+		"doctor":       {Name: "memory|doctor", Arity: 2, Request: RequestAllShards, Response: ResponseSpecial},
 		"help":         {Name: "memory|help", Arity: 2, Flags: FlagLoading | FlagStale},
-		"malloc-stats": {Name: "memory|malloc-stats", Arity: 2, Flags: FlagLoading},
-		"purge":        {Name: "memory|purge", Arity: 2, Flags: FlagLoading},
-		"stats":        {Name: "memory|stats", Arity: 2},
+		"malloc-stats": {Name: "memory|malloc-stats", Arity: 2, Flags: FlagLoading, Request: RequestAllShards, Response: ResponseSpecial},
+		"purge":        {Name: "memory|purge", Arity: 2, Flags: FlagLoading, Request: RequestAllShards, Response: ResponseAllSucceeded},
+		"stats":        {Name: "memory|stats", Arity: 2, Request: RequestAllShards, Response: ResponseSpecial},
 		"usage": {Name: "memory|usage", Arity: -3, Flags: FlagReadonly, KeySpecs: []KeySpec{
 			{Flags: KeySpecRO, Begin: BeginSearch{Kind: BeginIndex, Pos: 2}, Find: FindKeys{Kind: FindRange, LastKey: 0, KeyStep: 1}},
 		}},
 	}},
-	"mget": {Name: "mget", Arity: -2, Flags: FlagReadonly | FlagFast, KeySpecs: []KeySpec{
+	"mget": {Name: "mget", Arity: -2, Flags: FlagReadonly | FlagFast, Request: RequestMultiShard, KeySpecs: []KeySpec{
 		{Flags: KeySpecRO | KeySpecAccess, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: -1, KeyStep: 1}},
 	}},
 	"migrate": {Name: "migrate", Arity: -6, Flags: FlagWrite | FlagMovableKeys, KeySpecs: []KeySpec{
@@ -474,10 +474,10 @@ var commands = map[string]*Info{
 	"move": {Name: "move", Arity: 3, Flags: FlagWrite | FlagFast, KeySpecs: []KeySpec{
 		{Flags: KeySpecRW | KeySpecAccess | KeySpecUpdate, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: 0, KeyStep: 1}},
 	}},
-	"mset": {Name: "mset", Arity: -3, Flags: FlagWrite | FlagDenyOOM, KeySpecs: []KeySpec{
+	"mset": {Name: "mset", Arity: -3, Flags: FlagWrite | FlagDenyOOM, Request: RequestMultiShard, Response: ResponseAllSucceeded, KeySpecs: []KeySpec{
 		{Flags: KeySpecOW | KeySpecUpdate, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: -1, KeyStep: 2}},
 	}},
-	"msetex": {Name: "msetex", Arity: -4, Flags: FlagWrite | FlagDenyOOM | FlagMovableKeys, KeySpecs: []KeySpec{
+	"msetex": {Name: "msetex", Arity: -4, Flags: FlagWrite | FlagDenyOOM | FlagMovableKeys, Request: RequestMultiShard, Response: ResponseAllSucceeded, KeySpecs: []KeySpec{
 		{Flags: KeySpecOW | KeySpecUpdate, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindKeynum, KeyNumIdx: 0, FirstKey: 1, KeyStep: 2}},
 	}},
 	"msetnx": {Name: "msetnx", Arity: -3, Flags: FlagWrite | FlagDenyOOM, KeySpecs: []KeySpec{
@@ -525,7 +525,7 @@ var commands = map[string]*Info{
 		{Flags: KeySpecRO | KeySpecAccess, Begin: BeginSearch{Kind: BeginIndex, Pos: 2}, Find: FindKeys{Kind: FindRange, LastKey: -1, KeyStep: 1}},
 	}},
 	"pfselftest": {Name: "pfselftest", Arity: 1, Flags: FlagAdmin},
-	"ping":       {Name: "ping", Arity: -1, Flags: FlagFast},
+	"ping":       {Name: "ping", Arity: -1, Flags: FlagFast, Request: RequestAllShards, Response: ResponseAllSucceeded},
 	"post":       {Name: "post", Arity: -1, Flags: FlagReadonly | FlagLoading | FlagStale},
 	"psetex": {Name: "psetex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, KeySpecs: []KeySpec{
 		{Flags: KeySpecOW | KeySpecUpdate, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: 0, KeyStep: 1}},
@@ -546,7 +546,7 @@ var commands = map[string]*Info{
 	}},
 	"punsubscribe": {Name: "punsubscribe", Arity: -1, Flags: FlagPubsub | FlagNoscript | FlagLoading | FlagStale},
 	"quit":         {Name: "quit", Arity: -1, Flags: FlagNoscript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagAllowBusy},
-	"randomkey":    {Name: "randomkey", Arity: 1, Flags: FlagReadonly},
+	"randomkey":    {Name: "randomkey", Arity: 1, Flags: FlagReadonly, Request: RequestAllShards, Response: ResponseSpecial},
 	"readonly":     {Name: "readonly", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast},
 	"readwrite":    {Name: "readwrite", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast},
 	"rename": {Name: "rename", Arity: 3, Flags: FlagWrite, KeySpecs: []KeySpec{
@@ -584,17 +584,17 @@ var commands = map[string]*Info{
 		{Flags: KeySpecRW | KeySpecInsert, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: 0, KeyStep: 1}},
 	}},
 	"save": {Name: "save", Arity: 1, Flags: FlagAdmin | FlagNoscript | FlagNoAsyncLoading | FlagNoMulti},
-	"scan": {Name: "scan", Arity: -2, Flags: FlagReadonly},
+	"scan": {Name: "scan", Arity: -2, Flags: FlagReadonly, Request: RequestSpecial, Response: ResponseSpecial},
 	"scard": {Name: "scard", Arity: 2, Flags: FlagReadonly | FlagFast, KeySpecs: []KeySpec{
 		{Flags: KeySpecRO, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: 0, KeyStep: 1}},
 	}},
 	"script": {Name: "script", Arity: -2, Sub: map[string]*Info{
 		"debug":  {Name: "script|debug", Arity: -3, Flags: FlagNoscript},
-		"exists": {Name: "script|exists", Arity: -3, Flags: FlagNoscript | FlagStale},
-		"flush":  {Name: "script|flush", Arity: -2, Flags: FlagNoscript | FlagStale},
+		"exists": {Name: "script|exists", Arity: -3, Flags: FlagNoscript | FlagStale, Request: RequestAllShards, Response: ResponseAggLogicalAnd},
+		"flush":  {Name: "script|flush", Arity: -2, Flags: FlagNoscript | FlagStale, Request: RequestAllNodes, Response: ResponseAllSucceeded},
 		"help":   {Name: "script|help", Arity: 2, Flags: FlagLoading | FlagStale},
-		"kill":   {Name: "script|kill", Arity: 2, Flags: FlagNoscript | FlagAllowBusy},
-		"load":   {Name: "script|load", Arity: 3, Flags: FlagNoscript | FlagStale},
+		"kill":   {Name: "script|kill", Arity: 2, Flags: FlagNoscript | FlagAllowBusy, Request: RequestAllShards, Response: ResponseOneSucceeded},
+		"load":   {Name: "script|load", Arity: 3, Flags: FlagNoscript | FlagStale, Request: RequestAllNodes, Response: ResponseAllSucceeded},
 		"show":   {Name: "script|show", Arity: 3, Flags: FlagNoscript | FlagStale},
 	}},
 	"sdiff": {Name: "sdiff", Arity: -2, Flags: FlagReadonly, KeySpecs: []KeySpec{
@@ -636,10 +636,10 @@ var commands = map[string]*Info{
 	}},
 	"slaveof": {Name: "slaveof", Arity: 3, Flags: FlagAdmin | FlagNoscript | FlagStale | FlagNoAsyncLoading},
 	"slowlog": {Name: "slowlog", Arity: -2, Sub: map[string]*Info{
-		"get":   {Name: "slowlog|get", Arity: -2, Flags: FlagAdmin | FlagLoading | FlagStale},
+		"get":   {Name: "slowlog|get", Arity: -2, Flags: FlagAdmin | FlagLoading | FlagStale, Request: RequestAllNodes},
 		"help":  {Name: "slowlog|help", Arity: 2, Flags: FlagLoading | FlagStale},
-		"len":   {Name: "slowlog|len", Arity: 2, Flags: FlagAdmin | FlagLoading | FlagStale},
-		"reset": {Name: "slowlog|reset", Arity: 2, Flags: FlagAdmin | FlagLoading | FlagStale},
+		"len":   {Name: "slowlog|len", Arity: 2, Flags: FlagAdmin | FlagLoading | FlagStale, Request: RequestAllNodes, Response: ResponseAggSum},
+		"reset": {Name: "slowlog|reset", Arity: 2, Flags: FlagAdmin | FlagLoading | FlagStale, Request: RequestAllNodes, Response: ResponseAllSucceeded},
 	}},
 	"smembers": {Name: "smembers", Arity: 2, Flags: FlagReadonly, KeySpecs: []KeySpec{
 		{Flags: KeySpecRO | KeySpecAccess, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: 0, KeyStep: 1}},
@@ -699,7 +699,7 @@ var commands = map[string]*Info{
 	"swapdb": {Name: "swapdb", Arity: 3, Flags: FlagWrite | FlagFast},
 	"sync":   {Name: "sync", Arity: 1, Flags: FlagAdmin | FlagNoscript | FlagNoAsyncLoading | FlagNoMulti},
 	"time":   {Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast},
-	"touch": {Name: "touch", Arity: -2, Flags: FlagReadonly | FlagFast, KeySpecs: []KeySpec{
+	"touch": {Name: "touch", Arity: -2, Flags: FlagReadonly | FlagFast, Request: RequestMultiShard, Response: ResponseAggSum, KeySpecs: []KeySpec{
 		{Flags: KeySpecRO, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: -1, KeyStep: 1}},
 	}},
 	"trimslots": {Name: "trimslots", Arity: -5, Flags: FlagWrite},
@@ -709,7 +709,7 @@ var commands = map[string]*Info{
 	"type": {Name: "type", Arity: 2, Flags: FlagReadonly | FlagFast, KeySpecs: []KeySpec{
 		{Flags: KeySpecRO, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: 0, KeyStep: 1}},
 	}},
-	"unlink": {Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, KeySpecs: []KeySpec{
+	"unlink": {Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, Request: RequestMultiShard, Response: ResponseAggSum, KeySpecs: []KeySpec{
 		{Flags: KeySpecRM | KeySpecDelete, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: -1, KeyStep: 1}},
 	}},
 	"unsubscribe": {Name: "unsubscribe", Arity: -1, Flags: FlagPubsub | FlagNoscript | FlagLoading | FlagStale},
@@ -753,8 +753,8 @@ var commands = map[string]*Info{
 	"vsim": {Name: "vsim", Arity: -4, Flags: FlagReadonly | FlagModule, KeySpecs: []KeySpec{
 		{Flags: KeySpecRW | KeySpecAccess | KeySpecUpdate, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: 0, KeyStep: 1}},
 	}},
-	"wait":    {Name: "wait", Arity: 3, Flags: FlagBlocking},
-	"waitaof": {Name: "waitaof", Arity: 4, Flags: FlagBlocking},
+	"wait":    {Name: "wait", Arity: 3, Flags: FlagBlocking, Request: RequestAllShards, Response: ResponseAggMin},
+	"waitaof": {Name: "waitaof", Arity: 4, Flags: FlagBlocking, Request: RequestAllShards, Response: ResponseAggMin},
 	"watch": {Name: "watch", Arity: -2, Flags: FlagNoscript | FlagLoading | FlagStale | FlagFast | FlagNoMulti | FlagAllowBusy, KeySpecs: []KeySpec{
 		{Flags: KeySpecRO, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, LastKey: -1, KeyStep: 1}},
 	}},
@@ -984,4 +984,24 @@ var keySpecFlagNames = map[string]KeySpecFlags{
 	"not_key":        KeySpecNotKey,
 	"update":         KeySpecUpdate,
 	"variable_flags": KeySpecVariableFlags,
+}
+
+// requestPolicyNames maps the servers' request_policy tips to the RequestPolicy constants.
+var requestPolicyNames = map[string]RequestPolicy{
+	"all_nodes":   RequestAllNodes,
+	"all_shards":  RequestAllShards,
+	"multi_shard": RequestMultiShard,
+	"special":     RequestSpecial,
+}
+
+// responsePolicyNames maps the servers' response_policy tips to the ResponsePolicy constants.
+var responsePolicyNames = map[string]ResponsePolicy{
+	"agg_logical_and": ResponseAggLogicalAnd,
+	"agg_logical_or":  ResponseAggLogicalOr,
+	"agg_max":         ResponseAggMax,
+	"agg_min":         ResponseAggMin,
+	"agg_sum":         ResponseAggSum,
+	"all_succeeded":   ResponseAllSucceeded,
+	"one_succeeded":   ResponseOneSucceeded,
+	"special":         ResponseSpecial,
 }

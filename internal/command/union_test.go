@@ -229,3 +229,42 @@ func TestTableWithout(t *testing.T) {
 		t.Errorf("object encoding gone from the default table: %s", info.Name)
 	}
 }
+
+// The table carries each command's Cluster policy tips as the newest recorded server
+// that has the command reports them, read through FromSpec as a command learned at run
+// time would be; the policies Cluster fan-out relies on are there.
+func TestTablePolicyTips(t *testing.T) {
+	for _, s := range readRecorded(t) {
+		for _, c := range s.cmds {
+			for _, e := range append([]*spec.Command{c}, c.Subs...) {
+				info, _ := Lookup(e.Name)
+				got := FromSpec(e)
+				if e.Tip("request_policy") != "" && got.Request == RequestDefault ||
+					e.Tip("response_policy") != "" && got.Response == ResponseDefault {
+					t.Errorf("%s: %s tips %q read as %v/%v", s.server, e.Name, e.Tips, got.Request, got.Response)
+				}
+				if s.server == Sources[0] && info != nil && (info.Request != got.Request || info.Response != got.Response) {
+					t.Errorf("%s: table has %v/%v, %s says %v/%v", e.Name, info.Request, info.Response, s.server, got.Request, got.Response)
+				}
+			}
+		}
+	}
+	for name, want := range map[string][2]any{
+		"config|set":    {RequestAllNodes, ResponseAllSucceeded},
+		"script|load":   {RequestAllNodes, ResponseAllSucceeded},
+		"flushall":      {RequestAllShards, ResponseAllSucceeded},
+		"dbsize":        {RequestAllShards, ResponseAggSum},
+		"keys":          {RequestAllShards, ResponseDefault},
+		"script|exists": {RequestAllShards, ResponseAggLogicalAnd},
+		"script|kill":   {RequestAllShards, ResponseOneSucceeded},
+		"wait":          {RequestAllShards, ResponseAggMin},
+		"info":          {RequestAllShards, ResponseSpecial},
+		"scan":          {RequestSpecial, ResponseSpecial},
+		"get":           {RequestDefault, ResponseDefault},
+	} {
+		info, ok := Lookup(name)
+		if !ok || info.Request != want[0] || info.Response != want[1] {
+			t.Errorf("%s: %v/%v, want %v/%v", name, info.Request, info.Response, want[0], want[1])
+		}
+	}
+}

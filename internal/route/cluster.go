@@ -47,6 +47,7 @@ type Cluster struct {
 
 	slots   [cluster.SlotCount]atomic.Pointer[clusterShard]
 	masters atomic.Pointer[[]*clusterNode] // masters that serve slots, for keyless commands
+	all     atomic.Pointer[[]*clusterNode] // those masters and all their replicas
 	next    atomic.Uint32                  // round-robin over masters and replicas
 
 	mu     sync.Mutex
@@ -216,6 +217,16 @@ func (r *Cluster) masterNodes(ctx context.Context) ([]*clusterNode, error) {
 		return nil, err
 	}
 	return *r.masters.Load(), nil
+}
+
+// allNodes returns the masters that serve slots and their replicas, as the last
+// topology read named them (masterNodes has read one): healthy or not, since a
+// command for every node that cannot reach one must say so.
+func (r *Cluster) allNodes() []*clusterNode {
+	if all := r.all.Load(); all != nil {
+		return *all
+	}
+	return nil
 }
 
 func (r *Cluster) masterTargets(ctx context.Context) ([]Target, error) {
@@ -558,7 +569,7 @@ func (r *Cluster) apply(t *cluster.Topology) (masterCount int, changed bool, err
 	}
 	live := map[*clusterNode]bool{}
 	var owners [cluster.SlotCount]*clusterShard
-	var masters []*clusterNode
+	var masters, all []*clusterNode
 	for _, s := range t.Shards {
 		if s.Master.Addr == "" {
 			continue
@@ -580,9 +591,13 @@ func (r *Cluster) apply(t *cluster.Topology) (masterCount int, changed bool, err
 			if rep.Healthy {
 				sh.replicas = append(sh.replicas, n)
 			}
+			if len(s.Slots) > 0 {
+				all = append(all, n)
+			}
 		}
 		if len(s.Slots) > 0 {
 			masters = append(masters, m)
+			all = append(all, m)
 		}
 		for _, rg := range s.Slots {
 			for slot := rg.First; slot <= rg.Last; slot++ {
@@ -598,6 +613,8 @@ func (r *Cluster) apply(t *cluster.Topology) (masterCount int, changed bool, err
 	}
 	slices.SortFunc(masters, func(a, b *clusterNode) int { return strings.Compare(a.addr, b.addr) })
 	r.masters.Store(&masters)
+	slices.SortFunc(all, func(a, b *clusterNode) int { return strings.Compare(a.addr, b.addr) })
+	r.all.Store(&all)
 	var left []*clusterNode
 	for addr, n := range r.nodes {
 		if !live[n] {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/respire/respire/cluster"
@@ -136,8 +135,8 @@ func (r *Cluster) observeRedirect(kind observe.RedirectKind, slot int, cn *conn.
 // askingCmd precedes a command redirected by ASK.
 var askingCmd = []any{"ASKING"}
 
-// do runs one command on the Cluster: to the node c names, fanned out to every master
-// when that is what the command means, or routed by slot with redirections followed.
+// do runs one command on the Cluster: to the node c names, fanned out to the nodes its
+// command tips name (fanout.go), or routed by slot with redirections followed.
 func (r *Cluster) do(ctx context.Context, cmd *Cmd, c *Call) (resp.Value, *conn.Conn, error) {
 	if c.Addr != "" {
 		n, err := r.knownNode(c.Addr)
@@ -155,11 +154,9 @@ func (r *Cluster) do(ctx context.Context, cmd *Cmd, c *Call) (resp.Value, *conn.
 		// An attempt made already, on a connection of the caller's choice.
 		return r.redirected(ctx, cmd, c, t, c.From, c.Err)
 	}
-	if slot == AnySlot && cmd.Info != nil && c.Fanout {
-		if f, ok := fanouts[cmd.Info.Name]; ok {
-			v, err := r.fanout(ctx, cmd, c, f)
-			return v, nil, err
-		}
+	if slot == AnySlot && cmd.Info != nil && c.Fanout && fansOut(cmd.Info) {
+		v, err := r.fanout(ctx, cmd, c)
+		return v, nil, err
 	}
 	v, cn, err := r.attempt(ctx, cmd, c, t, step{})
 	if err == nil {
@@ -388,115 +385,4 @@ func (r *Cluster) attemptHeld(ctx context.Context, cmd *Cmd, t Target, n *cluste
 	}
 	v, err := cn.DoWith(ctx, cmd.Options, cmd.Args...)
 	return v, cn, err
-}
-
-// merge says how the replies of a command sent to every master become one.
-type merge uint8
-
-const (
-	mergeSame   merge = iota + 1 // the same reply from all (OK, a SHA): the first
-	mergeConcat                  // arrays: concatenated (KEYS)
-	mergeSum                     // integers: summed (DBSIZE)
-	mergeAnd                     // arrays of 0/1: element-wise AND (SCRIPT EXISTS)
-)
-
-// fanoutCmd is a keyless command that means "every master" on a Cluster: its name
-// for errors, and how its replies merge.
-type fanoutCmd struct {
-	name  string
-	merge merge
-}
-
-// fanouts are the fan-out commands, by key-table name. An error names the command
-// from here, not from the caller's arguments, which must not escape.
-var fanouts = map[string]fanoutCmd{
-	"flushall":        {"FLUSHALL", mergeSame},
-	"flushdb":         {"FLUSHDB", mergeSame},
-	"script|load":     {"SCRIPT|LOAD", mergeSame},
-	"script|flush":    {"SCRIPT|FLUSH", mergeSame},
-	"function|load":   {"FUNCTION|LOAD", mergeSame},
-	"function|flush":  {"FUNCTION|FLUSH", mergeSame},
-	"function|delete": {"FUNCTION|DELETE", mergeSame},
-	"keys":            {"KEYS", mergeConcat},
-	"dbsize":          {"DBSIZE", mergeSum},
-	"script|exists":   {"SCRIPT|EXISTS", mergeAnd},
-}
-
-// fanout sends the command to every master, one after another, and merges the
-// replies. The first error ends it; once a master before has run it, the error says
-// the outcome is unknown, never that the command was not sent.
-func (r *Cluster) fanout(ctx context.Context, cmd *Cmd, c *Call, f fanoutCmd) (resp.Value, error) {
-	masters, err := r.masterNodes(ctx)
-	if err != nil {
-		return resp.Value{}, err
-	}
-	var acc merger
-	for i, n := range masters {
-		v, _, err := r.attempt(ctx, cmd, c, Any(), step{target: n})
-		if err != nil {
-			wrapped := fmt.Errorf("respire: %s on %s: %w", f.name, n.addr, err)
-			if i > 0 {
-				return resp.Value{}, partlyRan(wrapped, err)
-			}
-			return resp.Value{}, wrapped
-		}
-		if err := acc.add(f.merge, i, v); err != nil {
-			return resp.Value{}, err
-		}
-	}
-	return acc.result(f.merge), nil
-}
-
-// merger accumulates the replies of a fan-out.
-type merger struct {
-	first resp.Value
-	sum   int64
-	elems []resp.Value
-}
-
-// add merges reply i.
-func (a *merger) add(m merge, i int, v resp.Value) error {
-	switch m {
-	case mergeSame:
-		if i == 0 {
-			a.first = v
-		}
-	case mergeSum:
-		k, err := v.Int()
-		if err != nil {
-			return err
-		}
-		a.sum += k
-	case mergeConcat:
-		arr, err := v.Array()
-		if err != nil {
-			return err
-		}
-		a.elems = append(a.elems, arr...)
-	case mergeAnd:
-		arr, err := v.Array()
-		if err != nil {
-			return err
-		}
-		if i == 0 {
-			a.elems = slices.Clone(arr)
-			return nil
-		}
-		for j := range min(len(arr), len(a.elems)) {
-			x, _ := a.elems[j].Int()
-			y, _ := arr[j].Int()
-			a.elems[j] = resp.Integer(min(x, y))
-		}
-	}
-	return nil
-}
-
-func (a *merger) result(m merge) resp.Value {
-	switch m {
-	case mergeSum:
-		return resp.Integer(a.sum)
-	case mergeConcat, mergeAnd:
-		return resp.Array(a.elems...)
-	}
-	return a.first
 }

@@ -16,8 +16,8 @@
 // callers share ([SharedConn], redialled once however many callers find it broken,
 // through a [Dialing]) and one pool of dedicated connections. Errors leave the package
 // as its own values (ErrClosed, ErrClusterDown, ErrTooManyRedirects, ErrCrossSlot,
-// ErrInvalidOptions, which package respire exports under the same names) or as conn's:
-// never as pool.ErrClosed, and never as a bare MOVED or ASK.
+// ErrPerNode, ErrInvalidOptions, which package respire exports under the same names)
+// or as conn's: never as pool.ErrClosed, and never as a bare MOVED or ASK.
 //
 // With an observer in the connections' options (Options.Conn.Observer) the routers
 // report each redirection or retry reply they follow, each refresh of a Cluster's slot

@@ -15,6 +15,7 @@ var (
 	ErrCrossSlot        = errors.New("respire: keys in different cluster slots")
 	ErrTooManyRedirects = errors.New("respire: too many cluster redirections")
 	ErrClusterDown      = errors.New("respire: cluster slot not served")
+	ErrPerNode          = errors.New("respire: command answers per node on a cluster")
 )
 
 // partlyRanError is the error of a batch split by node, or of a fan-out to every

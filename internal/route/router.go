@@ -64,8 +64,9 @@ type Call struct {
 	// belongs to one node. A node that has left the cluster since fails as not sent
 	// (ErrClosed) and is not dialled again. One server ignores it.
 	Addr string
-	// Fanout lets a keyless command that means "every master" on a Cluster (KEYS,
-	// FLUSHALL, DBSIZE, ...) go to each of them, with the replies merged.
+	// Fanout lets a keyless command go on a Cluster where its command tips send it
+	// (every master for KEYS, FLUSHALL, DBSIZE; every node for CONFIG SET), with the
+	// replies combined as they say, and refuses one answered per node (ErrPerNode).
 	Fanout bool
 	// From and Err are an attempt already made: Err is the error the command got on
 	// From (a redirection, TRYAGAIN), and Do continues from there.

@@ -108,7 +108,8 @@ func (r *sentinelRouter) dialMaster(ctx context.Context, addr string, opts conn.
 	}
 	if err != nil {
 		r.recheck()
-		return nil, &conn.CallError{Err: fmt.Errorf("respire: master %q at %s: %w", r.master, addr, err)}
+		// The dial's and the role check's errors name the address.
+		return nil, &conn.CallError{Err: fmt.Errorf("respire: master %q: %w", r.master, err)}
 	}
 	return cn, nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/internal/command"
@@ -68,25 +67,15 @@ func crossSlotError(name any, a, b int) error {
 	return fmt.Errorf("%w: the keys of %s hash to slots %d and %d; use a {hash tag} to keep them together", ErrCrossSlot, upperName(name), a, b)
 }
 
-// upperName is a copy of a short command name in upper case for an error message,
-// "command" for anything else. It copies through a buffer, so that the caller's
-// argument does not escape.
+// upperName is a copy of a command name in upper case for an error message, "command"
+// when it is not text. It copies before converting, so that the caller's argument
+// does not escape.
 func upperName(a any) string {
-	var buf [12]byte
-	n := 0
 	switch s := a.(type) {
 	case string:
-		if len(s) > len(buf) {
-			return "command"
-		}
-		n = copy(buf[:], s)
+		return string(bytes.ToUpper([]byte(s)))
 	case []byte:
-		if len(s) > len(buf) {
-			return "command"
-		}
-		n = copy(buf[:], s)
-	default:
-		return "command"
+		return string(bytes.ToUpper(s))
 	}
-	return strings.ToUpper(string(buf[:n]))
+	return "command"
 }

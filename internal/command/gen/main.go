@@ -236,7 +236,7 @@ func parseVersion(s string) ([]int, error) {
 	return v, nil
 }
 
-// checkFlags stops the generator on a flag it does not know: a newer server must be
+// checkFlags stops the generator on a flag or policy tip it does not know: a newer server must be
 // looked at by a person, not silently dropped.
 func checkFlags(cmds []*spec.Command) error {
 	for _, c := range cmds {
@@ -251,6 +251,12 @@ func checkFlags(cmds []*spec.Command) error {
 					return fmt.Errorf("COMMAND %s: unknown key spec flag %q: add it to package command and to the generator", c.Name, f)
 				}
 			}
+		}
+		if p := c.Tip("request_policy"); p != "" && requestPolicies[p] == "" {
+			return fmt.Errorf("COMMAND %s: unknown request_policy %q: add it to package command and to the generator", c.Name, p)
+		}
+		if p := c.Tip("response_policy"); p != "" && responsePolicies[p] == "" {
+			return fmt.Errorf("COMMAND %s: unknown response_policy %q: add it to package command and to the generator", c.Name, p)
 		}
 		if err := checkFlags(c.Subs); err != nil {
 			return err
@@ -429,6 +435,26 @@ var commandFlags = map[string]string{
 	// Redis 6.x flags that 7.0 replaced with command tips; nothing here depends on them.
 	"random":          "",
 	"sort_for_script": "",
+}
+
+// requestPolicies maps the values of the request_policy tip to the Go constants.
+var requestPolicies = map[string]string{
+	"all_nodes":   "RequestAllNodes",
+	"all_shards":  "RequestAllShards",
+	"multi_shard": "RequestMultiShard",
+	"special":     "RequestSpecial",
+}
+
+// responsePolicies maps the values of the response_policy tip to the Go constants.
+var responsePolicies = map[string]string{
+	"one_succeeded":   "ResponseOneSucceeded",
+	"all_succeeded":   "ResponseAllSucceeded",
+	"agg_logical_and": "ResponseAggLogicalAnd",
+	"agg_logical_or":  "ResponseAggLogicalOr",
+	"agg_min":         "ResponseAggMin",
+	"agg_max":         "ResponseAggMax",
+	"agg_sum":         "ResponseAggSum",
+	"special":         "ResponseSpecial",
 }
 
 // keySpecFlags maps key specification flag names to the Go constants.

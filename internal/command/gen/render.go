@@ -34,8 +34,10 @@ func render(sources []string, cmds []*spec.Command) ([]byte, error) {
 		b.WriteString(",\n")
 	}
 	b.WriteString("}\n\n")
-	writeNames(&b, "flagNames", "Flags", commandFlags)
-	writeNames(&b, "keySpecFlagNames", "KeySpecFlags", keySpecFlags)
+	writeNames(&b, "flagNames", "flag names", "Flags", commandFlags)
+	writeNames(&b, "keySpecFlagNames", "flag names", "KeySpecFlags", keySpecFlags)
+	writeNames(&b, "requestPolicyNames", "request_policy tips", "RequestPolicy", requestPolicies)
+	writeNames(&b, "responsePolicyNames", "response_policy tips", "ResponsePolicy", responsePolicies)
 
 	src, err := format.Source(b.Bytes())
 	if err != nil {
@@ -44,10 +46,10 @@ func render(sources []string, cmds []*spec.Command) ([]byte, error) {
 	return src, nil
 }
 
-// writeNames writes a map from the servers' flag names to the constants, for entries
-// read at run time (COMMAND INFO).
-func writeNames(b *bytes.Buffer, name, typ string, names map[string]string) {
-	fmt.Fprintf(b, "// %s maps the servers' flag names to the %s constants.\n", name, typ)
+// writeNames writes a map from the servers' names of flags (or tips) to the constants,
+// for entries read at run time (COMMAND INFO).
+func writeNames(b *bytes.Buffer, name, what, typ string, names map[string]string) {
+	fmt.Fprintf(b, "// %s maps the servers' %s to the %s constants.\n", name, what, typ)
 	fmt.Fprintf(b, "var %s = map[string]%s{\n", name, typ)
 	keys := make([]string, 0, len(names))
 	for k, v := range names {
@@ -77,6 +79,12 @@ func writeInfo(b *bytes.Buffer, c *spec.Command) {
 	fmt.Fprintf(b, "{Name: %q, Arity: %d", c.Name, c.Arity)
 	if flags := constNames(c.Flags, commandFlags); len(flags) > 0 {
 		fmt.Fprintf(b, ", Flags: %s", strings.Join(flags, " | "))
+	}
+	if p := requestPolicies[c.Tip("request_policy")]; p != "" {
+		fmt.Fprintf(b, ", Request: %s", p)
+	}
+	if p := responsePolicies[c.Tip("response_policy")]; p != "" {
+		fmt.Fprintf(b, ", Response: %s", p)
 	}
 	if len(c.KeySpecs) > 0 {
 		b.WriteString(", KeySpecs: []KeySpec{\n")

@@ -34,7 +34,10 @@ type Command struct {
 	// from the legacy key positions, or none when there are none.
 	KeySpecs []KeySpec
 	Legacy   bool
-	Subs     []*Command // sorted by name; nil when there are none
+	// Tips are the command tips as the server names them ("request_policy:all_shards",
+	// "nondeterministic_output"); none before Redis 7.0.
+	Tips []string
+	Subs []*Command // sorted by name; nil when there are none
 }
 
 // HasFlag reports whether the command has the named flag.
@@ -83,6 +86,17 @@ func ParseAll(reply any) ([]*Command, error) {
 	return cmds, nil
 }
 
+// Tip returns the value of the command's tip named name ("request_policy" gives
+// "all_shards" for request_policy:all_shards), or "" when it has none.
+func (c *Command) Tip(name string) string {
+	for _, t := range c.Tips {
+		if v, ok := strings.CutPrefix(t, name+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
 // Parse reads one entry of a COMMAND or COMMAND INFO reply.
 func Parse(e any) (*Command, error) {
 	a, ok := e.([]any)
@@ -121,6 +135,9 @@ func Parse(e any) (*Command, error) {
 			c.KeySpecs = []KeySpec{legacySpec(c)}
 		}
 		return c, nil
+	}
+	if c.Tips, err = asStrings(a[7]); err != nil {
+		return nil, wrap("tips", err)
 	}
 	specs, err := asList(a[8])
 	if err != nil {

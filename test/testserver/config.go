@@ -48,6 +48,11 @@ type Config struct {
 	// harness's own: the configuration file the server loads (and may
 	// rewrite). redis-sentinel needs one, since it saves its state there.
 	ConfigFile string
+
+	// noChannelRules leaves "&*" out of the default user's ACL line, for Redis
+	// 6.0, which refuses the ACL file with it (channel rules came in 6.2) and
+	// lets every user use every channel.
+	noChannelRules bool
 }
 
 // User is an ACL user of a [Config]. The ACL line written for it is
@@ -139,7 +144,11 @@ func (c *Config) aclLines() string {
 	if !hasDefault {
 		// Write the default user out: Redis resets a default user that its
 		// ACL file does not mention, so a password must be set here.
-		b.WriteString(aclLine(User{Name: "default", Password: c.RequirePass, Rules: []string{"~*", "&*", "+@all"}}))
+		rules := []string{"~*", "&*", "+@all"}
+		if c.noChannelRules {
+			rules = []string{"~*", "+@all"}
+		}
+		b.WriteString(aclLine(User{Name: "default", Password: c.RequirePass, Rules: rules}))
 	}
 	return b.String()
 }

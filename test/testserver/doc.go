@@ -8,6 +8,12 @@
 // generated at start) and extra server arguments; its zero value is a plain
 // server without persistence.
 //
+// [StartGeneration] starts a named server generation instead of the installed
+// redis-server: Redis 6.0, Redis 8.6, Valkey 8.1 and Valkey 9.1, which
+// build-servers.sh (`make servers`, part of `make test`) builds once from Debian
+// source packages into a cache directory, as servers.txt lists them. A test of a
+// generation that is not built skips, naming the source package and why.
+//
 // The package deliberately imports nothing from the client under test. It
 // speaks RESP by hand over fresh TCP connections ([Server.Do],
 // [Server.DoErr], [Server.DoAs]), so a test can check what the server really

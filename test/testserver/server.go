@@ -47,9 +47,16 @@ const (
 	versionKey   = "redis_version"
 )
 
-// errPortTaken marks a start that failed because a port chosen as free was
-// taken before the server could bind it.
-var errPortTaken = errors.New("testserver: port taken before the server bound it")
+var (
+	// errPortTaken marks a start that failed because a port chosen as free was
+	// taken before the server could bind it.
+	errPortTaken = errors.New("testserver: port taken before the server bound it")
+
+	// ErrNotBuilt marks a server generation whose binary is not in the cache:
+	// build-servers.sh (`make servers`) has not run, or could not fetch or build
+	// it. [StartGeneration] skips the test then.
+	ErrNotBuilt = errors.New("testserver: server generation not built")
+)
 
 // Server is a redis-server process started by [Start]. Its ports and
 // directory stay the same across [Server.Restart].

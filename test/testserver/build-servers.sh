@@ -58,7 +58,8 @@ if command -v flock >/dev/null 2>&1; then
 	[ -n "$todo" ] || exit 0
 fi
 
-suites=$(echo "$todo" | awk '{print $3}' | sort -u | tr '\n' ' ')
+# Every suite of the list, not only the missing ones: the entry is written once for all.
+suites=$(grep -v '^[[:space:]]*\(#\|$\)' "$list" | awk '{print $3}' | sort -u | tr '\n' ' ')
 if ! command -v apt-get >/dev/null 2>&1; then
 	echo "$todo" | while read -r name pkg suite version bin; do
 		record "$pkg-$version" "$pkg" "$suite" "apt-get is not available on this machine"
@@ -66,13 +67,27 @@ if ! command -v apt-get >/dev/null 2>&1; then
 	exit 0
 fi
 if [ "$(id -u)" = 0 ]; then
-	if [ ! -e "$sources" ]; then
+	# The source entries use the Debian mirror apt is already configured with.
+	mirror=$(sed -n 's|^URIs:[[:space:]]*\([^[:space:]]*/debian\)/*[[:space:]]*$|\1|p' \
+		/etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
+	if [ -z "$mirror" ] && [ -r /etc/apt/sources.list ]; then
+		mirror=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\// && $i ~ /\/debian\/?$/) { sub(/\/$/, "", $i); print $i; exit } }' /etc/apt/sources.list)
+	fi
+	fresh=yes
+	[ -e "$sources" ] && grep -qx "Suites: $suites" "$sources" && fresh=no
+	if [ "$fresh" = yes ] && [ -z "$mirror" ]; then
+		echo "$todo" | while read -r name pkg suite version bin; do
+			record "$pkg-$version" "$pkg" "$suite" "apt has no Debian mirror configured to add its deb-src entry to"
+		done
+		exit 0
+	fi
+	if [ "$fresh" = yes ]; then
 		keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 		cat >"$sources" <<SOURCES
 # Written by Respire's test/testserver/build-servers.sh: the source packages of the
 # server generations its tests run against.
 Types: deb-src
-URIs: http://deb.debian.org/debian
+URIs: $mirror
 Suites: $suites
 Components: main
 Signed-By: $keyring

@@ -55,7 +55,7 @@ func ExampleRedlockGroup_TryAcquire_wait() {
 		defer c.Close() // after the lease's Close below: the group does not own its clients
 		clients = append(clients, c)
 	}
-	g, err := coordination.NewRedlockGroup(clients, coordination.RedlockOptions{NodeTimeout: 50 * time.Millisecond})
+	g, err := coordination.NewRedlockGroup(clients, coordination.RedlockOptions{NodeTimeout: time.Second})
 	if err != nil {
 		log.Fatal(err)
 	}

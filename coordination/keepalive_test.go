@@ -10,6 +10,19 @@ import (
 	"github.com/respire/respire/test/testserver"
 )
 
+// liveScript says whether an entry's field holds an expiry still ahead on the server's
+// clock: an expired entry stays in the hash until a script reclaims it.
+const liveScript = `local t = redis.call('TIME')
+local exp = redis.call('HGET', KEYS[1], ARGV[1])
+if exp and tonumber(exp) > tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) then return 1 end
+return 0`
+
+// live says whether e is live on srv, by the server's clock.
+func live(t *testing.T, srv *testserver.Server, e *entry) bool {
+	t.Helper()
+	return srv.Do(t, "EVAL", liveScript, "1", e.key, e.field) == "1"
+}
+
 // endsWith waits for ctx to end and checks its cause.
 func endsWith(t *testing.T, what string, ctx context.Context, want error) {
 	t.Helper()
@@ -65,7 +78,7 @@ func TestEntryKeepAlive(t *testing.T) {
 			return l.entryOrNil(), err
 		},
 	}}
-	exists := func(e *entry) bool { return srv.Do(t, "HEXISTS", e.key, e.field) == "1" }
+	exists := func(e *entry) bool { return live(t, srv, e) }
 	for _, kind := range kinds {
 		t.Run(kind.name, func(t *testing.T) {
 			// take acquires the entry at key; with keepAlive through lock.WithKeepAlive.
@@ -235,10 +248,7 @@ func TestRedlockKeepAlive(t *testing.T) {
 func TestRedlockReleaseEndsKeepAlive(t *testing.T) {
 	ctx := context.Background()
 	srvs, clients := redlockNodes(t, 3)
-	g, err := NewRedlockGroup(clients, RedlockOptions{NodeTimeout: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := newGroup(t, clients)
 	rl, ok, err := g.TryAcquire(ctx, "rl:close", time.Minute, lock.WithKeepAlive())
 	if err != nil || !ok {
 		t.Fatal(ok, err)
@@ -344,4 +354,56 @@ func (l *RWLease) entryOrNil() *entry {
 		return nil
 	}
 	return l.entry
+}
+
+// A renewal made by hand while a keep-alive runs moves it, on a real server: one that
+// shortens the lease below half the TTL is followed by the keep-alive's renewal at
+// once (not at the old schedule, after the short lease ended), and one that lengthens
+// it moves the keep-alive's expiry deadline, which would end its context at the old
+// expiry.
+func TestKeepAliveFollowsResetExpiry(t *testing.T) {
+	ctx := context.Background()
+	srvs, clients := redlockNodes(t, 3)
+	co := New(clients[0])
+	g := newGroup(t, clients)
+	// A short lease well above the keep-alive's margin (a twentieth of the TTL).
+	const ttl, short = 10 * time.Second, 2 * time.Second
+
+	p, ok, err := co.Semaphore("ka:reset", 1).TryAcquire(ctx, ttl, lock.WithKeepAlive())
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	rl, ok, err := g.TryAcquire(ctx, "rl:ka:reset", ttl, lock.WithKeepAlive())
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	shortened := time.Now()
+	if ok, err := p.ResetExpiry(ctx, short); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if ok, err := rl.ResetExpiry(ctx, short); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	// Past the short lease, before the keep-alive's old schedule (half the TTL).
+	outlives(t, p.KeepAliveContext(), shortened, 2*short)
+	if !live(t, srvs[0], p.entry) {
+		t.Fatal("the permit expired with the short lease set by hand")
+	}
+	if rl.KeepAliveContext().Err() != nil || holders(t, srvs, "rl:ka:reset", tokenText(t, rl)) != 3 {
+		t.Fatalf("the Redlock expired with the short lease set by hand: %v", context.Cause(rl.KeepAliveContext()))
+	}
+	p.Close()
+	rl.Close()
+
+	// Lengthened: the keep-alive's context must not end at the old expiry.
+	p, ok, err = co.Semaphore("ka:reset", 1).TryAcquire(ctx, short, lock.WithKeepAlive())
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	lengthened := time.Now()
+	if ok, err := p.ResetExpiry(ctx, time.Minute); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	outlives(t, p.KeepAliveContext(), lengthened, 2*short)
+	p.Close()
 }

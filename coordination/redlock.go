@@ -731,7 +731,6 @@ func (rl *Redlock) VerifyStillHeld(ctx context.Context) (bool, error) {
 // failed release as observe.ReleaseFailed; a release after one that a quorum confirmed
 // as observe.AlreadyReleased (observe.NotOwned if that one found the lease lost).
 func (rl *Redlock) Release(ctx context.Context) (bool, error) {
-	rl.disown()
 	ran, ok, outcome, err := rl.releaseInTurn(ctx)
 	if ran {
 		// Reported once the turn is given back: an observer may release the lease too.
@@ -741,15 +740,20 @@ func (rl *Redlock) Release(ctx context.Context) (bool, error) {
 }
 
 // releaseInTurn waits for the release turn and runs release; ran is false when ctx
-// ended first.
+// ended first. The handle stops owning either way.
 func (rl *Redlock) releaseInTurn(ctx context.Context) (ran, ok bool, outcome lock.ReleaseOutcome, err error) {
 	select {
 	case rl.releasing <- struct{}{}:
 	case <-ctx.Done():
+		rl.disown() // the release that has the turn disowned already
 		return false, false, 0, context.Cause(ctx)
 	}
 	defer func() { <-rl.releasing }()
-	if err := rl.keeper.Halt(ctx); err != nil {
+	// Halted before the handle disowns: a renewal in progress would otherwise find the
+	// lease disowned and end the keep-alive as lost rather than released.
+	halted := rl.keeper.Halt(ctx)
+	rl.disown()
+	if err := halted; err != nil {
 		rl.keeper.Settle(fmt.Errorf("%w: %w", lock.ErrKeepAliveStopped, err), nil)
 		return true, false, 0, err
 	}

@@ -636,13 +636,13 @@ func (rl *Redlock) lose(ctx context.Context, cause error) {
 
 // KeepAlive starts renewing the lease on a quorum, with lock.Lock's keep-alive (the
 // same code): whenever less than half the TTL is left of the validity, it calls
-// ResetExpiry for the full TTL. Its Context ends when ctx ends, when a renewal does
-// not reach a quorum within the validity (lock.ErrLeaseLost when a quorum no longer
-// holds the token, an error matching ErrNoQuorum, and lock.ErrOwnershipUncertain when
-// a server's outcome was unknown, when servers failed), when the validity runs out
-// before a renewal succeeds (lock.ErrLeaseExpired), on Release (lock.ErrReleased once
-// a quorum confirmed it; otherwise the release's cause, see Release), or on Stop
-// (lock.ErrKeepAliveStopped). Release stops the renewals before its deletes are sent.
+// ResetExpiry for the full TTL. Its Context ends when ctx ends; when a renewal does
+// not reach a quorum within the validity: lock.ErrLeaseLost when a quorum no longer
+// holds the token, and when servers failed an error matching ErrNoQuorum (and
+// lock.ErrOwnershipUncertain where a server's outcome is unknown); when the validity
+// runs out before a renewal succeeds (lock.ErrLeaseExpired); on Release
+// (lock.ErrReleased once a quorum confirmed it, otherwise the release's cause: see
+// Release); or on Stop (lock.ErrKeepAliveStopped). Release stops the renewals before its deletes are sent.
 // If a keep-alive already runs, it is returned; a lease lost or released returns that
 // cause as the error.
 func (rl *Redlock) KeepAlive(ctx context.Context) (*lock.KeepAlive, error) {

@@ -114,12 +114,14 @@
 // first time the group reaches each (a server that refuses INFO is refused:
 // ErrServerIdentity). The group does not own its clients.
 //
-// A Redlock has no keep-alive and no loss notification: renew with ResetExpiry, which
-// must reach a quorum within the previous validity, and stop the work when it fails.
-// Release reports whether a quorum confirmed; after a failed release the handle no
-// longer reports ownership, and Release can be called again. RemainingEstimate is a
-// local estimate, not an ownership proof. TryAcquire is one attempt: retry under one
-// wait budget with jitter (ExampleRedlockGroup_TryAcquire).
+// Renew a Redlock with ResetExpiry, which must reach a quorum within the previous
+// validity, or run the work under KeepAlive's context, which renews at half the TTL
+// and ends, with its cause, when a renewal fails or is uncertain. Release reports
+// whether a quorum confirmed; after a failed release the handle no longer reports
+// ownership, and Release can be called again. RemainingEstimate and ValidUntilEstimate
+// are local estimates, not ownership proofs; VerifyStillHeld asks the servers.
+// TryAcquire makes one attempt, or with lock.WithWait attempts under one wait budget
+// with jittered pauses.
 //
 // Limitations, as for every Redlock: there is no fencing token and no consensus. A
 // server that restarts without persistence forgets the lease and can give its vote to
@@ -139,10 +141,11 @@
 // one Cluster slot, so they work alike on standalone, Cluster and Sentinel
 // deployments, with no cross-slot pair to refuse. The key expires with its last entry.
 //
-// Attempts are immediate; there is no queue and no fairness: readers that keep coming
-// can starve a writer. Every lease and permit expires (no permit exists without a
-// TTL, which would leak for good after a crash); there is no keep-alive: renew with
-// ResetExpiry and stop the work when it returns false. Release returns
+// Attempts wait with package lock's options; there is no queue and no fairness:
+// readers that keep coming can starve a writer. Every lease and permit expires (no
+// permit exists without a TTL, which would leak for good after a crash): renew with
+// ResetExpiry and stop the work when it returns false, or run it under KeepAlive's
+// context (package lock's keep-alive), which ends with the cause of a loss. Release returns
 // lock.ReleaseOutcome. All participants must agree on a semaphore's capacity: one that
 // differs from the capacity the live permits were taken with is refused
 // (ErrCapacityMismatch) and changes nothing. A renewal or release whose reply is lost
@@ -153,7 +156,7 @@
 //
 // RedlockGroup, Redlock, Semaphore, Permit and RWLease are safe for concurrent use. A
 // Redlock call runs one goroutine per server and waits for all of them before it
-// returns; nothing runs in the background.
+// returns; only a keep-alive runs in the background (see Concurrency).
 //
 // # Observation
 //
@@ -175,9 +178,9 @@
 //
 // Coordinator, FencedLock and Resource are safe for concurrent use. The package starts
 // no background goroutine of its own (a Redlock call's per-server goroutines end
-// before it returns): a FencedLock's keep-alive is package lock's, which owns one
-// goroutine that stops when the keep-alive is stopped, the lease is released or lost, or
-// its context ends. A waiting AcquireFencedLock runs on its caller's goroutine; the
+// before it returns): the keep-alive of a FencedLock, Permit, RWLease or Redlock is
+// package lock's, which owns one goroutine that stops when the keep-alive is stopped,
+// the lease is released or lost, or its context ends. A waiting AcquireFencedLock runs on its caller's goroutine; the
 // invalidations that wake it arrive on the client's tracked connections, which the
 // client owns and stops in Close.
 package coordination

@@ -53,7 +53,11 @@ type entry struct {
 	expiresAt  time.Time
 	state      entryState
 	outcome    lock.ReleaseOutcome // of the finished release
+	reported   bool                // the loss was reported to the observer
 
+	// keeper runs the keep-alive (package lock's); it keeps the cause of a loss or
+	// release, which the keep-alive's context ends with.
+	keeper    lock.Keeper
 	releasing chan struct{} // one release at a time: a retry must see the last one's result
 }
 
@@ -80,9 +84,6 @@ func (co *Coordinator) acquireEntry(ctx context.Context, key, kind string, ttl t
 	if err != nil {
 		return nil, err
 	}
-	if w.KeepAlive() {
-		return nil, fmt.Errorf("%w: lock.WithKeepAlive is not supported for permits and read/write leases yet: renew with ResetExpiry", ErrInvalidArg)
-	}
 	var got *entry
 	_, err = co.locks.Wait(ctx, w, key, func(ctx context.Context) (bool, time.Duration, error) {
 		e := newEntry(co, key, kind, ttl)
@@ -99,6 +100,11 @@ func (co *Coordinator) acquireEntry(ctx context.Context, key, kind string, ttl t
 	})
 	if got == nil {
 		return nil, err
+	}
+	if w.KeepAlive() {
+		// Owned by the entry, as lock.WithKeepAlive's is by a lock: the acquisition's
+		// context does not control it. It cannot fail: nothing lost the entry yet.
+		_, _ = got.KeepAlive(context.WithoutCancel(ctx))
 	}
 	return got, nil
 }
@@ -240,6 +246,7 @@ func (e *entry) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) 
 	case !e.renewed(start.Add(d)):
 		return false, nil // released meanwhile
 	}
+	e.keeper.Moved((*entryRenewal)(e))
 	report(ctx, e.obs, observe.LockRenewed, time.Time{}, nil)
 	return true, nil
 }
@@ -256,9 +263,8 @@ func (e *entry) renewed(expiresAt time.Time) bool {
 	return true
 }
 
-// lose records that the entry can no longer be trusted and, if it was held, reports the
-// loss with cause: once, since only one call finds it held. The event is sent with e.mu
-// unlocked, as every event is, so that an observer may call back into the entry.
+// lose records that the entry can no longer be trusted, ends its keep-alive with cause
+// and, if it was held, reports the loss.
 func (e *entry) lose(ctx context.Context, cause error) {
 	e.mu.Lock()
 	held := e.state == entryHeld
@@ -266,9 +272,55 @@ func (e *entry) lose(ctx context.Context, cause error) {
 		e.state = entryLost
 	}
 	e.mu.Unlock()
+	e.keeper.Lose(cause)
 	if held {
+		e.reportLost(ctx, cause)
+	}
+}
+
+// reportLost reports the loss of the entry with cause, once: a renewal that found it
+// lost and a keep-alive that ended with the same loss are one event. The event is sent
+// with e.mu unlocked, as every event is, so that an observer may call back into the
+// entry.
+func (e *entry) reportLost(ctx context.Context, cause error) {
+	e.mu.Lock()
+	first := !e.reported
+	e.reported = true
+	e.mu.Unlock()
+	if first {
 		report(ctx, e.obs, observe.LockLost, e.acquiredAt, cause)
 	}
+}
+
+// KeepAlive starts renewing the entry, as lock.Lock's KeepAlive renews a lock (the
+// same code): whenever less than half its lease (Duration) is left, it sets the full
+// lease from now. Its Context ends when ctx ends, when a renewal fails, finds the entry
+// gone (lock.ErrLeaseLost) or has an uncertain outcome (lock.ErrOwnershipUncertain),
+// when the lease runs out before a renewal succeeds (lock.ErrLeaseExpired), when the
+// entry is released (lock.ErrReleased), or on Stop (lock.ErrKeepAliveStopped). A
+// Release stops the renewals before its delete is sent. If a keep-alive already runs,
+// it is returned; an entry found lost or released returns that cause as the error.
+func (e *entry) KeepAlive(ctx context.Context) (*lock.KeepAlive, error) {
+	return e.keeper.Start(ctx, (*entryRenewal)(e))
+}
+
+// KeepAliveContext returns a context for the protected work, as lock.Lock's does: the
+// running keep-alive's (see KeepAlive), or without one a context that ends a twentieth
+// of the lease before the expiry estimate; either ends once the handle finds the entry
+// lost or releases it, with that cause.
+func (e *entry) KeepAliveContext() context.Context { return e.keeper.Context((*entryRenewal)(e)) }
+
+// entryRenewal is an entry as the lock.Renewable its keep-alive renews.
+type entryRenewal entry
+
+func (l *entryRenewal) Duration() time.Duration      { return l.ttl }
+func (l *entryRenewal) ExpiresAtEstimate() time.Time { return (*entry)(l).ExpiresAtEstimate() }
+func (l *entryRenewal) Lost() error                  { return l.keeper.Lost() }
+func (l *entryRenewal) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) {
+	return (*entry)(l).ResetExpiry(ctx, d)
+}
+func (l *entryRenewal) ReportLost(ctx context.Context, cause error) {
+	(*entry)(l).reportLost(ctx, cause)
 }
 
 // Release deletes the entry if it is still live: lock.Released, lock.NotOwned when it
@@ -309,6 +361,26 @@ func (e *entry) release(ctx context.Context) (lock.ReleaseOutcome, error) {
 		return outcome, nil
 	}
 	e.mu.Unlock()
+	if err := e.keeper.Halt(ctx); err != nil {
+		e.keeper.Settle(nil, err)
+		return 0, err
+	}
+	outcome, err := e.releaseOnce(ctx)
+	switch {
+	case outcome == lock.Released:
+		e.keeper.Settle(lock.ErrReleased, nil)
+	case outcome == lock.NotOwned:
+		e.keeper.Settle(lock.ErrLeaseLost, nil)
+	case conn.WasWritten(err):
+		e.keeper.Settle(lock.ErrOwnershipUncertain, err)
+	default:
+		e.keeper.Settle(nil, err) // not sent, or refused: the entry is still held
+	}
+	return outcome, err
+}
+
+// releaseOnce sends the release script and records its outcome.
+func (e *entry) releaseOnce(ctx context.Context) (lock.ReleaseOutcome, error) {
 	v, err := entryReleaseScript.Run(ctx, e.co.c, []string{e.key}, e.field)
 	var n int64
 	if err == nil {

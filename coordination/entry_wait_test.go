@@ -61,7 +61,7 @@ func TestEntriesWait(t *testing.T) {
 			if ok || !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("caller's deadline: %v %v", ok, err)
 			}
-			for _, opt := range []lock.Option{lock.WithWait(-time.Second), lock.WithKeepAlive(), nil} {
+			for _, opt := range []lock.Option{lock.WithWait(-time.Second), nil} {
 				if _, ok, err := sem.TryAcquire(ctx, time.Minute, opt); ok || !errors.Is(err, lock.ErrInvalidArg) && !errors.Is(err, ErrInvalidArg) {
 					t.Fatalf("bad option: %v %v", ok, err)
 				}

@@ -15,8 +15,7 @@ import (
 
 // Example_fromRedsync is redsync's mutex over three pools, as a Redlock group over
 // three standalone clients. redsync's Lock retries (WithTries, WithRetryDelay); the
-// group's TryAcquire is one attempt: see ExampleRedlockGroup_TryAcquire for the
-// bounded retry.
+// group's TryAcquire does with lock.WithWait (ExampleRedlockGroup_TryAcquire_wait).
 func Example_fromRedsync() {
 	ctx := context.Background()
 	// Before:
@@ -123,7 +122,7 @@ func Example_semaphore() {
 		return // every permit is held: retry under your own budget
 	}
 	defer p.Close()
-	// No keep-alive: renew explicitly, and stop when renewal fails.
+	// Renew explicitly (or keep alive: lock.WithKeepAlive()), and stop when renewal fails.
 	if ok, err := p.ResetExpiry(ctx, 30*time.Second); !ok {
 		log.Fatal("permit lost: ", err)
 	}

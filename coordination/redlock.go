@@ -345,10 +345,10 @@ func (n *redlockNode) probe(ctx context.Context, timeout time.Duration, mark str
 }
 
 // Redlock is a lease held on a quorum of a RedlockGroup's servers: the same key and
-// owner token on each, with the same TTL. It has no keep-alive and no loss
-// notification: finish the protected work within RemainingEstimate, or renew with
-// ResetExpiry before it ends, and stop when renewal fails. It carries no fencing
-// token. It is safe for concurrent use.
+// owner token on each, with the same TTL. Finish the protected work within
+// RemainingEstimate, renew with ResetExpiry before it ends, or run the work under
+// KeepAlive's context; stop when renewal fails. It carries no fencing token. It is
+// safe for concurrent use.
 type Redlock struct {
 	g     *RedlockGroup
 	key   string
@@ -360,6 +360,10 @@ type Redlock struct {
 
 	mu         sync.Mutex
 	validUntil time.Time // end of the validity; zero once the handle stopped owning
+
+	// keeper runs the keep-alive (package lock's); it keeps the cause of a loss or
+	// release, which the keep-alive's context ends with.
+	keeper lock.Keeper
 
 	// releasing is the release turn, one release at a time: a retry must see the last
 	// one's results. Whoever has it owns the servers' tokens and errs, and released.
@@ -389,18 +393,64 @@ const (
 // TryAcquire takes key for ttl on every server of the group in parallel, each within
 // NodeTimeout, with one fresh owner token. ok is true when a majority took it and
 // validity remains: ttl − elapsed − (ttl × DriftFactor + 2 ms). Otherwise the servers
-// that took it (or may have) are released before TryAcquire returns, and ok is false:
-// with a nil error when every server answered (contention, or a TTL used up by slow
-// answers), with one matching ErrNoQuorum (and holding the servers' errors) when
-// servers failed. A failed attempt is no proof that another owner holds the key.
+// that took it (or may have) are released before the next attempt or before
+// TryAcquire returns, and ok is false: with a nil error when every server answered
+// (contention, or a TTL used up by slow answers), with one matching ErrNoQuorum (and
+// holding the servers' errors) when servers failed. A failed attempt is no proof that
+// another owner holds the key.
 //
-// Cancellation ends the attempt (the error matches ctx's), but cannot recall a SET
-// already written: such a key stays until its TTL ends if the clean-up cannot reach
-// its server.
-func (g *RedlockGroup) TryAcquire(ctx context.Context, key string, ttl time.Duration) (*Redlock, bool, error) {
+// Options are package lock's. lock.WithWait(d) makes attempts until one acquires or d
+// has passed (ok false when the budget ends; with the last attempt's ErrNoQuorum if it
+// failed so; a negative d refused), pausing between them with the retry strategy:
+// lock.ExponentialRetry(25ms, 400ms) unless lock.WithRetry or lock.WithRetryEvery
+// says otherwise (there is no single server whose key changes could be watched), and
+// lock.WithMaxAttempts caps them. lock.WithKeepAlive starts KeepAlive once acquired,
+// owned by the lease (the acquisition's ctx does not control it).
+//
+// Cancellation ends the wait and the attempt (the error matches ctx's), but cannot
+// recall a SET already written: such a key stays until its TTL ends if the clean-up
+// cannot reach its server.
+func (g *RedlockGroup) TryAcquire(ctx context.Context, key string, ttl time.Duration, opts ...lock.Option) (*Redlock, bool, error) {
 	if err := g.checkLease(key, ttl); err != nil {
 		return nil, false, err
 	}
+	w, err := lock.NewWaiting(append([]lock.Option{lock.WithRetry(redlockRetry)}, opts...)...)
+	if err != nil {
+		return nil, false, err
+	}
+	var got *Redlock
+	var failed error // the last attempt's ErrNoQuorum, which the wait goes on after
+	// lock's wait loop, without a key to watch: it polls with the strategy.
+	_, err = g.nodes[0].locks.Wait(ctx, w, "", func(ctx context.Context) (bool, time.Duration, error) {
+		rl, ok, err := g.try(ctx, key, ttl)
+		failed = nil
+		if errors.Is(err, ErrNoQuorum) && ctx.Err() == nil {
+			// Every server's part was given back (or its clean-up tried): another
+			// attempt is as safe as this one was.
+			failed = err
+			return false, 0, nil
+		}
+		got = rl
+		return ok, 0, err
+	})
+	switch {
+	case got != nil:
+		if w.KeepAlive() {
+			_, _ = got.KeepAlive(context.WithoutCancel(ctx)) // nothing lost it yet
+		}
+		return got, true, nil
+	case err == nil:
+		err = failed
+	}
+	return nil, false, err
+}
+
+// redlockRetry spaces a Redlock's attempts by default: random pauses ("full jitter")
+// keep contenders from retrying in step, as the Redlock algorithm asks.
+var redlockRetry = lock.ExponentialRetry(25*time.Millisecond, 400*time.Millisecond)
+
+// try is one attempt of TryAcquire.
+func (g *RedlockGroup) try(ctx context.Context, key string, ttl time.Duration) (*Redlock, bool, error) {
 	known, errs, err := g.identify(ctx)
 	if err != nil {
 		return nil, false, err
@@ -535,6 +585,7 @@ func (rl *Redlock) ResetExpiry(ctx context.Context, d time.Duration) (bool, erro
 		if !rl.renewed(start.Add(d - margin)) {
 			return false, nil // released meanwhile
 		}
+		rl.keeper.Moved((*redlockRenewal)(rl))
 		report(ctx, rl.g.obs, observe.LockRenewed, time.Time{}, nil)
 		return true, nil
 	}
@@ -573,18 +624,103 @@ func (rl *Redlock) disown() bool {
 	return owned
 }
 
-// lose is disown for a renewal that failed, reported as the lease's loss with cause.
+// lose is disown for a renewal that failed, reported as the lease's loss with cause,
+// which ends the keep-alive.
 func (rl *Redlock) lose(ctx context.Context, cause error) {
-	if rl.disown() {
+	owned := rl.disown()
+	rl.keeper.Lose(cause)
+	if owned {
 		report(ctx, rl.g.obs, observe.LockLost, rl.start, cause)
 	}
+}
+
+// KeepAlive starts renewing the lease on a quorum, with lock.Lock's keep-alive (the
+// same code): whenever less than half the TTL is left of the validity, it calls
+// ResetExpiry for the full TTL. Its Context ends when ctx ends; when a renewal does
+// not reach a quorum within the validity: lock.ErrLeaseLost when a quorum no longer
+// holds the token, and when servers failed an error matching ErrNoQuorum (and
+// lock.ErrOwnershipUncertain where a server's outcome is unknown); when the validity
+// runs out before a renewal succeeds (lock.ErrLeaseExpired); on Release
+// (lock.ErrReleased once a quorum confirmed it, otherwise the release's cause: see
+// Release); or on Stop (lock.ErrKeepAliveStopped). Release stops the renewals before its deletes are sent.
+// If a keep-alive already runs, it is returned; a lease lost or released returns that
+// cause as the error.
+func (rl *Redlock) KeepAlive(ctx context.Context) (*lock.KeepAlive, error) {
+	if rl.ValidUntilEstimate().IsZero() {
+		if err := rl.keeper.Lost(); err != nil {
+			return nil, err
+		}
+		return nil, lock.ErrLeaseLost
+	}
+	return rl.keeper.Start(ctx, (*redlockRenewal)(rl))
+}
+
+// KeepAliveContext returns a context for the protected work, as lock.Lock's does: the
+// running keep-alive's (see KeepAlive), or without one a context that ends a twentieth
+// of the TTL before the end of the validity; either ends once the handle stops owning
+// the lease, with the cause.
+func (rl *Redlock) KeepAliveContext() context.Context {
+	return rl.keeper.Context((*redlockRenewal)(rl))
+}
+
+// redlockRenewal is a Redlock as the lock.Renewable its keep-alive renews.
+type redlockRenewal Redlock
+
+func (l *redlockRenewal) Duration() time.Duration      { return l.ttl }
+func (l *redlockRenewal) ExpiresAtEstimate() time.Time { return (*Redlock)(l).ValidUntilEstimate() }
+func (l *redlockRenewal) Lost() error                  { return l.keeper.Lost() }
+func (l *redlockRenewal) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) {
+	return (*Redlock)(l).ResetExpiry(ctx, d)
+}
+func (l *redlockRenewal) ReportLost(ctx context.Context, cause error) { (*Redlock)(l).lose(ctx, cause) }
+
+// VerifyStillHeld asks every server whether the key still holds this lease's token, in
+// parallel, each within NodeTimeout, and reports whether a majority of the group does
+// (redsync's Valid). It checks one instant: the validity (ValidUntilEstimate) is what
+// the protected work must fit in. When fewer than a majority hold it and servers
+// failed, the error matches ErrNoQuorum.
+func (rl *Redlock) VerifyStillHeld(ctx context.Context) (bool, error) {
+	held := make([]bool, len(rl.servers))
+	errs := make([]error, len(rl.servers))
+	each(len(rl.servers), func(i int) {
+		lease := rl.servers[i].lease
+		if lease == nil {
+			return // never taken there
+		}
+		nctx, cancel := context.WithTimeout(ctx, rl.g.timeout)
+		defer cancel()
+		if held[i], errs[i] = lease.VerifyStillHeld(nctx); errs[i] != nil {
+			errs[i] = fmt.Errorf("client %d: %w", i, errs[i])
+		}
+	})
+	votes := 0
+	for _, ok := range held {
+		if ok {
+			votes++
+		}
+	}
+	if votes >= rl.g.quorum {
+		return true, nil
+	}
+	if err := errors.Join(errs...); err != nil {
+		if ctx.Err() != nil {
+			return false, context.Cause(ctx)
+		}
+		return false, fmt.Errorf("%w: %d of %d servers hold %q (quorum %d): %w", ErrNoQuorum, votes, len(rl.servers), rl.key, rl.g.quorum, err)
+	}
+	return false, nil
 }
 
 // Release deletes the lease on every server where its token may still be, in
 // parallel, all within NodeTimeout, and reports whether a majority of the group has
 // now confirmed the token gone: deleted by this handle's releases, or gone already
 // (expired, deleted by someone else, or never taken there). The handle stops reporting
-// ownership at once, whatever the outcome. When a quorum was not confirmed the error
+// ownership at once, whatever the outcome. A keep-alive stops renewing before the
+// deletes are sent (Release waits for a renewal in progress) and its context ends
+// before Release returns: with lock.ErrReleased when a quorum confirmed the release,
+// lock.ErrLeaseLost when the lease had been lost before it, the release's error when
+// it failed (matching lock.ErrOwnershipUncertain when a delete's outcome is unknown),
+// and lock.ErrKeepAliveStopped when ctx ended before the renewal in progress did. When a quorum was not confirmed the error
 // matches ErrNoQuorum: Release may be called again, and sends only to the servers not
 // yet confirmed; what it cannot reach ends at the TTL.
 //
@@ -595,7 +731,6 @@ func (rl *Redlock) lose(ctx context.Context, cause error) {
 // failed release as observe.ReleaseFailed; a release after one that a quorum confirmed
 // as observe.AlreadyReleased (observe.NotOwned if that one found the lease lost).
 func (rl *Redlock) Release(ctx context.Context) (bool, error) {
-	rl.disown()
 	ran, ok, outcome, err := rl.releaseInTurn(ctx)
 	if ran {
 		// Reported once the turn is given back: an observer may release the lease too.
@@ -605,15 +740,34 @@ func (rl *Redlock) Release(ctx context.Context) (bool, error) {
 }
 
 // releaseInTurn waits for the release turn and runs release; ran is false when ctx
-// ended first.
+// ended first. The handle stops owning either way.
 func (rl *Redlock) releaseInTurn(ctx context.Context) (ran, ok bool, outcome lock.ReleaseOutcome, err error) {
 	select {
 	case rl.releasing <- struct{}{}:
 	case <-ctx.Done():
+		rl.disown() // the release that has the turn disowned already
 		return false, false, 0, context.Cause(ctx)
 	}
 	defer func() { <-rl.releasing }()
+	// Halted before the handle disowns: a renewal in progress would otherwise find the
+	// lease disowned and end the keep-alive as lost rather than released.
+	halted := rl.keeper.Halt(ctx)
+	rl.disown()
+	if err := halted; err != nil {
+		rl.keeper.Settle(fmt.Errorf("%w: %w", lock.ErrKeepAliveStopped, err), nil)
+		return true, false, 0, err
+	}
 	ok, outcome, err = rl.release(ctx)
+	switch {
+	case err != nil:
+		// The handle no longer owns the lease, whatever became of it: no keep-alive
+		// may go on.
+		rl.keeper.Settle(err, nil)
+	case outcome == lock.NotOwned:
+		rl.keeper.Settle(lock.ErrLeaseLost, nil)
+	default:
+		rl.keeper.Settle(lock.ErrReleased, nil)
+	}
 	return true, ok, outcome, err
 }
 

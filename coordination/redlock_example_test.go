@@ -13,10 +13,11 @@ import (
 	"github.com/respire/respire/lock"
 )
 
-// acquireRedlockWithin is the bounded retry TryAcquire leaves to the caller: attempts
-// with full-jitter pauses, all under one wait budget. It tells the caller's own
-// cancellation (returned as is) from the budget running out (lock.ErrNotAcquired), and
-// gives up at once on an error no retry can fix (a refused group, a refused INFO).
+// acquireRedlockWithin is a bounded retry written out, for a policy lock.WithWait does
+// not give: attempts with full-jitter pauses, all under one wait budget. It tells the
+// caller's own cancellation (returned as is) from the budget running out
+// (lock.ErrNotAcquired), and gives up at once on an error no retry can fix (a refused
+// group, a refused INFO).
 func acquireRedlockWithin(ctx context.Context, g *coordination.RedlockGroup, key string, ttl, wait time.Duration) (*coordination.Redlock, error) {
 	budget, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
@@ -45,8 +46,8 @@ func acquireRedlockWithin(ctx context.Context, g *coordination.RedlockGroup, key
 }
 
 // ExampleRedlockGroup_TryAcquire takes a lease on a majority of three independent
-// servers, retrying for at most five seconds, and renews it explicitly: a Redlock has
-// no keep-alive.
+// servers, retrying for at most five seconds with a loop of its own, and renews it
+// explicitly (lock.WithWait and KeepAlive do both: ExampleRedlockGroup_TryAcquire_wait).
 func ExampleRedlockGroup_TryAcquire() {
 	ctx := context.Background()
 	var clients []*respire.Client

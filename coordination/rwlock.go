@@ -16,9 +16,10 @@ var (
 )
 
 // RWLease is a held read or write lease of a read/write lock: readers share the key, a
-// writer excludes readers and writers. Leases expire on the server's clock; there is
-// no keep-alive: renew with ResetExpiry before the lease ends and stop the protected
-// work when renewal fails. It is safe for concurrent use.
+// writer excludes readers and writers. Leases expire on the server's clock: renew with
+// ResetExpiry before the lease ends, or run the protected work under KeepAlive's
+// context (lock.Lock's keep-alive); stop the work when renewal fails. It is safe for
+// concurrent use.
 type RWLease struct {
 	*entry
 	write bool
@@ -35,7 +36,9 @@ type RWLease struct {
 // until d has passed (ok false and a nil error when it ends so; the caller's own
 // cancellation an error; a negative d refused), woken by the server's invalidation of
 // the key where the client tracks keys, else polling with lock.WithRetry, and never
-// later than the first excluding lease's expiry. lock.WithKeepAlive is refused for now.
+// later than the first excluding lease's expiry. lock.WithKeepAlive starts the lease's
+// keep-alive once acquired (see KeepAlive and KeepAliveContext), owned by the lease:
+// the acquisition's ctx does not control it.
 //
 // Cancellation cannot recall a script already written: such a lease stays until ttl
 // ends.

@@ -55,9 +55,9 @@ func (co *Coordinator) Semaphore(key string, capacity int) *Semaphore {
 	return &Semaphore{co: co, key: key, capacity: capacity}
 }
 
-// Permit is a held permit of a Semaphore. It is safe for concurrent use; it has no
-// keep-alive: renew it with ResetExpiry before it expires, and stop the protected
-// work when renewal fails.
+// Permit is a held permit of a Semaphore. It is safe for concurrent use. Renew it with
+// ResetExpiry before it expires, or run the protected work under KeepAlive's context
+// (lock.Lock's keep-alive); stop the work when renewal fails.
 type Permit struct {
 	*entry
 }
@@ -71,7 +71,9 @@ type Permit struct {
 // until d has passed (ok false and a nil error when it ends so; the caller's own
 // cancellation an error; a negative d refused), woken by the server's invalidation of
 // the key where the client tracks keys, else polling with lock.WithRetry, and never
-// later than the first held permit's expiry. lock.WithKeepAlive is refused for now.
+// later than the first held permit's expiry. lock.WithKeepAlive starts the permit's
+// keep-alive once acquired (see KeepAlive and KeepAliveContext), owned by the permit:
+// the acquisition's ctx does not control it.
 //
 // Cancellation cannot recall a script already written: such a permit stays until ttl
 // ends.

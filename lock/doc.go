@@ -68,6 +68,10 @@
 // when the caller that sends it gives up before the delete was written, a joiner
 // whose context is live sends it. Close is a no-op on a nil *Lock.
 //
+// The same keep-alive renews other leases: a Renewable kept by a Keeper, which package
+// coordination's permits, read/write leases and Redlocks embed, so that every lease
+// renews, and ends its context, by the same code.
+//
 // # Leases, not mutexes
 //
 // The lock disappears when its TTL ends, even if the work it protects goes on. Keep work
@@ -113,8 +117,8 @@
 //
 // # Concurrency
 //
-// Locker and Lock are safe for concurrent use. A KeepAlive owns one goroutine, which
-// stops when the keep-alive is stopped, its lock is released or lost, or its context
-// ends; Stop and Release wait for it. The lock connections belong to the client and
-// close with it.
+// Locker, Lock and Keeper are safe for concurrent use. A KeepAlive owns one goroutine,
+// which stops when the keep-alive is stopped, its lease is released or lost, or its
+// context ends; Stop and Release (Keeper.Halt) wait for it. The lock connections
+// belong to the client and close with it.
 package lock

@@ -24,13 +24,12 @@ type Lock struct {
 	ttl   time.Duration
 
 	mu           sync.Mutex
-	expiresAt    time.Time       // local estimate: start of the last successful write + its TTL
-	renewedBy    time.Duration   // how far renewals moved expiresAt: the acquisition's is expiresAt - renewedBy
-	lostCause    error           // non-nil once the handle stopped trusting the lock
-	lostReported bool            // LockLost was sent to the observer
-	alive        context.Context // ends with lostCause; made on first use, most locks never need it
-	kill         context.CancelCauseFunc
-	ka           *KeepAlive // the running keep-alive, if any
+	expiresAt    time.Time     // local estimate: start of the last successful write + its TTL
+	renewedBy    time.Duration // how far renewals moved expiresAt: the acquisition's is expiresAt - renewedBy
+	lostCause    error         // non-nil once the handle stopped trusting the lock
+	lostReported bool          // LockLost was sent to the observer
+	alive        lossContext   // ends with lostCause; made on first use, most locks never need it
+	ka           *KeepAlive    // the running keep-alive, if any
 	rel          releaseState
 
 	tokenText [tokenTextLen]byte // backs token when the Locker generated it: one allocation, not two
@@ -46,14 +45,24 @@ func newLock(l *Locker, key string, ttl time.Duration) *Lock {
 }
 
 // aliveLocked returns the context that ends when the lock is lost or released.
-func (m *Lock) aliveLocked() context.Context {
-	if m.alive == nil {
-		m.alive, m.kill = context.WithCancelCause(context.Background())
-		if m.lostCause != nil {
-			m.kill(m.lostCause)
+func (m *Lock) aliveLocked() context.Context { return m.alive.get(m.lostCause) }
+
+// lossContext is a context that ends when a lease is lost or released, made on first
+// use. Its owner's lock guards it.
+type lossContext struct {
+	ctx  context.Context
+	kill context.CancelCauseFunc
+}
+
+// get returns the context, made now if need be, ended with lost when it is not nil.
+func (a *lossContext) get(lost error) context.Context {
+	if a.ctx == nil {
+		a.ctx, a.kill = context.WithCancelCause(context.Background())
+		if lost != nil {
+			a.kill(lost)
 		}
 	}
-	return m.alive
+	return a.ctx
 }
 
 // Key returns the lock's key as given, without the client's key prefix.
@@ -82,7 +91,7 @@ func (m *Lock) safeDeadline() time.Time {
 	return m.safeDeadlineLocked()
 }
 
-func (m *Lock) safeDeadlineLocked() time.Time { return m.expiresAt.Add(-m.ttl / 20) }
+func (m *Lock) safeDeadlineLocked() time.Time { return safeDeadline(m.expiresAt, m.ttl) }
 
 // Expired reports whether the lease has run out by the local estimate, less the margin
 // KeepAliveContext keeps for timers that run late (a twentieth of the lease): from then
@@ -186,7 +195,7 @@ func (m *Lock) lose(cause error) (first bool) {
 	if first {
 		m.lostCause = cause
 	}
-	kill := m.kill
+	kill := m.alive.kill
 	m.mu.Unlock()
 	if kill != nil {
 		kill(cause)

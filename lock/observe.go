@@ -2,7 +2,6 @@ package lock
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/respire/respire/observe"
@@ -103,18 +102,5 @@ func (m *Lock) reportRelease(ctx context.Context, outcome ReleaseOutcome, err er
 func (l *Locker) reportFence(addr string, id int64, err error) {
 	if l.fences != nil {
 		l.fences.Fence(observe.Fence{Addr: addr, ClientID: id, Err: err})
-	}
-}
-
-// end ends the keep-alive's context with cause, for a renewal that failed or a lease
-// that ran out, and reports the loss. A context that ended already was ended by what
-// reports its own outcome (a release, a loss another call found, its parent).
-func (k *KeepAlive) end(cause error) {
-	if k.ctx.Err() != nil {
-		return
-	}
-	k.cancel(cause)
-	if errors.Is(context.Cause(k.ctx), cause) {
-		k.m.reportLost(k.ctx, cause)
 	}
 }

@@ -117,31 +117,15 @@ func (m *Lock) lead(ctx context.Context, ka *KeepAlive) (ReleaseOutcome, error) 
 	var err error
 	stopped := true // no renewal of ka runs any more
 	if ka != nil {
-		// No renewal may run with or after the delete: its reply would say the lock is
-		// lost when it was released.
-		ka.halt()
-		select {
-		case <-ka.done:
-		case <-ctx.Done():
-			stopped = false
-			err = &conn.CallError{Err: context.Cause(ctx)}
-		}
+		stopped, err = ka.haltForRelease(ctx)
 	}
 	if err == nil {
 		outcome, err = m.release(ctx)
 	}
 	if ka != nil {
-		if cause := m.lost(); cause != nil {
-			ka.cancel(cause) // the lock's context ended already; this one ends before Release returns
-		} else {
-			ka.cancel(fmt.Errorf("%w: the release failed and the lock is still held: %w", ErrKeepAliveStopped, err))
-			if stopped {
-				m.detach(ka)
-			}
-			// Otherwise the lock keeps ka while its last renewal runs: the next
-			// release waits for it before deleting, and KeepAlive does not start a
-			// second one beside it.
-		}
+		// The lock's context ended already when it is lost; ka's ends before Release
+		// returns.
+		ka.settle(m.lost(), err, stopped)
 	}
 
 	m.mu.Lock()

@@ -3,6 +3,7 @@ package testserver
 import (
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -97,10 +98,22 @@ func (t *mainTB) runCleanups() {
 // server for them, exports its URL as REDIS_URL (examples connect with
 // os.Getenv("REDIS_URL")), runs the tests and examples, checks for leaked goroutines
 // and exits.
-func ExamplesMain(m *testing.M) {
+func ExamplesMain(m *testing.M) { ExamplesMainN(m, 1) }
+
+// ExamplesMainN is ExamplesMain with n independent servers, for examples that need
+// several (a Redlock group's): REDIS_URL names the first, REDIS_URLS all of them,
+// separated by spaces.
+func ExamplesMainN(m *testing.M, n int) {
+	more := &mainTB{} // the servers after the first, stopped once RunMain has returned
 	code := RunMain(m, Config{}, func(s *Server) {
-		os.Setenv("REDIS_URL", "redis://"+s.Addr())
+		urls := []string{"redis://" + s.Addr()}
+		for range n - 1 {
+			urls = append(urls, "redis://"+Start(more, Config{}).Addr())
+		}
+		os.Setenv("REDIS_URL", urls[0])
+		os.Setenv("REDIS_URLS", strings.Join(urls, " "))
 	})
+	more.runCleanups()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)

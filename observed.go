@@ -158,6 +158,7 @@ var notSentErrors = []error{
 	ErrClosed,
 	ErrInvalidArg,
 	ErrConnState,
+	ErrBlockingInBatch,
 	ErrCrossSlot,
 	ErrUnknownKeys,
 	ErrClusterDown,

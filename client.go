@@ -144,8 +144,10 @@ func (c *Client) Close() error {
 func (c *Client) PoolStats() pool.Stats { return c.route.Stats() }
 
 // Do sends one command and returns its reply. Arguments may be string, []byte, any
-// integer kind, float32/64 or bool. A server error reply is an error that errors.As
-// matches to *resp.ServerError; a null reply is a value (v.IsNull()).
+// integer kind, float32/64 or bool, or a named type of one of those kinds
+// (time.Duration is sent as nanoseconds; see resp.AppendArg). A server error reply is
+// an error that errors.As matches to *resp.ServerError; a null reply is a value
+// (v.IsNull()).
 //
 // Blocking commands (BLPOP, XREAD BLOCK, WAIT, ...) run on a dedicated connection;
 // commands that would change the state of a shared connection (MULTI, SUBSCRIBE,

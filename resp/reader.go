@@ -12,41 +12,52 @@ import (
 // Limits bound what a Reader accepts; zero fields take the defaults.
 //
 // Every length a frame declares is checked against these limits before anything is
-// allocated for it, so a corrupt or hostile header costs an error, not memory.
+// allocated for it, so a corrupt or hostile header costs an error, not memory. The
+// defaults accept every reply a server sends in normal use and bound a hostile one.
 type Limits struct {
-	MaxBulkLen      int64 // largest bulk string / verbatim / bulk error / big number payload; default 512 MiB
-	MaxDepth        int   // deepest nesting of aggregates (attributes count); default 64
-	MaxAggregateLen int64 // most elements one aggregate may declare (pairs count double for maps); default 1<<26
-	MaxLineLen      int   // longest simple line (+, -, :, ,, (, #, headers); default 64 KiB
+	// MaxBulkLen is the largest bulk string, bulk error, verbatim string or big number;
+	// default 512 MiB, the largest string Redis stores (proto-max-bulk-len).
+	MaxBulkLen int64
+	// MaxDepth is the deepest nesting of aggregates (attributes count); default 8192.
+	// A script's nested tables come back at most 7995 deep (Redis 7.0): Lua's stack
+	// stops a deeper one, and the server sends its error at that depth instead.
+	MaxDepth int
+	// MaxAggregateLen is the most elements one aggregate may declare (a map's pairs
+	// count double); default 1<<26.
+	MaxAggregateLen int64
+	// MaxLineLen is the longest line: simple strings and errors (a script's
+	// status_reply or error_reply is as long as the string it is given), numbers and
+	// headers; default MaxBulkLen.
+	MaxLineLen int
 }
 
+// Default limits, for the zero fields of Limits.
+const (
+	defaultBulkLen   = 512 << 20
+	defaultDepth     = 8192
+	defaultAggregate = 1 << 26
+)
+
 // DefaultLimits returns the limits a Reader uses for zero fields: 512 MiB bulk strings
-// (the largest value Redis stores), 64 levels of nesting, 1<<26 elements per aggregate
-// and 64 KiB simple lines.
-func DefaultLimits() Limits {
-	return Limits{
-		MaxBulkLen:      512 << 20,
-		MaxDepth:        64,
-		MaxAggregateLen: 1 << 26,
-		MaxLineLen:      64 << 10,
-	}
-}
+// (the largest value Redis stores) and lines, 8192 levels of nesting, 1<<26 elements
+// per aggregate.
+func DefaultLimits() Limits { return Limits{}.withDefaults() }
 
 // withDefaults replaces zero (and meaningless negative) fields by the defaults.
 func (l Limits) withDefaults() Limits {
-	d := DefaultLimits()
 	if l.MaxBulkLen <= 0 {
-		l.MaxBulkLen = d.MaxBulkLen
+		l.MaxBulkLen = defaultBulkLen
 	}
 	if l.MaxDepth <= 0 {
-		l.MaxDepth = d.MaxDepth
+		l.MaxDepth = defaultDepth
 	}
 	if l.MaxAggregateLen <= 0 {
-		l.MaxAggregateLen = d.MaxAggregateLen
+		l.MaxAggregateLen = defaultAggregate
 	}
 	if l.MaxLineLen <= 0 {
-		l.MaxLineLen = d.MaxLineLen
+		l.MaxLineLen = int(min(l.MaxBulkLen, math.MaxInt))
 	}
+	l.MaxLineLen = min(l.MaxLineLen, math.MaxInt-2) // a line's CRLF is counted on top
 	return l
 }
 

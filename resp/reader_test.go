@@ -109,6 +109,7 @@ var validCases = []readCase{
 	{name: "depth-at-limit", wire: "*1\r\n*1\r\n:1\r\n", lim: Limits{MaxDepth: 2}, want: Array(Array(Integer(1)))},
 	{name: "aggregate-at-limit", wire: "*2\r\n:1\r\n:2\r\n", lim: Limits{MaxAggregateLen: 2}, want: Array(Integer(1), Integer(2))},
 	{name: "map-at-limit", wire: "%1\r\n:1\r\n:2\r\n", lim: Limits{MaxAggregateLen: 2}, want: Map(Integer(1), Integer(2))},
+	{name: "line-at-bulk-limit", wire: "-1234\r\n", lim: Limits{MaxBulkLen: 4}, want: ErrorValue("1234")},
 }
 
 var errorCases = []readCase{
@@ -187,9 +188,10 @@ var errorCases = []readCase{
 	{name: "line-over-limit", wire: "+123456789\r\n", lim: Limits{MaxLineLen: 8}, wantErr: ErrLimit},
 	{name: "line-over-limit-no-lf", wire: "+1234567890", lim: Limits{MaxLineLen: 8}, wantErr: ErrLimit},
 	{name: "header-over-limit", wire: "$000000000005\r\nhello\r\n", lim: Limits{MaxLineLen: 8}, wantErr: ErrLimit},
-	{name: "line-over-default", wire: "+" + strings.Repeat("a", 64<<10+1) + "\r\n", wantErr: ErrLimit},
-	{name: "line-endless", wire: "-" + strings.Repeat("a", 100<<10), wantErr: ErrLimit},
-	{name: "depth-over-default", wire: strings.Repeat("*1\r\n", 65) + ":1\r\n", wantErr: ErrLimit},
+	{name: "line-over-bulk-limit", wire: "-12345\r\n", lim: Limits{MaxBulkLen: 4}, wantErr: ErrLimit},
+	{name: "line-endless", wire: "-" + strings.Repeat("a", 100<<10), lim: Limits{MaxLineLen: 64 << 10}, wantErr: ErrLimit},
+	{name: "depth-over-default", wire: strings.Repeat("*1\r\n", 8193) + ":1\r\n", wantErr: ErrLimit},
+	{name: "depth-over-default-maps", wire: strings.Repeat("%1\r\n+k\r\n", 8193) + ":1\r\n", wantErr: ErrLimit},
 	{name: "depth-over-limit", wire: "*1\r\n*1\r\n*1\r\n:1\r\n", lim: Limits{MaxDepth: 2}, wantErr: ErrLimit},
 	{name: "depth-attributes-count", wire: "*1\r\n|1\r\n+a\r\n+b\r\n:1\r\n", lim: Limits{MaxDepth: 1}, wantErr: ErrLimit},
 	{name: "depth-map-value", wire: "%1\r\n+k\r\n%1\r\n+k\r\n:1\r\n", lim: Limits{MaxDepth: 1}, wantErr: ErrLimit},
@@ -360,13 +362,85 @@ func TestReadPassesIOErrors(t *testing.T) {
 }
 
 func TestDefaultLimits(t *testing.T) {
-	want := Limits{MaxBulkLen: 512 << 20, MaxDepth: 64, MaxAggregateLen: 1 << 26, MaxLineLen: 64 << 10}
+	want := Limits{MaxBulkLen: 512 << 20, MaxDepth: 8192, MaxAggregateLen: 1 << 26, MaxLineLen: 512 << 20}
 	if got := DefaultLimits(); got != want {
 		t.Errorf("DefaultLimits() = %+v, want %+v", got, want)
 	}
 	if got := (Limits{MaxDepth: 3, MaxLineLen: -1}).withDefaults(); got.MaxDepth != 3 || got.MaxLineLen != want.MaxLineLen {
 		t.Errorf("withDefaults kept %+v", got)
 	}
+	// The line default follows a MaxBulkLen that is set: a line may be as long as a
+	// bulk string.
+	tests := []struct {
+		in   Limits
+		line int
+	}{
+		{Limits{MaxBulkLen: 1000}, 1000},
+		{Limits{MaxBulkLen: 2 << 30}, 2 << 30},
+		{Limits{MaxBulkLen: math.MaxInt64}, math.MaxInt - 2},
+		{Limits{MaxBulkLen: 2 << 30, MaxLineLen: 7}, 7},
+		{Limits{MaxLineLen: math.MaxInt}, math.MaxInt - 2},
+	}
+	for _, tt := range tests {
+		if got := tt.in.withDefaults(); got.MaxLineLen != tt.line {
+			t.Errorf("%+v.withDefaults() = %+v; want MaxLineLen %d", tt.in, got, tt.line)
+		}
+	}
+}
+
+// TestReadAcceptsWhatServersSend decodes, under the default limits, replies that a real
+// server sends (issue 23, point 3): a script's status_reply and error_reply of 70 KB,
+// the same inside an array, and tables nested as deep as Lua lets a script build them
+// (7995 arrays, the last holding the server's "reached lua stack limit" error, as
+// Redis 7 sends for any deeper table). Each also goes through FrameComplete, which
+// must not call it complete before its last byte.
+func TestReadAcceptsWhatServersSend(t *testing.T) {
+	long := strings.Repeat("x", 70000)
+	cases := []struct {
+		name string
+		wire string
+		want Value
+	}{
+		{"status 70 KB", "+" + long + "\r\n", SimpleString(long)},
+		{"error 70 KB", "-" + long + "\r\n", ErrorValue(long)},
+		{"both in an array", "*3\r\n:1\r\n-" + long + "\r\n+" + long + "\r\n",
+			Array(Integer(1), ErrorValue(long), SimpleString(long))},
+		{"error 600 KB", "-ERR " + strings.Repeat("y", 600000) + "\r\n", ErrorValue("ERR " + strings.Repeat("y", 600000))},
+		{"nested 65", nestedWire("*1\r\n", 65, ":1\r\n"), nestedValue(65, Integer(1))},
+		{"nested 100", nestedWire("*1\r\n", 100, ":1\r\n"), nestedValue(100, Integer(1))},
+		{"nested as deep as a script can", nestedWire("*1\r\n", 7995, "-ERR reached lua stack limit\r\n"),
+			nestedValue(7995, ErrorValue("ERR reached lua stack limit"))},
+		{"nested at the limit", nestedWire("*1\r\n", 8192, "_\r\n"), nestedValue(8192, Null())},
+	}
+	for _, tc := range cases {
+		for _, rm := range readMakers {
+			vs, err := decodeAll(rm.fn(strings.NewReader(tc.wire)), 4096, Limits{})
+			if err != io.EOF || len(vs) != 1 || !equalValue(vs[0], tc.want) {
+				t.Errorf("%s/%s: %d values, error %v; want the value, then io.EOF", tc.name, rm.name, len(vs), err)
+			}
+		}
+		if !FrameComplete([]byte(tc.wire)) {
+			t.Errorf("%s: the whole frame is not complete", tc.name)
+		}
+		for _, cut := range []int{1, len(tc.wire) / 2, len(tc.wire) - 1} {
+			if FrameComplete([]byte(tc.wire[:cut])) {
+				t.Errorf("%s: complete when cut at %d of %d bytes", tc.name, cut, len(tc.wire))
+			}
+		}
+	}
+}
+
+// nestedWire is depth aggregate headers, then leaf.
+func nestedWire(open string, depth int, leaf string) string {
+	return strings.Repeat(open, depth) + leaf
+}
+
+// nestedValue is leaf in depth arrays of one element.
+func nestedValue(depth int, leaf Value) Value {
+	for range depth {
+		leaf = Array(leaf)
+	}
+	return leaf
 }
 
 func TestParseInt(t *testing.T) {

@@ -72,3 +72,29 @@ func TestDefaultLimitsAcceptScriptReplies(t *testing.T) {
 		}
 	}
 }
+
+// TestReplyMemoryLimit: a reply whose decoded Values would hold more than
+// Limits.MaxReplyMemory fails with resp.ErrLimit and closes its connection, as other
+// limits do; the client goes on with a new one (issue 23, point 4). Under the
+// default limit the same reply is read.
+func TestReplyMemoryLimit(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	// 100,000 small integers: under 1 MB on the wire, 8 MB of Values.
+	const script = "local t = {} for i = 1, 100000 do t[i] = i end return t"
+	for _, path := range readPaths {
+		t.Run(path.name, func(t *testing.T) {
+			small := newClientT(t, Options{Addrs: []string{srv.Addr()}, Limits: resp.Limits{MaxReplyMemory: 4 << 20}})
+			_, err := small.Do(path.ctx(t), "EVAL", script, 0)
+			if !errors.Is(err, resp.ErrLimit) {
+				t.Fatalf("EVAL of 100,000 elements under a 4 MiB limit: %v; want resp.ErrLimit", err)
+			}
+			if err := ping(path.ctx(t), small); err != nil {
+				t.Fatalf("PING after the refused reply: %v", err)
+			}
+			v, err := newClientT(t, Options{Addrs: []string{srv.Addr()}}).Do(path.ctx(t), "EVAL", script, 0)
+			if err != nil || v.Len() != 100000 {
+				t.Fatalf("EVAL of 100,000 elements under the default limit: %d elements, %v", v.Len(), err)
+			}
+		})
+	}
+}

@@ -68,8 +68,8 @@ type Options struct {
 	WriteTimeout time.Duration // one socket write; default 3s, -1 for none
 
 	// Limits bound the replies the client accepts (bulk length, line length, nesting,
-	// aggregate length); zero fields take resp.DefaultLimits, which accept every reply
-	// a server sends in normal use.
+	// aggregate length, memory per reply); zero fields take resp.DefaultLimits, which
+	// accept every reply a server sends in normal use.
 	Limits resp.Limits
 
 	// SubscriptionBuffer is the capacity of a Subscription's message channel;

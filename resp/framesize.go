@@ -19,7 +19,8 @@ func FrameComplete(b []byte) bool {
 func (r *Reader) FrameComplete(b []byte) bool { return frameCompleteWithin(b, &r.lim) }
 
 func frameCompleteWithin(b []byte, l *Limits) bool {
-	_, st := frameEnd(b, 0, 0, l)
+	cost := replyCost{max: l.MaxReplyMemory}
+	_, st := frameEnd(b, 0, 0, l, &cost)
 	return st != frameIncomplete
 }
 
@@ -33,9 +34,9 @@ const (
 
 // frameEnd returns the end of the frame that starts at off, nested depth aggregates
 // deep. It applies the Reader's checks at the points the Reader does (the type byte,
-// a line's length, a header's length, the nesting depth): where the Reader would fail
-// from the bytes in b alone, the frame is malformed.
-func frameEnd(b []byte, off, depth int, l *Limits) (int, frameStatus) {
+// a line's length, a header's length, the nesting depth, the reply's memory in cost):
+// where the Reader would fail from the bytes in b alone, the frame is malformed.
+func frameEnd(b []byte, off, depth int, l *Limits, cost *replyCost) (int, frameStatus) {
 	attrs := int64(0) // elements of the attribute frames before the value, as the Reader merges them
 	for {
 		if off >= len(b) {
@@ -56,6 +57,9 @@ func frameEnd(b []byte, off, depth int, l *Limits) (int, frameStatus) {
 		lineEnd := off + nl + 1
 		switch {
 		case lineKind(t):
+			if linePayload(t) && !cost.addBytes(int64(max(nl-2, 0))) {
+				return 0, frameMalformed
+			}
 			return lineEnd, frameWhole
 		case bulkKind(t):
 			n, ok := scanLength(b[off+1 : lineEnd])
@@ -64,7 +68,7 @@ func frameEnd(b []byte, off, depth int, l *Limits) (int, frameStatus) {
 				return 0, frameMalformed
 			case n < 0:
 				return lineEnd, frameWhole
-			case n > l.MaxBulkLen:
+			case n > l.MaxBulkLen || !cost.addBytes(n):
 				return 0, frameMalformed
 			case int64(len(b)-lineEnd) < n+2:
 				return 0, frameIncomplete
@@ -87,10 +91,13 @@ func frameEnd(b []byte, off, depth int, l *Limits) (int, frameStatus) {
 		if t == '%' || t == '|' {
 			n *= 2
 		}
+		if !cost.addElems(n) {
+			return 0, frameMalformed
+		}
 		end := lineEnd
 		for i := int64(0); i < n; i++ {
 			var st frameStatus
-			if end, st = frameEnd(b, end, depth+1, l); st != frameWhole {
+			if end, st = frameEnd(b, end, depth+1, l, cost); st != frameWhole {
 				return 0, st
 			}
 		}

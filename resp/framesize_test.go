@@ -61,9 +61,11 @@ func FuzzFrameComplete(f *testing.F) {
 
 // With every limit small, the frame scan refuses a frame where the Reader does: at the
 // header that goes too deep (attributes being at the depth of their value), the line
-// that grows too long, or the unknown type byte.
+// that grows too long, the unknown type byte, or the header or string that passes the
+// memory limit.
 func TestFrameCompleteAgreesWithReader(t *testing.T) {
 	small := Limits{MaxBulkLen: 10, MaxDepth: 2, MaxAggregateLen: 4, MaxLineLen: 8}
+	mem := Limits{MaxReplyMemory: 3*80 + 4}
 	cases := []struct {
 		frame    string
 		lim      Limits
@@ -80,6 +82,15 @@ func TestFrameCompleteAgreesWithReader(t *testing.T) {
 		{"*1\r\n?", small, true},
 		{"|1\r\n+a\r\n+b\r\n|1\r\n+c\r\n+d\r\n|1\r\n+e\r\n+f\r\n", small, true}, // six elements of attributes
 		{"|1\r\n+a\r\n+b\r\n|1\r\n+c\r\n+d\r\n|1\r\n+e\r\n", small, false},
+		{"*4\r\n", mem, true}, // 320 bytes of Values
+		{"*3\r\n", mem, false},
+		{"*3\r\n$5\r\n", mem, true},
+		{"*3\r\n$4\r\n", mem, false},
+		{"*3\r\n+abcde\r\n", mem, true},
+		{"*3\r\n+abcd\r\n", mem, false},
+		{"*3\r\n:123456\r\n", mem, false}, // an integer holds no string
+		{"|1\r\n+a\r\n+b\r\n|1\r\n", mem, true},
+		{"|1\r\n+a\r\n+b\r\n", mem, false},
 	}
 	for _, tc := range cases {
 		r := NewReader(bufio.NewReaderSize(bytes.NewReader([]byte(tc.frame)), 16), tc.lim)

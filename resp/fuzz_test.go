@@ -12,7 +12,7 @@ import (
 )
 
 // fuzzLimits are small so the fuzzer reaches every limit with short inputs.
-var fuzzLimits = Limits{MaxBulkLen: 1 << 12, MaxDepth: 8, MaxAggregateLen: 64, MaxLineLen: 64}
+var fuzzLimits = Limits{MaxBulkLen: 1 << 12, MaxDepth: 8, MaxAggregateLen: 64, MaxLineLen: 64, MaxReplyMemory: 2 << 10}
 
 // errorClass reduces a decoding error to what must not depend on chunking.
 func errorClass(err error) string {

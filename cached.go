@@ -8,10 +8,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/respire/respire/cache"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/internal/command"
 	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/observe"
@@ -180,16 +180,9 @@ var uncacheable = map[string]string{
 	"sort_ro":         "may read other keys (BY, GET), which are not tracked",
 }
 
-func keyText(a any) (string, bool) {
-	switch a := a.(type) {
-	case string:
-		return a, true
-	case []byte:
-		// A view, not a copy: the cache copies what it keeps (cache.Reserve).
-		return unsafe.String(unsafe.SliceData(a), len(a)), true
-	}
-	return "", false
-}
+// keyText is the text of a key argument of a string or []byte kind. For a []byte kind
+// it is a view, not a copy: the cache copies what it keeps (cache.Reserve).
+func keyText(a any) (string, bool) { return argkind.Text(a) }
 
 // readThrough reads args from the server on a tracked connection and keeps the reply
 // unless an invalidation of key raced it. The read is three commands sent back to

@@ -2,7 +2,6 @@ package respire
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -148,8 +147,10 @@ func (c *Client) Close() error {
 func (c *Client) PoolStats() pool.Stats { return c.route.Stats() }
 
 // Do sends one command and returns its reply. Arguments may be string, []byte, any
-// integer kind, float32/64 or bool. A server error reply is an error that errors.As
-// matches to *resp.ServerError; a null reply is a value (v.IsNull()).
+// integer kind, float32/64 or bool, or a named type of one of those kinds
+// (time.Duration is sent as nanoseconds; see resp.AppendArg). A server error reply is
+// an error that errors.As matches to *resp.ServerError; a null reply is a value
+// (v.IsNull()).
 //
 // Blocking commands (BLPOP, XREAD BLOCK, WAIT, ...) run on a dedicated connection;
 // commands that would change the state of a shared connection (MULTI, SUBSCRIBE,
@@ -244,8 +245,9 @@ func reusable(err error) bool { return route.Reusable(err) }
 
 // DoMulti sends the commands as one pipeline on a shared connection and returns their
 // results in order. The error is for the batch as a whole (invalid argument, ctx ended,
-// connection lost); single commands' error replies are in their Result. Blocking and
-// connection-state commands are refused.
+// connection lost); single commands' error replies are in their Result. Blocking
+// commands are refused (ErrBlockingInBatch), as are connection-state commands
+// (ErrConnState).
 //
 // On a Cluster the batch is split by node, each node's part is one pipeline, and the
 // results come back in the caller's order; a command redirected by MOVED or ASK is
@@ -289,15 +291,26 @@ type batchCommands Client
 func (b *batchCommands) Command(ctx context.Context, args []any, keys []int) (conn.CallOptions, *command.Info, error) {
 	o, info, err := (*Client)(b).callOptionsCtx(ctx, args, keys)
 	if err == nil && o.Blocking {
-		return conn.CallOptions{}, nil, fmt.Errorf("%w: %s blocks the server; use Do", ErrConnState, commandName(args))
+		return conn.CallOptions{}, nil, blockingInBatch(args)
 	}
 	return o, info, err
 }
 
-// batchKeys checks every command of a batch, refusing blocking ones, and returns their
-// key positions when a key prefix is set (nil otherwise).
-func (c *Client) batchKeys(ctx context.Context, cmds [][]any) ([][]int, error) {
-	_, keys, err := route.BatchKeys(ctx, cmds, (*batchCommands)(c))
+// txCommands is the client as route.Commands for the commands of a transaction. Unlike
+// batchCommands it accepts a blocking command: between MULTI and EXEC the server runs
+// it as its non-blocking form (BLPOP as LPOP, XREAD BLOCK without waiting), and the
+// transaction's connection is its own anyway.
+type txCommands Client
+
+// Command checks args with the client's key table and prefix, as batchCommands does.
+func (t *txCommands) Command(ctx context.Context, args []any, keys []int) (conn.CallOptions, *command.Info, error) {
+	return (*Client)(t).callOptionsCtx(ctx, args, keys)
+}
+
+// txKeys checks every command of a transaction and returns their key positions when a
+// key prefix is set (nil otherwise).
+func (c *Client) txKeys(ctx context.Context, cmds [][]any) ([][]int, error) {
+	_, keys, err := route.BatchKeys(ctx, cmds, (*txCommands)(c))
 	return keys, err
 }
 

@@ -107,7 +107,7 @@ func TestBadInput(t *testing.T) {
 			}
 		}
 	}
-	if _, err := c.DoMulti(ctx, []any{"BLPOP", "l", 1}); !errors.Is(err, ErrConnState) {
+	if _, err := c.DoMulti(ctx, []any{"BLPOP", "l", 1}); !errors.Is(err, ErrBlockingInBatch) {
 		t.Errorf("blocking command in a batch: %v", err)
 	}
 	if _, err := c.Subscribe(ctx); !errors.Is(err, ErrInvalidArg) {
@@ -539,7 +539,7 @@ func TestPipelineRefusesBadCommandsWhole(t *testing.T) {
 		if srv.Do(t, "EXISTS", "pp:a") != "0" {
 			t.Fatal("a refused pipeline sent something")
 		}
-		if _, err := c.Pipeline().Do("BLPOP", "l", 1).Exec(ctx); !errors.Is(err, ErrConnState) {
+		if _, err := c.Pipeline().Do("BLPOP", "l", 1).Exec(ctx); !errors.Is(err, ErrBlockingInBatch) {
 			t.Fatalf("blocking command in a pipeline: %v", err)
 		}
 		// The same pipeline is usable again, and the prefix applies.

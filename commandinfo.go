@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/internal/command"
 	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/resp"
@@ -208,13 +209,14 @@ func (c *Client) callOptionsCtx(ctx context.Context, args []any, keys []int) (co
 	return c.callOptionsInfo(args, keys)
 }
 
-// commandText returns a command name argument in lower case.
+// commandText returns a command name argument in lower case, for keeping.
 func commandText(a any) (string, bool) {
-	switch s := a.(type) {
-	case string:
-		return strings.ToLower(s), true
-	case []byte:
-		return strings.ToLower(string(s)), true
+	s, ok := argkind.Text(a)
+	if !ok {
+		return "", false
 	}
-	return "", false
+	if _, immutable := a.(string); !immutable {
+		s = strings.Clone(s) // a []byte kind's text is a view of the caller's slice
+	}
+	return strings.ToLower(s), true
 }

@@ -10,9 +10,10 @@
 //	v, err := c.Do(ctx, "GET", "greeting")
 //	s, err := v.Text()
 //
-// Commands are built from plain arguments (string, []byte, integers, floats, bool);
-// replies are resp.Value, with accessors (Text, Int, Float, Bool, Array, Map, IsNull).
-// A server error reply is an error matching *resp.ServerError; a null is a value.
+// Commands are built from plain arguments (string, []byte, integers, floats, bool, or
+// named types of those kinds); replies are resp.Value, with accessors (Text, Int,
+// Float, Bool, Array, Map, IsNull). A server error reply is an error matching
+// *resp.ServerError; a null is a value.
 //
 // Concurrent calls are pipelined on one shared connection (auto-pipelining): many
 // goroutines' commands leave in one write and their replies are matched in order.

@@ -32,6 +32,12 @@ var (
 	// of a shared connection (MULTI, SUBSCRIBE, SELECT, ...); the error says which call
 	// to use instead.
 	ErrConnState = errors.New("respire: command changes connection state")
+	// ErrBlockingInBatch is matched by the error for a blocking command (BLPOP, XREAD
+	// BLOCK, WAIT, ...) in a pipeline or a DoMulti batch: such a batch shares a
+	// connection with other callers, and the command would hold up all their replies
+	// until it returned. Send it with Do, which gives it a dedicated connection, or in
+	// a transaction, where the server runs it without blocking.
+	ErrBlockingInBatch = errors.New("respire: blocking command in a batch on a shared connection")
 	// ErrInvalidArg is matched by errors for unusable arguments of the Client's own
 	// methods (an empty channel list, an empty key).
 	ErrInvalidArg = errors.New("respire: invalid argument")

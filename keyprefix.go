@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/internal/command"
 	"github.com/respire/respire/resp"
 )
@@ -243,23 +244,14 @@ func checkConnState(args []any) error {
 }
 
 // lowerName lowercases a short command name into buf without allocating (this runs on
-// every command); ok is false for names too long to matter or of another type.
+// every command); ok is false for names too long to matter or of a kind other than
+// string or []byte.
 func lowerName(a any, buf *[12]byte) ([]byte, bool) {
-	var n int
-	switch s := a.(type) {
-	case string:
-		if len(s) > len(buf) {
-			return nil, false
-		}
-		n = copy(buf[:], s)
-	case []byte:
-		if len(s) > len(buf) {
-			return nil, false
-		}
-		n = copy(buf[:], s)
-	default:
+	s, ok := argkind.Text(a)
+	if !ok || len(s) > len(buf) {
 		return nil, false
 	}
+	n := copy(buf[:], s)
 	for i := range n {
 		if c := buf[i]; 'A' <= c && c <= 'Z' {
 			buf[i] = c + 'a' - 'A'

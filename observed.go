@@ -182,6 +182,7 @@ var notSentErrors = []error{
 	ErrClosed,
 	ErrInvalidArg,
 	ErrConnState,
+	ErrBlockingInBatch,
 	ErrCrossSlot,
 	ErrPerNode,
 	ErrUnknownKeys,

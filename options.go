@@ -74,8 +74,9 @@ type Options struct {
 	ReadTimeout  time.Duration // wait for a reply once written; default 3s, -1 for none
 	WriteTimeout time.Duration // one socket write; default 3s, -1 for none
 
-	// Limits bound the replies the client accepts (bulk length, nesting, aggregate
-	// length); zero fields take resp.DefaultLimits.
+	// Limits bound the replies the client accepts (bulk length, line length, nesting,
+	// aggregate length, memory per reply); zero fields take resp.DefaultLimits, which
+	// accept every reply a server sends in normal use.
 	Limits resp.Limits
 
 	// SubscriptionBuffer is the capacity of a Subscription's message channel;

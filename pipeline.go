@@ -91,12 +91,17 @@ func (p *Pipeline) Do(args ...any) *Pipeline {
 }
 
 // addToPlan adds a command to plan as callOptionsInfo found it is to be sent, unless
-// it blocks the server: a batch must not wait behind it.
+// it blocks: the batch's shared connection must not wait behind it.
 func addToPlan(plan *route.Plan, o conn.CallOptions, info *command.Info, args []any) error {
 	if o.Blocking {
-		return fmt.Errorf("%w: %s blocks the server; use Do", ErrConnState, commandName(args))
+		return blockingInBatch(args)
 	}
 	return plan.Add(info, o.KeyPrefix, o.Keys, args)
+}
+
+// blockingInBatch is the error for a blocking command in a batch.
+func blockingInBatch(args []any) error {
+	return fmt.Errorf("%w: %s would hold up every other caller of the connection; send it with Do", ErrBlockingInBatch, commandName(args))
 }
 
 // planLater adds to plan the n commands encoded in later, numbered from first on,

@@ -78,7 +78,7 @@ func TestClusterPipelineResolvesUnknownCommands(t *testing.T) {
 		wantErr error
 	}{
 		{"unknown to the server", [][]any{{"SET", "pci:x", "1"}, {"NOSUCHCMD", "pci:x"}, {"GET", "pci:x"}}, ErrUnknownKeys},
-		{"blocking after an unresolved one", [][]any{{"SET", "pci:x", "1"}, {"GETDEL", "pci:x"}, {"BLPOP", "pci:l", 0}}, ErrConnState},
+		{"blocking after an unresolved one", [][]any{{"SET", "pci:x", "1"}, {"GETDEL", "pci:x"}, {"BLPOP", "pci:l", 0}}, ErrBlockingInBatch},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newClientT(t, Options{Addrs: []string{emus[0].Addr()}, Cluster: true})

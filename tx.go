@@ -125,9 +125,10 @@ func (tx *Tx) bind(ctx context.Context, cmds ...[]any) error {
 }
 
 // Do runs a command at once on the transaction's connection, typically a read of a
-// watched key. It gets the client's key prefix; blocking and connection-state commands
-// are refused. On a Cluster, a slot that moved since the transaction was bound fails
-// it with ErrTxSlotMoved rather than a raw MOVED.
+// watched key. It gets the client's key prefix; connection-state commands are refused,
+// and a blocking command blocks only the transaction's own connection. On a Cluster, a
+// slot that moved since the transaction was bound fails it with ErrTxSlotMoved rather
+// than a raw MOVED.
 func (tx *Tx) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	if obs := tx.client.obs; obs != nil {
 		p := tx.client.observeCommand(ctx, obs, args, tx.addr(args))
@@ -189,7 +190,9 @@ func slotMoved(err, cause error) error {
 // results. It returns ErrTxFailed when a watched key changed (nothing ran), and the
 // server's EXECABORT error when a command was rejected while queueing (nothing ran
 // either), matching ErrTxSlotMoved too when it was rejected because the slot moved.
-// Exec can be called once per transaction.
+// Blocking commands are allowed: inside MULTI the server runs them without blocking
+// (BLPOP on an empty list replies null at once). Exec can be called once per
+// transaction.
 func (tx *Tx) Exec(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	if obs := tx.client.obs; obs != nil {
 		p := observeBatch(ctx, obs, observe.Transaction, len(cmds), tx.client.batchName(cmds), tx.addr(nil))
@@ -211,7 +214,7 @@ func (tx *Tx) exec(ctx context.Context, cmds [][]any) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys, err := tx.client.batchKeys(ctx, cmds)
+	keys, err := tx.client.txKeys(ctx, cmds)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/resp"
 )
 
@@ -487,12 +488,9 @@ func (e *entry) matches(args []any) bool {
 	}
 	for i, a := range args {
 		var ok bool
-		switch a := a.(type) {
-		case string:
-			ok = a == e.args[i] || i == 0 && strings.EqualFold(a, e.args[i])
-		case []byte:
-			ok = string(a) == e.args[i] || i == 0 && strings.EqualFold(string(a), e.args[i])
-		default:
+		if s, text := argkind.Text(a); text {
+			ok = s == e.args[i] || i == 0 && strings.EqualFold(s, e.args[i])
+		} else {
 			var buf [64]byte
 			ok = string(appendArgText(buf[:0], a)) == e.args[i]
 		}

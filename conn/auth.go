@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 )
@@ -337,10 +338,11 @@ func verbOf(args []any) txVerb {
 	return verbOfOther(args[0])
 }
 
-// verbOfOther is verbOf for a name given as []byte.
+// verbOfOther is verbOf for a name given as []byte or a named type of a string or
+// []byte kind.
 func verbOfOther(name any) txVerb {
-	if b, ok := name.([]byte); ok && len(b) >= 4 && len(b) <= 7 {
-		return verbOfName(string(b))
+	if s, ok := argkind.Text(name); ok && len(s) >= 4 && len(s) <= 7 {
+		return verbOfName(s)
 	}
 	return txNone
 }

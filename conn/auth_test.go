@@ -476,6 +476,11 @@ func TestConnEvents(t *testing.T) {
 	}
 }
 
+type (
+	verbName  string
+	verbBytes []byte
+)
+
 func TestVerbOf(t *testing.T) {
 	tests := []struct {
 		args []any
@@ -492,6 +497,10 @@ func TestVerbOf(t *testing.T) {
 		{[]any{"MULTIX"}, txNone},
 		{[]any{42}, txNone},
 		{nil, txNone},
+		// A name of a named string or []byte type is still a name (issue 23, point 2).
+		{[]any{verbName("MULTI")}, txOpen},
+		{[]any{verbBytes("exec")}, txClose},
+		{[]any{verbName("GET"), "k"}, txNone},
 	}
 	for _, tt := range tests {
 		if got := verbOf(tt.args); got != tt.want {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"strings"
 	"testing"
+	"time"
 )
 
 func BenchmarkAppendCommand(b *testing.B) {
@@ -18,6 +19,17 @@ func BenchmarkAppendCommandInt(b *testing.B) {
 	b.ReportAllocs()
 	buf := make([]byte, 0, 128)
 	key, ttl := "key", 3600 // variables, not constants, so boxing is measured too
+	for b.Loop() {
+		buf, _ = AppendCommand(buf[:0], "EXPIRE", key, ttl)
+	}
+}
+
+// BenchmarkAppendCommandNamed is BenchmarkAppendCommandInt with named types, which
+// are read by reflection.
+func BenchmarkAppendCommandNamed(b *testing.B) {
+	b.ReportAllocs()
+	buf := make([]byte, 0, 128)
+	key, ttl := namedString("key"), time.Hour
 	for b.Loop() {
 		buf, _ = AppendCommand(buf[:0], "EXPIRE", key, ttl)
 	}

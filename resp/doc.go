@@ -3,10 +3,10 @@
 //
 // Decoding: a Reader reads one Value at a time from a *bufio.Reader. Every RESP3 type
 // is understood, attributes included (they ride on the value they precede), as are
-// RESP2's null bulk string and null array. Every declared length and the nesting depth
-// are checked against Limits before anything is allocated, and buffers grow only as
-// bytes actually arrive, so a corrupt or hostile frame costs a *ProtocolError rather
-// than a panic or a huge allocation.
+// RESP2's null bulk string and null array. Every declared length, the nesting depth
+// and the memory the reply will hold are checked against Limits before anything is
+// allocated, and buffers grow only as bytes actually arrive, so a corrupt or hostile
+// frame costs a *ProtocolError rather than a panic or a huge allocation.
 //
 // Encoding: AppendCommand, AppendArg and friends append to a caller's buffer in the
 // style of strconv.Append*, without allocating when the buffer has room. AppendValue

@@ -12,7 +12,7 @@ var (
 	// ErrProtocol matches every *ProtocolError.
 	ErrProtocol = errors.New("resp: protocol error")
 	// ErrLimit is wrapped by a *ProtocolError when a frame exceeds a configured limit
-	// (bulk length, nesting depth, aggregate length, line length).
+	// (bulk length, nesting depth, aggregate length, line length, reply memory).
 	ErrLimit = errors.New("resp: limit exceeded")
 	// ErrEmptyCommand is returned when a command has no name.
 	ErrEmptyCommand = errors.New("resp: empty command")

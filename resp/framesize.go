@@ -19,7 +19,8 @@ func FrameComplete(b []byte) bool {
 func (r *Reader) FrameComplete(b []byte) bool { return frameCompleteWithin(b, &r.lim) }
 
 func frameCompleteWithin(b []byte, l *Limits) bool {
-	_, st := frameEnd(b, 0, 0, l)
+	cost := replyCost{max: l.MaxReplyMemory}
+	_, st := frameEnd(b, 0, 0, l, &cost)
 	return st != frameIncomplete
 }
 
@@ -31,61 +32,97 @@ const (
 	frameMalformed
 )
 
-// frameScanDepth bounds the scan; deeper frames are left to the reader's own limit.
-const frameScanDepth = 128
-
-// frameEnd returns the end of the frame that starts at off. A length over l is
-// malformed: the Reader refuses it before waiting for its bytes.
-func frameEnd(b []byte, off, depth int, l *Limits) (int, frameStatus) {
-	if depth > frameScanDepth {
-		return 0, frameMalformed
-	}
-	if off >= len(b) {
-		return 0, frameIncomplete
-	}
-	nl := bytes.IndexByte(b[off:], '\n')
-	if nl < 0 {
-		return 0, frameIncomplete
-	}
-	lineEnd := off + nl + 1
-	switch b[off] {
-	case '+', '-', ':', '_', ',', '#', '(':
-		return lineEnd, frameWhole
-	case '$', '!', '=':
+// frameEnd returns the end of the frame that starts at off, nested depth aggregates
+// deep. It applies the Reader's checks at the points the Reader does (the type byte,
+// a line's length, a header's length, the nesting depth, the reply's memory in cost):
+// where the Reader would fail from the bytes in b alone, the frame is malformed.
+func frameEnd(b []byte, off, depth int, l *Limits, cost *replyCost) (int, frameStatus) {
+	attrs := int64(0) // elements of the attribute frames before the value, as the Reader merges them
+	for {
+		if off >= len(b) {
+			return 0, frameIncomplete
+		}
+		t := b[off]
+		if aggregateKinds[t] == KindInvalid && !lineKind(t) && !bulkKind(t) {
+			return 0, frameMalformed
+		}
+		nl := bytes.IndexByte(b[off:], '\n')
+		if nl < 0 {
+			// The Reader fails as soon as a line outgrows the limit (lineTooLong).
+			if len(b)-off-1 >= l.MaxLineLen+2 {
+				return 0, frameMalformed
+			}
+			return 0, frameIncomplete
+		}
+		lineEnd := off + nl + 1
+		switch {
+		case lineKind(t):
+			if linePayload(t) && !cost.addBytes(int64(max(nl-2, 0))) {
+				return 0, frameMalformed
+			}
+			return lineEnd, frameWhole
+		case bulkKind(t):
+			n, ok := scanLength(b[off+1 : lineEnd])
+			switch {
+			case !ok:
+				return 0, frameMalformed
+			case n < 0:
+				return lineEnd, frameWhole
+			case n > l.MaxBulkLen || !cost.addBytes(n):
+				return 0, frameMalformed
+			case int64(len(b)-lineEnd) < n+2:
+				return 0, frameIncomplete
+			}
+			end := lineEnd + int(n) + 2
+			if b[end-2] != '\r' || b[end-1] != '\n' {
+				return 0, frameMalformed
+			}
+			return end, frameWhole
+		}
 		n, ok := scanLength(b[off+1 : lineEnd])
 		switch {
-		case !ok:
+		case !ok || n > aggregateLimit(t, l):
 			return 0, frameMalformed
 		case n < 0:
 			return lineEnd, frameWhole
-		case n > l.MaxBulkLen:
-			return 0, frameMalformed
-		case int64(len(b)-lineEnd) < n+2:
-			return 0, frameIncomplete
-		}
-		return lineEnd + int(n) + 2, frameWhole
-	case '*', '~', '>', '%', '|':
-		n, ok := scanLength(b[off+1 : lineEnd])
-		if !ok || n > aggregateLimit(b[off], l) {
+		case depth >= l.MaxDepth:
 			return 0, frameMalformed
 		}
-		if b[off] == '%' || b[off] == '|' {
+		if t == '%' || t == '|' {
 			n *= 2
 		}
-		if b[off] == '|' {
-			n++ // the value the attributes belong to
+		if !cost.addElems(n) {
+			return 0, frameMalformed
 		}
 		end := lineEnd
 		for i := int64(0); i < n; i++ {
 			var st frameStatus
-			if end, st = frameEnd(b, end, depth+1, l); st != frameWhole {
+			if end, st = frameEnd(b, end, depth+1, l, cost); st != frameWhole {
 				return 0, st
 			}
 		}
-		return end, frameWhole
+		if t != '|' {
+			return end, frameWhole
+		}
+		// Attributes precede the value they describe, which is at their depth.
+		if attrs += n; attrs > l.MaxAggregateLen {
+			return 0, frameMalformed
+		}
+		off = end
 	}
-	return 0, frameMalformed
 }
+
+// lineKind reports whether t is the type byte of a value that is one line.
+func lineKind(t byte) bool {
+	switch t {
+	case '+', '-', ':', '_', ',', '#', '(':
+		return true
+	}
+	return false
+}
+
+// bulkKind reports whether t is the type byte of a length-prefixed string.
+func bulkKind(t byte) bool { return t == '$' || t == '!' || t == '=' }
 
 // aggregateLimit is the most elements the Reader accepts in a header of type t: pairs
 // count double, as in readAggregate.

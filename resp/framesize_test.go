@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 )
 
@@ -32,21 +33,75 @@ func TestFrameComplete(t *testing.T) {
 	}
 }
 
-// Whatever FrameComplete calls complete, the Reader decodes from those bytes alone,
-// without asking for more.
+// FrameComplete calls a frame complete when the Reader decodes or refuses it from those
+// bytes alone: called complete, reading needs no more bytes. Called incomplete, reading
+// must not decode it nor refuse it for a limit (a caller would wait for bytes the
+// Reader never asks for); it may find it malformed, since the scan does not check what
+// lines hold. Under the default limits and under small ones.
 func FuzzFrameComplete(f *testing.F) {
-	for _, s := range []string{"+OK\r\n", "*2\r\n$1\r\na\r\n:1\r\n", "%1\r\n+k\r\n+v\r\n", "$3\r\nab"} {
+	for _, s := range []string{"+OK\r\n", "*2\r\n$1\r\na\r\n:1\r\n", "%1\r\n+k\r\n+v\r\n", "$3\r\nab",
+		"*1\r\n|1\r\n+a\r\n+b\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n", "|1\r\n+a\r\n+b\r\n|1\r\n+c\r\n",
+		"*9\r\n+" + strings.Repeat("a", 60), "?", "*1\r\n?"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if !FrameComplete(b) {
-			return
-		}
-		r := NewReader(bufio.NewReaderSize(bytes.NewReader(b), 16), Limits{})
-		if _, err := r.Read(); errors.Is(err, io.ErrUnexpectedEOF) {
-			t.Fatalf("%q: called complete, but reading needed more bytes", b)
+		for _, lim := range []Limits{{}, fuzzLimits} {
+			r := NewReader(bufio.NewReaderSize(bytes.NewReader(b), 16), lim)
+			complete := r.FrameComplete(b)
+			_, err := r.Read()
+			switch needsMore := errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF; {
+			case complete && needsMore:
+				t.Fatalf("%q (%+v): called complete, but reading needed more bytes", b, lim)
+			case !complete && (err == nil || errors.Is(err, ErrLimit)):
+				t.Fatalf("%q (%+v): called incomplete, but reading ended at once: %v", b, lim, err)
+			}
 		}
 	})
+}
+
+// With every limit small, the frame scan refuses a frame where the Reader does: at the
+// header that goes too deep (attributes being at the depth of their value), the line
+// that grows too long, the unknown type byte, or the header or string that passes the
+// memory limit.
+func TestFrameCompleteAgreesWithReader(t *testing.T) {
+	small := Limits{MaxBulkLen: 10, MaxDepth: 2, MaxAggregateLen: 4, MaxLineLen: 8}
+	mem := Limits{MaxReplyMemory: 3*80 + 4}
+	cases := []struct {
+		frame    string
+		lim      Limits
+		complete bool
+	}{
+		{"*1\r\n*1\r\n*1\r\n", small, true}, // a third level
+		{"*1\r\n*1\r\n", small, false},
+		{"*1\r\n|1\r\n+a\r\n+b\r\n*1\r\n", small, false}, // the attributed array is at depth 1
+		{"*1\r\n|1\r\n+a\r\n+b\r\n*1\r\n*1\r\n", small, true},
+		{"+1234567890", small, true}, // longer than MaxLineLen and its CRLF
+		{"+123456789", small, false},
+		{"*1\r\n:1234567890", small, true},
+		{"?", small, true},
+		{"*1\r\n?", small, true},
+		{"|1\r\n+a\r\n+b\r\n|1\r\n+c\r\n+d\r\n|1\r\n+e\r\n+f\r\n", small, true}, // six elements of attributes
+		{"|1\r\n+a\r\n+b\r\n|1\r\n+c\r\n+d\r\n|1\r\n+e\r\n", small, false},
+		{"*4\r\n", mem, true}, // 320 bytes of Values
+		{"*3\r\n", mem, false},
+		{"*3\r\n$5\r\n", mem, true},
+		{"*3\r\n$4\r\n", mem, false},
+		{"*3\r\n+abcde\r\n", mem, true},
+		{"*3\r\n+abcd\r\n", mem, false},
+		{"*3\r\n:123456\r\n", mem, false}, // an integer holds no string
+		{"|1\r\n+a\r\n+b\r\n|1\r\n", mem, true},
+		{"|1\r\n+a\r\n+b\r\n", mem, false},
+	}
+	for _, tc := range cases {
+		r := NewReader(bufio.NewReaderSize(bytes.NewReader([]byte(tc.frame)), 16), tc.lim)
+		if got := r.FrameComplete([]byte(tc.frame)); got != tc.complete {
+			t.Errorf("%q: complete %v, want %v", tc.frame, got, tc.complete)
+		}
+		_, err := r.Read()
+		if needsMore := errors.Is(err, io.ErrUnexpectedEOF); needsMore == tc.complete {
+			t.Errorf("%q: the Reader gives %v; complete should be %v", tc.frame, err, !needsMore)
+		}
+	}
 }
 
 // A header that declares more than the limits allow is complete, and the Reader refuses

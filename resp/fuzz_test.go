@@ -8,10 +8,11 @@ import (
 	"math"
 	"testing"
 	"testing/iotest"
+	"time"
 )
 
 // fuzzLimits are small so the fuzzer reaches every limit with short inputs.
-var fuzzLimits = Limits{MaxBulkLen: 1 << 12, MaxDepth: 8, MaxAggregateLen: 64, MaxLineLen: 64}
+var fuzzLimits = Limits{MaxBulkLen: 1 << 12, MaxDepth: 8, MaxAggregateLen: 64, MaxLineLen: 64, MaxReplyMemory: 2 << 10}
 
 // errorClass reduces a decoding error to what must not depend on chunking.
 func errorClass(err error) string {
@@ -78,6 +79,11 @@ func FuzzAppendCommand(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name string, key []byte, val string, n int64, x float64) {
 		args := []any{name, key, val, n, x}
 		wire, err := AppendCommand(nil, args...)
+		// Named types of the same kinds encode exactly as their built-in types.
+		named := []any{namedString(name), namedBytes(key), namedString(val), time.Duration(n), namedFloat(x)}
+		if nwire, nerr := AppendCommand(nil, named...); string(nwire) != string(wire) || (nerr == nil) != (err == nil) {
+			t.Fatalf("named types encode as %q, %v; built-in ones as %q, %v", nwire, nerr, wire, err)
+		}
 		if math.IsNaN(x) { // NaN has no wire form
 			if !errors.Is(err, ErrInvalidArg) || len(wire) != 0 {
 				t.Fatalf("NaN: got %q, %v; want nothing and an ArgError", wire, err)

@@ -12,42 +12,102 @@ import (
 // Limits bound what a Reader accepts; zero fields take the defaults.
 //
 // Every length a frame declares is checked against these limits before anything is
-// allocated for it, so a corrupt or hostile header costs an error, not memory.
+// allocated for it, so a corrupt or hostile header costs an error, not memory. The
+// defaults accept every reply a server sends in normal use and bound a hostile one.
 type Limits struct {
-	MaxBulkLen      int64 // largest bulk string / verbatim / bulk error / big number payload; default 512 MiB
-	MaxDepth        int   // deepest nesting of aggregates (attributes count); default 64
-	MaxAggregateLen int64 // most elements one aggregate may declare (pairs count double for maps); default 1<<26
-	MaxLineLen      int   // longest simple line (+, -, :, ,, (, #, headers); default 64 KiB
+	// MaxBulkLen is the largest bulk string, bulk error, verbatim string or big number;
+	// default 512 MiB, the largest string Redis stores (proto-max-bulk-len).
+	MaxBulkLen int64
+	// MaxDepth is the deepest nesting of aggregates (attributes count); default 8192.
+	// A script's nested tables come back at most 7995 deep (Redis 7.0): Lua's stack
+	// stops a deeper one, and the server sends its error at that depth instead.
+	MaxDepth int
+	// MaxAggregateLen is the most elements one aggregate may declare (a map's pairs
+	// count double); default 1<<26.
+	MaxAggregateLen int64
+	// MaxLineLen is the longest line: simple strings and errors (a script's
+	// status_reply or error_reply is as long as the string it is given), numbers and
+	// headers; default MaxBulkLen.
+	MaxLineLen int
+	// MaxReplyMemory is the most memory one reply may hold once decoded: 80 bytes (a
+	// Value, on 64-bit platforms) per element of every aggregate plus the bytes of
+	// every string, counted from the headers before anything is allocated. Without it
+	// a reply could cost about 27 times the bytes it arrives in (a Value for each
+	// 3-byte null). Default 1 GiB, or twice MaxBulkLen if more: room for a largest
+	// string and all around it, and for about 13 million elements.
+	MaxReplyMemory int64
 }
 
+// valueSize is what one element of an aggregate costs in memory (MaxReplyMemory).
+const valueSize = int64(unsafe.Sizeof(Value{}))
+
+// Default limits, for the zero fields of Limits.
+const (
+	defaultBulkLen     = 512 << 20
+	defaultDepth       = 8192
+	defaultAggregate   = 1 << 26
+	defaultReplyMemory = 1 << 30
+)
+
 // DefaultLimits returns the limits a Reader uses for zero fields: 512 MiB bulk strings
-// (the largest value Redis stores), 64 levels of nesting, 1<<26 elements per aggregate
-// and 64 KiB simple lines.
-func DefaultLimits() Limits {
-	return Limits{
-		MaxBulkLen:      512 << 20,
-		MaxDepth:        64,
-		MaxAggregateLen: 1 << 26,
-		MaxLineLen:      64 << 10,
-	}
-}
+// (the largest value Redis stores) and lines, 8192 levels of nesting, 1<<26 elements
+// per aggregate and 1 GiB of memory per reply.
+func DefaultLimits() Limits { return Limits{}.withDefaults() }
 
 // withDefaults replaces zero (and meaningless negative) fields by the defaults.
 func (l Limits) withDefaults() Limits {
-	d := DefaultLimits()
 	if l.MaxBulkLen <= 0 {
-		l.MaxBulkLen = d.MaxBulkLen
+		l.MaxBulkLen = defaultBulkLen
 	}
 	if l.MaxDepth <= 0 {
-		l.MaxDepth = d.MaxDepth
+		l.MaxDepth = defaultDepth
 	}
 	if l.MaxAggregateLen <= 0 {
-		l.MaxAggregateLen = d.MaxAggregateLen
+		l.MaxAggregateLen = defaultAggregate
 	}
 	if l.MaxLineLen <= 0 {
-		l.MaxLineLen = d.MaxLineLen
+		l.MaxLineLen = int(min(l.MaxBulkLen, math.MaxInt))
+	}
+	l.MaxLineLen = min(l.MaxLineLen, math.MaxInt-2) // a line's CRLF is counted on top
+	if l.MaxReplyMemory <= 0 {
+		l.MaxReplyMemory = defaultReplyMemory
+		if l.MaxBulkLen <= math.MaxInt64/2 {
+			l.MaxReplyMemory = max(l.MaxReplyMemory, 2*l.MaxBulkLen)
+		} else {
+			l.MaxReplyMemory = math.MaxInt64
+		}
 	}
 	return l
+}
+
+// replyCost counts what a reply being decoded will hold against MaxReplyMemory. The
+// Reader and the frame scan (FrameComplete) charge the same amounts at the same points,
+// so that the scan calls a frame complete as soon as the Reader would refuse it.
+type replyCost struct {
+	used, max int64
+}
+
+// addBytes charges n bytes of strings; false means over the limit.
+func (c *replyCost) addBytes(n int64) bool {
+	if n > c.max-c.used {
+		return false
+	}
+	c.used += n
+	return true
+}
+
+// addElems charges n elements of an aggregate.
+func (c *replyCost) addElems(n int64) bool {
+	if n > (c.max-c.used)/valueSize {
+		return false
+	}
+	c.used += n * valueSize
+	return true
+}
+
+// memoryError is the error for a reply over MaxReplyMemory.
+func memoryError(max int64) error {
+	return limitError("reply larger than " + strconv.FormatInt(max, 10) + " bytes in memory")
 }
 
 // bulkChunk is the most a Reader allocates for a bulk payload before its bytes arrive.
@@ -79,8 +139,9 @@ const (
 type Reader struct {
 	br    *bufio.Reader
 	lim   Limits
-	line  []byte // reused for lines longer than br's buffer
-	arena []byte // the current chunk for small payloads; only appended to
+	cost  replyCost // of the reply being read
+	line  []byte    // reused for lines longer than br's buffer
+	arena []byte    // the current chunk for small payloads; only appended to
 }
 
 // NewReader returns a Reader decoding from br within lim (zero fields take the
@@ -101,6 +162,7 @@ func (r *Reader) Read() (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
+	r.cost = replyCost{max: r.lim.MaxReplyMemory}
 	return r.readTyped(t, 0)
 }
 
@@ -173,6 +235,9 @@ func (r *Reader) readSimple(t byte) (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
+	if linePayload(t) && !r.cost.addBytes(int64(len(line))) {
+		return Value{}, memoryError(r.cost.max)
+	}
 	switch t {
 	case '+':
 		return Value{kind: KindSimpleString, str: internSimple(line)}, nil
@@ -197,6 +262,9 @@ func (r *Reader) readSimple(t byte) (Value, error) {
 		return parseBigNumber(line, r.lim.MaxBulkLen)
 	}
 }
+
+// linePayload reports whether a line of type t becomes a string its value holds.
+func linePayload(t byte) bool { return t == '+' || t == '-' || t == '(' }
 
 // internSimple returns line as a string, without allocating for the replies that
 // dominate pipelines.
@@ -367,6 +435,9 @@ func (r *Reader) readBulkValue(t byte) (Value, error) {
 	if null {
 		return Value{kind: KindNull}, nil
 	}
+	if !r.cost.addBytes(n) {
+		return Value{}, memoryError(r.cost.max)
+	}
 	s, err := r.readBulk(int(n))
 	if err != nil {
 		return Value{}, err
@@ -471,6 +542,9 @@ func (r *Reader) readAggregate(t byte, depth int) (Value, error) {
 	}
 	if paired {
 		n *= 2
+	}
+	if !r.cost.addElems(n) {
+		return Value{}, memoryError(r.cost.max)
 	}
 	v := Value{kind: aggregateKinds[t]}
 	if n == 0 {

@@ -109,6 +109,17 @@ var validCases = []readCase{
 	{name: "depth-at-limit", wire: "*1\r\n*1\r\n:1\r\n", lim: Limits{MaxDepth: 2}, want: Array(Array(Integer(1)))},
 	{name: "aggregate-at-limit", wire: "*2\r\n:1\r\n:2\r\n", lim: Limits{MaxAggregateLen: 2}, want: Array(Integer(1), Integer(2))},
 	{name: "map-at-limit", wire: "%1\r\n:1\r\n:2\r\n", lim: Limits{MaxAggregateLen: 2}, want: Map(Integer(1), Integer(2))},
+	// MaxReplyMemory: 80 bytes per element, plus the bytes of strings.
+	{name: "memory-elements-at-limit", wire: "*3\r\n_\r\n_\r\n_\r\n", lim: Limits{MaxReplyMemory: 240}, want: Array(Null(), Null(), Null())},
+	{name: "memory-strings-at-limit", wire: "*3\r\n$5\r\nhello\r\n+OK\r\n-ERR x\r\n", lim: Limits{MaxReplyMemory: 252},
+		want: Array(BulkString("hello"), SimpleString("OK"), ErrorValue("ERR x"))},
+	{name: "memory-nested-at-limit", wire: "*2\r\n%1\r\n+k\r\n:1\r\n~1\r\n!1\r\nE\r\n", lim: Limits{MaxReplyMemory: 5*80 + 2},
+		want: Array(Map(SimpleString("k"), Integer(1)), Set(BulkErrorValue("E")))},
+	{name: "memory-attributes-at-limit", wire: "|1\r\n+k\r\n(12\r\n:1\r\n", lim: Limits{MaxReplyMemory: 2*80 + 3},
+		want: Integer(1).WithAttributes(SimpleString("k"), BigNumber("12"))},
+	{name: "memory-verbatim-at-limit", wire: "=7\r\ntxt:abc\r\n", lim: Limits{MaxReplyMemory: 7}, want: Verbatim("txt", "abc")},
+	{name: "memory-scalars-free", wire: "*2\r\n:123456\r\n,1.5\r\n", lim: Limits{MaxReplyMemory: 160}, want: Array(Integer(123456), Double(1.5))},
+	{name: "line-at-bulk-limit", wire: "-1234\r\n", lim: Limits{MaxBulkLen: 4}, want: ErrorValue("1234")},
 }
 
 var errorCases = []readCase{
@@ -187,12 +198,24 @@ var errorCases = []readCase{
 	{name: "line-over-limit", wire: "+123456789\r\n", lim: Limits{MaxLineLen: 8}, wantErr: ErrLimit},
 	{name: "line-over-limit-no-lf", wire: "+1234567890", lim: Limits{MaxLineLen: 8}, wantErr: ErrLimit},
 	{name: "header-over-limit", wire: "$000000000005\r\nhello\r\n", lim: Limits{MaxLineLen: 8}, wantErr: ErrLimit},
-	{name: "line-over-default", wire: "+" + strings.Repeat("a", 64<<10+1) + "\r\n", wantErr: ErrLimit},
-	{name: "line-endless", wire: "-" + strings.Repeat("a", 100<<10), wantErr: ErrLimit},
-	{name: "depth-over-default", wire: strings.Repeat("*1\r\n", 65) + ":1\r\n", wantErr: ErrLimit},
+	{name: "line-over-bulk-limit", wire: "-12345\r\n", lim: Limits{MaxBulkLen: 4}, wantErr: ErrLimit},
+	{name: "line-endless", wire: "-" + strings.Repeat("a", 100<<10), lim: Limits{MaxLineLen: 64 << 10}, wantErr: ErrLimit},
+	{name: "depth-over-default", wire: strings.Repeat("*1\r\n", 8193) + ":1\r\n", wantErr: ErrLimit},
+	{name: "depth-over-default-maps", wire: strings.Repeat("%1\r\n+k\r\n", 8193) + ":1\r\n", wantErr: ErrLimit},
 	{name: "depth-over-limit", wire: "*1\r\n*1\r\n*1\r\n:1\r\n", lim: Limits{MaxDepth: 2}, wantErr: ErrLimit},
 	{name: "depth-attributes-count", wire: "*1\r\n|1\r\n+a\r\n+b\r\n:1\r\n", lim: Limits{MaxDepth: 1}, wantErr: ErrLimit},
 	{name: "depth-map-value", wire: "%1\r\n+k\r\n%1\r\n+k\r\n:1\r\n", lim: Limits{MaxDepth: 1}, wantErr: ErrLimit},
+	// MaxReplyMemory, one byte short; a header over it fails before its elements come.
+	{name: "memory-elements-over", wire: "*3\r\n_\r\n_\r\n_\r\n", lim: Limits{MaxReplyMemory: 239}, wantErr: ErrLimit},
+	{name: "memory-header-over", wire: "*3\r\n", lim: Limits{MaxReplyMemory: 239}, wantErr: ErrLimit},
+	{name: "memory-strings-over", wire: "*3\r\n$5\r\nhello\r\n+OK\r\n-ERR x\r\n", lim: Limits{MaxReplyMemory: 251}, wantErr: ErrLimit},
+	{name: "memory-bulk-header-over", wire: "*1\r\n$5\r\n", lim: Limits{MaxReplyMemory: 84}, wantErr: ErrLimit},
+	{name: "memory-nested-over", wire: "*2\r\n%1\r\n+k\r\n:1\r\n~1\r\n!1\r\nE\r\n", lim: Limits{MaxReplyMemory: 5*80 + 1}, wantErr: ErrLimit},
+	{name: "memory-attributes-over", wire: "|1\r\n+k\r\n(12\r\n:1\r\n", lim: Limits{MaxReplyMemory: 2*80 + 2}, wantErr: ErrLimit},
+	{name: "memory-big-number-over", wire: "(123\r\n", lim: Limits{MaxReplyMemory: 2}, wantErr: ErrLimit},
+	{name: "memory-default-array", wire: "*67108864\r\n", wantErr: ErrLimit},        // within MaxAggregateLen, 5 GiB of Values
+	{name: "memory-default-nested", wire: "*2\r\n*14000000\r\n", wantErr: ErrLimit}, // 1.12 GB of Values
+	{name: "memory-bulk-after-elements", wire: "*3\r\n$536870912\r\n", lim: Limits{MaxReplyMemory: 536870912 + 2*80}, wantErr: ErrLimit},
 
 	// Streams that end inside a value.
 	{name: "eof-after-type", wire: "+", wantErr: io.ErrUnexpectedEOF},
@@ -360,12 +383,120 @@ func TestReadPassesIOErrors(t *testing.T) {
 }
 
 func TestDefaultLimits(t *testing.T) {
-	want := Limits{MaxBulkLen: 512 << 20, MaxDepth: 64, MaxAggregateLen: 1 << 26, MaxLineLen: 64 << 10}
+	want := Limits{MaxBulkLen: 512 << 20, MaxDepth: 8192, MaxAggregateLen: 1 << 26, MaxLineLen: 512 << 20, MaxReplyMemory: 1 << 30}
 	if got := DefaultLimits(); got != want {
 		t.Errorf("DefaultLimits() = %+v, want %+v", got, want)
 	}
 	if got := (Limits{MaxDepth: 3, MaxLineLen: -1}).withDefaults(); got.MaxDepth != 3 || got.MaxLineLen != want.MaxLineLen {
 		t.Errorf("withDefaults kept %+v", got)
+	}
+	// The line and memory defaults follow a MaxBulkLen that is set: a line may be as
+	// long as a bulk string, and a reply holds at least two of the largest.
+	tests := []struct {
+		in         Limits
+		line       int
+		replyBytes int64
+	}{
+		{Limits{MaxBulkLen: 1000}, 1000, 1 << 30},
+		{Limits{MaxBulkLen: 2 << 30}, 2 << 30, 4 << 30},
+		{Limits{MaxBulkLen: math.MaxInt64}, math.MaxInt - 2, math.MaxInt64},
+		{Limits{MaxBulkLen: 2 << 30, MaxLineLen: 7, MaxReplyMemory: 9}, 7, 9},
+		{Limits{MaxLineLen: math.MaxInt}, math.MaxInt - 2, 1 << 30},
+	}
+	for _, tt := range tests {
+		if got := tt.in.withDefaults(); got.MaxLineLen != tt.line || got.MaxReplyMemory != tt.replyBytes {
+			t.Errorf("%+v.withDefaults() = %+v; want MaxLineLen %d, MaxReplyMemory %d", tt.in, got, tt.line, tt.replyBytes)
+		}
+	}
+}
+
+// TestReadAcceptsWhatServersSend decodes, under the default limits, replies that a real
+// server sends (issue 23, point 3): a script's status_reply and error_reply of 70 KB,
+// the same inside an array, and tables nested as deep as Lua lets a script build them
+// (7995 arrays, the last holding the server's "reached lua stack limit" error, as
+// Redis 7 sends for any deeper table). Each also goes through FrameComplete, which
+// must not call it complete before its last byte.
+func TestReadAcceptsWhatServersSend(t *testing.T) {
+	long := strings.Repeat("x", 70000)
+	cases := []struct {
+		name string
+		wire string
+		want Value
+	}{
+		{"status 70 KB", "+" + long + "\r\n", SimpleString(long)},
+		{"error 70 KB", "-" + long + "\r\n", ErrorValue(long)},
+		{"both in an array", "*3\r\n:1\r\n-" + long + "\r\n+" + long + "\r\n",
+			Array(Integer(1), ErrorValue(long), SimpleString(long))},
+		{"error 600 KB", "-ERR " + strings.Repeat("y", 600000) + "\r\n", ErrorValue("ERR " + strings.Repeat("y", 600000))},
+		{"nested 65", nestedWire("*1\r\n", 65, ":1\r\n"), nestedValue(65, Integer(1))},
+		{"nested 100", nestedWire("*1\r\n", 100, ":1\r\n"), nestedValue(100, Integer(1))},
+		{"nested as deep as a script can", nestedWire("*1\r\n", 7995, "-ERR reached lua stack limit\r\n"),
+			nestedValue(7995, ErrorValue("ERR reached lua stack limit"))},
+		{"nested at the limit", nestedWire("*1\r\n", 8192, "_\r\n"), nestedValue(8192, Null())},
+	}
+	for _, tc := range cases {
+		for _, rm := range readMakers {
+			vs, err := decodeAll(rm.fn(strings.NewReader(tc.wire)), 4096, Limits{})
+			if err != io.EOF || len(vs) != 1 || !equalValue(vs[0], tc.want) {
+				t.Errorf("%s/%s: %d values, error %v; want the value, then io.EOF", tc.name, rm.name, len(vs), err)
+			}
+		}
+		if !FrameComplete([]byte(tc.wire)) {
+			t.Errorf("%s: the whole frame is not complete", tc.name)
+		}
+		for _, cut := range []int{1, len(tc.wire) / 2, len(tc.wire) - 1} {
+			if FrameComplete([]byte(tc.wire[:cut])) {
+				t.Errorf("%s: complete when cut at %d of %d bytes", tc.name, cut, len(tc.wire))
+			}
+		}
+	}
+}
+
+// nestedWire is depth aggregate headers, then leaf.
+func nestedWire(open string, depth int, leaf string) string {
+	return strings.Repeat(open, depth) + leaf
+}
+
+// nestedValue is leaf in depth arrays of one element.
+func nestedValue(depth int, leaf Value) Value {
+	for range depth {
+		leaf = Array(leaf)
+	}
+	return leaf
+}
+
+// TestReplyMemoryIsPerReply: the memory limit counts one reply at a time, so a stream of
+// replies each within it decodes, however much they hold together.
+func TestReplyMemoryIsPerReply(t *testing.T) {
+	wire := strings.Repeat("*2\r\n$5\r\nhello\r\n_\r\n", 100)
+	vs, err := decodeAll(strings.NewReader(wire), 16, Limits{MaxReplyMemory: 2*80 + 5})
+	if err != io.EOF || len(vs) != 100 {
+		t.Fatalf("%d replies, error %v; want 100, then io.EOF", len(vs), err)
+	}
+}
+
+// TestReplyMemoryBoundsHeap: a reply of many small elements, the cheapest to send for
+// the memory it takes, is refused once its Values would pass the limit, before they
+// are allocated.
+func TestReplyMemoryBoundsHeap(t *testing.T) {
+	const limit = 4 << 20
+	// 64 arrays of 100,000 nulls: 3 bytes each on the wire, 80 in memory.
+	var wire strings.Builder
+	wire.WriteString("*64\r\n")
+	for range 64 {
+		wire.WriteString("*100000\r\n" + strings.Repeat("_\r\n", 100000))
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	rd := NewReader(bufio.NewReader(strings.NewReader(wire.String())), Limits{MaxReplyMemory: limit})
+	_, err := rd.Read()
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrLimit) {
+		t.Fatalf("error %v; want ErrLimit", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 2*limit {
+		t.Errorf("allocated %d bytes; want at most twice the %d-byte limit", grew, limit)
 	}
 }
 
@@ -422,7 +553,7 @@ func TestReadLargeBulk(t *testing.T) {
 // few bytes: the reader must fail on EOF having allocated about one chunk.
 func TestReadLyingLengthDoesNotAllocate(t *testing.T) {
 	const declared = 1 << 30
-	lim := Limits{MaxBulkLen: 2 << 30, MaxAggregateLen: 2 << 30}
+	lim := Limits{MaxBulkLen: 2 << 30, MaxAggregateLen: 2 << 30, MaxReplyMemory: 1 << 40}
 	for _, wire := range []string{
 		"$1073741824\r\nabc",
 		"*1073741824\r\n:1\r\n:2\r\n",

@@ -4,6 +4,9 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"unsafe"
+
+	"github.com/respire/respire/internal/argkind"
 )
 
 // AppendCommand appends a command, an array of bulk strings, to dst. See AppendArg for
@@ -63,6 +66,10 @@ func appendPrefixedArg(dst []byte, index int, prefix string, arg any) ([]byte, e
 	case []byte:
 		text = v
 	default:
+		if s, ok := argkind.Text(arg); ok {
+			text = unsafe.Slice(unsafe.StringData(s), len(s))
+			break
+		}
 		// Numbers: encode as usual in scratch space and take the payload back out.
 		var scratch [400]byte
 		bulk, err := AppendArg(scratch[:0], index, arg)
@@ -86,8 +93,10 @@ func appendPrefixedArg(dst []byte, index int, prefix string, arg any) ([]byte, e
 //
 // Accepted types: string and []byte as they are; all int and uint types in decimal;
 // float32 and float64 in the shortest decimal that reads back exactly (no exponent),
-// with infinities as "+inf" and "-inf"; bool as "1" or "0". NaN, nil and any other type
-// give an *ArgError and leave dst unchanged.
+// with infinities as "+inf" and "-inf"; bool as "1" or "0". A named type is taken by
+// its kind, as its underlying type would be (type Priority int32, json.RawMessage):
+// time.Duration, an int64, is sent as its number of nanoseconds, as go-redis sends it.
+// NaN, nil and any other type give an *ArgError and leave dst unchanged.
 func AppendArg(dst []byte, index int, arg any) ([]byte, error) {
 	switch v := arg.(type) {
 	case string:
@@ -99,8 +108,26 @@ func AppendArg(dst []byte, index int, arg any) ([]byte, error) {
 		// before 17 digits), so this never spills to the heap.
 		var scratch [336]byte
 		return appendBulkText(dst, scratch[:0], index, arg)
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, bool, nil:
+		var scratch [20]byte // len("-9223372036854775808"), len("18446744073709551615")
+		return appendBulkText(dst, scratch[:0], index, arg)
 	}
-	var scratch [20]byte // len("-9223372036854775808"), len("18446744073709551615")
+	return appendNamedArg(dst, index, arg)
+}
+
+// appendNamedArg is AppendArg for the types its switch does not name, read by their
+// kind. The built-in types stay in AppendArg's switch, so that they never pay for
+// reflection.
+func appendNamedArg(dst []byte, index int, arg any) ([]byte, error) {
+	if s, ok := argkind.Text(arg); ok {
+		return AppendBulkString(dst, s), nil
+	}
+	switch reflect.TypeOf(arg).Kind() {
+	case reflect.Float32, reflect.Float64:
+		var scratch [336]byte
+		return appendBulkText(dst, scratch[:0], index, arg)
+	}
+	var scratch [20]byte
 	return appendBulkText(dst, scratch[:0], index, arg)
 }
 
@@ -147,16 +174,45 @@ func AppendArgText(dst []byte, index int, arg any) ([]byte, error) {
 	case float64:
 		return appendFloatText(dst, index, v, 64)
 	case bool:
-		if v {
-			return append(dst, '1'), nil
-		}
-		return append(dst, '0'), nil
+		return appendBool(dst, v), nil
 	case nil:
 		return dst, &ArgError{Index: index, Reason: "nil argument"}
 	}
-	// reflect.TypeOf, unlike fmt's %T, does not make arg escape: with fmt, every
-	// caller's argument would be moved to the heap to serve this rare error path.
-	return dst, &ArgError{Index: index, Reason: "unsupported type " + reflect.TypeOf(arg).String()}
+	return appendKindText(dst, index, arg)
+}
+
+// appendKindText is AppendArgText for a type its switch does not name: a named type
+// is encoded as its underlying built-in type would be.
+func appendKindText(dst []byte, index int, arg any) ([]byte, error) {
+	// reflect.ValueOf, unlike fmt, does not make arg escape: with fmt, every caller's
+	// argument would be moved to the heap to serve this rare path.
+	v := reflect.ValueOf(arg)
+	switch v.Kind() {
+	case reflect.String:
+		return append(dst, v.String()...), nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.AppendInt(dst, v.Int(), 10), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return strconv.AppendUint(dst, v.Uint(), 10), nil
+	case reflect.Float32:
+		return appendFloatText(dst, index, v.Float(), 32)
+	case reflect.Float64:
+		return appendFloatText(dst, index, v.Float(), 64)
+	case reflect.Bool:
+		return appendBool(dst, v.Bool()), nil
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return append(dst, v.Bytes()...), nil
+		}
+	}
+	return dst, &ArgError{Index: index, Reason: "unsupported type " + v.Type().String()}
+}
+
+func appendBool(dst []byte, b bool) []byte {
+	if b {
+		return append(dst, '1')
+	}
+	return append(dst, '0')
 }
 
 // AppendArrayHeader appends the header of an array of n elements ("*n\r\n").

@@ -1,9 +1,13 @@
 package resp
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
+	"net/http"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestAppendArg(t *testing.T) {
@@ -52,6 +56,83 @@ func TestAppendArg(t *testing.T) {
 	}
 }
 
+// Named types whose kinds AppendArg accepts: go by the kind, as go-redis does (issue 23,
+// point 2; they used to be "unsupported type").
+type (
+	namedInt    int32
+	namedUint   uint16
+	namedUptr   uintptr
+	namedString string
+	namedFloat  float64
+	namedFloat3 float32
+	namedBool   bool
+	namedBytes  []byte
+	namedByte   uint8
+	namedBytes2 []namedByte
+)
+
+var namedArgs = []struct {
+	name string
+	arg  any
+	want string
+}{
+	{"duration", 1500 * time.Millisecond, "1500000000"},
+	{"named int32", namedInt(-7), "-7"},
+	{"named uint16", namedUint(65535), "65535"},
+	{"named uintptr", namedUptr(9), "9"},
+	{"named string", namedString("key:1"), "key:1"},
+	{"named string long", namedString(strings.Repeat("k", 500)), strings.Repeat("k", 500)},
+	{"named float64", namedFloat(2.5), "2.5"},
+	{"named float64 long", namedFloat(1e300), "1" + strings.Repeat("0", 300)},
+	{"named float32", namedFloat3(0.1), "0.1"},
+	{"named float inf", namedFloat(math.Inf(-1)), "-inf"},
+	{"named bool", namedBool(true), "1"},
+	{"raw JSON", json.RawMessage(`{"a":1}`), `{"a":1}`},
+	{"named bytes", namedBytes("xyz"), "xyz"},
+	{"named bytes of named bytes", namedBytes2{'h', 'i'}, "hi"},
+	{"time.Month", time.March, "3"},
+}
+
+func TestAppendArgNamedTypes(t *testing.T) {
+	for _, tt := range namedArgs {
+		got, err := AppendArg([]byte("prefix"), 3, tt.arg)
+		if want := "prefix" + string(AppendBulkString(nil, tt.want)); err != nil || string(got) != want {
+			t.Errorf("%s: AppendArg(%#v) = %q, %v; want %q", tt.name, tt.arg, got, err, want)
+		}
+		text, err := AppendArgText([]byte("x"), 3, tt.arg)
+		if err != nil || string(text) != "x"+tt.want {
+			t.Errorf("%s: AppendArgText(%#v) = %q, %v; want %q", tt.name, tt.arg, text, err, "x"+tt.want)
+		}
+		got, err = AppendCommandPrefixed(nil, "p:", []int{1}, "GET", tt.arg)
+		if want := "*2\r\n$3\r\nGET\r\n" + string(AppendBulkString(nil, "p:"+tt.want)); err != nil || string(got) != want {
+			t.Errorf("%s: AppendCommandPrefixed(%#v) = %q, %v; want %q", tt.name, tt.arg, got, err, want)
+		}
+	}
+	if _, err := AppendArg(nil, 1, namedFloat(math.NaN())); !errors.Is(err, ErrInvalidArg) {
+		t.Errorf("named NaN: %v; want ErrInvalidArg", err)
+	}
+}
+
+// A named argument costs no allocation either: it is read by reflection in place.
+func TestAppendCommandNamedAllocs(t *testing.T) {
+	buf := make([]byte, 0, 256)
+	key, ttl, prio, raw := namedString("user:1"), 90*time.Second, namedInt(3), json.RawMessage("{}")
+	allocs := testing.AllocsPerRun(100, func() {
+		var err error
+		buf, err = AppendCommand(buf[:0], "SET", key, raw, "PX", ttl, prio, namedFloat(1.5), namedBool(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf, err = AppendCommandPrefixed(buf, "p:", []int{1}, "GET", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("AppendCommand with named types allocates %v times per call, want 0", allocs)
+	}
+}
+
 func TestAppendArgExtremeFloats(t *testing.T) {
 	for _, f := range []float64{math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64,
 		-2.2250738585072014e-308, 1.2345678901234567e-300} {
@@ -84,6 +165,9 @@ func TestAppendArgErrors(t *testing.T) {
 		{"pointer", new(int), "unsupported type *int"},
 		{"strings", []string{"a"}, "unsupported type []string"},
 		{"value", BulkString("x"), "unsupported type resp.Value"},
+		{"named struct", time.Time{}, "unsupported type time.Time"},
+		{"named slice", []namedInt{1}, "unsupported type []resp.namedInt"},
+		{"named map", http.Header{}, "unsupported type http.Header"},
 	}
 	for _, tt := range tests {
 		dst := []byte("keep")

@@ -1,25 +1,25 @@
 package command
 
-import "math"
+import (
+	"math"
+	"reflect"
+
+	"github.com/respire/respire/internal/argkind"
+)
 
 // Arguments reach this package as the client's Do takes them: string, []byte, any
-// integer kind, a float or a bool. The helpers here read them the way the server will
-// read their encoded text, without allocating.
+// integer kind, a float or a bool, or a named type of one of those kinds. The helpers
+// here read them the way the server will read their encoded text, without allocating.
 
 // argIsKeyword reports whether arg is text equal to kw without regard to ASCII case.
 // Like the server's strcasecmp, the comparison stops at a NUL byte in arg. Numbers are
 // never keywords: no Redis keyword is numeric.
 func argIsKeyword(arg any, kw string) bool {
-	switch a := arg.(type) {
-	case string:
-		return textIsKeyword(a, kw)
-	case []byte:
-		return textIsKeyword(a, kw)
-	}
-	return false
+	s, ok := argkind.Text(arg)
+	return ok && textIsKeyword(s, kw)
 }
 
-func textIsKeyword[T string | []byte](s T, kw string) bool {
+func textIsKeyword(s, kw string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] == 0 {
 			s = s[:i]
@@ -76,6 +76,28 @@ func argInt(arg any) (int64, bool) {
 		return floatToInt(a)
 	case bool:
 		if a {
+			return 1, true
+		}
+		return 0, true
+	}
+	return namedInt(arg)
+}
+
+// namedInt is argInt for a named type, read by its kind.
+func namedInt(arg any) (int64, bool) {
+	if s, ok := argkind.Text(arg); ok {
+		return parseInt(s)
+	}
+	v := reflect.ValueOf(arg)
+	switch v.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int(), true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return uintToInt(v.Uint())
+	case reflect.Float32, reflect.Float64:
+		return floatToInt(v.Float())
+	case reflect.Bool:
+		if v.Bool() {
 			return 1, true
 		}
 		return 0, true

@@ -1,6 +1,10 @@
 package command
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/respire/respire/internal/argkind"
+)
 
 // Flags is the set of COMMAND flags of a command.
 type Flags uint32
@@ -267,20 +271,17 @@ func SubcommandOf(info *Info, args []any) *Info {
 	return info
 }
 
-// lowerArg lower-cases a string or []byte argument into buf.
+// lowerArg lower-cases an argument of a string or []byte kind into buf.
 func lowerArg(buf *[maxNameLen]byte, arg any) (int, bool) {
-	switch a := arg.(type) {
-	case string:
-		return lowerInto(buf, a)
-	case []byte:
-		return lowerInto(buf, a)
+	if s, ok := argkind.Text(arg); ok {
+		return lowerInto(buf, s)
 	}
 	return 0, false
 }
 
 // lowerInto copies s into buf in ASCII lower case. It fails when s does not fit, which
 // no command name does.
-func lowerInto[T string | []byte](buf *[maxNameLen]byte, s T) (int, bool) {
+func lowerInto(buf *[maxNameLen]byte, s string) (int, bool) {
 	if len(s) > len(buf) {
 		return 0, false
 	}

@@ -1,6 +1,10 @@
 package command
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/respire/respire/internal/argkind"
+)
 
 // KeyIndexes appends to dst the positions in args of every key argument of the command,
 // in increasing order and without duplicates, and returns the extended slice. args[0]
@@ -342,11 +346,6 @@ func xreadKeys(args []any, dst []int, group bool) []int {
 
 // argIsEmpty reports whether arg is the empty string.
 func argIsEmpty(arg any) bool {
-	switch a := arg.(type) {
-	case string:
-		return a == ""
-	case []byte:
-		return len(a) == 0
-	}
-	return false
+	s, ok := argkind.Text(arg)
+	return ok && s == ""
 }

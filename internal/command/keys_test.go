@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // words splits a command line on spaces; a word of two single quotes stands for an
@@ -255,6 +256,17 @@ func TestKeyIndexesTypedArgs(t *testing.T) {
 		{[]any{"MIGRATE", "h", 1, []byte{}, 0, 5000, "KEYS", "a"}, []int{7}},
 		{[]any{"MIGRATE", "h", 1, 0, 0, 5000, "KEYS", "a"}, nil},
 		{[]any{"XREAD", "STREAMS\x00junk", "k", "0"}, []int{2}}, // strcasecmp stops at NUL
+		// Named types count by their kind (issue 23, point 2).
+		{[]any{"EVAL", "s", namedCount(2), "k1", "k2"}, []int{3, 4}},
+		{[]any{"EVAL", "s", namedCount(-1), "k1"}, nil},
+		{[]any{"EVAL", "s", time.Duration(1), "k1"}, []int{3}},
+		{[]any{"EVAL", "s", namedText("1"), "k1"}, []int{3}},
+		{[]any{"EVAL", "s", namedFlag(true), "k1"}, []int{3}},
+		{[]any{"EVAL", "s", namedReal(2), "k1", "k2"}, []int{3, 4}},
+		{[]any{"EVAL", "s", namedUnsigned(1), "k1"}, []int{3}},
+		{[]any{"XREAD", "COUNT", 7, namedText("streams"), "k", 0}, []int{4}},
+		{[]any{namedText("GET"), namedText("k")}, []int{1}},
+		{[]any{namedBlob("mset"), "a", 1, "b", 2}, []int{1, 3}},
 	}
 	for _, c := range cases {
 		if got := KeyIndexes(c.args, nil); !slices.Equal(got, c.want) {
@@ -544,6 +556,15 @@ func TestHandFinders(t *testing.T) {
 	}
 }
 
+type (
+	namedCount    int16
+	namedUnsigned uint32
+	namedText     string
+	namedBlob     []byte
+	namedFlag     bool
+	namedReal     float32
+)
+
 func TestArgInt(t *testing.T) {
 	cases := []struct {
 		in   string
@@ -561,7 +582,7 @@ func TestArgInt(t *testing.T) {
 		{"+1", 0, false}, {" 1", 0, false}, {"1 ", 0, false}, {"1e3", 0, false}, {"0x10", 0, false},
 	}
 	for _, c := range cases {
-		for _, arg := range []any{c.in, []byte(c.in)} {
+		for _, arg := range []any{c.in, []byte(c.in), namedText(c.in), namedBlob(c.in)} {
 			got, ok := argInt(arg)
 			if got != c.want || ok != c.ok {
 				t.Errorf("argInt(%#v) = %d, %v; want %d, %v", arg, got, ok, c.want, c.ok)
@@ -577,6 +598,8 @@ func TestNoAllocs(t *testing.T) {
 		"MSET":         {"MSET", "k1", "v1", "k2", "v2"},
 		"EVAL int":     {"EVAL", "s", 2, "k1", "k2"},
 		"XREAD []byte": {[]byte("xread"), []byte("STREAMS"), "k", "0"},
+		"XREAD named":  {namedText("xread"), namedBlob("STREAMS"), namedText("k"), "0"},
+		"EVAL named":   {"EVAL", "s", namedCount(1), namedText("k1")},
 		"XINFO STREAM": {"XINFO", "STREAM", "k"},
 		"SORT STORE":   {"SORT", "k", "STORE", "d"},
 		"MIGRATE KEYS": {"MIGRATE", "h", "1", "", "0", "5", "KEYS", "a", "b"},

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/respire/respire/cluster"
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/internal/command"
 	"github.com/respire/respire/resp"
 )
@@ -43,10 +44,7 @@ func keySlot(prefix, key string) int { return cluster.PrefixedSlot(prefix, key) 
 
 // argSlot is the slot of one key argument, as the server will read its text.
 func argSlot(prefix string, a any) int {
-	switch k := a.(type) {
-	case string:
-		return cluster.PrefixedSlot(prefix, k)
-	case []byte:
+	if k, ok := argkind.Text(a); ok {
 		return cluster.PrefixedSlot(prefix, k)
 	}
 	var scratch [48]byte

@@ -1,0 +1,53 @@
+// Package argkind reads command arguments by their kind, so that a named type (type
+// Key string, json.RawMessage, time.Duration) is taken wherever its underlying
+// built-in type is: encoded the same (package resp), and routed, prefixed, cached and
+// recognised as a command name the same.
+//
+// # Concurrency
+//
+// The functions are pure and safe to call from any goroutine. The package starts no
+// goroutines.
+package argkind
+
+import (
+	"reflect"
+	"unsafe"
+)
+
+// Text returns the text the server receives for an argument whose kind is string or a
+// slice of bytes, and false for any other argument. A []byte kind's text shares the
+// slice's memory: it is for use while the caller's argument cannot change, and must be
+// copied to be kept.
+//
+// Text is small enough to be inlined for a string, the usual argument; the other
+// built-in types are told apart by a type switch next, so that none of them pays for
+// reflection: a named type is the rare case.
+func Text(a any) (s string, ok bool) {
+	if s, ok = a.(string); !ok {
+		s, ok = otherText(a)
+	}
+	return s, ok
+}
+
+// otherText is Text for any type but string. reflect.ValueOf does not make a escape,
+// so callers' arguments can stay on their stacks.
+func otherText(a any) (string, bool) {
+	switch a := a.(type) {
+	case []byte:
+		return unsafe.String(unsafe.SliceData(a), len(a)), true
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, uintptr,
+		float32, float64, bool, nil:
+		return "", false
+	}
+	v := reflect.ValueOf(a)
+	switch v.Kind() {
+	case reflect.String:
+		return v.String(), true
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			b := v.Bytes()
+			return unsafe.String(unsafe.SliceData(b), len(b)), true
+		}
+	}
+	return "", false
+}

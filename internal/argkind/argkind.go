@@ -29,8 +29,11 @@ func Text(a any) (s string, ok bool) {
 	return s, ok
 }
 
-// otherText is Text for any type but string. reflect.ValueOf does not make a escape,
-// so callers' arguments can stay on their stacks.
+// otherText is Text for any type but string. A named type's kind comes from
+// reflect.TypeOf, which does not look at the value, and its text is read through the
+// interface's data word: reading it with reflect.ValueOf would make the compiler take
+// every caller's argument for part of the result, and so move to the heap the
+// arguments of every command, named or not.
 func otherText(a any) (string, bool) {
 	switch a := a.(type) {
 	case []byte:
@@ -39,15 +42,21 @@ func otherText(a any) (string, bool) {
 		float32, float64, bool, nil:
 		return "", false
 	}
-	v := reflect.ValueOf(a)
-	switch v.Kind() {
+	t := reflect.TypeOf(a)
+	switch t.Kind() {
 	case reflect.String:
-		return v.String(), true
+		return *(*string)(dataOf(&a)), true
 	case reflect.Slice:
-		if v.Type().Elem().Kind() == reflect.Uint8 {
-			b := v.Bytes()
+		if t.Elem().Kind() == reflect.Uint8 {
+			b := *(*[]byte)(dataOf(&a))
 			return unsafe.String(unsafe.SliceData(b), len(b)), true
 		}
 	}
 	return "", false
+}
+
+// dataOf returns the data word of the interface *a: for a value that is not a pointer
+// (every kind read here), a pointer to a copy of the value the interface holds.
+func dataOf(a *any) unsafe.Pointer {
+	return (*[2]unsafe.Pointer)(unsafe.Pointer(a))[1]
 }

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/respire/respire/internal/cmdspec"
+)
+
+// reply is the Go type of a command's reply and the function of package cmds that
+// decodes it.
+type reply struct {
+	goType, decode string
+}
+
+var (
+	replyValue       = reply{"resp.Value", "decodeValue"}
+	replyString      = reply{"string", "decodeString"}
+	replyInt         = reply{"int64", "decodeInt"}
+	replyFloat       = reply{"float64", "decodeFloat"}
+	replyBool        = reply{"bool", "decodeBool"}
+	replyStrings     = reply{"[]string", "decodeStrings"}
+	replyInts        = reply{"[]int64", "decodeInts"}
+	replyBools       = reply{"[]bool", "decodeBools"}
+	replyNullStrings = reply{"[]Null[string]", "decodeNullStrings"}
+	replyNullFloats  = reply{"[]Null[float64]", "decodeNullFloats"}
+	replyStringMap   = reply{"map[string]string", "decodeStringMap"}
+	replyZ           = reply{"[]Z", "decodeZ"}
+	replyScan        = reply{"ScanPage", "decodeScan"}
+)
+
+// variant is one typed form of a command. A command whose reply changes shape with an
+// option (ZRANGE ... WITHSCORES) has a form without the option and one per option, so
+// each has one reply type.
+type variant struct {
+	suffix  string          // added to the constructor's name: ZRange + WithScores
+	token   string          // a keyword the form always sends
+	require string          // an optional argument (by name) the form requires
+	drop    map[string]bool // optional arguments (by keyword or name) the form leaves out
+	reply   *reply          // the form's reply, when the schema does not give it alone
+}
+
+// variants are the commands whose reply depends on an option, and their forms beyond
+// the first.
+var variants = map[string][]variant{
+	"zrange":           {withScores},
+	"zrangebyscore":    {withScores},
+	"zrevrange":        {withScores},
+	"zrevrangebyscore": {withScores},
+	"zunion":           {withScores},
+	"zinter":           {withScores},
+	"zdiff":            {withScores},
+	"zadd":             {{suffix: "Incr", token: "INCR", reply: &replyFloat}},
+	"lpop":             {counted(replyStrings)},
+	"rpop":             {counted(replyStrings)},
+	"spop":             {counted(replyStrings)},
+	"srandmember":      {counted(replyStrings)},
+}
+
+var withScores = variant{suffix: "WithScores", token: "WITHSCORES", reply: &replyZ}
+
+func counted(r reply) variant { return variant{suffix: "Count", require: "count", reply: &r} }
+
+// overrides are the replies the schemas do not give in a form a Go caller wants: a
+// number the server sends as a string, a cursor and its page, the forms without
+// their option.
+var overrides = map[string]reply{
+	"incrbyfloat":  replyFloat,
+	"hincrbyfloat": replyFloat,
+	"geodist":      replyFloat,
+	"zadd":         replyInt,
+	"zpopmin":      replyZ,
+	"zpopmax":      replyZ,
+	"scan":         replyScan,
+	"sscan":        replyScan,
+	"hscan":        replyScan,
+	"zscan":        replyScan,
+	"lpop":         replyString,
+	"rpop":         replyString,
+	"spop":         replyString,
+	"srandmember":  replyString,
+}
+
+// variantsOf returns a command's forms: the plain one first.
+func variantsOf(c *cmdspec.Command) []variant {
+	vs := variants[c.Name]
+	if len(vs) == 0 {
+		return []variant{{}}
+	}
+	plain := variant{drop: map[string]bool{}}
+	for _, v := range vs {
+		if v.token != "" {
+			plain.drop[v.token] = true
+		}
+		if v.require != "" {
+			plain.drop[v.require] = true
+		}
+	}
+	return append([]variant{plain}, vs...)
+}
+
+// replyOf returns the reply type of a command's form.
+func replyOf(c *cmdspec.Command, v variant) reply {
+	if v.reply != nil {
+		return *v.reply
+	}
+	if r, ok := overrides[c.Name]; ok {
+		return r
+	}
+	if c.Reply == nil {
+		return replyValue
+	}
+	r, _ := schemaReply(c.Reply)
+	return r
+}
+
+// schemaReply infers a reply from a schema; nullable reports a schema that allows
+// null besides the reply (told by Nil).
+func schemaReply(s *cmdspec.Schema) (r reply, nullable bool) {
+	alts := append(append([]*cmdspec.Schema(nil), s.OneOf...), s.AnyOf...)
+	if len(alts) > 0 {
+		var kinds []reply
+		for _, a := range alts {
+			if isNull(a) {
+				nullable = true
+				continue
+			}
+			k, _ := schemaReply(a)
+			kinds = append(kinds, k)
+		}
+		if allBoolConsts(alts) {
+			return replyBool, false
+		}
+		for _, k := range kinds[1:] {
+			if k != kinds[0] {
+				return replyValue, nullable
+			}
+		}
+		if len(kinds) == 0 {
+			return replyValue, nullable
+		}
+		return kinds[0], nullable
+	}
+	if s.Const != nil {
+		switch s.Const.(type) {
+		case string:
+			return replyString, false
+		case float64:
+			return replyInt, false
+		}
+		return replyValue, false
+	}
+	switch types := s.Types(); {
+	case len(types) != 1:
+		return replyValue, false
+	case types[0] == "string":
+		return replyString, false
+	case types[0] == "integer":
+		return replyInt, false
+	case types[0] == "number":
+		return replyFloat, false
+	case types[0] == "boolean":
+		return replyBool, false
+	case types[0] == "object":
+		if add := s.Additional(); add != nil && len(s.Properties) == 0 {
+			if r, _ := schemaReply(add); r == replyString {
+				return replyStringMap, false
+			}
+		}
+	case types[0] == "array":
+		item := s.ItemSchema()
+		if item == nil {
+			if tuple := s.Tuple(); len(tuple) > 0 && allOf(tuple, replyString) {
+				return replyStrings, false
+			}
+			return replyValue, false
+		}
+		r, null := schemaReply(item)
+		switch {
+		case r == replyString && null:
+			return replyNullStrings, false
+		case r == replyFloat && null:
+			return replyNullFloats, false
+		case null:
+		case r == replyString:
+			return replyStrings, false
+		case r == replyInt:
+			return replyInts, false
+		case r == replyBool:
+			return replyBools, false
+		}
+	}
+	return replyValue, false
+}
+
+func allOf(ss []*cmdspec.Schema, r reply) bool {
+	for _, s := range ss {
+		if k, null := schemaReply(s); k != r || null {
+			return false
+		}
+	}
+	return true
+}
+
+func isNull(s *cmdspec.Schema) bool {
+	t := s.Types()
+	return len(t) == 1 && t[0] == "null"
+}
+
+// allBoolConsts reports a choice between the integers 0 and 1 (SETNX, EXPIRE,
+// SISMEMBER): a boolean.
+func allBoolConsts(alts []*cmdspec.Schema) bool {
+	seen := 0
+	for _, a := range alts {
+		n, ok := a.Const.(float64)
+		if !ok || n != 0 && n != 1 || strings.Contains(strings.ToLower(a.Description), "error") {
+			return false
+		}
+		seen++
+	}
+	return seen == 2
+}

@@ -1385,8 +1385,8 @@ func (c ClusterReplicateCmd) NodeID(value string) ClusterReplicateCmd {
 	return c
 }
 
-// NoOne chooses NO ONE (since 9.0.0).
-func (c ClusterReplicateCmd) NoOne() ClusterReplicateCmd {
+// No chooses NO ONE (since 9.0.0).
+func (c ClusterReplicateCmd) No() ClusterReplicateCmd {
 	c.args = 2
 	return c
 }

@@ -8,3 +8,14 @@ const (
 	Left  Side = "LEFT"
 	Right Side = "RIGHT"
 )
+
+// Unit is a unit of distance, for the GEO commands.
+type Unit string
+
+// The units of distance.
+const (
+	Meters     Unit = "m"
+	Kilometers Unit = "km"
+	Feet       Unit = "ft"
+	Miles      Unit = "mi"
+)

@@ -316,7 +316,7 @@ func (c GeoPosCmd) Args() []any {
 // Complexity: O(N+log(M)) where N is the number of elements inside the bounding box of
 // the circular area delimited by center and radius and M is the number of items inside
 // the index. Since 3.2.0; Redis and Valkey.
-func GeoRadius(key string, longitude float64, latitude float64, radius float64, unit GeoRadiusUnit) GeoRadiusCmd {
+func GeoRadius(key string, longitude float64, latitude float64, radius float64, unit Unit) GeoRadiusCmd {
 	var c GeoRadiusCmd
 	c.key = key
 	c.longitude = longitude
@@ -342,17 +342,6 @@ type GeoRadiusCmd struct {
 	storeStorekey     any
 	storeStoredistkey any
 }
-
-// GeoRadiusUnit is the unit argument of GeoRadius.
-type GeoRadiusUnit string
-
-// The values of GeoRadiusUnit.
-const (
-	GeoRadiusM  GeoRadiusUnit = "m"
-	GeoRadiusKm GeoRadiusUnit = "km"
-	GeoRadiusFt GeoRadiusUnit = "ft"
-	GeoRadiusMi GeoRadiusUnit = "mi"
-)
 
 // WithCoord adds WITHCOORD.
 func (c GeoRadiusCmd) WithCoord() GeoRadiusCmd {
@@ -467,7 +456,7 @@ func (c GeoRadiusCmd) Args() []any {
 // Complexity: O(N+log(M)) where N is the number of elements inside the bounding box of
 // the circular area delimited by center and radius and M is the number of items inside
 // the index. Since 3.2.10; Redis and Valkey.
-func GeoRadiusRO(key string, longitude float64, latitude float64, radius float64, unit GeoRadiusROUnit) GeoRadiusROCmd {
+func GeoRadiusRO(key string, longitude float64, latitude float64, radius float64, unit Unit) GeoRadiusROCmd {
 	var c GeoRadiusROCmd
 	c.key = key
 	c.longitude = longitude
@@ -490,17 +479,6 @@ type GeoRadiusROCmd struct {
 	countBlockArgs []any
 	order          uint8
 }
-
-// GeoRadiusROUnit is the unit argument of GeoRadiusRO.
-type GeoRadiusROUnit string
-
-// The values of GeoRadiusROUnit.
-const (
-	GeoRadiusROM  GeoRadiusROUnit = "m"
-	GeoRadiusROKm GeoRadiusROUnit = "km"
-	GeoRadiusROFt GeoRadiusROUnit = "ft"
-	GeoRadiusROMi GeoRadiusROUnit = "mi"
-)
 
 // WithCoord adds WITHCOORD.
 func (c GeoRadiusROCmd) WithCoord() GeoRadiusROCmd {
@@ -600,7 +578,7 @@ func (c GeoRadiusROCmd) Args() []any {
 // Complexity: O(N+log(M)) where N is the number of elements inside the bounding box of
 // the circular area delimited by center and radius and M is the number of items inside
 // the index. Since 3.2.0; Redis and Valkey.
-func GeoRadiusByMember(key string, member any, radius float64, unit GeoRadiusByMemberUnit) GeoRadiusByMemberCmd {
+func GeoRadiusByMember(key string, member any, radius float64, unit Unit) GeoRadiusByMemberCmd {
 	var c GeoRadiusByMemberCmd
 	c.key = key
 	c.member = member
@@ -624,17 +602,6 @@ type GeoRadiusByMemberCmd struct {
 	storeStorekey     any
 	storeStoredistkey any
 }
-
-// GeoRadiusByMemberUnit is the unit argument of GeoRadiusByMember.
-type GeoRadiusByMemberUnit string
-
-// The values of GeoRadiusByMemberUnit.
-const (
-	GeoRadiusByMemberM  GeoRadiusByMemberUnit = "m"
-	GeoRadiusByMemberKm GeoRadiusByMemberUnit = "km"
-	GeoRadiusByMemberFt GeoRadiusByMemberUnit = "ft"
-	GeoRadiusByMemberMi GeoRadiusByMemberUnit = "mi"
-)
 
 // WithCoord adds WITHCOORD.
 func (c GeoRadiusByMemberCmd) WithCoord() GeoRadiusByMemberCmd {
@@ -748,7 +715,7 @@ func (c GeoRadiusByMemberCmd) Args() []any {
 // Complexity: O(N+log(M)) where N is the number of elements inside the bounding box of
 // the circular area delimited by center and radius and M is the number of items inside
 // the index. Since 3.2.10; Redis and Valkey.
-func GeoRadiusByMemberRO(key string, member any, radius float64, unit GeoRadiusByMemberROUnit) GeoRadiusByMemberROCmd {
+func GeoRadiusByMemberRO(key string, member any, radius float64, unit Unit) GeoRadiusByMemberROCmd {
 	var c GeoRadiusByMemberROCmd
 	c.key = key
 	c.member = member
@@ -769,17 +736,6 @@ type GeoRadiusByMemberROCmd struct {
 	countBlockArgs []any
 	order          uint8
 }
-
-// GeoRadiusByMemberROUnit is the unit argument of GeoRadiusByMemberRO.
-type GeoRadiusByMemberROUnit string
-
-// The values of GeoRadiusByMemberROUnit.
-const (
-	GeoRadiusByMemberROM  GeoRadiusByMemberROUnit = "m"
-	GeoRadiusByMemberROKm GeoRadiusByMemberROUnit = "km"
-	GeoRadiusByMemberROFt GeoRadiusByMemberROUnit = "ft"
-	GeoRadiusByMemberROMi GeoRadiusByMemberROUnit = "mi"
-)
 
 // WithCoord adds WITHCOORD.
 func (c GeoRadiusByMemberROCmd) WithCoord() GeoRadiusByMemberROCmd {
@@ -894,8 +850,11 @@ type GeoSearchCmd struct {
 	fromLongitude  any
 	fromLatitude   any
 	by             uint8
-	byCircleArgs   []any
-	byBoxArgs      []any
+	byRadius       any
+	byUnit         any
+	byWidth        any
+	byHeight       any
+	byUnit2        any
 	byPolygonArgs  []any
 	order          uint8
 	countBlockArgs []any
@@ -919,26 +878,27 @@ func (c GeoSearchCmd) FromLonLat(longitude float64, latitude float64) GeoSearchC
 	return c
 }
 
-// Circle chooses BYRADIUS radius <m | km | ft | mi>. This alternative has no typed form
-// yet: give its words as the server takes them.
-func (c GeoSearchCmd) Circle(args ...any) GeoSearchCmd {
+// ByRadius chooses BYRADIUS radius <m | km | ft | mi>.
+func (c GeoSearchCmd) ByRadius(radius float64, unit Unit) GeoSearchCmd {
 	c.by = 1
-	c.byCircleArgs = args
+	c.byRadius = radius
+	c.byUnit = string(unit)
 	return c
 }
 
-// Box chooses BYBOX width height <m | km | ft | mi>. This alternative has no typed form
-// yet: give its words as the server takes them.
-func (c GeoSearchCmd) Box(args ...any) GeoSearchCmd {
+// ByBox chooses BYBOX width height <m | km | ft | mi>.
+func (c GeoSearchCmd) ByBox(width float64, height float64, unit Unit) GeoSearchCmd {
 	c.by = 2
-	c.byBoxArgs = args
+	c.byWidth = width
+	c.byHeight = height
+	c.byUnit2 = string(unit)
 	return c
 }
 
-// Polygon chooses BYPOLYGON num-vertices longitude latitude [longitude latitude ...]
+// ByPolygon chooses BYPOLYGON num-vertices longitude latitude [longitude latitude ...]
 // (since 9.0.0). This alternative has no typed form yet: give its words as the server
 // takes them.
-func (c GeoSearchCmd) Polygon(args ...any) GeoSearchCmd {
+func (c GeoSearchCmd) ByPolygon(args ...any) GeoSearchCmd {
 	c.by = 3
 	c.byPolygonArgs = args
 	return c
@@ -995,13 +955,14 @@ func (c *GeoSearchCmd) argv() (v argv) {
 	}
 	switch c.by {
 	case 1:
-		for _, x := range c.byCircleArgs {
-			v.add(x)
-		}
+		v.add("BYRADIUS")
+		v.add(c.byRadius)
+		v.add(c.byUnit)
 	case 2:
-		for _, x := range c.byBoxArgs {
-			v.add(x)
-		}
+		v.add("BYBOX")
+		v.add(c.byWidth)
+		v.add(c.byHeight)
+		v.add(c.byUnit2)
 	case 3:
 		for _, x := range c.byPolygonArgs {
 			v.add(x)
@@ -1081,8 +1042,11 @@ type GeoSearchStoreCmd struct {
 	fromLongitude  any
 	fromLatitude   any
 	by             uint8
-	byCircleArgs   []any
-	byBoxArgs      []any
+	byRadius       any
+	byUnit         any
+	byWidth        any
+	byHeight       any
+	byUnit2        any
 	byPolygonArgs  []any
 	order          uint8
 	countBlockArgs []any
@@ -1104,26 +1068,27 @@ func (c GeoSearchStoreCmd) FromLonLat(longitude float64, latitude float64) GeoSe
 	return c
 }
 
-// Circle chooses BYRADIUS radius <m | km | ft | mi>. This alternative has no typed form
-// yet: give its words as the server takes them.
-func (c GeoSearchStoreCmd) Circle(args ...any) GeoSearchStoreCmd {
+// ByRadius chooses BYRADIUS radius <m | km | ft | mi>.
+func (c GeoSearchStoreCmd) ByRadius(radius float64, unit Unit) GeoSearchStoreCmd {
 	c.by = 1
-	c.byCircleArgs = args
+	c.byRadius = radius
+	c.byUnit = string(unit)
 	return c
 }
 
-// Box chooses BYBOX width height <m | km | ft | mi>. This alternative has no typed form
-// yet: give its words as the server takes them.
-func (c GeoSearchStoreCmd) Box(args ...any) GeoSearchStoreCmd {
+// ByBox chooses BYBOX width height <m | km | ft | mi>.
+func (c GeoSearchStoreCmd) ByBox(width float64, height float64, unit Unit) GeoSearchStoreCmd {
 	c.by = 2
-	c.byBoxArgs = args
+	c.byWidth = width
+	c.byHeight = height
+	c.byUnit2 = string(unit)
 	return c
 }
 
-// Polygon chooses BYPOLYGON num-vertices longitude latitude [longitude latitude ...]
+// ByPolygon chooses BYPOLYGON num-vertices longitude latitude [longitude latitude ...]
 // (since 9.0.0). This alternative has no typed form yet: give its words as the server
 // takes them.
-func (c GeoSearchStoreCmd) Polygon(args ...any) GeoSearchStoreCmd {
+func (c GeoSearchStoreCmd) ByPolygon(args ...any) GeoSearchStoreCmd {
 	c.by = 3
 	c.byPolygonArgs = args
 	return c
@@ -1169,13 +1134,14 @@ func (c *GeoSearchStoreCmd) argv() (v argv) {
 	}
 	switch c.by {
 	case 1:
-		for _, x := range c.byCircleArgs {
-			v.add(x)
-		}
+		v.add("BYRADIUS")
+		v.add(c.byRadius)
+		v.add(c.byUnit)
 	case 2:
-		for _, x := range c.byBoxArgs {
-			v.add(x)
-		}
+		v.add("BYBOX")
+		v.add(c.byWidth)
+		v.add(c.byHeight)
+		v.add(c.byUnit2)
 	case 3:
 		for _, x := range c.byPolygonArgs {
 			v.add(x)

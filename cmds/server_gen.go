@@ -3234,8 +3234,8 @@ func (c ReplicaOfCmd) HostPort(host string, port int64) ReplicaOfCmd {
 	return c
 }
 
-// NoOne chooses NO ONE.
-func (c ReplicaOfCmd) NoOne() ReplicaOfCmd {
+// No chooses NO ONE.
+func (c ReplicaOfCmd) No() ReplicaOfCmd {
 	c.args = 2
 	return c
 }
@@ -3630,8 +3630,8 @@ func (c SlaveOfCmd) HostPort(host string, port int64) SlaveOfCmd {
 	return c
 }
 
-// NoOne chooses NO ONE.
-func (c SlaveOfCmd) NoOne() SlaveOfCmd {
+// No chooses NO ONE.
+func (c SlaveOfCmd) No() SlaveOfCmd {
 	c.args = 2
 	return c
 }

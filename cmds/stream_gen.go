@@ -200,15 +200,15 @@ func (c XAddCmd) Acked() XAddCmd {
 	return c
 }
 
-// IdmpautoWithPid chooses IDMPAUTO pid.
-func (c XAddCmd) IdmpautoWithPid(pid string) XAddCmd {
+// Idmpauto chooses IDMPAUTO pid.
+func (c XAddCmd) Idmpauto(pid string) XAddCmd {
 	c.idmp = 1
 	c.idmpPid = pid
 	return c
 }
 
-// IDMPWithPidIid chooses IDMP pid iid.
-func (c XAddCmd) IDMPWithPidIid(pid string, iid string) XAddCmd {
+// IDMP chooses IDMP pid iid.
+func (c XAddCmd) IDMP(pid string, iid string) XAddCmd {
 	c.idmp = 2
 	c.idmpPid2 = pid
 	c.idmpIid = iid
@@ -400,15 +400,15 @@ type XCfgSetCmd struct {
 	idmpMaxsizeBlockMaxsize   any
 }
 
-// IDMPDurationBlock adds [IDMP-DURATION duration].
-func (c XCfgSetCmd) IDMPDurationBlock(duration int64) XCfgSetCmd {
+// IDMPDurationToken adds [IDMP-DURATION duration].
+func (c XCfgSetCmd) IDMPDurationToken(duration int64) XCfgSetCmd {
 	c.idmpDurationBlock = true
 	c.idmpDurationBlockDuration = duration
 	return c
 }
 
-// IDMPMaxsizeBlock adds [IDMP-MAXSIZE maxsize].
-func (c XCfgSetCmd) IDMPMaxsizeBlock(maxsize int64) XCfgSetCmd {
+// IDMPMaxsizeToken adds [IDMP-MAXSIZE maxsize].
+func (c XCfgSetCmd) IDMPMaxsizeToken(maxsize int64) XCfgSetCmd {
 	c.idmpMaxsizeBlock = true
 	c.idmpMaxsizeBlockMaxsize = maxsize
 	return c

@@ -207,7 +207,6 @@ func listLike(a *cmdspec.Arg) bool {
 	return ok && s.conv != nil
 }
 
-
 // required lays out a required argument: a constructor parameter, or a choice that
 // Do checks was made. counted puts the list's length before it.
 func (g *command) required(a *cmdspec.Arg, variadic, counted bool) (string, error) {
@@ -407,14 +406,26 @@ func (g *command) elementType(a *cmdspec.Arg) element {
 
 // enum is a required choice among keywords: a parameter of an enumeration type.
 func (g *command) enum(a *cmdspec.Arg) string {
+	typ, first := g.enumType(a)
+	return g.enumParam(a, typ, first)
+}
+
+// enumType returns the enumeration type of a choice among keywords, declaring it for
+// the command unless the package has it, and its first value.
+func (g *command) enumType(a *cmdspec.Arg) (typ, first string) {
 	var tokens []string
 	for _, alt := range a.Args {
 		tokens = append(tokens, alt.Token)
 	}
 	if e, ok := sharedEnums[strings.Join(tokens, " ")]; ok {
-		return g.enumParam(a, e.typ, e.first)
+		return e.typ, e.first
 	}
-	typ := g.name + argName(a.Name)
+	typ = g.name + argName(a.Name)
+	for _, n := range g.names {
+		if n == typ {
+			return typ, g.name + tokenName(a.Args[0])
+		}
+	}
 	g.names = append(g.names, typ)
 	var decl bytes.Buffer
 	fmt.Fprintf(&decl, "// %s is the %s argument of %s.\ntype %s string\n\n", typ, a.Name, g.name, typ)
@@ -426,13 +437,14 @@ func (g *command) enum(a *cmdspec.Arg) string {
 	}
 	decl.WriteString(")\n")
 	g.types = append(g.types, decl.String())
-	return g.enumParam(a, typ, g.name+tokenName(a.Args[0]))
+	return typ, g.name + tokenName(a.Args[0])
 }
 
 // sharedEnums are the enumerations of package cmds that commands share, by their
 // keywords, with the first value.
 var sharedEnums = map[string]struct{ typ, first string }{
 	"LEFT RIGHT": {"Side", "Left"},
+	"m km ft mi": {"Unit", "Meters"},
 }
 
 // enumParam is a constructor parameter of an enumeration type.
@@ -452,6 +464,9 @@ func (g *command) enumParam(a *cmdspec.Arg, typ, first string) string {
 // tokenName is the Go name of an argument that is sent as a keyword: from its
 // keyword when it is a word, else from its name.
 func tokenName(a *cmdspec.Arg) string {
+	if a.Token == "" && a.Type == "block" && a.Args[0].Token != "" {
+		a = a.Args[0] // BYRADIUS radius unit is ByRadius
+	}
 	if a.Token != "" && isWord(a.Token) {
 		if n := argName(strings.ToLower(a.Token)); n != "" {
 			return n
@@ -487,6 +502,7 @@ func simpleBlock(args []*cmdspec.Arg) bool {
 		}
 		switch {
 		case a.Type == "pure-token":
+		case a.Type == "oneof" && !a.Multiple && allPureTokens(a.Args):
 		case a.Type == "block" || a.Type == "oneof":
 			return false
 		case a.Multiple:
@@ -658,8 +674,16 @@ func (g *command) fieldType(name string) string {
 func (g *command) optionalBlock(a *cmdspec.Arg) {
 	set := g.unique(lowerFirst(argName(a.Name)))
 	g.fields = append(g.fields, set+" bool")
-	var params, body, emit []string
-	body = append(body, fmt.Sprintf("c.%s = true", set))
+	params, body, emit := g.block(set, a)
+	body = append([]string{fmt.Sprintf("c.%s = true", set)}, body...)
+	g.addMethod(g.unique(tokenName(a)), "adds "+synopsis([]*cmdspec.Arg{a})+since(a)+".", strings.Join(params, ", "), strings.Join(body, "\n"))
+	g.emit = append(g.emit, fmt.Sprintf("if c.%s {\n%s\n}", set, strings.Join(emit, "\n")))
+}
+
+// block lays out a block of scalars (a simpleBlock) set by one method: the method's
+// parameters, the statements of its body and those laying the block out. Its fields
+// are named after prefix.
+func (g *command) block(prefix string, a *cmdspec.Arg) (params, body, emit []string) {
 	if a.Token != "" {
 		emit = append(emit, fmt.Sprintf("v.add(%q)", a.Token))
 	}
@@ -668,18 +692,25 @@ func (g *command) optionalBlock(a *cmdspec.Arg) {
 			emit = append(emit, fmt.Sprintf("v.add(%q)", c.Token))
 			continue
 		}
-		s, _ := scalarOf(c)
-		field := g.unique(set + argName(c.Name))
+		field := g.unique(prefix + argName(c.Name))
 		p := lowerFirst(argName(c.Name))
+		if c.Token != "" {
+			emit = append(emit, fmt.Sprintf("v.add(%q)", c.Token))
+		}
+		if c.Type == "oneof" {
+			typ, _ := g.enumType(c)
+			g.fields = append(g.fields, field+" any")
+			params = append(params, p+" "+typ)
+			body = append(body, fmt.Sprintf("c.%s = string(%s)", field, p))
+			emit = append(emit, fmt.Sprintf("v.add(c.%s)", field))
+			continue
+		}
+		s, _ := scalarOf(c)
 		if c.Multiple {
 			g.fields = append(g.fields, field+" []"+s.goType)
 			params = append(params, p+" ..."+s.goType)
 			body = append(body, fmt.Sprintf("c.%s = %s", field, p))
-			loop := "for _, x := range c." + field + " {\n"
-			if c.Token != "" {
-				loop += fmt.Sprintf("v.add(%q)\n", c.Token)
-			}
-			emit = append(emit, loop+"v.add("+s.conv("x")+")\n}")
+			emit = append(emit, "for _, x := range c."+field+" {\nv.add("+s.conv("x")+")\n}")
 			continue
 		}
 		g.fields = append(g.fields, field+" any")
@@ -690,13 +721,9 @@ func (g *command) optionalBlock(a *cmdspec.Arg) {
 		} else {
 			body = append(body, fmt.Sprintf("c.%s = %s", field, s.conv(p)))
 		}
-		if c.Token != "" {
-			emit = append(emit, fmt.Sprintf("v.add(%q)", c.Token))
-		}
 		emit = append(emit, fmt.Sprintf("v.add(c.%s)", field))
 	}
-	g.addMethod(g.unique(tokenName(a)), "adds "+synopsis([]*cmdspec.Arg{a})+since(a)+".", strings.Join(params, ", "), strings.Join(body, "\n"))
-	g.emit = append(g.emit, fmt.Sprintf("if c.%s {\n%s\n}", set, strings.Join(emit, "\n")))
+	return params, body, emit
 }
 
 // choice is a one-of argument whose alternatives are not all keywords: one method per
@@ -741,39 +768,8 @@ func (g *command) choice(a *cmdspec.Arg, required bool) error {
 			g.addMethod(method, doc, "", set)
 			cases = append(cases, fmt.Sprintf("case %d:\nv.add(%q)", k, alt.Token))
 		case alt.Type == "block" && !alt.Multiple && simpleBlock(alt.Args):
-			var params, body, emit []string
-			body = append(body, set)
-			if alt.Token != "" {
-				emit = append(emit, fmt.Sprintf("v.add(%q)", alt.Token))
-			}
-			for _, c := range alt.Args {
-				if c.Type == "pure-token" {
-					emit = append(emit, fmt.Sprintf("v.add(%q)", c.Token))
-					continue
-				}
-				s, _ := scalarOf(c)
-				f := g.unique(field + argName(c.Name))
-				p := lowerFirst(argName(c.Name))
-				if c.Multiple {
-					g.fields = append(g.fields, f+" []"+s.goType)
-					params = append(params, p+" ..."+s.goType)
-					body = append(body, fmt.Sprintf("c.%s = %s", f, p))
-					emit = append(emit, "for _, x := range c."+f+" {\nv.add("+s.conv("x")+")\n}")
-					continue
-				}
-				g.fields = append(g.fields, f+" any")
-				params = append(params, p+" "+s.goType)
-				if s.convErr != nil {
-					g.hasErr = true
-					body = append(body, fmt.Sprintf("c.%s, c.bad = %s", f, s.convErr(p)))
-				} else {
-					body = append(body, fmt.Sprintf("c.%s = %s", f, s.conv(p)))
-				}
-				if c.Token != "" {
-					emit = append(emit, fmt.Sprintf("v.add(%q)", c.Token))
-				}
-				emit = append(emit, fmt.Sprintf("v.add(c.%s)", f))
-			}
+			params, body, emit := g.block(field, alt)
+			body = append([]string{set}, body...)
 			g.addMethod(method, doc, strings.Join(params, ", "), strings.Join(body, "\n"))
 			cases = append(cases, fmt.Sprintf("case %d:\n%s", k, strings.Join(emit, "\n")))
 		default:
@@ -805,7 +801,7 @@ func (g *command) choice(a *cmdspec.Arg, required bool) error {
 			cases = append(cases, emit+fmt.Sprintf("v.add(c.%s)", f))
 		}
 		if required && k == 1 {
-			g.minOpts = append(g.minOpts, "."+method+"("+zeroArgsOf(alt)+")")
+			g.minOpts = append(g.minOpts, "."+method+"("+g.zeroArgsOf(alt)+")")
 		}
 	}
 	if required {
@@ -816,7 +812,7 @@ func (g *command) choice(a *cmdspec.Arg, required bool) error {
 }
 
 // zeroArgsOf is the arguments of the fewest-arguments call of an alternative's method.
-func zeroArgsOf(a *cmdspec.Arg) string {
+func (g *command) zeroArgsOf(a *cmdspec.Arg) string {
 	switch a.Type {
 	case "pure-token":
 		return ""
@@ -826,11 +822,15 @@ func zeroArgsOf(a *cmdspec.Arg) string {
 		}
 		var zs []string
 		for _, c := range a.Args {
-			if c.Type == "pure-token" {
-				continue
+			switch c.Type {
+			case "pure-token":
+			case "oneof":
+				_, first := g.enumType(c)
+				zs = append(zs, first)
+			default:
+				s, _ := scalarOf(c)
+				zs = append(zs, s.zero)
 			}
-			s, _ := scalarOf(c)
-			zs = append(zs, s.zero)
 		}
 		return strings.Join(zs, ", ")
 	}

@@ -1439,7 +1439,7 @@ func (c RestoreCmd) Args() []any {
 // Complexity: O(1) for every call. O(N) for a complete iteration, including enough
 // command calls for the cursor to return back to 0. N is the number of elements inside
 // the collection. Since 2.8.0; Redis and Valkey.
-func Scan(cursor int64) ScanCmd {
+func Scan(cursor uint64) ScanCmd {
 	var c ScanCmd
 	c.cursor = cursor
 	return c

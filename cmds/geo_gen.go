@@ -194,9 +194,10 @@ func (c GeoDistCmd) Args() []any {
 //	GEOHASH key [member [member ...]]
 //
 // Complexity: O(1) for each member requested. Since 3.2.0; Redis and Valkey.
-func GeoHash(key string) GeoHashCmd {
+func GeoHash(key string, members ...any) GeoHashCmd {
 	var c GeoHashCmd
 	c.key = key
+	c.members = members
 	return c
 }
 
@@ -206,19 +207,11 @@ type GeoHashCmd struct {
 	members []any
 }
 
-// Member adds [member [member ...]].
-func (c GeoHashCmd) Member(values ...any) GeoHashCmd {
-	c.members = values
-	return c
-}
-
 func (c *GeoHashCmd) argv() (v argv) {
 	v.add("GEOHASH")
 	v.add(c.key)
-	if len(c.members) > 0 {
-		for _, x := range c.members {
-			v.add(x)
-		}
+	for _, x := range c.members {
+		v.add(x)
 	}
 	return v
 }
@@ -254,9 +247,10 @@ func (c GeoHashCmd) Args() []any {
 //	GEOPOS key [member [member ...]]
 //
 // Complexity: O(1) for each member requested. Since 3.2.0; Redis and Valkey.
-func GeoPos(key string) GeoPosCmd {
+func GeoPos(key string, members ...any) GeoPosCmd {
 	var c GeoPosCmd
 	c.key = key
+	c.members = members
 	return c
 }
 
@@ -266,19 +260,11 @@ type GeoPosCmd struct {
 	members []any
 }
 
-// Member adds [member [member ...]].
-func (c GeoPosCmd) Member(values ...any) GeoPosCmd {
-	c.members = values
-	return c
-}
-
 func (c *GeoPosCmd) argv() (v argv) {
 	v.add("GEOPOS")
 	v.add(c.key)
-	if len(c.members) > 0 {
-		for _, x := range c.members {
-			v.add(x)
-		}
+	for _, x := range c.members {
+		v.add(x)
 	}
 	return v
 }

@@ -437,6 +437,13 @@ func (c HGetAllCmd) Do(ctx context.Context, r Doer) (map[string]string, error) {
 	return decodeStringMap(run(ctx, r, &v, "HGETALL"))
 }
 
+// Cached runs the command through cl's client-side cache (Client.DoCached), keeping
+// its reply for at most ttl.
+func (c HGetAllCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (map[string]string, error) {
+	v := c.argv()
+	return decodeStringMap(cached(ctx, cl, ttl, &v, "HGETALL"))
+}
+
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HGetAllCmd) In(p *Pipeline) Reply[map[string]string] {
 	v := c.argv()
@@ -722,6 +729,13 @@ func (c *HKeysCmd) argv() (v argv) {
 func (c HKeysCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
 	return decodeStrings(run(ctx, r, &v, "HKEYS"))
+}
+
+// Cached runs the command through cl's client-side cache (Client.DoCached), keeping
+// its reply for at most ttl.
+func (c HKeysCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
+	v := c.argv()
+	return decodeStrings(cached(ctx, cl, ttl, &v, "HKEYS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
@@ -1301,7 +1315,7 @@ func (c HRandFieldCmd) Args() []any {
 // Complexity: O(1) for every call. O(N) for a complete iteration, including enough
 // command calls for the cursor to return back to 0. N is the number of elements inside
 // the collection. Since 2.8.0; Redis and Valkey.
-func HScan(key string, cursor int64) HScanCmd {
+func HScan(key string, cursor uint64) HScanCmd {
 	var c HScanCmd
 	c.key = key
 	c.cursor = cursor
@@ -1746,6 +1760,13 @@ func (c *HValsCmd) argv() (v argv) {
 func (c HValsCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
 	return decodeStrings(run(ctx, r, &v, "HVALS"))
+}
+
+// Cached runs the command through cl's client-side cache (Client.DoCached), keeping
+// its reply for at most ttl.
+func (c HValsCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
+	v := c.argv()
+	return decodeStrings(cached(ctx, cl, ttl, &v, "HVALS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.

@@ -15,9 +15,10 @@ import (
 //	PFADD key [element [element ...]]
 //
 // Complexity: O(1) to add every element. Since 2.8.9; Redis and Valkey.
-func PFAdd(key string) PFAddCmd {
+func PFAdd(key string, elements ...any) PFAddCmd {
 	var c PFAddCmd
 	c.key = key
+	c.elements = elements
 	return c
 }
 
@@ -27,19 +28,11 @@ type PFAddCmd struct {
 	elements []any
 }
 
-// Element adds [element [element ...]].
-func (c PFAddCmd) Element(values ...any) PFAddCmd {
-	c.elements = values
-	return c
-}
-
 func (c *PFAddCmd) argv() (v argv) {
 	v.add("PFADD")
 	v.add(c.key)
-	if len(c.elements) > 0 {
-		for _, x := range c.elements {
-			v.add(x)
-		}
+	for _, x := range c.elements {
+		v.add(x)
 	}
 	return v
 }
@@ -162,9 +155,10 @@ func (c PFDebugCmd) Args() []any {
 //
 // Complexity: O(N) to merge N HyperLogLogs, but with high constant times. Since 2.8.9;
 // Redis and Valkey.
-func PFMerge(destkey string) PFMergeCmd {
+func PFMerge(destkey string, sourcekeys ...string) PFMergeCmd {
 	var c PFMergeCmd
 	c.destkey = destkey
+	c.sourcekeys = sourcekeys
 	return c
 }
 
@@ -174,19 +168,11 @@ type PFMergeCmd struct {
 	sourcekeys []string
 }
 
-// Sourcekey adds [sourcekey [sourcekey ...]].
-func (c PFMergeCmd) Sourcekey(values ...string) PFMergeCmd {
-	c.sourcekeys = values
-	return c
-}
-
 func (c *PFMergeCmd) argv() (v argv) {
 	v.add("PFMERGE")
 	v.add(c.destkey)
-	if len(c.sourcekeys) > 0 {
-		for _, x := range c.sourcekeys {
-			v.add(x)
-		}
+	for _, x := range c.sourcekeys {
+		v.add(x)
 	}
 	return v
 }

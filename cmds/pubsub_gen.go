@@ -246,9 +246,9 @@ func (c PubSubNumPatCmd) Args() []any {
 //
 // Complexity: O(N) for the NUMSUB subcommand, where N is the number of requested
 // channels. Since 2.8.0; Redis and Valkey.
-func PubSubNumSub() PubSubNumSubCmd {
+func PubSubNumSub(channels ...string) PubSubNumSubCmd {
 	var c PubSubNumSubCmd
-
+	c.channels = channels
 	return c
 }
 
@@ -257,19 +257,11 @@ type PubSubNumSubCmd struct {
 	channels []string
 }
 
-// Channel adds [channel [channel ...]].
-func (c PubSubNumSubCmd) Channel(values ...string) PubSubNumSubCmd {
-	c.channels = values
-	return c
-}
-
 func (c *PubSubNumSubCmd) argv() (v argv) {
 	v.add("PUBSUB")
 	v.add("NUMSUB")
-	if len(c.channels) > 0 {
-		for _, x := range c.channels {
-			v.add(x)
-		}
+	for _, x := range c.channels {
+		v.add(x)
 	}
 	return v
 }
@@ -353,9 +345,9 @@ func (c PubSubShardChannelsCmd) Args() []any {
 //
 // Complexity: O(N) for the SHARDNUMSUB subcommand, where N is the number of requested
 // shard channels. Since 7.0.0; Redis and Valkey.
-func PubSubShardNumSub() PubSubShardNumSubCmd {
+func PubSubShardNumSub(shardchannels ...string) PubSubShardNumSubCmd {
 	var c PubSubShardNumSubCmd
-
+	c.shardchannels = shardchannels
 	return c
 }
 
@@ -364,19 +356,11 @@ type PubSubShardNumSubCmd struct {
 	shardchannels []string
 }
 
-// Shardchannel adds [shardchannel [shardchannel ...]].
-func (c PubSubShardNumSubCmd) Shardchannel(values ...string) PubSubShardNumSubCmd {
-	c.shardchannels = values
-	return c
-}
-
 func (c *PubSubShardNumSubCmd) argv() (v argv) {
 	v.add("PUBSUB")
 	v.add("SHARDNUMSUB")
-	if len(c.shardchannels) > 0 {
-		for _, x := range c.shardchannels {
-			v.add(x)
-		}
+	for _, x := range c.shardchannels {
+		v.add(x)
 	}
 	return v
 }
@@ -406,9 +390,9 @@ func (c PubSubShardNumSubCmd) Args() []any {
 //
 // Complexity: O(N) where N is the number of patterns to unsubscribe. Since 2.0.0; Redis
 // and Valkey.
-func PUnsubscribe() PUnsubscribeCmd {
+func PUnsubscribe(patterns ...string) PUnsubscribeCmd {
 	var c PUnsubscribeCmd
-
+	c.patterns = patterns
 	return c
 }
 
@@ -417,18 +401,10 @@ type PUnsubscribeCmd struct {
 	patterns []string
 }
 
-// Pattern adds [pattern [pattern ...]].
-func (c PUnsubscribeCmd) Pattern(values ...string) PUnsubscribeCmd {
-	c.patterns = values
-	return c
-}
-
 func (c *PUnsubscribeCmd) argv() (v argv) {
 	v.add("PUNSUBSCRIBE")
-	if len(c.patterns) > 0 {
-		for _, x := range c.patterns {
-			v.add(x)
-		}
+	for _, x := range c.patterns {
+		v.add(x)
 	}
 	return v
 }
@@ -597,9 +573,9 @@ func (c SubscribeCmd) Args() []any {
 //
 // Complexity: O(N) where N is the number of shard channels to unsubscribe. Since 7.0.0;
 // Redis and Valkey.
-func SUnsubscribe() SUnsubscribeCmd {
+func SUnsubscribe(shardchannels ...string) SUnsubscribeCmd {
 	var c SUnsubscribeCmd
-
+	c.shardchannels = shardchannels
 	return c
 }
 
@@ -608,18 +584,10 @@ type SUnsubscribeCmd struct {
 	shardchannels []string
 }
 
-// Shardchannel adds [shardchannel [shardchannel ...]].
-func (c SUnsubscribeCmd) Shardchannel(values ...string) SUnsubscribeCmd {
-	c.shardchannels = values
-	return c
-}
-
 func (c *SUnsubscribeCmd) argv() (v argv) {
 	v.add("SUNSUBSCRIBE")
-	if len(c.shardchannels) > 0 {
-		for _, x := range c.shardchannels {
-			v.add(x)
-		}
+	for _, x := range c.shardchannels {
+		v.add(x)
 	}
 	return v
 }
@@ -648,9 +616,9 @@ func (c SUnsubscribeCmd) Args() []any {
 //
 // Complexity: O(N) where N is the number of channels to unsubscribe. Since 2.0.0; Redis
 // and Valkey.
-func Unsubscribe() UnsubscribeCmd {
+func Unsubscribe(channels ...string) UnsubscribeCmd {
 	var c UnsubscribeCmd
-
+	c.channels = channels
 	return c
 }
 
@@ -659,18 +627,10 @@ type UnsubscribeCmd struct {
 	channels []string
 }
 
-// Channel adds [channel [channel ...]].
-func (c UnsubscribeCmd) Channel(values ...string) UnsubscribeCmd {
-	c.channels = values
-	return c
-}
-
 func (c *UnsubscribeCmd) argv() (v argv) {
 	v.add("UNSUBSCRIBE")
-	if len(c.channels) > 0 {
-		for _, x := range c.channels {
-			v.add(x)
-		}
+	for _, x := range c.channels {
+		v.add(x)
 	}
 	return v
 }

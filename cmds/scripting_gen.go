@@ -14,46 +14,30 @@ import (
 //	EVAL script numkeys [key [key ...]] [arg [arg ...]]
 //
 // Complexity: Depends on the script that is executed. Since 2.6.0; Redis and Valkey.
-func Eval(script string, numKeys int64) EvalCmd {
+func Eval(script string, keys []string, args ...any) EvalCmd {
 	var c EvalCmd
 	c.script = script
-	c.numKeys = numKeys
+	c.keys = keys
+	c.args = args
 	return c
 }
 
 // EvalCmd is a EVAL command built by Eval; its methods add options and run it.
 type EvalCmd struct {
-	script  any
-	numKeys any
-	keys    []string
-	args    []any
-}
-
-// Key adds [key [key ...]].
-func (c EvalCmd) Key(values ...string) EvalCmd {
-	c.keys = values
-	return c
-}
-
-// Arg adds [arg [arg ...]].
-func (c EvalCmd) Arg(values ...any) EvalCmd {
-	c.args = values
-	return c
+	script any
+	keys   []string
+	args   []any
 }
 
 func (c *EvalCmd) argv() (v argv) {
 	v.add("EVAL")
 	v.add(c.script)
-	v.add(c.numKeys)
-	if len(c.keys) > 0 {
-		for _, x := range c.keys {
-			v.add(x)
-		}
+	v.add(int64(len(c.keys)))
+	for _, x := range c.keys {
+		v.add(x)
 	}
-	if len(c.args) > 0 {
-		for _, x := range c.args {
-			v.add(x)
-		}
+	for _, x := range c.args {
+		v.add(x)
 	}
 	return v
 }
@@ -81,46 +65,30 @@ func (c EvalCmd) Args() []any {
 //	EVAL_RO script numkeys [key [key ...]] [arg [arg ...]]
 //
 // Complexity: Depends on the script that is executed. Since 7.0.0; Redis and Valkey.
-func EvalRO(script string, numKeys int64) EvalROCmd {
+func EvalRO(script string, keys []string, args ...any) EvalROCmd {
 	var c EvalROCmd
 	c.script = script
-	c.numKeys = numKeys
+	c.keys = keys
+	c.args = args
 	return c
 }
 
 // EvalROCmd is a EVAL_RO command built by EvalRO; its methods add options and run it.
 type EvalROCmd struct {
-	script  any
-	numKeys any
-	keys    []string
-	args    []any
-}
-
-// Key adds [key [key ...]].
-func (c EvalROCmd) Key(values ...string) EvalROCmd {
-	c.keys = values
-	return c
-}
-
-// Arg adds [arg [arg ...]].
-func (c EvalROCmd) Arg(values ...any) EvalROCmd {
-	c.args = values
-	return c
+	script any
+	keys   []string
+	args   []any
 }
 
 func (c *EvalROCmd) argv() (v argv) {
 	v.add("EVAL_RO")
 	v.add(c.script)
-	v.add(c.numKeys)
-	if len(c.keys) > 0 {
-		for _, x := range c.keys {
-			v.add(x)
-		}
+	v.add(int64(len(c.keys)))
+	for _, x := range c.keys {
+		v.add(x)
 	}
-	if len(c.args) > 0 {
-		for _, x := range c.args {
-			v.add(x)
-		}
+	for _, x := range c.args {
+		v.add(x)
 	}
 	return v
 }
@@ -148,46 +116,30 @@ func (c EvalROCmd) Args() []any {
 //	EVALSHA sha1 numkeys [key [key ...]] [arg [arg ...]]
 //
 // Complexity: Depends on the script that is executed. Since 2.6.0; Redis and Valkey.
-func EvalSha(sha1 string, numKeys int64) EvalShaCmd {
+func EvalSha(sha1 string, keys []string, args ...any) EvalShaCmd {
 	var c EvalShaCmd
 	c.sha1 = sha1
-	c.numKeys = numKeys
+	c.keys = keys
+	c.args = args
 	return c
 }
 
 // EvalShaCmd is a EVALSHA command built by EvalSha; its methods add options and run it.
 type EvalShaCmd struct {
-	sha1    any
-	numKeys any
-	keys    []string
-	args    []any
-}
-
-// Key adds [key [key ...]].
-func (c EvalShaCmd) Key(values ...string) EvalShaCmd {
-	c.keys = values
-	return c
-}
-
-// Arg adds [arg [arg ...]].
-func (c EvalShaCmd) Arg(values ...any) EvalShaCmd {
-	c.args = values
-	return c
+	sha1 any
+	keys []string
+	args []any
 }
 
 func (c *EvalShaCmd) argv() (v argv) {
 	v.add("EVALSHA")
 	v.add(c.sha1)
-	v.add(c.numKeys)
-	if len(c.keys) > 0 {
-		for _, x := range c.keys {
-			v.add(x)
-		}
+	v.add(int64(len(c.keys)))
+	for _, x := range c.keys {
+		v.add(x)
 	}
-	if len(c.args) > 0 {
-		for _, x := range c.args {
-			v.add(x)
-		}
+	for _, x := range c.args {
+		v.add(x)
 	}
 	return v
 }
@@ -216,46 +168,30 @@ func (c EvalShaCmd) Args() []any {
 //	EVALSHA_RO sha1 numkeys [key [key ...]] [arg [arg ...]]
 //
 // Complexity: Depends on the script that is executed. Since 7.0.0; Redis and Valkey.
-func EvalShaRO(sha1 string, numKeys int64) EvalShaROCmd {
+func EvalShaRO(sha1 string, keys []string, args ...any) EvalShaROCmd {
 	var c EvalShaROCmd
 	c.sha1 = sha1
-	c.numKeys = numKeys
+	c.keys = keys
+	c.args = args
 	return c
 }
 
 // EvalShaROCmd is a EVALSHA_RO command built by EvalShaRO; its methods add options and run it.
 type EvalShaROCmd struct {
-	sha1    any
-	numKeys any
-	keys    []string
-	args    []any
-}
-
-// Key adds [key [key ...]].
-func (c EvalShaROCmd) Key(values ...string) EvalShaROCmd {
-	c.keys = values
-	return c
-}
-
-// Arg adds [arg [arg ...]].
-func (c EvalShaROCmd) Arg(values ...any) EvalShaROCmd {
-	c.args = values
-	return c
+	sha1 any
+	keys []string
+	args []any
 }
 
 func (c *EvalShaROCmd) argv() (v argv) {
 	v.add("EVALSHA_RO")
 	v.add(c.sha1)
-	v.add(c.numKeys)
-	if len(c.keys) > 0 {
-		for _, x := range c.keys {
-			v.add(x)
-		}
+	v.add(int64(len(c.keys)))
+	for _, x := range c.keys {
+		v.add(x)
 	}
-	if len(c.args) > 0 {
-		for _, x := range c.args {
-			v.add(x)
-		}
+	for _, x := range c.args {
+		v.add(x)
 	}
 	return v
 }
@@ -283,46 +219,30 @@ func (c EvalShaROCmd) Args() []any {
 //	FCALL function numkeys [key [key ...]] [arg [arg ...]]
 //
 // Complexity: Depends on the function that is executed. Since 7.0.0; Redis and Valkey.
-func FCall(function string, numKeys int64) FCallCmd {
+func FCall(function string, keys []string, args ...any) FCallCmd {
 	var c FCallCmd
 	c.function = function
-	c.numKeys = numKeys
+	c.keys = keys
+	c.args = args
 	return c
 }
 
 // FCallCmd is a FCALL command built by FCall; its methods add options and run it.
 type FCallCmd struct {
 	function any
-	numKeys  any
 	keys     []string
 	args     []any
-}
-
-// Key adds [key [key ...]].
-func (c FCallCmd) Key(values ...string) FCallCmd {
-	c.keys = values
-	return c
-}
-
-// Arg adds [arg [arg ...]].
-func (c FCallCmd) Arg(values ...any) FCallCmd {
-	c.args = values
-	return c
 }
 
 func (c *FCallCmd) argv() (v argv) {
 	v.add("FCALL")
 	v.add(c.function)
-	v.add(c.numKeys)
-	if len(c.keys) > 0 {
-		for _, x := range c.keys {
-			v.add(x)
-		}
+	v.add(int64(len(c.keys)))
+	for _, x := range c.keys {
+		v.add(x)
 	}
-	if len(c.args) > 0 {
-		for _, x := range c.args {
-			v.add(x)
-		}
+	for _, x := range c.args {
+		v.add(x)
 	}
 	return v
 }
@@ -350,46 +270,30 @@ func (c FCallCmd) Args() []any {
 //	FCALL_RO function numkeys [key [key ...]] [arg [arg ...]]
 //
 // Complexity: Depends on the function that is executed. Since 7.0.0; Redis and Valkey.
-func FCallRO(function string, numKeys int64) FCallROCmd {
+func FCallRO(function string, keys []string, args ...any) FCallROCmd {
 	var c FCallROCmd
 	c.function = function
-	c.numKeys = numKeys
+	c.keys = keys
+	c.args = args
 	return c
 }
 
 // FCallROCmd is a FCALL_RO command built by FCallRO; its methods add options and run it.
 type FCallROCmd struct {
 	function any
-	numKeys  any
 	keys     []string
 	args     []any
-}
-
-// Key adds [key [key ...]].
-func (c FCallROCmd) Key(values ...string) FCallROCmd {
-	c.keys = values
-	return c
-}
-
-// Arg adds [arg [arg ...]].
-func (c FCallROCmd) Arg(values ...any) FCallROCmd {
-	c.args = values
-	return c
 }
 
 func (c *FCallROCmd) argv() (v argv) {
 	v.add("FCALL_RO")
 	v.add(c.function)
-	v.add(c.numKeys)
-	if len(c.keys) > 0 {
-		for _, x := range c.keys {
-			v.add(x)
-		}
+	v.add(int64(len(c.keys)))
+	for _, x := range c.keys {
+		v.add(x)
 	}
-	if len(c.args) > 0 {
-		for _, x := range c.args {
-			v.add(x)
-		}
+	for _, x := range c.args {
+		v.add(x)
 	}
 	return v
 }

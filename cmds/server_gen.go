@@ -117,10 +117,11 @@ func (c ACLDelUserCmd) Args() []any {
 //	ACL DRYRUN username command [arg [arg ...]]
 //
 // Complexity: O(1). Since 7.0.0; Redis and Valkey.
-func ACLDryRun(username string, command string) ACLDryRunCmd {
+func ACLDryRun(username string, command string, args ...any) ACLDryRunCmd {
 	var c ACLDryRunCmd
 	c.username = username
 	c.command = command
+	c.args = args
 	return c
 }
 
@@ -131,21 +132,13 @@ type ACLDryRunCmd struct {
 	args     []any
 }
 
-// Arg adds [arg [arg ...]].
-func (c ACLDryRunCmd) Arg(values ...any) ACLDryRunCmd {
-	c.args = values
-	return c
-}
-
 func (c *ACLDryRunCmd) argv() (v argv) {
 	v.add("ACL")
 	v.add("DRYRUN")
 	v.add(c.username)
 	v.add(c.command)
-	if len(c.args) > 0 {
-		for _, x := range c.args {
-			v.add(x)
-		}
+	for _, x := range c.args {
+		v.add(x)
 	}
 	return v
 }
@@ -504,9 +497,10 @@ func (c ACLSaveCmd) Args() []any {
 //
 // Complexity: O(N). Where N is the number of rules provided. Since 6.0.0; Redis and
 // Valkey.
-func ACLSetUser(username string) ACLSetUserCmd {
+func ACLSetUser(username string, rules ...string) ACLSetUserCmd {
 	var c ACLSetUserCmd
 	c.username = username
+	c.rules = rules
 	return c
 }
 
@@ -516,20 +510,12 @@ type ACLSetUserCmd struct {
 	rules    []string
 }
 
-// Rule adds [rule [rule ...]].
-func (c ACLSetUserCmd) Rule(values ...string) ACLSetUserCmd {
-	c.rules = values
-	return c
-}
-
 func (c *ACLSetUserCmd) argv() (v argv) {
 	v.add("ACL")
 	v.add("SETUSER")
 	v.add(c.username)
-	if len(c.rules) > 0 {
-		for _, x := range c.rules {
-			v.add(x)
-		}
+	for _, x := range c.rules {
+		v.add(x)
 	}
 	return v
 }
@@ -998,9 +984,9 @@ func (c CommandCountCmd) Args() []any {
 //
 // Complexity: O(N) where N is the number of commands to look up. Since 7.0.0; Redis and
 // Valkey.
-func CommandDocs() CommandDocsCmd {
+func CommandDocs(commandNames ...string) CommandDocsCmd {
 	var c CommandDocsCmd
-
+	c.commandNames = commandNames
 	return c
 }
 
@@ -1009,19 +995,11 @@ type CommandDocsCmd struct {
 	commandNames []string
 }
 
-// CommandName adds [command-name [command-name ...]].
-func (c CommandDocsCmd) CommandName(values ...string) CommandDocsCmd {
-	c.commandNames = values
-	return c
-}
-
 func (c *CommandDocsCmd) argv() (v argv) {
 	v.add("COMMAND")
 	v.add("DOCS")
-	if len(c.commandNames) > 0 {
-		for _, x := range c.commandNames {
-			v.add(x)
-		}
+	for _, x := range c.commandNames {
+		v.add(x)
 	}
 	return v
 }
@@ -1051,9 +1029,10 @@ func (c CommandDocsCmd) Args() []any {
 //
 // Complexity: O(N) where N is the number of arguments to the command. Since 2.8.13;
 // Redis and Valkey.
-func CommandGetKeys(command string) CommandGetKeysCmd {
+func CommandGetKeys(command string, args ...any) CommandGetKeysCmd {
 	var c CommandGetKeysCmd
 	c.command = command
+	c.args = args
 	return c
 }
 
@@ -1063,20 +1042,12 @@ type CommandGetKeysCmd struct {
 	args    []any
 }
 
-// Arg adds [arg [arg ...]].
-func (c CommandGetKeysCmd) Arg(values ...any) CommandGetKeysCmd {
-	c.args = values
-	return c
-}
-
 func (c *CommandGetKeysCmd) argv() (v argv) {
 	v.add("COMMAND")
 	v.add("GETKEYS")
 	v.add(c.command)
-	if len(c.args) > 0 {
-		for _, x := range c.args {
-			v.add(x)
-		}
+	for _, x := range c.args {
+		v.add(x)
 	}
 	return v
 }
@@ -1106,9 +1077,10 @@ func (c CommandGetKeysCmd) Args() []any {
 //
 // Complexity: O(N) where N is the number of arguments to the command. Since 7.0.0;
 // Redis and Valkey.
-func CommandGetKeysAndFlags(command string) CommandGetKeysAndFlagsCmd {
+func CommandGetKeysAndFlags(command string, args ...any) CommandGetKeysAndFlagsCmd {
 	var c CommandGetKeysAndFlagsCmd
 	c.command = command
+	c.args = args
 	return c
 }
 
@@ -1118,20 +1090,12 @@ type CommandGetKeysAndFlagsCmd struct {
 	args    []any
 }
 
-// Arg adds [arg [arg ...]].
-func (c CommandGetKeysAndFlagsCmd) Arg(values ...any) CommandGetKeysAndFlagsCmd {
-	c.args = values
-	return c
-}
-
 func (c *CommandGetKeysAndFlagsCmd) argv() (v argv) {
 	v.add("COMMAND")
 	v.add("GETKEYSANDFLAGS")
 	v.add(c.command)
-	if len(c.args) > 0 {
-		for _, x := range c.args {
-			v.add(x)
-		}
+	for _, x := range c.args {
+		v.add(x)
 	}
 	return v
 }
@@ -1203,9 +1167,9 @@ func (c CommandHelpCmd) Args() []any {
 //
 // Complexity: O(N) where N is the number of commands to look up. Since 2.8.13; Redis
 // and Valkey.
-func CommandInfo() CommandInfoCmd {
+func CommandInfo(commandNames ...string) CommandInfoCmd {
 	var c CommandInfoCmd
-
+	c.commandNames = commandNames
 	return c
 }
 
@@ -1214,19 +1178,11 @@ type CommandInfoCmd struct {
 	commandNames []string
 }
 
-// CommandName adds [command-name [command-name ...]].
-func (c CommandInfoCmd) CommandName(values ...string) CommandInfoCmd {
-	c.commandNames = values
-	return c
-}
-
 func (c *CommandInfoCmd) argv() (v argv) {
 	v.add("COMMAND")
 	v.add("INFO")
-	if len(c.commandNames) > 0 {
-		for _, x := range c.commandNames {
-			v.add(x)
-		}
+	for _, x := range c.commandNames {
+		v.add(x)
 	}
 	return v
 }
@@ -2102,9 +2058,9 @@ func (c HotKeysStopCmd) Args() []any {
 //	INFO [section [section ...]]
 //
 // Complexity: O(1). Since 1.0.0; Redis and Valkey.
-func Info() InfoCmd {
+func Info(sections ...string) InfoCmd {
 	var c InfoCmd
-
+	c.sections = sections
 	return c
 }
 
@@ -2113,18 +2069,10 @@ type InfoCmd struct {
 	sections []string
 }
 
-// Section adds [section [section ...]].
-func (c InfoCmd) Section(values ...string) InfoCmd {
-	c.sections = values
-	return c
-}
-
 func (c *InfoCmd) argv() (v argv) {
 	v.add("INFO")
-	if len(c.sections) > 0 {
-		for _, x := range c.sections {
-			v.add(x)
-		}
+	for _, x := range c.sections {
+		v.add(x)
 	}
 	return v
 }
@@ -2322,9 +2270,9 @@ func (c LatencyHelpCmd) Args() []any {
 //
 // Complexity: O(N) where N is the number of commands with latency information being
 // retrieved. Since 7.0.0; Redis and Valkey.
-func LatencyHistogram() LatencyHistogramCmd {
+func LatencyHistogram(commands ...string) LatencyHistogramCmd {
 	var c LatencyHistogramCmd
-
+	c.commands = commands
 	return c
 }
 
@@ -2333,19 +2281,11 @@ type LatencyHistogramCmd struct {
 	commands []string
 }
 
-// Command adds [COMMAND [COMMAND ...]].
-func (c LatencyHistogramCmd) Command(values ...string) LatencyHistogramCmd {
-	c.commands = values
-	return c
-}
-
 func (c *LatencyHistogramCmd) argv() (v argv) {
 	v.add("LATENCY")
 	v.add("HISTOGRAM")
-	if len(c.commands) > 0 {
-		for _, x := range c.commands {
-			v.add(x)
-		}
+	for _, x := range c.commands {
+		v.add(x)
 	}
 	return v
 }
@@ -2460,9 +2400,9 @@ func (c LatencyLatestCmd) Args() []any {
 //	LATENCY RESET [event [event ...]]
 //
 // Complexity: O(1). Since 2.8.13; Redis and Valkey.
-func LatencyReset() LatencyResetCmd {
+func LatencyReset(events ...string) LatencyResetCmd {
 	var c LatencyResetCmd
-
+	c.events = events
 	return c
 }
 
@@ -2471,19 +2411,11 @@ type LatencyResetCmd struct {
 	events []string
 }
 
-// Event adds [event [event ...]].
-func (c LatencyResetCmd) Event(values ...string) LatencyResetCmd {
-	c.events = values
-	return c
-}
-
 func (c *LatencyResetCmd) argv() (v argv) {
 	v.add("LATENCY")
 	v.add("RESET")
-	if len(c.events) > 0 {
-		for _, x := range c.events {
-			v.add(x)
-		}
+	for _, x := range c.events {
+		v.add(x)
 	}
 	return v
 }
@@ -2917,9 +2849,10 @@ func (c ModuleListCmd) Args() []any {
 //	MODULE LOAD path [arg [arg ...]]
 //
 // Complexity: O(1). Since 4.0.0; Redis and Valkey.
-func ModuleLoad(path string) ModuleLoadCmd {
+func ModuleLoad(path string, args ...any) ModuleLoadCmd {
 	var c ModuleLoadCmd
 	c.path = path
+	c.args = args
 	return c
 }
 
@@ -2929,20 +2862,12 @@ type ModuleLoadCmd struct {
 	args []any
 }
 
-// Arg adds [arg [arg ...]].
-func (c ModuleLoadCmd) Arg(values ...any) ModuleLoadCmd {
-	c.args = values
-	return c
-}
-
 func (c *ModuleLoadCmd) argv() (v argv) {
 	v.add("MODULE")
 	v.add("LOAD")
 	v.add(c.path)
-	if len(c.args) > 0 {
-		for _, x := range c.args {
-			v.add(x)
-		}
+	for _, x := range c.args {
+		v.add(x)
 	}
 	return v
 }

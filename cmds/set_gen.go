@@ -441,6 +441,13 @@ func (c SMembersCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	return decodeStrings(run(ctx, r, &v, "SMEMBERS"))
 }
 
+// Cached runs the command through cl's client-side cache (Client.DoCached), keeping
+// its reply for at most ttl.
+func (c SMembersCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
+	v := c.argv()
+	return decodeStrings(cached(ctx, cl, ttl, &v, "SMEMBERS"))
+}
+
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SMembersCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
@@ -799,7 +806,7 @@ func (c SRemCmd) Args() []any {
 // Complexity: O(1) for every call. O(N) for a complete iteration, including enough
 // command calls for the cursor to return back to 0. N is the number of elements inside
 // the collection. Since 2.8.0; Redis and Valkey.
-func SScan(key string, cursor int64) SScanCmd {
+func SScan(key string, cursor uint64) SScanCmd {
 	var c SScanCmd
 	c.key = key
 	c.cursor = cursor

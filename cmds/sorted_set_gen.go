@@ -444,7 +444,7 @@ func (c ZCardCmd) Args() []any {
 //
 // Complexity: O(log(N)) with N being the number of elements in the sorted set. Since
 // 2.0.0; Redis and Valkey.
-func ZCount(key string, min_ float64, max_ float64) ZCountCmd {
+func ZCount(key string, min_ string, max_ string) ZCountCmd {
 	var c ZCountCmd
 	c.key = key
 	c.min_ = min_
@@ -527,15 +527,15 @@ func (c *ZDiffCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c ZDiffCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c ZDiffCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "ZDIFF"))
+	return decodeStrings(run(ctx, r, &v, "ZDIFF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c ZDiffCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c ZDiffCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZDIFF", decodeValue)
+	return queue(p, &v, "ZDIFF", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -767,15 +767,15 @@ func (c *ZInterCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c ZInterCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c ZInterCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "ZINTER"))
+	return decodeStrings(run(ctx, r, &v, "ZINTER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c ZInterCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c ZInterCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZINTER", decodeValue)
+	return queue(p, &v, "ZINTER", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1460,22 +1460,22 @@ func (c *ZRangeCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c ZRangeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c ZRangeCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "ZRANGE"))
+	return decodeStrings(run(ctx, r, &v, "ZRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
-func (c ZRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (resp.Value, error) {
+func (c ZRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
 	v := c.argv()
-	return decodeValue(cached(ctx, cl, ttl, &v, "ZRANGE"))
+	return decodeStrings(cached(ctx, cl, ttl, &v, "ZRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c ZRangeCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c ZRangeCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZRANGE", decodeValue)
+	return queue(p, &v, "ZRANGE", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1685,7 +1685,7 @@ func (c ZRangeByLexCmd) Args() []any {
 // the number of elements being returned. If M is constant (e.g. always asking for the
 // first 10 elements with LIMIT), you can consider it O(log(N)). Since 1.0.5; Redis and
 // Valkey.
-func ZRangeByScore(key string, min_ float64, max_ float64) ZRangeByScoreCmd {
+func ZRangeByScore(key string, min_ string, max_ string) ZRangeByScoreCmd {
 	var c ZRangeByScoreCmd
 	c.key = key
 	c.min_ = min_
@@ -1732,22 +1732,22 @@ func (c *ZRangeByScoreCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c ZRangeByScoreCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c ZRangeByScoreCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "ZRANGEBYSCORE"))
+	return decodeStrings(run(ctx, r, &v, "ZRANGEBYSCORE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
-func (c ZRangeByScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (resp.Value, error) {
+func (c ZRangeByScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
 	v := c.argv()
-	return decodeValue(cached(ctx, cl, ttl, &v, "ZRANGEBYSCORE"))
+	return decodeStrings(cached(ctx, cl, ttl, &v, "ZRANGEBYSCORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c ZRangeByScoreCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c ZRangeByScoreCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZRANGEBYSCORE", decodeValue)
+	return queue(p, &v, "ZRANGEBYSCORE", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1765,7 +1765,7 @@ func (c ZRangeByScoreCmd) Args() []any {
 // the number of elements being returned. If M is constant (e.g. always asking for the
 // first 10 elements with LIMIT), you can consider it O(log(N)). Since 1.0.5; Redis and
 // Valkey.
-func ZRangeByScoreWithScores(key string, min_ float64, max_ float64) ZRangeByScoreWithScoresCmd {
+func ZRangeByScoreWithScores(key string, min_ string, max_ string) ZRangeByScoreWithScoresCmd {
 	var c ZRangeByScoreWithScoresCmd
 	c.key = key
 	c.min_ = min_
@@ -1960,15 +1960,8 @@ func ZRank(key string, member any) ZRankCmd {
 
 // ZRankCmd is a ZRANK command built by ZRank; its methods add options and run it.
 type ZRankCmd struct {
-	key       any
-	member    any
-	withScore bool
-}
-
-// WithScore adds WITHSCORE.
-func (c ZRankCmd) WithScore() ZRankCmd {
-	c.withScore = true
-	return c
+	key    any
+	member any
 }
 
 func (c *ZRankCmd) argv() (v argv) {
@@ -1978,34 +1971,86 @@ func (c *ZRankCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.member
 	v.n++
-	if c.withScore {
-		v.fixed[v.n] = "WITHSCORE"
-		v.n++
-	}
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c ZRankCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c ZRankCmd) Do(ctx context.Context, r Doer) (int64, error) {
+	v := c.argv()
+	return decodeInt(run(ctx, r, &v, "ZRANK"))
+}
+
+// Cached runs the command through cl's client-side cache (Client.DoCached), keeping
+// its reply for at most ttl.
+func (c ZRankCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
+	v := c.argv()
+	return decodeInt(cached(ctx, cl, ttl, &v, "ZRANK"))
+}
+
+// In queues the command in p; its reply is read from the Reply after p.Exec.
+func (c ZRankCmd) In(p *Pipeline) Reply[int64] {
+	v := c.argv()
+	return queue(p, &v, "ZRANK", decodeInt)
+}
+
+// Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
+func (c ZRankCmd) Args() []any {
+	v := c.argv()
+	return v.list()
+}
+
+// ZRankWithScore builds ZRANK: returns the index of a member in a sorted set ordered by
+// ascending scores. This form sends WITHSCORE.
+//
+//	ZRANK key member [WITHSCORE]
+//
+// Complexity: O(log(N)). Since 2.0.0; Redis and Valkey.
+func ZRankWithScore(key string, member any) ZRankWithScoreCmd {
+	var c ZRankWithScoreCmd
+	c.key = key
+	c.member = member
+	return c
+}
+
+// ZRankWithScoreCmd is a ZRANK command built by ZRankWithScore; its methods add options and run it.
+type ZRankWithScoreCmd struct {
+	key    any
+	member any
+}
+
+func (c *ZRankWithScoreCmd) argv() (v argv) {
+	v.fixed[v.n] = "ZRANK"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	v.fixed[v.n] = c.member
+	v.n++
+	v.fixed[v.n] = "WITHSCORE"
+	v.n++
+	return v
+}
+
+// Do runs the command with r (a *respire.Client or *respire.Tx).
+func (c ZRankWithScoreCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
 	return decodeValue(run(ctx, r, &v, "ZRANK"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
-func (c ZRankCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (resp.Value, error) {
+func (c ZRankWithScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (resp.Value, error) {
 	v := c.argv()
 	return decodeValue(cached(ctx, cl, ttl, &v, "ZRANK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c ZRankCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c ZRankWithScoreCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
 	return queue(p, &v, "ZRANK", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
-func (c ZRankCmd) Args() []any {
+func (c ZRankWithScoreCmd) Args() []any {
 	v := c.argv()
 	return v.list()
 }
@@ -2171,7 +2216,7 @@ func (c ZRemRangeByRankCmd) Args() []any {
 //
 // Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M
 // the number of elements removed by the operation. Since 1.2.0; Redis and Valkey.
-func ZRemRangeByScore(key string, min_ float64, max_ float64) ZRemRangeByScoreCmd {
+func ZRemRangeByScore(key string, min_ string, max_ string) ZRemRangeByScoreCmd {
 	var c ZRemRangeByScoreCmd
 	c.key = key
 	c.min_ = min_
@@ -2251,22 +2296,22 @@ func (c *ZRevRangeCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c ZRevRangeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c ZRevRangeCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "ZREVRANGE"))
+	return decodeStrings(run(ctx, r, &v, "ZREVRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
-func (c ZRevRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (resp.Value, error) {
+func (c ZRevRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
 	v := c.argv()
-	return decodeValue(cached(ctx, cl, ttl, &v, "ZREVRANGE"))
+	return decodeStrings(cached(ctx, cl, ttl, &v, "ZREVRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c ZRevRangeCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c ZRevRangeCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZREVRANGE", decodeValue)
+	return queue(p, &v, "ZREVRANGE", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2425,7 +2470,7 @@ func (c ZRevRangeByLexCmd) Args() []any {
 // the number of elements being returned. If M is constant (e.g. always asking for the
 // first 10 elements with LIMIT), you can consider it O(log(N)). Since 2.2.0; Redis and
 // Valkey.
-func ZRevRangeByScore(key string, max_ float64, min_ float64) ZRevRangeByScoreCmd {
+func ZRevRangeByScore(key string, max_ string, min_ string) ZRevRangeByScoreCmd {
 	var c ZRevRangeByScoreCmd
 	c.key = key
 	c.max_ = max_
@@ -2472,22 +2517,22 @@ func (c *ZRevRangeByScoreCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c ZRevRangeByScoreCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c ZRevRangeByScoreCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "ZREVRANGEBYSCORE"))
+	return decodeStrings(run(ctx, r, &v, "ZREVRANGEBYSCORE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
-func (c ZRevRangeByScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (resp.Value, error) {
+func (c ZRevRangeByScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
 	v := c.argv()
-	return decodeValue(cached(ctx, cl, ttl, &v, "ZREVRANGEBYSCORE"))
+	return decodeStrings(cached(ctx, cl, ttl, &v, "ZREVRANGEBYSCORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c ZRevRangeByScoreCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c ZRevRangeByScoreCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZREVRANGEBYSCORE", decodeValue)
+	return queue(p, &v, "ZREVRANGEBYSCORE", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2505,7 +2550,7 @@ func (c ZRevRangeByScoreCmd) Args() []any {
 // the number of elements being returned. If M is constant (e.g. always asking for the
 // first 10 elements with LIMIT), you can consider it O(log(N)). Since 2.2.0; Redis and
 // Valkey.
-func ZRevRangeByScoreWithScores(key string, max_ float64, min_ float64) ZRevRangeByScoreWithScoresCmd {
+func ZRevRangeByScoreWithScores(key string, max_ string, min_ string) ZRevRangeByScoreWithScoresCmd {
 	var c ZRevRangeByScoreWithScoresCmd
 	c.key = key
 	c.max_ = max_
@@ -2593,15 +2638,8 @@ func ZRevRank(key string, member any) ZRevRankCmd {
 
 // ZRevRankCmd is a ZREVRANK command built by ZRevRank; its methods add options and run it.
 type ZRevRankCmd struct {
-	key       any
-	member    any
-	withScore bool
-}
-
-// WithScore adds WITHSCORE.
-func (c ZRevRankCmd) WithScore() ZRevRankCmd {
-	c.withScore = true
-	return c
+	key    any
+	member any
 }
 
 func (c *ZRevRankCmd) argv() (v argv) {
@@ -2611,34 +2649,86 @@ func (c *ZRevRankCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.member
 	v.n++
-	if c.withScore {
-		v.fixed[v.n] = "WITHSCORE"
-		v.n++
-	}
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c ZRevRankCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c ZRevRankCmd) Do(ctx context.Context, r Doer) (int64, error) {
+	v := c.argv()
+	return decodeInt(run(ctx, r, &v, "ZREVRANK"))
+}
+
+// Cached runs the command through cl's client-side cache (Client.DoCached), keeping
+// its reply for at most ttl.
+func (c ZRevRankCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
+	v := c.argv()
+	return decodeInt(cached(ctx, cl, ttl, &v, "ZREVRANK"))
+}
+
+// In queues the command in p; its reply is read from the Reply after p.Exec.
+func (c ZRevRankCmd) In(p *Pipeline) Reply[int64] {
+	v := c.argv()
+	return queue(p, &v, "ZREVRANK", decodeInt)
+}
+
+// Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
+func (c ZRevRankCmd) Args() []any {
+	v := c.argv()
+	return v.list()
+}
+
+// ZRevRankWithScore builds ZREVRANK: returns the index of a member in a sorted set
+// ordered by descending scores. This form sends WITHSCORE.
+//
+//	ZREVRANK key member [WITHSCORE]
+//
+// Complexity: O(log(N)). Since 2.0.0; Redis and Valkey.
+func ZRevRankWithScore(key string, member any) ZRevRankWithScoreCmd {
+	var c ZRevRankWithScoreCmd
+	c.key = key
+	c.member = member
+	return c
+}
+
+// ZRevRankWithScoreCmd is a ZREVRANK command built by ZRevRankWithScore; its methods add options and run it.
+type ZRevRankWithScoreCmd struct {
+	key    any
+	member any
+}
+
+func (c *ZRevRankWithScoreCmd) argv() (v argv) {
+	v.fixed[v.n] = "ZREVRANK"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	v.fixed[v.n] = c.member
+	v.n++
+	v.fixed[v.n] = "WITHSCORE"
+	v.n++
+	return v
+}
+
+// Do runs the command with r (a *respire.Client or *respire.Tx).
+func (c ZRevRankWithScoreCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
 	return decodeValue(run(ctx, r, &v, "ZREVRANK"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
-func (c ZRevRankCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (resp.Value, error) {
+func (c ZRevRankWithScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (resp.Value, error) {
 	v := c.argv()
 	return decodeValue(cached(ctx, cl, ttl, &v, "ZREVRANK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c ZRevRankCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c ZRevRankWithScoreCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
 	return queue(p, &v, "ZREVRANK", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
-func (c ZRevRankCmd) Args() []any {
+func (c ZRevRankWithScoreCmd) Args() []any {
 	v := c.argv()
 	return v.list()
 }
@@ -2652,7 +2742,7 @@ func (c ZRevRankCmd) Args() []any {
 // the collection. Since 2.8.0; Redis and Valkey. Redis and Valkey describe its
 // arguments differently; these are the fuller description's, and the server may refuse
 // an option it does not have.
-func ZScan(key string, cursor int64) ZScanCmd {
+func ZScan(key string, cursor uint64) ZScanCmd {
 	var c ZScanCmd
 	c.key = key
 	c.cursor = cursor
@@ -2854,15 +2944,15 @@ func (c *ZUnionCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c ZUnionCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c ZUnionCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "ZUNION"))
+	return decodeStrings(run(ctx, r, &v, "ZUNION"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c ZUnionCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c ZUnionCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZUNION", decodeValue)
+	return queue(p, &v, "ZUNION", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -122,9 +122,16 @@ func scalarOf(a *cmdspec.Arg) (scalar, bool) {
 			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationSeconds(" + x + ")" }, zero: "time.Second"}, true
 		case "milliseconds":
 			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationMilliseconds(" + x + ")" }, zero: "time.Second"}, true
+		case "cursor":
+			// A cursor is an unsigned 64-bit number (ScanPage.Cursor).
+			return scalar{goType: "uint64", conv: id, zero: "0"}, true
 		}
 		return scalar{goType: "int64", conv: id, zero: "1"}, true
 	case "double":
+		if name == "min" || name == "max" {
+			// Score ranges are numbers, infinities or exclusive bounds: "-inf", "(1.5".
+			return scalar{goType: "string", conv: id, zero: `"1"`}, true
+		}
 		if name == "timeout" {
 			return scalar{goType: "time.Duration", conv: func(x string) string { return "fractionalSeconds(" + x + ")" }, zero: "time.Second"}, true
 		}
@@ -157,8 +164,15 @@ func isCount(args []*cmdspec.Arg, i int) bool {
 	if a.Type != "integer" || a.Optional || a.Token != "" || !strings.HasPrefix(strings.ToLower(a.Name), "num") || i+1 >= len(args) {
 		return false
 	}
-	next := args[i+1]
-	return next.Multiple && !next.Optional
+	return args[i+1].Multiple
+}
+
+// trailingList reports whether args[i] is an optional list that ends the arguments
+// without a keyword (GEOPOS key [member ...], EVAL's arguments): the constructor's
+// variadic parameter, which may be left empty, rather than an option.
+func trailingList(args []*cmdspec.Arg, i int) bool {
+	a := args[i]
+	return i == len(args)-1 && a.Optional && a.Multiple && a.Token == "" && a.Type != "block" && listLike(a)
 }
 
 // seq lays out a sequence of arguments; tail says that no required argument follows
@@ -166,31 +180,38 @@ func isCount(args []*cmdspec.Arg, i int) bool {
 func (g *command) seq(args []*cmdspec.Arg, tail bool) error {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if isCount(args, i) && listLike(args[i+1]) {
-			if _, err := g.required(args[i+1], tail && lastRequired(args, i+1), true); err != nil {
+		switch {
+		case isCount(args, i) && listLike(args[i+1]):
+			next := args[i+1]
+			variadic := tail && lastParam(args, i+1)
+			if next.Optional {
+				s, _ := scalarOf(next)
+				g.list(next, s, variadic, true, listParam)
+			} else if _, err := g.required(next, variadic, true); err != nil {
 				return err
 			}
 			i++
-			continue
-		}
-		if a.Optional {
+		case tail && trailingList(args, i):
+			s, _ := scalarOf(a)
+			g.list(a, s, true, false, listParam)
+		case a.Optional:
 			if err := g.optional(a); err != nil {
 				return err
 			}
-			continue
-		}
-		if _, err := g.required(a, tail && lastRequired(args, i), false); err != nil {
-			return err
+		default:
+			if _, err := g.required(a, tail && lastParam(args, i), false); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// lastRequired reports whether no required argument follows args[i], so that it can
-// be the constructor's variadic parameter.
-func lastRequired(args []*cmdspec.Arg, i int) bool {
-	for _, a := range args[i+1:] {
-		if !a.Optional {
+// lastParam reports whether no parameter follows args[i], so that it can be the
+// constructor's variadic parameter.
+func lastParam(args []*cmdspec.Arg, i int) bool {
+	for j := i + 1; j < len(args); j++ {
+		if !args[j].Optional || trailingList(args, j) {
 			return false
 		}
 	}
@@ -232,7 +253,7 @@ func (g *command) required(a *cmdspec.Arg, variadic, counted bool) (string, erro
 		return g.elements(a, variadic, counted, false), nil
 	case a.Multiple:
 		if s, ok := scalarOf(a); ok && s.conv != nil {
-			return g.list(a, s, variadic, counted, false), nil
+			return g.list(a, s, variadic, counted, listRequired), nil
 		}
 	default:
 		if s, ok := scalarOf(a); ok {
@@ -261,23 +282,34 @@ func (g *command) param(a *cmdspec.Arg, s scalar) string {
 	return name
 }
 
-// list is a required list of scalars: a variadic (or slice) parameter.
-func (g *command) list(a *cmdspec.Arg, s scalar, variadic, counted, optional bool) string {
+// listKind is how a list of scalars is given.
+type listKind uint8
+
+const (
+	listRequired listKind = iota // a parameter that must not be empty
+	listParam                    // a parameter that may be empty (EVAL's keys)
+	listOption                   // an option method; nothing is sent when it is empty
+)
+
+// list is a list of scalars: a variadic (or slice) parameter, or an option.
+func (g *command) list(a *cmdspec.Arg, s scalar, variadic, counted bool, kind listKind) string {
 	name := g.unique(lowerFirst(plural(argName(a.Name))))
 	typ := "[]" + s.goType
-	if variadic && !optional {
+	switch {
+	case kind == listOption:
+	case variadic:
 		g.params = append(g.params, name+" ..."+s.goType)
 		g.minArgs = append(g.minArgs, s.zero)
-	} else if !optional {
+	default:
 		g.params = append(g.params, name+" "+typ)
 		g.minArgs = append(g.minArgs, typ+"{"+s.zero+"}")
 	}
 	g.fields = append(g.fields, name+" "+typ)
-	if !optional {
+	if kind != listOption {
 		g.inits = append(g.inits, fmt.Sprintf("c.%s = %s", name, name))
 	}
 	var body []string
-	if !optional {
+	if kind == listRequired {
 		body = append(body, fmt.Sprintf("if len(c.%s) == 0 {\nv.fail(problemEmpty)\n}", name))
 	}
 	if counted {
@@ -292,7 +324,7 @@ func (g *command) list(a *cmdspec.Arg, s scalar, variadic, counted, optional boo
 	}
 	loop += "v.add(" + s.conv("x") + ")\n}"
 	body = append(body, loop)
-	if optional {
+	if kind == listOption {
 		g.emit = append(g.emit, fmt.Sprintf("if len(c.%s) > 0 {\n%s\n}", name, strings.Join(body, "\n")))
 	} else {
 		g.emit = append(g.emit, body...)
@@ -633,7 +665,7 @@ func (g *command) optional(a *cmdspec.Arg) error {
 			g.raw(a, true)
 			return nil
 		}
-		field := g.list(a, s, true, false, true)
+		field := g.list(a, s, true, false, listOption)
 		g.addMethod(g.unique(tokenName(a)), "adds "+synopsis([]*cmdspec.Arg{a})+since(a)+".", "values ..."+s.goType, fmt.Sprintf("c.%s = values", field))
 	default:
 		s, ok := scalarOf(a)

@@ -406,15 +406,15 @@ func (c *ClientInfoCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c ClientInfoCmd) Do(ctx context.Context, r Doer) (string, error) {
+func (c ClientInfoCmd) Do(ctx context.Context, r Doer) (ConnectedClient, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT INFO"))
+	return decodeClientInfo(run(ctx, r, &v, "CLIENT INFO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c ClientInfoCmd) In(p *Pipeline) Reply[string] {
+func (c ClientInfoCmd) In(p *Pipeline) Reply[ConnectedClient] {
 	v := c.argv()
-	return queue(p, &v, "CLIENT INFO", decodeString)
+	return queue(p, &v, "CLIENT INFO", decodeClientInfo)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -889,15 +889,15 @@ func (c *ClientListCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c ClientListCmd) Do(ctx context.Context, r Doer) (string, error) {
+func (c ClientListCmd) Do(ctx context.Context, r Doer) ([]ConnectedClient, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT LIST"))
+	return decodeClientList(run(ctx, r, &v, "CLIENT LIST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c ClientListCmd) In(p *Pipeline) Reply[string] {
+func (c ClientListCmd) In(p *Pipeline) Reply[[]ConnectedClient] {
 	v := c.argv()
-	return queue(p, &v, "CLIENT LIST", decodeString)
+	return queue(p, &v, "CLIENT LIST", decodeClientList)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

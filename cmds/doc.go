@@ -56,7 +56,17 @@
 //     score as a string;
 //   - maps (HGETALL, CONFIG GET) are RESP3 maps and RESP2 flat arrays of pairs;
 //   - floats (ZSCORE, INCRBYFLOAT) are RESP3 doubles and RESP2 strings;
-//   - booleans (SETNX, SISMEMBER, EXPIRE) are integers 0 and 1 in both.
+//   - booleans (SETNX, SISMEMBER, EXPIRE) are integers 0 and 1 in both;
+//   - stream entries (XRANGE) are []XMessage, and XREAD and XREADGROUP's streams
+//     []XStream: a RESP3 map of stream to entries, a RESP2 array of pairs;
+//   - GEOPOS is []Null[GeoPosition], GEOSEARCH []GeoResult whatever its WITH*
+//     options (the extra fields are told apart by their kinds);
+//   - CLIENT LIST and CLIENT INFO are parsed into ConnectedClient, FUNCTION LIST
+//     into []FunctionLibrary (RESP3 maps, RESP2 flat arrays);
+//   - SCAN, SSCAN, HSCAN and ZSCAN are a ScanPage: the cursor and the page.
+//
+// A structured decoder never guesses at a reply of another shape: it returns an error
+// matching ErrUnexpectedReply (FuzzDecoders feeds them damaged replies).
 //
 // A command whose reply changes shape with an option has one constructor per shape:
 // ZRange returns []string and ZRangeWithScores []Z; LPop returns string and

@@ -111,30 +111,12 @@ type GeoDistCmd struct {
 	key     any
 	member1 any
 	member2 any
-	unit    uint8
+	unit    any
 }
 
-// M chooses m.
-func (c GeoDistCmd) M() GeoDistCmd {
-	c.unit = 1
-	return c
-}
-
-// Km chooses km.
-func (c GeoDistCmd) Km() GeoDistCmd {
-	c.unit = 2
-	return c
-}
-
-// Ft chooses ft.
-func (c GeoDistCmd) Ft() GeoDistCmd {
-	c.unit = 3
-	return c
-}
-
-// Mi chooses mi.
-func (c GeoDistCmd) Mi() GeoDistCmd {
-	c.unit = 4
+// Unit adds [m | km | ft | mi].
+func (c GeoDistCmd) Unit(value Unit) GeoDistCmd {
+	c.unit = string(value)
 	return c
 }
 
@@ -147,18 +129,8 @@ func (c *GeoDistCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.member2
 	v.n++
-	switch c.unit {
-	case 1:
-		v.fixed[v.n] = "m"
-		v.n++
-	case 2:
-		v.fixed[v.n] = "km"
-		v.n++
-	case 3:
-		v.fixed[v.n] = "ft"
-		v.n++
-	case 4:
-		v.fixed[v.n] = "mi"
+	if c.unit != nil {
+		v.fixed[v.n] = c.unit
 		v.n++
 	}
 	return v
@@ -270,22 +242,22 @@ func (c *GeoPosCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c GeoPosCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c GeoPosCmd) Do(ctx context.Context, r Doer) ([]Null[GeoPosition], error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "GEOPOS"))
+	return decodeGeoPositions(run(ctx, r, &v, "GEOPOS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
-func (c GeoPosCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (resp.Value, error) {
+func (c GeoPosCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]Null[GeoPosition], error) {
 	v := c.argv()
-	return decodeValue(cached(ctx, cl, ttl, &v, "GEOPOS"))
+	return decodeGeoPositions(cached(ctx, cl, ttl, &v, "GEOPOS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c GeoPosCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c GeoPosCmd) In(p *Pipeline) Reply[[]Null[GeoPosition]] {
 	v := c.argv()
-	return queue(p, &v, "GEOPOS", decodeValue)
+	return queue(p, &v, "GEOPOS", decodeGeoPositions)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -532,22 +504,22 @@ func (c *GeoRadiusROCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c GeoRadiusROCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c GeoRadiusROCmd) Do(ctx context.Context, r Doer) ([]GeoResult, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "GEORADIUS_RO"))
+	return decodeGeoResults(run(ctx, r, &v, "GEORADIUS_RO"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
-func (c GeoRadiusROCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (resp.Value, error) {
+func (c GeoRadiusROCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]GeoResult, error) {
 	v := c.argv()
-	return decodeValue(cached(ctx, cl, ttl, &v, "GEORADIUS_RO"))
+	return decodeGeoResults(cached(ctx, cl, ttl, &v, "GEORADIUS_RO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c GeoRadiusROCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c GeoRadiusROCmd) In(p *Pipeline) Reply[[]GeoResult] {
 	v := c.argv()
-	return queue(p, &v, "GEORADIUS_RO", decodeValue)
+	return queue(p, &v, "GEORADIUS_RO", decodeGeoResults)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -788,22 +760,22 @@ func (c *GeoRadiusByMemberROCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c GeoRadiusByMemberROCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c GeoRadiusByMemberROCmd) Do(ctx context.Context, r Doer) ([]GeoResult, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "GEORADIUSBYMEMBER_RO"))
+	return decodeGeoResults(run(ctx, r, &v, "GEORADIUSBYMEMBER_RO"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
-func (c GeoRadiusByMemberROCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (resp.Value, error) {
+func (c GeoRadiusByMemberROCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]GeoResult, error) {
 	v := c.argv()
-	return decodeValue(cached(ctx, cl, ttl, &v, "GEORADIUSBYMEMBER_RO"))
+	return decodeGeoResults(cached(ctx, cl, ttl, &v, "GEORADIUSBYMEMBER_RO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c GeoRadiusByMemberROCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c GeoRadiusByMemberROCmd) In(p *Pipeline) Reply[[]GeoResult] {
 	v := c.argv()
-	return queue(p, &v, "GEORADIUSBYMEMBER_RO", decodeValue)
+	return queue(p, &v, "GEORADIUSBYMEMBER_RO", decodeGeoResults)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -978,22 +950,22 @@ func (c *GeoSearchCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c GeoSearchCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c GeoSearchCmd) Do(ctx context.Context, r Doer) ([]GeoResult, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "GEOSEARCH"))
+	return decodeGeoResults(run(ctx, r, &v, "GEOSEARCH"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
-func (c GeoSearchCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (resp.Value, error) {
+func (c GeoSearchCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]GeoResult, error) {
 	v := c.argv()
-	return decodeValue(cached(ctx, cl, ttl, &v, "GEOSEARCH"))
+	return decodeGeoResults(cached(ctx, cl, ttl, &v, "GEOSEARCH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c GeoSearchCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c GeoSearchCmd) In(p *Pipeline) Reply[[]GeoResult] {
 	v := c.argv()
-	return queue(p, &v, "GEOSEARCH", decodeValue)
+	return queue(p, &v, "GEOSEARCH", decodeGeoResults)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

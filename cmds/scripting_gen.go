@@ -562,18 +562,18 @@ func FunctionList() FunctionListCmd {
 // FunctionListCmd is a FUNCTION LIST command built by FunctionList; its methods add options and run it.
 type FunctionListCmd struct {
 	libraryNamePattern any
-	withcode           bool
+	withCode           bool
 }
 
-// Libraryname adds [LIBRARYNAME library-name-pattern].
-func (c FunctionListCmd) Libraryname(value string) FunctionListCmd {
+// LibraryName adds [LIBRARYNAME library-name-pattern].
+func (c FunctionListCmd) LibraryName(value string) FunctionListCmd {
 	c.libraryNamePattern = value
 	return c
 }
 
-// Withcode adds WITHCODE.
-func (c FunctionListCmd) Withcode() FunctionListCmd {
-	c.withcode = true
+// WithCode adds WITHCODE.
+func (c FunctionListCmd) WithCode() FunctionListCmd {
+	c.withCode = true
 	return c
 }
 
@@ -588,7 +588,7 @@ func (c *FunctionListCmd) argv() (v argv) {
 		v.fixed[v.n] = c.libraryNamePattern
 		v.n++
 	}
-	if c.withcode {
+	if c.withCode {
 		v.fixed[v.n] = "WITHCODE"
 		v.n++
 	}
@@ -596,15 +596,15 @@ func (c *FunctionListCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c FunctionListCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c FunctionListCmd) Do(ctx context.Context, r Doer) ([]FunctionLibrary, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "FUNCTION LIST"))
+	return decodeFunctionList(run(ctx, r, &v, "FUNCTION LIST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c FunctionListCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c FunctionListCmd) In(p *Pipeline) Reply[[]FunctionLibrary] {
 	v := c.argv()
-	return queue(p, &v, "FUNCTION LIST", decodeValue)
+	return queue(p, &v, "FUNCTION LIST", decodeFunctionList)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -200,8 +200,8 @@ func (c XAddCmd) Acked() XAddCmd {
 	return c
 }
 
-// Idmpauto chooses IDMPAUTO pid.
-func (c XAddCmd) Idmpauto(pid string) XAddCmd {
+// IDMPAuto chooses IDMPAUTO pid.
+func (c XAddCmd) IDMPAuto(pid string) XAddCmd {
 	c.idmp = 1
 	c.idmpPid = pid
 	return c
@@ -1492,22 +1492,22 @@ func (c *XRangeCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c XRangeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c XRangeCmd) Do(ctx context.Context, r Doer) ([]XMessage, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "XRANGE"))
+	return decodeXMessages(run(ctx, r, &v, "XRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
-func (c XRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (resp.Value, error) {
+func (c XRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]XMessage, error) {
 	v := c.argv()
-	return decodeValue(cached(ctx, cl, ttl, &v, "XRANGE"))
+	return decodeXMessages(cached(ctx, cl, ttl, &v, "XRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c XRangeCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c XRangeCmd) In(p *Pipeline) Reply[[]XMessage] {
 	v := c.argv()
-	return queue(p, &v, "XRANGE", decodeValue)
+	return queue(p, &v, "XRANGE", decodeXMessages)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1522,9 +1522,9 @@ func (c XRangeCmd) Args() []any {
 //	XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] ID [ID ...]
 //
 // Since 5.0.0; Redis and Valkey.
-func XRead(streamsArgs []any) XReadCmd {
+func XRead(streams ...StreamID) XReadCmd {
 	var c XReadCmd
-	c.streamsArgs = streamsArgs
+	c.streams = streams
 	return c
 }
 
@@ -1532,7 +1532,7 @@ func XRead(streamsArgs []any) XReadCmd {
 type XReadCmd struct {
 	count        any
 	milliseconds any
-	streamsArgs  []any
+	streams      []StreamID
 	bad          problem
 }
 
@@ -1559,22 +1559,29 @@ func (c *XReadCmd) argv() (v argv) {
 		v.add("BLOCK")
 		v.add(c.milliseconds)
 	}
-	for _, x := range c.streamsArgs {
-		v.add(x)
+	if len(c.streams) == 0 {
+		v.fail(problemEmpty)
+	}
+	v.add("STREAMS")
+	for _, e := range c.streams {
+		v.add(e.Key)
+	}
+	for _, e := range c.streams {
+		v.add(e.ID)
 	}
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c XReadCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c XReadCmd) Do(ctx context.Context, r Doer) ([]XStream, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "XREAD"))
+	return decodeXStreams(run(ctx, r, &v, "XREAD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c XReadCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c XReadCmd) In(p *Pipeline) Reply[[]XStream] {
 	v := c.argv()
-	return queue(p, &v, "XREAD", decodeValue)
+	return queue(p, &v, "XREAD", decodeXStreams)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1595,11 +1602,11 @@ func (c XReadCmd) Args() []any {
 // Since 5.0.0; Redis and Valkey. Redis and Valkey describe its arguments differently;
 // these are the fuller description's, and the server may refuse an option it does not
 // have.
-func XReadGroup(group string, consumer string, streamsArgs []any) XReadGroupCmd {
+func XReadGroup(group string, consumer string, streams ...StreamID) XReadGroupCmd {
 	var c XReadGroupCmd
 	c.group = group
 	c.consumer = consumer
-	c.streamsArgs = streamsArgs
+	c.streams = streams
 	return c
 }
 
@@ -1611,7 +1618,7 @@ type XReadGroupCmd struct {
 	milliseconds any
 	minIdleTime  any
 	noack        bool
-	streamsArgs  []any
+	streams      []StreamID
 	bad          problem
 }
 
@@ -1660,22 +1667,29 @@ func (c *XReadGroupCmd) argv() (v argv) {
 	if c.noack {
 		v.add("NOACK")
 	}
-	for _, x := range c.streamsArgs {
-		v.add(x)
+	if len(c.streams) == 0 {
+		v.fail(problemEmpty)
+	}
+	v.add("STREAMS")
+	for _, e := range c.streams {
+		v.add(e.Key)
+	}
+	for _, e := range c.streams {
+		v.add(e.ID)
 	}
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c XReadGroupCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c XReadGroupCmd) Do(ctx context.Context, r Doer) ([]XStream, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "XREADGROUP"))
+	return decodeXStreams(run(ctx, r, &v, "XREADGROUP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c XReadGroupCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c XReadGroupCmd) In(p *Pipeline) Reply[[]XStream] {
 	v := c.argv()
-	return queue(p, &v, "XREADGROUP", decodeValue)
+	return queue(p, &v, "XREADGROUP", decodeXStreams)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1733,22 +1747,22 @@ func (c *XRevRangeCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c XRevRangeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c XRevRangeCmd) Do(ctx context.Context, r Doer) ([]XMessage, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "XREVRANGE"))
+	return decodeXMessages(run(ctx, r, &v, "XREVRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
-func (c XRevRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (resp.Value, error) {
+func (c XRevRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]XMessage, error) {
 	v := c.argv()
-	return decodeValue(cached(ctx, cl, ttl, &v, "XREVRANGE"))
+	return decodeXMessages(cached(ctx, cl, ttl, &v, "XREVRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c XRevRangeCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c XRevRangeCmd) In(p *Pipeline) Reply[[]XMessage] {
 	v := c.argv()
-	return queue(p, &v, "XREVRANGE", decodeValue)
+	return queue(p, &v, "XREVRANGE", decodeXMessages)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

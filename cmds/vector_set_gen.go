@@ -153,15 +153,15 @@ func (c *VAddCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c VAddCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c VAddCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "VADD"))
+	return decodeBool(run(ctx, r, &v, "VADD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c VAddCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c VAddCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "VADD", decodeValue)
+	return queue(p, &v, "VADD", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -196,15 +196,15 @@ func (c *VCardCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c VCardCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c VCardCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "VCARD"))
+	return decodeInt(run(ctx, r, &v, "VCARD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c VCardCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c VCardCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "VCARD", decodeValue)
+	return queue(p, &v, "VCARD", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -239,15 +239,15 @@ func (c *VDimCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c VDimCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c VDimCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "VDIM"))
+	return decodeInt(run(ctx, r, &v, "VDIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c VDimCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c VDimCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "VDIM", decodeValue)
+	return queue(p, &v, "VDIM", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -344,15 +344,15 @@ func (c *VGetAttrCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c VGetAttrCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c VGetAttrCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "VGETATTR"))
+	return decodeString(run(ctx, r, &v, "VGETATTR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c VGetAttrCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c VGetAttrCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "VGETATTR", decodeValue)
+	return queue(p, &v, "VGETATTR", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -434,15 +434,15 @@ func (c *VIsMemberCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c VIsMemberCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c VIsMemberCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "VISMEMBER"))
+	return decodeBool(run(ctx, r, &v, "VISMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c VIsMemberCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c VIsMemberCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "VISMEMBER", decodeValue)
+	return queue(p, &v, "VISMEMBER", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -659,15 +659,15 @@ func (c *VRemCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c VRemCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c VRemCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "VREM"))
+	return decodeBool(run(ctx, r, &v, "VREM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c VRemCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c VRemCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "VREM", decodeValue)
+	return queue(p, &v, "VREM", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -710,15 +710,15 @@ func (c *VSetAttrCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c VSetAttrCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c VSetAttrCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "VSETATTR"))
+	return decodeBool(run(ctx, r, &v, "VSETATTR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c VSetAttrCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c VSetAttrCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "VSETATTR", decodeValue)
+	return queue(p, &v, "VSETATTR", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -251,6 +251,8 @@ func (g *command) required(a *cmdspec.Arg, variadic, counted bool) (string, erro
 		return "", g.seq(a.Args, variadic)
 	case a.Type == "block" && a.Multiple && elementBlock(a.Args):
 		return g.elements(a, variadic, counted, false), nil
+	case a.Type == "block" && !a.Multiple && parallelBlock(a.Args):
+		return g.parallel(a, variadic), nil
 	case a.Multiple:
 		if s, ok := scalarOf(a); ok && s.conv != nil {
 			return g.list(a, s, variadic, counted, listRequired), nil
@@ -338,14 +340,7 @@ func (g *command) elements(a *cmdspec.Arg, variadic, counted, optional bool) str
 	elem := g.elementType(a)
 	name := g.unique(lowerFirst(plural(argName(a.Name))))
 	if !optional {
-		if variadic {
-			g.params = append(g.params, name+" ..."+elem.name)
-			g.minArgs = append(g.minArgs, elem.zero)
-		} else {
-			g.params = append(g.params, name+" []"+elem.name)
-			g.minArgs = append(g.minArgs, "[]"+elem.name+"{"+elem.zero+"}")
-		}
-		g.inits = append(g.inits, fmt.Sprintf("c.%s = %s", name, name))
+		g.elementParam(elem, name, variadic)
 	}
 	g.fields = append(g.fields, name+" []"+elem.name)
 	var body []string
@@ -380,6 +375,53 @@ func (g *command) elements(a *cmdspec.Arg, variadic, counted, optional bool) str
 	return name
 }
 
+// elementParam is the constructor parameter name of a list of elem: variadic, or a
+// slice when a parameter follows it.
+func (g *command) elementParam(elem element, name string, variadic bool) {
+	if variadic {
+		g.params = append(g.params, name+" ..."+elem.name)
+		g.minArgs = append(g.minArgs, elem.zero)
+	} else {
+		g.params = append(g.params, name+" []"+elem.name)
+		g.minArgs = append(g.minArgs, "[]"+elem.name+"{"+elem.zero+"}")
+	}
+	g.inits = append(g.inits, fmt.Sprintf("c.%s = %s", name, name))
+}
+
+// parallelBlock reports a block of lists of scalars that go together element by
+// element (XREAD's STREAMS key [key ...] id [id ...]).
+func parallelBlock(args []*cmdspec.Arg) bool {
+	if len(args) < 2 {
+		return false
+	}
+	for _, a := range args {
+		if !a.Multiple || a.Optional || a.Token != "" || a.Type == "block" || a.Type == "oneof" {
+			return false
+		}
+		if s, ok := scalarOf(a); !ok || s.conv == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// parallel is a block of parallel lists: one list of elements, sent a field of every
+// element after another (keys first, then IDs).
+func (g *command) parallel(a *cmdspec.Arg, variadic bool) string {
+	elem := g.elementType(a)
+	name := g.unique(lowerFirst(plural(argName(a.Name))))
+	g.elementParam(elem, name, variadic)
+	g.fields = append(g.fields, name+" []"+elem.name)
+	g.emit = append(g.emit, fmt.Sprintf("if len(c.%s) == 0 {\nv.fail(problemEmpty)\n}", name))
+	if a.Token != "" {
+		g.emit = append(g.emit, fmt.Sprintf("v.add(%q)", a.Token))
+	}
+	for _, f := range elem.fields {
+		g.emit = append(g.emit, fmt.Sprintf("for _, e := range c.%s {\nv.add(%s)\n}", name, f.conv("e."+f.name)))
+	}
+	return name
+}
+
 // element is the Go type of one block of a list.
 type element struct {
 	name   string
@@ -399,6 +441,7 @@ var sharedElements = map[string]string{
 	"key value":                 "KeyValue",
 	"score member":              "Z",
 	"longitude latitude member": "GeoLocation",
+	"key id":                    "StreamID",
 }
 
 func (g *command) elementType(a *cmdspec.Arg) element {
@@ -477,6 +520,15 @@ func (g *command) enumType(a *cmdspec.Arg) (typ, first string) {
 var sharedEnums = map[string]struct{ typ, first string }{
 	"LEFT RIGHT": {"Side", "Left"},
 	"m km ft mi": {"Unit", "Meters"},
+}
+
+// sharedEnum returns the package's enumeration of the keywords args, or "".
+func sharedEnum(args []*cmdspec.Arg) string {
+	var tokens []string
+	for _, a := range args {
+		tokens = append(tokens, a.Token)
+	}
+	return sharedEnums[strings.Join(tokens, " ")].typ
 }
 
 // enumParam is a constructor parameter of an enumeration type.
@@ -651,6 +703,13 @@ func (g *command) optional(a *cmdspec.Arg) error {
 		g.fields = append(g.fields, name+" bool")
 		g.addMethod(g.unique(tokenName(a)), "adds "+a.Token+since(a)+".", "", fmt.Sprintf("c.%s = true", name))
 		g.emit = append(g.emit, fmt.Sprintf("if c.%s {\nv.add(%q)\n}", name, a.Token))
+	case a.Type == "oneof" && !a.Multiple && allPureTokens(a.Args) && sharedEnum(a.Args) != "":
+		// A choice among a shared enumeration (GEODIST's unit): one method taking it.
+		typ, _ := g.enumType(a)
+		field := g.unique(lowerFirst(argName(a.Name)))
+		g.fields = append(g.fields, field+" any")
+		g.addMethod(g.unique(argName(a.Name)), "adds "+synopsis([]*cmdspec.Arg{a})+since(a)+".", "value "+typ, fmt.Sprintf("c.%s = string(value)", field))
+		g.emit = append(g.emit, fmt.Sprintf("if c.%s != nil {\nv.add(c.%s)\n}", field, field))
 	case a.Type == "oneof" && !a.Multiple:
 		return g.choice(a, false)
 	case a.Type == "block" && !a.Multiple && simpleBlock(a.Args):

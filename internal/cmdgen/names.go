@@ -80,7 +80,7 @@ var words = map[string]string{
 	"numkeys": "NumKeys", "numfields": "NumFields", "fp32": "FP32", "q8": "Q8", "noquant": "NoQuant",
 	"ef": "EF", "raw": "Raw", "getattr": "GetAttr", "setattr": "SetAttr", "ismember": "IsMember",
 	"randmember": "RandMember", "fcall": "FCall", "ifeq": "IfEq", "ifne": "IfNe", "ifdeq": "IfDEq",
-	"ifdne": "IfDNe", "delex": "DelEx", "delifeq": "DelIfEq", "keepttl": "KeepTTL", "px": "PX", "bylex": "ByLex", "byscore": "ByScore", "byradius": "ByRadius", "bybox": "ByBox", "bypolygon": "ByPolygon",
+	"ifdne": "IfDNe", "delex": "DelEx", "delifeq": "DelIfEq", "keepttl": "KeepTTL", "px": "PX", "bylex": "ByLex", "byscore": "ByScore", "byradius": "ByRadius", "bybox": "ByBox", "libraryname": "LibraryName", "withcode": "WithCode", "idmpauto": "IDMPAuto", "bypolygon": "ByPolygon",
 	"frommember": "FromMember", "fromlonlat": "FromLonLat", "withcoord": "WithCoord",
 	"withdist": "WithDist", "withhash": "WithHash", "storedist": "StoreDist", "justid": "JustID",
 	"mkstream": "MkStream", "entriesread": "EntriesRead", "maxlen": "MaxLen", "minid": "MinID",

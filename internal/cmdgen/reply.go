@@ -26,6 +26,13 @@ var (
 	replyStringMap   = reply{"map[string]string", "decodeStringMap"}
 	replyZ           = reply{"[]Z", "decodeZ"}
 	replyScan        = reply{"ScanPage", "decodeScan"}
+	replyXMessages   = reply{"[]XMessage", "decodeXMessages"}
+	replyXStreams    = reply{"[]XStream", "decodeXStreams"}
+	replyGeoPos      = reply{"[]Null[GeoPosition]", "decodeGeoPositions"}
+	replyGeoResults  = reply{"[]GeoResult", "decodeGeoResults"}
+	replyClients     = reply{"[]ConnectedClient", "decodeClientList"}
+	replyClient      = reply{"ConnectedClient", "decodeClientInfo"}
+	replyFunctions   = reply{"[]FunctionLibrary", "decodeFunctionList"}
 )
 
 // variant is one typed form of a command. A command whose reply changes shape with an
@@ -66,29 +73,48 @@ func counted(r reply) variant { return variant{suffix: "Count", require: "count"
 // number the server sends as a string, a cursor and its page, the forms without
 // their option.
 var overrides = map[string]reply{
-	"incrbyfloat":      replyFloat,
-	"hincrbyfloat":     replyFloat,
-	"geodist":          replyFloat,
-	"zadd":             replyInt,
-	"zpopmin":          replyZ,
-	"zpopmax":          replyZ,
-	"scan":             replyScan,
-	"sscan":            replyScan,
-	"hscan":            replyScan,
-	"zscan":            replyScan,
-	"zrange":           replyStrings,
-	"zrangebyscore":    replyStrings,
-	"zrevrange":        replyStrings,
-	"zrevrangebyscore": replyStrings,
-	"zunion":           replyStrings,
-	"zinter":           replyStrings,
-	"zdiff":            replyStrings,
-	"zrank":            replyInt,
-	"zrevrank":         replyInt,
-	"lpop":             replyString,
-	"rpop":             replyString,
-	"spop":             replyString,
-	"srandmember":      replyString,
+	"incrbyfloat":          replyFloat,
+	"hincrbyfloat":         replyFloat,
+	"geodist":              replyFloat,
+	"zadd":                 replyInt,
+	"zpopmin":              replyZ,
+	"zpopmax":              replyZ,
+	"scan":                 replyScan,
+	"sscan":                replyScan,
+	"hscan":                replyScan,
+	"zscan":                replyScan,
+	"zrange":               replyStrings,
+	"zrangebyscore":        replyStrings,
+	"zrevrange":            replyStrings,
+	"zrevrangebyscore":     replyStrings,
+	"zunion":               replyStrings,
+	"zinter":               replyStrings,
+	"zdiff":                replyStrings,
+	"zrank":                replyInt,
+	"zrevrank":             replyInt,
+	"xrange":               replyXMessages,
+	"xrevrange":            replyXMessages,
+	"xread":                replyXStreams,
+	"xreadgroup":           replyXStreams,
+	"geopos":               replyGeoPos,
+	"geosearch":            replyGeoResults,
+	"georadius_ro":         replyGeoResults,
+	"georadiusbymember_ro": replyGeoResults,
+	"client|list":          replyClients,
+	"client|info":          replyClient,
+	"function|list":        replyFunctions,
+	// The vector-set module's specification has no reply schemas.
+	"vcard":       replyInt,
+	"vdim":        replyInt,
+	"vadd":        replyBool,
+	"vrem":        replyBool,
+	"vismember":   replyBool,
+	"vsetattr":    replyBool,
+	"vgetattr":    replyString,
+	"lpop":        replyString,
+	"rpop":        replyString,
+	"spop":        replyString,
+	"srandmember": replyString,
 }
 
 // variantsOf returns a command's forms: the plain one first.

@@ -1,0 +1,81 @@
+package cmds
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/respire/respire"
+)
+
+func TestStreamReplies(t *testing.T) {
+	entries := func(key string) [][]any {
+		return [][]any{{"XADD", key, "1-1", "a", "1"}, {"XADD", key, "1-2", "b", "2"}}
+	}
+	runReplyCases(t, []replyCase{
+		{name: "XADD", run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(XAdd("x:add", FieldValue{"f", "v"}).ID("5-1").Do(ctx, c))
+		}, want: "5-1"},
+		{name: "XRANGE", setup: entries("x:s"), run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(XRange("x:s", "-", "+").Do(ctx, c))
+		}, want: []XMessage{{"1-1", map[string]string{"a": "1"}}, {"1-2", map[string]string{"b": "2"}}}},
+		{name: "XREAD", setup: entries("x:r"), run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(XRead(StreamID{"x:r", "1-1"}).Count(10).Do(ctx, c))
+		}, want: []XStream{{"x:r", []XMessage{{"1-2", map[string]string{"b": "2"}}}}}},
+		{name: "XREAD BLOCK timeout is Nil", setup: entries("x:b"), run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(XRead(StreamID{"x:b", "$"}).Block(10*time.Millisecond).Do(ctx, c))
+		}, wantErr: Nil},
+		{name: "XREADGROUP", setup: append(entries("x:g"), []any{"XGROUP", "CREATE", "x:g", "g", "0"}), run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(XReadGroup("g", "alice", StreamID{"x:g", ">"}).Count(1).Do(ctx, c))
+		}, want: []XStream{{"x:g", []XMessage{{"1-1", map[string]string{"a": "1"}}}}}},
+	})
+}
+
+func TestGeoReplies(t *testing.T) {
+	places := [][]any{{"GEOADD", "geo:p", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"}}
+	runReplyCases(t, []replyCase{
+		{name: "GEOADD", run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(GeoAdd("geo:a", GeoLocation{13.361389, 38.115556, "Palermo"}).Do(ctx, c))
+		}, want: int64(1)},
+		{name: "GEODIST", setup: places, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			d, err := GeoDist("geo:p", "Palermo", "Catania").Unit(Kilometers).Do(ctx, c)
+			return math.Round(d), err
+		}, want: 166.0},
+		{name: "GEOPOS", setup: places, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			ps, err := GeoPos("geo:p", "Palermo", "Nowhere").Do(ctx, c)
+			if err != nil || len(ps) != 2 {
+				return ps, err
+			}
+			return []any{math.Round(ps[0].V.Longitude), ps[0].Valid, ps[1].Valid}, nil
+		}, want: []any{13.0, true, false}},
+		{name: "GEOSEARCH", setup: places, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(GeoSearch("geo:p").FromLonLat(15, 37).ByRadius(200, Kilometers).Asc().Do(ctx, c))
+		}, want: []GeoResult{{Member: "Catania"}, {Member: "Palermo"}}},
+		{name: "GEOSEARCH WITHDIST WITHHASH WITHCOORD", setup: places, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			rs, err := GeoSearch("geo:p").FromMember("Palermo").ByRadius(1, Kilometers).WithDist().WithHash().WithCoord().Do(ctx, c)
+			if err != nil || len(rs) != 1 {
+				return rs, err
+			}
+			r := rs[0]
+			return []any{r.Member, r.Dist, r.Hash != 0, math.Round(r.Latitude)}, nil
+		}, want: []any{"Palermo", 0.0, true, 38.0}},
+	})
+}
+
+func TestServerReplies(t *testing.T) {
+	const lib = "#!lua name=typedlib\nredis.register_function{function_name='typedfn', callback=function() return 1 end, flags={'no-writes'}}"
+	runReplyCases(t, []replyCase{
+		{name: "CLIENT INFO", run: func(ctx context.Context, c *respire.Client) (any, error) {
+			ci, err := ClientInfo().Do(ctx, c)
+			return []any{ci.ID > 0, ci.Fields["id"] != "", ci.Addr != ""}, err
+		}, want: []any{true, true, true}},
+		{name: "CLIENT LIST", run: func(ctx context.Context, c *respire.Client) (any, error) {
+			cs, err := ClientList().Do(ctx, c)
+			return len(cs) > 0 && cs[0].ID > 0, err
+		}, want: true},
+		{name: "FUNCTION LIST", setup: [][]any{{"FUNCTION", "LOAD", "REPLACE", lib}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(FunctionList().LibraryName("typedlib").Do(ctx, c))
+		}, want: []FunctionLibrary{{Name: "typedlib", Engine: "LUA", Functions: []Function{{Name: "typedfn", Flags: []string{"no-writes"}}}}}},
+	})
+}

@@ -204,19 +204,21 @@ func cached(ctx context.Context, c *respire.Client, ttl time.Duration, v *argv, 
 }
 
 // durationSeconds is d as a whole number of seconds, for arguments given in seconds.
-func durationSeconds(d time.Duration) (any, problem) {
-	if d%time.Second != 0 {
-		return nil, problem{kind: problemSeconds, d: d}
+// A problem an earlier method recorded (prior) is kept: the first one is reported.
+func durationSeconds(d time.Duration, prior problem) (any, problem) {
+	if d%time.Second != 0 && prior.kind == problemNone {
+		prior = problem{kind: problemSeconds, d: d}
 	}
-	return int64(d / time.Second), problem{}
+	return int64(d / time.Second), prior
 }
 
-// durationMilliseconds is d as a whole number of milliseconds.
-func durationMilliseconds(d time.Duration) (any, problem) {
-	if d%time.Millisecond != 0 {
-		return nil, problem{kind: problemMilliseconds, d: d}
+// durationMilliseconds is d as a whole number of milliseconds, keeping prior as
+// durationSeconds does.
+func durationMilliseconds(d time.Duration, prior problem) (any, problem) {
+	if d%time.Millisecond != 0 && prior.kind == problemNone {
+		prior = problem{kind: problemMilliseconds, d: d}
 	}
-	return int64(d / time.Millisecond), problem{}
+	return int64(d / time.Millisecond), prior
 }
 
 // fractionalSeconds is d in seconds with a fraction, for timeouts the server reads as
@@ -224,15 +226,16 @@ func durationMilliseconds(d time.Duration) (any, problem) {
 func fractionalSeconds(d time.Duration) any { return d.Seconds() }
 
 // expiration chooses between a seconds and a milliseconds form (EX or PX): seconds
-// when d is a whole number of them, as the shorter and more common form.
-func expiration(d time.Duration, ex, px string) (token, value any, bad problem) {
+// when d is a whole number of them, as the shorter and more common form. It keeps
+// prior as durationSeconds does.
+func expiration(d time.Duration, ex, px string, prior problem) (token, value any, bad problem) {
 	if d%time.Second == 0 {
-		return ex, int64(d / time.Second), problem{}
+		return ex, int64(d / time.Second), prior
 	}
-	if d%time.Millisecond != 0 {
-		return nil, nil, problem{kind: problemMilliseconds, d: d}
+	if d%time.Millisecond != 0 && prior.kind == problemNone {
+		prior = problem{kind: problemMilliseconds, d: d}
 	}
-	return px, int64(d / time.Millisecond), problem{}
+	return px, int64(d / time.Millisecond), prior
 }
 
 // expirationAt chooses between a Unix time in seconds and one in milliseconds (EXAT

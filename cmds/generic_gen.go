@@ -229,7 +229,7 @@ func (c ExistsCmd) Args() []any {
 func Expire(key string, seconds time.Duration) ExpireCmd {
 	var c ExpireCmd
 	c.key = key
-	c.seconds, c.bad = durationSeconds(seconds)
+	c.seconds, c.bad = durationSeconds(seconds, c.bad)
 	return c
 }
 
@@ -939,7 +939,7 @@ func (c PersistCmd) Args() []any {
 func PExpire(key string, milliseconds time.Duration) PExpireCmd {
 	var c PExpireCmd
 	c.key = key
-	c.milliseconds, c.bad = durationMilliseconds(milliseconds)
+	c.milliseconds, c.bad = durationMilliseconds(milliseconds, c.bad)
 	return c
 }
 
@@ -1371,7 +1371,7 @@ func (c RestoreCmd) Absttl() RestoreCmd {
 
 // Idletime adds [IDLETIME seconds] (since 5.0.0).
 func (c RestoreCmd) Idletime(value time.Duration) RestoreCmd {
-	c.seconds, c.bad = durationSeconds(value)
+	c.seconds, c.bad = durationSeconds(value, c.bad)
 	return c
 }
 

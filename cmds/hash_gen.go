@@ -123,7 +123,7 @@ func (c HExistsCmd) Args() []any {
 func HExpire(key string, seconds time.Duration, fields ...string) HExpireCmd {
 	var c HExpireCmd
 	c.key = key
-	c.seconds, c.bad = durationSeconds(seconds)
+	c.seconds, c.bad = durationSeconds(seconds, c.bad)
 	c.fields = fields
 	return c
 }
@@ -538,7 +538,7 @@ type HGetExCmd struct {
 // milliseconds.
 func (c HGetExCmd) Expire(d time.Duration) HGetExCmd {
 	c.expiration = 1
-	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX")
+	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX", c.bad)
 	return c
 }
 
@@ -966,7 +966,7 @@ func (c HPersistCmd) Args() []any {
 func HPExpire(key string, milliseconds time.Duration, fields ...string) HPExpireCmd {
 	var c HPExpireCmd
 	c.key = key
-	c.milliseconds, c.bad = durationMilliseconds(milliseconds)
+	c.milliseconds, c.bad = durationMilliseconds(milliseconds, c.bad)
 	c.fields = fields
 	return c
 }
@@ -1501,7 +1501,7 @@ func (c HSetExCmd) Fxx() HSetExCmd {
 // milliseconds.
 func (c HSetExCmd) Expire(d time.Duration) HSetExCmd {
 	c.expiration = 1
-	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX")
+	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX", c.bad)
 	return c
 }
 

@@ -197,3 +197,17 @@ func TestManyArguments(t *testing.T) {
 		t.Errorf("RPUSH of nil elements: %v, want ErrInvalidArg", err)
 	}
 }
+
+// TestArgumentProblemIsKept checks that an unusable argument is reported even when a
+// later method succeeds: the first problem stays.
+func TestArgumentProblemIsKept(t *testing.T) {
+	var r recorder
+	ctx := context.Background()
+	_, err := Set("k", "v").Expire(1500*time.Microsecond).Expire(time.Second).Do(ctx, &r)
+	if !errors.Is(err, ErrInvalidArg) {
+		t.Errorf("SET with a sub-millisecond expiration, then a good one: %v, want ErrInvalidArg", err)
+	}
+	if len(r.args) != 0 {
+		t.Errorf("sent %v", r.args)
+	}
+}

@@ -1630,7 +1630,7 @@ func (c FailoverCmd) Abort() FailoverCmd {
 
 // Timeout adds [TIMEOUT milliseconds].
 func (c FailoverCmd) Timeout(value time.Duration) FailoverCmd {
-	c.milliseconds, c.bad = durationMilliseconds(value)
+	c.milliseconds, c.bad = durationMilliseconds(value, c.bad)
 	return c
 }
 
@@ -1947,7 +1947,7 @@ func (c HotKeysStartCmd) Count(value int64) HotKeysStartCmd {
 
 // Duration adds [DURATION seconds].
 func (c HotKeysStartCmd) Duration(value time.Duration) HotKeysStartCmd {
-	c.seconds, c.bad = durationSeconds(value)
+	c.seconds, c.bad = durationSeconds(value, c.bad)
 	return c
 }
 
@@ -3248,7 +3248,7 @@ func (c RestoreAskingCmd) Absttl() RestoreAskingCmd {
 
 // Idletime adds [IDLETIME seconds] (since 5.0.0).
 func (c RestoreAskingCmd) Idletime(value time.Duration) RestoreAskingCmd {
-	c.seconds, c.bad = durationSeconds(value)
+	c.seconds, c.bad = durationSeconds(value, c.bad)
 	return c
 }
 

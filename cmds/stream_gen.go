@@ -1544,7 +1544,7 @@ func (c XReadCmd) Count(value int64) XReadCmd {
 
 // Block adds [BLOCK milliseconds].
 func (c XReadCmd) Block(value time.Duration) XReadCmd {
-	c.milliseconds, c.bad = durationMilliseconds(value)
+	c.milliseconds, c.bad = durationMilliseconds(value, c.bad)
 	return c
 }
 
@@ -1630,7 +1630,7 @@ func (c XReadGroupCmd) Count(value int64) XReadGroupCmd {
 
 // Block adds [BLOCK milliseconds].
 func (c XReadGroupCmd) Block(value time.Duration) XReadGroupCmd {
-	c.milliseconds, c.bad = durationMilliseconds(value)
+	c.milliseconds, c.bad = durationMilliseconds(value, c.bad)
 	return c
 }
 

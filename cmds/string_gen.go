@@ -464,7 +464,7 @@ type GetExCmd struct {
 // milliseconds.
 func (c GetExCmd) Expire(d time.Duration) GetExCmd {
 	c.expiration = 1
-	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX")
+	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX", c.bad)
 	return c
 }
 
@@ -994,7 +994,7 @@ func (c MSetExCmd) XX() MSetExCmd {
 // milliseconds.
 func (c MSetExCmd) Expire(d time.Duration) MSetExCmd {
 	c.expiration = 1
-	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX")
+	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX", c.bad)
 	return c
 }
 
@@ -1116,7 +1116,7 @@ func (c MSetNXCmd) Args() []any {
 func PSetEx(key string, milliseconds time.Duration, value any) PSetExCmd {
 	var c PSetExCmd
 	c.key = key
-	c.milliseconds, c.bad = durationMilliseconds(milliseconds)
+	c.milliseconds, c.bad = durationMilliseconds(milliseconds, c.bad)
 	c.value = value
 	return c
 }
@@ -1243,7 +1243,7 @@ func (c SetCmd) Get() SetCmd {
 // milliseconds.
 func (c SetCmd) Expire(d time.Duration) SetCmd {
 	c.expiration = 1
-	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX")
+	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX", c.bad)
 	return c
 }
 
@@ -1346,7 +1346,7 @@ func (c SetCmd) Args() []any {
 func SetEx(key string, seconds time.Duration, value any) SetExCmd {
 	var c SetExCmd
 	c.key = key
-	c.seconds, c.bad = durationSeconds(seconds)
+	c.seconds, c.bad = durationSeconds(seconds, c.bad)
 	c.value = value
 	return c
 }

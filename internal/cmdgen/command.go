@@ -119,9 +119,9 @@ func scalarOf(a *cmdspec.Arg) (scalar, bool) {
 	case "integer":
 		switch name {
 		case "seconds":
-			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationSeconds(" + x + ")" }, zero: "time.Second"}, true
+			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationSeconds(" + x + ", c.bad)" }, zero: "time.Second"}, true
 		case "milliseconds":
-			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationMilliseconds(" + x + ")" }, zero: "time.Second"}, true
+			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationMilliseconds(" + x + ", c.bad)" }, zero: "time.Second"}, true
 		case "cursor":
 			// A cursor is an unsigned 64-bit number (ScanPage.Cursor).
 			return scalar{goType: "uint64", conv: id, zero: "0"}, true
@@ -838,7 +838,7 @@ func (g *command) choice(a *cmdspec.Arg, required bool) error {
 			g.fields = append(g.fields, tok+" any", val+" any")
 			g.hasErr = true
 			g.addMethod(g.unique("Expire"), "sets the expiration: EX seconds when d is a whole number of seconds, else PX milliseconds.", "d time.Duration",
-				fmt.Sprintf("%s\nc.%s, c.%s, c.bad = expiration(d, %q, %q)", set, tok, val, "EX", "PX"))
+				fmt.Sprintf("%s\nc.%s, c.%s, c.bad = expiration(d, %q, %q, c.bad)", set, tok, val, "EX", "PX"))
 			cases = append(cases, fmt.Sprintf("case %d:\nv.add(c.%s)\nv.add(c.%s)", k, tok, val))
 			i++
 			continue

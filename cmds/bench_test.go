@@ -1,3 +1,5 @@
+//go:build unix
+
 package cmds
 
 import (
@@ -34,6 +36,7 @@ func benchClient(tb testing.TB) *respire.Client {
 func BenchmarkTypedGet(b *testing.B) {
 	c, ctx := benchClient(b), context.Background()
 	b.ReportAllocs()
+	defer cpuPerOp(b)()
 	for b.Loop() {
 		if _, err := Get("bench:key").Do(ctx, c); err != nil {
 			b.Fatal(err)
@@ -44,6 +47,7 @@ func BenchmarkTypedGet(b *testing.B) {
 func BenchmarkDoGet(b *testing.B) {
 	c, ctx := benchClient(b), context.Background()
 	b.ReportAllocs()
+	defer cpuPerOp(b)()
 	for b.Loop() {
 		v, err := c.Do(ctx, "GET", "bench:key")
 		if err != nil {
@@ -59,6 +63,7 @@ func BenchmarkTypedSet(b *testing.B) {
 	c, ctx := benchClient(b), context.Background()
 	val := strings.Repeat("v", 16)
 	b.ReportAllocs()
+	defer cpuPerOp(b)()
 	for b.Loop() {
 		if _, err := Set("bench:key", val).Do(ctx, c); err != nil {
 			b.Fatal(err)
@@ -70,6 +75,7 @@ func BenchmarkDoSet(b *testing.B) {
 	c, ctx := benchClient(b), context.Background()
 	val := strings.Repeat("v", 16)
 	b.ReportAllocs()
+	defer cpuPerOp(b)()
 	for b.Loop() {
 		v, err := c.Do(ctx, "SET", "bench:key", val)
 		if err != nil {
@@ -84,6 +90,7 @@ func BenchmarkDoSet(b *testing.B) {
 func BenchmarkTypedHGet(b *testing.B) {
 	c, ctx := benchClient(b), context.Background()
 	b.ReportAllocs()
+	defer cpuPerOp(b)()
 	for b.Loop() {
 		if _, err := HGet("bench:hash", "f").Do(ctx, c); err != nil {
 			b.Fatal(err)
@@ -94,6 +101,7 @@ func BenchmarkTypedHGet(b *testing.B) {
 func BenchmarkDoHGet(b *testing.B) {
 	c, ctx := benchClient(b), context.Background()
 	b.ReportAllocs()
+	defer cpuPerOp(b)()
 	for b.Loop() {
 		v, err := c.Do(ctx, "HGET", "bench:hash", "f")
 		if err != nil {
@@ -108,6 +116,7 @@ func BenchmarkDoHGet(b *testing.B) {
 func BenchmarkTypedIncr(b *testing.B) {
 	c, ctx := benchClient(b), context.Background()
 	b.ReportAllocs()
+	defer cpuPerOp(b)()
 	for b.Loop() {
 		if _, err := Incr("bench:n").Do(ctx, c); err != nil {
 			b.Fatal(err)
@@ -118,6 +127,7 @@ func BenchmarkTypedIncr(b *testing.B) {
 func BenchmarkDoIncr(b *testing.B) {
 	c, ctx := benchClient(b), context.Background()
 	b.ReportAllocs()
+	defer cpuPerOp(b)()
 	for b.Loop() {
 		v, err := c.Do(ctx, "INCR", "bench:n")
 		if err != nil {
@@ -137,6 +147,7 @@ func BenchmarkTypedPipelineGet(b *testing.B) {
 	p := NewPipeline(c)
 	replies := make([]Reply[string], pipelined)
 	b.ReportAllocs()
+	defer cpuPerOp(b)()
 	for b.Loop() {
 		for i := range replies {
 			replies[i] = Get("bench:key").In(p)
@@ -156,6 +167,7 @@ func BenchmarkDoPipelineGet(b *testing.B) {
 	c, ctx := benchClient(b), context.Background()
 	p := c.Pipeline()
 	b.ReportAllocs()
+	defer cpuPerOp(b)()
 	for b.Loop() {
 		for range pipelined {
 			p.Do("GET", "bench:key")

@@ -30,9 +30,12 @@
 // the last method called wins. A required choice that was not made (GEOSEARCH's BY...)
 // fails the command with ErrInvalidArg before anything is sent.
 //
-// A few nested shapes have no typed form yet (BITCOUNT's range with its unit, XADD's
-// trimming, GEOSEARCH's BYRADIUS with its unit...): their method takes the argument's
-// words as the server takes them, and its doc comment says so.
+// An optional argument inside an option is a method of its own named after the
+// option's (XAdd's Trim(XAddMaxLen, "1000") with TrimOperator and TrimLimit,
+// GeoSearch's Count with CountAny), sent only with the option. A few nested shapes
+// have no typed form yet (BITCOUNT's and BITPOS's ranges, GEOSEARCH's BYPOLYGON,
+// SHUTDOWN's and CLUSTER MIGRATION's blocks): their method takes the argument's words
+// as the server takes them, and its doc comment says so.
 //
 // # Running it
 //

@@ -294,7 +294,9 @@ type GeoRadiusCmd struct {
 	withCoord         bool
 	withDist          bool
 	withHash          bool
-	countBlockArgs    []any
+	countBlock        bool
+	countBlockCount   any
+	countBlockAny     bool
 	order             uint8
 	store             uint8
 	storeStorekey     any
@@ -319,10 +321,16 @@ func (c GeoRadiusCmd) WithHash() GeoRadiusCmd {
 	return c
 }
 
-// CountBlock sets the count-block argument from its words, as the server takes them:
-// [COUNT count [ANY]]. This argument has no typed form yet.
-func (c GeoRadiusCmd) CountBlock(args ...any) GeoRadiusCmd {
-	c.countBlockArgs = args
+// CountAny adds [ANY] to Count's arguments (since 6.2.0); it is sent only with them.
+func (c GeoRadiusCmd) CountAny() GeoRadiusCmd {
+	c.countBlockAny = true
+	return c
+}
+
+// Count adds [COUNT count [ANY]].
+func (c GeoRadiusCmd) Count(count int64) GeoRadiusCmd {
+	c.countBlock = true
+	c.countBlockCount = count
 	return c
 }
 
@@ -353,37 +361,59 @@ func (c GeoRadiusCmd) StoreDist(value string) GeoRadiusCmd {
 }
 
 func (c *GeoRadiusCmd) argv() (v argv) {
-	v.add("GEORADIUS")
-	v.add(c.key)
-	v.add(c.longitude)
-	v.add(c.latitude)
-	v.add(c.radius)
-	v.add(c.unit)
+	v.fixed[v.n] = "GEORADIUS"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	v.fixed[v.n] = c.longitude
+	v.n++
+	v.fixed[v.n] = c.latitude
+	v.n++
+	v.fixed[v.n] = c.radius
+	v.n++
+	v.fixed[v.n] = c.unit
+	v.n++
 	if c.withCoord {
-		v.add("WITHCOORD")
+		v.fixed[v.n] = "WITHCOORD"
+		v.n++
 	}
 	if c.withDist {
-		v.add("WITHDIST")
+		v.fixed[v.n] = "WITHDIST"
+		v.n++
 	}
 	if c.withHash {
-		v.add("WITHHASH")
+		v.fixed[v.n] = "WITHHASH"
+		v.n++
 	}
-	for _, x := range c.countBlockArgs {
-		v.add(x)
+	if c.countBlock {
+		v.fixed[v.n] = "COUNT"
+		v.n++
+		v.fixed[v.n] = c.countBlockCount
+		v.n++
+		if c.countBlockAny {
+			v.fixed[v.n] = "ANY"
+			v.n++
+		}
 	}
 	switch c.order {
 	case 1:
-		v.add("ASC")
+		v.fixed[v.n] = "ASC"
+		v.n++
 	case 2:
-		v.add("DESC")
+		v.fixed[v.n] = "DESC"
+		v.n++
 	}
 	switch c.store {
 	case 1:
-		v.add("STORE")
-		v.add(c.storeStorekey)
+		v.fixed[v.n] = "STORE"
+		v.n++
+		v.fixed[v.n] = c.storeStorekey
+		v.n++
 	case 2:
-		v.add("STOREDIST")
-		v.add(c.storeStoredistkey)
+		v.fixed[v.n] = "STOREDIST"
+		v.n++
+		v.fixed[v.n] = c.storeStoredistkey
+		v.n++
 	}
 	return v
 }
@@ -426,16 +456,18 @@ func GeoRadiusRO(key string, longitude float64, latitude float64, radius float64
 
 // GeoRadiusROCmd is a GEORADIUS_RO command built by GeoRadiusRO; its methods add options and run it.
 type GeoRadiusROCmd struct {
-	key            any
-	longitude      any
-	latitude       any
-	radius         any
-	unit           any
-	withCoord      bool
-	withDist       bool
-	withHash       bool
-	countBlockArgs []any
-	order          uint8
+	key             any
+	longitude       any
+	latitude        any
+	radius          any
+	unit            any
+	withCoord       bool
+	withDist        bool
+	withHash        bool
+	countBlock      bool
+	countBlockCount any
+	countBlockAny   bool
+	order           uint8
 }
 
 // WithCoord adds WITHCOORD.
@@ -456,10 +488,16 @@ func (c GeoRadiusROCmd) WithHash() GeoRadiusROCmd {
 	return c
 }
 
-// CountBlock sets the count-block argument from its words, as the server takes them:
-// [COUNT count [ANY]]. This argument has no typed form yet.
-func (c GeoRadiusROCmd) CountBlock(args ...any) GeoRadiusROCmd {
-	c.countBlockArgs = args
+// CountAny adds [ANY] to Count's arguments (since 6.2.0); it is sent only with them.
+func (c GeoRadiusROCmd) CountAny() GeoRadiusROCmd {
+	c.countBlockAny = true
+	return c
+}
+
+// Count adds [COUNT count [ANY]].
+func (c GeoRadiusROCmd) Count(count int64) GeoRadiusROCmd {
+	c.countBlock = true
+	c.countBlockCount = count
 	return c
 }
 
@@ -476,29 +514,47 @@ func (c GeoRadiusROCmd) Desc() GeoRadiusROCmd {
 }
 
 func (c *GeoRadiusROCmd) argv() (v argv) {
-	v.add("GEORADIUS_RO")
-	v.add(c.key)
-	v.add(c.longitude)
-	v.add(c.latitude)
-	v.add(c.radius)
-	v.add(c.unit)
+	v.fixed[v.n] = "GEORADIUS_RO"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	v.fixed[v.n] = c.longitude
+	v.n++
+	v.fixed[v.n] = c.latitude
+	v.n++
+	v.fixed[v.n] = c.radius
+	v.n++
+	v.fixed[v.n] = c.unit
+	v.n++
 	if c.withCoord {
-		v.add("WITHCOORD")
+		v.fixed[v.n] = "WITHCOORD"
+		v.n++
 	}
 	if c.withDist {
-		v.add("WITHDIST")
+		v.fixed[v.n] = "WITHDIST"
+		v.n++
 	}
 	if c.withHash {
-		v.add("WITHHASH")
+		v.fixed[v.n] = "WITHHASH"
+		v.n++
 	}
-	for _, x := range c.countBlockArgs {
-		v.add(x)
+	if c.countBlock {
+		v.fixed[v.n] = "COUNT"
+		v.n++
+		v.fixed[v.n] = c.countBlockCount
+		v.n++
+		if c.countBlockAny {
+			v.fixed[v.n] = "ANY"
+			v.n++
+		}
 	}
 	switch c.order {
 	case 1:
-		v.add("ASC")
+		v.fixed[v.n] = "ASC"
+		v.n++
 	case 2:
-		v.add("DESC")
+		v.fixed[v.n] = "DESC"
+		v.n++
 	}
 	return v
 }
@@ -554,7 +610,9 @@ type GeoRadiusByMemberCmd struct {
 	withCoord         bool
 	withDist          bool
 	withHash          bool
-	countBlockArgs    []any
+	countBlock        bool
+	countBlockCount   any
+	countBlockAny     bool
 	order             uint8
 	store             uint8
 	storeStorekey     any
@@ -579,10 +637,16 @@ func (c GeoRadiusByMemberCmd) WithHash() GeoRadiusByMemberCmd {
 	return c
 }
 
-// CountBlock sets the count-block argument from its words, as the server takes them:
-// [COUNT count [ANY]]. This argument has no typed form yet.
-func (c GeoRadiusByMemberCmd) CountBlock(args ...any) GeoRadiusByMemberCmd {
-	c.countBlockArgs = args
+// CountAny adds [ANY] to Count's arguments; it is sent only with them.
+func (c GeoRadiusByMemberCmd) CountAny() GeoRadiusByMemberCmd {
+	c.countBlockAny = true
+	return c
+}
+
+// Count adds [COUNT count [ANY]].
+func (c GeoRadiusByMemberCmd) Count(count int64) GeoRadiusByMemberCmd {
+	c.countBlock = true
+	c.countBlockCount = count
 	return c
 }
 
@@ -613,36 +677,57 @@ func (c GeoRadiusByMemberCmd) StoreDist(value string) GeoRadiusByMemberCmd {
 }
 
 func (c *GeoRadiusByMemberCmd) argv() (v argv) {
-	v.add("GEORADIUSBYMEMBER")
-	v.add(c.key)
-	v.add(c.member)
-	v.add(c.radius)
-	v.add(c.unit)
+	v.fixed[v.n] = "GEORADIUSBYMEMBER"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	v.fixed[v.n] = c.member
+	v.n++
+	v.fixed[v.n] = c.radius
+	v.n++
+	v.fixed[v.n] = c.unit
+	v.n++
 	if c.withCoord {
-		v.add("WITHCOORD")
+		v.fixed[v.n] = "WITHCOORD"
+		v.n++
 	}
 	if c.withDist {
-		v.add("WITHDIST")
+		v.fixed[v.n] = "WITHDIST"
+		v.n++
 	}
 	if c.withHash {
-		v.add("WITHHASH")
+		v.fixed[v.n] = "WITHHASH"
+		v.n++
 	}
-	for _, x := range c.countBlockArgs {
-		v.add(x)
+	if c.countBlock {
+		v.fixed[v.n] = "COUNT"
+		v.n++
+		v.fixed[v.n] = c.countBlockCount
+		v.n++
+		if c.countBlockAny {
+			v.fixed[v.n] = "ANY"
+			v.n++
+		}
 	}
 	switch c.order {
 	case 1:
-		v.add("ASC")
+		v.fixed[v.n] = "ASC"
+		v.n++
 	case 2:
-		v.add("DESC")
+		v.fixed[v.n] = "DESC"
+		v.n++
 	}
 	switch c.store {
 	case 1:
-		v.add("STORE")
-		v.add(c.storeStorekey)
+		v.fixed[v.n] = "STORE"
+		v.n++
+		v.fixed[v.n] = c.storeStorekey
+		v.n++
 	case 2:
-		v.add("STOREDIST")
-		v.add(c.storeStoredistkey)
+		v.fixed[v.n] = "STOREDIST"
+		v.n++
+		v.fixed[v.n] = c.storeStoredistkey
+		v.n++
 	}
 	return v
 }
@@ -684,15 +769,17 @@ func GeoRadiusByMemberRO(key string, member any, radius float64, unit Unit) GeoR
 
 // GeoRadiusByMemberROCmd is a GEORADIUSBYMEMBER_RO command built by GeoRadiusByMemberRO; its methods add options and run it.
 type GeoRadiusByMemberROCmd struct {
-	key            any
-	member         any
-	radius         any
-	unit           any
-	withCoord      bool
-	withDist       bool
-	withHash       bool
-	countBlockArgs []any
-	order          uint8
+	key             any
+	member          any
+	radius          any
+	unit            any
+	withCoord       bool
+	withDist        bool
+	withHash        bool
+	countBlock      bool
+	countBlockCount any
+	countBlockAny   bool
+	order           uint8
 }
 
 // WithCoord adds WITHCOORD.
@@ -713,10 +800,16 @@ func (c GeoRadiusByMemberROCmd) WithHash() GeoRadiusByMemberROCmd {
 	return c
 }
 
-// CountBlock sets the count-block argument from its words, as the server takes them:
-// [COUNT count [ANY]]. This argument has no typed form yet.
-func (c GeoRadiusByMemberROCmd) CountBlock(args ...any) GeoRadiusByMemberROCmd {
-	c.countBlockArgs = args
+// CountAny adds [ANY] to Count's arguments; it is sent only with them.
+func (c GeoRadiusByMemberROCmd) CountAny() GeoRadiusByMemberROCmd {
+	c.countBlockAny = true
+	return c
+}
+
+// Count adds [COUNT count [ANY]].
+func (c GeoRadiusByMemberROCmd) Count(count int64) GeoRadiusByMemberROCmd {
+	c.countBlock = true
+	c.countBlockCount = count
 	return c
 }
 
@@ -733,28 +826,45 @@ func (c GeoRadiusByMemberROCmd) Desc() GeoRadiusByMemberROCmd {
 }
 
 func (c *GeoRadiusByMemberROCmd) argv() (v argv) {
-	v.add("GEORADIUSBYMEMBER_RO")
-	v.add(c.key)
-	v.add(c.member)
-	v.add(c.radius)
-	v.add(c.unit)
+	v.fixed[v.n] = "GEORADIUSBYMEMBER_RO"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	v.fixed[v.n] = c.member
+	v.n++
+	v.fixed[v.n] = c.radius
+	v.n++
+	v.fixed[v.n] = c.unit
+	v.n++
 	if c.withCoord {
-		v.add("WITHCOORD")
+		v.fixed[v.n] = "WITHCOORD"
+		v.n++
 	}
 	if c.withDist {
-		v.add("WITHDIST")
+		v.fixed[v.n] = "WITHDIST"
+		v.n++
 	}
 	if c.withHash {
-		v.add("WITHHASH")
+		v.fixed[v.n] = "WITHHASH"
+		v.n++
 	}
-	for _, x := range c.countBlockArgs {
-		v.add(x)
+	if c.countBlock {
+		v.fixed[v.n] = "COUNT"
+		v.n++
+		v.fixed[v.n] = c.countBlockCount
+		v.n++
+		if c.countBlockAny {
+			v.fixed[v.n] = "ANY"
+			v.n++
+		}
 	}
 	switch c.order {
 	case 1:
-		v.add("ASC")
+		v.fixed[v.n] = "ASC"
+		v.n++
 	case 2:
-		v.add("DESC")
+		v.fixed[v.n] = "DESC"
+		v.n++
 	}
 	return v
 }
@@ -802,23 +912,25 @@ func GeoSearch(key string) GeoSearchCmd {
 
 // GeoSearchCmd is a GEOSEARCH command built by GeoSearch; its methods add options and run it.
 type GeoSearchCmd struct {
-	key            any
-	from           uint8
-	fromMember     any
-	fromLongitude  any
-	fromLatitude   any
-	by             uint8
-	byRadius       any
-	byUnit         any
-	byWidth        any
-	byHeight       any
-	byUnit2        any
-	byPolygonArgs  []any
-	order          uint8
-	countBlockArgs []any
-	withCoord      bool
-	withDist       bool
-	withHash       bool
+	key             any
+	from            uint8
+	fromMember      any
+	fromLongitude   any
+	fromLatitude    any
+	by              uint8
+	byRadius        any
+	byUnit          any
+	byWidth         any
+	byHeight        any
+	byUnit2         any
+	byPolygonArgs   []any
+	order           uint8
+	countBlock      bool
+	countBlockCount any
+	countBlockAny   bool
+	withCoord       bool
+	withDist        bool
+	withHash        bool
 }
 
 // FromMember chooses FROMMEMBER member.
@@ -874,10 +986,16 @@ func (c GeoSearchCmd) Desc() GeoSearchCmd {
 	return c
 }
 
-// CountBlock sets the count-block argument from its words, as the server takes them:
-// [COUNT count [ANY]]. This argument has no typed form yet.
-func (c GeoSearchCmd) CountBlock(args ...any) GeoSearchCmd {
-	c.countBlockArgs = args
+// CountAny adds [ANY] to Count's arguments; it is sent only with them.
+func (c GeoSearchCmd) CountAny() GeoSearchCmd {
+	c.countBlockAny = true
+	return c
+}
+
+// Count adds [COUNT count [ANY]].
+func (c GeoSearchCmd) Count(count int64) GeoSearchCmd {
+	c.countBlock = true
+	c.countBlockCount = count
 	return c
 }
 
@@ -934,8 +1052,12 @@ func (c *GeoSearchCmd) argv() (v argv) {
 	case 2:
 		v.add("DESC")
 	}
-	for _, x := range c.countBlockArgs {
-		v.add(x)
+	if c.countBlock {
+		v.add("COUNT")
+		v.add(c.countBlockCount)
+		if c.countBlockAny {
+			v.add("ANY")
+		}
 	}
 	if c.withCoord {
 		v.add("WITHCOORD")
@@ -993,22 +1115,24 @@ func GeoSearchStore(destination string, source string) GeoSearchStoreCmd {
 
 // GeoSearchStoreCmd is a GEOSEARCHSTORE command built by GeoSearchStore; its methods add options and run it.
 type GeoSearchStoreCmd struct {
-	destination    any
-	source         any
-	from           uint8
-	fromMember     any
-	fromLongitude  any
-	fromLatitude   any
-	by             uint8
-	byRadius       any
-	byUnit         any
-	byWidth        any
-	byHeight       any
-	byUnit2        any
-	byPolygonArgs  []any
-	order          uint8
-	countBlockArgs []any
-	storeDist      bool
+	destination     any
+	source          any
+	from            uint8
+	fromMember      any
+	fromLongitude   any
+	fromLatitude    any
+	by              uint8
+	byRadius        any
+	byUnit          any
+	byWidth         any
+	byHeight        any
+	byUnit2         any
+	byPolygonArgs   []any
+	order           uint8
+	countBlock      bool
+	countBlockCount any
+	countBlockAny   bool
+	storeDist       bool
 }
 
 // FromMember chooses FROMMEMBER member.
@@ -1064,10 +1188,16 @@ func (c GeoSearchStoreCmd) Desc() GeoSearchStoreCmd {
 	return c
 }
 
-// CountBlock sets the count-block argument from its words, as the server takes them:
-// [COUNT count [ANY]]. This argument has no typed form yet.
-func (c GeoSearchStoreCmd) CountBlock(args ...any) GeoSearchStoreCmd {
-	c.countBlockArgs = args
+// CountAny adds [ANY] to Count's arguments; it is sent only with them.
+func (c GeoSearchStoreCmd) CountAny() GeoSearchStoreCmd {
+	c.countBlockAny = true
+	return c
+}
+
+// Count adds [COUNT count [ANY]].
+func (c GeoSearchStoreCmd) Count(count int64) GeoSearchStoreCmd {
+	c.countBlock = true
+	c.countBlockCount = count
 	return c
 }
 
@@ -1113,8 +1243,12 @@ func (c *GeoSearchStoreCmd) argv() (v argv) {
 	case 2:
 		v.add("DESC")
 	}
-	for _, x := range c.countBlockArgs {
-		v.add(x)
+	if c.countBlock {
+		v.add("COUNT")
+		v.add(c.countBlockCount)
+		if c.countBlockAny {
+			v.add("ANY")
+		}
 	}
 	if c.storeDist {
 		v.add("STOREDIST")

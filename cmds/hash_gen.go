@@ -1270,22 +1270,38 @@ func HRandField(key string) HRandFieldCmd {
 
 // HRandFieldCmd is a HRANDFIELD command built by HRandField; its methods add options and run it.
 type HRandFieldCmd struct {
-	key         any
-	optionsArgs []any
+	key               any
+	options           bool
+	optionsCount      any
+	optionsWithValues bool
 }
 
-// Options sets the options argument from its words, as the server takes them: [count
-// [WITHVALUES]]. This argument has no typed form yet.
-func (c HRandFieldCmd) Options(args ...any) HRandFieldCmd {
-	c.optionsArgs = args
+// OptionsWithValues adds [WITHVALUES] to Options's arguments; it is sent only with
+// them.
+func (c HRandFieldCmd) OptionsWithValues() HRandFieldCmd {
+	c.optionsWithValues = true
+	return c
+}
+
+// Options adds [count [WITHVALUES]].
+func (c HRandFieldCmd) Options(count int64) HRandFieldCmd {
+	c.options = true
+	c.optionsCount = count
 	return c
 }
 
 func (c *HRandFieldCmd) argv() (v argv) {
-	v.add("HRANDFIELD")
-	v.add(c.key)
-	for _, x := range c.optionsArgs {
-		v.add(x)
+	v.fixed[v.n] = "HRANDFIELD"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	if c.options {
+		v.fixed[v.n] = c.optionsCount
+		v.n++
+		if c.optionsWithValues {
+			v.fixed[v.n] = "WITHVALUES"
+			v.n++
+		}
 	}
 	return v
 }

@@ -1609,16 +1609,26 @@ func Failover() FailoverCmd {
 
 // FailoverCmd is a FAILOVER command built by Failover; its methods add options and run it.
 type FailoverCmd struct {
-	targetArgs   []any
+	target       bool
+	targetHost   any
+	targetPort   any
+	targetForce  bool
 	abort        bool
 	milliseconds any
 	bad          problem
 }
 
-// Target sets the target argument from its words, as the server takes them: [TO host
-// port [FORCE]]. This argument has no typed form yet.
-func (c FailoverCmd) Target(args ...any) FailoverCmd {
-	c.targetArgs = args
+// ToForce adds [FORCE] to To's arguments; it is sent only with them.
+func (c FailoverCmd) ToForce() FailoverCmd {
+	c.targetForce = true
+	return c
+}
+
+// To adds [TO host port [FORCE]].
+func (c FailoverCmd) To(host string, port int64) FailoverCmd {
+	c.target = true
+	c.targetHost = host
+	c.targetPort = port
 	return c
 }
 
@@ -1636,16 +1646,29 @@ func (c FailoverCmd) Timeout(value time.Duration) FailoverCmd {
 
 func (c *FailoverCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.add("FAILOVER")
-	for _, x := range c.targetArgs {
-		v.add(x)
+	v.fixed[v.n] = "FAILOVER"
+	v.n++
+	if c.target {
+		v.fixed[v.n] = "TO"
+		v.n++
+		v.fixed[v.n] = c.targetHost
+		v.n++
+		v.fixed[v.n] = c.targetPort
+		v.n++
+		if c.targetForce {
+			v.fixed[v.n] = "FORCE"
+			v.n++
+		}
 	}
 	if c.abort {
-		v.add("ABORT")
+		v.fixed[v.n] = "ABORT"
+		v.n++
 	}
 	if c.milliseconds != nil {
-		v.add("TIMEOUT")
-		v.add(c.milliseconds)
+		v.fixed[v.n] = "TIMEOUT"
+		v.n++
+		v.fixed[v.n] = c.milliseconds
+		v.n++
 	}
 	return v
 }

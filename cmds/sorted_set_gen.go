@@ -1337,22 +1337,38 @@ func ZRandMember(key string) ZRandMemberCmd {
 
 // ZRandMemberCmd is a ZRANDMEMBER command built by ZRandMember; its methods add options and run it.
 type ZRandMemberCmd struct {
-	key         any
-	optionsArgs []any
+	key               any
+	options           bool
+	optionsCount      any
+	optionsWithScores bool
 }
 
-// Options sets the options argument from its words, as the server takes them: [count
-// [WITHSCORES]]. This argument has no typed form yet.
-func (c ZRandMemberCmd) Options(args ...any) ZRandMemberCmd {
-	c.optionsArgs = args
+// OptionsWithScores adds [WITHSCORES] to Options's arguments; it is sent only with
+// them.
+func (c ZRandMemberCmd) OptionsWithScores() ZRandMemberCmd {
+	c.optionsWithScores = true
+	return c
+}
+
+// Options adds [count [WITHSCORES]].
+func (c ZRandMemberCmd) Options(count int64) ZRandMemberCmd {
+	c.options = true
+	c.optionsCount = count
 	return c
 }
 
 func (c *ZRandMemberCmd) argv() (v argv) {
-	v.add("ZRANDMEMBER")
-	v.add(c.key)
-	for _, x := range c.optionsArgs {
-		v.add(x)
+	v.fixed[v.n] = "ZRANDMEMBER"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	if c.options {
+		v.fixed[v.n] = c.optionsCount
+		v.n++
+		if c.optionsWithScores {
+			v.fixed[v.n] = "WITHSCORES"
+			v.n++
+		}
 	}
 	return v
 }

@@ -163,18 +163,40 @@ func XAdd(key string, data ...FieldValue) XAddCmd {
 
 // XAddCmd is a XADD command built by XAdd; its methods add options and run it.
 type XAddCmd struct {
-	key          any
-	noMkStream   bool
-	condition    uint8
-	idmp         uint8
-	idmpPid      any
-	idmpPid2     any
-	idmpIid      any
-	trimArgs     []any
-	idSelector   uint8
-	idSelectorID any
-	data         []FieldValue
+	key           any
+	noMkStream    bool
+	condition     uint8
+	idmp          uint8
+	idmpPid       any
+	idmpPid2      any
+	idmpIid       any
+	trim          bool
+	trimStrategy  any
+	trimOperator  any
+	trimThreshold any
+	trimCount     any
+	idSelector    uint8
+	idSelectorID  any
+	data          []FieldValue
 }
+
+// XAddStrategy is the strategy argument of XAdd.
+type XAddStrategy string
+
+// The values of XAddStrategy.
+const (
+	XAddMaxLen XAddStrategy = "MAXLEN"
+	XAddMinID  XAddStrategy = "MINID"
+)
+
+// XAddOperator is the operator argument of XAdd.
+type XAddOperator string
+
+// The values of XAddOperator.
+const (
+	XAddEqual         XAddOperator = "="
+	XAddApproximately XAddOperator = "~"
+)
 
 // NoMkStream adds NOMKSTREAM (since 6.2.0).
 func (c XAddCmd) NoMkStream() XAddCmd {
@@ -215,10 +237,24 @@ func (c XAddCmd) IDMP(pid string, iid string) XAddCmd {
 	return c
 }
 
-// Trim sets the trim argument from its words, as the server takes them: [<MAXLEN |
-// MINID> [= | ~] threshold [LIMIT count]]. This argument has no typed form yet.
-func (c XAddCmd) Trim(args ...any) XAddCmd {
-	c.trimArgs = args
+// TrimOperator adds [= | ~] to Trim's arguments; it is sent only with them.
+func (c XAddCmd) TrimOperator(value XAddOperator) XAddCmd {
+	c.trimOperator = string(value)
+	return c
+}
+
+// TrimLimit adds [LIMIT count] to Trim's arguments (since 6.2.0); it is sent only with
+// them.
+func (c XAddCmd) TrimLimit(value int64) XAddCmd {
+	c.trimCount = value
+	return c
+}
+
+// Trim adds [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]].
+func (c XAddCmd) Trim(strategy XAddStrategy, threshold string) XAddCmd {
+	c.trim = true
+	c.trimStrategy = string(strategy)
+	c.trimThreshold = threshold
 	return c
 }
 
@@ -258,8 +294,16 @@ func (c *XAddCmd) argv() (v argv) {
 		v.add(c.idmpPid2)
 		v.add(c.idmpIid)
 	}
-	for _, x := range c.trimArgs {
-		v.add(x)
+	if c.trim {
+		v.add(c.trimStrategy)
+		if c.trimOperator != nil {
+			v.add(c.trimOperator)
+		}
+		v.add(c.trimThreshold)
+		if c.trimCount != nil {
+			v.add("LIMIT")
+			v.add(c.trimCount)
+		}
 	}
 	switch c.idSelector {
 	case 1:
@@ -1290,23 +1334,39 @@ func XInfoStream(key string) XInfoStreamCmd {
 
 // XInfoStreamCmd is a XINFO STREAM command built by XInfoStream; its methods add options and run it.
 type XInfoStreamCmd struct {
-	key           any
-	fullBlockArgs []any
+	key            any
+	fullBlock      bool
+	fullBlockCount any
 }
 
-// FullBlock sets the full-block argument from its words, as the server takes them:
-// [FULL [COUNT count]]. This argument has no typed form yet.
-func (c XInfoStreamCmd) FullBlock(args ...any) XInfoStreamCmd {
-	c.fullBlockArgs = args
+// FullCount adds [COUNT count] to Full's arguments; it is sent only with them.
+func (c XInfoStreamCmd) FullCount(value int64) XInfoStreamCmd {
+	c.fullBlockCount = value
+	return c
+}
+
+// Full adds [FULL [COUNT count]].
+func (c XInfoStreamCmd) Full() XInfoStreamCmd {
+	c.fullBlock = true
 	return c
 }
 
 func (c *XInfoStreamCmd) argv() (v argv) {
-	v.add("XINFO")
-	v.add("STREAM")
-	v.add(c.key)
-	for _, x := range c.fullBlockArgs {
-		v.add(x)
+	v.fixed[v.n] = "XINFO"
+	v.n++
+	v.fixed[v.n] = "STREAM"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	if c.fullBlock {
+		v.fixed[v.n] = "FULL"
+		v.n++
+		if c.fullBlockCount != nil {
+			v.fixed[v.n] = "COUNT"
+			v.n++
+			v.fixed[v.n] = c.fullBlockCount
+			v.n++
+		}
 	}
 	return v
 }
@@ -1404,24 +1464,62 @@ func XPending(key string, group string) XPendingCmd {
 
 // XPendingCmd is a XPENDING command built by XPending; its methods add options and run it.
 type XPendingCmd struct {
-	key         any
-	group       any
-	filtersArgs []any
+	key                any
+	group              any
+	filters            bool
+	filtersMinIdleTime any
+	filtersStart       any
+	filtersEnd         any
+	filtersCount       any
+	filtersConsumer    any
 }
 
-// Filters sets the filters argument from its words, as the server takes them: [[IDLE
-// min-idle-time] start end count [consumer]]. This argument has no typed form yet.
-func (c XPendingCmd) Filters(args ...any) XPendingCmd {
-	c.filtersArgs = args
+// IdleIdle adds [IDLE min-idle-time] to Idle's arguments (since 6.2.0); it is sent only
+// with them.
+func (c XPendingCmd) IdleIdle(value int64) XPendingCmd {
+	c.filtersMinIdleTime = value
+	return c
+}
+
+// IdleConsumer adds [consumer] to Idle's arguments; it is sent only with them.
+func (c XPendingCmd) IdleConsumer(value string) XPendingCmd {
+	c.filtersConsumer = value
+	return c
+}
+
+// Idle adds [[IDLE min-idle-time] start end count [consumer]].
+func (c XPendingCmd) Idle(start string, end string, count int64) XPendingCmd {
+	c.filters = true
+	c.filtersStart = start
+	c.filtersEnd = end
+	c.filtersCount = count
 	return c
 }
 
 func (c *XPendingCmd) argv() (v argv) {
-	v.add("XPENDING")
-	v.add(c.key)
-	v.add(c.group)
-	for _, x := range c.filtersArgs {
-		v.add(x)
+	v.fixed[v.n] = "XPENDING"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	v.fixed[v.n] = c.group
+	v.n++
+	if c.filters {
+		if c.filtersMinIdleTime != nil {
+			v.fixed[v.n] = "IDLE"
+			v.n++
+			v.fixed[v.n] = c.filtersMinIdleTime
+			v.n++
+		}
+		v.fixed[v.n] = c.filtersStart
+		v.n++
+		v.fixed[v.n] = c.filtersEnd
+		v.n++
+		v.fixed[v.n] = c.filtersCount
+		v.n++
+		if c.filtersConsumer != nil {
+			v.fixed[v.n] = c.filtersConsumer
+			v.n++
+		}
 	}
 	return v
 }

@@ -2,7 +2,9 @@ package cmds
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,4 +80,28 @@ func TestServerReplies(t *testing.T) {
 			return typed(FunctionList().LibraryName("typedlib").Do(ctx, c))
 		}, want: []FunctionLibrary{{Name: "typedlib", Engine: "LUA", Functions: []Function{{Name: "typedfn", Flags: []string{"no-writes"}}}}}},
 	})
+}
+
+// TestOptionInsideOption checks the options inside an option: XADD's trimming with its
+// operator and limit, GEOSEARCH's COUNT with ANY, laid out where the specification
+// puts them whatever the order of the methods.
+func TestOptionInsideOption(t *testing.T) {
+	for _, tc := range []struct {
+		got  []any
+		want string
+	}{
+		{XAdd("s", FieldValue{"f", "v"}).TrimLimit(10).AutoID().TrimOperator(XAddApproximately).Trim(XAddMaxLen, "100").Args(),
+			"XADD s MAXLEN ~ 100 LIMIT 10 * f v"},
+		{XAdd("s", FieldValue{"f", "v"}).TrimLimit(10).ID("1-1").Args(), "XADD s 1-1 f v"},
+		{GeoSearch("g").CountAny().Count(3).FromMember("m").ByBox(1, 2, Miles).Args(),
+			"GEOSEARCH g FROMMEMBER m BYBOX 1 2 mi COUNT 3 ANY"},
+	} {
+		var words []string
+		for _, a := range tc.got {
+			words = append(words, fmt.Sprint(a))
+		}
+		if got := strings.Join(words, " "); got != tc.want {
+			t.Errorf("got  %s\nwant %s", got, tc.want)
+		}
+	}
 }

@@ -712,7 +712,7 @@ func (g *command) optional(a *cmdspec.Arg) error {
 		g.emit = append(g.emit, fmt.Sprintf("if c.%s != nil {\nv.add(c.%s)\n}", field, field))
 	case a.Type == "oneof" && !a.Multiple:
 		return g.choice(a, false)
-	case a.Type == "block" && !a.Multiple && simpleBlock(a.Args):
+	case a.Type == "block" && !a.Multiple && optionBlock(a.Args):
 		g.optionalBlock(a)
 	case a.Type == "block" && a.Multiple && elementBlock(a.Args):
 		field := g.elements(a, true, false, true)
@@ -761,24 +761,84 @@ func (g *command) fieldType(name string) string {
 }
 
 // optionalBlock is an optional block of scalars (LIMIT offset count): one method
-// taking them all.
+// taking its required arguments; each optional argument inside it (COUNT count's
+// ANY) is a method of its own, named after the block's, that takes effect with it.
 func (g *command) optionalBlock(a *cmdspec.Arg) {
 	set := g.unique(lowerFirst(argName(a.Name)))
 	g.fields = append(g.fields, set+" bool")
-	params, body, emit := g.block(set, a)
+	method := g.unique(tokenName(a))
+	params, body, emit := g.block(set, a, func(c *cmdspec.Arg) string { return g.innerOption(method, set, c) })
 	body = append([]string{fmt.Sprintf("c.%s = true", set)}, body...)
-	g.addMethod(g.unique(tokenName(a)), "adds "+synopsis([]*cmdspec.Arg{a})+since(a)+".", strings.Join(params, ", "), strings.Join(body, "\n"))
+	g.addMethod(method, "adds "+synopsis([]*cmdspec.Arg{a})+since(a)+".", strings.Join(params, ", "), strings.Join(body, "\n"))
 	g.emit = append(g.emit, fmt.Sprintf("if c.%s {\n%s\n}", set, strings.Join(emit, "\n")))
+}
+
+// innerOption is an optional argument inside an optional block: a method named
+// after the block's method, and the statement laying it out.
+func (g *command) innerOption(block, prefix string, a *cmdspec.Arg) string {
+	field := g.unique(prefix + argName(a.Name))
+	doc := "adds " + synopsis([]*cmdspec.Arg{a}) + " to " + block + "'s arguments" + since(a) + "; it is sent only with them."
+	name := g.unique(block + tokenName(a))
+	switch {
+	case a.Type == "pure-token":
+		g.fields = append(g.fields, field+" bool")
+		g.addMethod(name, doc, "", fmt.Sprintf("c.%s = true", field))
+		return fmt.Sprintf("if c.%s {\nv.add(%q)\n}", field, a.Token)
+	case a.Type == "oneof":
+		typ, _ := g.enumType(a)
+		g.fields = append(g.fields, field+" any")
+		g.addMethod(name, doc, "value "+typ, fmt.Sprintf("c.%s = string(value)", field))
+		return fmt.Sprintf("if c.%s != nil {\nv.add(c.%s)\n}", field, field)
+	}
+	s, _ := scalarOf(a)
+	g.fields = append(g.fields, field+" any")
+	g.addMethod(name, doc, "value "+s.goType, fmt.Sprintf("c.%s = %s", field, s.conv("value")))
+	emit := fmt.Sprintf("if c.%s != nil {\n", field)
+	if a.Token != "" {
+		emit += fmt.Sprintf("v.add(%q)\n", a.Token)
+	}
+	return emit + fmt.Sprintf("v.add(c.%s)\n}", field)
+}
+
+// optionBlock reports an optional block whose required arguments make a simpleBlock
+// and whose optional ones are keywords, scalars or choices among keywords.
+func optionBlock(args []*cmdspec.Arg) bool {
+	var required []*cmdspec.Arg
+	for _, a := range args {
+		if !a.Optional {
+			required = append(required, a)
+			continue
+		}
+		switch {
+		case a.Multiple:
+			return false
+		case a.Type == "pure-token":
+		case a.Type == "oneof":
+			if !allPureTokens(a.Args) {
+				return false
+			}
+		default:
+			if s, ok := scalarOf(a); !ok || s.conv == nil {
+				return false
+			}
+		}
+	}
+	return len(required) > 0 && simpleBlock(required)
 }
 
 // block lays out a block of scalars (a simpleBlock) set by one method: the method's
 // parameters, the statements of its body and those laying the block out. Its fields
-// are named after prefix.
-func (g *command) block(prefix string, a *cmdspec.Arg) (params, body, emit []string) {
+// are named after prefix; inner lays out an optional argument inside it (an
+// optionBlock's).
+func (g *command) block(prefix string, a *cmdspec.Arg, inner func(*cmdspec.Arg) string) (params, body, emit []string) {
 	if a.Token != "" {
 		emit = append(emit, fmt.Sprintf("v.add(%q)", a.Token))
 	}
 	for _, c := range a.Args {
+		if c.Optional {
+			emit = append(emit, inner(c))
+			continue
+		}
 		if c.Type == "pure-token" {
 			emit = append(emit, fmt.Sprintf("v.add(%q)", c.Token))
 			continue
@@ -859,7 +919,7 @@ func (g *command) choice(a *cmdspec.Arg, required bool) error {
 			g.addMethod(method, doc, "", set)
 			cases = append(cases, fmt.Sprintf("case %d:\nv.add(%q)", k, alt.Token))
 		case alt.Type == "block" && !alt.Multiple && simpleBlock(alt.Args):
-			params, body, emit := g.block(field, alt)
+			params, body, emit := g.block(field, alt, nil)
 			body = append([]string{set}, body...)
 			g.addMethod(method, doc, strings.Join(params, ", "), strings.Join(body, "\n"))
 			cases = append(cases, fmt.Sprintf("case %d:\n%s", k, strings.Join(emit, "\n")))

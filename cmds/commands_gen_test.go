@@ -222,6 +222,7 @@ var fewest = []struct {
 	{"lpop", -2, func() []any { return LPop("k").Args() }},
 	{"lpop", -2, func() []any { return LPopCount("k", 1).Args() }},
 	{"lpos", -3, func() []any { return LPos("k", "v").Args() }},
+	{"lpos", -3, func() []any { return LPosCount("k", "v", 1).Args() }},
 	{"lpush", -3, func() []any { return LPush("k", "v").Args() }},
 	{"lpushx", -3, func() []any { return LPushX("k", "v").Args() }},
 	{"lrange", 4, func() []any { return LRange("k", 1, 1).Args() }},

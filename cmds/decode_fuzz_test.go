@@ -25,6 +25,13 @@ var decoders = map[string]func(resp.Value, error) (any, error){
 	"ClientList":   func(v resp.Value, err error) (any, error) { return decodeClientList(v, err) },
 	"ClientInfo":   func(v resp.Value, err error) (any, error) { return decodeClientInfo(v, err) },
 	"FunctionList": func(v resp.Value, err error) (any, error) { return decodeFunctionList(v, err) },
+	"ZWithKey":     func(v resp.Value, err error) (any, error) { return decodeZWithKey(v, err) },
+	"KeyValues":    func(v resp.Value, err error) (any, error) { return decodeKeyValues(v, err) },
+	"KeyZs":        func(v resp.Value, err error) (any, error) { return decodeKeyZs(v, err) },
+	"IntMap":       func(v resp.Value, err error) (any, error) { return decodeIntMap(v, err) },
+	"XGroups":      func(v resp.Value, err error) (any, error) { return decodeXInfoGroups(v, err) },
+	"XConsumers":   func(v resp.Value, err error) (any, error) { return decodeXInfoConsumers(v, err) },
+	"XStreamInfo":  func(v resp.Value, err error) (any, error) { return decodeXInfoStream(v, err) },
 }
 
 // replySeeds are the replies of real servers in both protocols (and a few damaged
@@ -50,6 +57,10 @@ var replySeeds = []string{
 	"-ERR wrong\r\n",
 	"_\r\n",
 	":1\r\n",
+	"*3\r\n$1\r\nk\r\n$1\r\na\r\n$1\r\n1\r\n",                                     // BZPOPMIN
+	"*2\r\n$1\r\nk\r\n*2\r\n*2\r\n$1\r\nb\r\n,2\r\n*2\r\n$1\r\na\r\n,1\r\n",       // ZMPOP, RESP3
+	"*1\r\n%2\r\n$4\r\nname\r\n$1\r\ng\r\n$3\r\nlag\r\n_\r\n",                     // XINFO GROUPS
+	"%2\r\n$6\r\nlength\r\n:1\r\n$11\r\nfirst-entry\r\n*2\r\n$3\r\n1-1\r\n*0\r\n", // XINFO STREAM
 }
 
 // readReply decodes one reply from wire bytes.

@@ -34,8 +34,10 @@
 // option's (XAdd's Trim(XAddMaxLen, "1000") with TrimOperator and TrimLimit,
 // GeoSearch's Count with CountAny), sent only with the option. A few nested shapes
 // have no typed form yet (BITCOUNT's and BITPOS's ranges, GEOSEARCH's BYPOLYGON,
-// SHUTDOWN's and CLUSTER MIGRATION's blocks): their method takes the argument's words
-// as the server takes them, and its doc comment says so.
+// CLIENT KILL's filters, SHUTDOWN's, CLUSTER MIGRATION's and CLUSTER SYNCSLOTS'
+// blocks): their method takes the argument's words as the server takes them, and its
+// doc comment says so. XINFO STREAM's FULL, whose reply has another shape, is left to
+// Client.Do for now.
 //
 // # Running it
 //
@@ -66,7 +68,10 @@
 //     options (the extra fields are told apart by their kinds);
 //   - CLIENT LIST and CLIENT INFO are parsed into ConnectedClient, FUNCTION LIST
 //     into []FunctionLibrary (RESP3 maps, RESP2 flat arrays);
-//   - SCAN, SSCAN, HSCAN and ZSCAN are a ScanPage: the cursor and the page.
+//   - SCAN, SSCAN, HSCAN and ZSCAN are a ScanPage: the cursor and the page;
+//   - BZPOPMIN is a ZWithKey, LMPOP a KeyValues, ZMPOP a KeyZs; XINFO GROUPS,
+//     CONSUMERS and STREAM are XGroupInfo, XConsumerInfo and XStreamInfo (RESP3 maps,
+//     RESP2 flat arrays), PUBSUB NUMSUB a map[string]int64.
 //
 // A structured decoder never guesses at a reply of another shape: it returns an error
 // matching ErrUnexpectedReply (FuzzDecoders feeds them damaged replies).

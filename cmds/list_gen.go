@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/respire/respire"
-	"github.com/respire/respire/resp"
 )
 
 // BLMove builds BLMOVE: pops an element from a list, pushes it to another list and
@@ -119,15 +118,15 @@ func (c *BLMPopCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c BLMPopCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c BLMPopCmd) Do(ctx context.Context, r Doer) (KeyValues, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "BLMPOP"))
+	return decodeKeyValues(run(ctx, r, &v, "BLMPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c BLMPopCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c BLMPopCmd) In(p *Pipeline) Reply[KeyValues] {
 	v := c.argv()
-	return queue(p, &v, "BLMPOP", decodeValue)
+	return queue(p, &v, "BLMPOP", decodeKeyValues)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -558,15 +557,15 @@ func (c *LMPopCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c LMPopCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c LMPopCmd) Do(ctx context.Context, r Doer) (KeyValues, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "LMPOP"))
+	return decodeKeyValues(run(ctx, r, &v, "LMPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c LMPopCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c LMPopCmd) In(p *Pipeline) Reply[KeyValues] {
 	v := c.argv()
-	return queue(p, &v, "LMPOP", decodeValue)
+	return queue(p, &v, "LMPOP", decodeKeyValues)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -684,22 +683,15 @@ func LPos(key string, element any) LPosCmd {
 
 // LPosCmd is a LPOS command built by LPos; its methods add options and run it.
 type LPosCmd struct {
-	key        any
-	element    any
-	rank       any
-	numMatches any
-	len_       any
+	key     any
+	element any
+	rank    any
+	len_    any
 }
 
 // Rank adds [RANK rank].
 func (c LPosCmd) Rank(value int64) LPosCmd {
 	c.rank = value
-	return c
-}
-
-// Count adds [COUNT num-matches].
-func (c LPosCmd) Count(value int64) LPosCmd {
-	c.numMatches = value
 	return c
 }
 
@@ -722,12 +714,6 @@ func (c *LPosCmd) argv() (v argv) {
 		v.fixed[v.n] = c.rank
 		v.n++
 	}
-	if c.numMatches != nil {
-		v.fixed[v.n] = "COUNT"
-		v.n++
-		v.fixed[v.n] = c.numMatches
-		v.n++
-	}
 	if c.len_ != nil {
 		v.fixed[v.n] = "MAXLEN"
 		v.n++
@@ -738,26 +724,115 @@ func (c *LPosCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c LPosCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c LPosCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "LPOS"))
+	return decodeInt(run(ctx, r, &v, "LPOS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
-func (c LPosCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (resp.Value, error) {
+func (c LPosCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
 	v := c.argv()
-	return decodeValue(cached(ctx, cl, ttl, &v, "LPOS"))
+	return decodeInt(cached(ctx, cl, ttl, &v, "LPOS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c LPosCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c LPosCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "LPOS", decodeValue)
+	return queue(p, &v, "LPOS", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
 func (c LPosCmd) Args() []any {
+	v := c.argv()
+	return v.list()
+}
+
+// LPosCount builds LPOS: returns the index of matching elements in a list. This form
+// takes num-matches.
+//
+//	LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]
+//
+// Complexity: O(N) where N is the number of elements in the list, for the average case.
+// When searching for elements near the head or the tail of the list, or when the MAXLEN
+// option is provided, the command may run in constant time. Since 6.0.6; Redis and
+// Valkey.
+func LPosCount(key string, element any, numMatches int64) LPosCountCmd {
+	var c LPosCountCmd
+	c.key = key
+	c.element = element
+	c.numMatches = numMatches
+	return c
+}
+
+// LPosCountCmd is a LPOS command built by LPosCount; its methods add options and run it.
+type LPosCountCmd struct {
+	key        any
+	element    any
+	rank       any
+	numMatches any
+	len_       any
+}
+
+// Rank adds [RANK rank].
+func (c LPosCountCmd) Rank(value int64) LPosCountCmd {
+	c.rank = value
+	return c
+}
+
+// MaxLen adds [MAXLEN len].
+func (c LPosCountCmd) MaxLen(value int64) LPosCountCmd {
+	c.len_ = value
+	return c
+}
+
+func (c *LPosCountCmd) argv() (v argv) {
+	v.fixed[v.n] = "LPOS"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	v.fixed[v.n] = c.element
+	v.n++
+	if c.rank != nil {
+		v.fixed[v.n] = "RANK"
+		v.n++
+		v.fixed[v.n] = c.rank
+		v.n++
+	}
+	v.fixed[v.n] = "COUNT"
+	v.n++
+	v.fixed[v.n] = c.numMatches
+	v.n++
+	if c.len_ != nil {
+		v.fixed[v.n] = "MAXLEN"
+		v.n++
+		v.fixed[v.n] = c.len_
+		v.n++
+	}
+	return v
+}
+
+// Do runs the command with r (a *respire.Client or *respire.Tx).
+func (c LPosCountCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
+	v := c.argv()
+	return decodeInts(run(ctx, r, &v, "LPOS"))
+}
+
+// Cached runs the command through cl's client-side cache (Client.DoCached), keeping
+// its reply for at most ttl.
+func (c LPosCountCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]int64, error) {
+	v := c.argv()
+	return decodeInts(cached(ctx, cl, ttl, &v, "LPOS"))
+}
+
+// In queues the command in p; its reply is read from the Reply after p.Exec.
+func (c LPosCountCmd) In(p *Pipeline) Reply[[]int64] {
+	v := c.argv()
+	return queue(p, &v, "LPOS", decodeInts)
+}
+
+// Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
+func (c LPosCountCmd) Args() []any {
 	v := c.argv()
 	return v.list()
 }

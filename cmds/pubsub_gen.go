@@ -267,15 +267,15 @@ func (c *PubSubNumSubCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c PubSubNumSubCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c PubSubNumSubCmd) Do(ctx context.Context, r Doer) (map[string]int64, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "PUBSUB NUMSUB"))
+	return decodeIntMap(run(ctx, r, &v, "PUBSUB NUMSUB"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c PubSubNumSubCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c PubSubNumSubCmd) In(p *Pipeline) Reply[map[string]int64] {
 	v := c.argv()
-	return queue(p, &v, "PUBSUB NUMSUB", decodeValue)
+	return queue(p, &v, "PUBSUB NUMSUB", decodeIntMap)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -366,15 +366,15 @@ func (c *PubSubShardNumSubCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c PubSubShardNumSubCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c PubSubShardNumSubCmd) Do(ctx context.Context, r Doer) (map[string]int64, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "PUBSUB SHARDNUMSUB"))
+	return decodeIntMap(run(ctx, r, &v, "PUBSUB SHARDNUMSUB"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c PubSubShardNumSubCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c PubSubShardNumSubCmd) In(p *Pipeline) Reply[map[string]int64] {
 	v := c.argv()
-	return queue(p, &v, "PUBSUB SHARDNUMSUB", decodeValue)
+	return queue(p, &v, "PUBSUB SHARDNUMSUB", decodeIntMap)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

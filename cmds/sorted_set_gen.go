@@ -70,15 +70,15 @@ func (c *BZMPopCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c BZMPopCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c BZMPopCmd) Do(ctx context.Context, r Doer) (KeyZs, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "BZMPOP"))
+	return decodeKeyZs(run(ctx, r, &v, "BZMPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c BZMPopCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c BZMPopCmd) In(p *Pipeline) Reply[KeyZs] {
 	v := c.argv()
-	return queue(p, &v, "BZMPOP", decodeValue)
+	return queue(p, &v, "BZMPOP", decodeKeyZs)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -121,15 +121,15 @@ func (c *BZPopMaxCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c BZPopMaxCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c BZPopMaxCmd) Do(ctx context.Context, r Doer) (ZWithKey, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "BZPOPMAX"))
+	return decodeZWithKey(run(ctx, r, &v, "BZPOPMAX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c BZPopMaxCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c BZPopMaxCmd) In(p *Pipeline) Reply[ZWithKey] {
 	v := c.argv()
-	return queue(p, &v, "BZPOPMAX", decodeValue)
+	return queue(p, &v, "BZPOPMAX", decodeZWithKey)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -172,15 +172,15 @@ func (c *BZPopMinCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c BZPopMinCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c BZPopMinCmd) Do(ctx context.Context, r Doer) (ZWithKey, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "BZPOPMIN"))
+	return decodeZWithKey(run(ctx, r, &v, "BZPOPMIN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c BZPopMinCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c BZPopMinCmd) In(p *Pipeline) Reply[ZWithKey] {
 	v := c.argv()
-	return queue(p, &v, "BZPOPMIN", decodeValue)
+	return queue(p, &v, "BZPOPMIN", decodeZWithKey)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1140,15 +1140,15 @@ func (c *ZMPopCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c ZMPopCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c ZMPopCmd) Do(ctx context.Context, r Doer) (KeyZs, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "ZMPOP"))
+	return decodeKeyZs(run(ctx, r, &v, "ZMPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c ZMPopCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c ZMPopCmd) In(p *Pipeline) Reply[KeyZs] {
 	v := c.argv()
-	return queue(p, &v, "ZMPOP", decodeValue)
+	return queue(p, &v, "ZMPOP", decodeKeyZs)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

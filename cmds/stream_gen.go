@@ -1212,15 +1212,15 @@ func (c *XInfoConsumersCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c XInfoConsumersCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c XInfoConsumersCmd) Do(ctx context.Context, r Doer) ([]XConsumerInfo, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "XINFO CONSUMERS"))
+	return decodeXInfoConsumers(run(ctx, r, &v, "XINFO CONSUMERS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c XInfoConsumersCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c XInfoConsumersCmd) In(p *Pipeline) Reply[[]XConsumerInfo] {
 	v := c.argv()
-	return queue(p, &v, "XINFO CONSUMERS", decodeValue)
+	return queue(p, &v, "XINFO CONSUMERS", decodeXInfoConsumers)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1256,22 +1256,22 @@ func (c *XInfoGroupsCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c XInfoGroupsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c XInfoGroupsCmd) Do(ctx context.Context, r Doer) ([]XGroupInfo, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "XINFO GROUPS"))
+	return decodeXInfoGroups(run(ctx, r, &v, "XINFO GROUPS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
-func (c XInfoGroupsCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (resp.Value, error) {
+func (c XInfoGroupsCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]XGroupInfo, error) {
 	v := c.argv()
-	return decodeValue(cached(ctx, cl, ttl, &v, "XINFO GROUPS"))
+	return decodeXInfoGroups(cached(ctx, cl, ttl, &v, "XINFO GROUPS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c XInfoGroupsCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c XInfoGroupsCmd) In(p *Pipeline) Reply[[]XGroupInfo] {
 	v := c.argv()
-	return queue(p, &v, "XINFO GROUPS", decodeValue)
+	return queue(p, &v, "XINFO GROUPS", decodeXInfoGroups)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1334,21 +1334,7 @@ func XInfoStream(key string) XInfoStreamCmd {
 
 // XInfoStreamCmd is a XINFO STREAM command built by XInfoStream; its methods add options and run it.
 type XInfoStreamCmd struct {
-	key            any
-	fullBlock      bool
-	fullBlockCount any
-}
-
-// FullCount adds [COUNT count] to Full's arguments; it is sent only with them.
-func (c XInfoStreamCmd) FullCount(value int64) XInfoStreamCmd {
-	c.fullBlockCount = value
-	return c
-}
-
-// Full adds [FULL [COUNT count]].
-func (c XInfoStreamCmd) Full() XInfoStreamCmd {
-	c.fullBlock = true
-	return c
+	key any
 }
 
 func (c *XInfoStreamCmd) argv() (v argv) {
@@ -1358,36 +1344,26 @@ func (c *XInfoStreamCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	if c.fullBlock {
-		v.fixed[v.n] = "FULL"
-		v.n++
-		if c.fullBlockCount != nil {
-			v.fixed[v.n] = "COUNT"
-			v.n++
-			v.fixed[v.n] = c.fullBlockCount
-			v.n++
-		}
-	}
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c XInfoStreamCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c XInfoStreamCmd) Do(ctx context.Context, r Doer) (XStreamInfo, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "XINFO STREAM"))
+	return decodeXInfoStream(run(ctx, r, &v, "XINFO STREAM"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
-func (c XInfoStreamCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (resp.Value, error) {
+func (c XInfoStreamCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (XStreamInfo, error) {
 	v := c.argv()
-	return decodeValue(cached(ctx, cl, ttl, &v, "XINFO STREAM"))
+	return decodeXInfoStream(cached(ctx, cl, ttl, &v, "XINFO STREAM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c XInfoStreamCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c XInfoStreamCmd) In(p *Pipeline) Reply[XStreamInfo] {
 	v := c.argv()
-	return queue(p, &v, "XINFO STREAM", decodeValue)
+	return queue(p, &v, "XINFO STREAM", decodeXInfoStream)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/respire/respire/resp"
 )
@@ -325,4 +326,244 @@ func decodeFunction(v resp.Value) (Function, error) {
 		}
 	}
 	return f, nil
+}
+
+// ZWithKey is a member with its score and the key it was popped from (BZPOPMIN).
+type ZWithKey struct {
+	Key string
+	Z
+}
+
+// KeyValues is the key LMPOP popped from and its elements.
+type KeyValues struct {
+	Key    string
+	Values []string
+}
+
+// KeyZs is the key ZMPOP popped from and its members with their scores.
+type KeyZs struct {
+	Key     string
+	Members []Z
+}
+
+// XGroupInfo is a consumer group of XINFO GROUPS. EntriesRead and Lag are -1 when the
+// server does not know them (it sends a null).
+type XGroupInfo struct {
+	Name            string
+	Consumers       int64
+	Pending         int64
+	LastDeliveredID string
+	EntriesRead     int64
+	Lag             int64
+}
+
+// XConsumerInfo is a consumer of XINFO CONSUMERS.
+type XConsumerInfo struct {
+	Name     string
+	Pending  int64
+	Idle     time.Duration
+	Inactive time.Duration // -1 when the server does not send it (before 7.2)
+}
+
+// XStreamInfo is XINFO STREAM's summary of a stream (without FULL).
+type XStreamInfo struct {
+	Length               int64
+	RadixTreeKeys        int64
+	RadixTreeNodes       int64
+	Groups               int64
+	LastGeneratedID      string
+	MaxDeletedEntryID    string
+	EntriesAdded         int64
+	RecordedFirstEntryID string
+	FirstEntry           Null[XMessage]
+	LastEntry            Null[XMessage]
+}
+
+// decodeZWithKey reads BZPOPMIN's [key, member, score]; a timeout is Nil.
+func decodeZWithKey(v resp.Value, err error) (ZWithKey, error) {
+	es, err := elems(v, err)
+	if err != nil {
+		return ZWithKey{}, err
+	}
+	if len(es) != 3 {
+		return ZWithKey{}, fmt.Errorf("%w: %d elements for key, member, score", ErrUnexpectedReply, len(es))
+	}
+	key, err := es[0].Text()
+	if err != nil {
+		return ZWithKey{}, fmt.Errorf("key: %w", err)
+	}
+	z, err := memberScore(es[1], es[2])
+	return ZWithKey{key, z}, err
+}
+
+// keyAndList reads LMPOP's and ZMPOP's [key, list]; nothing popped is Nil.
+func keyAndList(v resp.Value, err error) (string, resp.Value, error) {
+	es, err := elems(v, err)
+	if err != nil {
+		return "", resp.Value{}, err
+	}
+	if len(es) != 2 {
+		return "", resp.Value{}, fmt.Errorf("%w: %d elements for key, list", ErrUnexpectedReply, len(es))
+	}
+	key, err := es[0].Text()
+	if err != nil {
+		return "", resp.Value{}, fmt.Errorf("key: %w", err)
+	}
+	return key, es[1], nil
+}
+
+func decodeKeyValues(v resp.Value, err error) (KeyValues, error) {
+	key, list, err := keyAndList(v, err)
+	if err != nil {
+		return KeyValues{}, err
+	}
+	values, err := decodeStrings(list, nil)
+	return KeyValues{key, values}, err
+}
+
+func decodeKeyZs(v resp.Value, err error) (KeyZs, error) {
+	key, list, err := keyAndList(v, err)
+	if err != nil {
+		return KeyZs{}, err
+	}
+	zs, err := decodeZ(list, nil)
+	return KeyZs{key, zs}, err
+}
+
+// decodeIntMap reads name, count pairs (PUBSUB NUMSUB): a RESP2 flat array or a RESP3
+// map.
+func decodeIntMap(v resp.Value, err error) (map[string]int64, error) {
+	if err != nil {
+		return nil, err
+	}
+	kv, err := pairs(v)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]int64, len(kv)/2)
+	for i := 0; i < len(kv); i += 2 {
+		k, err := kv[i].Text()
+		if err != nil {
+			return nil, fmt.Errorf("name %d: %w", i/2, err)
+		}
+		if m[k], err = kv[i+1].Int(); err != nil {
+			return nil, fmt.Errorf("count of %q: %w", k, err)
+		}
+	}
+	return m, nil
+}
+
+// fields calls set with each name and value of a RESP3 map or its RESP2 flat array.
+func fields(v resp.Value, set func(name string, value resp.Value) error) error {
+	kv, err := pairs(v)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < len(kv); i += 2 {
+		name, err := kv[i].Text()
+		if err != nil {
+			return fmt.Errorf("field name: %w", err)
+		}
+		if err := set(name, kv[i+1]); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// intOrUnknown reads an integer that the server sends as a null when it does not know
+// it: -1 then.
+func intOrUnknown(v resp.Value) (int64, error) {
+	if v.IsNull() {
+		return -1, nil
+	}
+	return v.Int()
+}
+
+func decodeXInfoGroups(v resp.Value, err error) ([]XGroupInfo, error) {
+	return decodeList(v, err, func(e resp.Value) (XGroupInfo, error) {
+		var g XGroupInfo
+		err := fields(e, func(name string, f resp.Value) (err error) {
+			switch name {
+			case "name":
+				g.Name, err = f.Text()
+			case "consumers":
+				g.Consumers, err = f.Int()
+			case "pending":
+				g.Pending, err = f.Int()
+			case "last-delivered-id":
+				g.LastDeliveredID, err = f.Text()
+			case "entries-read":
+				g.EntriesRead, err = intOrUnknown(f)
+			case "lag":
+				g.Lag, err = intOrUnknown(f)
+			}
+			return err
+		})
+		return g, err
+	})
+}
+
+func decodeXInfoConsumers(v resp.Value, err error) ([]XConsumerInfo, error) {
+	return decodeList(v, err, func(e resp.Value) (XConsumerInfo, error) {
+		c := XConsumerInfo{Inactive: -1}
+		err := fields(e, func(name string, f resp.Value) error {
+			var ms int64
+			var err error
+			switch name {
+			case "name":
+				c.Name, err = f.Text()
+			case "pending":
+				c.Pending, err = f.Int()
+			case "idle":
+				ms, err = f.Int()
+				c.Idle = time.Duration(ms) * time.Millisecond
+			case "inactive":
+				ms, err = f.Int()
+				c.Inactive = time.Duration(ms) * time.Millisecond
+			}
+			return err
+		})
+		return c, err
+	})
+}
+
+func decodeXInfoStream(v resp.Value, err error) (XStreamInfo, error) {
+	if err != nil {
+		return XStreamInfo{}, err
+	}
+	var s XStreamInfo
+	entry := func(f resp.Value) (Null[XMessage], error) {
+		if f.IsNull() {
+			return Null[XMessage]{}, nil
+		}
+		m, err := decodeXMessage(f)
+		return Null[XMessage]{m, err == nil}, err
+	}
+	err = fields(v, func(name string, f resp.Value) (err error) {
+		switch name {
+		case "length":
+			s.Length, err = f.Int()
+		case "radix-tree-keys":
+			s.RadixTreeKeys, err = f.Int()
+		case "radix-tree-nodes":
+			s.RadixTreeNodes, err = f.Int()
+		case "groups":
+			s.Groups, err = f.Int()
+		case "last-generated-id":
+			s.LastGeneratedID, err = f.Text()
+		case "max-deleted-entry-id":
+			s.MaxDeletedEntryID, err = f.Text()
+		case "entries-added":
+			s.EntriesAdded, err = f.Int()
+		case "recorded-first-entry-id":
+			s.RecordedFirstEntryID, err = f.Text()
+		case "first-entry":
+			s.FirstEntry, err = entry(f)
+		case "last-entry":
+			s.LastEntry, err = entry(f)
+		}
+		return err
+	})
+	return s, err
 }

@@ -105,3 +105,48 @@ func TestOptionInsideOption(t *testing.T) {
 		}
 	}
 }
+
+func TestPopAndInfoReplies(t *testing.T) {
+	stream := [][]any{{"XADD", "i:s", "1-1", "a", "1"}, {"XGROUP", "CREATE", "i:s", "g", "0"}, {"XREADGROUP", "GROUP", "g", "alice", "STREAMS", "i:s", ">"}}
+	runReplyCases(t, []replyCase{
+		{name: "BZPOPMIN", setup: [][]any{{"ZADD", "i:z", "1", "a"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(BZPopMin([]string{"i:z"}, time.Second).Do(ctx, c))
+		}, want: ZWithKey{"i:z", Z{"a", 1}}},
+		{name: "BZPOPMIN timeout is Nil", run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(BZPopMin([]string{"i:none"}, 10*time.Millisecond).Do(ctx, c))
+		}, wantErr: Nil},
+		{name: "LMPOP", setup: [][]any{{"RPUSH", "i:l", "a", "b", "c"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(LMPop([]string{"i:none", "i:l"}, Left).Count(2).Do(ctx, c))
+		}, want: KeyValues{"i:l", []string{"a", "b"}}},
+		{name: "ZMPOP", setup: [][]any{{"ZADD", "i:zm", "1", "a", "2", "b"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(ZMPop([]string{"i:zm"}, ZMPopMax).Do(ctx, c))
+		}, want: KeyZs{"i:zm", []Z{{"b", 2}}}},
+		{name: "LPOS", setup: [][]any{{"RPUSH", "i:p", "a", "b", "a"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(LPos("i:p", "a").Rank(2).Do(ctx, c))
+		}, want: int64(2)},
+		{name: "LPOS missing is Nil", setup: [][]any{{"RPUSH", "i:p2", "a"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(LPos("i:p2", "z").Do(ctx, c))
+		}, wantErr: Nil},
+		{name: "LPOS COUNT", setup: [][]any{{"RPUSH", "i:pc", "a", "b", "a"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(LPosCount("i:pc", "a", 0).Do(ctx, c))
+		}, want: []int64{0, 2}},
+		{name: "PUBSUB NUMSUB", run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(PubSubNumSub("i:ch").Do(ctx, c))
+		}, want: map[string]int64{"i:ch": 0}},
+		{name: "XINFO GROUPS", setup: stream, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(XInfoGroups("i:s").Do(ctx, c))
+		}, want: []XGroupInfo{{Name: "g", Consumers: 1, Pending: 1, LastDeliveredID: "1-1", EntriesRead: 1, Lag: 0}}},
+		// The stream the XINFO GROUPS case made.
+		{name: "XINFO CONSUMERS", run: func(ctx context.Context, c *respire.Client) (any, error) {
+			cs, err := XInfoConsumers("i:s", "g").Do(ctx, c)
+			if err != nil || len(cs) != 1 {
+				return cs, err
+			}
+			return []any{cs[0].Name, cs[0].Pending}, nil
+		}, want: []any{"alice", int64(1)}},
+		{name: "XINFO STREAM", run: func(ctx context.Context, c *respire.Client) (any, error) {
+			s, err := XInfoStream("i:s").Do(ctx, c)
+			return []any{s.Length, s.Groups, s.LastGeneratedID, s.FirstEntry}, err
+		}, want: []any{int64(1), int64(1), "1-1", Null[XMessage]{XMessage{"1-1", map[string]string{"a": "1"}}, true}}},
+	})
+}

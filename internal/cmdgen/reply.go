@@ -33,6 +33,13 @@ var (
 	replyClients     = reply{"[]ConnectedClient", "decodeClientList"}
 	replyClient      = reply{"ConnectedClient", "decodeClientInfo"}
 	replyFunctions   = reply{"[]FunctionLibrary", "decodeFunctionList"}
+	replyZWithKey    = reply{"ZWithKey", "decodeZWithKey"}
+	replyKeyValues   = reply{"KeyValues", "decodeKeyValues"}
+	replyKeyZs       = reply{"KeyZs", "decodeKeyZs"}
+	replyIntMap      = reply{"map[string]int64", "decodeIntMap"}
+	replyXGroups     = reply{"[]XGroupInfo", "decodeXInfoGroups"}
+	replyXConsumers  = reply{"[]XConsumerInfo", "decodeXInfoConsumers"}
+	replyXStreamInfo = reply{"XStreamInfo", "decodeXInfoStream"}
 )
 
 // variant is one typed form of a command. A command whose reply changes shape with an
@@ -60,6 +67,7 @@ var variants = map[string][]variant{
 	"zrank":            {{suffix: "WithScore", token: "WITHSCORE", reply: &replyValue}},
 	"zrevrank":         {{suffix: "WithScore", token: "WITHSCORE", reply: &replyValue}},
 	"lpop":             {counted(replyStrings)},
+	"lpos":             {{suffix: "Count", require: "num-matches", reply: &replyInts}},
 	"rpop":             {counted(replyStrings)},
 	"spop":             {counted(replyStrings)},
 	"srandmember":      {counted(replyStrings)},
@@ -104,26 +112,43 @@ var overrides = map[string]reply{
 	"client|info":          replyClient,
 	"function|list":        replyFunctions,
 	// The vector-set module's specification has no reply schemas.
-	"vcard":       replyInt,
-	"vdim":        replyInt,
-	"vadd":        replyBool,
-	"vrem":        replyBool,
-	"vismember":   replyBool,
-	"vsetattr":    replyBool,
-	"vgetattr":    replyString,
-	"lpop":        replyString,
-	"rpop":        replyString,
-	"spop":        replyString,
-	"srandmember": replyString,
+	"vcard":              replyInt,
+	"vdim":               replyInt,
+	"vadd":               replyBool,
+	"vrem":               replyBool,
+	"vismember":          replyBool,
+	"vsetattr":           replyBool,
+	"vgetattr":           replyString,
+	"bzpopmin":           replyZWithKey,
+	"bzpopmax":           replyZWithKey,
+	"lmpop":              replyKeyValues,
+	"blmpop":             replyKeyValues,
+	"zmpop":              replyKeyZs,
+	"bzmpop":             replyKeyZs,
+	"lpos":               replyInt,
+	"pubsub|numsub":      replyIntMap,
+	"pubsub|shardnumsub": replyIntMap,
+	"xinfo|groups":       replyXGroups,
+	"xinfo|consumers":    replyXConsumers,
+	"xinfo|stream":       replyXStreamInfo,
+	"lpop":               replyString,
+	"rpop":               replyString,
+	"spop":               replyString,
+	"srandmember":        replyString,
 }
+
+// plainDrops are the optional arguments (by name) that change a reply's shape and
+// have no typed form of their own yet: the plain form leaves them out, and
+// Client.Do sends them (XINFO STREAM FULL).
+var plainDrops = map[string][]string{"xinfo|stream": {"full-block"}}
 
 // variantsOf returns a command's forms: the plain one first.
 func variantsOf(c *cmdspec.Command) []variant {
 	vs := variants[c.Name]
-	if len(vs) == 0 {
-		return []variant{{}}
-	}
 	plain := variant{drop: map[string]bool{}}
+	for _, name := range plainDrops[c.Name] {
+		plain.drop[name] = true
+	}
 	for _, v := range vs {
 		if v.token != "" {
 			plain.drop[v.token] = true

@@ -6,8 +6,10 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -185,4 +187,34 @@ func BenchmarkDoPipelineGet(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkTypedLayer measures what the typed layer adds to a command, apart from the
+// round trip: building the command, laying out its arguments and decoding its reply.
+func BenchmarkTypedLayer(b *testing.B) {
+	key, val := strings.Clone("bench:key"), strings.Repeat("v", 16)
+	reply := resp.BulkString(val)
+	b.Run("GET", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			c := Get(key)
+			v := c.argv()
+			if len(v.args()) != 2 {
+				b.Fatal("layout")
+			}
+			if _, err := decodeString(reply, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("SET EX", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			c := Set(key, val).Expire(time.Minute)
+			v := c.argv()
+			if len(v.args()) != 5 {
+				b.Fatal("layout")
+			}
+		}
+	})
 }

@@ -32,6 +32,7 @@ var decoders = map[string]func(resp.Value, error) (any, error){
 	"XGroups":      func(v resp.Value, err error) (any, error) { return decodeXInfoGroups(v, err) },
 	"XConsumers":   func(v resp.Value, err error) (any, error) { return decodeXInfoConsumers(v, err) },
 	"XStreamInfo":  func(v resp.Value, err error) (any, error) { return decodeXInfoStream(v, err) },
+	"FieldValues":  func(v resp.Value, err error) (any, error) { return decodeFieldValues(v, err) },
 }
 
 // replySeeds are the replies of real servers in both protocols (and a few damaged

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/respire/respire"
-	"github.com/respire/respire/resp"
 )
 
 // HDel builds HDEL: deletes one or more fields and their values from a hash. Deletes
@@ -1270,24 +1269,7 @@ func HRandField(key string) HRandFieldCmd {
 
 // HRandFieldCmd is a HRANDFIELD command built by HRandField; its methods add options and run it.
 type HRandFieldCmd struct {
-	key               any
-	options           bool
-	optionsCount      any
-	optionsWithValues bool
-}
-
-// OptionsWithValues adds [WITHVALUES] to Options's arguments; it is sent only with
-// them.
-func (c HRandFieldCmd) OptionsWithValues() HRandFieldCmd {
-	c.optionsWithValues = true
-	return c
-}
-
-// Options adds [count [WITHVALUES]].
-func (c HRandFieldCmd) Options(count int64) HRandFieldCmd {
-	c.options = true
-	c.optionsCount = count
-	return c
+	key any
 }
 
 func (c *HRandFieldCmd) argv() (v argv) {
@@ -1295,31 +1277,121 @@ func (c *HRandFieldCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	if c.options {
-		v.fixed[v.n] = c.optionsCount
-		v.n++
-		if c.optionsWithValues {
-			v.fixed[v.n] = "WITHVALUES"
-			v.n++
-		}
-	}
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c HRandFieldCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c HRandFieldCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "HRANDFIELD"))
+	return decodeString(run(ctx, r, &v, "HRANDFIELD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c HRandFieldCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c HRandFieldCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "HRANDFIELD", decodeValue)
+	return queue(p, &v, "HRANDFIELD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
 func (c HRandFieldCmd) Args() []any {
+	v := c.argv()
+	return v.list()
+}
+
+// HRandFieldCount builds HRANDFIELD: returns one or more random fields from a hash.
+// This form takes options.
+//
+//	HRANDFIELD key [count [WITHVALUES]]
+//
+// Complexity: O(N) where N is the number of fields returned. Since 6.2.0; Redis and
+// Valkey.
+func HRandFieldCount(key string, count int64) HRandFieldCountCmd {
+	var c HRandFieldCountCmd
+	c.key = key
+	c.count = count
+	return c
+}
+
+// HRandFieldCountCmd is a HRANDFIELD command built by HRandFieldCount; its methods add options and run it.
+type HRandFieldCountCmd struct {
+	key   any
+	count any
+}
+
+func (c *HRandFieldCountCmd) argv() (v argv) {
+	v.fixed[v.n] = "HRANDFIELD"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	v.fixed[v.n] = c.count
+	v.n++
+	return v
+}
+
+// Do runs the command with r (a *respire.Client or *respire.Tx).
+func (c HRandFieldCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
+	v := c.argv()
+	return decodeStrings(run(ctx, r, &v, "HRANDFIELD"))
+}
+
+// In queues the command in p; its reply is read from the Reply after p.Exec.
+func (c HRandFieldCountCmd) In(p *Pipeline) Reply[[]string] {
+	v := c.argv()
+	return queue(p, &v, "HRANDFIELD", decodeStrings)
+}
+
+// Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
+func (c HRandFieldCountCmd) Args() []any {
+	v := c.argv()
+	return v.list()
+}
+
+// HRandFieldWithValues builds HRANDFIELD: returns one or more random fields from a
+// hash. This form sends WITHVALUES.
+//
+//	HRANDFIELD key [count [WITHVALUES]]
+//
+// Complexity: O(N) where N is the number of fields returned. Since 6.2.0; Redis and
+// Valkey.
+func HRandFieldWithValues(key string, count int64) HRandFieldWithValuesCmd {
+	var c HRandFieldWithValuesCmd
+	c.key = key
+	c.count = count
+	return c
+}
+
+// HRandFieldWithValuesCmd is a HRANDFIELD command built by HRandFieldWithValues; its methods add options and run it.
+type HRandFieldWithValuesCmd struct {
+	key   any
+	count any
+}
+
+func (c *HRandFieldWithValuesCmd) argv() (v argv) {
+	v.fixed[v.n] = "HRANDFIELD"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	v.fixed[v.n] = c.count
+	v.n++
+	v.fixed[v.n] = "WITHVALUES"
+	v.n++
+	return v
+}
+
+// Do runs the command with r (a *respire.Client or *respire.Tx).
+func (c HRandFieldWithValuesCmd) Do(ctx context.Context, r Doer) ([]FieldValue, error) {
+	v := c.argv()
+	return decodeFieldValues(run(ctx, r, &v, "HRANDFIELD"))
+}
+
+// In queues the command in p; its reply is read from the Reply after p.Exec.
+func (c HRandFieldWithValuesCmd) In(p *Pipeline) Reply[[]FieldValue] {
+	v := c.argv()
+	return queue(p, &v, "HRANDFIELD", decodeFieldValues)
+}
+
+// Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
+func (c HRandFieldWithValuesCmd) Args() []any {
 	v := c.argv()
 	return v.list()
 }

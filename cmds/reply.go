@@ -239,3 +239,41 @@ func decodeScan(v resp.Value, err error) (ScanPage, error) {
 	}
 	return ScanPage{Cursor: cursor, Elems: page}, nil
 }
+
+// decodeFieldValues reads fields with their values in each form the servers send
+// them (HRANDFIELD ... WITHVALUES): RESP3's array of [field, value] pairs, RESP2's
+// flat array. Each Value is a string.
+func decodeFieldValues(v resp.Value, err error) ([]FieldValue, error) {
+	es, err := elems(v, err)
+	if err != nil {
+		return nil, err
+	}
+	var kv []resp.Value
+	if len(es) > 0 && es[0].Kind() == resp.KindArray {
+		for i, e := range es {
+			pair, _ := e.Array()
+			if e.Kind() != resp.KindArray || len(pair) != 2 {
+				return nil, fmt.Errorf("%w: element %d is not a field, value pair", ErrUnexpectedReply, i)
+			}
+			kv = append(kv, pair...)
+		}
+	} else {
+		kv = es
+	}
+	if len(kv)%2 != 0 {
+		return nil, fmt.Errorf("%w: %d elements for field, value pairs", ErrUnexpectedReply, len(kv))
+	}
+	out := make([]FieldValue, len(kv)/2)
+	for i := range out {
+		f, err := kv[2*i].Text()
+		if err != nil {
+			return nil, fmt.Errorf("field %d: %w", i, err)
+		}
+		val, err := kv[2*i+1].Text()
+		if err != nil {
+			return nil, fmt.Errorf("value of %q: %w", f, err)
+		}
+		out[i] = FieldValue{Field: f, Value: val}
+	}
+	return out, nil
+}

@@ -1944,22 +1944,36 @@ func (c HotKeysResetCmd) Args() []any {
 //	HOTKEYS START METRICS count [CPU] [NET] [COUNT k] [DURATION seconds] [SAMPLE ratio] [SLOTS count slot [slot ...]]
 //
 // Complexity: O(1). Since Redis 8.6.0; Redis only (not in Valkey 9.1).
-func HotKeysStart(metricsArgs []any) HotKeysStartCmd {
+func HotKeysStart(count int64) HotKeysStartCmd {
 	var c HotKeysStartCmd
-	c.metricsArgs = metricsArgs
+	c.count = count
 	return c
 }
 
 // HotKeysStartCmd is a HOTKEYS START command built by HotKeysStart; its methods add options and run it.
 type HotKeysStartCmd struct {
-	metricsArgs []any
-	k           any
-	seconds     any
-	ratio       any
-	slots       bool
-	slotsCount  any
-	slotsSlot   []int64
-	bad         problem
+	count      any
+	cpu        bool
+	net        bool
+	k          any
+	seconds    any
+	ratio      any
+	slots      bool
+	slotsCount any
+	slotsSlot  []int64
+	bad        problem
+}
+
+// Cpu adds CPU.
+func (c HotKeysStartCmd) Cpu() HotKeysStartCmd {
+	c.cpu = true
+	return c
+}
+
+// Net adds NET.
+func (c HotKeysStartCmd) Net() HotKeysStartCmd {
+	c.net = true
+	return c
 }
 
 // Count adds [COUNT k].
@@ -1992,8 +2006,13 @@ func (c *HotKeysStartCmd) argv() (v argv) {
 	v.bad = c.bad
 	v.add("HOTKEYS")
 	v.add("START")
-	for _, x := range c.metricsArgs {
-		v.add(x)
+	v.add("METRICS")
+	v.add(c.count)
+	if c.cpu {
+		v.add("CPU")
+	}
+	if c.net {
+		v.add("NET")
 	}
 	if c.k != nil {
 		v.add("COUNT")

@@ -1337,24 +1337,7 @@ func ZRandMember(key string) ZRandMemberCmd {
 
 // ZRandMemberCmd is a ZRANDMEMBER command built by ZRandMember; its methods add options and run it.
 type ZRandMemberCmd struct {
-	key               any
-	options           bool
-	optionsCount      any
-	optionsWithScores bool
-}
-
-// OptionsWithScores adds [WITHSCORES] to Options's arguments; it is sent only with
-// them.
-func (c ZRandMemberCmd) OptionsWithScores() ZRandMemberCmd {
-	c.optionsWithScores = true
-	return c
-}
-
-// Options adds [count [WITHSCORES]].
-func (c ZRandMemberCmd) Options(count int64) ZRandMemberCmd {
-	c.options = true
-	c.optionsCount = count
-	return c
+	key any
 }
 
 func (c *ZRandMemberCmd) argv() (v argv) {
@@ -1362,31 +1345,121 @@ func (c *ZRandMemberCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	if c.options {
-		v.fixed[v.n] = c.optionsCount
-		v.n++
-		if c.optionsWithScores {
-			v.fixed[v.n] = "WITHSCORES"
-			v.n++
-		}
-	}
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c ZRandMemberCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c ZRandMemberCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "ZRANDMEMBER"))
+	return decodeString(run(ctx, r, &v, "ZRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c ZRandMemberCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c ZRandMemberCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "ZRANDMEMBER", decodeValue)
+	return queue(p, &v, "ZRANDMEMBER", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
 func (c ZRandMemberCmd) Args() []any {
+	v := c.argv()
+	return v.list()
+}
+
+// ZRandMemberCount builds ZRANDMEMBER: returns one or more random members from a sorted
+// set. This form takes options.
+//
+//	ZRANDMEMBER key [count [WITHSCORES]]
+//
+// Complexity: O(N) where N is the number of members returned. Since 6.2.0; Redis and
+// Valkey.
+func ZRandMemberCount(key string, count int64) ZRandMemberCountCmd {
+	var c ZRandMemberCountCmd
+	c.key = key
+	c.count = count
+	return c
+}
+
+// ZRandMemberCountCmd is a ZRANDMEMBER command built by ZRandMemberCount; its methods add options and run it.
+type ZRandMemberCountCmd struct {
+	key   any
+	count any
+}
+
+func (c *ZRandMemberCountCmd) argv() (v argv) {
+	v.fixed[v.n] = "ZRANDMEMBER"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	v.fixed[v.n] = c.count
+	v.n++
+	return v
+}
+
+// Do runs the command with r (a *respire.Client or *respire.Tx).
+func (c ZRandMemberCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
+	v := c.argv()
+	return decodeStrings(run(ctx, r, &v, "ZRANDMEMBER"))
+}
+
+// In queues the command in p; its reply is read from the Reply after p.Exec.
+func (c ZRandMemberCountCmd) In(p *Pipeline) Reply[[]string] {
+	v := c.argv()
+	return queue(p, &v, "ZRANDMEMBER", decodeStrings)
+}
+
+// Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
+func (c ZRandMemberCountCmd) Args() []any {
+	v := c.argv()
+	return v.list()
+}
+
+// ZRandMemberWithScores builds ZRANDMEMBER: returns one or more random members from a
+// sorted set. This form sends WITHSCORES.
+//
+//	ZRANDMEMBER key [count [WITHSCORES]]
+//
+// Complexity: O(N) where N is the number of members returned. Since 6.2.0; Redis and
+// Valkey.
+func ZRandMemberWithScores(key string, count int64) ZRandMemberWithScoresCmd {
+	var c ZRandMemberWithScoresCmd
+	c.key = key
+	c.count = count
+	return c
+}
+
+// ZRandMemberWithScoresCmd is a ZRANDMEMBER command built by ZRandMemberWithScores; its methods add options and run it.
+type ZRandMemberWithScoresCmd struct {
+	key   any
+	count any
+}
+
+func (c *ZRandMemberWithScoresCmd) argv() (v argv) {
+	v.fixed[v.n] = "ZRANDMEMBER"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	v.fixed[v.n] = c.count
+	v.n++
+	v.fixed[v.n] = "WITHSCORES"
+	v.n++
+	return v
+}
+
+// Do runs the command with r (a *respire.Client or *respire.Tx).
+func (c ZRandMemberWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
+	v := c.argv()
+	return decodeZ(run(ctx, r, &v, "ZRANDMEMBER"))
+}
+
+// In queues the command in p; its reply is read from the Reply after p.Exec.
+func (c ZRandMemberWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
+	v := c.argv()
+	return queue(p, &v, "ZRANDMEMBER", decodeZ)
+}
+
+// Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
+func (c ZRandMemberWithScoresCmd) Args() []any {
 	v := c.argv()
 	return v.list()
 }

@@ -1926,24 +1926,102 @@ func (c XSetIDCmd) Args() []any {
 // that can be released with a single deallocation. Since 5.0.0; Redis and Valkey. Redis
 // and Valkey describe its arguments differently; these are the fuller description's,
 // and the server may refuse an option it does not have.
-func XTrim(key string, trimArgs []any) XTrimCmd {
+func XTrim(key string, strategy XTrimStrategy, threshold string) XTrimCmd {
 	var c XTrimCmd
 	c.key = key
-	c.trimArgs = trimArgs
+	c.strategy = string(strategy)
+	c.threshold = threshold
 	return c
 }
 
 // XTrimCmd is a XTRIM command built by XTrim; its methods add options and run it.
 type XTrimCmd struct {
-	key      any
-	trimArgs []any
+	key       any
+	strategy  any
+	operator  uint8
+	threshold any
+	count     any
+	condition uint8
+}
+
+// XTrimStrategy is the strategy argument of XTrim.
+type XTrimStrategy string
+
+// The values of XTrimStrategy.
+const (
+	XTrimMaxLen XTrimStrategy = "MAXLEN"
+	XTrimMinID  XTrimStrategy = "MINID"
+)
+
+// Equal chooses =.
+func (c XTrimCmd) Equal() XTrimCmd {
+	c.operator = 1
+	return c
+}
+
+// Approximately chooses ~.
+func (c XTrimCmd) Approximately() XTrimCmd {
+	c.operator = 2
+	return c
+}
+
+// Limit adds [LIMIT count] (since 6.2.0).
+func (c XTrimCmd) Limit(value int64) XTrimCmd {
+	c.count = value
+	return c
+}
+
+// Keepref chooses KEEPREF.
+func (c XTrimCmd) Keepref() XTrimCmd {
+	c.condition = 1
+	return c
+}
+
+// Delref chooses DELREF.
+func (c XTrimCmd) Delref() XTrimCmd {
+	c.condition = 2
+	return c
+}
+
+// Acked chooses ACKED.
+func (c XTrimCmd) Acked() XTrimCmd {
+	c.condition = 3
+	return c
 }
 
 func (c *XTrimCmd) argv() (v argv) {
-	v.add("XTRIM")
-	v.add(c.key)
-	for _, x := range c.trimArgs {
-		v.add(x)
+	v.fixed[v.n] = "XTRIM"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	v.fixed[v.n] = c.strategy
+	v.n++
+	switch c.operator {
+	case 1:
+		v.fixed[v.n] = "="
+		v.n++
+	case 2:
+		v.fixed[v.n] = "~"
+		v.n++
+	}
+	v.fixed[v.n] = c.threshold
+	v.n++
+	if c.count != nil {
+		v.fixed[v.n] = "LIMIT"
+		v.n++
+		v.fixed[v.n] = c.count
+		v.n++
+	}
+	switch c.condition {
+	case 1:
+		v.fixed[v.n] = "KEEPREF"
+		v.n++
+	case 2:
+		v.fixed[v.n] = "DELREF"
+		v.n++
+	case 3:
+		v.fixed[v.n] = "ACKED"
+		v.n++
 	}
 	return v
 }

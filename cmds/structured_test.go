@@ -150,3 +150,23 @@ func TestPopAndInfoReplies(t *testing.T) {
 		}, want: []any{int64(1), int64(1), "1-1", Null[XMessage]{XMessage{"1-1", map[string]string{"a": "1"}}, true}}},
 	})
 }
+
+func TestRandomReplies(t *testing.T) {
+	runReplyCases(t, []replyCase{
+		{name: "HRANDFIELD", setup: [][]any{{"HSET", "r:h", "f", "v"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(HRandField("r:h").Do(ctx, c))
+		}, want: "f"},
+		{name: "HRANDFIELD missing is Nil", run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(HRandField("r:none").Do(ctx, c))
+		}, wantErr: Nil},
+		{name: "HRANDFIELD COUNT", setup: [][]any{{"HSET", "r:h2", "f", "v"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(HRandFieldCount("r:h2", 5).Do(ctx, c))
+		}, want: []string{"f"}},
+		{name: "HRANDFIELD WITHVALUES", setup: [][]any{{"HSET", "r:h3", "f", "v"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(HRandFieldWithValues("r:h3", 5).Do(ctx, c))
+		}, want: []FieldValue{{"f", "v"}}},
+		{name: "ZRANDMEMBER WITHSCORES", setup: [][]any{{"ZADD", "r:z", "1.5", "m"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(ZRandMemberWithScores("r:z", 5).Do(ctx, c))
+		}, want: []Z{{"m", 1.5}}},
+	})
+}

@@ -244,7 +244,9 @@ func (g *command) required(a *cmdspec.Arg, variadic, counted bool) (string, erro
 			return g.enum(a), nil
 		}
 		return "", g.choice(a, true)
-	case a.Type == "block" && !a.Multiple && simpleBlock(a.Args):
+	case a.Type == "block" && !a.Multiple && (simpleBlock(a.Args) || optionBlock(a.Args)):
+		// A required block's arguments are the command's own: its required ones
+		// parameters, its optional ones methods.
 		if a.Token != "" {
 			g.emit = append(g.emit, fmt.Sprintf("v.add(%q)", a.Token))
 		}

@@ -40,6 +40,7 @@ var (
 	replyXGroups     = reply{"[]XGroupInfo", "decodeXInfoGroups"}
 	replyXConsumers  = reply{"[]XConsumerInfo", "decodeXInfoConsumers"}
 	replyXStreamInfo = reply{"XStreamInfo", "decodeXInfoStream"}
+	replyFieldValues = reply{"[]FieldValue", "decodeFieldValues"}
 )
 
 // variant is one typed form of a command. A command whose reply changes shape with an
@@ -67,10 +68,18 @@ var variants = map[string][]variant{
 	"zrank":            {{suffix: "WithScore", token: "WITHSCORE", reply: &replyValue}},
 	"zrevrank":         {{suffix: "WithScore", token: "WITHSCORE", reply: &replyValue}},
 	"lpop":             {counted(replyStrings)},
-	"lpos":             {{suffix: "Count", require: "num-matches", reply: &replyInts}},
-	"rpop":             {counted(replyStrings)},
-	"spop":             {counted(replyStrings)},
-	"srandmember":      {counted(replyStrings)},
+	"hrandfield": {
+		{suffix: "Count", require: "options", drop: map[string]bool{"WITHVALUES": true}, reply: &replyStrings},
+		{suffix: "WithValues", require: "options", token: "WITHVALUES", reply: &replyFieldValues},
+	},
+	"zrandmember": {
+		{suffix: "Count", require: "options", drop: map[string]bool{"WITHSCORES": true}, reply: &replyStrings},
+		{suffix: "WithScores", require: "options", token: "WITHSCORES", reply: &replyZ},
+	},
+	"lpos":        {{suffix: "Count", require: "num-matches", reply: &replyInts}},
+	"rpop":        {counted(replyStrings)},
+	"spop":        {counted(replyStrings)},
+	"srandmember": {counted(replyStrings)},
 }
 
 var withScores = variant{suffix: "WithScores", token: "WITHSCORES", reply: &replyZ}
@@ -131,6 +140,8 @@ var overrides = map[string]reply{
 	"xinfo|groups":       replyXGroups,
 	"xinfo|consumers":    replyXConsumers,
 	"xinfo|stream":       replyXStreamInfo,
+	"hrandfield":         replyString,
+	"zrandmember":        replyString,
 	"lpop":               replyString,
 	"rpop":               replyString,
 	"spop":               replyString,

@@ -81,6 +81,9 @@
 // LPopCount []string. A command whose reply has no typed form yet returns the
 // resp.Value.
 //
+// ScanMap copies HGetAll's map into a struct by `redis:"name"` field tags, as
+// go-redis's Scan does; ScanFields does the same with HMGet's values.
+//
 // # Missing values
 //
 // A null reply where a value was asked for (GET of a missing key, SET NX that did not

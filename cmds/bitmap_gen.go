@@ -25,7 +25,7 @@ func BitCount(key string) BitCountCmd {
 	return c
 }
 
-// BitCountCmd is a BITCOUNT command built by BitCount; its methods add options and run it.
+// BitCountCmd is the BITCOUNT command built by BitCount; its methods add options and run it.
 type BitCountCmd struct {
 	key        any
 	range_Args []any
@@ -83,7 +83,7 @@ func BitField(key string) BitFieldCmd {
 	return c
 }
 
-// BitFieldCmd is a BITFIELD command built by BitField; its methods add options and run it.
+// BitFieldCmd is the BITFIELD command built by BitField; its methods add options and run it.
 type BitFieldCmd struct {
 	key           any
 	operationArgs []any
@@ -138,7 +138,7 @@ func BitFieldRO(key string) BitFieldROCmd {
 	return c
 }
 
-// BitFieldROCmd is a BITFIELD_RO command built by BitFieldRO; its methods add options and run it.
+// BitFieldROCmd is the BITFIELD_RO command built by BitFieldRO; its methods add options and run it.
 type BitFieldROCmd struct {
 	key       any
 	getBlocks []BitFieldROGetBlock
@@ -210,7 +210,7 @@ func BitOp(operation BitOpOperation, destkey string, keys ...string) BitOpCmd {
 	return c
 }
 
-// BitOpCmd is a BITOP command built by BitOp; its methods add options and run it.
+// BitOpCmd is the BITOP command built by BitOp; its methods add options and run it.
 type BitOpCmd struct {
 	operation any
 	destkey   any
@@ -275,7 +275,7 @@ func BitPos(key string, bit int64) BitPosCmd {
 	return c
 }
 
-// BitPosCmd is a BITPOS command built by BitPos; its methods add options and run it.
+// BitPosCmd is the BITPOS command built by BitPos; its methods add options and run it.
 type BitPosCmd struct {
 	key        any
 	bit        any
@@ -336,7 +336,7 @@ func GetBit(key string, offset int64) GetBitCmd {
 	return c
 }
 
-// GetBitCmd is a GETBIT command built by GetBit; its methods add options and run it.
+// GetBitCmd is the GETBIT command built by GetBit; its methods add options and run it.
 type GetBitCmd struct {
 	key    any
 	offset any
@@ -391,7 +391,7 @@ func SetBit(key string, offset int64, value int64) SetBitCmd {
 	return c
 }
 
-// SetBitCmd is a SETBIT command built by SetBit; its methods add options and run it.
+// SetBitCmd is the SETBIT command built by SetBit; its methods add options and run it.
 type SetBitCmd struct {
 	key    any
 	offset any

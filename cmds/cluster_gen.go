@@ -14,15 +14,10 @@ import (
 //	ASKING
 //
 // Complexity: O(1). Since 3.0.0; Redis and Valkey.
-func Asking() AskingCmd {
-	var c AskingCmd
+func Asking() AskingCmd { return AskingCmd{} }
 
-	return c
-}
-
-// AskingCmd is a ASKING command built by Asking; its methods add options and run it.
-type AskingCmd struct {
-}
+// AskingCmd is the ASKING command built by Asking; its methods add options and run it.
+type AskingCmd struct{}
 
 func (c *AskingCmd) argv() (v argv) {
 	v.fixed[v.n] = "ASKING"
@@ -60,7 +55,7 @@ func ClusterScan(cursor string) ClusterScanCmd {
 	return c
 }
 
-// ClusterScanCmd is a CLUSTERSCAN command built by ClusterScan; its methods add options and run it.
+// ClusterScanCmd is the CLUSTERSCAN command built by ClusterScan; its methods add options and run it.
 type ClusterScanCmd struct {
 	cursor       any
 	matchPattern any
@@ -155,7 +150,7 @@ func ClusterAddSlots(slots ...int64) ClusterAddSlotsCmd {
 	return c
 }
 
-// ClusterAddSlotsCmd is a CLUSTER ADDSLOTS command built by ClusterAddSlots; its methods add options and run it.
+// ClusterAddSlotsCmd is the CLUSTER ADDSLOTS command built by ClusterAddSlots; its methods add options and run it.
 type ClusterAddSlotsCmd struct {
 	slots []int64
 }
@@ -203,7 +198,7 @@ func ClusterAddSlotsRange(ranges ...ClusterAddSlotsRangeRange) ClusterAddSlotsRa
 	return c
 }
 
-// ClusterAddSlotsRangeCmd is a CLUSTER ADDSLOTSRANGE command built by ClusterAddSlotsRange; its methods add options and run it.
+// ClusterAddSlotsRangeCmd is the CLUSTER ADDSLOTSRANGE command built by ClusterAddSlotsRange; its methods add options and run it.
 type ClusterAddSlotsRangeCmd struct {
 	ranges []ClusterAddSlotsRangeRange
 }
@@ -250,15 +245,10 @@ func (c ClusterAddSlotsRangeCmd) Args() []any {
 //	CLUSTER BUMPEPOCH
 //
 // Complexity: O(1). Since 3.0.0; Redis and Valkey.
-func ClusterBumpEpoch() ClusterBumpEpochCmd {
-	var c ClusterBumpEpochCmd
+func ClusterBumpEpoch() ClusterBumpEpochCmd { return ClusterBumpEpochCmd{} }
 
-	return c
-}
-
-// ClusterBumpEpochCmd is a CLUSTER BUMPEPOCH command built by ClusterBumpEpoch; its methods add options and run it.
-type ClusterBumpEpochCmd struct {
-}
+// ClusterBumpEpochCmd is the CLUSTER BUMPEPOCH command built by ClusterBumpEpoch; its methods add options and run it.
+type ClusterBumpEpochCmd struct{}
 
 func (c *ClusterBumpEpochCmd) argv() (v argv) {
 	v.fixed[v.n] = "CLUSTER"
@@ -294,14 +284,11 @@ func (c ClusterBumpEpochCmd) Args() []any {
 // Complexity: O(N), where N is the number of slot migration operations being cancelled.
 // Since Valkey 9.0.0; Valkey only (not in Redis 8.6).
 func ClusterCancelSlotMigrations() ClusterCancelSlotMigrationsCmd {
-	var c ClusterCancelSlotMigrationsCmd
-
-	return c
+	return ClusterCancelSlotMigrationsCmd{}
 }
 
-// ClusterCancelSlotMigrationsCmd is a CLUSTER CANCELSLOTMIGRATIONS command built by ClusterCancelSlotMigrations; its methods add options and run it.
-type ClusterCancelSlotMigrationsCmd struct {
-}
+// ClusterCancelSlotMigrationsCmd is the CLUSTER CANCELSLOTMIGRATIONS command built by ClusterCancelSlotMigrations; its methods add options and run it.
+type ClusterCancelSlotMigrationsCmd struct{}
 
 func (c *ClusterCancelSlotMigrationsCmd) argv() (v argv) {
 	v.fixed[v.n] = "CLUSTER"
@@ -343,7 +330,7 @@ func ClusterCountFailureReports(nodeID string) ClusterCountFailureReportsCmd {
 	return c
 }
 
-// ClusterCountFailureReportsCmd is a CLUSTER COUNT-FAILURE-REPORTS command built by ClusterCountFailureReports; its methods add options and run it.
+// ClusterCountFailureReportsCmd is the CLUSTER COUNT-FAILURE-REPORTS command built by ClusterCountFailureReports; its methods add options and run it.
 type ClusterCountFailureReportsCmd struct {
 	nodeID any
 }
@@ -388,7 +375,7 @@ func ClusterCountKeysInSlot(slot int64) ClusterCountKeysInSlotCmd {
 	return c
 }
 
-// ClusterCountKeysInSlotCmd is a CLUSTER COUNTKEYSINSLOT command built by ClusterCountKeysInSlot; its methods add options and run it.
+// ClusterCountKeysInSlotCmd is the CLUSTER COUNTKEYSINSLOT command built by ClusterCountKeysInSlot; its methods add options and run it.
 type ClusterCountKeysInSlotCmd struct {
 	slot any
 }
@@ -433,7 +420,7 @@ func ClusterDelSlots(slots ...int64) ClusterDelSlotsCmd {
 	return c
 }
 
-// ClusterDelSlotsCmd is a CLUSTER DELSLOTS command built by ClusterDelSlots; its methods add options and run it.
+// ClusterDelSlotsCmd is the CLUSTER DELSLOTS command built by ClusterDelSlots; its methods add options and run it.
 type ClusterDelSlotsCmd struct {
 	slots []int64
 }
@@ -481,7 +468,7 @@ func ClusterDelSlotsRange(ranges ...ClusterDelSlotsRangeRange) ClusterDelSlotsRa
 	return c
 }
 
-// ClusterDelSlotsRangeCmd is a CLUSTER DELSLOTSRANGE command built by ClusterDelSlotsRange; its methods add options and run it.
+// ClusterDelSlotsRangeCmd is the CLUSTER DELSLOTSRANGE command built by ClusterDelSlotsRange; its methods add options and run it.
 type ClusterDelSlotsRangeCmd struct {
 	ranges []ClusterDelSlotsRangeRange
 }
@@ -529,13 +516,9 @@ func (c ClusterDelSlotsRangeCmd) Args() []any {
 //	CLUSTER FAILOVER [FORCE | TAKEOVER]
 //
 // Complexity: O(1). Since 3.0.0; Redis and Valkey.
-func ClusterFailover() ClusterFailoverCmd {
-	var c ClusterFailoverCmd
+func ClusterFailover() ClusterFailoverCmd { return ClusterFailoverCmd{} }
 
-	return c
-}
-
-// ClusterFailoverCmd is a CLUSTER FAILOVER command built by ClusterFailover; its methods add options and run it.
+// ClusterFailoverCmd is the CLUSTER FAILOVER command built by ClusterFailover; its methods add options and run it.
 type ClusterFailoverCmd struct {
 	options uint8
 }
@@ -598,7 +581,7 @@ func ClusterFlushSlot(slot int64) ClusterFlushSlotCmd {
 	return c
 }
 
-// ClusterFlushSlotCmd is a CLUSTER FLUSHSLOT command built by ClusterFlushSlot; its methods add options and run it.
+// ClusterFlushSlotCmd is the CLUSTER FLUSHSLOT command built by ClusterFlushSlot; its methods add options and run it.
 type ClusterFlushSlotCmd struct {
 	slot      any
 	flushType uint8
@@ -658,15 +641,10 @@ func (c ClusterFlushSlotCmd) Args() []any {
 //	CLUSTER FLUSHSLOTS
 //
 // Complexity: O(1). Since 3.0.0; Redis and Valkey.
-func ClusterFlushSlots() ClusterFlushSlotsCmd {
-	var c ClusterFlushSlotsCmd
+func ClusterFlushSlots() ClusterFlushSlotsCmd { return ClusterFlushSlotsCmd{} }
 
-	return c
-}
-
-// ClusterFlushSlotsCmd is a CLUSTER FLUSHSLOTS command built by ClusterFlushSlots; its methods add options and run it.
-type ClusterFlushSlotsCmd struct {
-}
+// ClusterFlushSlotsCmd is the CLUSTER FLUSHSLOTS command built by ClusterFlushSlots; its methods add options and run it.
+type ClusterFlushSlotsCmd struct{}
 
 func (c *ClusterFlushSlotsCmd) argv() (v argv) {
 	v.fixed[v.n] = "CLUSTER"
@@ -705,7 +683,7 @@ func ClusterForget(nodeID string) ClusterForgetCmd {
 	return c
 }
 
-// ClusterForgetCmd is a CLUSTER FORGET command built by ClusterForget; its methods add options and run it.
+// ClusterForgetCmd is the CLUSTER FORGET command built by ClusterForget; its methods add options and run it.
 type ClusterForgetCmd struct {
 	nodeID any
 }
@@ -752,7 +730,7 @@ func ClusterGetKeysInSlot(slot int64, count int64) ClusterGetKeysInSlotCmd {
 	return c
 }
 
-// ClusterGetKeysInSlotCmd is a CLUSTER GETKEYSINSLOT command built by ClusterGetKeysInSlot; its methods add options and run it.
+// ClusterGetKeysInSlotCmd is the CLUSTER GETKEYSINSLOT command built by ClusterGetKeysInSlot; its methods add options and run it.
 type ClusterGetKeysInSlotCmd struct {
 	slot  any
 	count any
@@ -795,15 +773,10 @@ func (c ClusterGetKeysInSlotCmd) Args() []any {
 //
 // Complexity: O(N), where N is the number of active slot import and export jobs. Since
 // Valkey 9.0.0; Valkey only (not in Redis 8.6).
-func ClusterGetSlotMigrations() ClusterGetSlotMigrationsCmd {
-	var c ClusterGetSlotMigrationsCmd
+func ClusterGetSlotMigrations() ClusterGetSlotMigrationsCmd { return ClusterGetSlotMigrationsCmd{} }
 
-	return c
-}
-
-// ClusterGetSlotMigrationsCmd is a CLUSTER GETSLOTMIGRATIONS command built by ClusterGetSlotMigrations; its methods add options and run it.
-type ClusterGetSlotMigrationsCmd struct {
-}
+// ClusterGetSlotMigrationsCmd is the CLUSTER GETSLOTMIGRATIONS command built by ClusterGetSlotMigrations; its methods add options and run it.
+type ClusterGetSlotMigrationsCmd struct{}
 
 func (c *ClusterGetSlotMigrationsCmd) argv() (v argv) {
 	v.fixed[v.n] = "CLUSTER"
@@ -837,15 +810,10 @@ func (c ClusterGetSlotMigrationsCmd) Args() []any {
 //	CLUSTER HELP
 //
 // Complexity: O(1). Since 5.0.0; Redis and Valkey.
-func ClusterHelp() ClusterHelpCmd {
-	var c ClusterHelpCmd
+func ClusterHelp() ClusterHelpCmd { return ClusterHelpCmd{} }
 
-	return c
-}
-
-// ClusterHelpCmd is a CLUSTER HELP command built by ClusterHelp; its methods add options and run it.
-type ClusterHelpCmd struct {
-}
+// ClusterHelpCmd is the CLUSTER HELP command built by ClusterHelp; its methods add options and run it.
+type ClusterHelpCmd struct{}
 
 func (c *ClusterHelpCmd) argv() (v argv) {
 	v.fixed[v.n] = "CLUSTER"
@@ -878,15 +846,10 @@ func (c ClusterHelpCmd) Args() []any {
 //	CLUSTER INFO
 //
 // Complexity: O(1). Since 3.0.0; Redis and Valkey.
-func ClusterInfo() ClusterInfoCmd {
-	var c ClusterInfoCmd
+func ClusterInfo() ClusterInfoCmd { return ClusterInfoCmd{} }
 
-	return c
-}
-
-// ClusterInfoCmd is a CLUSTER INFO command built by ClusterInfo; its methods add options and run it.
-type ClusterInfoCmd struct {
-}
+// ClusterInfoCmd is the CLUSTER INFO command built by ClusterInfo; its methods add options and run it.
+type ClusterInfoCmd struct{}
 
 func (c *ClusterInfoCmd) argv() (v argv) {
 	v.fixed[v.n] = "CLUSTER"
@@ -926,7 +889,7 @@ func ClusterKeySlot(key string) ClusterKeySlotCmd {
 	return c
 }
 
-// ClusterKeySlotCmd is a CLUSTER KEYSLOT command built by ClusterKeySlot; its methods add options and run it.
+// ClusterKeySlotCmd is the CLUSTER KEYSLOT command built by ClusterKeySlot; its methods add options and run it.
 type ClusterKeySlotCmd struct {
 	key any
 }
@@ -966,15 +929,10 @@ func (c ClusterKeySlotCmd) Args() []any {
 //
 // Complexity: O(N) where N is the total number of Cluster nodes. Since 7.0.0; Redis and
 // Valkey.
-func ClusterLinks() ClusterLinksCmd {
-	var c ClusterLinksCmd
+func ClusterLinks() ClusterLinksCmd { return ClusterLinksCmd{} }
 
-	return c
-}
-
-// ClusterLinksCmd is a CLUSTER LINKS command built by ClusterLinks; its methods add options and run it.
-type ClusterLinksCmd struct {
-}
+// ClusterLinksCmd is the CLUSTER LINKS command built by ClusterLinks; its methods add options and run it.
+type ClusterLinksCmd struct{}
 
 func (c *ClusterLinksCmd) argv() (v argv) {
 	v.fixed[v.n] = "CLUSTER"
@@ -1014,7 +972,7 @@ func ClusterMeet(ip string, port int64) ClusterMeetCmd {
 	return c
 }
 
-// ClusterMeetCmd is a CLUSTER MEET command built by ClusterMeet; its methods add options and run it.
+// ClusterMeetCmd is the CLUSTER MEET command built by ClusterMeet; its methods add options and run it.
 type ClusterMeetCmd struct {
 	ip             any
 	port           any
@@ -1074,7 +1032,7 @@ func ClusterMigrateSlots(migrationGroupArgs []any) ClusterMigrateSlotsCmd {
 	return c
 }
 
-// ClusterMigrateSlotsCmd is a CLUSTER MIGRATESLOTS command built by ClusterMigrateSlots; its methods add options and run it.
+// ClusterMigrateSlotsCmd is the CLUSTER MIGRATESLOTS command built by ClusterMigrateSlots; its methods add options and run it.
 type ClusterMigrateSlotsCmd struct {
 	migrationGroupArgs []any
 }
@@ -1112,13 +1070,9 @@ func (c ClusterMigrateSlotsCmd) Args() []any {
 //
 // Complexity: O(N) where N is the total number of the slots between the start slot and
 // end slot arguments. Since Redis 8.4.0; Redis only (not in Valkey 9.1).
-func ClusterMigration() ClusterMigrationCmd {
-	var c ClusterMigrationCmd
+func ClusterMigration() ClusterMigrationCmd { return ClusterMigrationCmd{} }
 
-	return c
-}
-
-// ClusterMigrationCmd is a CLUSTER MIGRATION command built by ClusterMigration; its methods add options and run it.
+// ClusterMigrationCmd is the CLUSTER MIGRATION command built by ClusterMigration; its methods add options and run it.
 type ClusterMigrationCmd struct {
 	subcommand           uint8
 	subcommandImportArgs []any
@@ -1195,15 +1149,10 @@ func (c ClusterMigrationCmd) Args() []any {
 //	CLUSTER MYID
 //
 // Complexity: O(1). Since 3.0.0; Redis and Valkey.
-func ClusterMyID() ClusterMyIDCmd {
-	var c ClusterMyIDCmd
+func ClusterMyID() ClusterMyIDCmd { return ClusterMyIDCmd{} }
 
-	return c
-}
-
-// ClusterMyIDCmd is a CLUSTER MYID command built by ClusterMyID; its methods add options and run it.
-type ClusterMyIDCmd struct {
-}
+// ClusterMyIDCmd is the CLUSTER MYID command built by ClusterMyID; its methods add options and run it.
+type ClusterMyIDCmd struct{}
 
 func (c *ClusterMyIDCmd) argv() (v argv) {
 	v.fixed[v.n] = "CLUSTER"
@@ -1236,15 +1185,10 @@ func (c ClusterMyIDCmd) Args() []any {
 //	CLUSTER MYSHARDID
 //
 // Complexity: O(1). Since 7.2.0; Redis and Valkey.
-func ClusterMyShardID() ClusterMyShardIDCmd {
-	var c ClusterMyShardIDCmd
+func ClusterMyShardID() ClusterMyShardIDCmd { return ClusterMyShardIDCmd{} }
 
-	return c
-}
-
-// ClusterMyShardIDCmd is a CLUSTER MYSHARDID command built by ClusterMyShardID; its methods add options and run it.
-type ClusterMyShardIDCmd struct {
-}
+// ClusterMyShardIDCmd is the CLUSTER MYSHARDID command built by ClusterMyShardID; its methods add options and run it.
+type ClusterMyShardIDCmd struct{}
 
 func (c *ClusterMyShardIDCmd) argv() (v argv) {
 	v.fixed[v.n] = "CLUSTER"
@@ -1278,15 +1222,10 @@ func (c ClusterMyShardIDCmd) Args() []any {
 //
 // Complexity: O(N) where N is the total number of Cluster nodes. Since 3.0.0; Redis and
 // Valkey.
-func ClusterNodes() ClusterNodesCmd {
-	var c ClusterNodesCmd
+func ClusterNodes() ClusterNodesCmd { return ClusterNodesCmd{} }
 
-	return c
-}
-
-// ClusterNodesCmd is a CLUSTER NODES command built by ClusterNodes; its methods add options and run it.
-type ClusterNodesCmd struct {
-}
+// ClusterNodesCmd is the CLUSTER NODES command built by ClusterNodes; its methods add options and run it.
+type ClusterNodesCmd struct{}
 
 func (c *ClusterNodesCmd) argv() (v argv) {
 	v.fixed[v.n] = "CLUSTER"
@@ -1325,7 +1264,7 @@ func ClusterReplicas(nodeID string) ClusterReplicasCmd {
 	return c
 }
 
-// ClusterReplicasCmd is a CLUSTER REPLICAS command built by ClusterReplicas; its methods add options and run it.
+// ClusterReplicasCmd is the CLUSTER REPLICAS command built by ClusterReplicas; its methods add options and run it.
 type ClusterReplicasCmd struct {
 	nodeID any
 }
@@ -1366,13 +1305,9 @@ func (c ClusterReplicasCmd) Args() []any {
 // Complexity: O(1). Since 3.0.0; Redis and Valkey. Redis and Valkey describe its
 // arguments differently; these are the fuller description's, and the server may refuse
 // an option it does not have.
-func ClusterReplicate() ClusterReplicateCmd {
-	var c ClusterReplicateCmd
+func ClusterReplicate() ClusterReplicateCmd { return ClusterReplicateCmd{} }
 
-	return c
-}
-
-// ClusterReplicateCmd is a CLUSTER REPLICATE command built by ClusterReplicate; its methods add options and run it.
+// ClusterReplicateCmd is the CLUSTER REPLICATE command built by ClusterReplicate; its methods add options and run it.
 type ClusterReplicateCmd struct {
 	args       uint8
 	argsNodeID any
@@ -1435,13 +1370,9 @@ func (c ClusterReplicateCmd) Args() []any {
 //
 // Complexity: O(N) where N is the number of known nodes. The command may execute a
 // FLUSHALL as a side effect. Since 3.0.0; Redis and Valkey.
-func ClusterReset() ClusterResetCmd {
-	var c ClusterResetCmd
+func ClusterReset() ClusterResetCmd { return ClusterResetCmd{} }
 
-	return c
-}
-
-// ClusterResetCmd is a CLUSTER RESET command built by ClusterReset; its methods add options and run it.
+// ClusterResetCmd is the CLUSTER RESET command built by ClusterReset; its methods add options and run it.
 type ClusterResetCmd struct {
 	resetType uint8
 }
@@ -1498,15 +1429,10 @@ func (c ClusterResetCmd) Args() []any {
 //	CLUSTER SAVECONFIG
 //
 // Complexity: O(1). Since 3.0.0; Redis and Valkey.
-func ClusterSaveConfig() ClusterSaveConfigCmd {
-	var c ClusterSaveConfigCmd
+func ClusterSaveConfig() ClusterSaveConfigCmd { return ClusterSaveConfigCmd{} }
 
-	return c
-}
-
-// ClusterSaveConfigCmd is a CLUSTER SAVECONFIG command built by ClusterSaveConfig; its methods add options and run it.
-type ClusterSaveConfigCmd struct {
-}
+// ClusterSaveConfigCmd is the CLUSTER SAVECONFIG command built by ClusterSaveConfig; its methods add options and run it.
+type ClusterSaveConfigCmd struct{}
 
 func (c *ClusterSaveConfigCmd) argv() (v argv) {
 	v.fixed[v.n] = "CLUSTER"
@@ -1546,7 +1472,7 @@ func ClusterSetConfigEpoch(configEpoch int64) ClusterSetConfigEpochCmd {
 	return c
 }
 
-// ClusterSetConfigEpochCmd is a CLUSTER SET-CONFIG-EPOCH command built by ClusterSetConfigEpoch; its methods add options and run it.
+// ClusterSetConfigEpochCmd is the CLUSTER SET-CONFIG-EPOCH command built by ClusterSetConfigEpoch; its methods add options and run it.
 type ClusterSetConfigEpochCmd struct {
 	configEpoch any
 }
@@ -1592,7 +1518,7 @@ func ClusterSetSlot(slot int64) ClusterSetSlotCmd {
 	return c
 }
 
-// ClusterSetSlotCmd is a CLUSTER SETSLOT command built by ClusterSetSlot; its methods add options and run it.
+// ClusterSetSlotCmd is the CLUSTER SETSLOT command built by ClusterSetSlot; its methods add options and run it.
 type ClusterSetSlotCmd struct {
 	slot                any
 	subcommand          uint8
@@ -1697,15 +1623,10 @@ func (c ClusterSetSlotCmd) Args() []any {
 //
 // Complexity: O(N) where N is the total number of cluster nodes. Since 7.0.0; Redis and
 // Valkey.
-func ClusterShards() ClusterShardsCmd {
-	var c ClusterShardsCmd
+func ClusterShards() ClusterShardsCmd { return ClusterShardsCmd{} }
 
-	return c
-}
-
-// ClusterShardsCmd is a CLUSTER SHARDS command built by ClusterShards; its methods add options and run it.
-type ClusterShardsCmd struct {
-}
+// ClusterShardsCmd is the CLUSTER SHARDS command built by ClusterShards; its methods add options and run it.
+type ClusterShardsCmd struct{}
 
 func (c *ClusterShardsCmd) argv() (v argv) {
 	v.fixed[v.n] = "CLUSTER"
@@ -1746,7 +1667,7 @@ func ClusterSlaves(nodeID string) ClusterSlavesCmd {
 	return c
 }
 
-// ClusterSlavesCmd is a CLUSTER SLAVES command built by ClusterSlaves; its methods add options and run it.
+// ClusterSlavesCmd is the CLUSTER SLAVES command built by ClusterSlaves; its methods add options and run it.
 type ClusterSlavesCmd struct {
 	nodeID any
 }
@@ -1786,13 +1707,9 @@ func (c ClusterSlavesCmd) Args() []any {
 //
 // Complexity: O(N) where N is the total number of slots based on arguments. O(N*log(N))
 // with ORDERBY subcommand. Since 8.0.0; Redis and Valkey.
-func ClusterSlotStats() ClusterSlotStatsCmd {
-	var c ClusterSlotStatsCmd
+func ClusterSlotStats() ClusterSlotStatsCmd { return ClusterSlotStatsCmd{} }
 
-	return c
-}
-
-// ClusterSlotStatsCmd is a CLUSTER SLOT-STATS command built by ClusterSlotStats; its methods add options and run it.
+// ClusterSlotStatsCmd is the CLUSTER SLOT-STATS command built by ClusterSlotStats; its methods add options and run it.
 type ClusterSlotStatsCmd struct {
 	filter            uint8
 	filterStartSlot   any
@@ -1858,15 +1775,10 @@ func (c ClusterSlotStatsCmd) Args() []any {
 //
 // Complexity: O(N) where N is the total number of Cluster nodes. Since 3.0.0; Redis and
 // Valkey.
-func ClusterSlots() ClusterSlotsCmd {
-	var c ClusterSlotsCmd
+func ClusterSlots() ClusterSlotsCmd { return ClusterSlotsCmd{} }
 
-	return c
-}
-
-// ClusterSlotsCmd is a CLUSTER SLOTS command built by ClusterSlots; its methods add options and run it.
-type ClusterSlotsCmd struct {
-}
+// ClusterSlotsCmd is the CLUSTER SLOTS command built by ClusterSlots; its methods add options and run it.
+type ClusterSlotsCmd struct{}
 
 func (c *ClusterSlotsCmd) argv() (v argv) {
 	v.fixed[v.n] = "CLUSTER"
@@ -1902,13 +1814,9 @@ func (c ClusterSlotsCmd) Args() []any {
 // Complexity: O(1). Since 8.4.0; Redis and Valkey. Redis and Valkey describe its
 // arguments differently; these are the fuller description's, and the server may refuse
 // an option it does not have.
-func ClusterSyncSlots() ClusterSyncSlotsCmd {
-	var c ClusterSyncSlotsCmd
+func ClusterSyncSlots() ClusterSyncSlotsCmd { return ClusterSyncSlotsCmd{} }
 
-	return c
-}
-
-// ClusterSyncSlotsCmd is a CLUSTER SYNCSLOTS command built by ClusterSyncSlots; its methods add options and run it.
+// ClusterSyncSlotsCmd is the CLUSTER SYNCSLOTS command built by ClusterSyncSlots; its methods add options and run it.
 type ClusterSyncSlotsCmd struct {
 	subcommand         uint8
 	subcommandSyncArgs []any
@@ -2025,15 +1933,10 @@ func (c ClusterSyncSlotsCmd) Args() []any {
 //	READONLY
 //
 // Complexity: O(1). Since 3.0.0; Redis and Valkey.
-func ReadOnly() ReadOnlyCmd {
-	var c ReadOnlyCmd
+func ReadOnly() ReadOnlyCmd { return ReadOnlyCmd{} }
 
-	return c
-}
-
-// ReadOnlyCmd is a READONLY command built by ReadOnly; its methods add options and run it.
-type ReadOnlyCmd struct {
-}
+// ReadOnlyCmd is the READONLY command built by ReadOnly; its methods add options and run it.
+type ReadOnlyCmd struct{}
 
 func (c *ReadOnlyCmd) argv() (v argv) {
 	v.fixed[v.n] = "READONLY"
@@ -2065,15 +1968,10 @@ func (c ReadOnlyCmd) Args() []any {
 //	READWRITE
 //
 // Complexity: O(1). Since 3.0.0; Redis and Valkey.
-func ReadWrite() ReadWriteCmd {
-	var c ReadWriteCmd
+func ReadWrite() ReadWriteCmd { return ReadWriteCmd{} }
 
-	return c
-}
-
-// ReadWriteCmd is a READWRITE command built by ReadWrite; its methods add options and run it.
-type ReadWriteCmd struct {
-}
+// ReadWriteCmd is the READWRITE command built by ReadWrite; its methods add options and run it.
+type ReadWriteCmd struct{}
 
 func (c *ReadWriteCmd) argv() (v argv) {
 	v.fixed[v.n] = "READWRITE"

@@ -21,7 +21,7 @@ func Auth(password string) AuthCmd {
 	return c
 }
 
-// AuthCmd is a AUTH command built by Auth; its methods add options and run it.
+// AuthCmd is the AUTH command built by Auth; its methods add options and run it.
 type AuthCmd struct {
 	username any
 	password any
@@ -75,7 +75,7 @@ func ClientCaching(mode ClientCachingMode) ClientCachingCmd {
 	return c
 }
 
-// ClientCachingCmd is a CLIENT CACHING command built by ClientCaching; its methods add options and run it.
+// ClientCachingCmd is the CLIENT CACHING command built by ClientCaching; its methods add options and run it.
 type ClientCachingCmd struct {
 	mode any
 }
@@ -128,7 +128,7 @@ func ClientCAPA(capabilities ...string) ClientCAPACmd {
 	return c
 }
 
-// ClientCAPACmd is a CLIENT CAPA command built by ClientCAPA; its methods add options and run it.
+// ClientCAPACmd is the CLIENT CAPA command built by ClientCAPA; its methods add options and run it.
 type ClientCAPACmd struct {
 	capabilities []string
 }
@@ -168,15 +168,10 @@ func (c ClientCAPACmd) Args() []any {
 //	CLIENT GETNAME
 //
 // Complexity: O(1). Since 2.6.9; Redis and Valkey.
-func ClientGetName() ClientGetNameCmd {
-	var c ClientGetNameCmd
+func ClientGetName() ClientGetNameCmd { return ClientGetNameCmd{} }
 
-	return c
-}
-
-// ClientGetNameCmd is a CLIENT GETNAME command built by ClientGetName; its methods add options and run it.
-type ClientGetNameCmd struct {
-}
+// ClientGetNameCmd is the CLIENT GETNAME command built by ClientGetName; its methods add options and run it.
+type ClientGetNameCmd struct{}
 
 func (c *ClientGetNameCmd) argv() (v argv) {
 	v.fixed[v.n] = "CLIENT"
@@ -187,6 +182,7 @@ func (c *ClientGetNameCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: connection name was not set.
 func (c ClientGetNameCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "CLIENT GETNAME"))
@@ -210,15 +206,10 @@ func (c ClientGetNameCmd) Args() []any {
 //	CLIENT GETREDIR
 //
 // Complexity: O(1). Since 6.0.0; Redis and Valkey.
-func ClientGetRedir() ClientGetRedirCmd {
-	var c ClientGetRedirCmd
+func ClientGetRedir() ClientGetRedirCmd { return ClientGetRedirCmd{} }
 
-	return c
-}
-
-// ClientGetRedirCmd is a CLIENT GETREDIR command built by ClientGetRedir; its methods add options and run it.
-type ClientGetRedirCmd struct {
-}
+// ClientGetRedirCmd is the CLIENT GETREDIR command built by ClientGetRedir; its methods add options and run it.
+type ClientGetRedirCmd struct{}
 
 func (c *ClientGetRedirCmd) argv() (v argv) {
 	v.fixed[v.n] = "CLIENT"
@@ -251,15 +242,10 @@ func (c ClientGetRedirCmd) Args() []any {
 //	CLIENT HELP
 //
 // Complexity: O(1). Since 5.0.0; Redis and Valkey.
-func ClientHelp() ClientHelpCmd {
-	var c ClientHelpCmd
+func ClientHelp() ClientHelpCmd { return ClientHelpCmd{} }
 
-	return c
-}
-
-// ClientHelpCmd is a CLIENT HELP command built by ClientHelp; its methods add options and run it.
-type ClientHelpCmd struct {
-}
+// ClientHelpCmd is the CLIENT HELP command built by ClientHelp; its methods add options and run it.
+type ClientHelpCmd struct{}
 
 func (c *ClientHelpCmd) argv() (v argv) {
 	v.fixed[v.n] = "CLIENT"
@@ -292,15 +278,10 @@ func (c ClientHelpCmd) Args() []any {
 //	CLIENT ID
 //
 // Complexity: O(1). Since 5.0.0; Redis and Valkey.
-func ClientID() ClientIDCmd {
-	var c ClientIDCmd
+func ClientID() ClientIDCmd { return ClientIDCmd{} }
 
-	return c
-}
-
-// ClientIDCmd is a CLIENT ID command built by ClientID; its methods add options and run it.
-type ClientIDCmd struct {
-}
+// ClientIDCmd is the CLIENT ID command built by ClientID; its methods add options and run it.
+type ClientIDCmd struct{}
 
 func (c *ClientIDCmd) argv() (v argv) {
 	v.fixed[v.n] = "CLIENT"
@@ -340,7 +321,7 @@ func ClientImportSource(enabled ClientImportSourceEnabled) ClientImportSourceCmd
 	return c
 }
 
-// ClientImportSourceCmd is a CLIENT IMPORT-SOURCE command built by ClientImportSource; its methods add options and run it.
+// ClientImportSourceCmd is the CLIENT IMPORT-SOURCE command built by ClientImportSource; its methods add options and run it.
 type ClientImportSourceCmd struct {
 	enabled any
 }
@@ -387,15 +368,10 @@ func (c ClientImportSourceCmd) Args() []any {
 //	CLIENT INFO
 //
 // Complexity: O(1). Since 6.2.0; Redis and Valkey.
-func ClientInfo() ClientInfoCmd {
-	var c ClientInfoCmd
+func ClientInfo() ClientInfoCmd { return ClientInfoCmd{} }
 
-	return c
-}
-
-// ClientInfoCmd is a CLIENT INFO command built by ClientInfo; its methods add options and run it.
-type ClientInfoCmd struct {
-}
+// ClientInfoCmd is the CLIENT INFO command built by ClientInfo; its methods add options and run it.
+type ClientInfoCmd struct{}
 
 func (c *ClientInfoCmd) argv() (v argv) {
 	v.fixed[v.n] = "CLIENT"
@@ -430,13 +406,9 @@ func (c ClientInfoCmd) Args() []any {
 // Complexity: O(N) where N is the number of client connections. Since 2.4.0; Redis and
 // Valkey. Redis and Valkey describe its arguments differently; these are the fuller
 // description's, and the server may refuse an option it does not have.
-func ClientKill() ClientKillCmd {
-	var c ClientKillCmd
+func ClientKill() ClientKillCmd { return ClientKillCmd{} }
 
-	return c
-}
-
-// ClientKillCmd is a CLIENT KILL command built by ClientKill; its methods add options and run it.
+// ClientKillCmd is the CLIENT KILL command built by ClientKill; its methods add options and run it.
 type ClientKillCmd struct {
 	filter              uint8
 	filterOldFormat     any
@@ -515,13 +487,9 @@ func (c ClientKillCmd) Args() []any {
 // Complexity: O(N) where N is the number of client connections. Since 2.4.0; Redis and
 // Valkey. Redis and Valkey describe its arguments differently; these are the fuller
 // description's, and the server may refuse an option it does not have.
-func ClientList() ClientListCmd {
-	var c ClientListCmd
+func ClientList() ClientListCmd { return ClientListCmd{} }
 
-	return c
-}
-
-// ClientListCmd is a CLIENT LIST command built by ClientList; its methods add options and run it.
+// ClientListCmd is the CLIENT LIST command built by ClientList; its methods add options and run it.
 type ClientListCmd struct {
 	clientType    uint8
 	clientIDs     []int64
@@ -918,7 +886,7 @@ func ClientNoEvict(enabled ClientNoEvictEnabled) ClientNoEvictCmd {
 	return c
 }
 
-// ClientNoEvictCmd is a CLIENT NO-EVICT command built by ClientNoEvict; its methods add options and run it.
+// ClientNoEvictCmd is the CLIENT NO-EVICT command built by ClientNoEvict; its methods add options and run it.
 type ClientNoEvictCmd struct {
 	enabled any
 }
@@ -972,7 +940,7 @@ func ClientNoTouch(enabled ClientNoTouchEnabled) ClientNoTouchCmd {
 	return c
 }
 
-// ClientNoTouchCmd is a CLIENT NO-TOUCH command built by ClientNoTouch; its methods add options and run it.
+// ClientNoTouchCmd is the CLIENT NO-TOUCH command built by ClientNoTouch; its methods add options and run it.
 type ClientNoTouchCmd struct {
 	enabled any
 }
@@ -1025,7 +993,7 @@ func ClientPause(timeout int64) ClientPauseCmd {
 	return c
 }
 
-// ClientPauseCmd is a CLIENT PAUSE command built by ClientPause; its methods add options and run it.
+// ClientPauseCmd is the CLIENT PAUSE command built by ClientPause; its methods add options and run it.
 type ClientPauseCmd struct {
 	timeout any
 	mode    uint8
@@ -1090,7 +1058,7 @@ func ClientReply(action ClientReplyAction) ClientReplyCmd {
 	return c
 }
 
-// ClientReplyCmd is a CLIENT REPLY command built by ClientReply; its methods add options and run it.
+// ClientReplyCmd is the CLIENT REPLY command built by ClientReply; its methods add options and run it.
 type ClientReplyCmd struct {
 	action any
 }
@@ -1139,13 +1107,9 @@ func (c ClientReplyCmd) Args() []any {
 //	CLIENT SETINFO <lib-name libname | lib-ver libver>
 //
 // Complexity: O(1). Since 7.2.0; Redis and Valkey.
-func ClientSetInfo() ClientSetInfoCmd {
-	var c ClientSetInfoCmd
+func ClientSetInfo() ClientSetInfoCmd { return ClientSetInfoCmd{} }
 
-	return c
-}
-
-// ClientSetInfoCmd is a CLIENT SETINFO command built by ClientSetInfo; its methods add options and run it.
+// ClientSetInfoCmd is the CLIENT SETINFO command built by ClientSetInfo; its methods add options and run it.
 type ClientSetInfoCmd struct {
 	attr        uint8
 	attrLibname any
@@ -1217,7 +1181,7 @@ func ClientSetName(connectionName string) ClientSetNameCmd {
 	return c
 }
 
-// ClientSetNameCmd is a CLIENT SETNAME command built by ClientSetName; its methods add options and run it.
+// ClientSetNameCmd is the CLIENT SETNAME command built by ClientSetName; its methods add options and run it.
 type ClientSetNameCmd struct {
 	connectionName any
 }
@@ -1263,7 +1227,7 @@ func ClientTracking(status ClientTrackingStatus) ClientTrackingCmd {
 	return c
 }
 
-// ClientTrackingCmd is a CLIENT TRACKING command built by ClientTracking; its methods add options and run it.
+// ClientTrackingCmd is the CLIENT TRACKING command built by ClientTracking; its methods add options and run it.
 type ClientTrackingCmd struct {
 	status   any
 	clientID any
@@ -1372,15 +1336,10 @@ func (c ClientTrackingCmd) Args() []any {
 //	CLIENT TRACKINGINFO
 //
 // Complexity: O(1). Since 6.2.0; Redis and Valkey.
-func ClientTrackingInfo() ClientTrackingInfoCmd {
-	var c ClientTrackingInfoCmd
+func ClientTrackingInfo() ClientTrackingInfoCmd { return ClientTrackingInfoCmd{} }
 
-	return c
-}
-
-// ClientTrackingInfoCmd is a CLIENT TRACKINGINFO command built by ClientTrackingInfo; its methods add options and run it.
-type ClientTrackingInfoCmd struct {
-}
+// ClientTrackingInfoCmd is the CLIENT TRACKINGINFO command built by ClientTrackingInfo; its methods add options and run it.
+type ClientTrackingInfoCmd struct{}
 
 func (c *ClientTrackingInfoCmd) argv() (v argv) {
 	v.fixed[v.n] = "CLIENT"
@@ -1421,7 +1380,7 @@ func ClientUnblock(clientID int64) ClientUnblockCmd {
 	return c
 }
 
-// ClientUnblockCmd is a CLIENT UNBLOCK command built by ClientUnblock; its methods add options and run it.
+// ClientUnblockCmd is the CLIENT UNBLOCK command built by ClientUnblock; its methods add options and run it.
 type ClientUnblockCmd struct {
 	clientID    any
 	unblockType uint8
@@ -1481,15 +1440,10 @@ func (c ClientUnblockCmd) Args() []any {
 //
 // Complexity: O(N) Where N is the number of paused clients. Since 6.2.0; Redis and
 // Valkey.
-func ClientUnpause() ClientUnpauseCmd {
-	var c ClientUnpauseCmd
+func ClientUnpause() ClientUnpauseCmd { return ClientUnpauseCmd{} }
 
-	return c
-}
-
-// ClientUnpauseCmd is a CLIENT UNPAUSE command built by ClientUnpause; its methods add options and run it.
-type ClientUnpauseCmd struct {
-}
+// ClientUnpauseCmd is the CLIENT UNPAUSE command built by ClientUnpause; its methods add options and run it.
+type ClientUnpauseCmd struct{}
 
 func (c *ClientUnpauseCmd) argv() (v argv) {
 	v.fixed[v.n] = "CLIENT"
@@ -1528,7 +1482,7 @@ func Echo(message any) EchoCmd {
 	return c
 }
 
-// EchoCmd is a ECHO command built by Echo; its methods add options and run it.
+// EchoCmd is the ECHO command built by Echo; its methods add options and run it.
 type EchoCmd struct {
 	message any
 }
@@ -1564,13 +1518,9 @@ func (c EchoCmd) Args() []any {
 //	HELLO [protover [AUTH username password] [SETNAME clientname]]
 //
 // Complexity: O(1). Since 6.0.0; Redis and Valkey.
-func Hello() HelloCmd {
-	var c HelloCmd
+func Hello() HelloCmd { return HelloCmd{} }
 
-	return c
-}
-
-// HelloCmd is a HELLO command built by Hello; its methods add options and run it.
+// HelloCmd is the HELLO command built by Hello; its methods add options and run it.
 type HelloCmd struct {
 	argumentsArgs []any
 }
@@ -1614,13 +1564,9 @@ func (c HelloCmd) Args() []any {
 //	PING [message]
 //
 // Complexity: O(1). Since 1.0.0; Redis and Valkey.
-func Ping() PingCmd {
-	var c PingCmd
+func Ping() PingCmd { return PingCmd{} }
 
-	return c
-}
-
-// PingCmd is a PING command built by Ping; its methods add options and run it.
+// PingCmd is the PING command built by Ping; its methods add options and run it.
 type PingCmd struct {
 	message any
 }
@@ -1664,15 +1610,10 @@ func (c PingCmd) Args() []any {
 //	QUIT
 //
 // Complexity: O(1). Since 1.0.0; Redis and Valkey.
-func Quit() QuitCmd {
-	var c QuitCmd
+func Quit() QuitCmd { return QuitCmd{} }
 
-	return c
-}
-
-// QuitCmd is a QUIT command built by Quit; its methods add options and run it.
-type QuitCmd struct {
-}
+// QuitCmd is the QUIT command built by Quit; its methods add options and run it.
+type QuitCmd struct{}
 
 func (c *QuitCmd) argv() (v argv) {
 	v.fixed[v.n] = "QUIT"
@@ -1703,15 +1644,10 @@ func (c QuitCmd) Args() []any {
 //	RESET
 //
 // Complexity: O(1). Since 6.2.0; Redis and Valkey.
-func Reset() ResetCmd {
-	var c ResetCmd
+func Reset() ResetCmd { return ResetCmd{} }
 
-	return c
-}
-
-// ResetCmd is a RESET command built by Reset; its methods add options and run it.
-type ResetCmd struct {
-}
+// ResetCmd is the RESET command built by Reset; its methods add options and run it.
+type ResetCmd struct{}
 
 func (c *ResetCmd) argv() (v argv) {
 	v.fixed[v.n] = "RESET"
@@ -1748,7 +1684,7 @@ func Select(index int64) SelectCmd {
 	return c
 }
 
-// SelectCmd is a SELECT command built by Select; its methods add options and run it.
+// SelectCmd is the SELECT command built by Select; its methods add options and run it.
 type SelectCmd struct {
 	index any
 }

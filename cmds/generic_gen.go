@@ -24,7 +24,7 @@ func Copy(source string, destination string) CopyCmd {
 	return c
 }
 
-// CopyCmd is a COPY command built by Copy; its methods add options and run it.
+// CopyCmd is the COPY command built by Copy; its methods add options and run it.
 type CopyCmd struct {
 	source        any
 	destination   any
@@ -96,7 +96,7 @@ func Del(keys ...string) DelCmd {
 	return c
 }
 
-// DelCmd is a DEL command built by Del; its methods add options and run it.
+// DelCmd is the DEL command built by Del; its methods add options and run it.
 type DelCmd struct {
 	keys []string
 }
@@ -144,7 +144,7 @@ func Dump(key string) DumpCmd {
 	return c
 }
 
-// DumpCmd is a DUMP command built by Dump; its methods add options and run it.
+// DumpCmd is the DUMP command built by Dump; its methods add options and run it.
 type DumpCmd struct {
 	key any
 }
@@ -158,6 +158,7 @@ func (c *DumpCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: key does not exist.
 func (c DumpCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "DUMP"))
@@ -187,7 +188,7 @@ func Exists(keys ...string) ExistsCmd {
 	return c
 }
 
-// ExistsCmd is a EXISTS command built by Exists; its methods add options and run it.
+// ExistsCmd is the EXISTS command built by Exists; its methods add options and run it.
 type ExistsCmd struct {
 	keys []string
 }
@@ -233,7 +234,7 @@ func Expire(key string, seconds time.Duration) ExpireCmd {
 	return c
 }
 
-// ExpireCmd is a EXPIRE command built by Expire; its methods add options and run it.
+// ExpireCmd is the EXPIRE command built by Expire; its methods add options and run it.
 type ExpireCmd struct {
 	key       any
 	seconds   any
@@ -320,7 +321,7 @@ func ExpireAt(key string, unixTimeSeconds time.Time) ExpireAtCmd {
 	return c
 }
 
-// ExpireAtCmd is a EXPIREAT command built by ExpireAt; its methods add options and run it.
+// ExpireAtCmd is the EXPIREAT command built by ExpireAt; its methods add options and run it.
 type ExpireAtCmd struct {
 	key             any
 	unixTimeSeconds any
@@ -405,7 +406,7 @@ func ExpireTime(key string) ExpireTimeCmd {
 	return c
 }
 
-// ExpireTimeCmd is a EXPIRETIME command built by ExpireTime; its methods add options and run it.
+// ExpireTimeCmd is the EXPIRETIME command built by ExpireTime; its methods add options and run it.
 type ExpireTimeCmd struct {
 	key any
 }
@@ -456,7 +457,7 @@ func Keys(pattern string) KeysCmd {
 	return c
 }
 
-// KeysCmd is a KEYS command built by Keys; its methods add options and run it.
+// KeysCmd is the KEYS command built by Keys; its methods add options and run it.
 type KeysCmd struct {
 	pattern any
 }
@@ -504,7 +505,7 @@ func Migrate(host string, port int64, destinationDB int64, timeout int64) Migrat
 	return c
 }
 
-// MigrateCmd is a MIGRATE command built by Migrate; its methods add options and run it.
+// MigrateCmd is the MIGRATE command built by Migrate; its methods add options and run it.
 type MigrateCmd struct {
 	host                   any
 	port                   any
@@ -635,7 +636,7 @@ func Move(key string, db int64) MoveCmd {
 	return c
 }
 
-// MoveCmd is a MOVE command built by Move; its methods add options and run it.
+// MoveCmd is the MOVE command built by Move; its methods add options and run it.
 type MoveCmd struct {
 	key any
 	db  any
@@ -680,7 +681,7 @@ func ObjectEncoding(key string) ObjectEncodingCmd {
 	return c
 }
 
-// ObjectEncodingCmd is a OBJECT ENCODING command built by ObjectEncoding; its methods add options and run it.
+// ObjectEncodingCmd is the OBJECT ENCODING command built by ObjectEncoding; its methods add options and run it.
 type ObjectEncodingCmd struct {
 	key any
 }
@@ -696,6 +697,7 @@ func (c *ObjectEncodingCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: key doesn't exist.
 func (c ObjectEncodingCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "OBJECT ENCODING"))
@@ -725,7 +727,7 @@ func ObjectFreq(key string) ObjectFreqCmd {
 	return c
 }
 
-// ObjectFreqCmd is a OBJECT FREQ command built by ObjectFreq; its methods add options and run it.
+// ObjectFreqCmd is the OBJECT FREQ command built by ObjectFreq; its methods add options and run it.
 type ObjectFreqCmd struct {
 	key any
 }
@@ -763,15 +765,10 @@ func (c ObjectFreqCmd) Args() []any {
 //	OBJECT HELP
 //
 // Complexity: O(1). Since 6.2.0; Redis and Valkey.
-func ObjectHelp() ObjectHelpCmd {
-	var c ObjectHelpCmd
+func ObjectHelp() ObjectHelpCmd { return ObjectHelpCmd{} }
 
-	return c
-}
-
-// ObjectHelpCmd is a OBJECT HELP command built by ObjectHelp; its methods add options and run it.
-type ObjectHelpCmd struct {
-}
+// ObjectHelpCmd is the OBJECT HELP command built by ObjectHelp; its methods add options and run it.
+type ObjectHelpCmd struct{}
 
 func (c *ObjectHelpCmd) argv() (v argv) {
 	v.fixed[v.n] = "OBJECT"
@@ -811,7 +808,7 @@ func ObjectIdleTime(key string) ObjectIdleTimeCmd {
 	return c
 }
 
-// ObjectIdleTimeCmd is a OBJECT IDLETIME command built by ObjectIdleTime; its methods add options and run it.
+// ObjectIdleTimeCmd is the OBJECT IDLETIME command built by ObjectIdleTime; its methods add options and run it.
 type ObjectIdleTimeCmd struct {
 	key any
 }
@@ -856,7 +853,7 @@ func ObjectRefCount(key string) ObjectRefCountCmd {
 	return c
 }
 
-// ObjectRefCountCmd is a OBJECT REFCOUNT command built by ObjectRefCount; its methods add options and run it.
+// ObjectRefCountCmd is the OBJECT REFCOUNT command built by ObjectRefCount; its methods add options and run it.
 type ObjectRefCountCmd struct {
 	key any
 }
@@ -900,7 +897,7 @@ func Persist(key string) PersistCmd {
 	return c
 }
 
-// PersistCmd is a PERSIST command built by Persist; its methods add options and run it.
+// PersistCmd is the PERSIST command built by Persist; its methods add options and run it.
 type PersistCmd struct {
 	key any
 }
@@ -943,7 +940,7 @@ func PExpire(key string, milliseconds time.Duration) PExpireCmd {
 	return c
 }
 
-// PExpireCmd is a PEXPIRE command built by PExpire; its methods add options and run it.
+// PExpireCmd is the PEXPIRE command built by PExpire; its methods add options and run it.
 type PExpireCmd struct {
 	key          any
 	milliseconds any
@@ -1031,7 +1028,7 @@ func PExpireAt(key string, unixTimeMilliseconds time.Time) PExpireAtCmd {
 	return c
 }
 
-// PExpireAtCmd is a PEXPIREAT command built by PExpireAt; its methods add options and run it.
+// PExpireAtCmd is the PEXPIREAT command built by PExpireAt; its methods add options and run it.
 type PExpireAtCmd struct {
 	key                  any
 	unixTimeMilliseconds any
@@ -1116,7 +1113,7 @@ func PExpireTime(key string) PExpireTimeCmd {
 	return c
 }
 
-// PExpireTimeCmd is a PEXPIRETIME command built by PExpireTime; its methods add options and run it.
+// PExpireTimeCmd is the PEXPIRETIME command built by PExpireTime; its methods add options and run it.
 type PExpireTimeCmd struct {
 	key any
 }
@@ -1165,7 +1162,7 @@ func PTTL(key string) PTTLCmd {
 	return c
 }
 
-// PTTLCmd is a PTTL command built by PTTL; its methods add options and run it.
+// PTTLCmd is the PTTL command built by PTTL; its methods add options and run it.
 type PTTLCmd struct {
 	key any
 }
@@ -1201,15 +1198,10 @@ func (c PTTLCmd) Args() []any {
 //	RANDOMKEY
 //
 // Complexity: O(1). Since 1.0.0; Redis and Valkey.
-func RandomKey() RandomKeyCmd {
-	var c RandomKeyCmd
+func RandomKey() RandomKeyCmd { return RandomKeyCmd{} }
 
-	return c
-}
-
-// RandomKeyCmd is a RANDOMKEY command built by RandomKey; its methods add options and run it.
-type RandomKeyCmd struct {
-}
+// RandomKeyCmd is the RANDOMKEY command built by RandomKey; its methods add options and run it.
+type RandomKeyCmd struct{}
 
 func (c *RandomKeyCmd) argv() (v argv) {
 	v.fixed[v.n] = "RANDOMKEY"
@@ -1218,6 +1210,7 @@ func (c *RandomKeyCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: when the database is empty.
 func (c RandomKeyCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "RANDOMKEY"))
@@ -1247,7 +1240,7 @@ func Rename(key string, newkey string) RenameCmd {
 	return c
 }
 
-// RenameCmd is a RENAME command built by Rename; its methods add options and run it.
+// RenameCmd is the RENAME command built by Rename; its methods add options and run it.
 type RenameCmd struct {
 	key    any
 	newkey any
@@ -1293,7 +1286,7 @@ func RenameNX(key string, newkey string) RenameNXCmd {
 	return c
 }
 
-// RenameNXCmd is a RENAMENX command built by RenameNX; its methods add options and run it.
+// RenameNXCmd is the RENAMENX command built by RenameNX; its methods add options and run it.
 type RenameNXCmd struct {
 	key    any
 	newkey any
@@ -1345,7 +1338,7 @@ func Restore(key string, ttl_ int64, serializedValue any) RestoreCmd {
 	return c
 }
 
-// RestoreCmd is a RESTORE command built by Restore; its methods add options and run it.
+// RestoreCmd is the RESTORE command built by Restore; its methods add options and run it.
 type RestoreCmd struct {
 	key             any
 	ttl_            any
@@ -1445,7 +1438,7 @@ func Scan(cursor uint64) ScanCmd {
 	return c
 }
 
-// ScanCmd is a SCAN command built by Scan; its methods add options and run it.
+// ScanCmd is the SCAN command built by Scan; its methods add options and run it.
 type ScanCmd struct {
 	cursor  any
 	pattern any
@@ -1529,7 +1522,7 @@ func Sort(key string) SortCmd {
 	return c
 }
 
-// SortCmd is a SORT command built by Sort; its methods add options and run it.
+// SortCmd is the SORT command built by Sort; its methods add options and run it.
 type SortCmd struct {
 	key         any
 	byPattern   any
@@ -1651,7 +1644,7 @@ func SortRO(key string) SortROCmd {
 	return c
 }
 
-// SortROCmd is a SORT_RO command built by SortRO; its methods add options and run it.
+// SortROCmd is the SORT_RO command built by SortRO; its methods add options and run it.
 type SortROCmd struct {
 	key         any
 	byPattern   any
@@ -1762,7 +1755,7 @@ func Touch(keys ...string) TouchCmd {
 	return c
 }
 
-// TouchCmd is a TOUCH command built by Touch; its methods add options and run it.
+// TouchCmd is the TOUCH command built by Touch; its methods add options and run it.
 type TouchCmd struct {
 	keys []string
 }
@@ -1807,7 +1800,7 @@ func TTL(key string) TTLCmd {
 	return c
 }
 
-// TTLCmd is a TTL command built by TTL; its methods add options and run it.
+// TTLCmd is the TTL command built by TTL; its methods add options and run it.
 type TTLCmd struct {
 	key any
 }
@@ -1849,7 +1842,7 @@ func Type(key string) TypeCmd {
 	return c
 }
 
-// TypeCmd is a TYPE command built by Type; its methods add options and run it.
+// TypeCmd is the TYPE command built by Type; its methods add options and run it.
 type TypeCmd struct {
 	key any
 }
@@ -1863,6 +1856,7 @@ func (c *TypeCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: key doesn't exist.
 func (c TypeCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "TYPE"))
@@ -1900,7 +1894,7 @@ func Unlink(keys ...string) UnlinkCmd {
 	return c
 }
 
-// UnlinkCmd is a UNLINK command built by Unlink; its methods add options and run it.
+// UnlinkCmd is the UNLINK command built by Unlink; its methods add options and run it.
 type UnlinkCmd struct {
 	keys []string
 }
@@ -1947,7 +1941,7 @@ func Wait(numreplicas int64, timeout int64) WaitCmd {
 	return c
 }
 
-// WaitCmd is a WAIT command built by Wait; its methods add options and run it.
+// WaitCmd is the WAIT command built by Wait; its methods add options and run it.
 type WaitCmd struct {
 	numreplicas any
 	timeout     any
@@ -1995,7 +1989,7 @@ func WaitAOF(numlocal int64, numreplicas int64, timeout int64) WaitAOFCmd {
 	return c
 }
 
-// WaitAOFCmd is a WAITAOF command built by WaitAOF; its methods add options and run it.
+// WaitAOFCmd is the WAITAOF command built by WaitAOF; its methods add options and run it.
 type WaitAOFCmd struct {
 	numlocal    any
 	numreplicas any

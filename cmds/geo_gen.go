@@ -25,7 +25,7 @@ func GeoAdd(key string, data ...GeoLocation) GeoAddCmd {
 	return c
 }
 
-// GeoAddCmd is a GEOADD command built by GeoAdd; its methods add options and run it.
+// GeoAddCmd is the GEOADD command built by GeoAdd; its methods add options and run it.
 type GeoAddCmd struct {
 	key       any
 	condition uint8
@@ -106,7 +106,7 @@ func GeoDist(key string, member1 any, member2 any) GeoDistCmd {
 	return c
 }
 
-// GeoDistCmd is a GEODIST command built by GeoDist; its methods add options and run it.
+// GeoDistCmd is the GEODIST command built by GeoDist; its methods add options and run it.
 type GeoDistCmd struct {
 	key     any
 	member1 any
@@ -137,6 +137,7 @@ func (c *GeoDistCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: one or both of elements are missing.
 func (c GeoDistCmd) Do(ctx context.Context, r Doer) (float64, error) {
 	v := c.argv()
 	return decodeFloat(run(ctx, r, &v, "GEODIST"))
@@ -173,7 +174,7 @@ func GeoHash(key string, members ...any) GeoHashCmd {
 	return c
 }
 
-// GeoHashCmd is a GEOHASH command built by GeoHash; its methods add options and run it.
+// GeoHashCmd is the GEOHASH command built by GeoHash; its methods add options and run it.
 type GeoHashCmd struct {
 	key     any
 	members []any
@@ -226,7 +227,7 @@ func GeoPos(key string, members ...any) GeoPosCmd {
 	return c
 }
 
-// GeoPosCmd is a GEOPOS command built by GeoPos; its methods add options and run it.
+// GeoPosCmd is the GEOPOS command built by GeoPos; its methods add options and run it.
 type GeoPosCmd struct {
 	key     any
 	members []any
@@ -284,7 +285,7 @@ func GeoRadius(key string, longitude float64, latitude float64, radius float64, 
 	return c
 }
 
-// GeoRadiusCmd is a GEORADIUS command built by GeoRadius; its methods add options and run it.
+// GeoRadiusCmd is the GEORADIUS command built by GeoRadius; its methods add options and run it.
 type GeoRadiusCmd struct {
 	key               any
 	longitude         any
@@ -454,7 +455,7 @@ func GeoRadiusRO(key string, longitude float64, latitude float64, radius float64
 	return c
 }
 
-// GeoRadiusROCmd is a GEORADIUS_RO command built by GeoRadiusRO; its methods add options and run it.
+// GeoRadiusROCmd is the GEORADIUS_RO command built by GeoRadiusRO; its methods add options and run it.
 type GeoRadiusROCmd struct {
 	key             any
 	longitude       any
@@ -601,7 +602,7 @@ func GeoRadiusByMember(key string, member any, radius float64, unit Unit) GeoRad
 	return c
 }
 
-// GeoRadiusByMemberCmd is a GEORADIUSBYMEMBER command built by GeoRadiusByMember; its methods add options and run it.
+// GeoRadiusByMemberCmd is the GEORADIUSBYMEMBER command built by GeoRadiusByMember; its methods add options and run it.
 type GeoRadiusByMemberCmd struct {
 	key               any
 	member            any
@@ -767,7 +768,7 @@ func GeoRadiusByMemberRO(key string, member any, radius float64, unit Unit) GeoR
 	return c
 }
 
-// GeoRadiusByMemberROCmd is a GEORADIUSBYMEMBER_RO command built by GeoRadiusByMemberRO; its methods add options and run it.
+// GeoRadiusByMemberROCmd is the GEORADIUSBYMEMBER_RO command built by GeoRadiusByMemberRO; its methods add options and run it.
 type GeoRadiusByMemberROCmd struct {
 	key             any
 	member          any
@@ -910,7 +911,7 @@ func GeoSearch(key string) GeoSearchCmd {
 	return c
 }
 
-// GeoSearchCmd is a GEOSEARCH command built by GeoSearch; its methods add options and run it.
+// GeoSearchCmd is the GEOSEARCH command built by GeoSearch; its methods add options and run it.
 type GeoSearchCmd struct {
 	key             any
 	from            uint8
@@ -1113,7 +1114,7 @@ func GeoSearchStore(destination string, source string) GeoSearchStoreCmd {
 	return c
 }
 
-// GeoSearchStoreCmd is a GEOSEARCHSTORE command built by GeoSearchStore; its methods add options and run it.
+// GeoSearchStoreCmd is the GEOSEARCHSTORE command built by GeoSearchStore; its methods add options and run it.
 type GeoSearchStoreCmd struct {
 	destination     any
 	source          any

@@ -24,7 +24,7 @@ func HDel(key string, fields ...string) HDelCmd {
 	return c
 }
 
-// HDelCmd is a HDEL command built by HDel; its methods add options and run it.
+// HDelCmd is the HDEL command built by HDel; its methods add options and run it.
 type HDelCmd struct {
 	key    any
 	fields []string
@@ -72,7 +72,7 @@ func HExists(key string, field string) HExistsCmd {
 	return c
 }
 
-// HExistsCmd is a HEXISTS command built by HExists; its methods add options and run it.
+// HExistsCmd is the HEXISTS command built by HExists; its methods add options and run it.
 type HExistsCmd struct {
 	key   any
 	field any
@@ -127,7 +127,7 @@ func HExpire(key string, seconds time.Duration, fields ...string) HExpireCmd {
 	return c
 }
 
-// HExpireCmd is a HEXPIRE command built by HExpire; its methods add options and run it.
+// HExpireCmd is the HEXPIRE command built by HExpire; its methods add options and run it.
 type HExpireCmd struct {
 	key       any
 	seconds   any
@@ -219,7 +219,7 @@ func HExpireAt(key string, unixTimeSeconds int64, fields ...string) HExpireAtCmd
 	return c
 }
 
-// HExpireAtCmd is a HEXPIREAT command built by HExpireAt; its methods add options and run it.
+// HExpireAtCmd is the HEXPIREAT command built by HExpireAt; its methods add options and run it.
 type HExpireAtCmd struct {
 	key             any
 	unixTimeSeconds any
@@ -308,7 +308,7 @@ func HExpireTime(key string, fields ...string) HExpireTimeCmd {
 	return c
 }
 
-// HExpireTimeCmd is a HEXPIRETIME command built by HExpireTime; its methods add options and run it.
+// HExpireTimeCmd is the HEXPIRETIME command built by HExpireTime; its methods add options and run it.
 type HExpireTimeCmd struct {
 	key    any
 	fields []string
@@ -365,7 +365,7 @@ func HGet(key string, field string) HGetCmd {
 	return c
 }
 
-// HGetCmd is a HGET command built by HGet; its methods add options and run it.
+// HGetCmd is the HGET command built by HGet; its methods add options and run it.
 type HGetCmd struct {
 	key   any
 	field any
@@ -382,6 +382,8 @@ func (c *HGetCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: if the field is not present in the hash or key does
+// not exist.
 func (c HGetCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "HGET"))
@@ -417,7 +419,7 @@ func HGetAll(key string) HGetAllCmd {
 	return c
 }
 
-// HGetAllCmd is a HGETALL command built by HGetAll; its methods add options and run it.
+// HGetAllCmd is the HGETALL command built by HGetAll; its methods add options and run it.
 type HGetAllCmd struct {
 	key any
 }
@@ -469,7 +471,7 @@ func HGetDel(key string, fields ...string) HGetDelCmd {
 	return c
 }
 
-// HGetDelCmd is a HGETDEL command built by HGetDel; its methods add options and run it.
+// HGetDelCmd is the HGETDEL command built by HGetDel; its methods add options and run it.
 type HGetDelCmd struct {
 	key    any
 	fields []string
@@ -521,7 +523,7 @@ func HGetEx(key string, fields ...string) HGetExCmd {
 	return c
 }
 
-// HGetExCmd is a HGETEX command built by HGetEx; its methods add options and run it.
+// HGetExCmd is the HGETEX command built by HGetEx; its methods add options and run it.
 type HGetExCmd struct {
 	key               any
 	expiration        uint8
@@ -612,7 +614,7 @@ func HIncrBy(key string, field string, increment int64) HIncrByCmd {
 	return c
 }
 
-// HIncrByCmd is a HINCRBY command built by HIncrBy; its methods add options and run it.
+// HIncrByCmd is the HINCRBY command built by HIncrBy; its methods add options and run it.
 type HIncrByCmd struct {
 	key       any
 	field     any
@@ -663,7 +665,7 @@ func HIncrByFloat(key string, field string, increment float64) HIncrByFloatCmd {
 	return c
 }
 
-// HIncrByFloatCmd is a HINCRBYFLOAT command built by HIncrByFloat; its methods add options and run it.
+// HIncrByFloatCmd is the HINCRBYFLOAT command built by HIncrByFloat; its methods add options and run it.
 type HIncrByFloatCmd struct {
 	key       any
 	field     any
@@ -711,7 +713,7 @@ func HKeys(key string) HKeysCmd {
 	return c
 }
 
-// HKeysCmd is a HKEYS command built by HKeys; its methods add options and run it.
+// HKeysCmd is the HKEYS command built by HKeys; its methods add options and run it.
 type HKeysCmd struct {
 	key any
 }
@@ -760,7 +762,7 @@ func HLen(key string) HLenCmd {
 	return c
 }
 
-// HLenCmd is a HLEN command built by HLen; its methods add options and run it.
+// HLenCmd is the HLEN command built by HLen; its methods add options and run it.
 type HLenCmd struct {
 	key any
 }
@@ -811,7 +813,7 @@ func HMGet(key string, fields ...string) HMGetCmd {
 	return c
 }
 
-// HMGetCmd is a HMGET command built by HMGet; its methods add options and run it.
+// HMGetCmd is the HMGET command built by HMGet; its methods add options and run it.
 type HMGetCmd struct {
 	key    any
 	fields []string
@@ -867,7 +869,7 @@ func HMSet(key string, data ...FieldValue) HMSetCmd {
 	return c
 }
 
-// HMSetCmd is a HMSET command built by HMSet; its methods add options and run it.
+// HMSetCmd is the HMSET command built by HMSet; its methods add options and run it.
 type HMSetCmd struct {
 	key  any
 	data []FieldValue
@@ -917,7 +919,7 @@ func HPersist(key string, fields ...string) HPersistCmd {
 	return c
 }
 
-// HPersistCmd is a HPERSIST command built by HPersist; its methods add options and run it.
+// HPersistCmd is the HPERSIST command built by HPersist; its methods add options and run it.
 type HPersistCmd struct {
 	key    any
 	fields []string
@@ -970,7 +972,7 @@ func HPExpire(key string, milliseconds time.Duration, fields ...string) HPExpire
 	return c
 }
 
-// HPExpireCmd is a HPEXPIRE command built by HPExpire; its methods add options and run it.
+// HPExpireCmd is the HPEXPIRE command built by HPExpire; its methods add options and run it.
 type HPExpireCmd struct {
 	key          any
 	milliseconds any
@@ -1062,7 +1064,7 @@ func HPExpireAt(key string, unixTimeMilliseconds int64, fields ...string) HPExpi
 	return c
 }
 
-// HPExpireAtCmd is a HPEXPIREAT command built by HPExpireAt; its methods add options and run it.
+// HPExpireAtCmd is the HPEXPIREAT command built by HPExpireAt; its methods add options and run it.
 type HPExpireAtCmd struct {
 	key                  any
 	unixTimeMilliseconds any
@@ -1151,7 +1153,7 @@ func HPExpireTime(key string, fields ...string) HPExpireTimeCmd {
 	return c
 }
 
-// HPExpireTimeCmd is a HPEXPIRETIME command built by HPExpireTime; its methods add options and run it.
+// HPExpireTimeCmd is the HPEXPIRETIME command built by HPExpireTime; its methods add options and run it.
 type HPExpireTimeCmd struct {
 	key    any
 	fields []string
@@ -1210,7 +1212,7 @@ func HPTTL(key string, fields ...string) HPTTLCmd {
 	return c
 }
 
-// HPTTLCmd is a HPTTL command built by HPTTL; its methods add options and run it.
+// HPTTLCmd is the HPTTL command built by HPTTL; its methods add options and run it.
 type HPTTLCmd struct {
 	key    any
 	fields []string
@@ -1267,7 +1269,7 @@ func HRandField(key string) HRandFieldCmd {
 	return c
 }
 
-// HRandFieldCmd is a HRANDFIELD command built by HRandField; its methods add options and run it.
+// HRandFieldCmd is the HRANDFIELD command built by HRandField; its methods add options and run it.
 type HRandFieldCmd struct {
 	key any
 }
@@ -1281,6 +1283,7 @@ func (c *HRandFieldCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: key doesn't exist.
 func (c HRandFieldCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "HRANDFIELD"))
@@ -1312,7 +1315,7 @@ func HRandFieldCount(key string, count int64) HRandFieldCountCmd {
 	return c
 }
 
-// HRandFieldCountCmd is a HRANDFIELD command built by HRandFieldCount; its methods add options and run it.
+// HRandFieldCountCmd is the HRANDFIELD command built by HRandFieldCount; its methods add options and run it.
 type HRandFieldCountCmd struct {
 	key   any
 	count any
@@ -1329,6 +1332,7 @@ func (c *HRandFieldCountCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: key doesn't exist.
 func (c HRandFieldCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
 	return decodeStrings(run(ctx, r, &v, "HRANDFIELD"))
@@ -1360,7 +1364,7 @@ func HRandFieldWithValues(key string, count int64) HRandFieldWithValuesCmd {
 	return c
 }
 
-// HRandFieldWithValuesCmd is a HRANDFIELD command built by HRandFieldWithValues; its methods add options and run it.
+// HRandFieldWithValuesCmd is the HRANDFIELD command built by HRandFieldWithValues; its methods add options and run it.
 type HRandFieldWithValuesCmd struct {
 	key   any
 	count any
@@ -1379,6 +1383,7 @@ func (c *HRandFieldWithValuesCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: key doesn't exist.
 func (c HRandFieldWithValuesCmd) Do(ctx context.Context, r Doer) ([]FieldValue, error) {
 	v := c.argv()
 	return decodeFieldValues(run(ctx, r, &v, "HRANDFIELD"))
@@ -1410,7 +1415,7 @@ func HScan(key string, cursor uint64) HScanCmd {
 	return c
 }
 
-// HScanCmd is a HSCAN command built by HScan; its methods add options and run it.
+// HScanCmd is the HSCAN command built by HScan; its methods add options and run it.
 type HScanCmd struct {
 	key      any
 	cursor   any
@@ -1495,7 +1500,7 @@ func HSet(key string, data ...FieldValue) HSetCmd {
 	return c
 }
 
-// HSetCmd is a HSET command built by HSet; its methods add options and run it.
+// HSetCmd is the HSET command built by HSet; its methods add options and run it.
 type HSetCmd struct {
 	key  any
 	data []FieldValue
@@ -1547,7 +1552,7 @@ func HSetEx(key string, fieldsArgs []any) HSetExCmd {
 	return c
 }
 
-// HSetExCmd is a HSETEX command built by HSetEx; its methods add options and run it.
+// HSetExCmd is the HSETEX command built by HSetEx; its methods add options and run it.
 type HSetExCmd struct {
 	key               any
 	keyCondition      uint8
@@ -1671,7 +1676,7 @@ func HSetNX(key string, field string, value any) HSetNXCmd {
 	return c
 }
 
-// HSetNXCmd is a HSETNX command built by HSetNX; its methods add options and run it.
+// HSetNXCmd is the HSETNX command built by HSetNX; its methods add options and run it.
 type HSetNXCmd struct {
 	key   any
 	field any
@@ -1720,7 +1725,7 @@ func HStrLen(key string, field string) HStrLenCmd {
 	return c
 }
 
-// HStrLenCmd is a HSTRLEN command built by HStrLen; its methods add options and run it.
+// HStrLenCmd is the HSTRLEN command built by HStrLen; its methods add options and run it.
 type HStrLenCmd struct {
 	key   any
 	field any
@@ -1775,7 +1780,7 @@ func HTTL(key string, fields ...string) HTTLCmd {
 	return c
 }
 
-// HTTLCmd is a HTTL command built by HTTL; its methods add options and run it.
+// HTTLCmd is the HTTL command built by HTTL; its methods add options and run it.
 type HTTLCmd struct {
 	key    any
 	fields []string
@@ -1831,7 +1836,7 @@ func HVals(key string) HValsCmd {
 	return c
 }
 
-// HValsCmd is a HVALS command built by HVals; its methods add options and run it.
+// HValsCmd is the HVALS command built by HVals; its methods add options and run it.
 type HValsCmd struct {
 	key any
 }

@@ -22,7 +22,7 @@ func PFAdd(key string, elements ...any) PFAddCmd {
 	return c
 }
 
-// PFAddCmd is a PFADD command built by PFAdd; its methods add options and run it.
+// PFAddCmd is the PFADD command built by PFAdd; its methods add options and run it.
 type PFAddCmd struct {
 	key      any
 	elements []any
@@ -69,7 +69,7 @@ func PFCount(keys ...string) PFCountCmd {
 	return c
 }
 
-// PFCountCmd is a PFCOUNT command built by PFCount; its methods add options and run it.
+// PFCountCmd is the PFCOUNT command built by PFCount; its methods add options and run it.
 type PFCountCmd struct {
 	keys []string
 }
@@ -115,7 +115,7 @@ func PFDebug(subcommand string, key string) PFDebugCmd {
 	return c
 }
 
-// PFDebugCmd is a PFDEBUG command built by PFDebug; its methods add options and run it.
+// PFDebugCmd is the PFDEBUG command built by PFDebug; its methods add options and run it.
 type PFDebugCmd struct {
 	subcommand any
 	key        any
@@ -162,7 +162,7 @@ func PFMerge(destkey string, sourcekeys ...string) PFMergeCmd {
 	return c
 }
 
-// PFMergeCmd is a PFMERGE command built by PFMerge; its methods add options and run it.
+// PFMergeCmd is the PFMERGE command built by PFMerge; its methods add options and run it.
 type PFMergeCmd struct {
 	destkey    any
 	sourcekeys []string
@@ -200,15 +200,10 @@ func (c PFMergeCmd) Args() []any {
 //	PFSELFTEST
 //
 // Complexity: N/A. Since 2.8.9; Redis and Valkey.
-func PFSelfTest() PFSelfTestCmd {
-	var c PFSelfTestCmd
+func PFSelfTest() PFSelfTestCmd { return PFSelfTestCmd{} }
 
-	return c
-}
-
-// PFSelfTestCmd is a PFSELFTEST command built by PFSelfTest; its methods add options and run it.
-type PFSelfTestCmd struct {
-}
+// PFSelfTestCmd is the PFSELFTEST command built by PFSelfTest; its methods add options and run it.
+type PFSelfTestCmd struct{}
 
 func (c *PFSelfTestCmd) argv() (v argv) {
 	v.fixed[v.n] = "PFSELFTEST"

@@ -27,7 +27,7 @@ func BLMove(source string, destination string, wherefrom Side, whereto Side, tim
 	return c
 }
 
-// BLMoveCmd is a BLMOVE command built by BLMove; its methods add options and run it.
+// BLMoveCmd is the BLMOVE command built by BLMove; its methods add options and run it.
 type BLMoveCmd struct {
 	source      any
 	destination any
@@ -53,6 +53,8 @@ func (c *BLMoveCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: operation timed-out or the command is issued from a
+// transaction or a script and the source does not exist.
 func (c BLMoveCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "BLMOVE"))
@@ -85,7 +87,7 @@ func BLMPop(timeout time.Duration, keys []string, where Side) BLMPopCmd {
 	return c
 }
 
-// BLMPopCmd is a BLMPOP command built by BLMPop; its methods add options and run it.
+// BLMPopCmd is the BLMPOP command built by BLMPop; its methods add options and run it.
 type BLMPopCmd struct {
 	timeout any
 	keys    []string
@@ -118,6 +120,7 @@ func (c *BLMPopCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: operation timed-out.
 func (c BLMPopCmd) Do(ctx context.Context, r Doer) (KeyValues, error) {
 	v := c.argv()
 	return decodeKeyValues(run(ctx, r, &v, "BLMPOP"))
@@ -149,7 +152,7 @@ func BLPop(keys []string, timeout time.Duration) BLPopCmd {
 	return c
 }
 
-// BLPopCmd is a BLPOP command built by BLPop; its methods add options and run it.
+// BLPopCmd is the BLPOP command built by BLPop; its methods add options and run it.
 type BLPopCmd struct {
 	keys    []string
 	timeout any
@@ -168,6 +171,7 @@ func (c *BLPopCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: no element could be popped and timeout expired.
 func (c BLPopCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
 	return decodeStrings(run(ctx, r, &v, "BLPOP"))
@@ -199,7 +203,7 @@ func BRPop(keys []string, timeout time.Duration) BRPopCmd {
 	return c
 }
 
-// BRPopCmd is a BRPOP command built by BRPop; its methods add options and run it.
+// BRPopCmd is the BRPOP command built by BRPop; its methods add options and run it.
 type BRPopCmd struct {
 	keys    []string
 	timeout any
@@ -218,6 +222,7 @@ func (c *BRPopCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: no element could be popped and the timeout expired.
 func (c BRPopCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
 	return decodeStrings(run(ctx, r, &v, "BRPOP"))
@@ -250,7 +255,7 @@ func BRPopLPush(source string, destination string, timeout time.Duration) BRPopL
 	return c
 }
 
-// BRPopLPushCmd is a BRPOPLPUSH command built by BRPopLPush; its methods add options and run it.
+// BRPopLPushCmd is the BRPOPLPUSH command built by BRPopLPush; its methods add options and run it.
 type BRPopLPushCmd struct {
 	source      any
 	destination any
@@ -270,6 +275,7 @@ func (c *BRPopLPushCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: timeout is reached.
 func (c BRPopLPushCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "BRPOPLPUSH"))
@@ -301,7 +307,7 @@ func LIndex(key string, index int64) LIndexCmd {
 	return c
 }
 
-// LIndexCmd is a LINDEX command built by LIndex; its methods add options and run it.
+// LIndexCmd is the LINDEX command built by LIndex; its methods add options and run it.
 type LIndexCmd struct {
 	key   any
 	index any
@@ -318,6 +324,7 @@ func (c *LIndexCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: index is out of range.
 func (c LIndexCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "LINDEX"))
@@ -359,7 +366,7 @@ func LInsert(key string, where LInsertWhere, pivot any, element any) LInsertCmd 
 	return c
 }
 
-// LInsertCmd is a LINSERT command built by LInsert; its methods add options and run it.
+// LInsertCmd is the LINSERT command built by LInsert; its methods add options and run it.
 type LInsertCmd struct {
 	key     any
 	where   any
@@ -419,7 +426,7 @@ func LLen(key string) LLenCmd {
 	return c
 }
 
-// LLenCmd is a LLEN command built by LLen; its methods add options and run it.
+// LLenCmd is the LLEN command built by LLen; its methods add options and run it.
 type LLenCmd struct {
 	key any
 }
@@ -472,7 +479,7 @@ func LMove(source string, destination string, wherefrom Side, whereto Side) LMov
 	return c
 }
 
-// LMoveCmd is a LMOVE command built by LMove; its methods add options and run it.
+// LMoveCmd is the LMOVE command built by LMove; its methods add options and run it.
 type LMoveCmd struct {
 	source      any
 	destination any
@@ -495,6 +502,7 @@ func (c *LMoveCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: source does not exist.
 func (c LMoveCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "LMOVE"))
@@ -526,7 +534,7 @@ func LMPop(keys []string, where Side) LMPopCmd {
 	return c
 }
 
-// LMPopCmd is a LMPOP command built by LMPop; its methods add options and run it.
+// LMPopCmd is the LMPOP command built by LMPop; its methods add options and run it.
 type LMPopCmd struct {
 	keys  []string
 	where any
@@ -557,6 +565,7 @@ func (c *LMPopCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: if no element could be popped.
 func (c LMPopCmd) Do(ctx context.Context, r Doer) (KeyValues, error) {
 	v := c.argv()
 	return decodeKeyValues(run(ctx, r, &v, "LMPOP"))
@@ -587,7 +596,7 @@ func LPop(key string) LPopCmd {
 	return c
 }
 
-// LPopCmd is a LPOP command built by LPop; its methods add options and run it.
+// LPopCmd is the LPOP command built by LPop; its methods add options and run it.
 type LPopCmd struct {
 	key any
 }
@@ -601,6 +610,7 @@ func (c *LPopCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: key does not exist.
 func (c LPopCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "LPOP"))
@@ -632,7 +642,7 @@ func LPopCount(key string, count int64) LPopCountCmd {
 	return c
 }
 
-// LPopCountCmd is a LPOP command built by LPopCount; its methods add options and run it.
+// LPopCountCmd is the LPOP command built by LPopCount; its methods add options and run it.
 type LPopCountCmd struct {
 	key   any
 	count any
@@ -649,6 +659,7 @@ func (c *LPopCountCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: key does not exist.
 func (c LPopCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
 	return decodeStrings(run(ctx, r, &v, "LPOP"))
@@ -681,7 +692,7 @@ func LPos(key string, element any) LPosCmd {
 	return c
 }
 
-// LPosCmd is a LPOS command built by LPos; its methods add options and run it.
+// LPosCmd is the LPOS command built by LPos; its methods add options and run it.
 type LPosCmd struct {
 	key     any
 	element any
@@ -724,6 +735,7 @@ func (c *LPosCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: in case there is no matching element.
 func (c LPosCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
 	return decodeInt(run(ctx, r, &v, "LPOS"))
@@ -765,7 +777,7 @@ func LPosCount(key string, element any, numMatches int64) LPosCountCmd {
 	return c
 }
 
-// LPosCountCmd is a LPOS command built by LPosCount; its methods add options and run it.
+// LPosCountCmd is the LPOS command built by LPosCount; its methods add options and run it.
 type LPosCountCmd struct {
 	key        any
 	element    any
@@ -813,6 +825,7 @@ func (c *LPosCountCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: in case there is no matching element.
 func (c LPosCountCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
 	return decodeInts(run(ctx, r, &v, "LPOS"))
@@ -851,7 +864,7 @@ func LPush(key string, elements ...any) LPushCmd {
 	return c
 }
 
-// LPushCmd is a LPUSH command built by LPush; its methods add options and run it.
+// LPushCmd is the LPUSH command built by LPush; its methods add options and run it.
 type LPushCmd struct {
 	key      any
 	elements []any
@@ -901,7 +914,7 @@ func LPushX(key string, elements ...any) LPushXCmd {
 	return c
 }
 
-// LPushXCmd is a LPUSHX command built by LPushX; its methods add options and run it.
+// LPushXCmd is the LPUSHX command built by LPushX; its methods add options and run it.
 type LPushXCmd struct {
 	key      any
 	elements []any
@@ -952,7 +965,7 @@ func LRange(key string, start int64, stop int64) LRangeCmd {
 	return c
 }
 
-// LRangeCmd is a LRANGE command built by LRange; its methods add options and run it.
+// LRangeCmd is the LRANGE command built by LRange; its methods add options and run it.
 type LRangeCmd struct {
 	key   any
 	start any
@@ -1011,7 +1024,7 @@ func LRem(key string, count int64, element any) LRemCmd {
 	return c
 }
 
-// LRemCmd is a LREM command built by LRem; its methods add options and run it.
+// LRemCmd is the LREM command built by LRem; its methods add options and run it.
 type LRemCmd struct {
 	key     any
 	count   any
@@ -1062,7 +1075,7 @@ func LSet(key string, index int64, element any) LSetCmd {
 	return c
 }
 
-// LSetCmd is a LSET command built by LSet; its methods add options and run it.
+// LSetCmd is the LSET command built by LSet; its methods add options and run it.
 type LSetCmd struct {
 	key     any
 	index   any
@@ -1114,7 +1127,7 @@ func LTrim(key string, start int64, stop int64) LTrimCmd {
 	return c
 }
 
-// LTrimCmd is a LTRIM command built by LTrim; its methods add options and run it.
+// LTrimCmd is the LTRIM command built by LTrim; its methods add options and run it.
 type LTrimCmd struct {
 	key   any
 	start any
@@ -1164,7 +1177,7 @@ func RPop(key string) RPopCmd {
 	return c
 }
 
-// RPopCmd is a RPOP command built by RPop; its methods add options and run it.
+// RPopCmd is the RPOP command built by RPop; its methods add options and run it.
 type RPopCmd struct {
 	key any
 }
@@ -1178,6 +1191,7 @@ func (c *RPopCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: key does not exist.
 func (c RPopCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "RPOP"))
@@ -1209,7 +1223,7 @@ func RPopCount(key string, count int64) RPopCountCmd {
 	return c
 }
 
-// RPopCountCmd is a RPOP command built by RPopCount; its methods add options and run it.
+// RPopCountCmd is the RPOP command built by RPopCount; its methods add options and run it.
 type RPopCountCmd struct {
 	key   any
 	count any
@@ -1226,6 +1240,7 @@ func (c *RPopCountCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: key does not exist.
 func (c RPopCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
 	return decodeStrings(run(ctx, r, &v, "RPOP"))
@@ -1256,7 +1271,7 @@ func RPopLPush(source string, destination string) RPopLPushCmd {
 	return c
 }
 
-// RPopLPushCmd is a RPOPLPUSH command built by RPopLPush; its methods add options and run it.
+// RPopLPushCmd is the RPOPLPUSH command built by RPopLPush; its methods add options and run it.
 type RPopLPushCmd struct {
 	source      any
 	destination any
@@ -1273,6 +1288,7 @@ func (c *RPopLPushCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: source list is empty.
 func (c RPopLPushCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "RPOPLPUSH"))
@@ -1304,7 +1320,7 @@ func RPush(key string, elements ...any) RPushCmd {
 	return c
 }
 
-// RPushCmd is a RPUSH command built by RPush; its methods add options and run it.
+// RPushCmd is the RPUSH command built by RPush; its methods add options and run it.
 type RPushCmd struct {
 	key      any
 	elements []any
@@ -1354,7 +1370,7 @@ func RPushX(key string, elements ...any) RPushXCmd {
 	return c
 }
 
-// RPushXCmd is a RPUSHX command built by RPushX; its methods add options and run it.
+// RPushXCmd is the RPUSHX command built by RPushX; its methods add options and run it.
 type RPushXCmd struct {
 	key      any
 	elements []any

@@ -22,7 +22,7 @@ func PSubscribe(patterns ...string) PSubscribeCmd {
 	return c
 }
 
-// PSubscribeCmd is a PSUBSCRIBE command built by PSubscribe; its methods add options and run it.
+// PSubscribeCmd is the PSUBSCRIBE command built by PSubscribe; its methods add options and run it.
 type PSubscribeCmd struct {
 	patterns []string
 }
@@ -70,7 +70,7 @@ func Publish(channel string, message any) PublishCmd {
 	return c
 }
 
-// PublishCmd is a PUBLISH command built by Publish; its methods add options and run it.
+// PublishCmd is the PUBLISH command built by Publish; its methods add options and run it.
 type PublishCmd struct {
 	channel any
 	message any
@@ -111,13 +111,9 @@ func (c PublishCmd) Args() []any {
 // Complexity: O(N) where N is the number of active channels, and assuming constant time
 // pattern matching (relatively short channels and patterns). Since 2.8.0; Redis and
 // Valkey.
-func PubSubChannels() PubSubChannelsCmd {
-	var c PubSubChannelsCmd
+func PubSubChannels() PubSubChannelsCmd { return PubSubChannelsCmd{} }
 
-	return c
-}
-
-// PubSubChannelsCmd is a PUBSUB CHANNELS command built by PubSubChannels; its methods add options and run it.
+// PubSubChannelsCmd is the PUBSUB CHANNELS command built by PubSubChannels; its methods add options and run it.
 type PubSubChannelsCmd struct {
 	pattern any
 }
@@ -163,15 +159,10 @@ func (c PubSubChannelsCmd) Args() []any {
 //	PUBSUB HELP
 //
 // Complexity: O(1). Since 6.2.0; Redis and Valkey.
-func PubSubHelp() PubSubHelpCmd {
-	var c PubSubHelpCmd
+func PubSubHelp() PubSubHelpCmd { return PubSubHelpCmd{} }
 
-	return c
-}
-
-// PubSubHelpCmd is a PUBSUB HELP command built by PubSubHelp; its methods add options and run it.
-type PubSubHelpCmd struct {
-}
+// PubSubHelpCmd is the PUBSUB HELP command built by PubSubHelp; its methods add options and run it.
+type PubSubHelpCmd struct{}
 
 func (c *PubSubHelpCmd) argv() (v argv) {
 	v.fixed[v.n] = "PUBSUB"
@@ -204,15 +195,10 @@ func (c PubSubHelpCmd) Args() []any {
 //	PUBSUB NUMPAT
 //
 // Complexity: O(1). Since 2.8.0; Redis and Valkey.
-func PubSubNumPat() PubSubNumPatCmd {
-	var c PubSubNumPatCmd
+func PubSubNumPat() PubSubNumPatCmd { return PubSubNumPatCmd{} }
 
-	return c
-}
-
-// PubSubNumPatCmd is a PUBSUB NUMPAT command built by PubSubNumPat; its methods add options and run it.
-type PubSubNumPatCmd struct {
-}
+// PubSubNumPatCmd is the PUBSUB NUMPAT command built by PubSubNumPat; its methods add options and run it.
+type PubSubNumPatCmd struct{}
 
 func (c *PubSubNumPatCmd) argv() (v argv) {
 	v.fixed[v.n] = "PUBSUB"
@@ -252,7 +238,7 @@ func PubSubNumSub(channels ...string) PubSubNumSubCmd {
 	return c
 }
 
-// PubSubNumSubCmd is a PUBSUB NUMSUB command built by PubSubNumSub; its methods add options and run it.
+// PubSubNumSubCmd is the PUBSUB NUMSUB command built by PubSubNumSub; its methods add options and run it.
 type PubSubNumSubCmd struct {
 	channels []string
 }
@@ -291,13 +277,9 @@ func (c PubSubNumSubCmd) Args() []any {
 // Complexity: O(N) where N is the number of active shard channels, and assuming
 // constant time pattern matching (relatively short shard channels). Since 7.0.0; Redis
 // and Valkey.
-func PubSubShardChannels() PubSubShardChannelsCmd {
-	var c PubSubShardChannelsCmd
+func PubSubShardChannels() PubSubShardChannelsCmd { return PubSubShardChannelsCmd{} }
 
-	return c
-}
-
-// PubSubShardChannelsCmd is a PUBSUB SHARDCHANNELS command built by PubSubShardChannels; its methods add options and run it.
+// PubSubShardChannelsCmd is the PUBSUB SHARDCHANNELS command built by PubSubShardChannels; its methods add options and run it.
 type PubSubShardChannelsCmd struct {
 	pattern any
 }
@@ -351,7 +333,7 @@ func PubSubShardNumSub(shardchannels ...string) PubSubShardNumSubCmd {
 	return c
 }
 
-// PubSubShardNumSubCmd is a PUBSUB SHARDNUMSUB command built by PubSubShardNumSub; its methods add options and run it.
+// PubSubShardNumSubCmd is the PUBSUB SHARDNUMSUB command built by PubSubShardNumSub; its methods add options and run it.
 type PubSubShardNumSubCmd struct {
 	shardchannels []string
 }
@@ -396,7 +378,7 @@ func PUnsubscribe(patterns ...string) PUnsubscribeCmd {
 	return c
 }
 
-// PUnsubscribeCmd is a PUNSUBSCRIBE command built by PUnsubscribe; its methods add options and run it.
+// PUnsubscribeCmd is the PUNSUBSCRIBE command built by PUnsubscribe; its methods add options and run it.
 type PUnsubscribeCmd struct {
 	patterns []string
 }
@@ -440,7 +422,7 @@ func SPublish(shardchannel string, message any) SPublishCmd {
 	return c
 }
 
-// SPublishCmd is a SPUBLISH command built by SPublish; its methods add options and run it.
+// SPublishCmd is the SPUBLISH command built by SPublish; its methods add options and run it.
 type SPublishCmd struct {
 	shardchannel any
 	message      any
@@ -486,7 +468,7 @@ func SSubscribe(shardchannels ...string) SSubscribeCmd {
 	return c
 }
 
-// SSubscribeCmd is a SSUBSCRIBE command built by SSubscribe; its methods add options and run it.
+// SSubscribeCmd is the SSUBSCRIBE command built by SSubscribe; its methods add options and run it.
 type SSubscribeCmd struct {
 	shardchannels []string
 }
@@ -532,7 +514,7 @@ func Subscribe(channels ...string) SubscribeCmd {
 	return c
 }
 
-// SubscribeCmd is a SUBSCRIBE command built by Subscribe; its methods add options and run it.
+// SubscribeCmd is the SUBSCRIBE command built by Subscribe; its methods add options and run it.
 type SubscribeCmd struct {
 	channels []string
 }
@@ -579,7 +561,7 @@ func SUnsubscribe(shardchannels ...string) SUnsubscribeCmd {
 	return c
 }
 
-// SUnsubscribeCmd is a SUNSUBSCRIBE command built by SUnsubscribe; its methods add options and run it.
+// SUnsubscribeCmd is the SUNSUBSCRIBE command built by SUnsubscribe; its methods add options and run it.
 type SUnsubscribeCmd struct {
 	shardchannels []string
 }
@@ -622,7 +604,7 @@ func Unsubscribe(channels ...string) UnsubscribeCmd {
 	return c
 }
 
-// UnsubscribeCmd is a UNSUBSCRIBE command built by Unsubscribe; its methods add options and run it.
+// UnsubscribeCmd is the UNSUBSCRIBE command built by Unsubscribe; its methods add options and run it.
 type UnsubscribeCmd struct {
 	channels []string
 }

@@ -22,7 +22,7 @@ func Eval(script string, keys []string, args ...any) EvalCmd {
 	return c
 }
 
-// EvalCmd is a EVAL command built by Eval; its methods add options and run it.
+// EvalCmd is the EVAL command built by Eval; its methods add options and run it.
 type EvalCmd struct {
 	script any
 	keys   []string
@@ -73,7 +73,7 @@ func EvalRO(script string, keys []string, args ...any) EvalROCmd {
 	return c
 }
 
-// EvalROCmd is a EVAL_RO command built by EvalRO; its methods add options and run it.
+// EvalROCmd is the EVAL_RO command built by EvalRO; its methods add options and run it.
 type EvalROCmd struct {
 	script any
 	keys   []string
@@ -124,7 +124,7 @@ func EvalSha(sha1 string, keys []string, args ...any) EvalShaCmd {
 	return c
 }
 
-// EvalShaCmd is a EVALSHA command built by EvalSha; its methods add options and run it.
+// EvalShaCmd is the EVALSHA command built by EvalSha; its methods add options and run it.
 type EvalShaCmd struct {
 	sha1 any
 	keys []string
@@ -176,7 +176,7 @@ func EvalShaRO(sha1 string, keys []string, args ...any) EvalShaROCmd {
 	return c
 }
 
-// EvalShaROCmd is a EVALSHA_RO command built by EvalShaRO; its methods add options and run it.
+// EvalShaROCmd is the EVALSHA_RO command built by EvalShaRO; its methods add options and run it.
 type EvalShaROCmd struct {
 	sha1 any
 	keys []string
@@ -227,7 +227,7 @@ func FCall(function string, keys []string, args ...any) FCallCmd {
 	return c
 }
 
-// FCallCmd is a FCALL command built by FCall; its methods add options and run it.
+// FCallCmd is the FCALL command built by FCall; its methods add options and run it.
 type FCallCmd struct {
 	function any
 	keys     []string
@@ -278,7 +278,7 @@ func FCallRO(function string, keys []string, args ...any) FCallROCmd {
 	return c
 }
 
-// FCallROCmd is a FCALL_RO command built by FCallRO; its methods add options and run it.
+// FCallROCmd is the FCALL_RO command built by FCallRO; its methods add options and run it.
 type FCallROCmd struct {
 	function any
 	keys     []string
@@ -327,7 +327,7 @@ func FunctionDelete(libraryName string) FunctionDeleteCmd {
 	return c
 }
 
-// FunctionDeleteCmd is a FUNCTION DELETE command built by FunctionDelete; its methods add options and run it.
+// FunctionDeleteCmd is the FUNCTION DELETE command built by FunctionDelete; its methods add options and run it.
 type FunctionDeleteCmd struct {
 	libraryName any
 }
@@ -366,15 +366,10 @@ func (c FunctionDeleteCmd) Args() []any {
 //	FUNCTION DUMP
 //
 // Complexity: O(N) where N is the number of functions. Since 7.0.0; Redis and Valkey.
-func FunctionDump() FunctionDumpCmd {
-	var c FunctionDumpCmd
+func FunctionDump() FunctionDumpCmd { return FunctionDumpCmd{} }
 
-	return c
-}
-
-// FunctionDumpCmd is a FUNCTION DUMP command built by FunctionDump; its methods add options and run it.
-type FunctionDumpCmd struct {
-}
+// FunctionDumpCmd is the FUNCTION DUMP command built by FunctionDump; its methods add options and run it.
+type FunctionDumpCmd struct{}
 
 func (c *FunctionDumpCmd) argv() (v argv) {
 	v.fixed[v.n] = "FUNCTION"
@@ -408,13 +403,9 @@ func (c FunctionDumpCmd) Args() []any {
 //
 // Complexity: O(N) where N is the number of functions deleted. Since 7.0.0; Redis and
 // Valkey.
-func FunctionFlush() FunctionFlushCmd {
-	var c FunctionFlushCmd
+func FunctionFlush() FunctionFlushCmd { return FunctionFlushCmd{} }
 
-	return c
-}
-
-// FunctionFlushCmd is a FUNCTION FLUSH command built by FunctionFlush; its methods add options and run it.
+// FunctionFlushCmd is the FUNCTION FLUSH command built by FunctionFlush; its methods add options and run it.
 type FunctionFlushCmd struct {
 	flushType uint8
 }
@@ -471,15 +462,10 @@ func (c FunctionFlushCmd) Args() []any {
 //	FUNCTION HELP
 //
 // Complexity: O(1). Since 7.0.0; Redis and Valkey.
-func FunctionHelp() FunctionHelpCmd {
-	var c FunctionHelpCmd
+func FunctionHelp() FunctionHelpCmd { return FunctionHelpCmd{} }
 
-	return c
-}
-
-// FunctionHelpCmd is a FUNCTION HELP command built by FunctionHelp; its methods add options and run it.
-type FunctionHelpCmd struct {
-}
+// FunctionHelpCmd is the FUNCTION HELP command built by FunctionHelp; its methods add options and run it.
+type FunctionHelpCmd struct{}
 
 func (c *FunctionHelpCmd) argv() (v argv) {
 	v.fixed[v.n] = "FUNCTION"
@@ -512,15 +498,10 @@ func (c FunctionHelpCmd) Args() []any {
 //	FUNCTION KILL
 //
 // Complexity: O(1). Since 7.0.0; Redis and Valkey.
-func FunctionKill() FunctionKillCmd {
-	var c FunctionKillCmd
+func FunctionKill() FunctionKillCmd { return FunctionKillCmd{} }
 
-	return c
-}
-
-// FunctionKillCmd is a FUNCTION KILL command built by FunctionKill; its methods add options and run it.
-type FunctionKillCmd struct {
-}
+// FunctionKillCmd is the FUNCTION KILL command built by FunctionKill; its methods add options and run it.
+type FunctionKillCmd struct{}
 
 func (c *FunctionKillCmd) argv() (v argv) {
 	v.fixed[v.n] = "FUNCTION"
@@ -553,13 +534,9 @@ func (c FunctionKillCmd) Args() []any {
 //	FUNCTION LIST [LIBRARYNAME library-name-pattern] [WITHCODE]
 //
 // Complexity: O(N) where N is the number of functions. Since 7.0.0; Redis and Valkey.
-func FunctionList() FunctionListCmd {
-	var c FunctionListCmd
+func FunctionList() FunctionListCmd { return FunctionListCmd{} }
 
-	return c
-}
-
-// FunctionListCmd is a FUNCTION LIST command built by FunctionList; its methods add options and run it.
+// FunctionListCmd is the FUNCTION LIST command built by FunctionList; its methods add options and run it.
 type FunctionListCmd struct {
 	libraryNamePattern any
 	withCode           bool
@@ -625,7 +602,7 @@ func FunctionLoad(functionCode string) FunctionLoadCmd {
 	return c
 }
 
-// FunctionLoadCmd is a FUNCTION LOAD command built by FunctionLoad; its methods add options and run it.
+// FunctionLoadCmd is the FUNCTION LOAD command built by FunctionLoad; its methods add options and run it.
 type FunctionLoadCmd struct {
 	replace      bool
 	functionCode any
@@ -681,7 +658,7 @@ func FunctionRestore(serializedValue any) FunctionRestoreCmd {
 	return c
 }
 
-// FunctionRestoreCmd is a FUNCTION RESTORE command built by FunctionRestore; its methods add options and run it.
+// FunctionRestoreCmd is the FUNCTION RESTORE command built by FunctionRestore; its methods add options and run it.
 type FunctionRestoreCmd struct {
 	serializedValue any
 	policy          uint8
@@ -750,15 +727,10 @@ func (c FunctionRestoreCmd) Args() []any {
 //	FUNCTION STATS
 //
 // Complexity: O(1). Since 7.0.0; Redis and Valkey.
-func FunctionStats() FunctionStatsCmd {
-	var c FunctionStatsCmd
+func FunctionStats() FunctionStatsCmd { return FunctionStatsCmd{} }
 
-	return c
-}
-
-// FunctionStatsCmd is a FUNCTION STATS command built by FunctionStats; its methods add options and run it.
-type FunctionStatsCmd struct {
-}
+// FunctionStatsCmd is the FUNCTION STATS command built by FunctionStats; its methods add options and run it.
+type FunctionStatsCmd struct{}
 
 func (c *FunctionStatsCmd) argv() (v argv) {
 	v.fixed[v.n] = "FUNCTION"
@@ -799,7 +771,7 @@ func ScriptDebug(mode ScriptDebugMode) ScriptDebugCmd {
 	return c
 }
 
-// ScriptDebugCmd is a SCRIPT DEBUG command built by ScriptDebug; its methods add options and run it.
+// ScriptDebugCmd is the SCRIPT DEBUG command built by ScriptDebug; its methods add options and run it.
 type ScriptDebugCmd struct {
 	mode   any
 	engine any
@@ -866,7 +838,7 @@ func ScriptExists(sha1s ...string) ScriptExistsCmd {
 	return c
 }
 
-// ScriptExistsCmd is a SCRIPT EXISTS command built by ScriptExists; its methods add options and run it.
+// ScriptExistsCmd is the SCRIPT EXISTS command built by ScriptExists; its methods add options and run it.
 type ScriptExistsCmd struct {
 	sha1s []string
 }
@@ -908,13 +880,9 @@ func (c ScriptExistsCmd) Args() []any {
 //
 // Complexity: O(N) with N being the number of scripts in cache. Since 2.6.0; Redis and
 // Valkey.
-func ScriptFlush() ScriptFlushCmd {
-	var c ScriptFlushCmd
+func ScriptFlush() ScriptFlushCmd { return ScriptFlushCmd{} }
 
-	return c
-}
-
-// ScriptFlushCmd is a SCRIPT FLUSH command built by ScriptFlush; its methods add options and run it.
+// ScriptFlushCmd is the SCRIPT FLUSH command built by ScriptFlush; its methods add options and run it.
 type ScriptFlushCmd struct {
 	flushType uint8
 }
@@ -970,15 +938,10 @@ func (c ScriptFlushCmd) Args() []any {
 //	SCRIPT HELP
 //
 // Complexity: O(1). Since 5.0.0; Redis and Valkey.
-func ScriptHelp() ScriptHelpCmd {
-	var c ScriptHelpCmd
+func ScriptHelp() ScriptHelpCmd { return ScriptHelpCmd{} }
 
-	return c
-}
-
-// ScriptHelpCmd is a SCRIPT HELP command built by ScriptHelp; its methods add options and run it.
-type ScriptHelpCmd struct {
-}
+// ScriptHelpCmd is the SCRIPT HELP command built by ScriptHelp; its methods add options and run it.
+type ScriptHelpCmd struct{}
 
 func (c *ScriptHelpCmd) argv() (v argv) {
 	v.fixed[v.n] = "SCRIPT"
@@ -1011,15 +974,10 @@ func (c ScriptHelpCmd) Args() []any {
 //	SCRIPT KILL
 //
 // Complexity: O(1). Since 2.6.0; Redis and Valkey.
-func ScriptKill() ScriptKillCmd {
-	var c ScriptKillCmd
+func ScriptKill() ScriptKillCmd { return ScriptKillCmd{} }
 
-	return c
-}
-
-// ScriptKillCmd is a SCRIPT KILL command built by ScriptKill; its methods add options and run it.
-type ScriptKillCmd struct {
-}
+// ScriptKillCmd is the SCRIPT KILL command built by ScriptKill; its methods add options and run it.
+type ScriptKillCmd struct{}
 
 func (c *ScriptKillCmd) argv() (v argv) {
 	v.fixed[v.n] = "SCRIPT"
@@ -1059,7 +1017,7 @@ func ScriptLoad(script string) ScriptLoadCmd {
 	return c
 }
 
-// ScriptLoadCmd is a SCRIPT LOAD command built by ScriptLoad; its methods add options and run it.
+// ScriptLoadCmd is the SCRIPT LOAD command built by ScriptLoad; its methods add options and run it.
 type ScriptLoadCmd struct {
 	script any
 }
@@ -1103,7 +1061,7 @@ func ScriptShow(sha1 string) ScriptShowCmd {
 	return c
 }
 
-// ScriptShowCmd is a SCRIPT SHOW command built by ScriptShow; its methods add options and run it.
+// ScriptShowCmd is the SCRIPT SHOW command built by ScriptShow; its methods add options and run it.
 type ScriptShowCmd struct {
 	sha1 any
 }

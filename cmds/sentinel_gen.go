@@ -22,7 +22,7 @@ func SentinelCKQuorum(primaryName string) SentinelCKQuorumCmd {
 	return c
 }
 
-// SentinelCKQuorumCmd is a SENTINEL CKQUORUM command built by SentinelCKQuorum; its methods add options and run it.
+// SentinelCKQuorumCmd is the SENTINEL CKQUORUM command built by SentinelCKQuorum; its methods add options and run it.
 type SentinelCKQuorumCmd struct {
 	primaryName any
 }
@@ -61,13 +61,9 @@ func (c SentinelCKQuorumCmd) Args() []any {
 //
 // Complexity: O(N) when N is the number of configuration parameters provided. Since
 // 6.2.0; Redis and Valkey.
-func SentinelConfig() SentinelConfigCmd {
-	var c SentinelConfigCmd
+func SentinelConfig() SentinelConfigCmd { return SentinelConfigCmd{} }
 
-	return c
-}
-
-// SentinelConfigCmd is a SENTINEL CONFIG command built by SentinelConfig; its methods add options and run it.
+// SentinelConfigCmd is the SENTINEL CONFIG command built by SentinelConfig; its methods add options and run it.
 type SentinelConfigCmd struct {
 	action              uint8
 	actionSetArgs       []any
@@ -133,13 +129,9 @@ func (c SentinelConfigCmd) Args() []any {
 //
 // Complexity: O(N) where N is the number of configurable parameters. Since 7.0.0; Redis
 // and Valkey.
-func SentinelDebug() SentinelDebugCmd {
-	var c SentinelDebugCmd
+func SentinelDebug() SentinelDebugCmd { return SentinelDebugCmd{} }
 
-	return c
-}
-
-// SentinelDebugCmd is a SENTINEL DEBUG command built by SentinelDebug; its methods add options and run it.
+// SentinelDebugCmd is the SENTINEL DEBUG command built by SentinelDebug; its methods add options and run it.
 type SentinelDebugCmd struct {
 	data []SentinelDebugData
 }
@@ -199,7 +191,7 @@ func SentinelFailover(primaryName string) SentinelFailoverCmd {
 	return c
 }
 
-// SentinelFailoverCmd is a SENTINEL FAILOVER command built by SentinelFailover; its methods add options and run it.
+// SentinelFailoverCmd is the SENTINEL FAILOVER command built by SentinelFailover; its methods add options and run it.
 type SentinelFailoverCmd struct {
 	primaryName any
 	coordinated bool
@@ -249,15 +241,10 @@ func (c SentinelFailoverCmd) Args() []any {
 //	SENTINEL FLUSHCONFIG
 //
 // Complexity: O(1). Since 2.8.4; Redis and Valkey.
-func SentinelFlushConfig() SentinelFlushConfigCmd {
-	var c SentinelFlushConfigCmd
+func SentinelFlushConfig() SentinelFlushConfigCmd { return SentinelFlushConfigCmd{} }
 
-	return c
-}
-
-// SentinelFlushConfigCmd is a SENTINEL FLUSHCONFIG command built by SentinelFlushConfig; its methods add options and run it.
-type SentinelFlushConfigCmd struct {
-}
+// SentinelFlushConfigCmd is the SENTINEL FLUSHCONFIG command built by SentinelFlushConfig; its methods add options and run it.
+type SentinelFlushConfigCmd struct{}
 
 func (c *SentinelFlushConfigCmd) argv() (v argv) {
 	v.fixed[v.n] = "SENTINEL"
@@ -301,7 +288,7 @@ func SentinelGetMasterAddrByName(primaryName string) SentinelGetMasterAddrByName
 	return c
 }
 
-// SentinelGetMasterAddrByNameCmd is a SENTINEL GET-MASTER-ADDR-BY-NAME command built by SentinelGetMasterAddrByName; its methods add options and run it.
+// SentinelGetMasterAddrByNameCmd is the SENTINEL GET-MASTER-ADDR-BY-NAME command built by SentinelGetMasterAddrByName; its methods add options and run it.
 type SentinelGetMasterAddrByNameCmd struct {
 	primaryName any
 }
@@ -346,7 +333,7 @@ func SentinelGetPrimaryAddrByName(primaryName string) SentinelGetPrimaryAddrByNa
 	return c
 }
 
-// SentinelGetPrimaryAddrByNameCmd is a SENTINEL GET-PRIMARY-ADDR-BY-NAME command built by SentinelGetPrimaryAddrByName; its methods add options and run it.
+// SentinelGetPrimaryAddrByNameCmd is the SENTINEL GET-PRIMARY-ADDR-BY-NAME command built by SentinelGetPrimaryAddrByName; its methods add options and run it.
 type SentinelGetPrimaryAddrByNameCmd struct {
 	primaryName any
 }
@@ -385,15 +372,10 @@ func (c SentinelGetPrimaryAddrByNameCmd) Args() []any {
 //	SENTINEL HELP
 //
 // Complexity: O(1). Since 6.2.0; Redis and Valkey.
-func SentinelHelp() SentinelHelpCmd {
-	var c SentinelHelpCmd
+func SentinelHelp() SentinelHelpCmd { return SentinelHelpCmd{} }
 
-	return c
-}
-
-// SentinelHelpCmd is a SENTINEL HELP command built by SentinelHelp; its methods add options and run it.
-type SentinelHelpCmd struct {
-}
+// SentinelHelpCmd is the SENTINEL HELP command built by SentinelHelp; its methods add options and run it.
+type SentinelHelpCmd struct{}
 
 func (c *SentinelHelpCmd) argv() (v argv) {
 	v.fixed[v.n] = "SENTINEL"
@@ -433,7 +415,7 @@ func SentinelInfoCache(nodenames ...string) SentinelInfoCacheCmd {
 	return c
 }
 
-// SentinelInfoCacheCmd is a SENTINEL INFO-CACHE command built by SentinelInfoCache; its methods add options and run it.
+// SentinelInfoCacheCmd is the SENTINEL INFO-CACHE command built by SentinelInfoCache; its methods add options and run it.
 type SentinelInfoCacheCmd struct {
 	nodenames []string
 }
@@ -485,7 +467,7 @@ func SentinelIsMasterDownByAddr(ip string, port int64, currentEpoch int64, runid
 	return c
 }
 
-// SentinelIsMasterDownByAddrCmd is a SENTINEL IS-MASTER-DOWN-BY-ADDR command built by SentinelIsMasterDownByAddr; its methods add options and run it.
+// SentinelIsMasterDownByAddrCmd is the SENTINEL IS-MASTER-DOWN-BY-ADDR command built by SentinelIsMasterDownByAddr; its methods add options and run it.
 type SentinelIsMasterDownByAddrCmd struct {
 	ip           any
 	port         any
@@ -542,7 +524,7 @@ func SentinelIsPrimaryDownByAddr(ip string, port int64, currentEpoch int64, runi
 	return c
 }
 
-// SentinelIsPrimaryDownByAddrCmd is a SENTINEL IS-PRIMARY-DOWN-BY-ADDR command built by SentinelIsPrimaryDownByAddr; its methods add options and run it.
+// SentinelIsPrimaryDownByAddrCmd is the SENTINEL IS-PRIMARY-DOWN-BY-ADDR command built by SentinelIsPrimaryDownByAddr; its methods add options and run it.
 type SentinelIsPrimaryDownByAddrCmd struct {
 	ip           any
 	port         any
@@ -599,7 +581,7 @@ func SentinelMaster(primaryName string) SentinelMasterCmd {
 	return c
 }
 
-// SentinelMasterCmd is a SENTINEL MASTER command built by SentinelMaster; its methods add options and run it.
+// SentinelMasterCmd is the SENTINEL MASTER command built by SentinelMaster; its methods add options and run it.
 type SentinelMasterCmd struct {
 	primaryName any
 }
@@ -639,15 +621,10 @@ func (c SentinelMasterCmd) Args() []any {
 // Complexity: O(N) where N is the number of primaries. Since 2.8.4; Redis and Valkey.
 //
 // Deprecated: since 8.0.0, replaced by SENTINEL PRIMARIES.
-func SentinelMasters() SentinelMastersCmd {
-	var c SentinelMastersCmd
+func SentinelMasters() SentinelMastersCmd { return SentinelMastersCmd{} }
 
-	return c
-}
-
-// SentinelMastersCmd is a SENTINEL MASTERS command built by SentinelMasters; its methods add options and run it.
-type SentinelMastersCmd struct {
-}
+// SentinelMastersCmd is the SENTINEL MASTERS command built by SentinelMasters; its methods add options and run it.
+type SentinelMastersCmd struct{}
 
 func (c *SentinelMastersCmd) argv() (v argv) {
 	v.fixed[v.n] = "SENTINEL"
@@ -689,7 +666,7 @@ func SentinelMonitor(name string, ip string, port int64, quorum int64) SentinelM
 	return c
 }
 
-// SentinelMonitorCmd is a SENTINEL MONITOR command built by SentinelMonitor; its methods add options and run it.
+// SentinelMonitorCmd is the SENTINEL MONITOR command built by SentinelMonitor; its methods add options and run it.
 type SentinelMonitorCmd struct {
 	name   any
 	ip     any
@@ -736,15 +713,10 @@ func (c SentinelMonitorCmd) Args() []any {
 //	SENTINEL MYID
 //
 // Complexity: O(1). Since 6.2.0; Redis and Valkey.
-func SentinelMyID() SentinelMyIDCmd {
-	var c SentinelMyIDCmd
+func SentinelMyID() SentinelMyIDCmd { return SentinelMyIDCmd{} }
 
-	return c
-}
-
-// SentinelMyIDCmd is a SENTINEL MYID command built by SentinelMyID; its methods add options and run it.
-type SentinelMyIDCmd struct {
-}
+// SentinelMyIDCmd is the SENTINEL MYID command built by SentinelMyID; its methods add options and run it.
+type SentinelMyIDCmd struct{}
 
 func (c *SentinelMyIDCmd) argv() (v argv) {
 	v.fixed[v.n] = "SENTINEL"
@@ -778,15 +750,10 @@ func (c SentinelMyIDCmd) Args() []any {
 //	SENTINEL PENDING-SCRIPTS
 //
 // Since 2.8.4; Redis and Valkey.
-func SentinelPendingScripts() SentinelPendingScriptsCmd {
-	var c SentinelPendingScriptsCmd
+func SentinelPendingScripts() SentinelPendingScriptsCmd { return SentinelPendingScriptsCmd{} }
 
-	return c
-}
-
-// SentinelPendingScriptsCmd is a SENTINEL PENDING-SCRIPTS command built by SentinelPendingScripts; its methods add options and run it.
-type SentinelPendingScriptsCmd struct {
-}
+// SentinelPendingScriptsCmd is the SENTINEL PENDING-SCRIPTS command built by SentinelPendingScripts; its methods add options and run it.
+type SentinelPendingScriptsCmd struct{}
 
 func (c *SentinelPendingScriptsCmd) argv() (v argv) {
 	v.fixed[v.n] = "SENTINEL"
@@ -820,15 +787,10 @@ func (c SentinelPendingScriptsCmd) Args() []any {
 //
 // Complexity: O(N) where N is the number of primaries. Since Valkey 8.0.0; Valkey only
 // (not in Redis 8.6).
-func SentinelPrimaries() SentinelPrimariesCmd {
-	var c SentinelPrimariesCmd
+func SentinelPrimaries() SentinelPrimariesCmd { return SentinelPrimariesCmd{} }
 
-	return c
-}
-
-// SentinelPrimariesCmd is a SENTINEL PRIMARIES command built by SentinelPrimaries; its methods add options and run it.
-type SentinelPrimariesCmd struct {
-}
+// SentinelPrimariesCmd is the SENTINEL PRIMARIES command built by SentinelPrimaries; its methods add options and run it.
+type SentinelPrimariesCmd struct{}
 
 func (c *SentinelPrimariesCmd) argv() (v argv) {
 	v.fixed[v.n] = "SENTINEL"
@@ -867,7 +829,7 @@ func SentinelPrimary(primaryName string) SentinelPrimaryCmd {
 	return c
 }
 
-// SentinelPrimaryCmd is a SENTINEL PRIMARY command built by SentinelPrimary; its methods add options and run it.
+// SentinelPrimaryCmd is the SENTINEL PRIMARY command built by SentinelPrimary; its methods add options and run it.
 type SentinelPrimaryCmd struct {
 	primaryName any
 }
@@ -913,7 +875,7 @@ func SentinelRemove(primaryName string) SentinelRemoveCmd {
 	return c
 }
 
-// SentinelRemoveCmd is a SENTINEL REMOVE command built by SentinelRemove; its methods add options and run it.
+// SentinelRemoveCmd is the SENTINEL REMOVE command built by SentinelRemove; its methods add options and run it.
 type SentinelRemoveCmd struct {
 	primaryName any
 }
@@ -959,7 +921,7 @@ func SentinelReplicas(primaryName string) SentinelReplicasCmd {
 	return c
 }
 
-// SentinelReplicasCmd is a SENTINEL REPLICAS command built by SentinelReplicas; its methods add options and run it.
+// SentinelReplicasCmd is the SENTINEL REPLICAS command built by SentinelReplicas; its methods add options and run it.
 type SentinelReplicasCmd struct {
 	primaryName any
 }
@@ -1004,7 +966,7 @@ func SentinelReset(pattern string) SentinelResetCmd {
 	return c
 }
 
-// SentinelResetCmd is a SENTINEL RESET command built by SentinelReset; its methods add options and run it.
+// SentinelResetCmd is the SENTINEL RESET command built by SentinelReset; its methods add options and run it.
 type SentinelResetCmd struct {
 	pattern any
 }
@@ -1050,7 +1012,7 @@ func SentinelSentinels(primaryName string) SentinelSentinelsCmd {
 	return c
 }
 
-// SentinelSentinelsCmd is a SENTINEL SENTINELS command built by SentinelSentinels; its methods add options and run it.
+// SentinelSentinelsCmd is the SENTINEL SENTINELS command built by SentinelSentinels; its methods add options and run it.
 type SentinelSentinelsCmd struct {
 	primaryName any
 }
@@ -1097,7 +1059,7 @@ func SentinelSet(primaryName string, data ...SentinelSetData) SentinelSetCmd {
 	return c
 }
 
-// SentinelSetCmd is a SENTINEL SET command built by SentinelSet; its methods add options and run it.
+// SentinelSetCmd is the SENTINEL SET command built by SentinelSet; its methods add options and run it.
 type SentinelSetCmd struct {
 	primaryName any
 	data        []SentinelSetData
@@ -1153,7 +1115,7 @@ func SentinelSimulateFailure(modeArgs []any) SentinelSimulateFailureCmd {
 	return c
 }
 
-// SentinelSimulateFailureCmd is a SENTINEL SIMULATE-FAILURE command built by SentinelSimulateFailure; its methods add options and run it.
+// SentinelSimulateFailureCmd is the SENTINEL SIMULATE-FAILURE command built by SentinelSimulateFailure; its methods add options and run it.
 type SentinelSimulateFailureCmd struct {
 	modeArgs []any
 }
@@ -1200,7 +1162,7 @@ func SentinelSlaves(primaryName string) SentinelSlavesCmd {
 	return c
 }
 
-// SentinelSlavesCmd is a SENTINEL SLAVES command built by SentinelSlaves; its methods add options and run it.
+// SentinelSlavesCmd is the SENTINEL SLAVES command built by SentinelSlaves; its methods add options and run it.
 type SentinelSlavesCmd struct {
 	primaryName any
 }

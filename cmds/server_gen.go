@@ -17,13 +17,9 @@ import (
 //
 // Complexity: O(1) since the categories and commands are a fixed set. Since 6.0.0;
 // Redis and Valkey.
-func ACLCat() ACLCatCmd {
-	var c ACLCatCmd
+func ACLCat() ACLCatCmd { return ACLCatCmd{} }
 
-	return c
-}
-
-// ACLCatCmd is a ACL CAT command built by ACLCat; its methods add options and run it.
+// ACLCatCmd is the ACL CAT command built by ACLCat; its methods add options and run it.
 type ACLCatCmd struct {
 	category any
 }
@@ -76,7 +72,7 @@ func ACLDelUser(usernames ...string) ACLDelUserCmd {
 	return c
 }
 
-// ACLDelUserCmd is a ACL DELUSER command built by ACLDelUser; its methods add options and run it.
+// ACLDelUserCmd is the ACL DELUSER command built by ACLDelUser; its methods add options and run it.
 type ACLDelUserCmd struct {
 	usernames []string
 }
@@ -125,7 +121,7 @@ func ACLDryRun(username string, command string, args ...any) ACLDryRunCmd {
 	return c
 }
 
-// ACLDryRunCmd is a ACL DRYRUN command built by ACLDryRun; its methods add options and run it.
+// ACLDryRunCmd is the ACL DRYRUN command built by ACLDryRun; its methods add options and run it.
 type ACLDryRunCmd struct {
 	username any
 	command  any
@@ -167,13 +163,9 @@ func (c ACLDryRunCmd) Args() []any {
 //	ACL GENPASS [bits]
 //
 // Complexity: O(1). Since 6.0.0; Redis and Valkey.
-func ACLGenPass() ACLGenPassCmd {
-	var c ACLGenPassCmd
+func ACLGenPass() ACLGenPassCmd { return ACLGenPassCmd{} }
 
-	return c
-}
-
-// ACLGenPassCmd is a ACL GENPASS command built by ACLGenPass; its methods add options and run it.
+// ACLGenPassCmd is the ACL GENPASS command built by ACLGenPass; its methods add options and run it.
 type ACLGenPassCmd struct {
 	bits any
 }
@@ -226,7 +218,7 @@ func ACLGetUser(username string) ACLGetUserCmd {
 	return c
 }
 
-// ACLGetUserCmd is a ACL GETUSER command built by ACLGetUser; its methods add options and run it.
+// ACLGetUserCmd is the ACL GETUSER command built by ACLGetUser; its methods add options and run it.
 type ACLGetUserCmd struct {
 	username any
 }
@@ -264,15 +256,10 @@ func (c ACLGetUserCmd) Args() []any {
 //	ACL HELP
 //
 // Complexity: O(1). Since 6.0.0; Redis and Valkey.
-func ACLHelp() ACLHelpCmd {
-	var c ACLHelpCmd
+func ACLHelp() ACLHelpCmd { return ACLHelpCmd{} }
 
-	return c
-}
-
-// ACLHelpCmd is a ACL HELP command built by ACLHelp; its methods add options and run it.
-type ACLHelpCmd struct {
-}
+// ACLHelpCmd is the ACL HELP command built by ACLHelp; its methods add options and run it.
+type ACLHelpCmd struct{}
 
 func (c *ACLHelpCmd) argv() (v argv) {
 	v.fixed[v.n] = "ACL"
@@ -306,15 +293,10 @@ func (c ACLHelpCmd) Args() []any {
 //
 // Complexity: O(N). Where N is the number of configured users. Since 6.0.0; Redis and
 // Valkey.
-func ACLList() ACLListCmd {
-	var c ACLListCmd
+func ACLList() ACLListCmd { return ACLListCmd{} }
 
-	return c
-}
-
-// ACLListCmd is a ACL LIST command built by ACLList; its methods add options and run it.
-type ACLListCmd struct {
-}
+// ACLListCmd is the ACL LIST command built by ACLList; its methods add options and run it.
+type ACLListCmd struct{}
 
 func (c *ACLListCmd) argv() (v argv) {
 	v.fixed[v.n] = "ACL"
@@ -348,15 +330,10 @@ func (c ACLListCmd) Args() []any {
 //
 // Complexity: O(N). Where N is the number of configured users. Since 6.0.0; Redis and
 // Valkey.
-func ACLLoad() ACLLoadCmd {
-	var c ACLLoadCmd
+func ACLLoad() ACLLoadCmd { return ACLLoadCmd{} }
 
-	return c
-}
-
-// ACLLoadCmd is a ACL LOAD command built by ACLLoad; its methods add options and run it.
-type ACLLoadCmd struct {
-}
+// ACLLoadCmd is the ACL LOAD command built by ACLLoad; its methods add options and run it.
+type ACLLoadCmd struct{}
 
 func (c *ACLLoadCmd) argv() (v argv) {
 	v.fixed[v.n] = "ACL"
@@ -390,13 +367,9 @@ func (c ACLLoadCmd) Args() []any {
 //
 // Complexity: O(N) with N being the number of entries shown. Since 6.0.0; Redis and
 // Valkey.
-func ACLLog() ACLLogCmd {
-	var c ACLLogCmd
+func ACLLog() ACLLogCmd { return ACLLogCmd{} }
 
-	return c
-}
-
-// ACLLogCmd is a ACL LOG command built by ACLLog; its methods add options and run it.
+// ACLLogCmd is the ACL LOG command built by ACLLog; its methods add options and run it.
 type ACLLogCmd struct {
 	operation      uint8
 	operationCount any
@@ -455,15 +428,10 @@ func (c ACLLogCmd) Args() []any {
 //
 // Complexity: O(N). Where N is the number of configured users. Since 6.0.0; Redis and
 // Valkey.
-func ACLSave() ACLSaveCmd {
-	var c ACLSaveCmd
+func ACLSave() ACLSaveCmd { return ACLSaveCmd{} }
 
-	return c
-}
-
-// ACLSaveCmd is a ACL SAVE command built by ACLSave; its methods add options and run it.
-type ACLSaveCmd struct {
-}
+// ACLSaveCmd is the ACL SAVE command built by ACLSave; its methods add options and run it.
+type ACLSaveCmd struct{}
 
 func (c *ACLSaveCmd) argv() (v argv) {
 	v.fixed[v.n] = "ACL"
@@ -504,7 +472,7 @@ func ACLSetUser(username string, rules ...string) ACLSetUserCmd {
 	return c
 }
 
-// ACLSetUserCmd is a ACL SETUSER command built by ACLSetUser; its methods add options and run it.
+// ACLSetUserCmd is the ACL SETUSER command built by ACLSetUser; its methods add options and run it.
 type ACLSetUserCmd struct {
 	username any
 	rules    []string
@@ -544,15 +512,10 @@ func (c ACLSetUserCmd) Args() []any {
 //
 // Complexity: O(N). Where N is the number of configured users. Since 6.0.0; Redis and
 // Valkey.
-func ACLUsers() ACLUsersCmd {
-	var c ACLUsersCmd
+func ACLUsers() ACLUsersCmd { return ACLUsersCmd{} }
 
-	return c
-}
-
-// ACLUsersCmd is a ACL USERS command built by ACLUsers; its methods add options and run it.
-type ACLUsersCmd struct {
-}
+// ACLUsersCmd is the ACL USERS command built by ACLUsers; its methods add options and run it.
+type ACLUsersCmd struct{}
 
 func (c *ACLUsersCmd) argv() (v argv) {
 	v.fixed[v.n] = "ACL"
@@ -586,15 +549,10 @@ func (c ACLUsersCmd) Args() []any {
 //	ACL WHOAMI
 //
 // Complexity: O(1). Since 6.0.0; Redis and Valkey.
-func ACLWhoAmI() ACLWhoAmICmd {
-	var c ACLWhoAmICmd
+func ACLWhoAmI() ACLWhoAmICmd { return ACLWhoAmICmd{} }
 
-	return c
-}
-
-// ACLWhoAmICmd is a ACL WHOAMI command built by ACLWhoAmI; its methods add options and run it.
-type ACLWhoAmICmd struct {
-}
+// ACLWhoAmICmd is the ACL WHOAMI command built by ACLWhoAmI; its methods add options and run it.
+type ACLWhoAmICmd struct{}
 
 func (c *ACLWhoAmICmd) argv() (v argv) {
 	v.fixed[v.n] = "ACL"
@@ -628,15 +586,10 @@ func (c ACLWhoAmICmd) Args() []any {
 //	BGREWRITEAOF
 //
 // Complexity: O(1). Since 1.0.0; Redis and Valkey.
-func BgRewriteAOF() BgRewriteAOFCmd {
-	var c BgRewriteAOFCmd
+func BgRewriteAOF() BgRewriteAOFCmd { return BgRewriteAOFCmd{} }
 
-	return c
-}
-
-// BgRewriteAOFCmd is a BGREWRITEAOF command built by BgRewriteAOF; its methods add options and run it.
-type BgRewriteAOFCmd struct {
-}
+// BgRewriteAOFCmd is the BGREWRITEAOF command built by BgRewriteAOF; its methods add options and run it.
+type BgRewriteAOFCmd struct{}
 
 func (c *BgRewriteAOFCmd) argv() (v argv) {
 	v.fixed[v.n] = "BGREWRITEAOF"
@@ -669,13 +622,9 @@ func (c BgRewriteAOFCmd) Args() []any {
 // Complexity: O(1). Since 1.0.0; Redis and Valkey. Redis and Valkey describe its
 // arguments differently; these are the fuller description's, and the server may refuse
 // an option it does not have.
-func BgSave() BgSaveCmd {
-	var c BgSaveCmd
+func BgSave() BgSaveCmd { return BgSaveCmd{} }
 
-	return c
-}
-
-// BgSaveCmd is a BGSAVE command built by BgSave; its methods add options and run it.
+// BgSaveCmd is the BGSAVE command built by BgSave; its methods add options and run it.
 type BgSaveCmd struct {
 	operation uint8
 }
@@ -737,7 +686,7 @@ func CommandLogGet(count int64, type_ CommandLogGetType) CommandLogGetCmd {
 	return c
 }
 
-// CommandLogGetCmd is a COMMANDLOG GET command built by CommandLogGet; its methods add options and run it.
+// CommandLogGetCmd is the COMMANDLOG GET command built by CommandLogGet; its methods add options and run it.
 type CommandLogGetCmd struct {
 	count any
 	type_ any
@@ -789,15 +738,10 @@ func (c CommandLogGetCmd) Args() []any {
 //	COMMANDLOG HELP
 //
 // Complexity: O(1). Since Valkey 8.1.0; Valkey only (not in Redis 8.6).
-func CommandLogHelp() CommandLogHelpCmd {
-	var c CommandLogHelpCmd
+func CommandLogHelp() CommandLogHelpCmd { return CommandLogHelpCmd{} }
 
-	return c
-}
-
-// CommandLogHelpCmd is a COMMANDLOG HELP command built by CommandLogHelp; its methods add options and run it.
-type CommandLogHelpCmd struct {
-}
+// CommandLogHelpCmd is the COMMANDLOG HELP command built by CommandLogHelp; its methods add options and run it.
+type CommandLogHelpCmd struct{}
 
 func (c *CommandLogHelpCmd) argv() (v argv) {
 	v.fixed[v.n] = "COMMANDLOG"
@@ -837,7 +781,7 @@ func CommandLogLen(type_ CommandLogLenType) CommandLogLenCmd {
 	return c
 }
 
-// CommandLogLenCmd is a COMMANDLOG LEN command built by CommandLogLen; its methods add options and run it.
+// CommandLogLenCmd is the COMMANDLOG LEN command built by CommandLogLen; its methods add options and run it.
 type CommandLogLenCmd struct {
 	type_ any
 }
@@ -893,7 +837,7 @@ func CommandLogReset(type_ CommandLogResetType) CommandLogResetCmd {
 	return c
 }
 
-// CommandLogResetCmd is a COMMANDLOG RESET command built by CommandLogReset; its methods add options and run it.
+// CommandLogResetCmd is the COMMANDLOG RESET command built by CommandLogReset; its methods add options and run it.
 type CommandLogResetCmd struct {
 	type_ any
 }
@@ -941,15 +885,10 @@ func (c CommandLogResetCmd) Args() []any {
 //	COMMAND COUNT
 //
 // Complexity: O(1). Since 2.8.13; Redis and Valkey.
-func CommandCount() CommandCountCmd {
-	var c CommandCountCmd
+func CommandCount() CommandCountCmd { return CommandCountCmd{} }
 
-	return c
-}
-
-// CommandCountCmd is a COMMAND COUNT command built by CommandCount; its methods add options and run it.
-type CommandCountCmd struct {
-}
+// CommandCountCmd is the COMMAND COUNT command built by CommandCount; its methods add options and run it.
+type CommandCountCmd struct{}
 
 func (c *CommandCountCmd) argv() (v argv) {
 	v.fixed[v.n] = "COMMAND"
@@ -990,7 +929,7 @@ func CommandDocs(commandNames ...string) CommandDocsCmd {
 	return c
 }
 
-// CommandDocsCmd is a COMMAND DOCS command built by CommandDocs; its methods add options and run it.
+// CommandDocsCmd is the COMMAND DOCS command built by CommandDocs; its methods add options and run it.
 type CommandDocsCmd struct {
 	commandNames []string
 }
@@ -1036,7 +975,7 @@ func CommandGetKeys(command string, args ...any) CommandGetKeysCmd {
 	return c
 }
 
-// CommandGetKeysCmd is a COMMAND GETKEYS command built by CommandGetKeys; its methods add options and run it.
+// CommandGetKeysCmd is the COMMAND GETKEYS command built by CommandGetKeys; its methods add options and run it.
 type CommandGetKeysCmd struct {
 	command any
 	args    []any
@@ -1084,7 +1023,7 @@ func CommandGetKeysAndFlags(command string, args ...any) CommandGetKeysAndFlagsC
 	return c
 }
 
-// CommandGetKeysAndFlagsCmd is a COMMAND GETKEYSANDFLAGS command built by CommandGetKeysAndFlags; its methods add options and run it.
+// CommandGetKeysAndFlagsCmd is the COMMAND GETKEYSANDFLAGS command built by CommandGetKeysAndFlags; its methods add options and run it.
 type CommandGetKeysAndFlagsCmd struct {
 	command any
 	args    []any
@@ -1124,15 +1063,10 @@ func (c CommandGetKeysAndFlagsCmd) Args() []any {
 //	COMMAND HELP
 //
 // Complexity: O(1). Since 5.0.0; Redis and Valkey.
-func CommandHelp() CommandHelpCmd {
-	var c CommandHelpCmd
+func CommandHelp() CommandHelpCmd { return CommandHelpCmd{} }
 
-	return c
-}
-
-// CommandHelpCmd is a COMMAND HELP command built by CommandHelp; its methods add options and run it.
-type CommandHelpCmd struct {
-}
+// CommandHelpCmd is the COMMAND HELP command built by CommandHelp; its methods add options and run it.
+type CommandHelpCmd struct{}
 
 func (c *CommandHelpCmd) argv() (v argv) {
 	v.fixed[v.n] = "COMMAND"
@@ -1173,7 +1107,7 @@ func CommandInfo(commandNames ...string) CommandInfoCmd {
 	return c
 }
 
-// CommandInfoCmd is a COMMAND INFO command built by CommandInfo; its methods add options and run it.
+// CommandInfoCmd is the COMMAND INFO command built by CommandInfo; its methods add options and run it.
 type CommandInfoCmd struct {
 	commandNames []string
 }
@@ -1211,13 +1145,9 @@ func (c CommandInfoCmd) Args() []any {
 //
 // Complexity: O(N) where N is the total number of commands. Since 7.0.0; Redis and
 // Valkey.
-func CommandList() CommandListCmd {
-	var c CommandListCmd
+func CommandList() CommandListCmd { return CommandListCmd{} }
 
-	return c
-}
-
-// CommandListCmd is a COMMAND LIST command built by CommandList; its methods add options and run it.
+// CommandListCmd is the COMMAND LIST command built by CommandList; its methods add options and run it.
 type CommandListCmd struct {
 	filterby           uint8
 	filterbyModuleName any
@@ -1302,7 +1232,7 @@ func ConfigGet(parameters ...string) ConfigGetCmd {
 	return c
 }
 
-// ConfigGetCmd is a CONFIG GET command built by ConfigGet; its methods add options and run it.
+// ConfigGetCmd is the CONFIG GET command built by ConfigGet; its methods add options and run it.
 type ConfigGetCmd struct {
 	parameters []string
 }
@@ -1342,15 +1272,10 @@ func (c ConfigGetCmd) Args() []any {
 //	CONFIG HELP
 //
 // Complexity: O(1). Since 5.0.0; Redis and Valkey.
-func ConfigHelp() ConfigHelpCmd {
-	var c ConfigHelpCmd
+func ConfigHelp() ConfigHelpCmd { return ConfigHelpCmd{} }
 
-	return c
-}
-
-// ConfigHelpCmd is a CONFIG HELP command built by ConfigHelp; its methods add options and run it.
-type ConfigHelpCmd struct {
-}
+// ConfigHelpCmd is the CONFIG HELP command built by ConfigHelp; its methods add options and run it.
+type ConfigHelpCmd struct{}
 
 func (c *ConfigHelpCmd) argv() (v argv) {
 	v.fixed[v.n] = "CONFIG"
@@ -1383,15 +1308,10 @@ func (c ConfigHelpCmd) Args() []any {
 //	CONFIG RESETSTAT
 //
 // Complexity: O(1). Since 2.0.0; Redis and Valkey.
-func ConfigResetStat() ConfigResetStatCmd {
-	var c ConfigResetStatCmd
+func ConfigResetStat() ConfigResetStatCmd { return ConfigResetStatCmd{} }
 
-	return c
-}
-
-// ConfigResetStatCmd is a CONFIG RESETSTAT command built by ConfigResetStat; its methods add options and run it.
-type ConfigResetStatCmd struct {
-}
+// ConfigResetStatCmd is the CONFIG RESETSTAT command built by ConfigResetStat; its methods add options and run it.
+type ConfigResetStatCmd struct{}
 
 func (c *ConfigResetStatCmd) argv() (v argv) {
 	v.fixed[v.n] = "CONFIG"
@@ -1424,15 +1344,10 @@ func (c ConfigResetStatCmd) Args() []any {
 //	CONFIG REWRITE
 //
 // Complexity: O(1). Since 2.8.0; Redis and Valkey.
-func ConfigRewrite() ConfigRewriteCmd {
-	var c ConfigRewriteCmd
+func ConfigRewrite() ConfigRewriteCmd { return ConfigRewriteCmd{} }
 
-	return c
-}
-
-// ConfigRewriteCmd is a CONFIG REWRITE command built by ConfigRewrite; its methods add options and run it.
-type ConfigRewriteCmd struct {
-}
+// ConfigRewriteCmd is the CONFIG REWRITE command built by ConfigRewrite; its methods add options and run it.
+type ConfigRewriteCmd struct{}
 
 func (c *ConfigRewriteCmd) argv() (v argv) {
 	v.fixed[v.n] = "CONFIG"
@@ -1472,7 +1387,7 @@ func ConfigSet(data ...ConfigSetData) ConfigSetCmd {
 	return c
 }
 
-// ConfigSetCmd is a CONFIG SET command built by ConfigSet; its methods add options and run it.
+// ConfigSetCmd is the CONFIG SET command built by ConfigSet; its methods add options and run it.
 type ConfigSetCmd struct {
 	data []ConfigSetData
 }
@@ -1519,15 +1434,10 @@ func (c ConfigSetCmd) Args() []any {
 //	DBSIZE
 //
 // Complexity: O(1). Since 1.0.0; Redis and Valkey.
-func DBSize() DBSizeCmd {
-	var c DBSizeCmd
+func DBSize() DBSizeCmd { return DBSizeCmd{} }
 
-	return c
-}
-
-// DBSizeCmd is a DBSIZE command built by DBSize; its methods add options and run it.
-type DBSizeCmd struct {
-}
+// DBSizeCmd is the DBSIZE command built by DBSize; its methods add options and run it.
+type DBSizeCmd struct{}
 
 func (c *DBSizeCmd) argv() (v argv) {
 	v.fixed[v.n] = "DBSIZE"
@@ -1564,7 +1474,7 @@ func Debug(args ...any) DebugCmd {
 	return c
 }
 
-// DebugCmd is a DEBUG command built by Debug; its methods add options and run it.
+// DebugCmd is the DEBUG command built by Debug; its methods add options and run it.
 type DebugCmd struct {
 	args []any
 }
@@ -1601,13 +1511,9 @@ func (c DebugCmd) Args() []any {
 //	FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds]
 //
 // Complexity: O(1). Since 6.2.0; Redis and Valkey.
-func Failover() FailoverCmd {
-	var c FailoverCmd
+func Failover() FailoverCmd { return FailoverCmd{} }
 
-	return c
-}
-
-// FailoverCmd is a FAILOVER command built by Failover; its methods add options and run it.
+// FailoverCmd is the FAILOVER command built by Failover; its methods add options and run it.
 type FailoverCmd struct {
 	target       bool
 	targetHost   any
@@ -1697,13 +1603,9 @@ func (c FailoverCmd) Args() []any {
 //
 // Complexity: O(N) where N is the total number of keys in all databases. Since 1.0.0;
 // Redis and Valkey.
-func FlushAll() FlushAllCmd {
-	var c FlushAllCmd
+func FlushAll() FlushAllCmd { return FlushAllCmd{} }
 
-	return c
-}
-
-// FlushAllCmd is a FLUSHALL command built by FlushAll; its methods add options and run it.
+// FlushAllCmd is the FLUSHALL command built by FlushAll; its methods add options and run it.
 type FlushAllCmd struct {
 	flushType uint8
 }
@@ -1758,13 +1660,9 @@ func (c FlushAllCmd) Args() []any {
 //
 // Complexity: O(N) where N is the number of keys in the selected database. Since 1.0.0;
 // Redis and Valkey.
-func FlushDB() FlushDBCmd {
-	var c FlushDBCmd
+func FlushDB() FlushDBCmd { return FlushDBCmd{} }
 
-	return c
-}
-
-// FlushDBCmd is a FLUSHDB command built by FlushDB; its methods add options and run it.
+// FlushDBCmd is the FLUSHDB command built by FlushDB; its methods add options and run it.
 type FlushDBCmd struct {
 	flushType uint8
 }
@@ -1820,15 +1718,10 @@ func (c FlushDBCmd) Args() []any {
 //
 // Complexity: O(K) where K is the number of hotkeys returned. Since Redis 8.6.0; Redis
 // only (not in Valkey 9.1).
-func HotKeysGet() HotKeysGetCmd {
-	var c HotKeysGetCmd
+func HotKeysGet() HotKeysGetCmd { return HotKeysGetCmd{} }
 
-	return c
-}
-
-// HotKeysGetCmd is a HOTKEYS GET command built by HotKeysGet; its methods add options and run it.
-type HotKeysGetCmd struct {
-}
+// HotKeysGetCmd is the HOTKEYS GET command built by HotKeysGet; its methods add options and run it.
+type HotKeysGetCmd struct{}
 
 func (c *HotKeysGetCmd) argv() (v argv) {
 	v.fixed[v.n] = "HOTKEYS"
@@ -1862,15 +1755,10 @@ func (c HotKeysGetCmd) Args() []any {
 //	HOTKEYS HELP
 //
 // Complexity: O(1). Since Redis 8.6.1; Redis only (not in Valkey 9.1).
-func HotKeysHelp() HotKeysHelpCmd {
-	var c HotKeysHelpCmd
+func HotKeysHelp() HotKeysHelpCmd { return HotKeysHelpCmd{} }
 
-	return c
-}
-
-// HotKeysHelpCmd is a HOTKEYS HELP command built by HotKeysHelp; its methods add options and run it.
-type HotKeysHelpCmd struct {
-}
+// HotKeysHelpCmd is the HOTKEYS HELP command built by HotKeysHelp; its methods add options and run it.
+type HotKeysHelpCmd struct{}
 
 func (c *HotKeysHelpCmd) argv() (v argv) {
 	v.fixed[v.n] = "HOTKEYS"
@@ -1903,15 +1791,10 @@ func (c HotKeysHelpCmd) Args() []any {
 //	HOTKEYS RESET
 //
 // Complexity: O(1). Since Redis 8.6.0; Redis only (not in Valkey 9.1).
-func HotKeysReset() HotKeysResetCmd {
-	var c HotKeysResetCmd
+func HotKeysReset() HotKeysResetCmd { return HotKeysResetCmd{} }
 
-	return c
-}
-
-// HotKeysResetCmd is a HOTKEYS RESET command built by HotKeysReset; its methods add options and run it.
-type HotKeysResetCmd struct {
-}
+// HotKeysResetCmd is the HOTKEYS RESET command built by HotKeysReset; its methods add options and run it.
+type HotKeysResetCmd struct{}
 
 func (c *HotKeysResetCmd) argv() (v argv) {
 	v.fixed[v.n] = "HOTKEYS"
@@ -1950,7 +1833,7 @@ func HotKeysStart(count int64) HotKeysStartCmd {
 	return c
 }
 
-// HotKeysStartCmd is a HOTKEYS START command built by HotKeysStart; its methods add options and run it.
+// HotKeysStartCmd is the HOTKEYS START command built by HotKeysStart; its methods add options and run it.
 type HotKeysStartCmd struct {
 	count      any
 	cpu        bool
@@ -2059,15 +1942,10 @@ func (c HotKeysStartCmd) Args() []any {
 //	HOTKEYS STOP
 //
 // Complexity: O(1). Since Redis 8.6.0; Redis only (not in Valkey 9.1).
-func HotKeysStop() HotKeysStopCmd {
-	var c HotKeysStopCmd
+func HotKeysStop() HotKeysStopCmd { return HotKeysStopCmd{} }
 
-	return c
-}
-
-// HotKeysStopCmd is a HOTKEYS STOP command built by HotKeysStop; its methods add options and run it.
-type HotKeysStopCmd struct {
-}
+// HotKeysStopCmd is the HOTKEYS STOP command built by HotKeysStop; its methods add options and run it.
+type HotKeysStopCmd struct{}
 
 func (c *HotKeysStopCmd) argv() (v argv) {
 	v.fixed[v.n] = "HOTKEYS"
@@ -2106,7 +1984,7 @@ func Info(sections ...string) InfoCmd {
 	return c
 }
 
-// InfoCmd is a INFO command built by Info; its methods add options and run it.
+// InfoCmd is the INFO command built by Info; its methods add options and run it.
 type InfoCmd struct {
 	sections []string
 }
@@ -2143,15 +2021,10 @@ func (c InfoCmd) Args() []any {
 //	LASTSAVE
 //
 // Complexity: O(1). Since 1.0.0; Redis and Valkey.
-func LastSave() LastSaveCmd {
-	var c LastSaveCmd
+func LastSave() LastSaveCmd { return LastSaveCmd{} }
 
-	return c
-}
-
-// LastSaveCmd is a LASTSAVE command built by LastSave; its methods add options and run it.
-type LastSaveCmd struct {
-}
+// LastSaveCmd is the LASTSAVE command built by LastSave; its methods add options and run it.
+type LastSaveCmd struct{}
 
 func (c *LastSaveCmd) argv() (v argv) {
 	v.fixed[v.n] = "LASTSAVE"
@@ -2183,15 +2056,10 @@ func (c LastSaveCmd) Args() []any {
 //	LATENCY DOCTOR
 //
 // Complexity: O(1). Since 2.8.13; Redis and Valkey.
-func LatencyDoctor() LatencyDoctorCmd {
-	var c LatencyDoctorCmd
+func LatencyDoctor() LatencyDoctorCmd { return LatencyDoctorCmd{} }
 
-	return c
-}
-
-// LatencyDoctorCmd is a LATENCY DOCTOR command built by LatencyDoctor; its methods add options and run it.
-type LatencyDoctorCmd struct {
-}
+// LatencyDoctorCmd is the LATENCY DOCTOR command built by LatencyDoctor; its methods add options and run it.
+type LatencyDoctorCmd struct{}
 
 func (c *LatencyDoctorCmd) argv() (v argv) {
 	v.fixed[v.n] = "LATENCY"
@@ -2230,7 +2098,7 @@ func LatencyGraph(event string) LatencyGraphCmd {
 	return c
 }
 
-// LatencyGraphCmd is a LATENCY GRAPH command built by LatencyGraph; its methods add options and run it.
+// LatencyGraphCmd is the LATENCY GRAPH command built by LatencyGraph; its methods add options and run it.
 type LatencyGraphCmd struct {
 	event any
 }
@@ -2269,15 +2137,10 @@ func (c LatencyGraphCmd) Args() []any {
 //	LATENCY HELP
 //
 // Complexity: O(1). Since 2.8.13; Redis and Valkey.
-func LatencyHelp() LatencyHelpCmd {
-	var c LatencyHelpCmd
+func LatencyHelp() LatencyHelpCmd { return LatencyHelpCmd{} }
 
-	return c
-}
-
-// LatencyHelpCmd is a LATENCY HELP command built by LatencyHelp; its methods add options and run it.
-type LatencyHelpCmd struct {
-}
+// LatencyHelpCmd is the LATENCY HELP command built by LatencyHelp; its methods add options and run it.
+type LatencyHelpCmd struct{}
 
 func (c *LatencyHelpCmd) argv() (v argv) {
 	v.fixed[v.n] = "LATENCY"
@@ -2318,7 +2181,7 @@ func LatencyHistogram(commands ...string) LatencyHistogramCmd {
 	return c
 }
 
-// LatencyHistogramCmd is a LATENCY HISTOGRAM command built by LatencyHistogram; its methods add options and run it.
+// LatencyHistogramCmd is the LATENCY HISTOGRAM command built by LatencyHistogram; its methods add options and run it.
 type LatencyHistogramCmd struct {
 	commands []string
 }
@@ -2362,7 +2225,7 @@ func LatencyHistory(event string) LatencyHistoryCmd {
 	return c
 }
 
-// LatencyHistoryCmd is a LATENCY HISTORY command built by LatencyHistory; its methods add options and run it.
+// LatencyHistoryCmd is the LATENCY HISTORY command built by LatencyHistory; its methods add options and run it.
 type LatencyHistoryCmd struct {
 	event any
 }
@@ -2401,15 +2264,10 @@ func (c LatencyHistoryCmd) Args() []any {
 //	LATENCY LATEST
 //
 // Complexity: O(1). Since 2.8.13; Redis and Valkey.
-func LatencyLatest() LatencyLatestCmd {
-	var c LatencyLatestCmd
+func LatencyLatest() LatencyLatestCmd { return LatencyLatestCmd{} }
 
-	return c
-}
-
-// LatencyLatestCmd is a LATENCY LATEST command built by LatencyLatest; its methods add options and run it.
-type LatencyLatestCmd struct {
-}
+// LatencyLatestCmd is the LATENCY LATEST command built by LatencyLatest; its methods add options and run it.
+type LatencyLatestCmd struct{}
 
 func (c *LatencyLatestCmd) argv() (v argv) {
 	v.fixed[v.n] = "LATENCY"
@@ -2448,7 +2306,7 @@ func LatencyReset(events ...string) LatencyResetCmd {
 	return c
 }
 
-// LatencyResetCmd is a LATENCY RESET command built by LatencyReset; its methods add options and run it.
+// LatencyResetCmd is the LATENCY RESET command built by LatencyReset; its methods add options and run it.
 type LatencyResetCmd struct {
 	events []string
 }
@@ -2485,13 +2343,9 @@ func (c LatencyResetCmd) Args() []any {
 //	LOLWUT [VERSION version]
 //
 // Since 5.0.0; Redis and Valkey.
-func Lolwut() LolwutCmd {
-	var c LolwutCmd
+func Lolwut() LolwutCmd { return LolwutCmd{} }
 
-	return c
-}
-
-// LolwutCmd is a LOLWUT command built by Lolwut; its methods add options and run it.
+// LolwutCmd is the LOLWUT command built by Lolwut; its methods add options and run it.
 type LolwutCmd struct {
 	version any
 }
@@ -2537,15 +2391,10 @@ func (c LolwutCmd) Args() []any {
 //	MEMORY DOCTOR
 //
 // Complexity: O(1). Since 4.0.0; Redis and Valkey.
-func MemoryDoctor() MemoryDoctorCmd {
-	var c MemoryDoctorCmd
+func MemoryDoctor() MemoryDoctorCmd { return MemoryDoctorCmd{} }
 
-	return c
-}
-
-// MemoryDoctorCmd is a MEMORY DOCTOR command built by MemoryDoctor; its methods add options and run it.
-type MemoryDoctorCmd struct {
-}
+// MemoryDoctorCmd is the MEMORY DOCTOR command built by MemoryDoctor; its methods add options and run it.
+type MemoryDoctorCmd struct{}
 
 func (c *MemoryDoctorCmd) argv() (v argv) {
 	v.fixed[v.n] = "MEMORY"
@@ -2578,15 +2427,10 @@ func (c MemoryDoctorCmd) Args() []any {
 //	MEMORY HELP
 //
 // Complexity: O(1). Since 4.0.0; Redis and Valkey.
-func MemoryHelp() MemoryHelpCmd {
-	var c MemoryHelpCmd
+func MemoryHelp() MemoryHelpCmd { return MemoryHelpCmd{} }
 
-	return c
-}
-
-// MemoryHelpCmd is a MEMORY HELP command built by MemoryHelp; its methods add options and run it.
-type MemoryHelpCmd struct {
-}
+// MemoryHelpCmd is the MEMORY HELP command built by MemoryHelp; its methods add options and run it.
+type MemoryHelpCmd struct{}
 
 func (c *MemoryHelpCmd) argv() (v argv) {
 	v.fixed[v.n] = "MEMORY"
@@ -2620,15 +2464,10 @@ func (c MemoryHelpCmd) Args() []any {
 //
 // Complexity: Depends on how much memory is allocated, could be slow. Since 4.0.0;
 // Redis and Valkey.
-func MemoryMallocStats() MemoryMallocStatsCmd {
-	var c MemoryMallocStatsCmd
+func MemoryMallocStats() MemoryMallocStatsCmd { return MemoryMallocStatsCmd{} }
 
-	return c
-}
-
-// MemoryMallocStatsCmd is a MEMORY MALLOC-STATS command built by MemoryMallocStats; its methods add options and run it.
-type MemoryMallocStatsCmd struct {
-}
+// MemoryMallocStatsCmd is the MEMORY MALLOC-STATS command built by MemoryMallocStats; its methods add options and run it.
+type MemoryMallocStatsCmd struct{}
 
 func (c *MemoryMallocStatsCmd) argv() (v argv) {
 	v.fixed[v.n] = "MEMORY"
@@ -2662,15 +2501,10 @@ func (c MemoryMallocStatsCmd) Args() []any {
 //
 // Complexity: Depends on how much memory is allocated, could be slow. Since 4.0.0;
 // Redis and Valkey.
-func MemoryPurge() MemoryPurgeCmd {
-	var c MemoryPurgeCmd
+func MemoryPurge() MemoryPurgeCmd { return MemoryPurgeCmd{} }
 
-	return c
-}
-
-// MemoryPurgeCmd is a MEMORY PURGE command built by MemoryPurge; its methods add options and run it.
-type MemoryPurgeCmd struct {
-}
+// MemoryPurgeCmd is the MEMORY PURGE command built by MemoryPurge; its methods add options and run it.
+type MemoryPurgeCmd struct{}
 
 func (c *MemoryPurgeCmd) argv() (v argv) {
 	v.fixed[v.n] = "MEMORY"
@@ -2703,15 +2537,10 @@ func (c MemoryPurgeCmd) Args() []any {
 //	MEMORY STATS
 //
 // Complexity: O(1). Since 4.0.0; Redis and Valkey.
-func MemoryStats() MemoryStatsCmd {
-	var c MemoryStatsCmd
+func MemoryStats() MemoryStatsCmd { return MemoryStatsCmd{} }
 
-	return c
-}
-
-// MemoryStatsCmd is a MEMORY STATS command built by MemoryStats; its methods add options and run it.
-type MemoryStatsCmd struct {
-}
+// MemoryStatsCmd is the MEMORY STATS command built by MemoryStats; its methods add options and run it.
+type MemoryStatsCmd struct{}
 
 func (c *MemoryStatsCmd) argv() (v argv) {
 	v.fixed[v.n] = "MEMORY"
@@ -2750,7 +2579,7 @@ func MemoryUsage(key string) MemoryUsageCmd {
 	return c
 }
 
-// MemoryUsageCmd is a MEMORY USAGE command built by MemoryUsage; its methods add options and run it.
+// MemoryUsageCmd is the MEMORY USAGE command built by MemoryUsage; its methods add options and run it.
 type MemoryUsageCmd struct {
 	key   any
 	count any
@@ -2779,6 +2608,7 @@ func (c *MemoryUsageCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: key does not exist.
 func (c MemoryUsageCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
 	return decodeInt(run(ctx, r, &v, "MEMORY USAGE"))
@@ -2808,15 +2638,10 @@ func (c MemoryUsageCmd) Args() []any {
 //	MODULE HELP
 //
 // Complexity: O(1). Since 5.0.0; Redis and Valkey.
-func ModuleHelp() ModuleHelpCmd {
-	var c ModuleHelpCmd
+func ModuleHelp() ModuleHelpCmd { return ModuleHelpCmd{} }
 
-	return c
-}
-
-// ModuleHelpCmd is a MODULE HELP command built by ModuleHelp; its methods add options and run it.
-type ModuleHelpCmd struct {
-}
+// ModuleHelpCmd is the MODULE HELP command built by ModuleHelp; its methods add options and run it.
+type ModuleHelpCmd struct{}
 
 func (c *ModuleHelpCmd) argv() (v argv) {
 	v.fixed[v.n] = "MODULE"
@@ -2850,15 +2675,10 @@ func (c ModuleHelpCmd) Args() []any {
 //
 // Complexity: O(N) where N is the number of loaded modules. Since 4.0.0; Redis and
 // Valkey.
-func ModuleList() ModuleListCmd {
-	var c ModuleListCmd
+func ModuleList() ModuleListCmd { return ModuleListCmd{} }
 
-	return c
-}
-
-// ModuleListCmd is a MODULE LIST command built by ModuleList; its methods add options and run it.
-type ModuleListCmd struct {
-}
+// ModuleListCmd is the MODULE LIST command built by ModuleList; its methods add options and run it.
+type ModuleListCmd struct{}
 
 func (c *ModuleListCmd) argv() (v argv) {
 	v.fixed[v.n] = "MODULE"
@@ -2898,7 +2718,7 @@ func ModuleLoad(path string, args ...any) ModuleLoadCmd {
 	return c
 }
 
-// ModuleLoadCmd is a MODULE LOAD command built by ModuleLoad; its methods add options and run it.
+// ModuleLoadCmd is the MODULE LOAD command built by ModuleLoad; its methods add options and run it.
 type ModuleLoadCmd struct {
 	path any
 	args []any
@@ -2943,7 +2763,7 @@ func ModuleLoadEx(path string) ModuleLoadExCmd {
 	return c
 }
 
-// ModuleLoadExCmd is a MODULE LOADEX command built by ModuleLoadEx; its methods add options and run it.
+// ModuleLoadExCmd is the MODULE LOADEX command built by ModuleLoadEx; its methods add options and run it.
 type ModuleLoadExCmd struct {
 	path    any
 	configs []ModuleLoadExConfigs
@@ -3017,7 +2837,7 @@ func ModuleUnload(name string) ModuleUnloadCmd {
 	return c
 }
 
-// ModuleUnloadCmd is a MODULE UNLOAD command built by ModuleUnload; its methods add options and run it.
+// ModuleUnloadCmd is the MODULE UNLOAD command built by ModuleUnload; its methods add options and run it.
 type ModuleUnloadCmd struct {
 	name any
 }
@@ -3055,15 +2875,10 @@ func (c ModuleUnloadCmd) Args() []any {
 //	MONITOR
 //
 // Since 1.0.0; Redis and Valkey.
-func Monitor() MonitorCmd {
-	var c MonitorCmd
+func Monitor() MonitorCmd { return MonitorCmd{} }
 
-	return c
-}
-
-// MonitorCmd is a MONITOR command built by Monitor; its methods add options and run it.
-type MonitorCmd struct {
-}
+// MonitorCmd is the MONITOR command built by Monitor; its methods add options and run it.
+type MonitorCmd struct{}
 
 func (c *MonitorCmd) argv() (v argv) {
 	v.fixed[v.n] = "MONITOR"
@@ -3101,7 +2916,7 @@ func PSync(replicationid string, offset int64) PSyncCmd {
 	return c
 }
 
-// PSyncCmd is a PSYNC command built by PSync; its methods add options and run it.
+// PSyncCmd is the PSYNC command built by PSync; its methods add options and run it.
 type PSyncCmd struct {
 	replicationid any
 	offset        any
@@ -3140,15 +2955,10 @@ func (c PSyncCmd) Args() []any {
 //	REPLCONF
 //
 // Complexity: O(1). Since 3.0.0; Redis and Valkey.
-func ReplConf() ReplConfCmd {
-	var c ReplConfCmd
+func ReplConf() ReplConfCmd { return ReplConfCmd{} }
 
-	return c
-}
-
-// ReplConfCmd is a REPLCONF command built by ReplConf; its methods add options and run it.
-type ReplConfCmd struct {
-}
+// ReplConfCmd is the REPLCONF command built by ReplConf; its methods add options and run it.
+type ReplConfCmd struct{}
 
 func (c *ReplConfCmd) argv() (v argv) {
 	v.fixed[v.n] = "REPLCONF"
@@ -3180,13 +2990,9 @@ func (c ReplConfCmd) Args() []any {
 //	REPLICAOF <host port | NO ONE>
 //
 // Complexity: O(1). Since 5.0.0; Redis and Valkey.
-func ReplicaOf() ReplicaOfCmd {
-	var c ReplicaOfCmd
+func ReplicaOf() ReplicaOfCmd { return ReplicaOfCmd{} }
 
-	return c
-}
-
-// ReplicaOfCmd is a REPLICAOF command built by ReplicaOf; its methods add options and run it.
+// ReplicaOfCmd is the REPLICAOF command built by ReplicaOf; its methods add options and run it.
 type ReplicaOfCmd struct {
 	args     uint8
 	argsHost any
@@ -3264,7 +3070,7 @@ func RestoreAsking(key string, ttl_ int64, serializedValue any) RestoreAskingCmd
 	return c
 }
 
-// RestoreAskingCmd is a RESTORE-ASKING command built by RestoreAsking; its methods add options and run it.
+// RestoreAskingCmd is the RESTORE-ASKING command built by RestoreAsking; its methods add options and run it.
 type RestoreAskingCmd struct {
 	key             any
 	ttl_            any
@@ -3356,15 +3162,10 @@ func (c RestoreAskingCmd) Args() []any {
 //	ROLE
 //
 // Complexity: O(1). Since 2.8.12; Redis and Valkey.
-func Role() RoleCmd {
-	var c RoleCmd
+func Role() RoleCmd { return RoleCmd{} }
 
-	return c
-}
-
-// RoleCmd is a ROLE command built by Role; its methods add options and run it.
-type RoleCmd struct {
-}
+// RoleCmd is the ROLE command built by Role; its methods add options and run it.
+type RoleCmd struct{}
 
 func (c *RoleCmd) argv() (v argv) {
 	v.fixed[v.n] = "ROLE"
@@ -3396,15 +3197,10 @@ func (c RoleCmd) Args() []any {
 //
 // Complexity: O(N) where N is the total number of keys in all databases. Since 1.0.0;
 // Redis and Valkey.
-func Save() SaveCmd {
-	var c SaveCmd
+func Save() SaveCmd { return SaveCmd{} }
 
-	return c
-}
-
-// SaveCmd is a SAVE command built by Save; its methods add options and run it.
-type SaveCmd struct {
-}
+// SaveCmd is the SAVE command built by Save; its methods add options and run it.
+type SaveCmd struct{}
 
 func (c *SaveCmd) argv() (v argv) {
 	v.fixed[v.n] = "SAVE"
@@ -3442,7 +3238,7 @@ func SFlush(data ...SFlushData) SFlushCmd {
 	return c
 }
 
-// SFlushCmd is a SFLUSH command built by SFlush; its methods add options and run it.
+// SFlushCmd is the SFLUSH command built by SFlush; its methods add options and run it.
 type SFlushCmd struct {
 	data      []SFlushData
 	flushType uint8
@@ -3511,13 +3307,9 @@ func (c SFlushCmd) Args() []any {
 // when saving data, otherwise O(1). Since 1.0.0; Redis and Valkey. Redis and Valkey
 // describe its arguments differently; these are the fuller description's, and the
 // server may refuse an option it does not have.
-func Shutdown() ShutdownCmd {
-	var c ShutdownCmd
+func Shutdown() ShutdownCmd { return ShutdownCmd{} }
 
-	return c
-}
-
-// ShutdownCmd is a SHUTDOWN command built by Shutdown; its methods add options and run it.
+// ShutdownCmd is the SHUTDOWN command built by Shutdown; its methods add options and run it.
 type ShutdownCmd struct {
 	abortSelector                      uint8
 	abortSelectorSaveSelectorBlockArgs []any
@@ -3576,13 +3368,9 @@ func (c ShutdownCmd) Args() []any {
 // Complexity: O(1). Since 1.0.0; Redis and Valkey.
 //
 // Deprecated: since 5.0.0, replaced by REPLICAOF.
-func SlaveOf() SlaveOfCmd {
-	var c SlaveOfCmd
+func SlaveOf() SlaveOfCmd { return SlaveOfCmd{} }
 
-	return c
-}
-
-// SlaveOfCmd is a SLAVEOF command built by SlaveOf; its methods add options and run it.
+// SlaveOfCmd is the SLAVEOF command built by SlaveOf; its methods add options and run it.
 type SlaveOfCmd struct {
 	args     uint8
 	argsHost any
@@ -3647,13 +3435,9 @@ func (c SlaveOfCmd) Args() []any {
 //
 // Complexity: O(N) where N is the number of entries returned. Since 2.2.12; Redis and
 // Valkey.
-func SlowLogGet() SlowLogGetCmd {
-	var c SlowLogGetCmd
+func SlowLogGet() SlowLogGetCmd { return SlowLogGetCmd{} }
 
-	return c
-}
-
-// SlowLogGetCmd is a SLOWLOG GET command built by SlowLogGet; its methods add options and run it.
+// SlowLogGetCmd is the SLOWLOG GET command built by SlowLogGet; its methods add options and run it.
 type SlowLogGetCmd struct {
 	count any
 }
@@ -3699,15 +3483,10 @@ func (c SlowLogGetCmd) Args() []any {
 //	SLOWLOG HELP
 //
 // Complexity: O(1). Since 6.2.0; Redis and Valkey.
-func SlowLogHelp() SlowLogHelpCmd {
-	var c SlowLogHelpCmd
+func SlowLogHelp() SlowLogHelpCmd { return SlowLogHelpCmd{} }
 
-	return c
-}
-
-// SlowLogHelpCmd is a SLOWLOG HELP command built by SlowLogHelp; its methods add options and run it.
-type SlowLogHelpCmd struct {
-}
+// SlowLogHelpCmd is the SLOWLOG HELP command built by SlowLogHelp; its methods add options and run it.
+type SlowLogHelpCmd struct{}
 
 func (c *SlowLogHelpCmd) argv() (v argv) {
 	v.fixed[v.n] = "SLOWLOG"
@@ -3740,15 +3519,10 @@ func (c SlowLogHelpCmd) Args() []any {
 //	SLOWLOG LEN
 //
 // Complexity: O(1). Since 2.2.12; Redis and Valkey.
-func SlowLogLen() SlowLogLenCmd {
-	var c SlowLogLenCmd
+func SlowLogLen() SlowLogLenCmd { return SlowLogLenCmd{} }
 
-	return c
-}
-
-// SlowLogLenCmd is a SLOWLOG LEN command built by SlowLogLen; its methods add options and run it.
-type SlowLogLenCmd struct {
-}
+// SlowLogLenCmd is the SLOWLOG LEN command built by SlowLogLen; its methods add options and run it.
+type SlowLogLenCmd struct{}
 
 func (c *SlowLogLenCmd) argv() (v argv) {
 	v.fixed[v.n] = "SLOWLOG"
@@ -3782,15 +3556,10 @@ func (c SlowLogLenCmd) Args() []any {
 //
 // Complexity: O(N) where N is the number of entries in the slowlog. Since 2.2.12; Redis
 // and Valkey.
-func SlowLogReset() SlowLogResetCmd {
-	var c SlowLogResetCmd
+func SlowLogReset() SlowLogResetCmd { return SlowLogResetCmd{} }
 
-	return c
-}
-
-// SlowLogResetCmd is a SLOWLOG RESET command built by SlowLogReset; its methods add options and run it.
-type SlowLogResetCmd struct {
-}
+// SlowLogResetCmd is the SLOWLOG RESET command built by SlowLogReset; its methods add options and run it.
+type SlowLogResetCmd struct{}
 
 func (c *SlowLogResetCmd) argv() (v argv) {
 	v.fixed[v.n] = "SLOWLOG"
@@ -3831,7 +3600,7 @@ func SwapDB(index1 int64, index2 int64) SwapDBCmd {
 	return c
 }
 
-// SwapDBCmd is a SWAPDB command built by SwapDB; its methods add options and run it.
+// SwapDBCmd is the SWAPDB command built by SwapDB; its methods add options and run it.
 type SwapDBCmd struct {
 	index1 any
 	index2 any
@@ -3870,15 +3639,10 @@ func (c SwapDBCmd) Args() []any {
 //	SYNC
 //
 // Since 1.0.0; Redis and Valkey.
-func Sync() SyncCmd {
-	var c SyncCmd
+func Sync() SyncCmd { return SyncCmd{} }
 
-	return c
-}
-
-// SyncCmd is a SYNC command built by Sync; its methods add options and run it.
-type SyncCmd struct {
-}
+// SyncCmd is the SYNC command built by Sync; its methods add options and run it.
+type SyncCmd struct{}
 
 func (c *SyncCmd) argv() (v argv) {
 	v.fixed[v.n] = "SYNC"
@@ -3909,15 +3673,10 @@ func (c SyncCmd) Args() []any {
 //	TIME
 //
 // Complexity: O(1). Since 2.6.0; Redis and Valkey.
-func Time() TimeCmd {
-	var c TimeCmd
+func Time() TimeCmd { return TimeCmd{} }
 
-	return c
-}
-
-// TimeCmd is a TIME command built by Time; its methods add options and run it.
-type TimeCmd struct {
-}
+// TimeCmd is the TIME command built by Time; its methods add options and run it.
+type TimeCmd struct{}
 
 func (c *TimeCmd) argv() (v argv) {
 	v.fixed[v.n] = "TIME"
@@ -3955,7 +3714,7 @@ func TrimSlots(rangesArgs []any) TrimSlotsCmd {
 	return c
 }
 
-// TrimSlotsCmd is a TRIMSLOTS command built by TrimSlots; its methods add options and run it.
+// TrimSlotsCmd is the TRIMSLOTS command built by TrimSlots; its methods add options and run it.
 type TrimSlotsCmd struct {
 	rangesArgs []any
 }

@@ -24,7 +24,7 @@ func SAdd(key string, members ...any) SAddCmd {
 	return c
 }
 
-// SAddCmd is a SADD command built by SAdd; its methods add options and run it.
+// SAddCmd is the SADD command built by SAdd; its methods add options and run it.
 type SAddCmd struct {
 	key     any
 	members []any
@@ -71,7 +71,7 @@ func SCard(key string) SCardCmd {
 	return c
 }
 
-// SCardCmd is a SCARD command built by SCard; its methods add options and run it.
+// SCardCmd is the SCARD command built by SCard; its methods add options and run it.
 type SCardCmd struct {
 	key any
 }
@@ -121,7 +121,7 @@ func SDiff(keys ...string) SDiffCmd {
 	return c
 }
 
-// SDiffCmd is a SDIFF command built by SDiff; its methods add options and run it.
+// SDiffCmd is the SDIFF command built by SDiff; its methods add options and run it.
 type SDiffCmd struct {
 	keys []string
 }
@@ -168,7 +168,7 @@ func SDiffStore(destination string, keys ...string) SDiffStoreCmd {
 	return c
 }
 
-// SDiffStoreCmd is a SDIFFSTORE command built by SDiffStore; its methods add options and run it.
+// SDiffStoreCmd is the SDIFFSTORE command built by SDiffStore; its methods add options and run it.
 type SDiffStoreCmd struct {
 	destination any
 	keys        []string
@@ -216,7 +216,7 @@ func SInter(keys ...string) SInterCmd {
 	return c
 }
 
-// SInterCmd is a SINTER command built by SInter; its methods add options and run it.
+// SInterCmd is the SINTER command built by SInter; its methods add options and run it.
 type SInterCmd struct {
 	keys []string
 }
@@ -263,7 +263,7 @@ func SInterCard(keys ...string) SInterCardCmd {
 	return c
 }
 
-// SInterCardCmd is a SINTERCARD command built by SInterCard; its methods add options and run it.
+// SInterCardCmd is the SINTERCARD command built by SInterCard; its methods add options and run it.
 type SInterCardCmd struct {
 	keys  []string
 	limit any
@@ -322,7 +322,7 @@ func SInterStore(destination string, keys ...string) SInterStoreCmd {
 	return c
 }
 
-// SInterStoreCmd is a SINTERSTORE command built by SInterStore; its methods add options and run it.
+// SInterStoreCmd is the SINTERSTORE command built by SInterStore; its methods add options and run it.
 type SInterStoreCmd struct {
 	destination any
 	keys        []string
@@ -370,7 +370,7 @@ func SIsMember(key string, member any) SIsMemberCmd {
 	return c
 }
 
-// SIsMemberCmd is a SISMEMBER command built by SIsMember; its methods add options and run it.
+// SIsMemberCmd is the SISMEMBER command built by SIsMember; its methods add options and run it.
 type SIsMemberCmd struct {
 	key    any
 	member any
@@ -422,7 +422,7 @@ func SMembers(key string) SMembersCmd {
 	return c
 }
 
-// SMembersCmd is a SMEMBERS command built by SMembers; its methods add options and run it.
+// SMembersCmd is the SMEMBERS command built by SMembers; its methods add options and run it.
 type SMembersCmd struct {
 	key any
 }
@@ -473,7 +473,7 @@ func SMIsMember(key string, members ...any) SMIsMemberCmd {
 	return c
 }
 
-// SMIsMemberCmd is a SMISMEMBER command built by SMIsMember; its methods add options and run it.
+// SMIsMemberCmd is the SMISMEMBER command built by SMIsMember; its methods add options and run it.
 type SMIsMemberCmd struct {
 	key     any
 	members []any
@@ -529,7 +529,7 @@ func SMove(source string, destination string, member any) SMoveCmd {
 	return c
 }
 
-// SMoveCmd is a SMOVE command built by SMove; its methods add options and run it.
+// SMoveCmd is the SMOVE command built by SMove; its methods add options and run it.
 type SMoveCmd struct {
 	source      any
 	destination any
@@ -579,7 +579,7 @@ func SPop(key string) SPopCmd {
 	return c
 }
 
-// SPopCmd is a SPOP command built by SPop; its methods add options and run it.
+// SPopCmd is the SPOP command built by SPop; its methods add options and run it.
 type SPopCmd struct {
 	key any
 }
@@ -593,6 +593,7 @@ func (c *SPopCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: the key does not exist.
 func (c SPopCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "SPOP"))
@@ -624,7 +625,7 @@ func SPopCount(key string, count int64) SPopCountCmd {
 	return c
 }
 
-// SPopCountCmd is a SPOP command built by SPopCount; its methods add options and run it.
+// SPopCountCmd is the SPOP command built by SPopCount; its methods add options and run it.
 type SPopCountCmd struct {
 	key   any
 	count any
@@ -641,6 +642,7 @@ func (c *SPopCountCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: the key does not exist.
 func (c SPopCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
 	return decodeStrings(run(ctx, r, &v, "SPOP"))
@@ -670,7 +672,7 @@ func SRandMember(key string) SRandMemberCmd {
 	return c
 }
 
-// SRandMemberCmd is a SRANDMEMBER command built by SRandMember; its methods add options and run it.
+// SRandMemberCmd is the SRANDMEMBER command built by SRandMember; its methods add options and run it.
 type SRandMemberCmd struct {
 	key any
 }
@@ -684,6 +686,7 @@ func (c *SRandMemberCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: in case count is not given and key doesn't exist.
 func (c SRandMemberCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "SRANDMEMBER"))
@@ -715,7 +718,7 @@ func SRandMemberCount(key string, count int64) SRandMemberCountCmd {
 	return c
 }
 
-// SRandMemberCountCmd is a SRANDMEMBER command built by SRandMemberCount; its methods add options and run it.
+// SRandMemberCountCmd is the SRANDMEMBER command built by SRandMemberCount; its methods add options and run it.
 type SRandMemberCountCmd struct {
 	key   any
 	count any
@@ -732,6 +735,7 @@ func (c *SRandMemberCountCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: in case count is not given and key doesn't exist.
 func (c SRandMemberCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
 	return decodeStrings(run(ctx, r, &v, "SRANDMEMBER"))
@@ -763,7 +767,7 @@ func SRem(key string, members ...any) SRemCmd {
 	return c
 }
 
-// SRemCmd is a SREM command built by SRem; its methods add options and run it.
+// SRemCmd is the SREM command built by SRem; its methods add options and run it.
 type SRemCmd struct {
 	key     any
 	members []any
@@ -813,7 +817,7 @@ func SScan(key string, cursor uint64) SScanCmd {
 	return c
 }
 
-// SScanCmd is a SSCAN command built by SScan; its methods add options and run it.
+// SScanCmd is the SSCAN command built by SScan; its methods add options and run it.
 type SScanCmd struct {
 	key     any
 	cursor  any
@@ -885,7 +889,7 @@ func SUnion(keys ...string) SUnionCmd {
 	return c
 }
 
-// SUnionCmd is a SUNION command built by SUnion; its methods add options and run it.
+// SUnionCmd is the SUNION command built by SUnion; its methods add options and run it.
 type SUnionCmd struct {
 	keys []string
 }
@@ -932,7 +936,7 @@ func SUnionStore(destination string, keys ...string) SUnionStoreCmd {
 	return c
 }
 
-// SUnionStoreCmd is a SUNIONSTORE command built by SUnionStore; its methods add options and run it.
+// SUnionStoreCmd is the SUNIONSTORE command built by SUnionStore; its methods add options and run it.
 type SUnionStoreCmd struct {
 	destination any
 	keys        []string

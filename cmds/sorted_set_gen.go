@@ -28,7 +28,7 @@ func BZMPop(timeout time.Duration, keys []string, where BZMPopWhere) BZMPopCmd {
 	return c
 }
 
-// BZMPopCmd is a BZMPOP command built by BZMPop; its methods add options and run it.
+// BZMPopCmd is the BZMPOP command built by BZMPop; its methods add options and run it.
 type BZMPopCmd struct {
 	timeout any
 	keys    []string
@@ -70,6 +70,7 @@ func (c *BZMPopCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: timeout reached and no elements were popped.
 func (c BZMPopCmd) Do(ctx context.Context, r Doer) (KeyZs, error) {
 	v := c.argv()
 	return decodeKeyZs(run(ctx, r, &v, "BZMPOP"))
@@ -102,7 +103,7 @@ func BZPopMax(keys []string, timeout time.Duration) BZPopMaxCmd {
 	return c
 }
 
-// BZPopMaxCmd is a BZPOPMAX command built by BZPopMax; its methods add options and run it.
+// BZPopMaxCmd is the BZPOPMAX command built by BZPopMax; its methods add options and run it.
 type BZPopMaxCmd struct {
 	keys    []string
 	timeout any
@@ -121,6 +122,7 @@ func (c *BZPopMaxCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: timeout reached and no elements were popped.
 func (c BZPopMaxCmd) Do(ctx context.Context, r Doer) (ZWithKey, error) {
 	v := c.argv()
 	return decodeZWithKey(run(ctx, r, &v, "BZPOPMAX"))
@@ -153,7 +155,7 @@ func BZPopMin(keys []string, timeout time.Duration) BZPopMinCmd {
 	return c
 }
 
-// BZPopMinCmd is a BZPOPMIN command built by BZPopMin; its methods add options and run it.
+// BZPopMinCmd is the BZPOPMIN command built by BZPopMin; its methods add options and run it.
 type BZPopMinCmd struct {
 	keys    []string
 	timeout any
@@ -172,6 +174,7 @@ func (c *BZPopMinCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: timeout reached and no elements were popped.
 func (c BZPopMinCmd) Do(ctx context.Context, r Doer) (ZWithKey, error) {
 	v := c.argv()
 	return decodeZWithKey(run(ctx, r, &v, "BZPOPMIN"))
@@ -203,7 +206,7 @@ func ZAdd(key string, data ...Z) ZAddCmd {
 	return c
 }
 
-// ZAddCmd is a ZADD command built by ZAdd; its methods add options and run it.
+// ZAddCmd is the ZADD command built by ZAdd; its methods add options and run it.
 type ZAddCmd struct {
 	key        any
 	condition  uint8
@@ -271,6 +274,8 @@ func (c *ZAddCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: operation was aborted (conflict with one of the
+// XX/NX/LT/GT options).
 func (c ZAddCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
 	return decodeInt(run(ctx, r, &v, "ZADD"))
@@ -302,7 +307,7 @@ func ZAddIncr(key string, data ...Z) ZAddIncrCmd {
 	return c
 }
 
-// ZAddIncrCmd is a ZADD command built by ZAddIncr; its methods add options and run it.
+// ZAddIncrCmd is the ZADD command built by ZAddIncr; its methods add options and run it.
 type ZAddIncrCmd struct {
 	key        any
 	condition  uint8
@@ -371,6 +376,8 @@ func (c *ZAddIncrCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: operation was aborted (conflict with one of the
+// XX/NX/LT/GT options).
 func (c ZAddIncrCmd) Do(ctx context.Context, r Doer) (float64, error) {
 	v := c.argv()
 	return decodeFloat(run(ctx, r, &v, "ZADD"))
@@ -399,7 +406,7 @@ func ZCard(key string) ZCardCmd {
 	return c
 }
 
-// ZCardCmd is a ZCARD command built by ZCard; its methods add options and run it.
+// ZCardCmd is the ZCARD command built by ZCard; its methods add options and run it.
 type ZCardCmd struct {
 	key any
 }
@@ -452,7 +459,7 @@ func ZCount(key string, min_ string, max_ string) ZCountCmd {
 	return c
 }
 
-// ZCountCmd is a ZCOUNT command built by ZCount; its methods add options and run it.
+// ZCountCmd is the ZCOUNT command built by ZCount; its methods add options and run it.
 type ZCountCmd struct {
 	key  any
 	min_ any
@@ -509,7 +516,7 @@ func ZDiff(keys ...string) ZDiffCmd {
 	return c
 }
 
-// ZDiffCmd is a ZDIFF command built by ZDiff; its methods add options and run it.
+// ZDiffCmd is the ZDIFF command built by ZDiff; its methods add options and run it.
 type ZDiffCmd struct {
 	keys []string
 }
@@ -558,7 +565,7 @@ func ZDiffWithScores(keys ...string) ZDiffWithScoresCmd {
 	return c
 }
 
-// ZDiffWithScoresCmd is a ZDIFF command built by ZDiffWithScores; its methods add options and run it.
+// ZDiffWithScoresCmd is the ZDIFF command built by ZDiffWithScores; its methods add options and run it.
 type ZDiffWithScoresCmd struct {
 	keys []string
 }
@@ -608,7 +615,7 @@ func ZDiffStore(destination string, keys ...string) ZDiffStoreCmd {
 	return c
 }
 
-// ZDiffStoreCmd is a ZDIFFSTORE command built by ZDiffStore; its methods add options and run it.
+// ZDiffStoreCmd is the ZDIFFSTORE command built by ZDiffStore; its methods add options and run it.
 type ZDiffStoreCmd struct {
 	destination any
 	keys        []string
@@ -659,7 +666,7 @@ func ZIncrBy(key string, increment int64, member any) ZIncrByCmd {
 	return c
 }
 
-// ZIncrByCmd is a ZINCRBY command built by ZIncrBy; its methods add options and run it.
+// ZIncrByCmd is the ZINCRBY command built by ZIncrBy; its methods add options and run it.
 type ZIncrByCmd struct {
 	key       any
 	increment any
@@ -709,7 +716,7 @@ func ZInter(keys ...string) ZInterCmd {
 	return c
 }
 
-// ZInterCmd is a ZINTER command built by ZInter; its methods add options and run it.
+// ZInterCmd is the ZINTER command built by ZInter; its methods add options and run it.
 type ZInterCmd struct {
 	keys      []string
 	weights   []int64
@@ -798,7 +805,7 @@ func ZInterWithScores(keys ...string) ZInterWithScoresCmd {
 	return c
 }
 
-// ZInterWithScoresCmd is a ZINTER command built by ZInterWithScores; its methods add options and run it.
+// ZInterWithScoresCmd is the ZINTER command built by ZInterWithScores; its methods add options and run it.
 type ZInterWithScoresCmd struct {
 	keys      []string
 	weights   []int64
@@ -887,7 +894,7 @@ func ZInterCard(keys ...string) ZInterCardCmd {
 	return c
 }
 
-// ZInterCardCmd is a ZINTERCARD command built by ZInterCard; its methods add options and run it.
+// ZInterCardCmd is the ZINTERCARD command built by ZInterCard; its methods add options and run it.
 type ZInterCardCmd struct {
 	keys  []string
 	limit any
@@ -948,7 +955,7 @@ func ZInterStore(destination string, keys ...string) ZInterStoreCmd {
 	return c
 }
 
-// ZInterStoreCmd is a ZINTERSTORE command built by ZInterStore; its methods add options and run it.
+// ZInterStoreCmd is the ZINTERSTORE command built by ZInterStore; its methods add options and run it.
 type ZInterStoreCmd struct {
 	destination any
 	keys        []string
@@ -1040,7 +1047,7 @@ func ZLexCount(key string, min_ string, max_ string) ZLexCountCmd {
 	return c
 }
 
-// ZLexCountCmd is a ZLEXCOUNT command built by ZLexCount; its methods add options and run it.
+// ZLexCountCmd is the ZLEXCOUNT command built by ZLexCount; its methods add options and run it.
 type ZLexCountCmd struct {
 	key  any
 	min_ any
@@ -1100,7 +1107,7 @@ func ZMPop(keys []string, where ZMPopWhere) ZMPopCmd {
 	return c
 }
 
-// ZMPopCmd is a ZMPOP command built by ZMPop; its methods add options and run it.
+// ZMPopCmd is the ZMPOP command built by ZMPop; its methods add options and run it.
 type ZMPopCmd struct {
 	keys  []string
 	where any
@@ -1140,6 +1147,7 @@ func (c *ZMPopCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: no element could be popped.
 func (c ZMPopCmd) Do(ctx context.Context, r Doer) (KeyZs, error) {
 	v := c.argv()
 	return decodeKeyZs(run(ctx, r, &v, "ZMPOP"))
@@ -1170,7 +1178,7 @@ func ZMScore(key string, members ...any) ZMScoreCmd {
 	return c
 }
 
-// ZMScoreCmd is a ZMSCORE command built by ZMScore; its methods add options and run it.
+// ZMScoreCmd is the ZMSCORE command built by ZMScore; its methods add options and run it.
 type ZMScoreCmd struct {
 	key     any
 	members []any
@@ -1226,7 +1234,7 @@ func ZPopMax(key string) ZPopMaxCmd {
 	return c
 }
 
-// ZPopMaxCmd is a ZPOPMAX command built by ZPopMax; its methods add options and run it.
+// ZPopMaxCmd is the ZPOPMAX command built by ZPopMax; its methods add options and run it.
 type ZPopMaxCmd struct {
 	key   any
 	count any
@@ -1281,7 +1289,7 @@ func ZPopMin(key string) ZPopMinCmd {
 	return c
 }
 
-// ZPopMinCmd is a ZPOPMIN command built by ZPopMin; its methods add options and run it.
+// ZPopMinCmd is the ZPOPMIN command built by ZPopMin; its methods add options and run it.
 type ZPopMinCmd struct {
 	key   any
 	count any
@@ -1335,7 +1343,7 @@ func ZRandMember(key string) ZRandMemberCmd {
 	return c
 }
 
-// ZRandMemberCmd is a ZRANDMEMBER command built by ZRandMember; its methods add options and run it.
+// ZRandMemberCmd is the ZRANDMEMBER command built by ZRandMember; its methods add options and run it.
 type ZRandMemberCmd struct {
 	key any
 }
@@ -1349,6 +1357,7 @@ func (c *ZRandMemberCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: key does not exist.
 func (c ZRandMemberCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "ZRANDMEMBER"))
@@ -1380,7 +1389,7 @@ func ZRandMemberCount(key string, count int64) ZRandMemberCountCmd {
 	return c
 }
 
-// ZRandMemberCountCmd is a ZRANDMEMBER command built by ZRandMemberCount; its methods add options and run it.
+// ZRandMemberCountCmd is the ZRANDMEMBER command built by ZRandMemberCount; its methods add options and run it.
 type ZRandMemberCountCmd struct {
 	key   any
 	count any
@@ -1397,6 +1406,7 @@ func (c *ZRandMemberCountCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: key does not exist.
 func (c ZRandMemberCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
 	return decodeStrings(run(ctx, r, &v, "ZRANDMEMBER"))
@@ -1428,7 +1438,7 @@ func ZRandMemberWithScores(key string, count int64) ZRandMemberWithScoresCmd {
 	return c
 }
 
-// ZRandMemberWithScoresCmd is a ZRANDMEMBER command built by ZRandMemberWithScores; its methods add options and run it.
+// ZRandMemberWithScoresCmd is the ZRANDMEMBER command built by ZRandMemberWithScores; its methods add options and run it.
 type ZRandMemberWithScoresCmd struct {
 	key   any
 	count any
@@ -1447,6 +1457,7 @@ func (c *ZRandMemberWithScoresCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: key does not exist.
 func (c ZRandMemberWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 	v := c.argv()
 	return decodeZ(run(ctx, r, &v, "ZRANDMEMBER"))
@@ -1478,7 +1489,7 @@ func ZRange(key string, start string, stop string) ZRangeCmd {
 	return c
 }
 
-// ZRangeCmd is a ZRANGE command built by ZRange; its methods add options and run it.
+// ZRangeCmd is the ZRANGE command built by ZRange; its methods add options and run it.
 type ZRangeCmd struct {
 	key         any
 	start       any
@@ -1588,7 +1599,7 @@ func ZRangeWithScores(key string, start string, stop string) ZRangeWithScoresCmd
 	return c
 }
 
-// ZRangeWithScoresCmd is a ZRANGE command built by ZRangeWithScores; its methods add options and run it.
+// ZRangeWithScoresCmd is the ZRANGE command built by ZRangeWithScores; its methods add options and run it.
 type ZRangeWithScoresCmd struct {
 	key         any
 	start       any
@@ -1702,7 +1713,7 @@ func ZRangeByLex(key string, min_ string, max_ string) ZRangeByLexCmd {
 	return c
 }
 
-// ZRangeByLexCmd is a ZRANGEBYLEX command built by ZRangeByLex; its methods add options and run it.
+// ZRangeByLexCmd is the ZRANGEBYLEX command built by ZRangeByLex; its methods add options and run it.
 type ZRangeByLexCmd struct {
 	key         any
 	min_        any
@@ -1782,7 +1793,7 @@ func ZRangeByScore(key string, min_ string, max_ string) ZRangeByScoreCmd {
 	return c
 }
 
-// ZRangeByScoreCmd is a ZRANGEBYSCORE command built by ZRangeByScore; its methods add options and run it.
+// ZRangeByScoreCmd is the ZRANGEBYSCORE command built by ZRangeByScore; its methods add options and run it.
 type ZRangeByScoreCmd struct {
 	key         any
 	min_        any
@@ -1862,7 +1873,7 @@ func ZRangeByScoreWithScores(key string, min_ string, max_ string) ZRangeByScore
 	return c
 }
 
-// ZRangeByScoreWithScoresCmd is a ZRANGEBYSCORE command built by ZRangeByScoreWithScores; its methods add options and run it.
+// ZRangeByScoreWithScoresCmd is the ZRANGEBYSCORE command built by ZRangeByScoreWithScores; its methods add options and run it.
 type ZRangeByScoreWithScoresCmd struct {
 	key         any
 	min_        any
@@ -1943,7 +1954,7 @@ func ZRangeStore(dst string, src string, min_ string, max_ string) ZRangeStoreCm
 	return c
 }
 
-// ZRangeStoreCmd is a ZRANGESTORE command built by ZRangeStore; its methods add options and run it.
+// ZRangeStoreCmd is the ZRANGESTORE command built by ZRangeStore; its methods add options and run it.
 type ZRangeStoreCmd struct {
 	dst         any
 	src         any
@@ -2047,7 +2058,7 @@ func ZRank(key string, member any) ZRankCmd {
 	return c
 }
 
-// ZRankCmd is a ZRANK command built by ZRank; its methods add options and run it.
+// ZRankCmd is the ZRANK command built by ZRank; its methods add options and run it.
 type ZRankCmd struct {
 	key    any
 	member any
@@ -2064,6 +2075,8 @@ func (c *ZRankCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: key does not exist or the member does not exist in the
+// sorted set.
 func (c ZRankCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
 	return decodeInt(run(ctx, r, &v, "ZRANK"))
@@ -2101,7 +2114,7 @@ func ZRankWithScore(key string, member any) ZRankWithScoreCmd {
 	return c
 }
 
-// ZRankWithScoreCmd is a ZRANK command built by ZRankWithScore; its methods add options and run it.
+// ZRankWithScoreCmd is the ZRANK command built by ZRankWithScore; its methods add options and run it.
 type ZRankWithScoreCmd struct {
 	key    any
 	member any
@@ -2158,7 +2171,7 @@ func ZRem(key string, members ...any) ZRemCmd {
 	return c
 }
 
-// ZRemCmd is a ZREM command built by ZRem; its methods add options and run it.
+// ZRemCmd is the ZREM command built by ZRem; its methods add options and run it.
 type ZRemCmd struct {
 	key     any
 	members []any
@@ -2209,7 +2222,7 @@ func ZRemRangeByLex(key string, min_ string, max_ string) ZRemRangeByLexCmd {
 	return c
 }
 
-// ZRemRangeByLexCmd is a ZREMRANGEBYLEX command built by ZRemRangeByLex; its methods add options and run it.
+// ZRemRangeByLexCmd is the ZREMRANGEBYLEX command built by ZRemRangeByLex; its methods add options and run it.
 type ZRemRangeByLexCmd struct {
 	key  any
 	min_ any
@@ -2261,7 +2274,7 @@ func ZRemRangeByRank(key string, start int64, stop int64) ZRemRangeByRankCmd {
 	return c
 }
 
-// ZRemRangeByRankCmd is a ZREMRANGEBYRANK command built by ZRemRangeByRank; its methods add options and run it.
+// ZRemRangeByRankCmd is the ZREMRANGEBYRANK command built by ZRemRangeByRank; its methods add options and run it.
 type ZRemRangeByRankCmd struct {
 	key   any
 	start any
@@ -2313,7 +2326,7 @@ func ZRemRangeByScore(key string, min_ string, max_ string) ZRemRangeByScoreCmd 
 	return c
 }
 
-// ZRemRangeByScoreCmd is a ZREMRANGEBYSCORE command built by ZRemRangeByScore; its methods add options and run it.
+// ZRemRangeByScoreCmd is the ZREMRANGEBYSCORE command built by ZRemRangeByScore; its methods add options and run it.
 type ZRemRangeByScoreCmd struct {
 	key  any
 	min_ any
@@ -2365,7 +2378,7 @@ func ZRevRange(key string, start int64, stop int64) ZRevRangeCmd {
 	return c
 }
 
-// ZRevRangeCmd is a ZREVRANGE command built by ZRevRange; its methods add options and run it.
+// ZRevRangeCmd is the ZREVRANGE command built by ZRevRange; its methods add options and run it.
 type ZRevRangeCmd struct {
 	key   any
 	start any
@@ -2424,7 +2437,7 @@ func ZRevRangeWithScores(key string, start int64, stop int64) ZRevRangeWithScore
 	return c
 }
 
-// ZRevRangeWithScoresCmd is a ZREVRANGE command built by ZRevRangeWithScores; its methods add options and run it.
+// ZRevRangeWithScoresCmd is the ZREVRANGE command built by ZRevRangeWithScores; its methods add options and run it.
 type ZRevRangeWithScoresCmd struct {
 	key   any
 	start any
@@ -2487,7 +2500,7 @@ func ZRevRangeByLex(key string, max_ string, min_ string) ZRevRangeByLexCmd {
 	return c
 }
 
-// ZRevRangeByLexCmd is a ZREVRANGEBYLEX command built by ZRevRangeByLex; its methods add options and run it.
+// ZRevRangeByLexCmd is the ZREVRANGEBYLEX command built by ZRevRangeByLex; its methods add options and run it.
 type ZRevRangeByLexCmd struct {
 	key         any
 	max_        any
@@ -2567,7 +2580,7 @@ func ZRevRangeByScore(key string, max_ string, min_ string) ZRevRangeByScoreCmd 
 	return c
 }
 
-// ZRevRangeByScoreCmd is a ZREVRANGEBYSCORE command built by ZRevRangeByScore; its methods add options and run it.
+// ZRevRangeByScoreCmd is the ZREVRANGEBYSCORE command built by ZRevRangeByScore; its methods add options and run it.
 type ZRevRangeByScoreCmd struct {
 	key         any
 	max_        any
@@ -2647,7 +2660,7 @@ func ZRevRangeByScoreWithScores(key string, max_ string, min_ string) ZRevRangeB
 	return c
 }
 
-// ZRevRangeByScoreWithScoresCmd is a ZREVRANGEBYSCORE command built by ZRevRangeByScoreWithScores; its methods add options and run it.
+// ZRevRangeByScoreWithScoresCmd is the ZREVRANGEBYSCORE command built by ZRevRangeByScoreWithScores; its methods add options and run it.
 type ZRevRangeByScoreWithScoresCmd struct {
 	key         any
 	max_        any
@@ -2725,7 +2738,7 @@ func ZRevRank(key string, member any) ZRevRankCmd {
 	return c
 }
 
-// ZRevRankCmd is a ZREVRANK command built by ZRevRank; its methods add options and run it.
+// ZRevRankCmd is the ZREVRANK command built by ZRevRank; its methods add options and run it.
 type ZRevRankCmd struct {
 	key    any
 	member any
@@ -2742,6 +2755,8 @@ func (c *ZRevRankCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: key does not exist or the member does not exist in the
+// sorted set.
 func (c ZRevRankCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
 	return decodeInt(run(ctx, r, &v, "ZREVRANK"))
@@ -2779,7 +2794,7 @@ func ZRevRankWithScore(key string, member any) ZRevRankWithScoreCmd {
 	return c
 }
 
-// ZRevRankWithScoreCmd is a ZREVRANK command built by ZRevRankWithScore; its methods add options and run it.
+// ZRevRankWithScoreCmd is the ZREVRANK command built by ZRevRankWithScore; its methods add options and run it.
 type ZRevRankWithScoreCmd struct {
 	key    any
 	member any
@@ -2838,7 +2853,7 @@ func ZScan(key string, cursor uint64) ZScanCmd {
 	return c
 }
 
-// ZScanCmd is a ZSCAN command built by ZScan; its methods add options and run it.
+// ZScanCmd is the ZSCAN command built by ZScan; its methods add options and run it.
 type ZScanCmd struct {
 	key      any
 	cursor   any
@@ -2921,7 +2936,7 @@ func ZScore(key string, member any) ZScoreCmd {
 	return c
 }
 
-// ZScoreCmd is a ZSCORE command built by ZScore; its methods add options and run it.
+// ZScoreCmd is the ZSCORE command built by ZScore; its methods add options and run it.
 type ZScoreCmd struct {
 	key    any
 	member any
@@ -2938,6 +2953,8 @@ func (c *ZScoreCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: member does not exist in the sorted set, or key does
+// not exist.
 func (c ZScoreCmd) Do(ctx context.Context, r Doer) (float64, error) {
 	v := c.argv()
 	return decodeFloat(run(ctx, r, &v, "ZSCORE"))
@@ -2975,7 +2992,7 @@ func ZUnion(keys ...string) ZUnionCmd {
 	return c
 }
 
-// ZUnionCmd is a ZUNION command built by ZUnion; its methods add options and run it.
+// ZUnionCmd is the ZUNION command built by ZUnion; its methods add options and run it.
 type ZUnionCmd struct {
 	keys      []string
 	weights   []int64
@@ -3064,7 +3081,7 @@ func ZUnionWithScores(keys ...string) ZUnionWithScoresCmd {
 	return c
 }
 
-// ZUnionWithScoresCmd is a ZUNION command built by ZUnionWithScores; its methods add options and run it.
+// ZUnionWithScoresCmd is the ZUNION command built by ZUnionWithScores; its methods add options and run it.
 type ZUnionWithScoresCmd struct {
 	keys      []string
 	weights   []int64
@@ -3154,7 +3171,7 @@ func ZUnionStore(destination string, keys ...string) ZUnionStoreCmd {
 	return c
 }
 
-// ZUnionStoreCmd is a ZUNIONSTORE command built by ZUnionStore; its methods add options and run it.
+// ZUnionStoreCmd is the ZUNIONSTORE command built by ZUnionStore; its methods add options and run it.
 type ZUnionStoreCmd struct {
 	destination any
 	keys        []string

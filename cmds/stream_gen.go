@@ -25,7 +25,7 @@ func XAck(key string, group string, iDs ...string) XAckCmd {
 	return c
 }
 
-// XAckCmd is a XACK command built by XAck; its methods add options and run it.
+// XAckCmd is the XACK command built by XAck; its methods add options and run it.
 type XAckCmd struct {
 	key   any
 	group any
@@ -78,7 +78,7 @@ func XAckDel(key string, group string, iDs ...string) XAckDelCmd {
 	return c
 }
 
-// XAckDelCmd is a XACKDEL command built by XAckDel; its methods add options and run it.
+// XAckDelCmd is the XACKDEL command built by XAckDel; its methods add options and run it.
 type XAckDelCmd struct {
 	key       any
 	group     any
@@ -161,7 +161,7 @@ func XAdd(key string, data ...FieldValue) XAddCmd {
 	return c
 }
 
-// XAddCmd is a XADD command built by XAdd; its methods add options and run it.
+// XAddCmd is the XADD command built by XAdd; its methods add options and run it.
 type XAddCmd struct {
 	key           any
 	noMkStream    bool
@@ -324,6 +324,8 @@ func (c *XAddCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: the NOMKSTREAM option is given and the key doesn't
+// exist.
 func (c XAddCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "XADD"))
@@ -357,7 +359,7 @@ func XAutoClaim(key string, group string, consumer string, minIdleTime string, s
 	return c
 }
 
-// XAutoClaimCmd is a XAUTOCLAIM command built by XAutoClaim; its methods add options and run it.
+// XAutoClaimCmd is the XAUTOCLAIM command built by XAutoClaim; its methods add options and run it.
 type XAutoClaimCmd struct {
 	key         any
 	group       any
@@ -435,7 +437,7 @@ func XCfgSet(key string) XCfgSetCmd {
 	return c
 }
 
-// XCfgSetCmd is a XCFGSET command built by XCfgSet; its methods add options and run it.
+// XCfgSetCmd is the XCFGSET command built by XCfgSet; its methods add options and run it.
 type XCfgSetCmd struct {
 	key                       any
 	idmpDurationBlock         bool
@@ -513,7 +515,7 @@ func XClaim(key string, group string, consumer string, minIdleTime string, iDs .
 	return c
 }
 
-// XClaimCmd is a XCLAIM command built by XClaim; its methods add options and run it.
+// XClaimCmd is the XCLAIM command built by XClaim; its methods add options and run it.
 type XClaimCmd struct {
 	key                  any
 	group                any
@@ -632,7 +634,7 @@ func XDel(key string, iDs ...string) XDelCmd {
 	return c
 }
 
-// XDelCmd is a XDEL command built by XDel; its methods add options and run it.
+// XDelCmd is the XDEL command built by XDel; its methods add options and run it.
 type XDelCmd struct {
 	key any
 	iDs []string
@@ -681,7 +683,7 @@ func XDelEx(key string, iDs ...string) XDelExCmd {
 	return c
 }
 
-// XDelExCmd is a XDELEX command built by XDelEx; its methods add options and run it.
+// XDelExCmd is the XDELEX command built by XDelEx; its methods add options and run it.
 type XDelExCmd struct {
 	key       any
 	condition uint8
@@ -758,7 +760,7 @@ func XGroupCreate(key string, group string) XGroupCreateCmd {
 	return c
 }
 
-// XGroupCreateCmd is a XGROUP CREATE command built by XGroupCreate; its methods add options and run it.
+// XGroupCreateCmd is the XGROUP CREATE command built by XGroupCreate; its methods add options and run it.
 type XGroupCreateCmd struct {
 	key          any
 	group        any
@@ -857,7 +859,7 @@ func XGroupCreateConsumer(key string, group string, consumer string) XGroupCreat
 	return c
 }
 
-// XGroupCreateConsumerCmd is a XGROUP CREATECONSUMER command built by XGroupCreateConsumer; its methods add options and run it.
+// XGroupCreateConsumerCmd is the XGROUP CREATECONSUMER command built by XGroupCreateConsumer; its methods add options and run it.
 type XGroupCreateConsumerCmd struct {
 	key      any
 	group    any
@@ -910,7 +912,7 @@ func XGroupDelConsumer(key string, group string, consumer string) XGroupDelConsu
 	return c
 }
 
-// XGroupDelConsumerCmd is a XGROUP DELCONSUMER command built by XGroupDelConsumer; its methods add options and run it.
+// XGroupDelConsumerCmd is the XGROUP DELCONSUMER command built by XGroupDelConsumer; its methods add options and run it.
 type XGroupDelConsumerCmd struct {
 	key      any
 	group    any
@@ -962,7 +964,7 @@ func XGroupDestroy(key string, group string) XGroupDestroyCmd {
 	return c
 }
 
-// XGroupDestroyCmd is a XGROUP DESTROY command built by XGroupDestroy; its methods add options and run it.
+// XGroupDestroyCmd is the XGROUP DESTROY command built by XGroupDestroy; its methods add options and run it.
 type XGroupDestroyCmd struct {
 	key   any
 	group any
@@ -1003,15 +1005,10 @@ func (c XGroupDestroyCmd) Args() []any {
 //	XGROUP HELP
 //
 // Complexity: O(1). Since 5.0.0; Redis and Valkey.
-func XGroupHelp() XGroupHelpCmd {
-	var c XGroupHelpCmd
+func XGroupHelp() XGroupHelpCmd { return XGroupHelpCmd{} }
 
-	return c
-}
-
-// XGroupHelpCmd is a XGROUP HELP command built by XGroupHelp; its methods add options and run it.
-type XGroupHelpCmd struct {
-}
+// XGroupHelpCmd is the XGROUP HELP command built by XGroupHelp; its methods add options and run it.
+type XGroupHelpCmd struct{}
 
 func (c *XGroupHelpCmd) argv() (v argv) {
 	v.fixed[v.n] = "XGROUP"
@@ -1051,7 +1048,7 @@ func XGroupSetID(key string, group string) XGroupSetIDCmd {
 	return c
 }
 
-// XGroupSetIDCmd is a XGROUP SETID command built by XGroupSetID; its methods add options and run it.
+// XGroupSetIDCmd is the XGROUP SETID command built by XGroupSetID; its methods add options and run it.
 type XGroupSetIDCmd struct {
 	key          any
 	group        any
@@ -1140,7 +1137,7 @@ func XIDMPRecord(key string, pid string, iid string, streamID string) XIDMPRecor
 	return c
 }
 
-// XIDMPRecordCmd is a XIDMPRECORD command built by XIDMPRecord; its methods add options and run it.
+// XIDMPRecordCmd is the XIDMPRECORD command built by XIDMPRecord; its methods add options and run it.
 type XIDMPRecordCmd struct {
 	key      any
 	pid      any
@@ -1193,7 +1190,7 @@ func XInfoConsumers(key string, group string) XInfoConsumersCmd {
 	return c
 }
 
-// XInfoConsumersCmd is a XINFO CONSUMERS command built by XInfoConsumers; its methods add options and run it.
+// XInfoConsumersCmd is the XINFO CONSUMERS command built by XInfoConsumers; its methods add options and run it.
 type XInfoConsumersCmd struct {
 	key   any
 	group any
@@ -1240,7 +1237,7 @@ func XInfoGroups(key string) XInfoGroupsCmd {
 	return c
 }
 
-// XInfoGroupsCmd is a XINFO GROUPS command built by XInfoGroups; its methods add options and run it.
+// XInfoGroupsCmd is the XINFO GROUPS command built by XInfoGroups; its methods add options and run it.
 type XInfoGroupsCmd struct {
 	key any
 }
@@ -1285,15 +1282,10 @@ func (c XInfoGroupsCmd) Args() []any {
 //	XINFO HELP
 //
 // Complexity: O(1). Since 5.0.0; Redis and Valkey.
-func XInfoHelp() XInfoHelpCmd {
-	var c XInfoHelpCmd
+func XInfoHelp() XInfoHelpCmd { return XInfoHelpCmd{} }
 
-	return c
-}
-
-// XInfoHelpCmd is a XINFO HELP command built by XInfoHelp; its methods add options and run it.
-type XInfoHelpCmd struct {
-}
+// XInfoHelpCmd is the XINFO HELP command built by XInfoHelp; its methods add options and run it.
+type XInfoHelpCmd struct{}
 
 func (c *XInfoHelpCmd) argv() (v argv) {
 	v.fixed[v.n] = "XINFO"
@@ -1332,7 +1324,7 @@ func XInfoStream(key string) XInfoStreamCmd {
 	return c
 }
 
-// XInfoStreamCmd is a XINFO STREAM command built by XInfoStream; its methods add options and run it.
+// XInfoStreamCmd is the XINFO STREAM command built by XInfoStream; its methods add options and run it.
 type XInfoStreamCmd struct {
 	key any
 }
@@ -1383,7 +1375,7 @@ func XLen(key string) XLenCmd {
 	return c
 }
 
-// XLenCmd is a XLEN command built by XLen; its methods add options and run it.
+// XLenCmd is the XLEN command built by XLen; its methods add options and run it.
 type XLenCmd struct {
 	key any
 }
@@ -1438,7 +1430,7 @@ func XPending(key string, group string) XPendingCmd {
 	return c
 }
 
-// XPendingCmd is a XPENDING command built by XPending; its methods add options and run it.
+// XPendingCmd is the XPENDING command built by XPending; its methods add options and run it.
 type XPendingCmd struct {
 	key                any
 	group              any
@@ -1533,7 +1525,7 @@ func XRange(key string, start string, end string) XRangeCmd {
 	return c
 }
 
-// XRangeCmd is a XRANGE command built by XRange; its methods add options and run it.
+// XRangeCmd is the XRANGE command built by XRange; its methods add options and run it.
 type XRangeCmd struct {
 	key   any
 	start any
@@ -1602,7 +1594,7 @@ func XRead(streams ...StreamID) XReadCmd {
 	return c
 }
 
-// XReadCmd is a XREAD command built by XRead; its methods add options and run it.
+// XReadCmd is the XREAD command built by XRead; its methods add options and run it.
 type XReadCmd struct {
 	count        any
 	milliseconds any
@@ -1647,6 +1639,8 @@ func (c *XReadCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: if BLOCK option is given, and a timeout occurs, or
+// there is no stream we can serve.
 func (c XReadCmd) Do(ctx context.Context, r Doer) ([]XStream, error) {
 	v := c.argv()
 	return decodeXStreams(run(ctx, r, &v, "XREAD"))
@@ -1684,7 +1678,7 @@ func XReadGroup(group string, consumer string, streams ...StreamID) XReadGroupCm
 	return c
 }
 
-// XReadGroupCmd is a XREADGROUP command built by XReadGroup; its methods add options and run it.
+// XReadGroupCmd is the XREADGROUP command built by XReadGroup; its methods add options and run it.
 type XReadGroupCmd struct {
 	group        any
 	consumer     any
@@ -1755,6 +1749,7 @@ func (c *XReadGroupCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: if BLOCK option is specified and the timeout expired.
 func (c XReadGroupCmd) Do(ctx context.Context, r Doer) ([]XStream, error) {
 	v := c.argv()
 	return decodeXStreams(run(ctx, r, &v, "XREADGROUP"))
@@ -1788,7 +1783,7 @@ func XRevRange(key string, end string, start string) XRevRangeCmd {
 	return c
 }
 
-// XRevRangeCmd is a XREVRANGE command built by XRevRange; its methods add options and run it.
+// XRevRangeCmd is the XREVRANGE command built by XRevRange; its methods add options and run it.
 type XRevRangeCmd struct {
 	key   any
 	end   any
@@ -1857,7 +1852,7 @@ func XSetID(key string, lastID string) XSetIDCmd {
 	return c
 }
 
-// XSetIDCmd is a XSETID command built by XSetID; its methods add options and run it.
+// XSetIDCmd is the XSETID command built by XSetID; its methods add options and run it.
 type XSetIDCmd struct {
 	key          any
 	lastID       any
@@ -1934,7 +1929,7 @@ func XTrim(key string, strategy XTrimStrategy, threshold string) XTrimCmd {
 	return c
 }
 
-// XTrimCmd is a XTRIM command built by XTrim; its methods add options and run it.
+// XTrimCmd is the XTRIM command built by XTrim; its methods add options and run it.
 type XTrimCmd struct {
 	key       any
 	strategy  any

@@ -27,7 +27,7 @@ func Append(key string, value any) AppendCmd {
 	return c
 }
 
-// AppendCmd is a APPEND command built by Append; its methods add options and run it.
+// AppendCmd is the APPEND command built by Append; its methods add options and run it.
 type AppendCmd struct {
 	key   any
 	value any
@@ -73,7 +73,7 @@ func Decr(key string) DecrCmd {
 	return c
 }
 
-// DecrCmd is a DECR command built by Decr; its methods add options and run it.
+// DecrCmd is the DECR command built by Decr; its methods add options and run it.
 type DecrCmd struct {
 	key any
 }
@@ -117,7 +117,7 @@ func DecrBy(key string, decrement int64) DecrByCmd {
 	return c
 }
 
-// DecrByCmd is a DECRBY command built by DecrBy; its methods add options and run it.
+// DecrByCmd is the DECRBY command built by DecrBy; its methods add options and run it.
 type DecrByCmd struct {
 	key       any
 	decrement any
@@ -164,7 +164,7 @@ func DelEx(key string) DelExCmd {
 	return c
 }
 
-// DelExCmd is a DELEX command built by DelEx; its methods add options and run it.
+// DelExCmd is the DELEX command built by DelEx; its methods add options and run it.
 type DelExCmd struct {
 	key                  any
 	condition            uint8
@@ -262,7 +262,7 @@ func DelIfEq(key string, value any) DelIfEqCmd {
 	return c
 }
 
-// DelIfEqCmd is a DELIFEQ command built by DelIfEq; its methods add options and run it.
+// DelIfEqCmd is the DELIFEQ command built by DelIfEq; its methods add options and run it.
 type DelIfEqCmd struct {
 	key   any
 	value any
@@ -308,7 +308,7 @@ func Digest(key string) DigestCmd {
 	return c
 }
 
-// DigestCmd is a DIGEST command built by Digest; its methods add options and run it.
+// DigestCmd is the DIGEST command built by Digest; its methods add options and run it.
 type DigestCmd struct {
 	key any
 }
@@ -322,6 +322,7 @@ func (c *DigestCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: key does not exist.
 func (c DigestCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "DIGEST"))
@@ -357,7 +358,7 @@ func Get(key string) GetCmd {
 	return c
 }
 
-// GetCmd is a GET command built by Get; its methods add options and run it.
+// GetCmd is the GET command built by Get; its methods add options and run it.
 type GetCmd struct {
 	key any
 }
@@ -371,6 +372,7 @@ func (c *GetCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: key does not exist.
 func (c GetCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "GET"))
@@ -406,7 +408,7 @@ func GetDel(key string) GetDelCmd {
 	return c
 }
 
-// GetDelCmd is a GETDEL command built by GetDel; its methods add options and run it.
+// GetDelCmd is the GETDEL command built by GetDel; its methods add options and run it.
 type GetDelCmd struct {
 	key any
 }
@@ -420,6 +422,7 @@ func (c *GetDelCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: the key does not exist.
 func (c GetDelCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "GETDEL"))
@@ -449,7 +452,7 @@ func GetEx(key string) GetExCmd {
 	return c
 }
 
-// GetExCmd is a GETEX command built by GetEx; its methods add options and run it.
+// GetExCmd is the GETEX command built by GetEx; its methods add options and run it.
 type GetExCmd struct {
 	key               any
 	expiration        uint8
@@ -507,6 +510,7 @@ func (c *GetExCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: key does not exist.
 func (c GetExCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "GETEX"))
@@ -540,7 +544,7 @@ func GetRange(key string, start int64, end int64) GetRangeCmd {
 	return c
 }
 
-// GetRangeCmd is a GETRANGE command built by GetRange; its methods add options and run it.
+// GetRangeCmd is the GETRANGE command built by GetRange; its methods add options and run it.
 type GetRangeCmd struct {
 	key   any
 	start any
@@ -597,7 +601,7 @@ func GetSet(key string, value any) GetSetCmd {
 	return c
 }
 
-// GetSetCmd is a GETSET command built by GetSet; its methods add options and run it.
+// GetSetCmd is the GETSET command built by GetSet; its methods add options and run it.
 type GetSetCmd struct {
 	key   any
 	value any
@@ -614,6 +618,7 @@ func (c *GetSetCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: the key does not exist.
 func (c GetSetCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "GETSET"))
@@ -643,7 +648,7 @@ func Incr(key string) IncrCmd {
 	return c
 }
 
-// IncrCmd is a INCR command built by Incr; its methods add options and run it.
+// IncrCmd is the INCR command built by Incr; its methods add options and run it.
 type IncrCmd struct {
 	key any
 }
@@ -687,7 +692,7 @@ func IncrBy(key string, increment int64) IncrByCmd {
 	return c
 }
 
-// IncrByCmd is a INCRBY command built by IncrBy; its methods add options and run it.
+// IncrByCmd is the INCRBY command built by IncrBy; its methods add options and run it.
 type IncrByCmd struct {
 	key       any
 	increment any
@@ -734,7 +739,7 @@ func IncrByFloat(key string, increment float64) IncrByFloatCmd {
 	return c
 }
 
-// IncrByFloatCmd is a INCRBYFLOAT command built by IncrByFloat; its methods add options and run it.
+// IncrByFloatCmd is the INCRBYFLOAT command built by IncrByFloat; its methods add options and run it.
 type IncrByFloatCmd struct {
 	key       any
 	increment any
@@ -781,7 +786,7 @@ func LCS(key1 string, key2 string) LCSCmd {
 	return c
 }
 
-// LCSCmd is a LCS command built by LCS; its methods add options and run it.
+// LCSCmd is the LCS command built by LCS; its methods add options and run it.
 type LCSCmd struct {
 	key1         any
 	key2         any
@@ -873,7 +878,7 @@ func MGet(keys ...string) MGetCmd {
 	return c
 }
 
-// MGetCmd is a MGET command built by MGet; its methods add options and run it.
+// MGetCmd is the MGET command built by MGet; its methods add options and run it.
 type MGetCmd struct {
 	keys []string
 }
@@ -919,7 +924,7 @@ func MSet(data ...KeyValue) MSetCmd {
 	return c
 }
 
-// MSetCmd is a MSET command built by MSet; its methods add options and run it.
+// MSetCmd is the MSET command built by MSet; its methods add options and run it.
 type MSetCmd struct {
 	data []KeyValue
 }
@@ -966,7 +971,7 @@ func MSetEx(data ...KeyValue) MSetExCmd {
 	return c
 }
 
-// MSetExCmd is a MSETEX command built by MSetEx; its methods add options and run it.
+// MSetExCmd is the MSETEX command built by MSetEx; its methods add options and run it.
 type MSetExCmd struct {
 	data              []KeyValue
 	condition         uint8
@@ -1072,7 +1077,7 @@ func MSetNX(data ...KeyValue) MSetNXCmd {
 	return c
 }
 
-// MSetNXCmd is a MSETNX command built by MSetNX; its methods add options and run it.
+// MSetNXCmd is the MSETNX command built by MSetNX; its methods add options and run it.
 type MSetNXCmd struct {
 	data []KeyValue
 }
@@ -1121,7 +1126,7 @@ func PSetEx(key string, milliseconds time.Duration, value any) PSetExCmd {
 	return c
 }
 
-// PSetExCmd is a PSETEX command built by PSetEx; its methods add options and run it.
+// PSetExCmd is the PSETEX command built by PSetEx; its methods add options and run it.
 type PSetExCmd struct {
 	key          any
 	milliseconds any
@@ -1175,7 +1180,7 @@ func Set(key string, value any) SetCmd {
 	return c
 }
 
-// SetCmd is a SET command built by Set; its methods add options and run it.
+// SetCmd is the SET command built by Set; its methods add options and run it.
 type SetCmd struct {
 	key                  any
 	value                any
@@ -1320,6 +1325,9 @@ func (c *SetCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
+// A null reply is the error Nil: GET not given: Operation was aborted (conflict with
+// one of the XX/NX/IFEQ/IFDEQ options or condition not met); GET given: The key didn't
+// exist before the SET.
 func (c SetCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
 	return decodeString(run(ctx, r, &v, "SET"))
@@ -1351,7 +1359,7 @@ func SetEx(key string, seconds time.Duration, value any) SetExCmd {
 	return c
 }
 
-// SetExCmd is a SETEX command built by SetEx; its methods add options and run it.
+// SetExCmd is the SETEX command built by SetEx; its methods add options and run it.
 type SetExCmd struct {
 	key     any
 	seconds any
@@ -1402,7 +1410,7 @@ func SetNX(key string, value any) SetNXCmd {
 	return c
 }
 
-// SetNXCmd is a SETNX command built by SetNX; its methods add options and run it.
+// SetNXCmd is the SETNX command built by SetNX; its methods add options and run it.
 type SetNXCmd struct {
 	key   any
 	value any
@@ -1453,7 +1461,7 @@ func SetRange(key string, offset int64, value any) SetRangeCmd {
 	return c
 }
 
-// SetRangeCmd is a SETRANGE command built by SetRange; its methods add options and run it.
+// SetRangeCmd is the SETRANGE command built by SetRange; its methods add options and run it.
 type SetRangeCmd struct {
 	key    any
 	offset any
@@ -1501,7 +1509,7 @@ func StrLen(key string) StrLenCmd {
 	return c
 }
 
-// StrLenCmd is a STRLEN command built by StrLen; its methods add options and run it.
+// StrLenCmd is the STRLEN command built by StrLen; its methods add options and run it.
 type StrLenCmd struct {
 	key any
 }
@@ -1555,7 +1563,7 @@ func SubStr(key string, start int64, end int64) SubStrCmd {
 	return c
 }
 
-// SubStrCmd is a SUBSTR command built by SubStr; its methods add options and run it.
+// SubStrCmd is the SUBSTR command built by SubStr; its methods add options and run it.
 type SubStrCmd struct {
 	key   any
 	start any

@@ -15,15 +15,10 @@ import (
 //
 // Complexity: O(N), when N is the number of queued commands. Since 2.0.0; Redis and
 // Valkey.
-func Discard() DiscardCmd {
-	var c DiscardCmd
+func Discard() DiscardCmd { return DiscardCmd{} }
 
-	return c
-}
-
-// DiscardCmd is a DISCARD command built by Discard; its methods add options and run it.
-type DiscardCmd struct {
-}
+// DiscardCmd is the DISCARD command built by Discard; its methods add options and run it.
+type DiscardCmd struct{}
 
 func (c *DiscardCmd) argv() (v argv) {
 	v.fixed[v.n] = "DISCARD"
@@ -54,15 +49,10 @@ func (c DiscardCmd) Args() []any {
 //	EXEC
 //
 // Complexity: Depends on commands in the transaction. Since 1.2.0; Redis and Valkey.
-func Exec() ExecCmd {
-	var c ExecCmd
+func Exec() ExecCmd { return ExecCmd{} }
 
-	return c
-}
-
-// ExecCmd is a EXEC command built by Exec; its methods add options and run it.
-type ExecCmd struct {
-}
+// ExecCmd is the EXEC command built by Exec; its methods add options and run it.
+type ExecCmd struct{}
 
 func (c *ExecCmd) argv() (v argv) {
 	v.fixed[v.n] = "EXEC"
@@ -93,15 +83,10 @@ func (c ExecCmd) Args() []any {
 //	MULTI
 //
 // Complexity: O(1). Since 1.2.0; Redis and Valkey.
-func Multi() MultiCmd {
-	var c MultiCmd
+func Multi() MultiCmd { return MultiCmd{} }
 
-	return c
-}
-
-// MultiCmd is a MULTI command built by Multi; its methods add options and run it.
-type MultiCmd struct {
-}
+// MultiCmd is the MULTI command built by Multi; its methods add options and run it.
+type MultiCmd struct{}
 
 func (c *MultiCmd) argv() (v argv) {
 	v.fixed[v.n] = "MULTI"
@@ -132,15 +117,10 @@ func (c MultiCmd) Args() []any {
 //	UNWATCH
 //
 // Complexity: O(1). Since 2.2.0; Redis and Valkey.
-func Unwatch() UnwatchCmd {
-	var c UnwatchCmd
+func Unwatch() UnwatchCmd { return UnwatchCmd{} }
 
-	return c
-}
-
-// UnwatchCmd is a UNWATCH command built by Unwatch; its methods add options and run it.
-type UnwatchCmd struct {
-}
+// UnwatchCmd is the UNWATCH command built by Unwatch; its methods add options and run it.
+type UnwatchCmd struct{}
 
 func (c *UnwatchCmd) argv() (v argv) {
 	v.fixed[v.n] = "UNWATCH"
@@ -178,7 +158,7 @@ func Watch(keys ...string) WatchCmd {
 	return c
 }
 
-// WatchCmd is a WATCH command built by Watch; its methods add options and run it.
+// WatchCmd is the WATCH command built by Watch; its methods add options and run it.
 type WatchCmd struct {
 	keys []string
 }

@@ -26,7 +26,7 @@ func VAdd(key string, format VAddFormat, vector any, element any) VAddCmd {
 	return c
 }
 
-// VAddCmd is a VADD command built by VAdd; its methods add options and run it.
+// VAddCmd is the VADD command built by VAdd; its methods add options and run it.
 type VAddCmd struct {
 	key                    any
 	reduce                 bool
@@ -182,7 +182,7 @@ func VCard(key string) VCardCmd {
 	return c
 }
 
-// VCardCmd is a VCARD command built by VCard; its methods add options and run it.
+// VCardCmd is the VCARD command built by VCard; its methods add options and run it.
 type VCardCmd struct {
 	key any
 }
@@ -225,7 +225,7 @@ func VDim(key string) VDimCmd {
 	return c
 }
 
-// VDimCmd is a VDIM command built by VDim; its methods add options and run it.
+// VDimCmd is the VDIM command built by VDim; its methods add options and run it.
 type VDimCmd struct {
 	key any
 }
@@ -269,7 +269,7 @@ func VEmb(key string, element any) VEmbCmd {
 	return c
 }
 
-// VEmbCmd is a VEMB command built by VEmb; its methods add options and run it.
+// VEmbCmd is the VEMB command built by VEmb; its methods add options and run it.
 type VEmbCmd struct {
 	key     any
 	element any
@@ -327,7 +327,7 @@ func VGetAttr(key string, element any) VGetAttrCmd {
 	return c
 }
 
-// VGetAttrCmd is a VGETATTR command built by VGetAttr; its methods add options and run it.
+// VGetAttrCmd is the VGETATTR command built by VGetAttr; its methods add options and run it.
 type VGetAttrCmd struct {
 	key     any
 	element any
@@ -373,7 +373,7 @@ func VInfo(key string) VInfoCmd {
 	return c
 }
 
-// VInfoCmd is a VINFO command built by VInfo; its methods add options and run it.
+// VInfoCmd is the VINFO command built by VInfo; its methods add options and run it.
 type VInfoCmd struct {
 	key any
 }
@@ -417,7 +417,7 @@ func VIsMember(key string, element any) VIsMemberCmd {
 	return c
 }
 
-// VIsMemberCmd is a VISMEMBER command built by VIsMember; its methods add options and run it.
+// VIsMemberCmd is the VISMEMBER command built by VIsMember; its methods add options and run it.
 type VIsMemberCmd struct {
 	key     any
 	element any
@@ -465,7 +465,7 @@ func VLinks(key string, element any) VLinksCmd {
 	return c
 }
 
-// VLinksCmd is a VLINKS command built by VLinks; its methods add options and run it.
+// VLinksCmd is the VLINKS command built by VLinks; its methods add options and run it.
 type VLinksCmd struct {
 	key        any
 	element    any
@@ -523,7 +523,7 @@ func VRandMember(key string) VRandMemberCmd {
 	return c
 }
 
-// VRandMemberCmd is a VRANDMEMBER command built by VRandMember; its methods add options and run it.
+// VRandMemberCmd is the VRANDMEMBER command built by VRandMember; its methods add options and run it.
 type VRandMemberCmd struct {
 	key   any
 	count any
@@ -580,7 +580,7 @@ func VRange(key string, start string, end string) VRangeCmd {
 	return c
 }
 
-// VRangeCmd is a VRANGE command built by VRange; its methods add options and run it.
+// VRangeCmd is the VRANGE command built by VRange; its methods add options and run it.
 type VRangeCmd struct {
 	key   any
 	start any
@@ -642,7 +642,7 @@ func VRem(key string, element any) VRemCmd {
 	return c
 }
 
-// VRemCmd is a VREM command built by VRem; its methods add options and run it.
+// VRemCmd is the VREM command built by VRem; its methods add options and run it.
 type VRemCmd struct {
 	key     any
 	element any
@@ -690,7 +690,7 @@ func VSetAttr(key string, element any, json string) VSetAttrCmd {
 	return c
 }
 
-// VSetAttrCmd is a VSETATTR command built by VSetAttr; its methods add options and run it.
+// VSetAttrCmd is the VSETATTR command built by VSetAttr; its methods add options and run it.
 type VSetAttrCmd struct {
 	key     any
 	element any
@@ -741,7 +741,7 @@ func VSim(key string, format VSimFormat, vectorOrElement any) VSimCmd {
 	return c
 }
 
-// VSimCmd is a VSIM command built by VSim; its methods add options and run it.
+// VSimCmd is the VSIM command built by VSim; its methods add options and run it.
 type VSimCmd struct {
 	key                     any
 	format                  any

@@ -36,14 +36,22 @@ func (g *command) render(b *bytes.Buffer) {
 		}
 		b.WriteString(wrap(dep+".", "// ", 88))
 	}
-	fmt.Fprintf(b, "func %s(%s) %s {\nvar c %s\n%s\nreturn c\n}\n\n", g.name, strings.Join(g.params, ", "), g.typ, g.typ, strings.Join(g.inits, "\n"))
-
-	fmt.Fprintf(b, "// %s is a %s command built by %s; its methods add options and run it.\n", g.typ, words, g.name)
-	fmt.Fprintf(b, "type %s struct {\n%s\n", g.typ, strings.Join(g.fields, "\n"))
-	if g.hasErr {
-		b.WriteString("bad problem\n")
+	if len(g.inits) == 0 {
+		fmt.Fprintf(b, "func %s(%s) %s { return %s{} }\n\n", g.name, strings.Join(g.params, ", "), g.typ, g.typ)
+	} else {
+		fmt.Fprintf(b, "func %s(%s) %s {\nvar c %s\n%s\nreturn c\n}\n\n", g.name, strings.Join(g.params, ", "), g.typ, g.typ, strings.Join(g.inits, "\n"))
 	}
-	b.WriteString("}\n\n")
+
+	fmt.Fprintf(b, "// %s is the %s command built by %s; its methods add options and run it.\n", g.typ, words, g.name)
+	fields := g.fields
+	if g.hasErr {
+		fields = append(fields, "bad problem")
+	}
+	if len(fields) == 0 {
+		fmt.Fprintf(b, "type %s struct{}\n\n", g.typ)
+	} else {
+		fmt.Fprintf(b, "type %s struct {\n%s\n}\n\n", g.typ, strings.Join(fields, "\n"))
+	}
 	for _, t := range g.types {
 		b.WriteString(t + "\n")
 	}
@@ -66,6 +74,9 @@ func (g *command) render(b *bytes.Buffer) {
 
 	r := g.reply
 	fmt.Fprintf(b, "// Do runs the command with r (a *respire.Client or *respire.Tx).\n")
+	if when := nullWhen(c.Reply); when != "" && g.reply != replyValue {
+		b.WriteString(wrap("A null reply is the error Nil: "+lowerSentence(when)+".", "// ", 88))
+	}
 	fmt.Fprintf(b, "func (c %s) Do(ctx context.Context, r Doer) (%s, error) {\nv := c.argv()\nreturn %s(run(ctx, r, &v, %q))\n}\n\n", g.typ, r.goType, r.decode, words)
 	if g.cacheable() {
 		fmt.Fprintf(b, "// Cached runs the command through cl's client-side cache (Client.DoCached), keeping\n// its reply for at most ttl.\n")

@@ -274,6 +274,22 @@ func allOf(ss []*cmdspec.Schema, r reply) bool {
 	return true
 }
 
+// nullWhen returns the descriptions of a schema's null alternatives (when the server
+// answers null), joined; "" when it has none.
+func nullWhen(s *cmdspec.Schema) string {
+	if s == nil {
+		return ""
+	}
+	var whens []string
+	for _, a := range append(append([]*cmdspec.Schema(nil), s.OneOf...), s.AnyOf...) {
+		if isNull(a) && a.Description != "" {
+			whens = append(whens, strings.TrimSuffix(strings.ReplaceAll(strings.TrimSpace(a.Description), "`", ""), "."))
+		}
+	}
+	return strings.Join(whens, "; ")
+}
+
+// isNull reports whether a schema is the null reply.
 func isNull(s *cmdspec.Schema) bool {
 	t := s.Types()
 	return len(t) == 1 && t[0] == "null"

@@ -415,6 +415,7 @@ var fewest = []struct {
 	{"xinfo|stream", -3, func() []any { return XInfoStream("k").Args() }},
 	{"xlen", 2, func() []any { return XLen("k").Args() }},
 	{"xpending", -3, func() []any { return XPending("k", "s").Args() }},
+	{"xpending", -3, func() []any { return XPendingExt("k", "s", "s", "s", 1).Args() }},
 	{"xrange", -4, func() []any { return XRange("k", "s", "s").Args() }},
 	{"xread", -4, func() []any { return XRead(StreamID{Key: "k", ID: "s"}).Args() }},
 	{"xreadgroup", -7, func() []any { return XReadGroup("s", "s", StreamID{Key: "k", ID: "s"}).Args() }},

@@ -33,6 +33,8 @@ var decoders = map[string]func(resp.Value, error) (any, error){
 	"XConsumers":   func(v resp.Value, err error) (any, error) { return decodeXInfoConsumers(v, err) },
 	"XStreamInfo":  func(v resp.Value, err error) (any, error) { return decodeXInfoStream(v, err) },
 	"FieldValues":  func(v resp.Value, err error) (any, error) { return decodeFieldValues(v, err) },
+	"XPending":     func(v resp.Value, err error) (any, error) { return decodeXPendingSummary(v, err) },
+	"XPendingExt":  func(v resp.Value, err error) (any, error) { return decodeXPendingEntries(v, err) },
 }
 
 // replySeeds are the replies of real servers in both protocols (and a few damaged
@@ -62,6 +64,8 @@ var replySeeds = []string{
 	"*2\r\n$1\r\nk\r\n*2\r\n*2\r\n$1\r\nb\r\n,2\r\n*2\r\n$1\r\na\r\n,1\r\n",       // ZMPOP, RESP3
 	"*1\r\n%2\r\n$4\r\nname\r\n$1\r\ng\r\n$3\r\nlag\r\n_\r\n",                     // XINFO GROUPS
 	"%2\r\n$6\r\nlength\r\n:1\r\n$11\r\nfirst-entry\r\n*2\r\n$3\r\n1-1\r\n*0\r\n", // XINFO STREAM
+	"*4\r\n:1\r\n$3\r\n1-1\r\n$3\r\n1-1\r\n*1\r\n*2\r\n$3\r\nbob\r\n$1\r\n1\r\n",  // XPENDING
+	"*1\r\n*4\r\n$3\r\n1-1\r\n$3\r\nbob\r\n:5\r\n:1\r\n",                          // XPENDING extended
 }
 
 // readReply decodes one reply from wire bytes.

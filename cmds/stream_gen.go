@@ -17,11 +17,11 @@ import (
 //	XACK key group ID [ID ...]
 //
 // Complexity: O(1) for each message ID processed. Since 5.0.0; Redis and Valkey.
-func XAck(key string, group string, iDs ...string) XAckCmd {
+func XAck(key string, group string, ids ...string) XAckCmd {
 	var c XAckCmd
 	c.key = key
 	c.group = group
-	c.iDs = iDs
+	c.ids = ids
 	return c
 }
 
@@ -29,17 +29,17 @@ func XAck(key string, group string, iDs ...string) XAckCmd {
 type XAckCmd struct {
 	key   any
 	group any
-	iDs   []string
+	ids   []string
 }
 
 func (c *XAckCmd) argv() (v argv) {
 	v.add("XACK")
 	v.add(c.key)
 	v.add(c.group)
-	if len(c.iDs) == 0 {
+	if len(c.ids) == 0 {
 		v.fail(problemEmpty)
 	}
-	for _, x := range c.iDs {
+	for _, x := range c.ids {
 		v.add(x)
 	}
 	return v
@@ -70,11 +70,11 @@ func (c XAckCmd) Args() []any {
 //
 // Complexity: O(1) for each message ID processed. Since Redis 8.2.0; Redis only (not in
 // Valkey 9.1).
-func XAckDel(key string, group string, iDs ...string) XAckDelCmd {
+func XAckDel(key string, group string, ids ...string) XAckDelCmd {
 	var c XAckDelCmd
 	c.key = key
 	c.group = group
-	c.iDs = iDs
+	c.ids = ids
 	return c
 }
 
@@ -83,7 +83,7 @@ type XAckDelCmd struct {
 	key       any
 	group     any
 	condition uint8
-	iDs       []string
+	ids       []string
 }
 
 // Keepref chooses KEEPREF.
@@ -117,11 +117,11 @@ func (c *XAckDelCmd) argv() (v argv) {
 		v.add("ACKED")
 	}
 	v.add("IDS")
-	if len(c.iDs) == 0 {
+	if len(c.ids) == 0 {
 		v.fail(problemEmpty)
 	}
-	v.add(int64(len(c.iDs)))
-	for _, x := range c.iDs {
+	v.add(int64(len(c.ids)))
+	for _, x := range c.ids {
 		v.add(x)
 	}
 	return v
@@ -505,13 +505,13 @@ func (c XCfgSetCmd) Args() []any {
 //
 // Complexity: O(log N) with N being the number of messages in the PEL of the consumer
 // group. Since 5.0.0; Redis and Valkey.
-func XClaim(key string, group string, consumer string, minIdleTime string, iDs ...string) XClaimCmd {
+func XClaim(key string, group string, consumer string, minIdleTime string, ids ...string) XClaimCmd {
 	var c XClaimCmd
 	c.key = key
 	c.group = group
 	c.consumer = consumer
 	c.minIdleTime = minIdleTime
-	c.iDs = iDs
+	c.ids = ids
 	return c
 }
 
@@ -521,7 +521,7 @@ type XClaimCmd struct {
 	group                any
 	consumer             any
 	minIdleTime          any
-	iDs                  []string
+	ids                  []string
 	ms                   any
 	unixTimeMilliseconds any
 	count                any
@@ -572,10 +572,10 @@ func (c *XClaimCmd) argv() (v argv) {
 	v.add(c.group)
 	v.add(c.consumer)
 	v.add(c.minIdleTime)
-	if len(c.iDs) == 0 {
+	if len(c.ids) == 0 {
 		v.fail(problemEmpty)
 	}
-	for _, x := range c.iDs {
+	for _, x := range c.ids {
 		v.add(x)
 	}
 	if c.ms != nil {
@@ -627,26 +627,26 @@ func (c XClaimCmd) Args() []any {
 //
 // Complexity: O(1) for each single item to delete in the stream, regardless of the
 // stream size. Since 5.0.0; Redis and Valkey.
-func XDel(key string, iDs ...string) XDelCmd {
+func XDel(key string, ids ...string) XDelCmd {
 	var c XDelCmd
 	c.key = key
-	c.iDs = iDs
+	c.ids = ids
 	return c
 }
 
 // XDelCmd is the XDEL command built by XDel; its methods add options and run it.
 type XDelCmd struct {
 	key any
-	iDs []string
+	ids []string
 }
 
 func (c *XDelCmd) argv() (v argv) {
 	v.add("XDEL")
 	v.add(c.key)
-	if len(c.iDs) == 0 {
+	if len(c.ids) == 0 {
 		v.fail(problemEmpty)
 	}
-	for _, x := range c.iDs {
+	for _, x := range c.ids {
 		v.add(x)
 	}
 	return v
@@ -676,10 +676,10 @@ func (c XDelCmd) Args() []any {
 //
 // Complexity: O(1) for each single item to delete in the stream, regardless of the
 // stream size. Since Redis 8.2.0; Redis only (not in Valkey 9.1).
-func XDelEx(key string, iDs ...string) XDelExCmd {
+func XDelEx(key string, ids ...string) XDelExCmd {
 	var c XDelExCmd
 	c.key = key
-	c.iDs = iDs
+	c.ids = ids
 	return c
 }
 
@@ -687,7 +687,7 @@ func XDelEx(key string, iDs ...string) XDelExCmd {
 type XDelExCmd struct {
 	key       any
 	condition uint8
-	iDs       []string
+	ids       []string
 }
 
 // Keepref chooses KEEPREF.
@@ -720,11 +720,11 @@ func (c *XDelExCmd) argv() (v argv) {
 		v.add("ACKED")
 	}
 	v.add("IDS")
-	if len(c.iDs) == 0 {
+	if len(c.ids) == 0 {
 		v.fail(problemEmpty)
 	}
-	v.add(int64(len(c.iDs)))
-	for _, x := range c.iDs {
+	v.add(int64(len(c.ids)))
+	for _, x := range c.ids {
 		v.add(x)
 	}
 	return v
@@ -1432,36 +1432,8 @@ func XPending(key string, group string) XPendingCmd {
 
 // XPendingCmd is the XPENDING command built by XPending; its methods add options and run it.
 type XPendingCmd struct {
-	key                any
-	group              any
-	filters            bool
-	filtersMinIdleTime any
-	filtersStart       any
-	filtersEnd         any
-	filtersCount       any
-	filtersConsumer    any
-}
-
-// IdleIdle adds [IDLE min-idle-time] to Idle's arguments (since 6.2.0); it is sent only
-// with them.
-func (c XPendingCmd) IdleIdle(value int64) XPendingCmd {
-	c.filtersMinIdleTime = value
-	return c
-}
-
-// IdleConsumer adds [consumer] to Idle's arguments; it is sent only with them.
-func (c XPendingCmd) IdleConsumer(value string) XPendingCmd {
-	c.filtersConsumer = value
-	return c
-}
-
-// Idle adds [[IDLE min-idle-time] start end count [consumer]].
-func (c XPendingCmd) Idle(start string, end string, count int64) XPendingCmd {
-	c.filters = true
-	c.filtersStart = start
-	c.filtersEnd = end
-	c.filtersCount = count
-	return c
+	key   any
+	group any
 }
 
 func (c *XPendingCmd) argv() (v argv) {
@@ -1471,41 +1443,112 @@ func (c *XPendingCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.group
 	v.n++
-	if c.filters {
-		if c.filtersMinIdleTime != nil {
-			v.fixed[v.n] = "IDLE"
-			v.n++
-			v.fixed[v.n] = c.filtersMinIdleTime
-			v.n++
-		}
-		v.fixed[v.n] = c.filtersStart
+	return v
+}
+
+// Do runs the command with r (a *respire.Client or *respire.Tx).
+func (c XPendingCmd) Do(ctx context.Context, r Doer) (XPendingSummary, error) {
+	v := c.argv()
+	return decodeXPendingSummary(run(ctx, r, &v, "XPENDING"))
+}
+
+// In queues the command in p; its reply is read from the Reply after p.Exec.
+func (c XPendingCmd) In(p *Pipeline) Reply[XPendingSummary] {
+	v := c.argv()
+	return queue(p, &v, "XPENDING", decodeXPendingSummary)
+}
+
+// Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
+func (c XPendingCmd) Args() []any {
+	v := c.argv()
+	return v.list()
+}
+
+// XPendingExt builds XPENDING: returns the information and entries from a stream
+// consumer group's pending entries list. This form takes filters.
+//
+//	XPENDING key group [[IDLE min-idle-time] start end count [consumer]]
+//
+// Complexity: O(N) with N being the number of elements returned, so asking for a small
+// fixed number of entries per call is O(1). O(M), where M is the total number of
+// entries scanned when used with the IDLE filter. When the command returns just the
+// summary and the list of consumers is small, it runs in O(1) time; otherwise, an
+// additional O(N) time for iterating every consumer. Since 5.0.0; Redis and Valkey.
+func XPendingExt(key string, group string, start string, end string, count int64) XPendingExtCmd {
+	var c XPendingExtCmd
+	c.key = key
+	c.group = group
+	c.start = start
+	c.end = end
+	c.count = count
+	return c
+}
+
+// XPendingExtCmd is the XPENDING command built by XPendingExt; its methods add options and run it.
+type XPendingExtCmd struct {
+	key         any
+	group       any
+	minIdleTime any
+	start       any
+	end         any
+	count       any
+	consumer    any
+	bad         problem
+}
+
+// Idle adds [IDLE min-idle-time] (since 6.2.0).
+func (c XPendingExtCmd) Idle(value time.Duration) XPendingExtCmd {
+	c.minIdleTime, c.bad = durationMilliseconds(value, c.bad)
+	return c
+}
+
+// Consumer adds [consumer].
+func (c XPendingExtCmd) Consumer(value string) XPendingExtCmd {
+	c.consumer = value
+	return c
+}
+
+func (c *XPendingExtCmd) argv() (v argv) {
+	v.bad = c.bad
+	v.fixed[v.n] = "XPENDING"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	v.fixed[v.n] = c.group
+	v.n++
+	if c.minIdleTime != nil {
+		v.fixed[v.n] = "IDLE"
 		v.n++
-		v.fixed[v.n] = c.filtersEnd
+		v.fixed[v.n] = c.minIdleTime
 		v.n++
-		v.fixed[v.n] = c.filtersCount
+	}
+	v.fixed[v.n] = c.start
+	v.n++
+	v.fixed[v.n] = c.end
+	v.n++
+	v.fixed[v.n] = c.count
+	v.n++
+	if c.consumer != nil {
+		v.fixed[v.n] = c.consumer
 		v.n++
-		if c.filtersConsumer != nil {
-			v.fixed[v.n] = c.filtersConsumer
-			v.n++
-		}
 	}
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c XPendingCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c XPendingExtCmd) Do(ctx context.Context, r Doer) ([]XPendingEntry, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "XPENDING"))
+	return decodeXPendingEntries(run(ctx, r, &v, "XPENDING"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c XPendingCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c XPendingExtCmd) In(p *Pipeline) Reply[[]XPendingEntry] {
 	v := c.argv()
-	return queue(p, &v, "XPENDING", decodeValue)
+	return queue(p, &v, "XPENDING", decodeXPendingEntries)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
-func (c XPendingCmd) Args() []any {
+func (c XPendingExtCmd) Args() []any {
 	v := c.argv()
 	return v.list()
 }
@@ -1703,8 +1746,8 @@ func (c XReadGroupCmd) Block(value time.Duration) XReadGroupCmd {
 }
 
 // Claim adds [CLAIM min-idle-time].
-func (c XReadGroupCmd) Claim(value int64) XReadGroupCmd {
-	c.minIdleTime = value
+func (c XReadGroupCmd) Claim(value time.Duration) XReadGroupCmd {
+	c.minIdleTime, c.bad = durationMilliseconds(value, c.bad)
 	return c
 }
 

@@ -567,3 +567,96 @@ func decodeXInfoStream(v resp.Value, err error) (XStreamInfo, error) {
 	})
 	return s, err
 }
+
+// XPendingSummary is XPENDING's summary of a group's pending entries: how many, the
+// lowest and highest IDs, and how many each consumer has.
+type XPendingSummary struct {
+	Count     int64
+	Lower     string
+	Higher    string
+	Consumers map[string]int64
+}
+
+// XPendingEntry is a pending entry of XPENDING's extended form.
+type XPendingEntry struct {
+	ID         string
+	Consumer   string
+	Idle       time.Duration
+	RetryCount int64
+}
+
+// textOrEmpty reads a string the server sends as a null when there is none.
+func textOrEmpty(v resp.Value) (string, error) {
+	if v.IsNull() {
+		return "", nil
+	}
+	return v.Text()
+}
+
+func decodeXPendingSummary(v resp.Value, err error) (XPendingSummary, error) {
+	es, err := elems(v, err)
+	if err != nil {
+		return XPendingSummary{}, err
+	}
+	if len(es) != 4 {
+		return XPendingSummary{}, fmt.Errorf("%w: XPENDING summary of %d elements", ErrUnexpectedReply, len(es))
+	}
+	var s XPendingSummary
+	if s.Count, err = es[0].Int(); err != nil {
+		return XPendingSummary{}, fmt.Errorf("count: %w", err)
+	}
+	if s.Lower, err = textOrEmpty(es[1]); err != nil {
+		return XPendingSummary{}, fmt.Errorf("lower ID: %w", err)
+	}
+	if s.Higher, err = textOrEmpty(es[2]); err != nil {
+		return XPendingSummary{}, fmt.Errorf("higher ID: %w", err)
+	}
+	s.Consumers = map[string]int64{}
+	if es[3].IsNull() {
+		return s, nil
+	}
+	consumers, err := elems(es[3], nil)
+	if err != nil {
+		return XPendingSummary{}, fmt.Errorf("consumers: %w", err)
+	}
+	for i, c := range consumers {
+		pair, _ := c.Array()
+		if c.Kind() != resp.KindArray || len(pair) != 2 {
+			return XPendingSummary{}, fmt.Errorf("%w: consumer %d is not a name, count pair", ErrUnexpectedReply, i)
+		}
+		name, err := pair[0].Text()
+		if err != nil {
+			return XPendingSummary{}, fmt.Errorf("consumer %d: %w", i, err)
+		}
+		if s.Consumers[name], err = pair[1].Int(); err != nil {
+			return XPendingSummary{}, fmt.Errorf("consumer %s: %w", name, err)
+		}
+	}
+	return s, nil
+}
+
+func decodeXPendingEntries(v resp.Value, err error) ([]XPendingEntry, error) {
+	return decodeList(v, err, func(e resp.Value) (XPendingEntry, error) {
+		f, _ := e.Array()
+		if e.Kind() != resp.KindArray || len(f) != 4 {
+			return XPendingEntry{}, unexpected("pending entry of 4 elements", e)
+		}
+		var p XPendingEntry
+		var err error
+		if p.ID, err = f[0].Text(); err != nil {
+			return XPendingEntry{}, fmt.Errorf("id: %w", err)
+		}
+		if p.Consumer, err = f[1].Text(); err != nil {
+			return XPendingEntry{}, fmt.Errorf("consumer: %w", err)
+		}
+		ms, err := f[2].Int()
+		if err != nil {
+			return XPendingEntry{}, fmt.Errorf("idle: %w", err)
+		}
+		p.Idle = time.Duration(ms) * time.Millisecond
+		if p.RetryCount, err = f[3].Int(); err != nil {
+			return XPendingEntry{}, fmt.Errorf("delivery count: %w", err)
+		}
+		return p, nil
+	})
+}

@@ -170,3 +170,21 @@ func TestRandomReplies(t *testing.T) {
 		}, want: []Z{{"m", 1.5}}},
 	})
 }
+
+func TestPendingReplies(t *testing.T) {
+	runReplyCases(t, []replyCase{
+		{name: "XPENDING of an empty group", setup: [][]any{{"XADD", "pe:s", "1-1", "a", "1"}, {"XGROUP", "CREATE", "pe:s", "g", "0"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(XPending("pe:s", "g").Do(ctx, c))
+		}, want: XPendingSummary{Consumers: map[string]int64{}}},
+		{name: "XPENDING", setup: [][]any{{"XREADGROUP", "GROUP", "g", "bob", "STREAMS", "pe:s", ">"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(XPending("pe:s", "g").Do(ctx, c))
+		}, want: XPendingSummary{1, "1-1", "1-1", map[string]int64{"bob": 1}}},
+		{name: "XPENDING extended", run: func(ctx context.Context, c *respire.Client) (any, error) {
+			es, err := XPendingExt("pe:s", "g", "-", "+", 10).Consumer("bob").Idle(0).Do(ctx, c)
+			if err != nil || len(es) != 1 {
+				return es, err
+			}
+			return []any{es[0].ID, es[0].Consumer, es[0].RetryCount}, nil
+		}, want: []any{"1-1", "bob", int64(1)}},
+	})
+}

@@ -120,7 +120,7 @@ func scalarOf(a *cmdspec.Arg) (scalar, bool) {
 		switch name {
 		case "seconds":
 			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationSeconds(" + x + ", c.bad)" }, zero: "time.Second"}, true
-		case "milliseconds":
+		case "milliseconds", "min-idle-time":
 			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationMilliseconds(" + x + ", c.bad)" }, zero: "time.Second"}, true
 		case "cursor":
 			// A cursor is an unsigned 64-bit number (ScanPage.Cursor).
@@ -794,7 +794,12 @@ func (g *command) innerOption(block, prefix string, a *cmdspec.Arg) string {
 	}
 	s, _ := scalarOf(a)
 	g.fields = append(g.fields, field+" any")
-	g.addMethod(name, doc, "value "+s.goType, fmt.Sprintf("c.%s = %s", field, s.conv("value")))
+	if s.convErr != nil {
+		g.hasErr = true
+		g.addMethod(name, doc, "value "+s.goType, fmt.Sprintf("c.%s, c.bad = %s", field, s.convErr("value")))
+	} else {
+		g.addMethod(name, doc, "value "+s.goType, fmt.Sprintf("c.%s = %s", field, s.conv("value")))
+	}
 	emit := fmt.Sprintf("if c.%s != nil {\n", field)
 	if a.Token != "" {
 		emit += fmt.Sprintf("v.add(%q)\n", a.Token)
@@ -820,7 +825,7 @@ func optionBlock(args []*cmdspec.Arg) bool {
 				return false
 			}
 		default:
-			if s, ok := scalarOf(a); !ok || s.conv == nil {
+			if _, ok := scalarOf(a); !ok {
 				return false
 			}
 		}

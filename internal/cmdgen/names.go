@@ -171,8 +171,8 @@ func lowerFirst(s string) string {
 		i++
 	}
 	switch {
-	case i == len(r):
-		i = len(r)
+	case i == len(r), i == len(r)-1 && r[i] == 's':
+		i = len(r) // "ID" → "id", "IDs" → "ids"
 	case i > 1:
 		i-- // "IDList" → "idList"
 	}

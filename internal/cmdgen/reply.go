@@ -41,6 +41,8 @@ var (
 	replyXConsumers  = reply{"[]XConsumerInfo", "decodeXInfoConsumers"}
 	replyXStreamInfo = reply{"XStreamInfo", "decodeXInfoStream"}
 	replyFieldValues = reply{"[]FieldValue", "decodeFieldValues"}
+	replyXPending    = reply{"XPendingSummary", "decodeXPendingSummary"}
+	replyXPendingExt = reply{"[]XPendingEntry", "decodeXPendingEntries"}
 )
 
 // variant is one typed form of a command. A command whose reply changes shape with an
@@ -76,6 +78,7 @@ var variants = map[string][]variant{
 		{suffix: "Count", require: "options", drop: map[string]bool{"WITHSCORES": true}, reply: &replyStrings},
 		{suffix: "WithScores", require: "options", token: "WITHSCORES", reply: &replyZ},
 	},
+	"xpending":    {{suffix: "Ext", require: "filters", reply: &replyXPendingExt}},
 	"lpos":        {{suffix: "Count", require: "num-matches", reply: &replyInts}},
 	"rpop":        {counted(replyStrings)},
 	"spop":        {counted(replyStrings)},
@@ -142,6 +145,7 @@ var overrides = map[string]reply{
 	"xinfo|stream":       replyXStreamInfo,
 	"hrandfield":         replyString,
 	"zrandmember":        replyString,
+	"xpending":           replyXPending,
 	"lpop":               replyString,
 	"rpop":               replyString,
 	"spop":               replyString,

@@ -38,7 +38,9 @@ type Doer interface {
 }
 
 // fixedArgs is how many arguments a command lays out without allocating: every
-// command of a few arguments with its common options fits.
+// command of a few arguments with its common options fits. The generator
+// (internal/cmdgen, bounded) writes commands that never exceed it to store their
+// arguments in place, and must use the same number.
 const fixedArgs = 16
 
 // argv is a command's arguments as they are sent. Commands return it by value and

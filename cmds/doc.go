@@ -16,7 +16,9 @@
 // A constructor takes the command's required arguments as parameters, named and typed
 // as the specification gives them: keys and names as string, the caller's data (values,
 // members, elements) as any (a string, []byte or number), integers as int64, doubles as
-// float64, lists as a variadic parameter, repeated groups as a slice of an element type
+// float64 (score bounds, which take "-inf" and "(1.5", as string; cursors as uint64),
+// lists as a variadic parameter (a count the server wants before a list, such as
+// EVAL's numkeys, is computed), repeated groups as a slice of an element type
 // (FieldValue, KeyValue, Z, GeoLocation), a choice among keywords as a typed constant
 // (Left, Right). Durations and times are time.Duration and time.Time: Expire(d) on SET
 // sends EX when d is a whole number of seconds and PX otherwise, ExpireAt(t) EXAT or
@@ -46,8 +48,9 @@
 // Cached runs a read-only command of one key through the client-side cache
 // (Client.DoCached). In queues it in a Pipeline (NewPipeline for one round trip,
 // NewTxPipeline for a transaction's MULTI/EXEC) and returns a Reply whose Result holds
-// the typed reply after the pipeline's Exec. Args returns the arguments, for
-// Client.Do, Client.DoMulti or Pipeline.Do.
+// the typed reply after the pipeline's Exec. The Reply is a small value rather than a
+// pointer, so queuing a command allocates nothing beyond the pipeline's own buffer.
+// Args returns the arguments, for Client.Do, Client.DoMulti or Pipeline.Do.
 //
 // # Replies
 //

@@ -110,8 +110,11 @@ func (g *command) bounded() bool {
 		}
 		most += widest
 	}
-	return most <= 16
+	return most <= fixedArgs
 }
+
+// fixedArgs is package cmds's fixedArgs: how many arguments fit in place.
+const fixedArgs = 16
 
 func (g *command) variantDoc() string {
 	switch {

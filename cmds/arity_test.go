@@ -56,3 +56,35 @@ func checkArity(t *testing.T, name, source string, arity int, args []any) {
 		t.Errorf("%s: %d arguments, %s arity %d (at least %d): %v", name, len(args), source, arity, -arity, args)
 	}
 }
+
+// TestFewestKeysAreKeys checks the generated layouts against the key table: in every
+// command built with its fewest arguments, the arguments the key specifications name
+// are the ones the constructor took as keys ("k"), and every key it took is one of
+// them.
+func TestFewestKeysAreKeys(t *testing.T) {
+	checked := 0
+	for _, f := range fewest {
+		args := f.args()
+		info, ok := command.LookupArgs(args)
+		if !ok || !strings.EqualFold(info.Name, f.name) || !info.KeysKnown() {
+			continue
+		}
+		keys := command.InfoPrefixableKeyIndexes(info, args, nil)
+		checked++
+		isKey := map[int]bool{}
+		for _, i := range keys {
+			isKey[i] = true
+			if args[i] != "k" {
+				t.Errorf("%s: argument %d (%v) is a key by the key table, not by the constructor: %v", f.name, i, args[i], args)
+			}
+		}
+		for i, a := range args {
+			if a == "k" && !isKey[i] {
+				t.Errorf("%s: argument %d was taken as a key, the key table does not find it: %v", f.name, i, args)
+			}
+		}
+	}
+	if checked < 300 {
+		t.Errorf("only %d commands checked against the key table", checked)
+	}
+}

@@ -109,8 +109,10 @@ func scalarOf(a *cmdspec.Arg) (scalar, bool) {
 	id := func(x string) string { return x }
 	name := strings.ToLower(a.Name)
 	switch a.Type {
-	case "key", "pattern":
+	case "key":
 		return scalar{goType: "string", conv: id, zero: `"k"`}, true
+	case "pattern":
+		return scalar{goType: "string", conv: id, zero: `"p"`}, true
 	case "string":
 		if valueLike(name) {
 			return scalar{goType: "any", conv: id, zero: `"v"`}, true

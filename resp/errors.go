@@ -20,6 +20,7 @@ var (
 	ErrInvalidArg = errors.New("resp: invalid argument")
 
 	errOddArray = errors.New("odd number of elements")
+	errMapKey   = errors.New("a key that is not text")
 )
 
 // ServerError is an error reply sent by the server. Code is its first word, the prefix

@@ -292,28 +292,61 @@ func (v Value) Len() int {
 	return 0
 }
 
-// Map returns a map reply, or an array of even length (the RESP2 form of HGETALL,
-// CONFIG GET, ...) as a Go map keyed by each key's text. Keys that are not text use their
-// String form.
+// Map returns a map reply, or an array in one of the forms servers send maps as: a
+// flat array of key, value pairs (the RESP2 form of HGETALL, CONFIG GET, ...), whose
+// keys must be text, or an array of [key, value] pairs (RESP3's ZRANGE ... WITHSCORES,
+// HRANDFIELD ... WITHVALUES). Any other array is an error rather than a map with
+// invented keys. Keys of a map reply that are not text use their String form.
 func (v Value) Map() (map[string]Value, error) {
 	switch v.kind {
 	case KindMap:
+		m := make(map[string]Value, len(v.elems)/2)
+		for i := 0; i+1 < len(v.elems); i += 2 {
+			k, err := v.elems[i].Text()
+			if err != nil {
+				k = v.elems[i].String()
+			}
+			m[k] = v.elems[i+1]
+		}
+		return m, nil
 	case KindArray:
+		if pairs, ok := v.pairs(); ok {
+			return pairs, nil
+		}
 		if len(v.elems)%2 != 0 {
 			return nil, &TypeError{Kind: v.kind, Want: "map", Err: errOddArray}
 		}
-	default:
-		return nil, v.typeError("map")
-	}
-	m := make(map[string]Value, len(v.elems)/2)
-	for i := 0; i+1 < len(v.elems); i += 2 {
-		k, err := v.elems[i].Text()
-		if err != nil {
-			k = v.elems[i].String()
+		m := make(map[string]Value, len(v.elems)/2)
+		for i := 0; i < len(v.elems); i += 2 {
+			k, err := v.elems[i].Text()
+			if err != nil {
+				return nil, &TypeError{Kind: v.kind, Want: "map", Err: errMapKey}
+			}
+			m[k] = v.elems[i+1]
 		}
-		m[k] = v.elems[i+1]
+		return m, nil
 	}
-	return m, nil
+	return nil, v.typeError("map")
+}
+
+// pairs reads an array of [key, value] arrays with text keys; ok is false for any
+// other array, or an empty one (read as the flat form).
+func (v Value) pairs() (map[string]Value, bool) {
+	if len(v.elems) == 0 || v.elems[0].kind != KindArray {
+		return nil, false
+	}
+	m := make(map[string]Value, len(v.elems))
+	for _, e := range v.elems {
+		if e.kind != KindArray || len(e.elems) != 2 {
+			return nil, false
+		}
+		k, err := e.elems[0].Text()
+		if err != nil {
+			return nil, false
+		}
+		m[k] = e.elems[1]
+	}
+	return m, true
 }
 
 // String returns a compact human-readable form for logs and test failures, not a wire

@@ -94,6 +94,7 @@ func (a *Arg) UnmarshalJSON(data []byte) error {
 // flag is a boolean that may be spelt as a string.
 type flag bool
 
+// UnmarshalJSON reads true, false, "true" or "false".
 func (f *flag) UnmarshalJSON(data []byte) error {
 	switch string(data) {
 	case "true", `"true"`:

@@ -27,22 +27,60 @@ func BitCount(key string) BitCountCmd {
 
 // BitCountCmd is the BITCOUNT command built by BitCount; its methods add options and run it.
 type BitCountCmd struct {
-	key        any
-	range_Args []any
+	key         any
+	range_      bool
+	rangeStart  any
+	rangeEndSet bool
+	rangeEnd    any
+	rangeUnit   any
 }
 
-// Range sets the range argument from its words, as the server takes them: [start [end
-// [BYTE | BIT]]]. This argument has no typed form yet.
-func (c BitCountCmd) Range(args ...any) BitCountCmd {
-	c.range_Args = args
+// BitCountUnit is the unit argument of BitCount.
+type BitCountUnit string
+
+// The values of BitCountUnit.
+const (
+	BitCountByte BitCountUnit = "BYTE"
+	BitCountBit  BitCountUnit = "BIT"
+)
+
+// RangeUnit adds [BYTE | BIT] to Range's arguments (since 7.0.0); it is sent only with
+// them.
+func (c BitCountCmd) RangeUnit(value BitCountUnit) BitCountCmd {
+	c.rangeUnit = string(value)
+	return c
+}
+
+// RangeEnd adds [end [BYTE | BIT]] to Range's arguments; it is sent only with them.
+func (c BitCountCmd) RangeEnd(end int64) BitCountCmd {
+	c.rangeEndSet = true
+	c.rangeEnd = end
+	return c
+}
+
+// Range adds [start [end [BYTE | BIT]]].
+func (c BitCountCmd) Range(start int64) BitCountCmd {
+	c.range_ = true
+	c.rangeStart = start
 	return c
 }
 
 func (c *BitCountCmd) argv() (v argv) {
-	v.add("BITCOUNT")
-	v.add(c.key)
-	for _, x := range c.range_Args {
-		v.add(x)
+	v.fixed[v.n] = "BITCOUNT"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	if c.range_ {
+		v.fixed[v.n] = c.rangeStart
+		v.n++
+		if c.rangeEndSet {
+			v.fixed[v.n] = c.rangeEnd
+			v.n++
+			if c.rangeUnit != nil {
+				v.fixed[v.n] = c.rangeUnit
+				v.n++
+			}
+		}
 	}
 	return v
 }
@@ -277,24 +315,63 @@ func BitPos(key string, bit int64) BitPosCmd {
 
 // BitPosCmd is the BITPOS command built by BitPos; its methods add options and run it.
 type BitPosCmd struct {
-	key        any
-	bit        any
-	range_Args []any
+	key         any
+	bit         any
+	range_      bool
+	rangeStart  any
+	rangeEndSet bool
+	rangeEnd    any
+	rangeUnit   any
 }
 
-// Range sets the range argument from its words, as the server takes them: [start [end
-// [BYTE | BIT]]]. This argument has no typed form yet.
-func (c BitPosCmd) Range(args ...any) BitPosCmd {
-	c.range_Args = args
+// BitPosUnit is the unit argument of BitPos.
+type BitPosUnit string
+
+// The values of BitPosUnit.
+const (
+	BitPosByte BitPosUnit = "BYTE"
+	BitPosBit  BitPosUnit = "BIT"
+)
+
+// RangeUnit adds [BYTE | BIT] to Range's arguments (since 7.0.0); it is sent only with
+// them.
+func (c BitPosCmd) RangeUnit(value BitPosUnit) BitPosCmd {
+	c.rangeUnit = string(value)
+	return c
+}
+
+// RangeEnd adds [end [BYTE | BIT]] to Range's arguments; it is sent only with them.
+func (c BitPosCmd) RangeEnd(end int64) BitPosCmd {
+	c.rangeEndSet = true
+	c.rangeEnd = end
+	return c
+}
+
+// Range adds [start [end [BYTE | BIT]]].
+func (c BitPosCmd) Range(start int64) BitPosCmd {
+	c.range_ = true
+	c.rangeStart = start
 	return c
 }
 
 func (c *BitPosCmd) argv() (v argv) {
-	v.add("BITPOS")
-	v.add(c.key)
-	v.add(c.bit)
-	for _, x := range c.range_Args {
-		v.add(x)
+	v.fixed[v.n] = "BITPOS"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	v.fixed[v.n] = c.bit
+	v.n++
+	if c.range_ {
+		v.fixed[v.n] = c.rangeStart
+		v.n++
+		if c.rangeEndSet {
+			v.fixed[v.n] = c.rangeEnd
+			v.n++
+			if c.rangeUnit != nil {
+				v.fixed[v.n] = c.rangeUnit
+				v.n++
+			}
+		}
 	}
 	return v
 }

@@ -1522,21 +1522,57 @@ func Hello() HelloCmd { return HelloCmd{} }
 
 // HelloCmd is the HELLO command built by Hello; its methods add options and run it.
 type HelloCmd struct {
-	argumentsArgs []any
+	arguments            bool
+	argumentsProtover    any
+	argumentsUsernameSet bool
+	argumentsUsername    any
+	argumentsPassword    any
+	argumentsClientname  any
 }
 
-// Arguments sets the arguments argument from its words, as the server takes them:
-// [protover [AUTH username password] [SETNAME clientname]]. This argument has no typed
-// form yet.
-func (c HelloCmd) Arguments(args ...any) HelloCmd {
-	c.argumentsArgs = args
+// ArgumentsUsername adds [AUTH username password] to Arguments's arguments; it is sent
+// only with them.
+func (c HelloCmd) ArgumentsUsername(username string, password string) HelloCmd {
+	c.argumentsUsernameSet = true
+	c.argumentsUsername = username
+	c.argumentsPassword = password
+	return c
+}
+
+// ArgumentsSetName adds [SETNAME clientname] to Arguments's arguments; it is sent only
+// with them.
+func (c HelloCmd) ArgumentsSetName(value string) HelloCmd {
+	c.argumentsClientname = value
+	return c
+}
+
+// Arguments adds [protover [AUTH username password] [SETNAME clientname]].
+func (c HelloCmd) Arguments(protover int64) HelloCmd {
+	c.arguments = true
+	c.argumentsProtover = protover
 	return c
 }
 
 func (c *HelloCmd) argv() (v argv) {
-	v.add("HELLO")
-	for _, x := range c.argumentsArgs {
-		v.add(x)
+	v.fixed[v.n] = "HELLO"
+	v.n++
+	if c.arguments {
+		v.fixed[v.n] = c.argumentsProtover
+		v.n++
+		if c.argumentsUsernameSet {
+			v.fixed[v.n] = "AUTH"
+			v.n++
+			v.fixed[v.n] = c.argumentsUsername
+			v.n++
+			v.fixed[v.n] = c.argumentsPassword
+			v.n++
+		}
+		if c.argumentsClientname != nil {
+			v.fixed[v.n] = "SETNAME"
+			v.n++
+			v.fixed[v.n] = c.argumentsClientname
+			v.n++
+		}
 	}
 	return v
 }

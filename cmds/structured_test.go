@@ -188,3 +188,21 @@ func TestPendingReplies(t *testing.T) {
 		}, want: []any{"1-1", "bob", int64(1)}},
 	})
 }
+
+func TestBitReplies(t *testing.T) {
+	bits := [][]any{{"SET", "b:k", "\xff\x00"}}
+	runReplyCases(t, []replyCase{
+		{name: "BITCOUNT", setup: bits, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(BitCount("b:k").Do(ctx, c))
+		}, want: int64(8)},
+		{name: "BITCOUNT range", setup: bits, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(BitCount("b:k").RangeEnd(0).Range(1).Do(ctx, c))
+		}, want: int64(0)},
+		{name: "BITCOUNT range in bits", setup: bits, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(BitCount("b:k").Range(4).RangeEnd(11).RangeUnit(BitCountBit).Do(ctx, c))
+		}, want: int64(4)},
+		{name: "BITPOS", setup: bits, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(BitPos("b:k", 0).Range(0).Do(ctx, c))
+		}, want: int64(8)},
+	})
+}

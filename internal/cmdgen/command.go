@@ -771,7 +771,10 @@ func (g *command) optionalBlock(a *cmdspec.Arg) {
 	set := g.unique(lowerFirst(argName(a.Name)))
 	g.fields = append(g.fields, set+" bool")
 	method := g.unique(tokenName(a))
-	params, body, emit := g.block(set, a, func(c *cmdspec.Arg) string { return g.innerOption(method, set, c) })
+	// The arguments' fields are named after the option's ("range_" is range's, so
+	// that it is not the keyword; its fields are rangeStart...).
+	prefix := strings.TrimSuffix(set, "_")
+	params, body, emit := g.block(prefix, a, func(c *cmdspec.Arg) string { return g.innerOption(method, prefix, c) })
 	body = append([]string{fmt.Sprintf("c.%s = true", set)}, body...)
 	g.addMethod(method, "adds "+synopsis([]*cmdspec.Arg{a})+since(a)+".", strings.Join(params, ", "), strings.Join(body, "\n"))
 	g.emit = append(g.emit, fmt.Sprintf("if c.%s {\n%s\n}", set, strings.Join(emit, "\n")))
@@ -780,8 +783,19 @@ func (g *command) optionalBlock(a *cmdspec.Arg) {
 // innerOption is an optional argument inside an optional block: a method named
 // after the block's method, and the statement laying it out.
 func (g *command) innerOption(block, prefix string, a *cmdspec.Arg) string {
-	field := g.unique(prefix + argName(a.Name))
 	doc := "adds " + synopsis([]*cmdspec.Arg{a}) + " to " + block + "'s arguments" + since(a) + "; it is sent only with them."
+	if a.Type == "block" {
+		// A block inside the option (BITCOUNT's [start [end [BYTE | BIT]]]): a method
+		// named after its first argument, taking its required ones; its own options
+		// are methods named after the outer option's.
+		set := g.unique(prefix + argName(a.Args[0].Name) + "Set")
+		g.fields = append(g.fields, set+" bool")
+		params, body, emit := g.block(prefix, a, func(c *cmdspec.Arg) string { return g.innerOption(block, prefix, c) })
+		body = append([]string{fmt.Sprintf("c.%s = true", set)}, body...)
+		g.addMethod(g.unique(block+tokenName(a.Args[0])), doc, strings.Join(params, ", "), strings.Join(body, "\n"))
+		return fmt.Sprintf("if c.%s {\n%s\n}", set, strings.Join(emit, "\n"))
+	}
+	field := g.unique(prefix + argName(a.Name))
 	name := g.unique(block + tokenName(a))
 	switch {
 	case a.Type == "pure-token":
@@ -824,6 +838,10 @@ func optionBlock(args []*cmdspec.Arg) bool {
 		case a.Type == "pure-token":
 		case a.Type == "oneof":
 			if !allPureTokens(a.Args) {
+				return false
+			}
+		case a.Type == "block":
+			if !optionBlock(a.Args) {
 				return false
 			}
 		default:

@@ -353,6 +353,7 @@ var fewest = []struct {
 	{"smismember", -3, func() []any { return SMIsMember("k", "v").Args() }},
 	{"smove", 4, func() []any { return SMove("k", "k", "v").Args() }},
 	{"sort", -2, func() []any { return Sort("k").Args() }},
+	{"sort", -2, func() []any { return SortStore("k", "k").Args() }},
 	{"sort_ro", -2, func() []any { return SortRO("k").Args() }},
 	{"spop", -2, func() []any { return SPop("k").Args() }},
 	{"spop", -2, func() []any { return SPopCount("k", 1).Args() }},

@@ -1532,7 +1532,6 @@ type SortCmd struct {
 	getPatterns []string
 	order       uint8
 	alpha       bool
-	destination any
 }
 
 // By adds [BY pattern].
@@ -1573,12 +1572,6 @@ func (c SortCmd) Alpha() SortCmd {
 	return c
 }
 
-// Store adds [STORE destination].
-func (c SortCmd) Store(value string) SortCmd {
-	c.destination = value
-	return c
-}
-
 func (c *SortCmd) argv() (v argv) {
 	v.add("SORT")
 	v.add(c.key)
@@ -1606,27 +1599,139 @@ func (c *SortCmd) argv() (v argv) {
 	if c.alpha {
 		v.add("ALPHA")
 	}
-	if c.destination != nil {
-		v.add("STORE")
-		v.add(c.destination)
-	}
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c SortCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c SortCmd) Do(ctx context.Context, r Doer) ([]Null[string], error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SORT"))
+	return decodeNullStrings(run(ctx, r, &v, "SORT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c SortCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c SortCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, &v, "SORT", decodeValue)
+	return queue(p, &v, "SORT", decodeNullStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
 func (c SortCmd) Args() []any {
+	v := c.argv()
+	return v.list()
+}
+
+// SortStore builds SORT: sorts the elements in a list, a set, or a sorted set,
+// optionally storing the result. This form takes destination.
+//
+//	SORT key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC | DESC] [ALPHA] [STORE destination]
+//
+// Complexity: O(N+M*log(M)) where N is the number of elements in the list or set to
+// sort, and M the number of returned elements. When the elements are not sorted,
+// complexity is O(N). Since 1.0.0; Redis and Valkey.
+func SortStore(key string, destination string) SortStoreCmd {
+	var c SortStoreCmd
+	c.key = key
+	c.destination = destination
+	return c
+}
+
+// SortStoreCmd is the SORT command built by SortStore; its methods add options and run it.
+type SortStoreCmd struct {
+	key         any
+	byPattern   any
+	limit       bool
+	limitOffset any
+	limitCount  any
+	getPatterns []string
+	order       uint8
+	alpha       bool
+	destination any
+}
+
+// By adds [BY pattern].
+func (c SortStoreCmd) By(value string) SortStoreCmd {
+	c.byPattern = value
+	return c
+}
+
+// Limit adds [LIMIT offset count].
+func (c SortStoreCmd) Limit(offset int64, count int64) SortStoreCmd {
+	c.limit = true
+	c.limitOffset = offset
+	c.limitCount = count
+	return c
+}
+
+// Get adds [GET pattern [GET pattern ...]].
+func (c SortStoreCmd) Get(values ...string) SortStoreCmd {
+	c.getPatterns = values
+	return c
+}
+
+// Asc chooses ASC.
+func (c SortStoreCmd) Asc() SortStoreCmd {
+	c.order = 1
+	return c
+}
+
+// Desc chooses DESC.
+func (c SortStoreCmd) Desc() SortStoreCmd {
+	c.order = 2
+	return c
+}
+
+// Alpha adds ALPHA.
+func (c SortStoreCmd) Alpha() SortStoreCmd {
+	c.alpha = true
+	return c
+}
+
+func (c *SortStoreCmd) argv() (v argv) {
+	v.add("SORT")
+	v.add(c.key)
+	if c.byPattern != nil {
+		v.add("BY")
+		v.add(c.byPattern)
+	}
+	if c.limit {
+		v.add("LIMIT")
+		v.add(c.limitOffset)
+		v.add(c.limitCount)
+	}
+	if len(c.getPatterns) > 0 {
+		for _, x := range c.getPatterns {
+			v.add("GET")
+			v.add(x)
+		}
+	}
+	switch c.order {
+	case 1:
+		v.add("ASC")
+	case 2:
+		v.add("DESC")
+	}
+	if c.alpha {
+		v.add("ALPHA")
+	}
+	v.add("STORE")
+	v.add(c.destination)
+	return v
+}
+
+// Do runs the command with r (a *respire.Client or *respire.Tx).
+func (c SortStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
+	v := c.argv()
+	return decodeInt(run(ctx, r, &v, "SORT"))
+}
+
+// In queues the command in p; its reply is read from the Reply after p.Exec.
+func (c SortStoreCmd) In(p *Pipeline) Reply[int64] {
+	v := c.argv()
+	return queue(p, &v, "SORT", decodeInt)
+}
+
+// Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
+func (c SortStoreCmd) Args() []any {
 	v := c.argv()
 	return v.list()
 }

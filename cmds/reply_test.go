@@ -356,3 +356,18 @@ func TestScriptingAndPubSubReplies(t *testing.T) {
 		}, want: []Null[string]{{}}},
 	})
 }
+
+func TestSortReplies(t *testing.T) {
+	list := [][]any{{"RPUSH", "so:l", "3", "1", "2"}}
+	runReplyCases(t, []replyCase{
+		{name: "SORT", setup: list, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(Sort("so:l").Desc().Limit(0, 2).Do(ctx, c))
+		}, want: []Null[string]{{"3", true}, {"2", true}}},
+		{name: "SORT GET of a missing key", setup: [][]any{{"RPUSH", "so:g", "1"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(Sort("so:g").Get("so:none:*").Do(ctx, c))
+		}, want: []Null[string]{{}}},
+		{name: "SORT STORE", setup: [][]any{{"RPUSH", "so:s", "b", "a"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(SortStore("so:s", "so:dst").Alpha().Do(ctx, c))
+		}, want: int64(2)},
+	})
+}

@@ -425,13 +425,6 @@ func (c ExpireTimeCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	return decodeInt(run(ctx, r, &v, "EXPIRETIME"))
 }
 
-// Cached runs the command through cl's client-side cache (Client.DoCached), keeping
-// its reply for at most ttl.
-func (c ExpireTimeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "EXPIRETIME"))
-}
-
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ExpireTimeCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
@@ -1130,13 +1123,6 @@ func (c *PExpireTimeCmd) argv() (v argv) {
 func (c PExpireTimeCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
 	return decodeInt(run(ctx, r, &v, "PEXPIRETIME"))
-}
-
-// Cached runs the command through cl's client-side cache (Client.DoCached), keeping
-// its reply for at most ttl.
-func (c PExpireTimeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "PEXPIRETIME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.

@@ -211,3 +211,30 @@ func TestArgumentProblemIsKept(t *testing.T) {
 		t.Errorf("sent %v", r.args)
 	}
 }
+
+// TestCachedCommandsAreCacheable runs every command that has a Cached method through
+// the client-side cache: the core may refuse a reply (the key holds another type), but
+// never the command as not cacheable, or the typed API would offer a method that
+// cannot work.
+func TestCachedCommandsAreCacheable(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	ctx := context.Background()
+	c, err := respire.NewClient(ctx, respire.Options{Addrs: []string{srv.Addr()}, ClientSideCache: &cache.Options{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	n := 0
+	for _, f := range fewest {
+		if f.cached == nil {
+			continue
+		}
+		n++
+		if err := f.cached(ctx, c); errors.Is(err, respire.ErrNotCacheable) {
+			t.Errorf("%s has Cached, and the client refuses it: %v", f.name, err)
+		}
+	}
+	if n < 50 {
+		t.Errorf("only %d commands have Cached", n)
+	}
+}

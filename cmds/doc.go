@@ -52,6 +52,11 @@
 // pointer, so queuing a command allocates nothing beyond the pipeline's own buffer.
 // Args returns the arguments, for Client.Do, Client.DoMulti or Pipeline.Do.
 //
+// Commands that change a connection's state (SELECT, MULTI, EXEC, WATCH, SUBSCRIBE,
+// CLIENT REPLY...) have constructors too, and the client refuses them on its shared
+// connections as it refuses them through Client.Do (respire.ErrConnState): a
+// transaction is Client.Watch with NewTxPipeline, a subscription Client.Subscribe.
+//
 // # Replies
 //
 // Each command's reply type comes from its reply schema and is the same under RESP2

@@ -238,3 +238,16 @@ func TestCachedCommandsAreCacheable(t *testing.T) {
 		t.Errorf("only %d commands have Cached", n)
 	}
 }
+
+// TestConnectionStateCommandsAreRefused checks that a typed command that would change
+// a shared connection's state is refused as Client.Do refuses it.
+func TestConnectionStateCommandsAreRefused(t *testing.T) {
+	c := benchClient(t)
+	ctx := context.Background()
+	if _, err := Select(1).Do(ctx, c); !errors.Is(err, respire.ErrConnState) {
+		t.Errorf("SELECT: %v, want ErrConnState", err)
+	}
+	if _, err := Subscribe("ch").Do(ctx, c); !errors.Is(err, respire.ErrConnState) {
+		t.Errorf("SUBSCRIBE: %v, want ErrConnState", err)
+	}
+}

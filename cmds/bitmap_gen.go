@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/respire/respire"
-	"github.com/respire/respire/resp"
 )
 
 // BitCount builds BITCOUNT: counts the number of set bits (population counting) in a
@@ -147,15 +146,15 @@ func (c *BitFieldCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c BitFieldCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c BitFieldCmd) Do(ctx context.Context, r Doer) ([]Null[int64], error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "BITFIELD"))
+	return decodeNullInts(run(ctx, r, &v, "BITFIELD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c BitFieldCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c BitFieldCmd) In(p *Pipeline) Reply[[]Null[int64]] {
 	v := c.argv()
-	return queue(p, &v, "BITFIELD", decodeValue)
+	return queue(p, &v, "BITFIELD", decodeNullInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

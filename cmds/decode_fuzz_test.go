@@ -35,6 +35,10 @@ var decoders = map[string]func(resp.Value, error) (any, error){
 	"FieldValues":  func(v resp.Value, err error) (any, error) { return decodeFieldValues(v, err) },
 	"XPending":     func(v resp.Value, err error) (any, error) { return decodeXPendingSummary(v, err) },
 	"XPendingExt":  func(v resp.Value, err error) (any, error) { return decodeXPendingEntries(v, err) },
+	"XAutoClaim":   func(v resp.Value, err error) (any, error) { return decodeXAutoClaim(v, err) },
+	"XAutoIDs":     func(v resp.Value, err error) (any, error) { return decodeXAutoClaimIDs(v, err) },
+	"NullInts":     func(v resp.Value, err error) (any, error) { return decodeNullInts(v, err) },
+	"SlowLog":      func(v resp.Value, err error) (any, error) { return decodeSlowLog(v, err) },
 }
 
 // replySeeds are the replies of real servers in both protocols (and a few damaged
@@ -60,12 +64,14 @@ var replySeeds = []string{
 	"-ERR wrong\r\n",
 	"_\r\n",
 	":1\r\n",
-	"*3\r\n$1\r\nk\r\n$1\r\na\r\n$1\r\n1\r\n",                                     // BZPOPMIN
-	"*2\r\n$1\r\nk\r\n*2\r\n*2\r\n$1\r\nb\r\n,2\r\n*2\r\n$1\r\na\r\n,1\r\n",       // ZMPOP, RESP3
-	"*1\r\n%2\r\n$4\r\nname\r\n$1\r\ng\r\n$3\r\nlag\r\n_\r\n",                     // XINFO GROUPS
-	"%2\r\n$6\r\nlength\r\n:1\r\n$11\r\nfirst-entry\r\n*2\r\n$3\r\n1-1\r\n*0\r\n", // XINFO STREAM
-	"*4\r\n:1\r\n$3\r\n1-1\r\n$3\r\n1-1\r\n*1\r\n*2\r\n$3\r\nbob\r\n$1\r\n1\r\n",  // XPENDING
-	"*1\r\n*4\r\n$3\r\n1-1\r\n$3\r\nbob\r\n:5\r\n:1\r\n",                          // XPENDING extended
+	"*3\r\n$1\r\nk\r\n$1\r\na\r\n$1\r\n1\r\n",                                              // BZPOPMIN
+	"*2\r\n$1\r\nk\r\n*2\r\n*2\r\n$1\r\nb\r\n,2\r\n*2\r\n$1\r\na\r\n,1\r\n",                // ZMPOP, RESP3
+	"*1\r\n%2\r\n$4\r\nname\r\n$1\r\ng\r\n$3\r\nlag\r\n_\r\n",                              // XINFO GROUPS
+	"%2\r\n$6\r\nlength\r\n:1\r\n$11\r\nfirst-entry\r\n*2\r\n$3\r\n1-1\r\n*0\r\n",          // XINFO STREAM
+	"*4\r\n:1\r\n$3\r\n1-1\r\n$3\r\n1-1\r\n*1\r\n*2\r\n$3\r\nbob\r\n$1\r\n1\r\n",           // XPENDING
+	"*1\r\n*4\r\n$3\r\n1-1\r\n$3\r\nbob\r\n:5\r\n:1\r\n",                                   // XPENDING extended
+	"*3\r\n$3\r\n0-0\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n*0\r\n",       // XAUTOCLAIM
+	"*1\r\n*6\r\n:1\r\n:1700000000\r\n:10\r\n*1\r\n$3\r\nGET\r\n$5\r\n1.2:3\r\n$0\r\n\r\n", // SLOWLOG GET
 }
 
 // readReply decodes one reply from wire bytes.

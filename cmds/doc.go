@@ -35,10 +35,11 @@
 // An optional argument inside an option is a method of its own named after the
 // option's (XAdd's Trim(XAddMaxLen, "1000") with TrimOperator and TrimLimit,
 // GeoSearch's Count with CountAny, BitCount's Range with RangeEnd and RangeUnit),
-// sent only with the option. A few nested shapes have no typed form yet (GEOSEARCH's
-// BYPOLYGON, CLIENT KILL's filters, SHUTDOWN's, CLUSTER MIGRATION's and CLUSTER
-// SYNCSLOTS' blocks): their method takes the argument's words as the server takes
-// them, and its doc comment says so. XINFO STREAM's FULL, whose reply has another
+// sent only with the option. A few nested shapes have no typed form yet (BITFIELD's
+// operations, GEOSEARCH's BYPOLYGON, CLIENT KILL's filters, SHUTDOWN's save options,
+// SENTINEL CONFIG's, and CLUSTER MIGRATION's, SLOT-STATS' ORDERBY and SYNCSLOTS'
+// blocks): their method takes the argument's words as the server takes them, and its
+// doc comment says so. XINFO STREAM's FULL, whose reply has another
 // shape, is left to Client.Do for now.
 //
 // # Running it

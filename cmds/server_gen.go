@@ -3461,15 +3461,15 @@ func (c *SlowLogGetCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c SlowLogGetCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c SlowLogGetCmd) Do(ctx context.Context, r Doer) ([]SlowLogEntry, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SLOWLOG GET"))
+	return decodeSlowLog(run(ctx, r, &v, "SLOWLOG GET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c SlowLogGetCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c SlowLogGetCmd) In(p *Pipeline) Reply[[]SlowLogEntry] {
 	v := c.argv()
-	return queue(p, &v, "SLOWLOG GET", decodeValue)
+	return queue(p, &v, "SLOWLOG GET", decodeSlowLog)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/respire/respire"
-	"github.com/respire/respire/resp"
 )
 
 // XAck builds XACK: returns the number of messages that were successfully acknowledged
@@ -349,12 +348,12 @@ func (c XAddCmd) Args() []any {
 //	XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
 //
 // Complexity: O(1) if COUNT is small. Since 6.2.0; Redis and Valkey.
-func XAutoClaim(key string, group string, consumer string, minIdleTime string, start string) XAutoClaimCmd {
+func XAutoClaim(key string, group string, consumer string, minIdleTime time.Duration, start string) XAutoClaimCmd {
 	var c XAutoClaimCmd
 	c.key = key
 	c.group = group
 	c.consumer = consumer
-	c.minIdleTime = minIdleTime
+	c.minIdleTime, c.bad = durationMilliseconds(minIdleTime, c.bad)
 	c.start = start
 	return c
 }
@@ -367,7 +366,7 @@ type XAutoClaimCmd struct {
 	minIdleTime any
 	start       any
 	count       any
-	justID      bool
+	bad         problem
 }
 
 // Count adds [COUNT count].
@@ -376,13 +375,8 @@ func (c XAutoClaimCmd) Count(value int64) XAutoClaimCmd {
 	return c
 }
 
-// JustID adds JUSTID.
-func (c XAutoClaimCmd) JustID() XAutoClaimCmd {
-	c.justID = true
-	return c
-}
-
 func (c *XAutoClaimCmd) argv() (v argv) {
+	v.bad = c.bad
 	v.fixed[v.n] = "XAUTOCLAIM"
 	v.n++
 	v.fixed[v.n] = c.key
@@ -401,27 +395,100 @@ func (c *XAutoClaimCmd) argv() (v argv) {
 		v.fixed[v.n] = c.count
 		v.n++
 	}
-	if c.justID {
-		v.fixed[v.n] = "JUSTID"
-		v.n++
-	}
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c XAutoClaimCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c XAutoClaimCmd) Do(ctx context.Context, r Doer) (XAutoClaimResult, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "XAUTOCLAIM"))
+	return decodeXAutoClaim(run(ctx, r, &v, "XAUTOCLAIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c XAutoClaimCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c XAutoClaimCmd) In(p *Pipeline) Reply[XAutoClaimResult] {
 	v := c.argv()
-	return queue(p, &v, "XAUTOCLAIM", decodeValue)
+	return queue(p, &v, "XAUTOCLAIM", decodeXAutoClaim)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
 func (c XAutoClaimCmd) Args() []any {
+	v := c.argv()
+	return v.list()
+}
+
+// XAutoClaimJustID builds XAUTOCLAIM: changes, or acquires, ownership of messages in a
+// consumer group, as if the messages were delivered to a consumer group member. This
+// form sends JUSTID.
+//
+//	XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
+//
+// Complexity: O(1) if COUNT is small. Since 6.2.0; Redis and Valkey.
+func XAutoClaimJustID(key string, group string, consumer string, minIdleTime time.Duration, start string) XAutoClaimJustIDCmd {
+	var c XAutoClaimJustIDCmd
+	c.key = key
+	c.group = group
+	c.consumer = consumer
+	c.minIdleTime, c.bad = durationMilliseconds(minIdleTime, c.bad)
+	c.start = start
+	return c
+}
+
+// XAutoClaimJustIDCmd is the XAUTOCLAIM command built by XAutoClaimJustID; its methods add options and run it.
+type XAutoClaimJustIDCmd struct {
+	key         any
+	group       any
+	consumer    any
+	minIdleTime any
+	start       any
+	count       any
+	bad         problem
+}
+
+// Count adds [COUNT count].
+func (c XAutoClaimJustIDCmd) Count(value int64) XAutoClaimJustIDCmd {
+	c.count = value
+	return c
+}
+
+func (c *XAutoClaimJustIDCmd) argv() (v argv) {
+	v.bad = c.bad
+	v.fixed[v.n] = "XAUTOCLAIM"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	v.fixed[v.n] = c.group
+	v.n++
+	v.fixed[v.n] = c.consumer
+	v.n++
+	v.fixed[v.n] = c.minIdleTime
+	v.n++
+	v.fixed[v.n] = c.start
+	v.n++
+	if c.count != nil {
+		v.fixed[v.n] = "COUNT"
+		v.n++
+		v.fixed[v.n] = c.count
+		v.n++
+	}
+	v.fixed[v.n] = "JUSTID"
+	v.n++
+	return v
+}
+
+// Do runs the command with r (a *respire.Client or *respire.Tx).
+func (c XAutoClaimJustIDCmd) Do(ctx context.Context, r Doer) (XAutoClaimIDs, error) {
+	v := c.argv()
+	return decodeXAutoClaimIDs(run(ctx, r, &v, "XAUTOCLAIM"))
+}
+
+// In queues the command in p; its reply is read from the Reply after p.Exec.
+func (c XAutoClaimJustIDCmd) In(p *Pipeline) Reply[XAutoClaimIDs] {
+	v := c.argv()
+	return queue(p, &v, "XAUTOCLAIM", decodeXAutoClaimIDs)
+}
+
+// Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
+func (c XAutoClaimJustIDCmd) Args() []any {
 	v := c.argv()
 	return v.list()
 }
@@ -505,12 +572,12 @@ func (c XCfgSetCmd) Args() []any {
 //
 // Complexity: O(log N) with N being the number of messages in the PEL of the consumer
 // group. Since 5.0.0; Redis and Valkey.
-func XClaim(key string, group string, consumer string, minIdleTime string, ids ...string) XClaimCmd {
+func XClaim(key string, group string, consumer string, minIdleTime time.Duration, ids ...string) XClaimCmd {
 	var c XClaimCmd
 	c.key = key
 	c.group = group
 	c.consumer = consumer
-	c.minIdleTime = minIdleTime
+	c.minIdleTime, c.bad = durationMilliseconds(minIdleTime, c.bad)
 	c.ids = ids
 	return c
 }
@@ -526,8 +593,8 @@ type XClaimCmd struct {
 	unixTimeMilliseconds any
 	count                any
 	force                bool
-	justID               bool
 	lastID               any
+	bad                  problem
 }
 
 // Idle adds [IDLE ms].
@@ -554,12 +621,6 @@ func (c XClaimCmd) Force() XClaimCmd {
 	return c
 }
 
-// JustID adds JUSTID.
-func (c XClaimCmd) JustID() XClaimCmd {
-	c.justID = true
-	return c
-}
-
 // LastID adds [LASTID lastid].
 func (c XClaimCmd) LastID(value string) XClaimCmd {
 	c.lastID = value
@@ -567,6 +628,7 @@ func (c XClaimCmd) LastID(value string) XClaimCmd {
 }
 
 func (c *XClaimCmd) argv() (v argv) {
+	v.bad = c.bad
 	v.add("XCLAIM")
 	v.add(c.key)
 	v.add(c.group)
@@ -593,9 +655,6 @@ func (c *XClaimCmd) argv() (v argv) {
 	if c.force {
 		v.add("FORCE")
 	}
-	if c.justID {
-		v.add("JUSTID")
-	}
 	if c.lastID != nil {
 		v.add("LASTID")
 		v.add(c.lastID)
@@ -604,19 +663,136 @@ func (c *XClaimCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c XClaimCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c XClaimCmd) Do(ctx context.Context, r Doer) ([]XMessage, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "XCLAIM"))
+	return decodeXMessages(run(ctx, r, &v, "XCLAIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c XClaimCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c XClaimCmd) In(p *Pipeline) Reply[[]XMessage] {
 	v := c.argv()
-	return queue(p, &v, "XCLAIM", decodeValue)
+	return queue(p, &v, "XCLAIM", decodeXMessages)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
 func (c XClaimCmd) Args() []any {
+	v := c.argv()
+	return v.list()
+}
+
+// XClaimJustID builds XCLAIM: changes, or acquires, ownership of a message in a
+// consumer group, as if the message was delivered to a consumer group member. This form
+// sends JUSTID.
+//
+//	XCLAIM key group consumer min-idle-time ID [ID ...] [IDLE ms] [TIME unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]
+//
+// Complexity: O(log N) with N being the number of messages in the PEL of the consumer
+// group. Since 5.0.0; Redis and Valkey.
+func XClaimJustID(key string, group string, consumer string, minIdleTime time.Duration, ids ...string) XClaimJustIDCmd {
+	var c XClaimJustIDCmd
+	c.key = key
+	c.group = group
+	c.consumer = consumer
+	c.minIdleTime, c.bad = durationMilliseconds(minIdleTime, c.bad)
+	c.ids = ids
+	return c
+}
+
+// XClaimJustIDCmd is the XCLAIM command built by XClaimJustID; its methods add options and run it.
+type XClaimJustIDCmd struct {
+	key                  any
+	group                any
+	consumer             any
+	minIdleTime          any
+	ids                  []string
+	ms                   any
+	unixTimeMilliseconds any
+	count                any
+	force                bool
+	lastID               any
+	bad                  problem
+}
+
+// Idle adds [IDLE ms].
+func (c XClaimJustIDCmd) Idle(value int64) XClaimJustIDCmd {
+	c.ms = value
+	return c
+}
+
+// Time adds [TIME unix-time-milliseconds].
+func (c XClaimJustIDCmd) Time(value time.Time) XClaimJustIDCmd {
+	c.unixTimeMilliseconds = value.UnixMilli()
+	return c
+}
+
+// RetryCount adds [RETRYCOUNT count].
+func (c XClaimJustIDCmd) RetryCount(value int64) XClaimJustIDCmd {
+	c.count = value
+	return c
+}
+
+// Force adds FORCE.
+func (c XClaimJustIDCmd) Force() XClaimJustIDCmd {
+	c.force = true
+	return c
+}
+
+// LastID adds [LASTID lastid].
+func (c XClaimJustIDCmd) LastID(value string) XClaimJustIDCmd {
+	c.lastID = value
+	return c
+}
+
+func (c *XClaimJustIDCmd) argv() (v argv) {
+	v.bad = c.bad
+	v.add("XCLAIM")
+	v.add(c.key)
+	v.add(c.group)
+	v.add(c.consumer)
+	v.add(c.minIdleTime)
+	if len(c.ids) == 0 {
+		v.fail(problemEmpty)
+	}
+	for _, x := range c.ids {
+		v.add(x)
+	}
+	if c.ms != nil {
+		v.add("IDLE")
+		v.add(c.ms)
+	}
+	if c.unixTimeMilliseconds != nil {
+		v.add("TIME")
+		v.add(c.unixTimeMilliseconds)
+	}
+	if c.count != nil {
+		v.add("RETRYCOUNT")
+		v.add(c.count)
+	}
+	if c.force {
+		v.add("FORCE")
+	}
+	v.add("JUSTID")
+	if c.lastID != nil {
+		v.add("LASTID")
+		v.add(c.lastID)
+	}
+	return v
+}
+
+// Do runs the command with r (a *respire.Client or *respire.Tx).
+func (c XClaimJustIDCmd) Do(ctx context.Context, r Doer) ([]string, error) {
+	v := c.argv()
+	return decodeStrings(run(ctx, r, &v, "XCLAIM"))
+}
+
+// In queues the command in p; its reply is read from the Reply after p.Exec.
+func (c XClaimJustIDCmd) In(p *Pipeline) Reply[[]string] {
+	v := c.argv()
+	return queue(p, &v, "XCLAIM", decodeStrings)
+}
+
+// Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
+func (c XClaimJustIDCmd) Args() []any {
 	v := c.argv()
 	return v.list()
 }

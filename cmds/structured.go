@@ -660,3 +660,119 @@ func decodeXPendingEntries(v resp.Value, err error) ([]XPendingEntry, error) {
 		return p, nil
 	})
 }
+
+// XAutoClaimResult is XAUTOCLAIM's reply: the ID to continue from ("0-0" when the
+// scan is complete), the entries claimed and the IDs of pending entries that no longer
+// exist in the stream (deleted from the pending list; empty before Redis 7.0).
+type XAutoClaimResult struct {
+	Start    string
+	Messages []XMessage
+	Deleted  []string
+}
+
+// XAutoClaimIDs is XAUTOCLAIM ... JUSTID's reply: the IDs claimed instead of the
+// entries.
+type XAutoClaimIDs struct {
+	Start   string
+	IDs     []string
+	Deleted []string
+}
+
+// SlowLogEntry is an entry of SLOWLOG GET.
+type SlowLogEntry struct {
+	ID         int64
+	Time       time.Time
+	Duration   time.Duration
+	Args       []string
+	ClientAddr string
+	ClientName string
+}
+
+// autoClaim splits XAUTOCLAIM's reply into its start ID, its claimed list and its
+// deleted IDs.
+func autoClaim(v resp.Value, err error) (string, resp.Value, []string, error) {
+	es, err := elems(v, err)
+	if err != nil {
+		return "", resp.Value{}, nil, err
+	}
+	if len(es) != 2 && len(es) != 3 {
+		return "", resp.Value{}, nil, fmt.Errorf("%w: XAUTOCLAIM reply of %d elements", ErrUnexpectedReply, len(es))
+	}
+	start, err := es[0].Text()
+	if err != nil {
+		return "", resp.Value{}, nil, fmt.Errorf("start: %w", err)
+	}
+	var deleted []string
+	if len(es) == 3 {
+		if deleted, err = decodeStrings(es[2], nil); err != nil {
+			return "", resp.Value{}, nil, fmt.Errorf("deleted IDs: %w", err)
+		}
+	}
+	return start, es[1], deleted, nil
+}
+
+func decodeXAutoClaim(v resp.Value, err error) (XAutoClaimResult, error) {
+	start, claimed, deleted, err := autoClaim(v, err)
+	if err != nil {
+		return XAutoClaimResult{}, err
+	}
+	msgs, err := decodeXMessages(claimed, nil)
+	return XAutoClaimResult{start, msgs, deleted}, err
+}
+
+func decodeXAutoClaimIDs(v resp.Value, err error) (XAutoClaimIDs, error) {
+	start, claimed, deleted, err := autoClaim(v, err)
+	if err != nil {
+		return XAutoClaimIDs{}, err
+	}
+	ids, err := decodeStrings(claimed, nil)
+	return XAutoClaimIDs{start, ids, deleted}, err
+}
+
+// decodeNullInts reads a list of integers that may hold nulls (BITFIELD's overflowing
+// operations).
+func decodeNullInts(v resp.Value, err error) ([]Null[int64], error) {
+	return decodeList(v, err, func(e resp.Value) (Null[int64], error) {
+		if e.IsNull() {
+			return Null[int64]{}, nil
+		}
+		n, err := e.Int()
+		return Null[int64]{n, err == nil}, err
+	})
+}
+
+func decodeSlowLog(v resp.Value, err error) ([]SlowLogEntry, error) {
+	return decodeList(v, err, func(e resp.Value) (SlowLogEntry, error) {
+		f, _ := e.Array()
+		if e.Kind() != resp.KindArray || len(f) < 4 {
+			return SlowLogEntry{}, unexpected("slow log entry", e)
+		}
+		var s SlowLogEntry
+		var err error
+		if s.ID, err = f[0].Int(); err != nil {
+			return SlowLogEntry{}, fmt.Errorf("id: %w", err)
+		}
+		at, err := f[1].Int()
+		if err != nil {
+			return SlowLogEntry{}, fmt.Errorf("time: %w", err)
+		}
+		s.Time = time.Unix(at, 0)
+		us, err := f[2].Int()
+		if err != nil {
+			return SlowLogEntry{}, fmt.Errorf("duration: %w", err)
+		}
+		s.Duration = time.Duration(us) * time.Microsecond
+		if s.Args, err = decodeStrings(f[3], nil); err != nil {
+			return SlowLogEntry{}, fmt.Errorf("arguments: %w", err)
+		}
+		if len(f) >= 6 {
+			if s.ClientAddr, err = f[4].Text(); err != nil {
+				return SlowLogEntry{}, fmt.Errorf("client address: %w", err)
+			}
+			if s.ClientName, err = f[5].Text(); err != nil {
+				return SlowLogEntry{}, fmt.Errorf("client name: %w", err)
+			}
+		}
+		return s, nil
+	})
+}

@@ -206,3 +206,31 @@ func TestBitReplies(t *testing.T) {
 		}, want: int64(8)},
 	})
 }
+
+func TestClaimAndMiscReplies(t *testing.T) {
+	pending := [][]any{{"XADD", "cl:s", "1-1", "a", "1"}, {"XGROUP", "CREATE", "cl:s", "g", "0"}, {"XREADGROUP", "GROUP", "g", "alice", "STREAMS", "cl:s", ">"}}
+	runReplyCases(t, []replyCase{
+		{name: "XCLAIM", setup: pending, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(XClaim("cl:s", "g", "bob", 0, "1-1").Do(ctx, c))
+		}, want: []XMessage{{"1-1", map[string]string{"a": "1"}}}},
+		{name: "XCLAIM JUSTID", run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(XClaimJustID("cl:s", "g", "carol", 0, "1-1").Do(ctx, c))
+		}, want: []string{"1-1"}},
+		{name: "XAUTOCLAIM", run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(XAutoClaim("cl:s", "g", "dave", 0, "0-0").Do(ctx, c))
+		}, want: XAutoClaimResult{"0-0", []XMessage{{"1-1", map[string]string{"a": "1"}}}, []string{}}},
+		{name: "XAUTOCLAIM JUSTID", run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(XAutoClaimJustID("cl:s", "g", "erin", 0, "0-0").Count(10).Do(ctx, c))
+		}, want: XAutoClaimIDs{"0-0", []string{"1-1"}, []string{}}},
+		{name: "BITFIELD", run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(BitField("cl:b").Operation("SET", "u8", 0, 200, "OVERFLOW", "FAIL", "INCRBY", "u8", 0, 100, "GET", "u8", 0).Do(ctx, c))
+		}, want: []Null[int64]{{0, true}, {}, {200, true}}},
+		{name: "SLOWLOG GET", setup: [][]any{{"CONFIG", "SET", "slowlog-log-slower-than", "0"}, {"SET", "cl:slow", "1"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			es, err := SlowLogGet().Count(1).Do(ctx, c)
+			if err != nil || len(es) != 1 {
+				return es, err
+			}
+			return es[0].ID > 0 && len(es[0].Args) > 0 && es[0].ClientAddr != "", nil
+		}, want: true},
+	})
+}

@@ -114,6 +114,10 @@ func scalarOf(a *cmdspec.Arg) (scalar, bool) {
 	case "pattern":
 		return scalar{goType: "string", conv: id, zero: `"p"`}, true
 	case "string":
+		if name == "min-idle-time" {
+			// XCLAIM and XAUTOCLAIM take it in milliseconds.
+			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationMilliseconds(" + x + ", c.bad)" }, zero: "time.Second"}, true
+		}
 		if valueLike(name) {
 			return scalar{goType: "any", conv: id, zero: `"v"`}, true
 		}

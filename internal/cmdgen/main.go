@@ -170,7 +170,7 @@ func checkNames(all []*command) error {
 // reservedNames are the exported names of the hand-written files of package cmds.
 var reservedNames = []string{"Nil", "ErrInvalidArg", "ErrNoResult", "ErrUnexpectedReply", "Doer",
 	"Pipeline", "NewPipeline", "NewTxPipeline", "Reply", "Z", "ScanPage", "Null", "FieldValue",
-	"KeyValue", "GeoLocation", "Side", "Left", "Right", "Unit", "Meters", "StreamID", "XMessage", "XStream", "GeoPosition", "GeoResult", "ConnectedClient", "FunctionLibrary", "Function", "ZWithKey", "KeyValues", "KeyZs", "XGroupInfo", "XConsumerInfo", "XStreamInfo", "ScanMap", "ScanFields", "XPendingSummary", "XPendingEntry", "Kilometers", "Feet", "Miles"}
+	"KeyValue", "GeoLocation", "Side", "Left", "Right", "Unit", "Meters", "StreamID", "XMessage", "XStream", "GeoPosition", "GeoResult", "ConnectedClient", "FunctionLibrary", "Function", "ZWithKey", "KeyValues", "KeyZs", "XGroupInfo", "XConsumerInfo", "XStreamInfo", "ScanMap", "ScanFields", "XPendingSummary", "XPendingEntry", "XAutoClaimResult", "XAutoClaimIDs", "SlowLogEntry", "Kilometers", "Feet", "Miles"}
 
 func renderGroup(group string, cmds []*command) ([]byte, error) {
 	var body bytes.Buffer

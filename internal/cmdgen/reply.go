@@ -43,6 +43,10 @@ var (
 	replyFieldValues = reply{"[]FieldValue", "decodeFieldValues"}
 	replyXPending    = reply{"XPendingSummary", "decodeXPendingSummary"}
 	replyXPendingExt = reply{"[]XPendingEntry", "decodeXPendingEntries"}
+	replyXAutoClaim  = reply{"XAutoClaimResult", "decodeXAutoClaim"}
+	replyXAutoIDs    = reply{"XAutoClaimIDs", "decodeXAutoClaimIDs"}
+	replyNullInts    = reply{"[]Null[int64]", "decodeNullInts"}
+	replySlowLog     = reply{"[]SlowLogEntry", "decodeSlowLog"}
 )
 
 // variant is one typed form of a command. A command whose reply changes shape with an
@@ -80,6 +84,8 @@ var variants = map[string][]variant{
 	},
 	"xpending":    {{suffix: "Ext", require: "filters", reply: &replyXPendingExt}},
 	"sort":        {{suffix: "Store", require: "destination", reply: &replyInt}},
+	"xclaim":      {{suffix: "JustID", token: "JUSTID", reply: &replyStrings}},
+	"xautoclaim":  {{suffix: "JustID", token: "JUSTID", reply: &replyXAutoIDs}},
 	"lpos":        {{suffix: "Count", require: "num-matches", reply: &replyInts}},
 	"rpop":        {counted(replyStrings)},
 	"spop":        {counted(replyStrings)},
@@ -148,6 +154,11 @@ var overrides = map[string]reply{
 	"zrandmember":        replyString,
 	"xpending":           replyXPending,
 	"sort":               replyNullStrings,
+	"xclaim":             replyXMessages,
+	"xautoclaim":         replyXAutoClaim,
+	"bitfield":           replyNullInts,
+	"bitfield_ro":        replyInts,
+	"slowlog|get":        replySlowLog,
 	"lpop":               replyString,
 	"rpop":               replyString,
 	"spop":               replyString,

@@ -297,6 +297,8 @@ var fewest = []struct {
 	{"latency|latest", 2, func() []any { return LatencyLatest().Args() }, nil},
 	{"latency|reset", -2, func() []any { return LatencyReset("s").Args() }, nil},
 	{"lcs", -3, func() []any { return LCS("k", "k").Args() }, nil},
+	{"lcs", -3, func() []any { return LCSLen("k", "k").Args() }, nil},
+	{"lcs", -3, func() []any { return LCSIdx("k", "k").Args() }, nil},
 	{"lindex", 3, func() []any { return LIndex("k", 1).Args() }, func(ctx context.Context, c *respire.Client) error {
 		_, err := LIndex("k", 1).Cached(ctx, c, time.Minute)
 		return err

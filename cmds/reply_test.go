@@ -371,3 +371,21 @@ func TestSortReplies(t *testing.T) {
 		}, want: int64(2)},
 	})
 }
+
+func TestLCSReplies(t *testing.T) {
+	pair := [][]any{{"MSET", "lcs:a", "ohmytext", "lcs:b", "mynewtext"}}
+	runReplyCases(t, []replyCase{
+		{name: "LCS", setup: pair, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(LCS("lcs:a", "lcs:b").Do(ctx, c))
+		}, want: "mytext"},
+		{name: "LCS LEN", setup: pair, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(LCSLen("lcs:a", "lcs:b").Do(ctx, c))
+		}, want: int64(6)},
+		{name: "LCS IDX", setup: pair, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			v, err := LCSIdx("lcs:a", "lcs:b").MinMatchLen(4).WithMatchLen().Do(ctx, c)
+			m, _ := v.Map()
+			n, _ := m["len"].Int()
+			return n, err
+		}, want: int64(6)},
+	})
+}

@@ -788,36 +788,8 @@ func LCS(key1 string, key2 string) LCSCmd {
 
 // LCSCmd is the LCS command built by LCS; its methods add options and run it.
 type LCSCmd struct {
-	key1         any
-	key2         any
-	len_         bool
-	idx          bool
-	minMatchLen  any
-	withMatchLen bool
-}
-
-// Len adds LEN.
-func (c LCSCmd) Len() LCSCmd {
-	c.len_ = true
-	return c
-}
-
-// Idx adds IDX.
-func (c LCSCmd) Idx() LCSCmd {
-	c.idx = true
-	return c
-}
-
-// MinMatchLen adds [MINMATCHLEN min-match-len].
-func (c LCSCmd) MinMatchLen(value int64) LCSCmd {
-	c.minMatchLen = value
-	return c
-}
-
-// WithMatchLen adds WITHMATCHLEN.
-func (c LCSCmd) WithMatchLen() LCSCmd {
-	c.withMatchLen = true
-	return c
+	key1 any
+	key2 any
 }
 
 func (c *LCSCmd) argv() (v argv) {
@@ -827,14 +799,118 @@ func (c *LCSCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.key2
 	v.n++
-	if c.len_ {
-		v.fixed[v.n] = "LEN"
-		v.n++
-	}
-	if c.idx {
-		v.fixed[v.n] = "IDX"
-		v.n++
-	}
+	return v
+}
+
+// Do runs the command with r (a *respire.Client or *respire.Tx).
+func (c LCSCmd) Do(ctx context.Context, r Doer) (string, error) {
+	v := c.argv()
+	return decodeString(run(ctx, r, &v, "LCS"))
+}
+
+// In queues the command in p; its reply is read from the Reply after p.Exec.
+func (c LCSCmd) In(p *Pipeline) Reply[string] {
+	v := c.argv()
+	return queue(p, &v, "LCS", decodeString)
+}
+
+// Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
+func (c LCSCmd) Args() []any {
+	v := c.argv()
+	return v.list()
+}
+
+// LCSLen builds LCS: finds the longest common substring. This form sends LEN.
+//
+//	LCS key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]
+//
+// Complexity: O(N*M) where N and M are the lengths of s1 and s2, respectively. Since
+// 7.0.0; Redis and Valkey.
+func LCSLen(key1 string, key2 string) LCSLenCmd {
+	var c LCSLenCmd
+	c.key1 = key1
+	c.key2 = key2
+	return c
+}
+
+// LCSLenCmd is the LCS command built by LCSLen; its methods add options and run it.
+type LCSLenCmd struct {
+	key1 any
+	key2 any
+}
+
+func (c *LCSLenCmd) argv() (v argv) {
+	v.fixed[v.n] = "LCS"
+	v.n++
+	v.fixed[v.n] = c.key1
+	v.n++
+	v.fixed[v.n] = c.key2
+	v.n++
+	v.fixed[v.n] = "LEN"
+	v.n++
+	return v
+}
+
+// Do runs the command with r (a *respire.Client or *respire.Tx).
+func (c LCSLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
+	v := c.argv()
+	return decodeInt(run(ctx, r, &v, "LCS"))
+}
+
+// In queues the command in p; its reply is read from the Reply after p.Exec.
+func (c LCSLenCmd) In(p *Pipeline) Reply[int64] {
+	v := c.argv()
+	return queue(p, &v, "LCS", decodeInt)
+}
+
+// Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
+func (c LCSLenCmd) Args() []any {
+	v := c.argv()
+	return v.list()
+}
+
+// LCSIdx builds LCS: finds the longest common substring. This form sends IDX.
+//
+//	LCS key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]
+//
+// Complexity: O(N*M) where N and M are the lengths of s1 and s2, respectively. Since
+// 7.0.0; Redis and Valkey.
+func LCSIdx(key1 string, key2 string) LCSIdxCmd {
+	var c LCSIdxCmd
+	c.key1 = key1
+	c.key2 = key2
+	return c
+}
+
+// LCSIdxCmd is the LCS command built by LCSIdx; its methods add options and run it.
+type LCSIdxCmd struct {
+	key1         any
+	key2         any
+	minMatchLen  any
+	withMatchLen bool
+}
+
+// MinMatchLen adds [MINMATCHLEN min-match-len].
+func (c LCSIdxCmd) MinMatchLen(value int64) LCSIdxCmd {
+	c.minMatchLen = value
+	return c
+}
+
+// WithMatchLen adds WITHMATCHLEN.
+func (c LCSIdxCmd) WithMatchLen() LCSIdxCmd {
+	c.withMatchLen = true
+	return c
+}
+
+func (c *LCSIdxCmd) argv() (v argv) {
+	v.fixed[v.n] = "LCS"
+	v.n++
+	v.fixed[v.n] = c.key1
+	v.n++
+	v.fixed[v.n] = c.key2
+	v.n++
+	v.fixed[v.n] = "IDX"
+	v.n++
 	if c.minMatchLen != nil {
 		v.fixed[v.n] = "MINMATCHLEN"
 		v.n++
@@ -849,19 +925,19 @@ func (c *LCSCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c LCSCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c LCSIdxCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
 	return decodeValue(run(ctx, r, &v, "LCS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c LCSCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c LCSIdxCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
 	return queue(p, &v, "LCS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
-func (c LCSCmd) Args() []any {
+func (c LCSIdxCmd) Args() []any {
 	v := c.argv()
 	return v.list()
 }

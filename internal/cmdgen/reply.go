@@ -82,10 +82,14 @@ var variants = map[string][]variant{
 		{suffix: "Count", require: "options", drop: map[string]bool{"WITHSCORES": true}, reply: &replyStrings},
 		{suffix: "WithScores", require: "options", token: "WITHSCORES", reply: &replyZ},
 	},
-	"xpending":    {{suffix: "Ext", require: "filters", reply: &replyXPendingExt}},
-	"sort":        {{suffix: "Store", require: "destination", reply: &replyInt}},
-	"xclaim":      {{suffix: "JustID", token: "JUSTID", reply: &replyStrings}},
-	"xautoclaim":  {{suffix: "JustID", token: "JUSTID", reply: &replyXAutoIDs}},
+	"xpending":   {{suffix: "Ext", require: "filters", reply: &replyXPendingExt}},
+	"sort":       {{suffix: "Store", require: "destination", reply: &replyInt}},
+	"xclaim":     {{suffix: "JustID", token: "JUSTID", reply: &replyStrings}},
+	"xautoclaim": {{suffix: "JustID", token: "JUSTID", reply: &replyXAutoIDs}},
+	"lcs": {
+		{suffix: "Len", token: "LEN", drop: map[string]bool{"IDX": true, "MINMATCHLEN": true, "WITHMATCHLEN": true}, reply: &replyInt},
+		{suffix: "Idx", token: "IDX", drop: map[string]bool{"LEN": true}, reply: &replyValue},
+	},
 	"lpos":        {{suffix: "Count", require: "num-matches", reply: &replyInts}},
 	"rpop":        {counted(replyStrings)},
 	"spop":        {counted(replyStrings)},
@@ -159,6 +163,7 @@ var overrides = map[string]reply{
 	"bitfield":           replyNullInts,
 	"bitfield_ro":        replyInts,
 	"slowlog|get":        replySlowLog,
+	"lcs":                replyString,
 	"lpop":               replyString,
 	"rpop":               replyString,
 	"spop":               replyString,
@@ -168,7 +173,10 @@ var overrides = map[string]reply{
 // plainDrops are the optional arguments (by name) that change a reply's shape and
 // have no typed form of their own yet: the plain form leaves them out, and
 // Client.Do sends them (XINFO STREAM FULL).
-var plainDrops = map[string][]string{"xinfo|stream": {"full-block"}}
+var plainDrops = map[string][]string{
+	"xinfo|stream": {"full-block"},
+	"lcs":          {"min-match-len", "withmatchlen"}, // IDX's options, in LCSIdx
+}
 
 // variantsOf returns a command's forms: the plain one first.
 func variantsOf(c *cmdspec.Command) []variant {

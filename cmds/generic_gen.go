@@ -1497,7 +1497,7 @@ func (c ScanCmd) Args() []any {
 // Sort builds SORT: sorts the elements in a list, a set, or a sorted set, optionally
 // storing the result.
 //
-//	SORT key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC | DESC] [ALPHA] [STORE destination]
+//	SORT key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC | DESC] [ALPHA]
 //
 // Complexity: O(N+M*log(M)) where N is the number of elements in the list or set to
 // sort, and M the number of returned elements. When the elements are not sorted,
@@ -1609,7 +1609,7 @@ func (c SortCmd) Args() []any {
 // SortStore builds SORT: sorts the elements in a list, a set, or a sorted set,
 // optionally storing the result. This form takes destination.
 //
-//	SORT key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC | DESC] [ALPHA] [STORE destination]
+//	SORT key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC | DESC] [ALPHA] STORE destination
 //
 // Complexity: O(N+M*log(M)) where N is the number of elements in the list or set to
 // sort, and M the number of returned elements. When the elements are not sorted,

@@ -1259,7 +1259,7 @@ func (c HPTTLCmd) Args() []any {
 
 // HRandField builds HRANDFIELD: returns one or more random fields from a hash.
 //
-//	HRANDFIELD key [count [WITHVALUES]]
+//	HRANDFIELD key
 //
 // Complexity: O(N) where N is the number of fields returned. Since 6.2.0; Redis and
 // Valkey.
@@ -1304,7 +1304,7 @@ func (c HRandFieldCmd) Args() []any {
 // HRandFieldCount builds HRANDFIELD: returns one or more random fields from a hash.
 // This form takes options.
 //
-//	HRANDFIELD key [count [WITHVALUES]]
+//	HRANDFIELD key count
 //
 // Complexity: O(N) where N is the number of fields returned. Since 6.2.0; Redis and
 // Valkey.
@@ -1353,7 +1353,7 @@ func (c HRandFieldCountCmd) Args() []any {
 // HRandFieldWithValues builds HRANDFIELD: returns one or more random fields from a
 // hash. This form sends WITHVALUES.
 //
-//	HRANDFIELD key [count [WITHVALUES]]
+//	HRANDFIELD key count WITHVALUES
 //
 // Complexity: O(N) where N is the number of fields returned. Since 6.2.0; Redis and
 // Valkey.

@@ -586,7 +586,7 @@ func (c LMPopCmd) Args() []any {
 // LPop builds LPOP: returns and removes one or more elements from the beginning of a
 // list. Deletes the list if the last element was popped.
 //
-//	LPOP key [count]
+//	LPOP key
 //
 // Complexity: O(N) where N is the number of elements returned. Since 1.0.0; Redis and
 // Valkey.
@@ -631,7 +631,7 @@ func (c LPopCmd) Args() []any {
 // LPopCount builds LPOP: returns and removes one or more elements from the beginning of
 // a list. Deletes the list if the last element was popped. This form takes count.
 //
-//	LPOP key [count]
+//	LPOP key count
 //
 // Complexity: O(N) where N is the number of elements returned. Since 1.0.0; Redis and
 // Valkey.
@@ -679,7 +679,7 @@ func (c LPopCountCmd) Args() []any {
 
 // LPos builds LPOS: returns the index of matching elements in a list.
 //
-//	LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]
+//	LPOS key element [RANK rank] [MAXLEN len]
 //
 // Complexity: O(N) where N is the number of elements in the list, for the average case.
 // When searching for elements near the head or the tail of the list, or when the MAXLEN
@@ -763,7 +763,7 @@ func (c LPosCmd) Args() []any {
 // LPosCount builds LPOS: returns the index of matching elements in a list. This form
 // takes num-matches.
 //
-//	LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]
+//	LPOS key element [RANK rank] COUNT num-matches [MAXLEN len]
 //
 // Complexity: O(N) where N is the number of elements in the list, for the average case.
 // When searching for elements near the head or the tail of the list, or when the MAXLEN
@@ -1167,7 +1167,7 @@ func (c LTrimCmd) Args() []any {
 // RPop builds RPOP: returns and removes one or more elements from the end of a list.
 // Deletes the list if the last element was popped.
 //
-//	RPOP key [count]
+//	RPOP key
 //
 // Complexity: O(N) where N is the number of elements returned. Since 1.0.0; Redis and
 // Valkey.
@@ -1212,7 +1212,7 @@ func (c RPopCmd) Args() []any {
 // RPopCount builds RPOP: returns and removes one or more elements from the end of a
 // list. Deletes the list if the last element was popped. This form takes count.
 //
-//	RPOP key [count]
+//	RPOP key count
 //
 // Complexity: O(N) where N is the number of elements returned. Since 1.0.0; Redis and
 // Valkey.

@@ -569,7 +569,7 @@ func (c SMoveCmd) Args() []any {
 // SPop builds SPOP: returns one or more random members from a set after removing them.
 // Deletes the set if the last member was popped.
 //
-//	SPOP key [count]
+//	SPOP key
 //
 // Complexity: Without the count argument O(1), otherwise O(N) where N is the value of
 // the passed count. Since 1.0.0; Redis and Valkey.
@@ -614,7 +614,7 @@ func (c SPopCmd) Args() []any {
 // SPopCount builds SPOP: returns one or more random members from a set after removing
 // them. Deletes the set if the last member was popped. This form takes count.
 //
-//	SPOP key [count]
+//	SPOP key count
 //
 // Complexity: Without the count argument O(1), otherwise O(N) where N is the value of
 // the passed count. Since 1.0.0; Redis and Valkey.
@@ -662,7 +662,7 @@ func (c SPopCountCmd) Args() []any {
 
 // SRandMember builds SRANDMEMBER: gets one or multiple random members from a set.
 //
-//	SRANDMEMBER key [count]
+//	SRANDMEMBER key
 //
 // Complexity: Without the count argument O(1), otherwise O(N) where N is the absolute
 // value of the passed count. Since 1.0.0; Redis and Valkey.
@@ -707,7 +707,7 @@ func (c SRandMemberCmd) Args() []any {
 // SRandMemberCount builds SRANDMEMBER: gets one or multiple random members from a set.
 // This form takes count.
 //
-//	SRANDMEMBER key [count]
+//	SRANDMEMBER key count
 //
 // Complexity: Without the count argument O(1), otherwise O(N) where N is the absolute
 // value of the passed count. Since 1.0.0; Redis and Valkey.

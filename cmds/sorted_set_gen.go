@@ -195,7 +195,7 @@ func (c BZPopMinCmd) Args() []any {
 // ZAdd builds ZADD: adds one or more members to a sorted set, or updates their scores.
 // Creates the key if it doesn't exist.
 //
-//	ZADD key [NX | XX] [GT | LT] [CH] [INCR] score member [score member ...]
+//	ZADD key [NX | XX] [GT | LT] [CH] score member [score member ...]
 //
 // Complexity: O(log(N)) for each item added, where N is the number of elements in the
 // sorted set. Since 1.2.0; Redis and Valkey.
@@ -296,7 +296,7 @@ func (c ZAddCmd) Args() []any {
 // ZAddIncr builds ZADD: adds one or more members to a sorted set, or updates their
 // scores. Creates the key if it doesn't exist. This form sends INCR.
 //
-//	ZADD key [NX | XX] [GT | LT] [CH] [INCR] score member [score member ...]
+//	ZADD key [NX | XX] [GT | LT] [CH] INCR score member [score member ...]
 //
 // Complexity: O(log(N)) for each item added, where N is the number of elements in the
 // sorted set. Since 1.2.0; Redis and Valkey.
@@ -505,7 +505,7 @@ func (c ZCountCmd) Args() []any {
 
 // ZDiff builds ZDIFF: returns the difference between multiple sorted sets.
 //
-//	ZDIFF numkeys key [key ...] [WITHSCORES]
+//	ZDIFF numkeys key [key ...]
 //
 // Complexity: O(L + (N-K)log(N)) worst case where L is the total number of elements in
 // all the sets, N is the size of the first set, and K is the size of the result set.
@@ -554,7 +554,7 @@ func (c ZDiffCmd) Args() []any {
 // ZDiffWithScores builds ZDIFF: returns the difference between multiple sorted sets.
 // This form sends WITHSCORES.
 //
-//	ZDIFF numkeys key [key ...] [WITHSCORES]
+//	ZDIFF numkeys key [key ...] WITHSCORES
 //
 // Complexity: O(L + (N-K)log(N)) worst case where L is the total number of elements in
 // all the sets, N is the size of the first set, and K is the size of the result set.
@@ -705,7 +705,7 @@ func (c ZIncrByCmd) Args() []any {
 
 // ZInter builds ZINTER: returns the intersect of multiple sorted sets.
 //
-//	ZINTER numkeys key [key ...] [WEIGHTS weight [WEIGHTS weight ...]] [AGGREGATE SUM | MIN | MAX] [WITHSCORES]
+//	ZINTER numkeys key [key ...] [WEIGHTS weight [WEIGHTS weight ...]] [AGGREGATE SUM | MIN | MAX]
 //
 // Complexity: O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set,
 // K being the number of input sorted sets and M being the number of elements in the
@@ -794,7 +794,7 @@ func (c ZInterCmd) Args() []any {
 // ZInterWithScores builds ZINTER: returns the intersect of multiple sorted sets. This
 // form sends WITHSCORES.
 //
-//	ZINTER numkeys key [key ...] [WEIGHTS weight [WEIGHTS weight ...]] [AGGREGATE SUM | MIN | MAX] [WITHSCORES]
+//	ZINTER numkeys key [key ...] [WEIGHTS weight [WEIGHTS weight ...]] [AGGREGATE SUM | MIN | MAX] WITHSCORES
 //
 // Complexity: O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set,
 // K being the number of input sorted sets and M being the number of elements in the
@@ -1333,7 +1333,7 @@ func (c ZPopMinCmd) Args() []any {
 
 // ZRandMember builds ZRANDMEMBER: returns one or more random members from a sorted set.
 //
-//	ZRANDMEMBER key [count [WITHSCORES]]
+//	ZRANDMEMBER key
 //
 // Complexity: O(N) where N is the number of members returned. Since 6.2.0; Redis and
 // Valkey.
@@ -1378,7 +1378,7 @@ func (c ZRandMemberCmd) Args() []any {
 // ZRandMemberCount builds ZRANDMEMBER: returns one or more random members from a sorted
 // set. This form takes options.
 //
-//	ZRANDMEMBER key [count [WITHSCORES]]
+//	ZRANDMEMBER key count
 //
 // Complexity: O(N) where N is the number of members returned. Since 6.2.0; Redis and
 // Valkey.
@@ -1427,7 +1427,7 @@ func (c ZRandMemberCountCmd) Args() []any {
 // ZRandMemberWithScores builds ZRANDMEMBER: returns one or more random members from a
 // sorted set. This form sends WITHSCORES.
 //
-//	ZRANDMEMBER key [count [WITHSCORES]]
+//	ZRANDMEMBER key count WITHSCORES
 //
 // Complexity: O(N) where N is the number of members returned. Since 6.2.0; Redis and
 // Valkey.
@@ -1477,7 +1477,7 @@ func (c ZRandMemberWithScoresCmd) Args() []any {
 
 // ZRange builds ZRANGE: returns members in a sorted set within a range of indexes.
 //
-//	ZRANGE key start stop [BYSCORE | BYLEX] [REV] [LIMIT offset count] [WITHSCORES]
+//	ZRANGE key start stop [BYSCORE | BYLEX] [REV] [LIMIT offset count]
 //
 // Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M
 // the number of elements returned. Since 1.2.0; Redis and Valkey.
@@ -1587,7 +1587,7 @@ func (c ZRangeCmd) Args() []any {
 // ZRangeWithScores builds ZRANGE: returns members in a sorted set within a range of
 // indexes. This form sends WITHSCORES.
 //
-//	ZRANGE key start stop [BYSCORE | BYLEX] [REV] [LIMIT offset count] [WITHSCORES]
+//	ZRANGE key start stop [BYSCORE | BYLEX] [REV] [LIMIT offset count] WITHSCORES
 //
 // Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M
 // the number of elements returned. Since 1.2.0; Redis and Valkey.
@@ -1779,7 +1779,7 @@ func (c ZRangeByLexCmd) Args() []any {
 // ZRangeByScore builds ZRANGEBYSCORE: returns members in a sorted set within a range of
 // scores.
 //
-//	ZRANGEBYSCORE key min max [WITHSCORES] [LIMIT offset count]
+//	ZRANGEBYSCORE key min max [LIMIT offset count]
 //
 // Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M
 // the number of elements being returned. If M is constant (e.g. always asking for the
@@ -1859,7 +1859,7 @@ func (c ZRangeByScoreCmd) Args() []any {
 // ZRangeByScoreWithScores builds ZRANGEBYSCORE: returns members in a sorted set within
 // a range of scores. This form sends WITHSCORES.
 //
-//	ZRANGEBYSCORE key min max [WITHSCORES] [LIMIT offset count]
+//	ZRANGEBYSCORE key min max WITHSCORES [LIMIT offset count]
 //
 // Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M
 // the number of elements being returned. If M is constant (e.g. always asking for the
@@ -2048,7 +2048,7 @@ func (c ZRangeStoreCmd) Args() []any {
 // ZRank builds ZRANK: returns the index of a member in a sorted set ordered by
 // ascending scores.
 //
-//	ZRANK key member [WITHSCORE]
+//	ZRANK key member
 //
 // Complexity: O(log(N)). Since 2.0.0; Redis and Valkey.
 func ZRank(key string, member any) ZRankCmd {
@@ -2104,7 +2104,7 @@ func (c ZRankCmd) Args() []any {
 // ZRankWithScore builds ZRANK: returns the index of a member in a sorted set ordered by
 // ascending scores. This form sends WITHSCORE.
 //
-//	ZRANK key member [WITHSCORE]
+//	ZRANK key member WITHSCORE
 //
 // Complexity: O(log(N)). Since 2.0.0; Redis and Valkey.
 func ZRankWithScore(key string, member any) ZRankWithScoreCmd {
@@ -2366,7 +2366,7 @@ func (c ZRemRangeByScoreCmd) Args() []any {
 // ZRevRange builds ZREVRANGE: returns members in a sorted set within a range of indexes
 // in reverse order.
 //
-//	ZREVRANGE key start stop [WITHSCORES]
+//	ZREVRANGE key start stop
 //
 // Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M
 // the number of elements returned. Since 1.2.0; Redis and Valkey.
@@ -2425,7 +2425,7 @@ func (c ZRevRangeCmd) Args() []any {
 // ZRevRangeWithScores builds ZREVRANGE: returns members in a sorted set within a range
 // of indexes in reverse order. This form sends WITHSCORES.
 //
-//	ZREVRANGE key start stop [WITHSCORES]
+//	ZREVRANGE key start stop WITHSCORES
 //
 // Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M
 // the number of elements returned. Since 1.2.0; Redis and Valkey.
@@ -2566,7 +2566,7 @@ func (c ZRevRangeByLexCmd) Args() []any {
 // ZRevRangeByScore builds ZREVRANGEBYSCORE: returns members in a sorted set within a
 // range of scores in reverse order.
 //
-//	ZREVRANGEBYSCORE key max min [WITHSCORES] [LIMIT offset count]
+//	ZREVRANGEBYSCORE key max min [LIMIT offset count]
 //
 // Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M
 // the number of elements being returned. If M is constant (e.g. always asking for the
@@ -2646,7 +2646,7 @@ func (c ZRevRangeByScoreCmd) Args() []any {
 // ZRevRangeByScoreWithScores builds ZREVRANGEBYSCORE: returns members in a sorted set
 // within a range of scores in reverse order. This form sends WITHSCORES.
 //
-//	ZREVRANGEBYSCORE key max min [WITHSCORES] [LIMIT offset count]
+//	ZREVRANGEBYSCORE key max min WITHSCORES [LIMIT offset count]
 //
 // Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M
 // the number of elements being returned. If M is constant (e.g. always asking for the
@@ -2728,7 +2728,7 @@ func (c ZRevRangeByScoreWithScoresCmd) Args() []any {
 // ZRevRank builds ZREVRANK: returns the index of a member in a sorted set ordered by
 // descending scores.
 //
-//	ZREVRANK key member [WITHSCORE]
+//	ZREVRANK key member
 //
 // Complexity: O(log(N)). Since 2.0.0; Redis and Valkey.
 func ZRevRank(key string, member any) ZRevRankCmd {
@@ -2784,7 +2784,7 @@ func (c ZRevRankCmd) Args() []any {
 // ZRevRankWithScore builds ZREVRANK: returns the index of a member in a sorted set
 // ordered by descending scores. This form sends WITHSCORE.
 //
-//	ZREVRANK key member [WITHSCORE]
+//	ZREVRANK key member WITHSCORE
 //
 // Complexity: O(log(N)). Since 2.0.0; Redis and Valkey.
 func ZRevRankWithScore(key string, member any) ZRevRankWithScoreCmd {
@@ -2981,7 +2981,7 @@ func (c ZScoreCmd) Args() []any {
 
 // ZUnion builds ZUNION: returns the union of multiple sorted sets.
 //
-//	ZUNION numkeys key [key ...] [WEIGHTS weight [WEIGHTS weight ...]] [AGGREGATE SUM | MIN | MAX] [WITHSCORES]
+//	ZUNION numkeys key [key ...] [WEIGHTS weight [WEIGHTS weight ...]] [AGGREGATE SUM | MIN | MAX]
 //
 // Complexity: O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted
 // sets, and M being the number of elements in the resulting sorted set. Since 6.2.0;
@@ -3070,7 +3070,7 @@ func (c ZUnionCmd) Args() []any {
 // ZUnionWithScores builds ZUNION: returns the union of multiple sorted sets. This form
 // sends WITHSCORES.
 //
-//	ZUNION numkeys key [key ...] [WEIGHTS weight [WEIGHTS weight ...]] [AGGREGATE SUM | MIN | MAX] [WITHSCORES]
+//	ZUNION numkeys key [key ...] [WEIGHTS weight [WEIGHTS weight ...]] [AGGREGATE SUM | MIN | MAX] WITHSCORES
 //
 // Complexity: O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted
 // sets, and M being the number of elements in the resulting sorted set. Since 6.2.0;

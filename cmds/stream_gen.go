@@ -345,7 +345,7 @@ func (c XAddCmd) Args() []any {
 // XAutoClaim builds XAUTOCLAIM: changes, or acquires, ownership of messages in a
 // consumer group, as if the messages were delivered to a consumer group member.
 //
-//	XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
+//	XAUTOCLAIM key group consumer min-idle-time start [COUNT count]
 //
 // Complexity: O(1) if COUNT is small. Since 6.2.0; Redis and Valkey.
 func XAutoClaim(key string, group string, consumer string, minIdleTime time.Duration, start string) XAutoClaimCmd {
@@ -420,7 +420,7 @@ func (c XAutoClaimCmd) Args() []any {
 // consumer group, as if the messages were delivered to a consumer group member. This
 // form sends JUSTID.
 //
-//	XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
+//	XAUTOCLAIM key group consumer min-idle-time start [COUNT count] JUSTID
 //
 // Complexity: O(1) if COUNT is small. Since 6.2.0; Redis and Valkey.
 func XAutoClaimJustID(key string, group string, consumer string, minIdleTime time.Duration, start string) XAutoClaimJustIDCmd {
@@ -568,7 +568,7 @@ func (c XCfgSetCmd) Args() []any {
 // XClaim builds XCLAIM: changes, or acquires, ownership of a message in a consumer
 // group, as if the message was delivered to a consumer group member.
 //
-//	XCLAIM key group consumer min-idle-time ID [ID ...] [IDLE ms] [TIME unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]
+//	XCLAIM key group consumer min-idle-time ID [ID ...] [IDLE ms] [TIME unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [LASTID lastid]
 //
 // Complexity: O(log N) with N being the number of messages in the PEL of the consumer
 // group. Since 5.0.0; Redis and Valkey.
@@ -684,7 +684,7 @@ func (c XClaimCmd) Args() []any {
 // consumer group, as if the message was delivered to a consumer group member. This form
 // sends JUSTID.
 //
-//	XCLAIM key group consumer min-idle-time ID [ID ...] [IDLE ms] [TIME unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]
+//	XCLAIM key group consumer min-idle-time ID [ID ...] [IDLE ms] [TIME unix-time-milliseconds] [RETRYCOUNT count] [FORCE] JUSTID [LASTID lastid]
 //
 // Complexity: O(log N) with N being the number of messages in the PEL of the consumer
 // group. Since 5.0.0; Redis and Valkey.
@@ -1491,7 +1491,7 @@ func (c XInfoHelpCmd) Args() []any {
 
 // XInfoStream builds XINFO STREAM: returns information about a stream.
 //
-//	XINFO STREAM key [FULL [COUNT count]]
+//	XINFO STREAM key
 //
 // Complexity: O(1). Since 5.0.0; Redis and Valkey.
 func XInfoStream(key string) XInfoStreamCmd {
@@ -1592,7 +1592,7 @@ func (c XLenCmd) Args() []any {
 // XPending builds XPENDING: returns the information and entries from a stream consumer
 // group's pending entries list.
 //
-//	XPENDING key group [[IDLE min-idle-time] start end count [consumer]]
+//	XPENDING key group
 //
 // Complexity: O(N) with N being the number of elements returned, so asking for a small
 // fixed number of entries per call is O(1). O(M), where M is the total number of
@@ -1643,7 +1643,7 @@ func (c XPendingCmd) Args() []any {
 // XPendingExt builds XPENDING: returns the information and entries from a stream
 // consumer group's pending entries list. This form takes filters.
 //
-//	XPENDING key group [[IDLE min-idle-time] start end count [consumer]]
+//	XPENDING key group [IDLE min-idle-time] start end count [consumer]
 //
 // Complexity: O(N) with N being the number of elements returned, so asking for a small
 // fixed number of entries per call is O(1). O(M), where M is the total number of

@@ -775,7 +775,7 @@ func (c IncrByFloatCmd) Args() []any {
 
 // LCS builds LCS: finds the longest common substring.
 //
-//	LCS key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]
+//	LCS key1 key2
 //
 // Complexity: O(N*M) where N and M are the lengths of s1 and s2, respectively. Since
 // 7.0.0; Redis and Valkey.
@@ -822,7 +822,7 @@ func (c LCSCmd) Args() []any {
 
 // LCSLen builds LCS: finds the longest common substring. This form sends LEN.
 //
-//	LCS key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]
+//	LCS key1 key2 LEN
 //
 // Complexity: O(N*M) where N and M are the lengths of s1 and s2, respectively. Since
 // 7.0.0; Redis and Valkey.
@@ -871,7 +871,7 @@ func (c LCSLenCmd) Args() []any {
 
 // LCSIdx builds LCS: finds the longest common substring. This form sends IDX.
 //
-//	LCS key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]
+//	LCS key1 key2 IDX [MINMATCHLEN min-match-len] [WITHMATCHLEN]
 //
 // Complexity: O(N*M) where N and M are the lengths of s1 and s2, respectively. Since
 // 7.0.0; Redis and Valkey.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/respire/respire/internal/cmdspec"
 )
 
 // render writes the command's constructor, value type and methods.
@@ -17,7 +19,7 @@ func (g *command) render(b *bytes.Buffer) {
 	}
 	b.WriteString(wrap(fmt.Sprintf("%s builds %s: %s", g.name, words, lowerSentence(summary)), "// ", 88))
 	b.WriteString("//\n")
-	fmt.Fprintf(b, "//\t%s\n", strings.TrimSpace(words+" "+synopsis(c.Args)))
+	fmt.Fprintf(b, "//\t%s\n", strings.TrimSpace(words+" "+synopsis(g.formArgs(c.Args))))
 	b.WriteString("//\n")
 	var facts []string
 	if c.Complexity != "" {
@@ -115,6 +117,24 @@ func (g *command) bounded() bool {
 
 // fixedArgs is package cmds's fixedArgs: how many arguments fit in place.
 const fixedArgs = 16
+
+// formArgs returns args as the command's form takes them, for its synopsis: without
+// the arguments it leaves out, with those it always sends or requires made required.
+func (g *command) formArgs(args []*cmdspec.Arg) []*cmdspec.Arg {
+	var out []*cmdspec.Arg
+	for _, a := range args {
+		if a.Optional && (g.v.drop[a.Token] || g.v.drop[a.Name]) {
+			continue
+		}
+		form := *a
+		if a.Optional && (g.v.token != "" && a.Token == g.v.token || g.v.require == a.Name) {
+			form.Optional = false
+		}
+		form.Args = g.formArgs(a.Args)
+		out = append(out, &form)
+	}
+	return out
+}
 
 func (g *command) variantDoc() string {
 	switch {

@@ -12,7 +12,7 @@
 //
 // Usage, from cmds (go generate does it):
 //
-//	go run ../internal/cmdgen -specs ../../shared/data/command-specs [-o dir]
+//	go run ../internal/cmdgen -specs ../../shared/data/command-specs [-o dir] [-pkg dir]
 package main
 
 import (
@@ -20,7 +20,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"go/ast"
 	"go/format"
+	"go/parser"
+	"go/token"
 	"log"
 	"os"
 	"path/filepath"
@@ -41,8 +44,9 @@ func main() {
 	log.SetPrefix("cmdgen: ")
 	specs := flag.String("specs", "../../shared/data/command-specs", "directory of the servers' command specifications")
 	out := flag.String("o", ".", "directory to write the generated files to")
+	pkg := flag.String("pkg", ".", "directory of package cmds's hand-written files, whose names the generated ones must not take")
 	flag.Parse()
-	files, err := generate(*specs)
+	files, err := generate(*specs, *pkg)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -66,7 +70,7 @@ type source struct {
 }
 
 // generate reads the specifications and returns the generated files.
-func generate(specs string) ([]file, error) {
+func generate(specs, pkg string) ([]file, error) {
 	byName := map[string][]source{}
 	for _, s := range servers {
 		cmds, err := cmdspec.ReadDir(filepath.Join(specs, s.dir))
@@ -96,7 +100,7 @@ func generate(specs string) ([]file, error) {
 			all = append(all, c)
 		}
 	}
-	if err := checkNames(all); err != nil {
+	if err := checkNames(all, pkg); err != nil {
 		return nil, err
 	}
 	groups := map[string][]*command{}
@@ -150,11 +154,16 @@ func countArgs(args []*cmdspec.Arg) int {
 	return n
 }
 
-// checkNames fails on two exported names that would collide in the package.
-func checkNames(all []*command) error {
+// checkNames fails on two exported names that would collide in the package: two
+// commands', or a command's and one of the hand-written files of the package in dir.
+func checkNames(all []*command, dir string) error {
 	seen := map[string]string{}
-	for _, n := range reservedNames {
-		seen[n] = "the runtime"
+	handWritten, err := packageNames(dir)
+	if err != nil {
+		return err
+	}
+	for _, n := range handWritten {
+		seen[n] = "the hand-written files"
 	}
 	for _, c := range all {
 		for _, n := range c.exported() {
@@ -167,10 +176,48 @@ func checkNames(all []*command) error {
 	return nil
 }
 
-// reservedNames are the exported names of the hand-written files of package cmds.
-var reservedNames = []string{"Nil", "ErrInvalidArg", "ErrNoResult", "ErrUnexpectedReply", "Doer",
-	"Pipeline", "NewPipeline", "NewTxPipeline", "Reply", "Z", "ScanPage", "Null", "FieldValue",
-	"KeyValue", "GeoLocation", "Side", "Left", "Right", "Unit", "Meters", "StreamID", "XMessage", "XStream", "GeoPosition", "GeoResult", "ConnectedClient", "FunctionLibrary", "Function", "ZWithKey", "KeyValues", "KeyZs", "XGroupInfo", "XConsumerInfo", "XStreamInfo", "ScanMap", "ScanFields", "XPendingSummary", "XPendingEntry", "XAutoClaimResult", "XAutoClaimIDs", "SlowLogEntry", "Kilometers", "Feet", "Miles"}
+// packageNames returns the package-level names the hand-written Go files of dir
+// declare (not the generated ones, nor tests).
+func packageNames(dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	fset := token.NewFileSet()
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") || strings.HasSuffix(path, "_gen.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					names = append(names, d.Name.Name)
+				}
+			case *ast.GenDecl:
+				for _, spec := range d.Specs {
+					switch spec := spec.(type) {
+					case *ast.TypeSpec:
+						names = append(names, spec.Name.Name)
+					case *ast.ValueSpec:
+						for _, n := range spec.Names {
+							names = append(names, n.Name)
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("no hand-written Go files of package cmds in %s", dir)
+	}
+	return names, nil
+}
 
 func renderGroup(group string, cmds []*command) ([]byte, error) {
 	var body bytes.Buffer

@@ -39,6 +39,7 @@ var decoders = map[string]func(resp.Value, error) (any, error){
 	"XAutoIDs":     func(v resp.Value, err error) (any, error) { return decodeXAutoClaimIDs(v, err) },
 	"NullInts":     func(v resp.Value, err error) (any, error) { return decodeNullInts(v, err) },
 	"SlowLog":      func(v resp.Value, err error) (any, error) { return decodeSlowLog(v, err) },
+	"StringMaps":   func(v resp.Value, err error) (any, error) { return decodeStringMaps(v, err) },
 }
 
 // replySeeds are the replies of real servers in both protocols (and a few damaged

@@ -635,15 +635,15 @@ func (c *SentinelMastersCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c SentinelMastersCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c SentinelMastersCmd) Do(ctx context.Context, r Doer) ([]map[string]string, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SENTINEL MASTERS"))
+	return decodeStringMaps(run(ctx, r, &v, "SENTINEL MASTERS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c SentinelMastersCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c SentinelMastersCmd) In(p *Pipeline) Reply[[]map[string]string] {
 	v := c.argv()
-	return queue(p, &v, "SENTINEL MASTERS", decodeValue)
+	return queue(p, &v, "SENTINEL MASTERS", decodeStringMaps)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -801,15 +801,15 @@ func (c *SentinelPrimariesCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c SentinelPrimariesCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c SentinelPrimariesCmd) Do(ctx context.Context, r Doer) ([]map[string]string, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SENTINEL PRIMARIES"))
+	return decodeStringMaps(run(ctx, r, &v, "SENTINEL PRIMARIES"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c SentinelPrimariesCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c SentinelPrimariesCmd) In(p *Pipeline) Reply[[]map[string]string] {
 	v := c.argv()
-	return queue(p, &v, "SENTINEL PRIMARIES", decodeValue)
+	return queue(p, &v, "SENTINEL PRIMARIES", decodeStringMaps)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -937,15 +937,15 @@ func (c *SentinelReplicasCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c SentinelReplicasCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c SentinelReplicasCmd) Do(ctx context.Context, r Doer) ([]map[string]string, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SENTINEL REPLICAS"))
+	return decodeStringMaps(run(ctx, r, &v, "SENTINEL REPLICAS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c SentinelReplicasCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c SentinelReplicasCmd) In(p *Pipeline) Reply[[]map[string]string] {
 	v := c.argv()
-	return queue(p, &v, "SENTINEL REPLICAS", decodeValue)
+	return queue(p, &v, "SENTINEL REPLICAS", decodeStringMaps)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1028,15 +1028,15 @@ func (c *SentinelSentinelsCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c SentinelSentinelsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c SentinelSentinelsCmd) Do(ctx context.Context, r Doer) ([]map[string]string, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SENTINEL SENTINELS"))
+	return decodeStringMaps(run(ctx, r, &v, "SENTINEL SENTINELS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c SentinelSentinelsCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c SentinelSentinelsCmd) In(p *Pipeline) Reply[[]map[string]string] {
 	v := c.argv()
-	return queue(p, &v, "SENTINEL SENTINELS", decodeValue)
+	return queue(p, &v, "SENTINEL SENTINELS", decodeStringMaps)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1178,15 +1178,15 @@ func (c *SentinelSlavesCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c SentinelSlavesCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c SentinelSlavesCmd) Do(ctx context.Context, r Doer) ([]map[string]string, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SENTINEL SLAVES"))
+	return decodeStringMaps(run(ctx, r, &v, "SENTINEL SLAVES"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c SentinelSlavesCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c SentinelSlavesCmd) In(p *Pipeline) Reply[[]map[string]string] {
 	v := c.argv()
-	return queue(p, &v, "SENTINEL SLAVES", decodeValue)
+	return queue(p, &v, "SENTINEL SLAVES", decodeStringMaps)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

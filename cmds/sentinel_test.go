@@ -36,4 +36,12 @@ func TestSentinel(t *testing.T) {
 	if err != nil || len(addr) != 2 || addr[0]+":"+addr[1] != d.MasterAddr(t) {
 		t.Errorf("SENTINEL GET-MASTER-ADDR-BY-NAME: %v %v, want %s", addr, err, d.MasterAddr(t))
 	}
+	masters, err := SentinelMasters().Do(ctx, sen)
+	if err != nil || len(masters) != 1 || masters[0]["name"] != d.MasterName() {
+		t.Errorf("SENTINEL MASTERS: %v %v", masters, err)
+	}
+	master, err := SentinelMaster(d.MasterName()).Do(ctx, sen)
+	if err != nil || master["name"] != d.MasterName() {
+		t.Errorf("SENTINEL MASTER: %v %v", master, err)
+	}
 }

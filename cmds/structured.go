@@ -776,3 +776,11 @@ func decodeSlowLog(v resp.Value, err error) ([]SlowLogEntry, error) {
 		return s, nil
 	})
 }
+
+// decodeStringMaps reads a list of maps of text (SENTINEL MASTERS, SENTINEL
+// REPLICAS): RESP3 maps or RESP2 flat arrays.
+func decodeStringMaps(v resp.Value, err error) ([]map[string]string, error) {
+	return decodeList(v, err, func(e resp.Value) (map[string]string, error) {
+		return decodeStringMap(e, nil)
+	})
+}

@@ -47,6 +47,7 @@ var (
 	replyXAutoIDs    = reply{"XAutoClaimIDs", "decodeXAutoClaimIDs"}
 	replyNullInts    = reply{"[]Null[int64]", "decodeNullInts"}
 	replySlowLog     = reply{"[]SlowLogEntry", "decodeSlowLog"}
+	replyStringMaps  = reply{"[]map[string]string", "decodeStringMaps"}
 )
 
 // variant is one typed form of a command. A command whose reply changes shape with an
@@ -164,6 +165,11 @@ var overrides = map[string]reply{
 	"bitfield_ro":        replyInts,
 	"slowlog|get":        replySlowLog,
 	"lcs":                replyString,
+	"sentinel|masters":   replyStringMaps,
+	"sentinel|primaries": replyStringMaps,
+	"sentinel|replicas":  replyStringMaps,
+	"sentinel|slaves":    replyStringMaps,
+	"sentinel|sentinels": replyStringMaps,
 	"lpop":               replyString,
 	"rpop":               replyString,
 	"spop":               replyString,

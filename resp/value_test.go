@@ -232,6 +232,12 @@ func TestValueMap(t *testing.T) {
 		{"null-key", Array(Null(), Integer(1)), nil, typeErr},
 		{"pair-with-array-key", Array(Array(Array(), Integer(1))), nil, typeErr},
 		{"map-with-array-key", Map(Array(), Integer(1)), nil, typeErr},
+		// ZRANGE ... WITHSCORES under RESP3: an array of [member, score] pairs, read
+		// as pairs, not as one entry keyed by the text of the first pair.
+		{"array-of-pairs", Array(Array(BulkString("a"), Double(1.5)), Array(BulkString("b"), Double(2))),
+			map[string]Value{"a": Double(1.5), "b": Double(2)}, noErr},
+		{"array-of-pairs-with-a-triple", Array(Array(BulkString("a"), Double(1.5)), Array(BulkString("b"), Double(2), Null())), nil, typeErr},
+		{"flat-array-with-a-non-text-key", Array(Array(BulkString("a")), BulkString("v")), nil, typeErr},
 		{"odd-array", Array(BulkString("f")), nil, typeErr},
 		{"set", Set(), nil, typeErr},
 		{"null", Null(), nil, nullErr},

@@ -482,6 +482,7 @@ func newReport(cfg config, ep endpoint, embedded bool) *report {
 // configurationNotes say how each configuration is set up, for the report.
 var configurationNotes = []string{
 	"respire: respire.NewClient with only Addrs (auto-pipelining, RESP3)",
+	"respire-typed: the same client through package cmds's typed commands (cmds.Get(key).Do, cmds.Set, a cmds.Pipeline of typed GETs)",
 	"respire-observed: the same with Options.Observer a respireotel Observer: a span per command (AlwaysSample, the SDK's batching processor, an exporter that drops the spans) and db.client.operation.duration (the SDK's aggregation, a manual reader never collected)",
 	"go-redis: redis.NewClient with only Addr (pool of 10 x GOMAXPROCS, RESP3)",
 	"go-redis-autopipe: the same client's AutoPipeline() blocking face, DefaultBlockingAutoPipelineOptions (ordered, MaxBatchSize 300); typed Get/Set, its Pipeline() for pipelines",

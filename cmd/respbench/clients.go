@@ -10,6 +10,7 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
+	"github.com/respire/respire/cmds"
 )
 
 // dataClient is one client configuration, used the way its documentation shows:
@@ -55,6 +56,7 @@ const cacheMaxEntries = 10_000
 // clientSpecs lists the client configurations, Respire first.
 var clientSpecs = []clientSpec{
 	{name: "respire", respire: true, open: openRespire, openCached: openRespireCached},
+	{name: "respire-typed", respire: true, open: openRespireTyped},
 	{name: "respire-observed", respire: true, open: openRespireObserved},
 	{name: "go-redis", open: openGoRedis(false), openCached: openGoRedisCached, cacheNotOnCluster: true},
 	{name: "go-redis-autopipe", open: openGoRedis(true)},
@@ -113,6 +115,46 @@ func execPipeline(ctx context.Context, p *respire.Pipeline) error {
 }
 
 func (r respireClient) close() { r.c.Close() }
+
+// Respire with the typed commands of package cmds, default options.
+
+type respireTypedClient struct{ c *respire.Client }
+
+func openRespireTyped(ctx context.Context, ep endpoint) (dataClient, error) {
+	c, err := respire.NewClient(ctx, respire.Options{Addrs: ep.addrs, Cluster: ep.cluster})
+	if err != nil {
+		return nil, err
+	}
+	return respireTypedClient{c}, nil
+}
+
+func (r respireTypedClient) get(ctx context.Context, key string) (string, error) {
+	return cmds.Get(key).Do(ctx, r.c)
+}
+
+func (r respireTypedClient) set(ctx context.Context, key, value string) error {
+	_, err := cmds.Set(key, value).Do(ctx, r.c)
+	return err
+}
+
+func (r respireTypedClient) getPipeline(ctx context.Context, key string, n int) error {
+	p := cmds.NewPipeline(r.c)
+	replies := make([]cmds.Reply[string], n)
+	for i := range replies {
+		replies[i] = cmds.Get(key).In(p)
+	}
+	if err := p.Exec(ctx); err != nil {
+		return err
+	}
+	for _, reply := range replies {
+		if _, err := reply.Result(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r respireTypedClient) close() { r.c.Close() }
 
 // Respire client-side caching: Options.ClientSideCache with the same bound as
 // go-redis's, read through DoCached.

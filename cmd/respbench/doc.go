@@ -6,7 +6,8 @@
 //	    [-json out.json] [-chart out.png|out.svg] [-quick]
 //
 // Participants, each in its default configuration and in its best documented tuning:
-// Respire, Respire observed (respire-observed: a respireotel Observer tracing and
+// Respire, Respire's typed commands (respire-typed: package cmds on the same client),
+// Respire observed (respire-observed: a respireotel Observer tracing and
 // measuring every command into SDK providers that export nothing, the price of
 // observation beside the plain row), its package lock (polling, and woken by tracking invalidations:
 // respire-lock-tracking), its fenced locks, semaphore and Redlock group (package

@@ -570,7 +570,7 @@ func TestReplyTable(t *testing.T) {
 	}
 }
 
-// ttlClose reports whether two PTTL replies are within 100 ms (or both negative and
+// ttlClose reports whether two PTTL replies are within 5 s (or both negative and
 // equal).
 func ttlClose(got, want string) bool {
 	g, err1 := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(got, ":"), "\r\n"), 10, 64)
@@ -581,5 +581,8 @@ func ttlClose(got, want string) bool {
 	if w < 0 || g < 0 {
 		return g == w
 	}
-	return g <= 30000 && w-g <= 100 && g-w <= 100
+	// A TTL kept or set as asked is within seconds of want, however loaded the
+	// machine; one dropped (-1), reset (another order of magnitude) or not yet set
+	// is far from it.
+	return g <= 30000 && w-g <= 5000 && g-w <= 5000
 }

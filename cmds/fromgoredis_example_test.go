@@ -223,8 +223,8 @@ func Example_fromGoRedisHashScan() {
 	// <nil> {Ann 7 false}
 }
 
-// Lists: LPush, RPush, LRange, LLen, LIndex, LSet, LPop, RPop, LPopCount, LMove, LRem,
-// LTrim.
+// Lists: LPush, RPush, LRange, LLen, LIndex, LSet, LPop, RPop, LPopCount, RPopCount,
+// LMove, LRem, LTrim.
 func Example_fromGoRedisLists() {
 	ctx := context.Background()
 	c := connect()
@@ -248,16 +248,20 @@ func Example_fromGoRedisLists() {
 	// rdb.LMove(ctx, k, k+":done", "LEFT", "RIGHT"): the ends are constants.
 	v, _ = cmds.LMove(k, k+":done", cmds.Left, cmds.Right).Do(ctx, c)
 	fmt.Println(v)
-	cmds.RPush(k, "d", "e", "f").Do(ctx, c)
-	cmds.LTrim(k, 0, 2).Do(ctx, c) // rdb.LTrim(ctx, k, 0, 2)
+	cmds.RPush(k, "d", "e", "f", "g").Do(ctx, c)
+	cmds.LTrim(k, 0, 3).Do(ctx, c) // rdb.LTrim(ctx, k, 0, 3)
 	v, _ = cmds.LPop(k).Do(ctx, c) // rdb.LPop(ctx, k)
 	fmt.Println(v)
 	v, _ = cmds.RPop(k).Do(ctx, c) // rdb.RPop(ctx, k)
 	fmt.Println(v)
-	rest, _ := cmds.LPopCount(k, 5).Do(ctx, c) // rdb.LPopCount(ctx, k, 5)
-	fmt.Println(rest)
+	some, _ := cmds.RPopCount(k, 1).Do(ctx, c) // rdb.RPopCount(ctx, k, 1)
+	fmt.Println(some)
+	some, _ = cmds.LPopCount(k, 5).Do(ctx, c) // rdb.LPopCount(ctx, k, 5)
+	fmt.Println(some)
 	_, err := cmds.LPop(k).Do(ctx, c)
 	fmt.Println(errors.Is(err, cmds.Nil)) // an empty list: redis.Nil
+	_, err = cmds.LIndex(k, 0).Do(ctx, c)
+	fmt.Println(errors.Is(err, cmds.Nil)) // out of range: redis.Nil
 	// Output:
 	// 3
 	// 4
@@ -267,18 +271,21 @@ func Example_fromGoRedisLists() {
 	// 2
 	// a
 	// C
-	// e
+	// f
+	// [e]
 	// [d]
+	// true
 	// true
 }
 
-// Blocking pops: rdb.BLPop(ctx, timeout, keys...) and rdb.BRPop, the keys first here.
+// Blocking pops: rdb.BLPop(ctx, timeout, keys...) and rdb.BRPop, the keys first here,
+// and rdb.BLMove.
 func Example_fromGoRedisBlockingLists() {
 	ctx := context.Background()
 	c := connect()
 	defer c.Close()
 	k := "fromgoredis:jobs"
-	cmds.Del(k).Do(ctx, c)
+	cmds.Del(k, k+":done").Do(ctx, c)
 
 	cmds.RPush(k, "job1", "job2").Do(ctx, c)
 	kv, err := cmds.BLPop([]string{k}, time.Second).Do(ctx, c) // rdb.BLPop(ctx, time.Second, k)
@@ -287,19 +294,25 @@ func Example_fromGoRedisBlockingLists() {
 	fmt.Println(kv, err)
 	_, err = cmds.BLPop([]string{k}, 10*time.Millisecond).Do(ctx, c)
 	fmt.Println(errors.Is(err, cmds.Nil)) // timed out: redis.Nil
+	cmds.RPush(k, "job3").Do(ctx, c)
+	// rdb.BLMove(ctx, k, k+":done", "LEFT", "RIGHT", time.Second)
+	v, err := cmds.BLMove(k, k+":done", cmds.Left, cmds.Right, time.Second).Do(ctx, c)
+	fmt.Println(v, err)
 	// Output:
 	// [fromgoredis:jobs job1] <nil>
 	// [fromgoredis:jobs job2] <nil>
 	// true
+	// job3 <nil>
 }
 
-// Sets: SAdd, SRem, SMembers, SIsMember, SMIsMember, SCard, SInter, SUnion, SDiff.
+// Sets: SAdd, SRem, SMembers, SIsMember, SMIsMember, SCard, SInter, SUnion, SDiff,
+// SRandMember, SPop.
 func Example_fromGoRedisSets() {
 	ctx := context.Background()
 	c := connect()
 	defer c.Close()
 	k := "fromgoredis:set"
-	cmds.Del(k+":a", k+":b").Do(ctx, c)
+	cmds.Del(k+":a", k+":b", k+":one").Do(ctx, c)
 
 	n, _ := cmds.SAdd(k+":a", "x", "y", "z").Do(ctx, c) // rdb.SAdd(ctx, k+":a", "x", "y", "z")
 	fmt.Println(n)
@@ -323,6 +336,13 @@ func Example_fromGoRedisSets() {
 	diff, _ := cmds.SDiff(k+":b", k+":a").Do(ctx, c) // rdb.SDiff(ctx, k+":b", k+":a")
 	slices.Sort(diff)
 	fmt.Println(diff)
+	cmds.SAdd(k+":one", "only").Do(ctx, c)
+	m, _ := cmds.SRandMember(k+":one").Do(ctx, c) // rdb.SRandMember(ctx, k+":one")
+	fmt.Println(m)
+	m, _ = cmds.SPop(k+":one").Do(ctx, c) // rdb.SPop(ctx, k+":one")
+	fmt.Println(m)
+	_, err := cmds.SPop(k+":one").Do(ctx, c)
+	fmt.Println(errors.Is(err, cmds.Nil)) // an empty set: redis.Nil
 	// Output:
 	// 3
 	// 1
@@ -333,6 +353,9 @@ func Example_fromGoRedisSets() {
 	// [y]
 	// [w x y z]
 	// [w z]
+	// only
+	// only
+	// true
 }
 
 // Sorted sets, writes and single members: ZAdd (NX, GT), ZIncrBy, ZScore, ZMScore,
@@ -356,9 +379,11 @@ func Example_fromGoRedisSortedSets() {
 	fmt.Println(f)
 	f, _ = cmds.ZAddIncr(k, cmds.Z{Member: "cid", Score: 0.5}).Do(ctx, c) // rdb.ZAddArgsIncr
 	fmt.Println(f)
+	_, err := cmds.ZAddIncr(k, cmds.Z{Member: "cid", Score: 1}).NX().Do(ctx, c)
+	fmt.Println(errors.Is(err, cmds.Nil))   // NX: cid exists, nothing changed
 	f, _ = cmds.ZScore(k, "bob").Do(ctx, c) // rdb.ZScore(ctx, k, "bob")
 	fmt.Println(f)
-	_, err := cmds.ZScore(k, "dan").Do(ctx, c)
+	_, err = cmds.ZScore(k, "dan").Do(ctx, c)
 	fmt.Println(errors.Is(err, cmds.Nil))                 // no such member: redis.Nil
 	scores, _ := cmds.ZMScore(k, "ann", "dan").Do(ctx, c) // rdb.ZMScore(ctx, k, "ann", "dan")
 	fmt.Println(scores)
@@ -381,6 +406,7 @@ func Example_fromGoRedisSortedSets() {
 	// 0
 	// 7
 	// 0.5
+	// true
 	// 5
 	// true
 	// [{7 true} {0 false}]
@@ -394,8 +420,8 @@ func Example_fromGoRedisSortedSets() {
 }
 
 // Sorted sets, ranges and pops: ZRange, ZRangeWithScores, ZRevRange,
-// ZRevRangeWithScores, ZRangeByScore, ZRangeByScoreWithScores, ZRangeArgs, ZPopMin,
-// ZPopMax.
+// ZRevRangeWithScores, ZRangeByScore, ZRangeByScoreWithScores, ZRevRangeByScore,
+// ZRangeArgs, ZPopMin, ZPopMax.
 func Example_fromGoRedisSortedSetRanges() {
 	ctx := context.Background()
 	c := connect()
@@ -420,6 +446,9 @@ func Example_fromGoRedisSortedSetRanges() {
 	// rdb.ZRangeByScoreWithScores(ctx, k, &redis.ZRangeBy{Min: "3", Max: "4"})
 	zs, _ = cmds.ZRangeByScoreWithScores(k, "3", "4").Do(ctx, c)
 	fmt.Println(zs)
+	// rdb.ZRevRangeByScore(ctx, k, &redis.ZRangeBy{Min: "2", Max: "3"}): the maximum first.
+	ms, _ = cmds.ZRevRangeByScore(k, "3", "2").Do(ctx, c)
+	fmt.Println(ms)
 	// rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: k, Start: 4, Stop: 2, ByScore: true, Rev: true})
 	ms, _ = cmds.ZRange(k, "4", "2").ByScore().Rev().Do(ctx, c)
 	fmt.Println(ms)
@@ -434,6 +463,7 @@ func Example_fromGoRedisSortedSetRanges() {
 	// [{dan 4}]
 	// [bob cid]
 	// [{cid 3} {dan 4}]
+	// [cid bob]
 	// [dan cid bob]
 	// [{ann 1}]
 	// [{dan 4} {cid 3}]
@@ -514,8 +544,8 @@ func Example_fromGoRedisConsumerGroups() {
 	sum, _ := cmds.XPending(k, "workers").Do(ctx, c) // rdb.XPending(ctx, k, "workers")
 	fmt.Println(sum.Count, sum.Lower, sum.Higher, sum.Consumers)
 	// rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: k, Group: "workers", Start: "-",
-	// End: "+", Count: 10})
-	pending, _ := cmds.XPendingExt(k, "workers", "-", "+", 10).Do(ctx, c)
+	// End: "+", Count: 10, Consumer: "w1"})
+	pending, _ := cmds.XPendingExt(k, "workers", "-", "+", 10).Consumer("w1").Do(ctx, c)
 	fmt.Println(pending[0].ID, pending[0].Consumer, pending[0].RetryCount)
 	n, _ := cmds.XAck(k, "workers", msg.ID).Do(ctx, c) // rdb.XAck(ctx, k, "workers", msg.ID)
 	fmt.Println(n)
@@ -846,7 +876,7 @@ func Example_fromGoRedisDo() {
 	c := connect()
 	defer c.Close()
 	k := "fromgoredis:do"
-	cmds.Del(k).Do(ctx, c)
+	cmds.Del(k, k+":h").Do(ctx, c)
 
 	// rdb.Do(ctx, "SET", k, 42).Result(), then rdb.Do(ctx, "INCR", k).Int64()
 	if _, err := c.Do(ctx, "SET", k, 42); err != nil {
@@ -863,6 +893,12 @@ func Example_fromGoRedisDo() {
 		log.Fatal(err)
 	}
 	fmt.Println(res[1].Value.Text())
+	// A map reply of Client.Do, a RESP3 map or a RESP2 flat array alike.
+	c.Do(ctx, "HSET", k+":h", "name", "Ann")
+	all, _ := c.Do(ctx, "HGETALL", k+":h")
+	m, err := all.Map()
+	name, _ := m["name"].Text()
+	fmt.Println(name, err)
 	// A server error of either path is a *resp.ServerError: redis.Error's string
 	// matching becomes its Code.
 	_, err = cmds.LPush(k, "x").Do(ctx, c)
@@ -871,6 +907,7 @@ func Example_fromGoRedisDo() {
 	// Output:
 	// 43 <nil>
 	// 53 <nil>
+	// Ann <nil>
 	// true
 }
 

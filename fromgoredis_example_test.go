@@ -12,8 +12,9 @@ import (
 	"github.com/respire/respire/resp"
 )
 
-// The examples in this file are the snippets of docs/from-go-redis.md: each go-redis
-// idiom next to what replaces it.
+// The examples in this file are go-redis idioms through Client.Do and the client's own
+// API: docs/from-go-redis.md takes its client options and Cluster snippets from here,
+// and its typed commands from cmds/fromgoredis_example_test.go.
 
 // go-redis: redis.NewClient(&redis.Options{Addr, Password, DB, PoolSize, ...}).
 func Example_fromGoRedisOptions() {

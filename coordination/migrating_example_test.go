@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/respire/respire"
@@ -25,7 +27,7 @@ func Example_fromRedsync() {
 	//	defer mu.UnlockContext(ctx)
 	//	ok, err := mu.ExtendContext(ctx)
 	var clients []*respire.Client
-	for _, url := range []string{"redis://node-a:6379", "redis://node-b:6379", "redis://node-c:6379"} {
+	for _, url := range strings.Fields(os.Getenv("REDIS_URLS")) { // three independent servers
 		c, err := respire.Connect(ctx, url)
 		if err != nil {
 			log.Fatal(err)
@@ -33,24 +35,29 @@ func Example_fromRedsync() {
 		defer c.Close()
 		clients = append(clients, c)
 	}
-	g, err := coordination.NewRedlockGroup(clients, coordination.RedlockOptions{NodeTimeout: 50 * time.Millisecond})
+	g, err := coordination.NewRedlockGroup(clients, coordination.RedlockOptions{NodeTimeout: time.Second})
 	if err != nil {
 		log.Fatal(err) // even, too small, a Cluster/Sentinel client, or one client twice
 	}
-	rl, ok, err := g.TryAcquire(ctx, "reports:daily", 30*time.Second)
+	rl, ok, err := g.TryAcquire(ctx, "example:redsync:daily", 30*time.Second)
 	if err != nil || !ok {
-		return // no quorum: contention or unavailable servers, not proof of another owner
+		log.Fatal(ok, err) // no quorum: contention or unavailable servers, not proof of another owner
 	}
 	defer rl.Close()
-	// ExtendContext becomes an explicit renewal that must reach a quorum in time.
+	// ExtendContext becomes an explicit renewal that must reach a quorum in time
+	// (or lock.WithKeepAlive() at acquisition, which renews by itself).
 	if ok, err := rl.ResetExpiry(ctx, 30*time.Second); !ok {
-		log.Printf("stop: the lease is lost (%v)", err)
-		return
+		log.Fatalf("stop: the lease is lost (%v)", err)
 	}
+	// Valid is VerifyStillHeld (a quorum holds the token); Until is ValidUntilEstimate.
+	valid, err := rl.VerifyStillHeld(ctx)
+	fmt.Println("valid:", valid, err, time.Until(rl.ValidUntilEstimate()) > 25*time.Second)
 	// UnlockContext becomes Release: true when a quorum confirmed.
-	if ok, err := rl.Release(ctx); !ok {
-		log.Printf("release not confirmed by a quorum; retry or let the TTL end it: %v", err)
-	}
+	released, err := rl.Release(ctx)
+	fmt.Println("released:", released, err)
+	// Output:
+	// valid: true <nil> true
+	// released: true <nil>
 }
 
 // Example_fromRedislock is bsm/redislock with Options.FenceKey, as a fenced lock whose

@@ -32,9 +32,10 @@ deps:
 # (Redis 6.0, Redis 8.6, Valkey 8.1 and 9.1) from Debian source packages into a cache
 # that later runs reuse (test/testserver/build-servers.sh): the first time about 6
 # minutes on 2 cores, one build at a time; after that nothing. A generation it cannot
-# fetch or build is recorded there, and its tests skip naming the source package.
+# fetch or build is recorded there, and its tests skip naming the source package; it
+# is tried again a day later, or at once with RETRY=1.
 servers:
-	sh test/testserver/build-servers.sh
+	RESPIRE_SERVERS_RETRY=$(RETRY) sh test/testserver/build-servers.sh
 
 # test: vet, then every test with the race detector against real servers.
 test: deps servers

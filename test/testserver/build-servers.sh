@@ -38,10 +38,18 @@ record() { # dir-name package suite reason
 	echo "build-servers: $1 unavailable: $4" >&2
 }
 
-# missing lists the generations whose binary is not in the cache yet.
+# missing lists the generations whose binary is not in the cache yet, leaving out
+# those recorded as unavailable within the last day (RESPIRE_SERVERS_RETRY=1 tries
+# them again at once), so that a machine where one cannot be fetched does not fetch
+# and fail again on every run.
 missing() {
 	grep -v '^[[:space:]]*\(#\|$\)' "$list" | while read -r name pkg suite version bin; do
-		[ -x "$cache/$pkg-$version/$bin" ] || echo "$name $pkg $suite $version $bin"
+		[ -x "$cache/$pkg-$version/$bin" ] && continue
+		if [ -z "${RESPIRE_SERVERS_RETRY:-}" ] &&
+			[ -n "$(find "$cache/$pkg-$version.unavailable" -mmin -1440 2>/dev/null)" ]; then
+			continue
+		fi
+		echo "$name $pkg $suite $version $bin"
 	done
 }
 

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -24,10 +25,110 @@ func TestSmoke(t *testing.T) {
 			t.Fatalf("%s is not installed: %s", bin, installHint)
 		}
 	}
-	dir := t.TempDir()
-	jsonPath, chartPath := filepath.Join(dir, "out.json"), filepath.Join(dir, "out.png")
+	chartPath := filepath.Join(t.TempDir(), "out.png")
+	rep, stdout := runReport(t, "-quick", "-scenarios", "get-seq,lock-contended,cached-get", "-chart", chartPath)
+	if st, err := os.Stat(chartPath); err != nil || st.Size() == 0 {
+		t.Errorf("chart: %v", err)
+	}
+
+	var lockNames, cachedNames []string
+	for _, c := range clientSpecs {
+		if c.openCached != nil {
+			cachedNames = append(cachedNames, c.name)
+		}
+	}
+	dataNames := append(dataRows("get-seq"), referenceName)
+	cachedNames = append(cachedNames, mapLimitSpec.name)
+	for _, l := range lockerSpecs() {
+		if !l.reference { // the reference rows sit out contention
+			lockNames = append(lockNames, l.name)
+		}
+	}
+	checkRows(t, rep, map[string][]string{"get-seq": dataNames, "lock-contended": lockNames, "cached-get": cachedNames})
+	for _, sc := range rep.Scenarios {
+		for _, r := range sc.Results {
+			if len(r.Rounds) != rep.Rounds {
+				t.Errorf("%s/%s: %d rounds, want %d", sc.Name, r.Client, len(r.Rounds), rep.Rounds)
+			}
+			for i, f := range r.Rounds {
+				checkFigures(t, fmt.Sprintf("%s/%s round %d", sc.Name, r.Client, i+1), sc.Name, f, r.Reference)
+			}
+		}
+		if (sc.Name == "get-seq" || sc.Name == "cached-get") && (sc.Ratio == nil || sc.Ratio.Value <= 0) {
+			t.Errorf("%s: no ratio of Respire to the best peer: %+v", sc.Name, sc.Ratio)
+		}
+	}
+	if !strings.Contains(stdout, "== lock-contended") {
+		t.Errorf("table lacks lock-contended:\n%s", stdout)
+	}
+}
+
+// TestTypedRowsSmoke runs the scenarios that have a respire-typed row beside the plain
+// respire one, and get-seq, which has none, one short round each (about a second, so
+// under -short too): every typed row has to run without an error, the pipeline of keys
+// spread over the slots included.
+func TestTypedRowsSmoke(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Fatalf("redis-server is not installed: %s", installHint)
+	}
+	clients := []string{"respire", "respire-typed"}
+	rep, _ := runReport(t, "-quick", "-rounds", "1", "-clients", strings.Join(clients, ","),
+		"-scenarios", "get-seq,get-par,pipeline,pipeline-spread")
+	checkRows(t, rep, map[string][]string{"get-seq": {"respire"}, "get-par": clients, "pipeline": clients, "pipeline-spread": clients})
+}
+
+// checkRows fails unless the report has the scenarios of want, each with the
+// participants want lists in that order and every median figure of each.
+func checkRows(t *testing.T, rep report, want map[string][]string) {
+	t.Helper()
+	if len(rep.Scenarios) != len(want) {
+		t.Fatalf("%d scenarios in the JSON, want %d", len(rep.Scenarios), len(want))
+	}
+	for _, sc := range rep.Scenarios {
+		var got []string
+		for _, r := range sc.Results {
+			got = append(got, r.Client)
+			checkFigures(t, sc.Name+"/"+r.Client, sc.Name, r.Median, r.Reference)
+		}
+		if !slices.Equal(got, want[sc.Name]) {
+			t.Errorf("%s: participants %v, want %v", sc.Name, got, want[sc.Name])
+		}
+	}
+}
+
+// TestClientScenarios checks that the scenarios a client configuration is limited to
+// are data scenarios: a misspelt name would silently drop its row.
+func TestClientScenarios(t *testing.T) {
+	for _, c := range clientSpecs {
+		for _, name := range c.scenarios {
+			i := slices.IndexFunc(scenarios, func(s *scenario) bool { return s.name == name })
+			if i < 0 || scenarios[i].kind != kindData {
+				t.Errorf("%s: %q is not a data scenario", c.name, name)
+			}
+		}
+	}
+}
+
+// dataRows lists the client configurations that run the data scenario named, in the
+// order they are reported.
+func dataRows(name string) []string {
+	sc := scenarios[slices.IndexFunc(scenarios, func(s *scenario) bool { return s.name == name })]
+	var out []string
+	for _, c := range clientSpecs {
+		if c.open != nil && c.takesPart(sc) {
+			out = append(out, c.name)
+		}
+	}
+	return out
+}
+
+// runReport runs the command with args and a JSON report, fails the test unless it
+// exits cleanly, and returns the report and the table it printed.
+func runReport(t *testing.T, args ...string) (report, string) {
+	t.Helper()
+	jsonPath := filepath.Join(t.TempDir(), "out.json")
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"-quick", "-scenarios", "get-seq,lock-contended,cached-get", "-json", jsonPath, "-chart", chartPath}, &stdout, &stderr)
+	code := run(context.Background(), append(args, "-json", jsonPath), &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
@@ -39,50 +140,7 @@ func TestSmoke(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := os.Stat(chartPath); err != nil || st.Size() == 0 {
-		t.Errorf("chart: %v", err)
-	}
-
-	var dataNames, lockNames, cachedNames []string
-	for _, c := range clientSpecs {
-		dataNames = append(dataNames, c.name)
-		if c.openCached != nil {
-			cachedNames = append(cachedNames, c.name)
-		}
-	}
-	dataNames = append(dataNames, referenceName)
-	cachedNames = append(cachedNames, mapLimitSpec.name)
-	for _, l := range lockerSpecs() {
-		if !l.reference { // the reference rows sit out contention
-			lockNames = append(lockNames, l.name)
-		}
-	}
-	want := map[string][]string{"get-seq": dataNames, "lock-contended": lockNames, "cached-get": cachedNames}
-	if len(rep.Scenarios) != len(want) {
-		t.Fatalf("%d scenarios in the JSON, want %d", len(rep.Scenarios), len(want))
-	}
-	for _, sc := range rep.Scenarios {
-		var got []string
-		for _, r := range sc.Results {
-			got = append(got, r.Client)
-			if len(r.Rounds) != rep.Rounds {
-				t.Errorf("%s/%s: %d rounds, want %d", sc.Name, r.Client, len(r.Rounds), rep.Rounds)
-			}
-			for i, f := range r.Rounds {
-				checkFigures(t, fmt.Sprintf("%s/%s round %d", sc.Name, r.Client, i+1), sc.Name, f, r.Reference)
-			}
-			checkFigures(t, fmt.Sprintf("%s/%s median", sc.Name, r.Client), sc.Name, r.Median, r.Reference)
-		}
-		if !slices.Equal(got, want[sc.Name]) {
-			t.Errorf("%s: participants %v, want %v", sc.Name, got, want[sc.Name])
-		}
-		if (sc.Name == "get-seq" || sc.Name == "cached-get") && (sc.Ratio == nil || sc.Ratio.Value <= 0) {
-			t.Errorf("%s: no ratio of Respire to the best peer: %+v", sc.Name, sc.Ratio)
-		}
-	}
-	if !bytes.Contains(stdout.Bytes(), []byte("== lock-contended")) {
-		t.Errorf("table lacks lock-contended:\n%s", stdout.String())
-	}
+	return rep, stdout.String()
 }
 
 // checkFigures fails unless f has every figure its participant reports.
@@ -111,21 +169,7 @@ func TestClusterSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a three-node cluster and every client for a few seconds")
 	}
-	dir := t.TempDir()
-	jsonPath := filepath.Join(dir, "out.json")
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"-cluster", "-quick", "-rounds", "1", "-scenarios", "get-par,lock,cached-get", "-json", jsonPath}, &stdout, &stderr)
-	if code != exitOK {
-		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
-	}
-	b, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep, stdout := runReport(t, "-cluster", "-quick", "-rounds", "1", "-scenarios", "get-par,lock,cached-get")
 	if !rep.Server.Cluster || len(splitAddrs(rep.Server.Addr)) != clusterMasters {
 		t.Fatalf("server %+v: want the three seeds of a cluster", rep.Server)
 	}
@@ -137,8 +181,8 @@ func TestClusterSmoke(t *testing.T) {
 			checkFigures(t, sc.Name+"/"+r.Client, sc.Name, r.Median, r.Reference)
 		}
 	}
-	if !bytes.Contains(stdout.Bytes(), []byte("cluster 127.0.0.1:")) {
-		t.Errorf("the table does not say it measured a cluster:\n%s", stdout.String())
+	if !strings.Contains(stdout, "cluster 127.0.0.1:") {
+		t.Errorf("the table does not say it measured a cluster:\n%s", stdout)
 	}
 }
 
@@ -151,20 +195,7 @@ func TestCoordinationSmoke(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatalf("redis-server is not installed: %s", installHint)
 	}
-	jsonPath := filepath.Join(t.TempDir(), "out.json")
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"-quick", "-rounds", "1", "-scenarios", "semaphore,redlock", "-json", jsonPath}, &stdout, &stderr)
-	if code != exitOK {
-		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
-	}
-	b, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep, stdout := runReport(t, "-quick", "-rounds", "1", "-scenarios", "semaphore,redlock")
 	var semNames, redlockNames []string
 	for _, s := range semaphoreSpecs {
 		semNames = append(semNames, s.name)
@@ -172,18 +203,12 @@ func TestCoordinationSmoke(t *testing.T) {
 	for _, l := range redlockSpecs {
 		redlockNames = append(redlockNames, l.name)
 	}
-	want := map[string][]string{"semaphore": semNames, "redlock": redlockNames}
-	if len(rep.Scenarios) != len(want) {
-		t.Fatalf("%d scenarios in the JSON, want %d", len(rep.Scenarios), len(want))
-	}
+	checkRows(t, rep, map[string][]string{"semaphore": semNames, "redlock": redlockNames})
 	for _, sc := range rep.Scenarios {
-		var got []string
+		if sc.Name != "semaphore" {
+			continue
+		}
 		for _, r := range sc.Results {
-			got = append(got, r.Client)
-			checkFigures(t, sc.Name+"/"+r.Client, sc.Name, r.Median, r.Reference)
-			if sc.Name != "semaphore" {
-				continue
-			}
 			m := r.Median
 			switch {
 			case m.Acquisitions == nil || *m.Acquisitions <= 0 || m.AcquisitionsPerSec == nil || *m.AcquisitionsPerSec > m.OpsPerSec:
@@ -194,14 +219,11 @@ func TestCoordinationSmoke(t *testing.T) {
 				t.Errorf("%s: at most %v permits held, want 1 to %d", r.Client, m.MaxOccupancy, sc.Capacity)
 			}
 		}
-		if !slices.Equal(got, want[sc.Name]) {
-			t.Errorf("%s: participants %v, want %v", sc.Name, got, want[sc.Name])
-		}
 	}
 	if sc := rep.Scenarios[1]; sc.Name != "redlock" || sc.Ratio == nil || sc.Ratio.Value <= 0 {
 		t.Errorf("redlock: no ratio of Respire to the best peer: %+v", sc)
 	}
-	if !bytes.Contains(stdout.Bytes(), []byte("no peer: no Go library offers a Redis semaphore")) {
-		t.Errorf("the table does not say why the semaphore has no peer:\n%s", stdout.String())
+	if !strings.Contains(stdout, "no peer: no Go library offers a Redis semaphore") {
+		t.Errorf("the table does not say why the semaphore has no peer:\n%s", stdout)
 	}
 }

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,21 +13,9 @@ func TestSweepAndMemory(t *testing.T) {
 		t.Skip("runs redis-server for a few seconds")
 	}
 	dir := t.TempDir()
-	jsonPath, chartPath, tablePath := filepath.Join(dir, "out.json"), filepath.Join(dir, "sweep.png"), filepath.Join(dir, "table.txt")
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"-quick", "-scenarios", "get-seq", "-clients", "respire", "-sweep", "-memory",
-		"-json", jsonPath, "-sweep-chart", chartPath, "-table", tablePath}, &stdout, &stderr)
-	if code != exitOK {
-		t.Fatalf("exit code %d\nstderr:\n%s", code, stderr.String())
-	}
-	b, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	chartPath, tablePath := filepath.Join(dir, "sweep.png"), filepath.Join(dir, "table.txt")
+	rep, stdout := runReport(t, "-quick", "-scenarios", "get-seq", "-clients", "respire", "-sweep", "-memory",
+		"-sweep-chart", chartPath, "-table", tablePath)
 	if want := len(sweepGoroutines) + len(sweepSizes); len(rep.Sweep) != want {
 		t.Errorf("%d sweep points, want %d", len(rep.Sweep), want)
 	}
@@ -46,7 +31,7 @@ func TestSweepAndMemory(t *testing.T) {
 		t.Errorf("sweep chart: %v", err)
 	}
 	table, err := os.ReadFile(tablePath)
-	if err != nil || !bytes.Equal(table, stdout.Bytes()) {
+	if err != nil || string(table) != stdout {
 		t.Errorf("table file differs from what was printed (%v)", err)
 	}
 }

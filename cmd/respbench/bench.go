@@ -169,6 +169,9 @@ func (b *bench) participants(ctx context.Context, sc *scenario) (ps []participan
 	switch sc.kind {
 	case kindData:
 		for _, c := range b.data {
+			if !c.spec.takesPart(sc) {
+				continue
+			}
 			ps = append(ps, goLoad(target{name: c.spec.name, data: c.client}, c.spec.name, c.spec.respire, false))
 		}
 		if sc.benchArgs != nil && b.selected(referenceName) && b.ep.cluster {
@@ -308,7 +311,11 @@ func (b *bench) plannedSteps() int {
 		n := 0
 		switch sc.kind {
 		case kindData:
-			n = len(b.data)
+			for _, c := range b.data {
+				if c.spec.takesPart(sc) {
+					n++
+				}
+			}
 			if sc.benchArgs != nil && b.selected(referenceName) && !b.ep.cluster {
 				n++
 			}
@@ -482,7 +489,7 @@ func newReport(cfg config, ep endpoint, embedded bool) *report {
 // configurationNotes say how each configuration is set up, for the report.
 var configurationNotes = []string{
 	"respire: respire.NewClient with only Addrs (auto-pipelining, RESP3)",
-	"respire-typed: the same client through package cmds's typed commands (cmds.Get(key).Do, cmds.Set, a cmds.Pipeline of typed GETs)",
+	"respire-typed: the same client through package cmds's typed commands (cmds.Get(key).Do, a cmds.Pipeline of typed GETs whose every Reply is read), in get-par, pipeline and pipeline-spread only",
 	"respire-observed: the same with Options.Observer a respireotel Observer: a span per command (AlwaysSample, the SDK's batching processor, an exporter that drops the spans) and db.client.operation.duration (the SDK's aggregation, a manual reader never collected)",
 	"go-redis: redis.NewClient with only Addr (pool of 10 x GOMAXPROCS, RESP3)",
 	"go-redis-autopipe: the same client's AutoPipeline() blocking face, DefaultBlockingAutoPipelineOptions (ordered, MaxBatchSize 300); typed Get/Set, its Pipeline() for pipelines",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -42,6 +43,15 @@ type clientSpec struct {
 	openCached func(ctx context.Context, ep endpoint) (cachedClient, error)
 	// cacheNotOnCluster marks a cache that is not measured on a cluster.
 	cacheNotOnCluster bool
+	// scenarios names the data scenarios the configuration takes part in; nil for
+	// every one. A variant of another row runs only where it answers a question, so
+	// that it does not lengthen the whole run.
+	scenarios []string
+}
+
+// takesPart reports whether the configuration runs the data scenario sc.
+func (s clientSpec) takesPart(sc *scenario) bool {
+	return s.scenarios == nil || slices.Contains(s.scenarios, sc.name)
 }
 
 // rueidisFlushDelay is rueidis's documented tuning ("something like 20 microseconds").
@@ -56,7 +66,7 @@ const cacheMaxEntries = 10_000
 // clientSpecs lists the client configurations, Respire first.
 var clientSpecs = []clientSpec{
 	{name: "respire", respire: true, open: openRespire, openCached: openRespireCached},
-	{name: "respire-typed", respire: true, open: openRespireTyped},
+	{name: "respire-typed", respire: true, open: openRespireTyped, scenarios: []string{"get-par", "pipeline", "pipeline-spread"}},
 	{name: "respire-observed", respire: true, open: openRespireObserved},
 	{name: "go-redis", open: openGoRedis(false), openCached: openGoRedisCached, cacheNotOnCluster: true},
 	{name: "go-redis-autopipe", open: openGoRedis(true)},
@@ -143,6 +153,12 @@ func (r respireTypedClient) getPipeline(ctx context.Context, key string, n int) 
 	for i := range replies {
 		replies[i] = cmds.Get(key).In(p)
 	}
+	return execTyped(ctx, p, replies)
+}
+
+// execTyped sends p and reads every typed reply, as a caller of cmds does, returning
+// the first error, the batch's or a command's.
+func execTyped(ctx context.Context, p *cmds.Pipeline, replies []cmds.Reply[string]) error {
 	if err := p.Exec(ctx); err != nil {
 		return err
 	}

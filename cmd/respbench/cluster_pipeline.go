@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/rueidis"
 	"github.com/respire/respire/cluster"
+	"github.com/respire/respire/cmds"
 )
 
 // The pipeline scenario sends its 100 GETs for one key, so on a cluster they all go
@@ -88,6 +89,15 @@ func (r respireClient) getPipelineKeys(ctx context.Context, keys []string) error
 		p.Do("GET", k)
 	}
 	return execPipeline(ctx, p)
+}
+
+func (r respireTypedClient) getPipelineKeys(ctx context.Context, keys []string) error {
+	p := cmds.NewPipeline(r.c)
+	replies := make([]cmds.Reply[string], len(keys))
+	for i, k := range keys {
+		replies[i] = cmds.Get(k).In(p)
+	}
+	return execTyped(ctx, p, replies)
 }
 
 func (g *goRedisClient) getPipelineKeys(ctx context.Context, keys []string) error {

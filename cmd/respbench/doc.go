@@ -6,7 +6,8 @@
 //	    [-json out.json] [-chart out.png|out.svg] [-quick]
 //
 // Participants, each in its default configuration and in its best documented tuning:
-// Respire, Respire's typed commands (respire-typed: package cmds on the same client),
+// Respire, Respire's typed commands (respire-typed: package cmds on the same client, in
+// the parallel GET and pipeline scenarios),
 // Respire observed (respire-observed: a respireotel Observer tracing and
 // measuring every command into SDK providers that export nothing, the price of
 // observation beside the plain row), its package lock (polling, and woken by tracking invalidations:

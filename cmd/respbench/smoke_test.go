@@ -148,7 +148,9 @@ func participantNamesOf(sc *scenario, cluster bool) []string {
 	switch sc.kind {
 	case kindData:
 		for _, c := range clientSpecs {
-			out = append(out, c.name)
+			if c.takesPart(sc) {
+				out = append(out, c.name)
+			}
 		}
 		// redis-benchmark is the reference on one server, not on a cluster.
 		if sc.benchArgs != nil && !cluster {
@@ -211,5 +213,18 @@ func checkSemaphore(t *testing.T, r participantResult, capacity int) {
 		t.Errorf("semaphore/%s: %v acquisitions over capacity, want 0", r.Client, m.OverCapacity)
 	case m.MaxOccupancy == nil || *m.MaxOccupancy < 1 || *m.MaxOccupancy > int64(capacity):
 		t.Errorf("semaphore/%s: at most %v permits held, want 1 to %d", r.Client, m.MaxOccupancy, capacity)
+	}
+}
+
+// TestClientScenarios checks that the scenarios a client configuration is limited to
+// are data scenarios: a misspelt name would silently drop its row.
+func TestClientScenarios(t *testing.T) {
+	for _, c := range clientSpecs {
+		for _, name := range c.scenarios {
+			i := slices.IndexFunc(scenarios, func(s *scenario) bool { return s.name == name })
+			if i < 0 || scenarios[i].kind != kindData {
+				t.Errorf("%s: %q is not a data scenario", c.name, name)
+			}
+		}
 	}
 }

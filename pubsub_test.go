@@ -281,15 +281,16 @@ func TestReconnectDelaySchedule(t *testing.T) {
 
 // fakePubSub is a scripted server for subscription logic under testing/synctest: every
 // dial gets a net.Pipe served by a goroutine of its own, which answers HELLO and
-// anything else with OK, SUBSCRIBE unless hangUp says to close instead, and PING
-// unless mute says not.
-// Each serving goroutine ends when its pipe is closed.
+// anything else with OK, SUBSCRIBE unless hangUp says to close instead (or with
+// NOPERM when it names the channel deny), and PING unless mute says not. Each serving
+// goroutine ends when its pipe is closed.
 type fakePubSub struct {
 	mu      sync.Mutex
 	dials   []time.Time
 	servers []net.Conn
-	hangUp  func(dial int) bool // whether the dial-th connection is closed at its SUBSCRIBE
-	mute    func(dial int) bool // whether the dial-th connection stops answering after SUBSCRIBE
+	hangUp  func(dial int, channels []string) bool // whether the dial-th connection is closed at a SUBSCRIBE of channels
+	deny    string                                 // a channel every SUBSCRIBE naming it is refused for
+	mute    func(dial int) bool                    // whether the dial-th connection stops answering after SUBSCRIBE
 	wg      sync.WaitGroup
 }
 
@@ -326,8 +327,10 @@ func (f *fakePubSub) serve(n int, nc net.Conn) {
 			continue // a connection that silently stops delivering
 		case args[0] == "HELLO":
 			reply = "%3\r\n+server\r\n+redis\r\n+version\r\n+7.0.15\r\n+proto\r\n:3\r\n"
-		case args[0] == "SUBSCRIBE" && f.hangUp != nil && f.hangUp(n):
+		case args[0] == "SUBSCRIBE" && f.hangUp != nil && f.hangUp(n, args[1:]):
 			return
+		case args[0] == "SUBSCRIBE" && f.deny != "" && slices.Contains(args[1:], f.deny):
+			reply = "-NOPERM this user has no permissions to access one of the channels used as arguments\r\n"
 		case args[0] == "SUBSCRIBE":
 			for i, ch := range args[1:] {
 				reply += fmt.Sprintf(">3\r\n$9\r\nsubscribe\r\n$%d\r\n%s\r\n:%d\r\n", len(ch), ch, i+1)
@@ -370,7 +373,7 @@ func TestSubscriptionReconnectBacksOff(t *testing.T) {
 	reconnectJitter = func(n time.Duration) time.Duration { return n }
 	synctest.Test(t, func(t *testing.T) {
 		// Dial 0 is the client's shared connection, dial 1 the subscription's.
-		f := &fakePubSub{hangUp: func(dial int) bool { return dial > 1 }}
+		f := &fakePubSub{hangUp: func(dial int, _ []string) bool { return dial > 1 }}
 		c, err := NewClient(context.Background(), Options{Addrs: []string{"10.0.0.1:6379"}, Dialer: f.dial, SubscriptionHealthCheck: -1})
 		if err != nil {
 			t.Fatal(err)
@@ -389,6 +392,41 @@ func TestSubscriptionReconnectBacksOff(t *testing.T) {
 		if got := f.gaps(1); !slices.Equal(got, want) {
 			t.Errorf("reconnections %v apart, want %v", got, want)
 		}
+	})
+}
+
+// TestSubscriptionAddRefusedAfterLoss adds a channel the server refuses just as the
+// connection breaks, so its NOPERM never arrives and the call succeeds: the reconnect's
+// resubscription is refused for that channel alone, which the subscription drops and
+// reports, keeping the others on its new connection and reconnecting no more.
+func TestSubscriptionAddRefusedAfterLoss(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// Dial 0 is the client's shared connection, dial 1 the subscription's.
+		f := &fakePubSub{deny: "denied", hangUp: func(dial int, channels []string) bool {
+			return dial == 1 && slices.Contains(channels, "denied")
+		}}
+		c, err := NewClient(context.Background(), Options{Addrs: []string{"10.0.0.1:6379"}, Dialer: f.dial, SubscriptionHealthCheck: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub, err := c.Subscribe(context.Background(), "news", "sport")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sub.Subscribe(context.Background(), "denied"); err != nil {
+			t.Fatalf("Subscribe as the connection broke: %v, want nil (the reconnect subscribes)", err)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		refused := sub.Refused()
+		if len(refused) != 1 || refused[0].Name != "denied" || refused[0].Pattern || !resp.HasCode(refused[0], "NOPERM") {
+			t.Errorf("Refused() = %v, want denied refused with NOPERM", refused)
+		}
+		if got := len(f.gaps(1)); got != 1 {
+			t.Errorf("%d reconnections, want 1", got)
+		}
+		c.Close()
+		f.wg.Wait()
 	})
 }
 

@@ -84,7 +84,8 @@ func TestSubscriptionRefusedChannel(t *testing.T) {
 // SETUSER resetchannels): Redis disconnects the subscription, and its resubscription
 // of everything it had is refused whole. The subscription keeps the names still
 // allowed on its new connection, delivering their messages, and reports the others
-// dropped, through Refused and the Observer, in RESP2 and RESP3.
+// dropped, through Refused and the Observer, in RESP2 and RESP3; a shard subscription
+// (SSUBSCRIBE) the same.
 func TestSubscriptionResubscribeRefused(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
 	for _, proto := range protocols {
@@ -92,7 +93,7 @@ func TestSubscriptionResubscribeRefused(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			user := fmt.Sprintf("sub%d", proto)
-			srv.Do(t, "ACL", "SETUSER", user, "on", ">pw", "resetchannels", "&a", "&b", "&c", "&d", "&e", "&p.*", "&q.*", "+@all", "~*")
+			srv.Do(t, "ACL", "SETUSER", user, "on", ">pw", "resetchannels", "&a", "&b", "&c", "&d", "&e", "&p.*", "&q.*", "&s1", "&s2", "+@all", "~*")
 			obs := &refusals{}
 			c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Protocol: proto, Username: user, Password: "pw", Observer: obs})
 			sub, err := c.Subscribe(ctx, "a", "b", "c", "d", "e")
@@ -103,9 +104,14 @@ func TestSubscriptionResubscribeRefused(t *testing.T) {
 			if err := sub.PSubscribe(ctx, "p.*", "q.*"); err != nil {
 				t.Fatal(err)
 			}
+			shard, err := c.SSubscribe(ctx, "s1", "s2")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer shard.Close()
 
-			srv.Do(t, "ACL", "SETUSER", user, "resetchannels", "&a", "&c", "&e", "&p.*")
-			waitFor(t, "b, d and q.* reported refused", func() bool { return len(sub.Refused()) >= 3 })
+			srv.Do(t, "ACL", "SETUSER", user, "resetchannels", "&a", "&c", "&e", "&p.*", "&s1")
+			waitFor(t, "b, d, q.* and s2 reported refused", func() bool { return len(sub.Refused()) >= 3 && len(shard.Refused()) >= 1 })
 			refused := sub.Refused()
 			want := []RefusedChannelError{{Name: "b"}, {Name: "d"}, {Name: "q.*", Pattern: true}}
 			for i, r := range refused {
@@ -113,14 +119,19 @@ func TestSubscriptionResubscribeRefused(t *testing.T) {
 					t.Errorf("Refused()[%d] = %+v, want %+v with a NOPERM *resp.ServerError", i, r, want)
 				}
 			}
-			if events := obs.events(); len(events) != len(refused) {
-				t.Errorf("%d ConnSubscriptionRefused events, want %d", len(events), len(refused))
-			} else {
-				for i, e := range events {
-					var rc *RefusedChannelError
-					if !errors.As(e.Err, &rc) || rc != refused[i] || e.Addr != srv.Addr() {
-						t.Errorf("event %d: %+v, want addr %s and Refused()[%d]", i, e, srv.Addr(), i)
-					}
+			shardRefused := shard.Refused()
+			if len(shardRefused) != 1 || shardRefused[0].Name != "s2" || shardRefused[0].Pattern || !resp.HasCode(shardRefused[0], "NOPERM") {
+				t.Errorf("shard.Refused() = %v, want s2 refused with NOPERM", shardRefused)
+			}
+			all := append(refused, shardRefused...)
+			events := obs.events()
+			if len(events) != len(all) {
+				t.Errorf("%d ConnSubscriptionRefused events, want %d", len(events), len(all))
+			}
+			for i, e := range events {
+				var rc *RefusedChannelError
+				if !errors.As(e.Err, &rc) || !slices.Contains(all, rc) || e.Addr != srv.Addr() {
+					t.Errorf("event %d: %+v, want addr %s and one of Refused()", i, e, srv.Addr())
 				}
 			}
 
@@ -130,8 +141,12 @@ func TestSubscriptionResubscribeRefused(t *testing.T) {
 			if m := receive(t, sub); m.Pattern != "p.*" || m.Channel != "p.x" {
 				t.Fatalf("got %+v, want a message on p.x through p.*", m)
 			}
+			srv.Do(t, "SPUBLISH", "s1", "shard")
+			if m := receive(t, shard); m.Channel != "s1" || m.Payload != "shard" {
+				t.Fatalf("got %+v, want shard on s1", m)
+			}
 			if after := srv.Do(t, "CLIENT", "LIST", "TYPE", "pubsub"); clientIDs(after) != clientIDs(connections) {
-				t.Errorf("the subscription reconnected after dropping the refused names:\nbefore %s\nafter  %s", connections, after)
+				t.Errorf("the subscriptions reconnected after dropping the refused names:\nbefore %s\nafter  %s", connections, after)
 			}
 		})
 	}

@@ -140,6 +140,7 @@ type RefusedChannelError struct {
 	Err     error  // the server's refusal, a *resp.ServerError (errors.As)
 }
 
+// Error names the channel or pattern and quotes the server's refusal.
 func (e *RefusedChannelError) Error() string {
 	what := "channel"
 	if e.Pattern {
@@ -231,6 +232,24 @@ func (s *Subscription) connect(ctx context.Context, again bool) error {
 		return err
 	}
 	cn.SetPubSubMode(true)
+	refused, err := s.subscribeAll(ctx, cn, again)
+	if err != nil {
+		cn.Close()
+		return err
+	}
+	// Reported once the lock is released, so that an Observer may look at Refused.
+	if obs := s.client.obs; obs != nil {
+		for _, r := range refused {
+			obs.Conn(observe.Conn{Kind: observe.ConnSubscriptionRefused, Addr: cn.Addr(), Err: r})
+		}
+	}
+	return nil
+}
+
+// subscribeAll subscribes cn to the current sets and makes it the subscription's
+// connection, under the lock the sets change with. With again, it drops the names
+// refused alone from the sets and returns them.
+func (s *Subscription) subscribeAll(ctx context.Context, cn *conn.Conn, again bool) ([]*RefusedChannelError, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	subscribe := "SUBSCRIBE"
@@ -238,6 +257,7 @@ func (s *Subscription) connect(ctx context.Context, again bool) error {
 		subscribe = "SSUBSCRIBE"
 	}
 	var refused []*RefusedChannelError
+	var err error
 	if len(s.channels) > 0 {
 		err = subscribeSome(ctx, cn, subscribe, s.channels, again, &refused)
 	}
@@ -245,8 +265,7 @@ func (s *Subscription) connect(ctx context.Context, again bool) error {
 		err = subscribeSome(ctx, cn, "PSUBSCRIBE", s.patterns, again, &refused)
 	}
 	if err != nil {
-		cn.Close()
-		return err
+		return nil, err
 	}
 	s.cn = cn
 	for _, r := range refused {
@@ -255,12 +274,9 @@ func (s *Subscription) connect(ctx context.Context, again bool) error {
 			set = &s.patterns
 		}
 		*set = slices.DeleteFunc(*set, func(n string) bool { return n == r.Name })
-		s.refused = append(s.refused, r)
-		if obs := s.client.obs; obs != nil {
-			obs.Conn(observe.Conn{Kind: observe.ConnSubscriptionRefused, Addr: cn.Addr(), Err: r})
-		}
 	}
-	return nil
+	s.refused = append(s.refused, refused...)
+	return refused, nil
 }
 
 // subscribeSome subscribes cn to names with cmd. With split, a refusal (NOPERM) is

@@ -44,11 +44,14 @@ func TestClusterAnyNodeSkipsDeadMaster(t *testing.T) {
 		publishUntilHeard(t, live[i%2].Server, sub, channel, "hello")
 	}
 	// A keyless command without routing tips goes to any node. (PING is not one: its
-	// tips send it to every shard, and it fails while one is down.)
+	// tips send it to every shard, and it fails while one is down, as the README says.)
 	for i := range 6 {
 		if _, err := c.Do(ctx, "ECHO", "hi"); err != nil {
 			t.Errorf("ECHO %d with a master down: %v", i, err)
 		}
+	}
+	if _, err := c.Do(ctx, "PING"); err == nil {
+		t.Error("PING with a master down succeeded, want it to fail: it goes to every master")
 	}
 	for i := range 3 {
 		nc, err := NewClient(ctx, Options{Addrs: []string{dead.Addr(), live[0].Addr(), live[1].Addr()}, Cluster: true, DialTimeout: time.Second})

@@ -156,7 +156,7 @@ func (r *credentialRotation) ask(ctx context.Context, notify, dial bool) (Creden
 	if err == nil && cr.Password == "" {
 		// As a dial fails on it: credentials without a password would re-authenticate
 		// nothing and let the ones in use run out unnoticed.
-		err = errNoPassword
+		err = conn.ErrNoPassword
 	}
 	if err != nil {
 		return cr, err
@@ -179,9 +179,6 @@ func (r *credentialRotation) ask(ctx context.Context, notify, dial bool) (Creden
 	}
 	return cr, nil
 }
-
-// errNoPassword is the cause when the provider gave credentials without a password.
-var errNoPassword = errors.New("gave no password")
 
 // sameCredentials reports whether a and b are the same credentials: user, password
 // and expiry.

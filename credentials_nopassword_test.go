@@ -35,9 +35,10 @@ func credentialFailures(rec *reauthRecorder, logs *logRecords) (errs []error, li
 }
 
 // TestCredentialsNoPasswordLive: a provider that gives a user and no password, and no
-// error, fails a rotation as it fails a dial (conn.ErrCredentials), against a real
-// server with ACL users: Reauthenticate says so, the schedule reports it to the
-// Observer and the Logger at each retry, and every connection keeps its user.
+// error, fails a rotation as it fails a dial (conn.ErrCredentials and
+// conn.ErrNoPassword), against a real server with ACL users: Reauthenticate says so,
+// the schedule reports it to the Observer and the Logger at each retry, and every
+// connection keeps its user.
 func TestCredentialsNoPasswordLive(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{Users: []testserver.User{tokUser(1), tokUser(2)}})
 	var noPassword atomic.Bool
@@ -62,8 +63,14 @@ func TestCredentialsNoPasswordLive(t *testing.T) {
 	conns := clientConns(t, srv, name)
 
 	noPassword.Store(true)
-	if err := c.Reauthenticate(ctx); !errors.Is(err, conn.ErrCredentials) {
-		t.Errorf("Reauthenticate with a provider giving no password: %v, want conn.ErrCredentials", err)
+	if err := c.Reauthenticate(ctx); !errors.Is(err, conn.ErrCredentials) || !errors.Is(err, conn.ErrNoPassword) {
+		t.Errorf("Reauthenticate with a provider giving no password: %v, want conn.ErrCredentials and conn.ErrNoPassword", err)
+	}
+	if other, err := NewClient(ctx, Options{Addrs: []string{srv.Addr()}, Credentials: provider}); err == nil {
+		other.Close()
+		t.Error("NewClient with a provider giving no password succeeded")
+	} else if !errors.Is(err, conn.ErrCredentials) || !errors.Is(err, conn.ErrNoPassword) {
+		t.Errorf("NewClient with a provider giving no password: %v, want conn.ErrCredentials and conn.ErrNoPassword", err)
 	}
 	if errs, lines := credentialFailures(rec, logs); len(errs) != 1 || len(lines) != 1 {
 		t.Errorf("Reauthenticate's failure reported %v, logged %q; want once each", errs, lines)

@@ -131,17 +131,21 @@ func TestSentinelMasterErrorText(t *testing.T) {
 }
 
 // TestCrossSlotErrorNamesLongCommands: the cross-slot error names the command however
-// long its name (GEOSEARCHSTORE was "command").
+// long its name (GEOSEARCHSTORE was "command"), and whatever string or []byte kind
+// carries it (a named string type was "command" too).
 func TestCrossSlotErrorNamesLongCommands(t *testing.T) {
 	cl := clusterserver.Start(t, clusterserver.Config{})
 	ctx := clusterTestContext(t)
 	c := clusterClient(t, cl, Options{})
 	dst, src := keyIn(1, "dst"), keyIn(2, "src")
-	_, err := c.Do(ctx, "geosearchstore", dst, src, "FROMLONLAT", 0, 0, "BYRADIUS", 1, "km")
 	want := fmt.Sprintf("respire: keys in different cluster slots: the keys of GEOSEARCHSTORE hash to slots %d and %d; use a {hash tag} to keep them together",
 		cluster.Slot(dst), cluster.Slot(src))
-	if !errors.Is(err, ErrCrossSlot) || err.Error() != want {
-		t.Fatalf("GEOSEARCHSTORE across slots: %v\nwant %s", err, want)
+	type commandName string
+	for _, name := range []any{"geosearchstore", []byte("geosearchstore"), commandName("geosearchstore")} {
+		_, err := c.Do(ctx, name, dst, src, "FROMLONLAT", 0, 0, "BYRADIUS", 1, "km")
+		if !errors.Is(err, ErrCrossSlot) || err.Error() != want {
+			t.Errorf("GEOSEARCHSTORE (a %T) across slots: %v\nwant %s", name, err, want)
+		}
 	}
 }
 

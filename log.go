@@ -2,6 +2,7 @@ package respire
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 
@@ -11,9 +12,9 @@ import (
 // logObserver is the Observer that writes Options.Logger's lines: only the events an
 // operator wants to read about, never a line per command. Warn: a connection lost, a
 // dial failed, a failover, a topology refresh that failed, a fence, a tracking
-// connection lost, a re-authentication refused. Info: a connection dialled again after
-// one to its server was lost (a reconnect), a topology change, the master found at
-// start-up. Attributes are names, addresses, counts and errors; never keys, values or
+// connection lost, a re-authentication refused, a subscription's channel refused.
+// Info: a connection dialled again after one to its server was lost (a reconnect), a
+// topology change, the master found at start-up. Attributes are names, addresses, counts and errors; never keys, values or
 // credentials.
 type logObserver struct {
 	observe.Base
@@ -70,6 +71,15 @@ func (o *logObserver) Conn(e observe.Conn) {
 		if e.Err != nil {
 			o.logf(slog.LevelWarn, "respire: re-authentication failed", slog.String("addr", e.Addr), errAttr(e.Err))
 		}
+	case observe.ConnSubscriptionRefused:
+		// The server's refusal, not the event's error, whose text names the channel.
+		err := e.Err
+		var rc *RefusedChannelError
+		if errors.As(err, &rc) {
+			err = rc.Err
+		}
+		o.logf(slog.LevelWarn, "respire: subscription dropped a channel or pattern the server refused",
+			slog.String("addr", e.Addr), errAttr(err))
 	}
 }
 

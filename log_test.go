@@ -64,6 +64,9 @@ func TestLogObserverLines(t *testing.T) {
 			o.Conn(observe.Conn{Kind: observe.ConnReauth, Addr: "a:1"})
 			o.Conn(observe.Conn{Kind: observe.ConnReauth, Addr: "a:1", Err: boom})
 		}, []string{"WARN respire: re-authentication failed addr=a:1 err=boom"}},
+		{"subscription refused", func(o observe.Observer) {
+			o.Conn(observe.Conn{Kind: observe.ConnSubscriptionRefused, Addr: "a:1", Err: &RefusedChannelError{Name: "secret", Err: boom}})
+		}, []string{"WARN respire: subscription dropped a channel or pattern the server refused addr=a:1 err=boom"}},
 		{"failover", func(o observe.Observer) {
 			o.Failover(observe.Failover{Master: "m", To: "a:1"})
 			o.Failover(observe.Failover{Master: "m", From: "a:1", To: "b:1"})

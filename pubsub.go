@@ -13,6 +13,7 @@ import (
 
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/route"
+	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 )
 
@@ -32,7 +33,9 @@ type Message struct {
 //
 // A channel or pattern the server refuses (-NOPERM under ACL channel rules) fails the
 // call that asked for it with the server's *resp.ServerError and is not kept; the
-// subscription's other channels are untouched.
+// subscription's other channels are untouched. One refused when the subscription
+// subscribes again after a reconnect (the user's ACL changed meanwhile) is dropped, the
+// others are kept on the new connection, and Refused reports it.
 //
 // Overflow policy: Messages has a fixed capacity (Options.SubscriptionBuffer). When the
 // reader falls behind and it is full, new messages are dropped, never blocking the
@@ -50,6 +53,7 @@ type Subscription struct {
 	channels []string   // shard channels, for a shard subscription
 	patterns []string
 	cn       *conn.Conn
+	refused  []*RefusedChannelError // the names resubscriptions dropped, oldest first
 
 	// A shard subscription (SSubscribe) is on the node that serves its channels' slot.
 	// When the slot moves the server unsubscribes it (a sunsubscribe push it did not
@@ -127,6 +131,27 @@ func (c *Client) newSubscription(ctx context.Context, channels, patterns []strin
 	return s, nil
 }
 
+// RefusedChannelError is a channel or pattern that a Subscription dropped because the
+// server refused it (-NOPERM under ACL channel rules) when the subscription subscribed
+// again after a reconnect. Its text names the channel or pattern.
+type RefusedChannelError struct {
+	Name    string // the channel, shard channel or pattern
+	Pattern bool   // whether Name is a pattern (PSubscribe)
+	Err     error  // the server's refusal, a *resp.ServerError (errors.As)
+}
+
+// Error names the channel or pattern and quotes the server's refusal.
+func (e *RefusedChannelError) Error() string {
+	what := "channel"
+	if e.Pattern {
+		what = "pattern"
+	}
+	return fmt.Sprintf("respire: subscription dropped %s %q refused by the server: %v", what, e.Name, e.Err)
+}
+
+// Unwrap returns the server's refusal.
+func (e *RefusedChannelError) Unwrap() error { return e.Err }
+
 // firstConnect connects for newSubscription, giving up with ErrClosed when the
 // subscription is closed (by Client.Close) meanwhile. A shard subscription told MOVED
 // learns the topology again and tries the slot's new owner, a few times at most.
@@ -135,7 +160,7 @@ func (s *Subscription) firstConnect(ctx context.Context) error {
 	defer stop()
 	defer context.AfterFunc(s.ctx, stop)()
 	for attempt := 1; ; attempt++ {
-		err := s.connect(ctx)
+		err := s.connect(ctx, false)
 		if s.ctx.Err() != nil {
 			if err == nil {
 				s.cn.Close()
@@ -197,30 +222,82 @@ func channelSlot(r *route.Router, slot int, channels []string) (int, error) {
 // connect opens a connection and subscribes it to the current sets. Each SUBSCRIBE
 // waits for its confirmations, so a channel the server refuses (-NOPERM under ACL
 // channel rules) fails connect with the server's error rather than the connection.
-func (s *Subscription) connect(ctx context.Context) error {
+// Subscribing again (run, after a lost connection) is different: the caller who asked
+// for the names is gone, so the refused names are dropped and reported (Refused, the
+// Observer) and the others kept, rather than failing the whole set again on every
+// reconnect.
+func (s *Subscription) connect(ctx context.Context, again bool) error {
 	cn, err := s.client.route.Dial(ctx, route.Slot(s.slot), func(o *conn.Options) { o.PushHandler = s.onPush; o.ReadTimeout = -1 })
 	if err != nil {
 		return err
 	}
 	cn.SetPubSubMode(true)
+	refused, err := s.subscribeAll(ctx, cn, again)
+	if err != nil {
+		cn.Close()
+		return err
+	}
+	// Reported once the lock is released, so that an Observer may look at Refused.
+	if obs := s.client.obs; obs != nil {
+		for _, r := range refused {
+			obs.Conn(observe.Conn{Kind: observe.ConnSubscriptionRefused, Addr: cn.Addr(), Err: r})
+		}
+	}
+	return nil
+}
+
+// subscribeAll subscribes cn to the current sets and makes it the subscription's
+// connection, under the lock the sets change with. With again, it drops the names
+// refused alone from the sets and returns them.
+func (s *Subscription) subscribeAll(ctx context.Context, cn *conn.Conn, again bool) ([]*RefusedChannelError, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	subscribe := "SUBSCRIBE"
 	if s.shard {
 		subscribe = "SSUBSCRIBE"
 	}
+	var refused []*RefusedChannelError
+	var err error
 	if len(s.channels) > 0 {
-		err = subscribeOn(ctx, cn, subscribe, s.channels)
+		err = subscribeSome(ctx, cn, subscribe, s.channels, again, &refused)
 	}
 	if err == nil && len(s.patterns) > 0 {
-		err = subscribeOn(ctx, cn, "PSUBSCRIBE", s.patterns)
+		err = subscribeSome(ctx, cn, "PSUBSCRIBE", s.patterns, again, &refused)
 	}
 	if err != nil {
-		cn.Close()
-		return err
+		return nil, err
 	}
 	s.cn = cn
-	return nil
+	for _, r := range refused {
+		set := &s.channels
+		if r.Pattern {
+			set = &s.patterns
+		}
+		*set = slices.DeleteFunc(*set, func(n string) bool { return n == r.Name })
+	}
+	s.refused = append(s.refused, refused...)
+	return refused, nil
+}
+
+// subscribeSome subscribes cn to names with cmd. With split, a refusal (NOPERM) is
+// narrowed down by halving: the server refuses a command whole when it refuses one of
+// its names, so the names are sent again in halves, and each name refused alone is
+// added to refused instead of failing the call. A few refused names among n cost about
+// 2·log2(n) round trips each, not n.
+func subscribeSome(ctx context.Context, cn *conn.Conn, cmd string, names []string, split bool, refused *[]*RefusedChannelError) error {
+	err := subscribeOn(ctx, cn, cmd, names)
+	if !split || !resp.HasCode(err, "NOPERM") {
+		return err
+	}
+	if len(names) == 1 {
+		*refused = append(*refused, &RefusedChannelError{Name: names[0], Pattern: cmd == "PSUBSCRIBE", Err: err})
+		return nil
+	}
+	half := len(names) / 2
+	if err := subscribeSome(ctx, cn, cmd, names[:half], split, refused); err != nil {
+		return err
+	}
+	return subscribeSome(ctx, cn, cmd, names[half:], split, refused)
 }
 
 // subscribeOn sends cmd (SUBSCRIBE, SSUBSCRIBE or PSUBSCRIBE) for names on cn and waits
@@ -268,7 +345,7 @@ func (s *Subscription) run() {
 				s.client.route.Resolve(ctx)
 				cancel()
 			}
-			if s.connect(s.ctx) == nil {
+			if s.connect(s.ctx, true) == nil {
 				break
 			}
 			if s.ctx.Err() != nil {
@@ -415,6 +492,19 @@ func (s *Subscription) Messages() <-chan Message { return s.msgs }
 
 // Dropped returns how many messages were dropped because Messages was full.
 func (s *Subscription) Dropped() uint64 { return s.dropped.Load() }
+
+// Refused returns the channels and patterns the subscription dropped because the
+// server refused them when it subscribed again after a reconnect (the user's ACL
+// changed meanwhile, or a name added just before the connection broke was one the
+// user may not use), oldest first; each is also reported to the Observer
+// (observe.ConnSubscriptionRefused). A name refused to the call that asked for it is
+// not listed: that call returned the refusal. The subscription does not subscribe to
+// a dropped name again unless asked to.
+func (s *Subscription) Refused() []*RefusedChannelError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.refused)
+}
 
 // Subscribe adds channels to the subscription.
 func (s *Subscription) Subscribe(ctx context.Context, channels ...string) error {

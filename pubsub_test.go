@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/faultproxy"
 	"github.com/respire/respire/test/testserver"
@@ -65,12 +66,7 @@ func TestSubscriptionRefusedChannel(t *testing.T) {
 			t.Fatalf("sub.Subscribe of an allowed channel after refusals: %v", err)
 		}
 
-		for _, ch := range []string{"allowed.a", "allowed.c"} {
-			srv.Do(t, "PUBLISH", ch, "hello")
-			if m := receive(t, sub); m.Channel != ch || m.Payload != "hello" {
-				t.Fatalf("got %+v, want hello on %s", m, ch)
-			}
-		}
+		publishReceived(t, srv, sub, "allowed.a", "allowed.c")
 		srv.Do(t, "SPUBLISH", "allowed.s", "shard")
 		if m := receive(t, shard); m.Channel != "allowed.s" || m.Payload != "shard" {
 			t.Fatalf("got %+v, want shard on allowed.s", m)
@@ -82,6 +78,111 @@ func TestSubscriptionRefusedChannel(t *testing.T) {
 			t.Errorf("subscription connections changed over the refusals:\nbefore %s\nafter  %s", connections, after)
 		}
 	})
+}
+
+// TestSubscriptionResubscribeRefused takes channels away from a subscribed user (ACL
+// SETUSER resetchannels): Redis disconnects the subscription, and its resubscription
+// of everything it had is refused whole. The subscription keeps the names still
+// allowed on its new connection, delivering their messages, and reports the others
+// dropped, through Refused and the Observer, in RESP2 and RESP3; a shard subscription
+// (SSUBSCRIBE) the same.
+func TestSubscriptionResubscribeRefused(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	for _, proto := range protocols {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			user := fmt.Sprintf("sub%d", proto)
+			srv.Do(t, "ACL", "SETUSER", user, "on", ">pw", "resetchannels", "&a", "&b", "&c", "&d", "&e", "&p.*", "&q.*", "&s1", "&s2", "+@all", "~*")
+			obs := &refusals{}
+			c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Protocol: proto, Username: user, Password: "pw", Observer: obs})
+			sub, err := c.Subscribe(ctx, "a", "b", "c", "d", "e")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Close()
+			if err := sub.PSubscribe(ctx, "p.*", "q.*"); err != nil {
+				t.Fatal(err)
+			}
+			shard, err := c.SSubscribe(ctx, "s1", "s2")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer shard.Close()
+
+			srv.Do(t, "ACL", "SETUSER", user, "resetchannels", "&a", "&c", "&e", "&p.*", "&s1")
+			waitFor(t, "b, d, q.* and s2 reported refused", func() bool { return len(sub.Refused()) >= 3 && len(shard.Refused()) >= 1 })
+			refused := sub.Refused()
+			want := []RefusedChannelError{{Name: "b"}, {Name: "d"}, {Name: "q.*", Pattern: true}}
+			for i, r := range refused {
+				if i >= len(want) || r.Name != want[i].Name || r.Pattern != want[i].Pattern || !resp.HasCode(r, "NOPERM") {
+					t.Errorf("Refused()[%d] = %+v, want %+v with a NOPERM *resp.ServerError", i, r, want)
+				}
+			}
+			shardRefused := shard.Refused()
+			if len(shardRefused) != 1 || shardRefused[0].Name != "s2" || shardRefused[0].Pattern || !resp.HasCode(shardRefused[0], "NOPERM") {
+				t.Errorf("shard.Refused() = %v, want s2 refused with NOPERM", shardRefused)
+			}
+			all := append(refused, shardRefused...)
+			events := obs.events()
+			if len(events) != len(all) {
+				t.Errorf("%d ConnSubscriptionRefused events, want %d", len(events), len(all))
+			}
+			for i, e := range events {
+				var rc *RefusedChannelError
+				if !errors.As(e.Err, &rc) || !slices.Contains(all, rc) || e.Addr != srv.Addr() {
+					t.Errorf("event %d: %+v, want addr %s and one of Refused()", i, e, srv.Addr())
+				}
+			}
+
+			connections := srv.Do(t, "CLIENT", "LIST", "TYPE", "pubsub")
+			publishReceived(t, srv, sub, "a", "c", "e")
+			srv.Do(t, "PUBLISH", "p.x", "pattern")
+			if m := receive(t, sub); m.Pattern != "p.*" || m.Channel != "p.x" {
+				t.Fatalf("got %+v, want a message on p.x through p.*", m)
+			}
+			srv.Do(t, "SPUBLISH", "s1", "shard")
+			if m := receive(t, shard); m.Channel != "s1" || m.Payload != "shard" {
+				t.Fatalf("got %+v, want shard on s1", m)
+			}
+			if after := srv.Do(t, "CLIENT", "LIST", "TYPE", "pubsub"); clientIDs(after) != clientIDs(connections) {
+				t.Errorf("the subscriptions reconnected after dropping the refused names:\nbefore %s\nafter  %s", connections, after)
+			}
+		})
+	}
+}
+
+// refusals is an Observer that keeps the ConnSubscriptionRefused events.
+type refusals struct {
+	observe.Base
+	mu   sync.Mutex
+	list []observe.Conn
+}
+
+func (r *refusals) Conn(e observe.Conn) {
+	if e.Kind != observe.ConnSubscriptionRefused {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.list = append(r.list, e)
+}
+
+func (r *refusals) events() []observe.Conn {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.list)
+}
+
+// publishReceived publishes to each channel in turn and checks that sub receives it.
+func publishReceived(t *testing.T, srv *testserver.Server, sub *Subscription, channels ...string) {
+	t.Helper()
+	for _, ch := range channels {
+		srv.Do(t, "PUBLISH", ch, "hello")
+		if m := receive(t, sub); m.Channel != ch || m.Payload != "hello" {
+			t.Fatalf("got %+v, want hello on %s", m, ch)
+		}
+	}
 }
 
 // receive returns the next message of sub, failing the test if none comes.
@@ -195,14 +296,16 @@ func TestReconnectDelaySchedule(t *testing.T) {
 
 // fakePubSub is a scripted server for subscription logic under testing/synctest: every
 // dial gets a net.Pipe served by a goroutine of its own, which answers HELLO and
-// anything else with OK, SUBSCRIBE as refuse says, and PING unless mute says not.
-// Each serving goroutine ends when its pipe is closed.
+// anything else with OK, SUBSCRIBE unless hangUp says to close instead (or with
+// NOPERM when it names the channel deny), and PING unless mute says not. Each serving
+// goroutine ends when its pipe is closed.
 type fakePubSub struct {
 	mu      sync.Mutex
 	dials   []time.Time
 	servers []net.Conn
-	refuse  func(dial int) bool // whether the dial-th connection's SUBSCRIBE is refused
-	mute    func(dial int) bool // whether the dial-th connection stops answering after SUBSCRIBE
+	hangUp  func(dial int, channels []string) bool // whether the dial-th connection is closed at a SUBSCRIBE of channels
+	deny    string                                 // a channel every SUBSCRIBE naming it is refused for
+	mute    func(dial int) bool                    // whether the dial-th connection stops answering after SUBSCRIBE
 	wg      sync.WaitGroup
 }
 
@@ -239,7 +342,9 @@ func (f *fakePubSub) serve(n int, nc net.Conn) {
 			continue // a connection that silently stops delivering
 		case args[0] == "HELLO":
 			reply = "%3\r\n+server\r\n+redis\r\n+version\r\n+7.0.15\r\n+proto\r\n:3\r\n"
-		case args[0] == "SUBSCRIBE" && f.refuse != nil && f.refuse(n):
+		case args[0] == "SUBSCRIBE" && f.hangUp != nil && f.hangUp(n, args[1:]):
+			return
+		case args[0] == "SUBSCRIBE" && f.deny != "" && slices.Contains(args[1:], f.deny):
 			reply = "-NOPERM this user has no permissions to access one of the channels used as arguments\r\n"
 		case args[0] == "SUBSCRIBE":
 			for i, ch := range args[1:] {
@@ -276,14 +381,14 @@ func (f *fakePubSub) gaps(from int) []time.Duration {
 }
 
 // TestSubscriptionReconnectBacksOff drops a subscription whose every later SUBSCRIBE
-// is refused: the first reconnect is at once, and the ones after it wait 50ms, 100ms,
+// finds the server gone: the first reconnect is at once, and the ones after it wait 50ms, 100ms,
 // ... up to 5s (jitter scripted to its most), never reconnecting in a loop.
 func TestSubscriptionReconnectBacksOff(t *testing.T) {
 	defer func(j func(time.Duration) time.Duration) { reconnectJitter = j }(reconnectJitter)
 	reconnectJitter = func(n time.Duration) time.Duration { return n }
 	synctest.Test(t, func(t *testing.T) {
 		// Dial 0 is the client's shared connection, dial 1 the subscription's.
-		f := &fakePubSub{refuse: func(dial int) bool { return dial > 1 }}
+		f := &fakePubSub{hangUp: func(dial int, _ []string) bool { return dial > 1 }}
 		c, err := NewClient(context.Background(), Options{Addrs: []string{"10.0.0.1:6379"}, Dialer: f.dial, SubscriptionHealthCheck: -1})
 		if err != nil {
 			t.Fatal(err)
@@ -302,6 +407,41 @@ func TestSubscriptionReconnectBacksOff(t *testing.T) {
 		if got := f.gaps(1); !slices.Equal(got, want) {
 			t.Errorf("reconnections %v apart, want %v", got, want)
 		}
+	})
+}
+
+// TestSubscriptionAddRefusedAfterLoss adds a channel the server refuses just as the
+// connection breaks, so its NOPERM never arrives and the call succeeds: the reconnect's
+// resubscription is refused for that channel alone, which the subscription drops and
+// reports, keeping the others on its new connection and reconnecting no more.
+func TestSubscriptionAddRefusedAfterLoss(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// Dial 0 is the client's shared connection, dial 1 the subscription's.
+		f := &fakePubSub{deny: "denied", hangUp: func(dial int, channels []string) bool {
+			return dial == 1 && slices.Contains(channels, "denied")
+		}}
+		c, err := NewClient(context.Background(), Options{Addrs: []string{"10.0.0.1:6379"}, Dialer: f.dial, SubscriptionHealthCheck: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub, err := c.Subscribe(context.Background(), "news", "sport")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sub.Subscribe(context.Background(), "denied"); err != nil {
+			t.Fatalf("Subscribe as the connection broke: %v, want nil (the reconnect subscribes)", err)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		refused := sub.Refused()
+		if len(refused) != 1 || refused[0].Name != "denied" || refused[0].Pattern || !resp.HasCode(refused[0], "NOPERM") {
+			t.Errorf("Refused() = %v, want denied refused with NOPERM", refused)
+		}
+		if got := len(f.gaps(1)); got != 1 {
+			t.Errorf("%d reconnections, want 1", got)
+		}
+		c.Close()
+		f.wg.Wait()
 	})
 }
 

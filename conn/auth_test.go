@@ -166,7 +166,7 @@ func TestDialCredentialsErrors(t *testing.T) {
 		{"provider error", Options{Credentials: func(context.Context) (Credentials, error) { return Credentials{}, errProvider }},
 			[]error{ErrCredentials, errProvider}, false},
 		{"no password", Options{Credentials: func(context.Context) (Credentials, error) { return Credentials{Username: "u1"}, nil }},
-			[]error{ErrCredentials}, false},
+			[]error{ErrCredentials, ErrNoPassword}, false},
 		{"with Username", Options{Username: "u1", Password: "p1", Credentials: func(context.Context) (Credentials, error) { return cred1, nil }},
 			[]error{ErrInvalidOptions}, false},
 	}

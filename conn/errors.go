@@ -24,6 +24,11 @@ var (
 	// failed (the provider's error is matched too) or gave no password; nothing was
 	// dialled.
 	ErrCredentials = errors.New("conn: credentials provider failed")
+	// ErrNoPassword is matched, with ErrCredentials, by the error of a dial (or of a
+	// respire.Client's re-authentication) whose credentials provider answered with
+	// credentials without a password and no error: they would authenticate nothing,
+	// and the ones in use would run out unnoticed.
+	ErrNoPassword = errors.New("conn: credentials without a password")
 	// ErrReauthPubSub is the error of Reauth on a RESP2 connection in pub/sub mode,
 	// where the server refuses AUTH; nothing was sent.
 	ErrReauthPubSub = errors.New("conn: cannot re-authenticate a RESP2 connection in pub/sub mode")
@@ -32,9 +37,6 @@ var (
 	// remembered and the script did not run.
 	ErrBadDigest = errors.New("conn: SCRIPT LOAD did not answer a script digest")
 )
-
-// errNoPassword is the cause when a credentials provider gave no password.
-var errNoPassword = errors.New("no password")
 
 // stepError is the error of a step of a dial after the connection was made (the
 // handshake, OnConnect). The dial's caller sent no command of its own, so a command

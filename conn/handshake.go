@@ -57,7 +57,7 @@ func credentialsOf(ctx context.Context, opts *Options) (Credentials, error) {
 	}
 	cr, err := opts.Credentials(ctx)
 	if err == nil && cr.Password == "" {
-		err = errNoPassword
+		err = ErrNoPassword
 	}
 	return cr, err
 }

@@ -33,7 +33,8 @@ type Observer interface {
 	BatchEnd(ctx context.Context, e BatchEnd)
 
 	// Conn is called when a connection is dialled (with its handshake), fails to be,
-	// breaks, or is re-authenticated.
+	// breaks, or is re-authenticated, and when a subscription's connection is refused
+	// a channel it subscribed to before.
 	Conn(e Conn)
 	// PoolWait is called when a checkout of a dedicated connection found the pool
 	// exhausted and had to wait.
@@ -242,9 +243,15 @@ const (
 	// ConnReauth: a live connection was re-authenticated with fresh credentials (Err
 	// set when the server refused them).
 	ConnReauth
+	// ConnSubscriptionRefused: a subscription's new connection, subscribing again
+	// after the old one was lost, was refused a channel or pattern (NOPERM: the user's
+	// ACL changed meanwhile), which the subscription dropped while keeping the
+	// others. Err is a *respire.RefusedChannelError, one event per name; its text
+	// names the channel, so an exporter must not record it verbatim.
+	ConnSubscriptionRefused
 )
 
-// String returns "dialed", "dial_failed", "lost" or "reauth".
+// String returns "dialed", "dial_failed", "lost", "reauth" or "subscription_refused".
 func (k ConnKind) String() string {
 	switch k {
 	case ConnDialed:
@@ -255,6 +262,8 @@ func (k ConnKind) String() string {
 		return "lost"
 	case ConnReauth:
 		return "reauth"
+	case ConnSubscriptionRefused:
+		return "subscription_refused"
 	}
 	return "invalid"
 }

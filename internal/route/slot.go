@@ -67,13 +67,10 @@ func crossSlotError(name any, a, b int) error {
 
 // upperName is a copy of a command name in upper case for an error message, "command"
 // when it is not text. It copies before converting, so that the caller's argument
-// does not escape.
+// (whose text argkind.Text shares for a []byte kind) does not escape.
 func upperName(a any) string {
-	switch s := a.(type) {
-	case string:
+	if s, ok := argkind.Text(a); ok {
 		return string(bytes.ToUpper([]byte(s)))
-	case []byte:
-		return string(bytes.ToUpper(s))
 	}
 	return "command"
 }

@@ -344,7 +344,7 @@ func TestMutualExclusionUnderContention(t *testing.T) {
 				inside               [keys][]holder
 				violations, acquired atomic.Int64
 				cancelled, late      atomic.Int64
-				stuck                atomic.Int64 // contexts alive lateBound past their lease
+				stuck                atomic.Int64  // contexts alive lateBound past their lease
 				latest               time.Duration // the latest a context was seen alive past its lease; under mu
 			)
 			var wg sync.WaitGroup

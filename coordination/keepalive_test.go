@@ -462,3 +462,71 @@ func TestPermitKeepAliveDuringRelease(t *testing.T) {
 		t.Fatalf("%d scripts ran from the release on; want its delete alone", n)
 	}
 }
+
+// A Redlock's KeepAlive called while its Release is in flight (the deletes have run on
+// every server, their replies are held back) starts no renewal and is not refused as
+// lost: the keep-alive it returns has stopped at once, and its context ends with
+// lock.ErrReleased when Release returns.
+func TestRedlockKeepAliveDuringRelease(t *testing.T) {
+	ctx := context.Background()
+	const key = "rl:ka:during:release"
+	srvs, _ := redlockNodes(t, 3)
+	proxies := make([]*faultproxy.Proxy, len(srvs))
+	clients := make([]*respire.Client, len(srvs))
+	for i, srv := range srvs {
+		proxies[i] = faultproxy.Start(t, srv.Addr())
+		clients[i] = newClient(t, respire.Options{Addrs: []string{proxies[i].Addr()}})
+	}
+	g := newGroup(t, clients)
+	// A first lease taken and released makes the lock connections and loads the
+	// release script, so that the release below is one round trip per server.
+	warm, ok, err := g.TryAcquire(ctx, key+":warm", time.Minute)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if ok, err := warm.Release(ctx); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	rl, ok, err := g.TryAcquire(ctx, key, time.Minute)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	for _, p := range proxies {
+		p.Pause(faultproxy.ToClient)
+	}
+	released := make(chan error, 1)
+	go func() {
+		ok, err := rl.Release(ctx)
+		if err == nil && !ok {
+			err = errors.New("no quorum confirmed the release")
+		}
+		released <- err
+	}()
+	eventually(t, 10*time.Second, "the release's deletes to run", func() bool {
+		for _, s := range srvs {
+			if s.Do(t, "EXISTS", key) != "0" {
+				return false
+			}
+		}
+		return true
+	})
+
+	ka, err := rl.KeepAlive(ctx)
+	if err != nil {
+		t.Fatalf("KeepAlive during the release: %v", err)
+	}
+	select {
+	case <-ka.Done():
+	default:
+		t.Fatal("KeepAlive during the release returned a keep-alive that renews")
+	}
+	for _, p := range proxies {
+		p.Resume(faultproxy.ToClient)
+	}
+	if err := <-released; err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	if cause := context.Cause(ka.Context()); !errors.Is(cause, lock.ErrReleased) {
+		t.Fatalf("the keep-alive's cause: %v; want lock.ErrReleased", cause)
+	}
+}

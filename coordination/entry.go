@@ -298,8 +298,11 @@ func (e *entry) reportLost(ctx context.Context, cause error) {
 // gone (lock.ErrLeaseLost) or has an uncertain outcome (lock.ErrOwnershipUncertain),
 // when the lease runs out before a renewal succeeds (lock.ErrLeaseExpired), when the
 // entry is released (lock.ErrReleased), or on Stop (lock.ErrKeepAliveStopped). A
-// Release stops the renewals before its delete is sent. If a keep-alive already runs,
-// it is returned; an entry found lost or released returns that cause as the error.
+// Release stops the renewals before its delete is sent; called while a Release is in
+// flight, KeepAlive starts nothing (no renewal may run with or after the delete) and
+// returns the keep-alive the release halts, or one that never renews, either ending
+// with the release's cause. If a keep-alive already runs, it is returned; an entry
+// found lost or released returns that cause as the error.
 func (e *entry) KeepAlive(ctx context.Context) (*lock.KeepAlive, error) {
 	return e.keeper.Start(ctx, (*entryRenewal)(e))
 }

@@ -22,7 +22,11 @@ func TestEntriesWait(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		client func(*testing.T, *testserver.Server) *respire.Client
-	}{{"tracking", trackingClient}, {"polling", plainClient}} {
+		// The pause between tries while waiting for a release: with tracking a
+		// minute, longer than the budget, so that only the key's invalidation can
+		// wake the waiter in time.
+		retry time.Duration
+	}{{"tracking", trackingClient, time.Minute}, {"polling", plainClient, 20 * time.Millisecond}} {
 		t.Run(tc.name, func(t *testing.T) {
 			co := New(tc.client(t, srv))
 			sem := co.Semaphore("wait:sem:"+tc.name, 2)
@@ -71,9 +75,14 @@ func TestEntriesWait(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 				long.Release(ctx)
 			}()
-			q, ok, err := sem.TryAcquire(ctx, time.Minute, lock.WithWait(20*time.Second), lock.WithRetryEvery(20*time.Millisecond))
+			began = time.Now()
+			q, ok, err := sem.TryAcquire(ctx, time.Minute, lock.WithWait(budget), lock.WithRetryEvery(tc.retry))
 			if err != nil || !ok {
 				t.Fatalf("waiting for a release: %v %v", ok, err)
+			}
+			// Not a speed figure either: a waiter nothing woke sleeps the whole budget.
+			if waited := time.Since(began); waited >= budget {
+				t.Fatalf("waited the whole budget (%v) for a permit released after 50 ms", waited)
 			}
 			p.Close()
 			q.Close()
@@ -95,9 +104,13 @@ func TestEntriesWait(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 				w.Release(ctx)
 			}()
-			r2, ok, err := co.TryAcquireReadLock(ctx, key, time.Minute, lock.WithWait(20*time.Second), lock.WithRetryEvery(20*time.Millisecond))
+			began = time.Now()
+			r2, ok, err := co.TryAcquireReadLock(ctx, key, time.Minute, lock.WithWait(budget), lock.WithRetryEvery(tc.retry))
 			if err != nil || !ok {
 				t.Fatalf("reader waiting for a writer's release: %v %v", ok, err)
+			}
+			if waited := time.Since(began); waited >= budget {
+				t.Fatalf("waited the whole budget (%v) for a write lease released after 50 ms", waited)
 			}
 			r2.Close()
 		})

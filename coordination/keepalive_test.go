@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire"
 	"github.com/respire/respire/lock"
+	"github.com/respire/respire/test/faultproxy"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -406,4 +408,125 @@ func TestKeepAliveFollowsResetExpiry(t *testing.T) {
 	}
 	outlives(t, p.KeepAliveContext(), lengthened, 2*short)
 	p.Close()
+}
+
+// A permit's KeepAlive called while its Release is in flight (the delete has run on
+// the server, its reply is held back) renews nothing, on a real server: the keep-alive
+// it returns has stopped at once, only the delete reached the server, and the context
+// ends with lock.ErrReleased when Release returns.
+func TestPermitKeepAliveDuringRelease(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	p := faultproxy.Start(t, srv.Addr())
+	ctx := context.Background()
+	co := New(newClient(t, respire.Options{Addrs: []string{p.Addr()}}))
+	permit, ok, err := co.Semaphore("ka:during:release", 1).TryAcquire(ctx, 10*time.Second)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	// Less than half the TTL left: a keep-alive started now renews at once.
+	if ok, err := permit.ResetExpiry(ctx, 4*time.Second); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	srv.Do(t, "SCRIPT", "LOAD", entryReleaseSource) // one EVALSHA per release, no NOSCRIPT first
+	scripts := func() int { n := calls(t, srv, "evalsha", "eval"); return n["evalsha"] + n["eval"] }
+	before := scripts()
+	p.Pause(faultproxy.ToClient)
+	type result struct {
+		out lock.ReleaseOutcome
+		err error
+	}
+	released := make(chan result, 1)
+	go func() {
+		out, err := permit.Release(ctx)
+		released <- result{out, err}
+	}()
+	eventually(t, 10*time.Second, "the release's delete to run", func() bool { return scripts() > before })
+
+	ka, err := permit.KeepAlive(ctx)
+	if err != nil {
+		t.Fatalf("KeepAlive during the release: %v", err)
+	}
+	select {
+	case <-ka.Done():
+	default:
+		t.Fatal("KeepAlive during the release returned a keep-alive that renews")
+	}
+	p.Resume(faultproxy.ToClient)
+	if r := <-released; r.out != lock.Released || r.err != nil {
+		t.Fatalf("Release: %v %v", r.out, r.err)
+	}
+	if cause := context.Cause(ka.Context()); !errors.Is(cause, lock.ErrReleased) {
+		t.Fatalf("the keep-alive's cause: %v; want lock.ErrReleased", cause)
+	}
+	if n := scripts() - before; n != 1 {
+		t.Fatalf("%d scripts ran from the release on; want its delete alone", n)
+	}
+}
+
+// A Redlock's KeepAlive called while its Release is in flight (the deletes have run on
+// every server, their replies are held back) starts no renewal and is not refused as
+// lost: the keep-alive it returns has stopped at once, and its context ends with
+// lock.ErrReleased when Release returns.
+func TestRedlockKeepAliveDuringRelease(t *testing.T) {
+	ctx := context.Background()
+	const key = "rl:ka:during:release"
+	srvs, _ := redlockNodes(t, 3)
+	proxies := make([]*faultproxy.Proxy, len(srvs))
+	clients := make([]*respire.Client, len(srvs))
+	for i, srv := range srvs {
+		proxies[i] = faultproxy.Start(t, srv.Addr())
+		clients[i] = newClient(t, respire.Options{Addrs: []string{proxies[i].Addr()}})
+	}
+	g := newGroup(t, clients)
+	// A first lease taken and released makes the lock connections and loads the
+	// release script, so that the release below is one round trip per server.
+	warm, ok, err := g.TryAcquire(ctx, key+":warm", time.Minute)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if ok, err := warm.Release(ctx); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	rl, ok, err := g.TryAcquire(ctx, key, time.Minute)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	for _, p := range proxies {
+		p.Pause(faultproxy.ToClient)
+	}
+	released := make(chan error, 1)
+	go func() {
+		ok, err := rl.Release(ctx)
+		if err == nil && !ok {
+			err = errors.New("no quorum confirmed the release")
+		}
+		released <- err
+	}()
+	eventually(t, 10*time.Second, "the release's deletes to run", func() bool {
+		for _, s := range srvs {
+			if s.Do(t, "EXISTS", key) != "0" {
+				return false
+			}
+		}
+		return true
+	})
+
+	ka, err := rl.KeepAlive(ctx)
+	if err != nil {
+		t.Fatalf("KeepAlive during the release: %v", err)
+	}
+	select {
+	case <-ka.Done():
+	default:
+		t.Fatal("KeepAlive during the release returned a keep-alive that renews")
+	}
+	for _, p := range proxies {
+		p.Resume(faultproxy.ToClient)
+	}
+	if err := <-released; err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	if cause := context.Cause(ka.Context()); !errors.Is(cause, lock.ErrReleased) {
+		t.Fatalf("the keep-alive's cause: %v; want lock.ErrReleased", cause)
+	}
 }

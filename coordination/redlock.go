@@ -645,13 +645,13 @@ func (rl *Redlock) lose(ctx context.Context, cause error) {
 // Release); or on Stop (lock.ErrKeepAliveStopped). Release stops the renewals before its deletes are sent.
 // If a keep-alive already runs, it is returned; a lease lost or released returns that
 // cause as the error.
+//
+// While a Release is in flight it starts nothing, since no renewal may run with or
+// after the deletes: it returns the keep-alive the release halts, or one that never
+// renews; either ends with the release's cause before Release returns.
 func (rl *Redlock) KeepAlive(ctx context.Context) (*lock.KeepAlive, error) {
-	if rl.ValidUntilEstimate().IsZero() {
-		if err := rl.keeper.Lost(); err != nil {
-			return nil, err
-		}
-		return nil, lock.ErrLeaseLost
-	}
+	// The Keeper looks at the release in flight before the validity, which the release
+	// zeroes before it settles.
 	return rl.keeper.Start(ctx, (*redlockRenewal)(rl))
 }
 

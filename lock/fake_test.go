@@ -26,6 +26,8 @@ type fakeRedis struct {
 	keys     map[string]fakeEntry
 	renewals []time.Time     // when each SET IFEQ that renewed arrived
 	hold     chan struct{}   // when not nil, a SET IFEQ waits for it to close before it runs
+	holdDel  chan struct{}   // when not nil, a DELEX waits for it to close before it runs
+	ran      []string        // the name of each command served, in the order it ran ("SET IFEQ" for a renewal)
 	slowSets []time.Duration // how long the replies of the next SET NX are held back, in turn
 	setsNX   []string        // the token of every SET NX that took the key
 	loading  int             // renewals still to be refused with LOADING, as a restarted server does
@@ -100,6 +102,27 @@ func (f *fakeRedis) holdRenewals() (release func()) {
 	}
 }
 
+// holdDeletes makes releases (DELEX) wait until the returned function is called.
+func (f *fakeRedis) holdDeletes() (release func()) {
+	hold := make(chan struct{})
+	f.mu.Lock()
+	f.holdDel = hold
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		f.holdDel = nil
+		f.mu.Unlock()
+		close(hold)
+	}
+}
+
+// Ran returns the names of the commands served, in the order they ran.
+func (f *fakeRedis) Ran() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.ran...)
+}
+
 // Renewals returns when the renewals that found the lock arrived.
 func (f *fakeRedis) Renewals() []time.Time {
 	f.mu.Lock()
@@ -128,13 +151,23 @@ func (f *fakeRedis) serve(nc net.Conn) {
 		for i, e := range elems {
 			args[i], _ = e.Text()
 		}
+		name := strings.ToUpper(args[0])
+		if len(args) > 3 && name == "SET" && strings.EqualFold(args[3], "IFEQ") {
+			name = "SET IFEQ"
+		}
 		f.mu.Lock()
-		hold := f.hold
+		hold, holdDel := f.hold, f.holdDel
 		f.mu.Unlock()
-		if hold != nil && len(args) > 3 && strings.EqualFold(args[3], "IFEQ") {
+		switch {
+		case hold != nil && name == "SET IFEQ":
 			<-hold // a renewal the server is slow to run
+		case holdDel != nil && name == "DELEX":
+			<-holdDel // a release the server is slow to run
 		}
 		reply := f.exec(args)
+		f.mu.Lock()
+		f.ran = append(f.ran, name)
+		f.mu.Unlock()
 		if d := f.slowSet(args); d > 0 {
 			time.Sleep(d) // the SET ran at once; its reply is what is slow
 		}

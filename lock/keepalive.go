@@ -61,21 +61,32 @@ type KeepAlive struct {
 // succeeds, or when the lock is released; context.Cause says which: ErrLeaseLost,
 // ErrOwnershipUncertain, the renewal's own error, ErrLeaseExpired, ErrReleased or
 // ErrKeepAliveStopped. If a keep-alive already runs, it is returned.
+//
+// While a Release is in flight, it starts nothing (no renewal may run with or after the
+// delete): it returns the keep-alive the release halts, or one that never renews; either
+// ends, before Release returns, with the release's cause.
 func (m *Lock) KeepAlive(ctx context.Context) (*KeepAlive, error) {
-	if err := m.lost(); err != nil {
-		return nil, err
-	}
-	return m.startKeepAlive(ctx), nil
+	return m.startKeepAlive(ctx)
 }
 
-func (m *Lock) startKeepAlive(parent context.Context) *KeepAlive {
+func (m *Lock) startKeepAlive(parent context.Context) (*KeepAlive, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.ka.running() {
-		return m.ka
+	switch rs := &m.rel; {
+	case m.lostCause != nil:
+		return nil, m.lostCause
+	case rs.running && m.ka != nil && m.ka.ctx.Err() == nil:
+		return m.ka, nil // the release halts it and settles it
+	case rs.running:
+		if rs.joined == nil {
+			rs.joined = haltedKeepAlive(parent, m.detach)
+		}
+		return rs.joined, nil
+	case m.ka.running():
+		return m.ka, nil
 	}
 	m.ka = startKeepAlive(parent, (*lockLease)(m), m.aliveLocked(), m.safeDeadlineLocked(), m.detach)
-	return m.ka
+	return m.ka, nil
 }
 
 // startKeepAlive starts renewing r under a context made from parent, which alive also
@@ -95,6 +106,17 @@ func startKeepAlive(parent context.Context, r Renewable, alive context.Context, 
 		defer k.stopExpiry()
 		k.run()
 	}()
+	return k
+}
+
+// haltedKeepAlive returns a keep-alive that never renews, for a keep-alive asked for
+// while a release is in flight: the release settles it, and its context ends with the
+// release's cause (or with parent).
+func haltedKeepAlive(parent context.Context, detach func(*KeepAlive)) *KeepAlive {
+	k := &KeepAlive{done: make(chan struct{}), quit: make(chan struct{}), moved: make(chan struct{}, 1), detach: detach, finished: true}
+	k.ctx, k.cancel = context.WithCancelCause(parent)
+	close(k.quit)
+	close(k.done)
 	return k
 }
 

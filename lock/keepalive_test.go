@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -205,6 +207,59 @@ func TestReleaseThatGivesUpKeepsTheStoppingKeepAlive(t *testing.T) {
 		}
 		if n := len(f.Renewals()); n != 1 {
 			t.Fatalf("%d renewals; want the held one alone", n)
+		}
+	})
+}
+
+// A keep-alive asked for while a Release is in flight starts no renewal: the delete
+// is the last command of the lock, and the keep-alive's context ends with the
+// release's cause before Release returns.
+func TestKeepAliveDuringReleaseDoesNotRenew(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const lease = 10 * time.Second
+		ctx := context.Background()
+		f, c := fakeClient(t)
+		mu, err := New(c).Acquire(ctx, "ka-during-release", lease)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(lease/2 + time.Millisecond) // a keep-alive started now renews at once
+		resumeRenewals := sync.OnceFunc(f.holdRenewals())
+		defer resumeRenewals()
+		resumeDeletes := f.holdDeletes()
+		released := make(chan error, 1)
+		go func() {
+			out, err := mu.Release(ctx)
+			if err == nil && out != Released {
+				err = fmt.Errorf("outcome %v", out)
+			}
+			released <- err
+		}()
+		synctest.Wait() // the delete is sent, and held
+
+		ka, err := mu.KeepAlive(ctx)
+		if err != nil {
+			t.Fatalf("KeepAlive during the release: %v", err)
+		}
+		synctest.Wait()
+		resumeDeletes()
+		if err := <-released; err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+		if cause := context.Cause(ka.Context()); !errors.Is(cause, ErrReleased) {
+			t.Fatalf("the keep-alive's cause when Release returned: %v; want ErrReleased", cause)
+		}
+		resumeRenewals()
+		<-ka.Done()
+		synctest.Wait()
+		ran := f.Ran()
+		for i, name := range ran {
+			if name == "DELEX" && slices.Contains(ran[i:], "SET IFEQ") {
+				t.Fatalf("a renewal ran with or after the delete: %v", ran)
+			}
+		}
+		if _, err := mu.KeepAlive(ctx); !errors.Is(err, ErrReleased) {
+			t.Fatalf("KeepAlive after the release: %v", err)
 		}
 	})
 }

@@ -19,25 +19,41 @@ type Keeper struct {
 	lost  error       // the first cause given to Lose
 	alive lossContext // ends with lost
 
-	// The keep-alive halted by the release in progress, until Settle. Releases of one
-	// handle run one at a time (the handle's own release turn).
-	halted  *KeepAlive
-	stopped bool
+	// From Halt to Settle a release is in flight (releasing): the keep-alive it halted,
+	// and one Start made meanwhile (joined), which never renews. Releases of one handle
+	// run one at a time (the handle's own release turn).
+	releasing bool
+	halted    *KeepAlive
+	stopped   bool
+	joined    *KeepAlive
 }
 
 // aliveLocked returns the context that ends when the lease is lost or released.
 func (kp *Keeper) aliveLocked() context.Context { return kp.alive.get(kp.lost) }
 
 // Start returns the running keep-alive of r, or starts one under parent. It returns
-// the cause given to Lose once the lease is lost or released.
+// the cause given to Lose once the lease is lost or released, and ErrLeaseLost for a
+// lease whose expiry estimate is zero (r no longer owns it) with no cause yet. While a
+// release is in flight (from Halt to Settle) it starts nothing, since no renewal may run
+// with or after the release's delete: it returns the keep-alive the release halted, or
+// one that never renews, whose context ends with the release's cause when it settles.
 func (kp *Keeper) Start(parent context.Context, r Renewable) (*KeepAlive, error) {
 	kp.mu.Lock()
 	defer kp.mu.Unlock()
-	if kp.lost != nil {
+	switch {
+	case kp.lost != nil:
 		return nil, kp.lost
-	}
-	if kp.ka.running() {
+	case kp.releasing && kp.halted != nil && kp.halted.ctx.Err() == nil:
+		return kp.halted, nil
+	case kp.releasing:
+		if kp.joined == nil {
+			kp.joined = haltedKeepAlive(parent, kp.detach)
+		}
+		return kp.joined, nil
+	case kp.ka.running():
 		return kp.ka, nil
+	case r.ExpiresAtEstimate().IsZero():
+		return nil, ErrLeaseLost
 	}
 	kp.ka = startKeepAlive(parent, r, kp.aliveLocked(), safeDeadline(r.ExpiresAtEstimate(), r.Duration()), kp.detach)
 	return kp.ka, nil
@@ -69,16 +85,25 @@ func (kp *Keeper) Moved(r Renewable) {
 // is kept) and ends the running keep-alive's context with it before it returns.
 func (kp *Keeper) Lose(cause error) {
 	kp.mu.Lock()
+	end := kp.loseLocked(cause)
+	kp.mu.Unlock()
+	end()
+}
+
+// loseLocked records cause as Lose does, and returns what ends the contexts, to be
+// called with kp.mu unlocked.
+func (kp *Keeper) loseLocked(cause error) (end func()) {
 	if kp.lost == nil {
 		kp.lost = cause
 	}
 	ka, kill := kp.ka, kp.alive.kill
-	kp.mu.Unlock()
-	if ka != nil {
-		ka.cancel(cause)
-	}
-	if kill != nil {
-		kill(cause)
+	return func() {
+		if ka != nil {
+			ka.cancel(cause)
+		}
+		if kill != nil {
+			kill(cause)
+		}
 	}
 }
 
@@ -113,7 +138,7 @@ func (kp *Keeper) Context(r Renewable) context.Context {
 func (kp *Keeper) Halt(ctx context.Context) error {
 	kp.mu.Lock()
 	ka := kp.ka
-	kp.halted, kp.stopped = ka, true
+	kp.releasing, kp.halted, kp.stopped = true, ka, true
 	kp.mu.Unlock()
 	if ka == nil {
 		return nil
@@ -130,16 +155,23 @@ func (kp *Keeper) Halt(ctx context.Context) error {
 // ErrLeaseLost, ErrOwnershipUncertain), which Lose records; nil when the lease is
 // still held, and the keep-alive's context ends with ErrKeepAliveStopped and the
 // release's err. A keep-alive whose last renewal still runs stays, so that the next
-// release waits for it.
+// release waits for it. A keep-alive Start made during the release ends the same way.
 func (kp *Keeper) Settle(lost, err error) {
 	kp.mu.Lock()
-	ka, stopped := kp.halted, kp.stopped
-	kp.halted = nil
-	kp.mu.Unlock()
+	ka, stopped, joined := kp.halted, kp.stopped, kp.joined
+	kp.releasing, kp.halted, kp.joined = false, nil, nil
+	// The cause is recorded as the release ends, so that a Start from then on returns
+	// it rather than start renewing a lease the release deleted.
+	end := func() {}
 	if lost != nil {
-		kp.Lose(lost)
+		end = kp.loseLocked(lost)
 	}
+	kp.mu.Unlock()
+	end()
 	if ka != nil {
 		ka.settle(lost, err, stopped)
+	}
+	if joined != nil {
+		joined.settle(lost, err, true)
 	}
 }

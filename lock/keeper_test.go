@@ -17,14 +17,16 @@ type fakeLease struct {
 	kp Keeper
 	d  time.Duration
 
-	mu        sync.Mutex
-	expiresAt time.Time
-	renewals  []time.Time   // when each renewal that succeeded ran
-	gone      bool          // deleted behind the handle's back
-	hold      chan struct{} // when not nil, a renewal waits for it to close
-	released  bool          // a release's delete ran
-	late      int           // renewals that ran with or after the delete
-	reported  []error       // what ReportLost was told
+	mu         sync.Mutex
+	expiresAt  time.Time
+	renewals   []time.Time   // when each renewal that succeeded ran
+	gone       bool          // deleted behind the handle's back
+	hold       chan struct{} // when not nil, a renewal waits for it to close
+	released   bool          // a release's delete ran
+	deleting   chan struct{} // when not nil, a release waits for it to close after Halt
+	failDelete error         // when not nil, a release's delete fails with it, unsent
+	late       int           // renewals that ran with or after the delete
+	reported   []error       // what ReportLost was told
 }
 
 func newFakeLease(d time.Duration) *fakeLease {
@@ -80,10 +82,29 @@ func (f *fakeLease) release(ctx context.Context) error {
 		return err
 	}
 	f.mu.Lock()
+	deleting, fail := f.deleting, f.failDelete
+	f.mu.Unlock()
+	if deleting != nil {
+		<-deleting
+	}
+	if fail != nil {
+		f.kp.Settle(nil, fail)
+		return fail
+	}
+	f.mu.Lock()
 	f.released = true
 	f.mu.Unlock()
 	f.kp.Settle(ErrReleased, nil)
 	return nil
+}
+
+// holdDelete makes the next release wait, after Halt, for the returned channel to
+// close.
+func (f *fakeLease) holdDelete() chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.deleting = make(chan struct{})
+	return f.deleting
 }
 
 func (f *fakeLease) since(start time.Time) []time.Duration {
@@ -235,5 +256,101 @@ func TestKeeperRelease(t *testing.T) {
 			t.Fatalf("Start after Stop: %p %v", again, err)
 		}
 		again.Stop()
+	})
+}
+
+// A keep-alive asked for while a release is in flight (from Halt to Settle) never
+// renews: Start returns the keep-alive the release halted, or one that never renews,
+// and its context ends with the release's cause when the release settles. After a
+// release that failed with the lease still held, a keep-alive starts again.
+func TestKeeperStartDuringRelease(t *testing.T) {
+	const lease = 10 * time.Second
+	ctx := context.Background()
+	synctest.Test(t, func(t *testing.T) {
+		// No keep-alive runs when the release starts; one started during it would
+		// renew at once (past half the lease) and its renewal, held, would land
+		// after the delete.
+		f := newFakeLease(lease)
+		time.Sleep(lease/2 + time.Millisecond)
+		resume := f.holdRenewals()
+		defer resume()
+		deleting := f.holdDelete()
+		released := make(chan error, 1)
+		go func() { released <- f.release(ctx) }()
+		synctest.Wait() // halted, the delete held
+
+		ka, err := f.kp.Start(ctx, f)
+		if err != nil {
+			t.Fatalf("Start during the release: %v", err)
+		}
+		if again, err := f.kp.Start(ctx, f); again != ka || err != nil {
+			t.Fatalf("a second Start during the release: %p %v; want %p", again, err, ka)
+		}
+		synctest.Wait()
+		close(deleting)
+		if err := <-released; err != nil {
+			t.Fatal(err)
+		}
+		if cause := context.Cause(ka.Context()); !errors.Is(cause, ErrReleased) {
+			t.Fatalf("the keep-alive's cause when the release returned: %v", cause)
+		}
+		resume()
+		<-ka.Done()
+		synctest.Wait()
+		if f.late != 0 || len(f.renewals) != 0 || len(f.reported) != 0 {
+			t.Fatalf("%d renewals after the delete, %d in all, reported %v; want none", f.late, len(f.renewals), f.reported)
+		}
+
+		// A keep-alive runs when the release starts: once Halt has stopped it, Start
+		// returns it, not a fresh one, and it ends with the release's cause.
+		g := newFakeLease(lease)
+		running, err := g.kp.Start(ctx, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deleting = g.holdDelete()
+		go func() { released <- g.release(ctx) }()
+		synctest.Wait()
+		<-running.Done() // halted
+		if again, err := g.kp.Start(ctx, g); again != running || err != nil {
+			t.Fatalf("Start after Halt: %p %v; want the halted one %p", again, err, running)
+		}
+		close(deleting)
+		if err := <-released; err != nil {
+			t.Fatal(err)
+		}
+		if cause := context.Cause(running.Context()); !errors.Is(cause, ErrReleased) {
+			t.Fatalf("the halted keep-alive's cause: %v", cause)
+		}
+
+		// A release that fails with the lease held: the keep-alive started during it
+		// ends as a running one would (stopped, with the release's error), and one
+		// started afterwards renews.
+		h := newFakeLease(lease)
+		deleting = h.holdDelete()
+		h.failDelete = conn.ErrNotSent
+		go func() { released <- h.release(ctx) }()
+		synctest.Wait()
+		during, err := h.kp.Start(ctx, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		close(deleting)
+		if err := <-released; !errors.Is(err, conn.ErrNotSent) {
+			t.Fatalf("the failed release: %v", err)
+		}
+		if cause := context.Cause(during.Context()); !errors.Is(cause, ErrKeepAliveStopped) || !errors.Is(cause, conn.ErrNotSent) {
+			t.Fatalf("the keep-alive started during a failed release: %v", cause)
+		}
+		after, err := h.kp.Start(ctx, h)
+		if err != nil || after == during {
+			t.Fatalf("Start after the failed release: %p %v", after, err)
+		}
+		time.Sleep(lease/2 + time.Millisecond)
+		synctest.Wait()
+		if n := len(h.since(time.Time{})); n != 1 {
+			t.Fatalf("%d renewals after the failed release; want 1", n)
+		}
+		after.Stop()
 	})
 }

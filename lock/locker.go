@@ -100,7 +100,8 @@ func (l *Locker) tryAcquire(ctx context.Context, key string, ttl time.Duration, 
 	}
 	l.report(ctx, observe.LockAcquired, began, nil)
 	if o.keepAlive {
-		mu.startKeepAlive(context.WithoutCancel(ctx))
+		// It cannot fail: nobody else holds the handle yet.
+		_, _ = mu.startKeepAlive(context.WithoutCancel(ctx))
 	}
 	return mu, true, nil
 }

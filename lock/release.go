@@ -43,6 +43,7 @@ type releaseState struct {
 	done    bool           // a release finished with an outcome (no error)
 	outcome ReleaseOutcome // of the finished release
 	waiters *releaseWaiters
+	joined  *KeepAlive // asked for while the release runs: it never renews, the release settles it
 }
 
 type releaseWaiters struct {
@@ -129,9 +130,13 @@ func (m *Lock) lead(ctx context.Context, ka *KeepAlive) (ReleaseOutcome, error) 
 	}
 
 	m.mu.Lock()
-	w := m.rel.waiters
+	w, joined := m.rel.waiters, m.rel.joined
 	m.rel = releaseState{done: err == nil, outcome: outcome}
+	lost := m.lostCause
 	m.mu.Unlock()
+	if joined != nil {
+		joined.settle(lost, err, true)
+	}
 	if w != nil {
 		w.outcome, w.err = outcome, joinedErr(ctx, err)
 		w.again = ctx.Err() != nil && releaseUnsent(err)

@@ -189,14 +189,14 @@ func (c DelExCmd) IfNe(value any) DelExCmd {
 }
 
 // IfDEq chooses IFDEQ ifdeq-digest.
-func (c DelExCmd) IfDEq(value int64) DelExCmd {
+func (c DelExCmd) IfDEq(value string) DelExCmd {
 	c.condition = 3
 	c.conditionIfDEqDigest = value
 	return c
 }
 
 // IfDNe chooses IFDNE ifdne-digest.
-func (c DelExCmd) IfDNe(value int64) DelExCmd {
+func (c DelExCmd) IfDNe(value string) DelExCmd {
 	c.condition = 4
 	c.conditionIfDNeDigest = value
 	return c
@@ -1301,14 +1301,14 @@ func (c SetCmd) IfNe(value any) SetCmd {
 }
 
 // IfDEq chooses IFDEQ ifdeq-digest (since 8.4.0).
-func (c SetCmd) IfDEq(value int64) SetCmd {
+func (c SetCmd) IfDEq(value string) SetCmd {
 	c.condition = 5
 	c.conditionIfDEqDigest = value
 	return c
 }
 
 // IfDNe chooses IFDNE ifdne-digest (since 8.4.0).
-func (c SetCmd) IfDNe(value int64) SetCmd {
+func (c SetCmd) IfDNe(value string) SetCmd {
 	c.condition = 6
 	c.conditionIfDNeDigest = value
 	return c

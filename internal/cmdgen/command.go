@@ -128,6 +128,10 @@ func scalarOf(a *cmdspec.Arg) (scalar, bool) {
 			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationSeconds(" + x + ", c.bad)" }, zero: "time.Second"}, true
 		case "milliseconds", "min-idle-time":
 			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationMilliseconds(" + x + ", c.bad)" }, zero: "time.Second"}, true
+		case "ifdeq-digest", "ifdne-digest":
+			// The specification says integer, but the server takes the digest as DIGEST
+			// returns it: 16 hexadecimal characters.
+			return scalar{goType: "string", conv: id, zero: `"0000000000000000"`}, true
 		case "cursor":
 			// A cursor is an unsigned 64-bit number (ScanPage.Cursor).
 			return scalar{goType: "uint64", conv: id, zero: "0"}, true

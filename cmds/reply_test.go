@@ -382,10 +382,10 @@ func TestLCSReplies(t *testing.T) {
 			return typed(LCSLen("lcs:a", "lcs:b").Do(ctx, c))
 		}, want: int64(6)},
 		{name: "LCS IDX", setup: pair, run: func(ctx context.Context, c *respire.Client) (any, error) {
-			v, err := LCSIdx("lcs:a", "lcs:b").MinMatchLen(4).WithMatchLen().Do(ctx, c)
-			m, _ := v.Map()
-			n, _ := m["len"].Int()
-			return n, err
-		}, want: int64(6)},
+			return typed(LCSIdx("lcs:a", "lcs:b").MinMatchLen(4).WithMatchLen().Do(ctx, c))
+		}, want: LCSMatches{Matches: []LCSMatch{{A: LCSRange{4, 7}, B: LCSRange{5, 8}, MatchLen: 4}}, Len: 6}},
+		{name: "LCS IDX without WITHMATCHLEN", setup: pair, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(LCSIdx("lcs:a", "lcs:b").Do(ctx, c))
+		}, want: LCSMatches{Matches: []LCSMatch{{A: LCSRange{4, 7}, B: LCSRange{5, 8}}, {A: LCSRange{2, 3}, B: LCSRange{0, 1}}}, Len: 6}},
 	})
 }

@@ -784,3 +784,102 @@ func decodeStringMaps(v resp.Value, err error) ([]map[string]string, error) {
 		return decodeStringMap(e, nil)
 	})
 }
+
+// RankScore is a member's rank in a sorted set with its score, the reply of
+// ZRANK ... WITHSCORE and ZREVRANK ... WITHSCORE.
+type RankScore struct {
+	Rank  int64
+	Score float64
+}
+
+// LCSMatches is the reply of LCS ... IDX: the matched ranges, longest first, and the
+// length of the longest common subsequence.
+type LCSMatches struct {
+	Matches []LCSMatch
+	Len     int64
+}
+
+// LCSMatch is one range LCS ... IDX matched: its first and last positions in each of
+// the two strings, and its length with WITHMATCHLEN (0 without).
+type LCSMatch struct {
+	A, B     LCSRange
+	MatchLen int64
+}
+
+// LCSRange is the positions of a match's first and last characters in one string.
+type LCSRange struct {
+	Start, End int64
+}
+
+// decodeRankScore reads [rank, score]; a missing member or key is Nil.
+func decodeRankScore(v resp.Value, err error) (RankScore, error) {
+	es, err := elems(v, err)
+	if err != nil {
+		return RankScore{}, err
+	}
+	if len(es) != 2 {
+		return RankScore{}, fmt.Errorf("%w: %d elements for rank, score", ErrUnexpectedReply, len(es))
+	}
+	rank, err := es[0].Int()
+	if err != nil {
+		return RankScore{}, fmt.Errorf("rank: %w", err)
+	}
+	score, err := es[1].Float()
+	if err != nil {
+		return RankScore{}, fmt.Errorf("score: %w", err)
+	}
+	return RankScore{rank, score}, nil
+}
+
+// decodeLCSMatches reads LCS ... IDX's map (RESP3) or flat array (RESP2) of
+// "matches" and "len".
+func decodeLCSMatches(v resp.Value, err error) (LCSMatches, error) {
+	if err != nil {
+		return LCSMatches{}, err
+	}
+	var m LCSMatches
+	err = fields(v, func(name string, f resp.Value) (err error) {
+		switch name {
+		case "matches":
+			m.Matches, err = decodeList(f, nil, decodeLCSMatch)
+		case "len":
+			m.Len, err = f.Int()
+		}
+		return err
+	})
+	return m, err
+}
+
+// decodeLCSMatch reads [[startA, endA], [startB, endB]] and, with WITHMATCHLEN, the
+// length after them.
+func decodeLCSMatch(v resp.Value) (LCSMatch, error) {
+	es, _ := v.Array()
+	if v.Kind() != resp.KindArray || len(es) < 2 || len(es) > 3 {
+		return LCSMatch{}, unexpected("match of two ranges", v)
+	}
+	var m LCSMatch
+	var err error
+	if m.A, err = decodeLCSRange(es[0]); err != nil {
+		return LCSMatch{}, err
+	}
+	if m.B, err = decodeLCSRange(es[1]); err != nil {
+		return LCSMatch{}, err
+	}
+	if len(es) == 3 {
+		if m.MatchLen, err = es[2].Int(); err != nil {
+			return LCSMatch{}, fmt.Errorf("match length: %w", err)
+		}
+	}
+	return m, nil
+}
+
+func decodeLCSRange(v resp.Value) (LCSRange, error) {
+	ns, err := decodeInts(v, nil)
+	if err != nil {
+		return LCSRange{}, err
+	}
+	if len(ns) != 2 {
+		return LCSRange{}, fmt.Errorf("%w: range of %d positions", ErrUnexpectedReply, len(ns))
+	}
+	return LCSRange{ns[0], ns[1]}, nil
+}

@@ -532,6 +532,8 @@ func (g *command) enumType(a *cmdspec.Arg) (typ, first string) {
 var sharedEnums = map[string]struct{ typ, first string }{
 	"LEFT RIGHT": {"Side", "Left"},
 	"m km ft mi": {"Unit", "Meters"},
+	// VSIM's, shared with its WithScores form.
+	"ELE FP32 VALUES": {"VSimFormat", "VSimEle"},
 }
 
 // sharedEnum returns the package's enumeration of the keywords args, or "".

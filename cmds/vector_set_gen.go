@@ -301,7 +301,7 @@ func (c VEmbCmd) Args() []any {
 	return v.list()
 }
 
-// VEmbRaw builds VEMB: return the vector associated with an element This form sends
+// VEmbRaw builds VEMB: return the vector associated with an element. This form sends
 // RAW.
 //
 //	VEMB key element RAW
@@ -537,7 +537,7 @@ func (c VLinksCmd) Args() []any {
 }
 
 // VLinksWithScores builds VLINKS: return the neighbors of an element at each layer in
-// the HNSW graph This form sends WITHSCORES.
+// the HNSW graph. This form sends WITHSCORES.
 //
 //	VLINKS key element WITHSCORES
 //
@@ -631,7 +631,7 @@ func (c VRandMemberCmd) Args() []any {
 }
 
 // VRandMemberCount builds VRANDMEMBER: return one or multiple random members from a
-// vector set This form takes count.
+// vector set. This form takes count.
 //
 //	VRANDMEMBER key count
 //
@@ -978,7 +978,7 @@ func (c VSimCmd) Args() []any {
 	return v.list()
 }
 
-// VSimWithScores builds VSIM: return elements by vector similarity This form sends
+// VSimWithScores builds VSIM: return elements by vector similarity. This form sends
 // WITHSCORES.
 //
 //	VSIM key <ELE | FP32 | VALUES> vector_or_element WITHSCORES [COUNT count] [EPSILON max_distance] [EF search-exploration-factor] [FILTER expression] [FILTER-EF max-filtering-effort] [TRUTH] [NOTHREAD]

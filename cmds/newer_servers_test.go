@@ -3,6 +3,7 @@ package cmds
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"math"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/internal/cmdspec"
+	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -341,26 +343,20 @@ var valkey91Cases = append(bothCases(), []newerCase{
 	}, want: RankScore{0, 1.5}}},
 }...)
 
-// newerExempt are the newer commands no case here runs, and why: each needs a
-// cluster, a sentinel or a replica, which TestCluster* and TestSentinel* start, or is
-// internal to the servers.
+// newerExempt are the newer commands no case here runs, and why: a slot migration
+// between shards, a Valkey Sentinel (test/sentinelserver runs redis-sentinel 7.0) or
+// replication, which the cases cannot set up on one server.
 var newerExempt = map[string]string{
-	"clusterscan":                       "needs a cluster",
-	"cluster|cancelslotmigrations":      "needs a cluster",
-	"cluster|flushslot":                 "needs a cluster",
-	"cluster|getslotmigrations":         "needs a cluster",
+	"cluster|cancelslotmigrations":      "needs a slot migration under way between two shards",
 	"cluster|migrateslots":              "needs a cluster of two shards",
 	"cluster|migration":                 "needs a cluster of two shards",
-	"cluster|myshardid":                 "needs a cluster",
-	"cluster|slot-stats":                "needs a cluster",
 	"cluster|syncslots":                 "internal to slot migration between cluster nodes",
-	"sflush":                            "needs a cluster (Redis 8.6 refuses it otherwise)",
-	"trimslots":                         "needs a cluster",
+	"sflush":                            "Redis 8.6.3 does not register it, in cluster mode or not (unknown command)",
 	"xidmprecord":                       "internal to replication: it records an entry the primary already added",
-	"sentinel|get-primary-addr-by-name": "needs a sentinel",
-	"sentinel|is-primary-down-by-addr":  "needs a sentinel",
-	"sentinel|primaries":                "needs a sentinel",
-	"sentinel|primary":                  "needs a sentinel",
+	"sentinel|get-primary-addr-by-name": "needs a Valkey 9.1 Sentinel",
+	"sentinel|is-primary-down-by-addr":  "needs a Valkey 9.1 Sentinel",
+	"sentinel|primaries":                "needs a Valkey 9.1 Sentinel",
+	"sentinel|primary":                  "needs a Valkey 9.1 Sentinel",
 }
 
 // TestRedis86Replies runs the commands Redis added after 7.0 on Redis 8.6, in RESP2
@@ -391,8 +387,8 @@ func TestNewerCommandsHaveCases(t *testing.T) {
 		dir   string
 		cases []newerCase
 	}{
-		{"redis-8.6.3", redis86Cases},
-		{"valkey-9.1.2", valkey91Cases},
+		{"redis-8.6.3", append(slices.Clone(redis86Cases), redis86ClusterCases...)},
+		{"valkey-9.1.2", append(slices.Clone(valkey91Cases), valkey91ClusterCases...)},
 	} {
 		commands, err := cmdspec.ReadDir(filepath.Join(specs, srv.dir))
 		if err != nil {
@@ -417,4 +413,87 @@ func TestNewerCommandsHaveCases(t *testing.T) {
 			t.Errorf("%s: no command newer than 7.0: the specifications were not read", srv.dir)
 		}
 	}
+}
+
+// redis86ClusterCases are the cases of the newer commands Redis 8.6 runs only in
+// cluster mode, on a cluster of one master that serves every slot.
+// clusterBothCases are the cases of the newer commands Redis 8.6 and Valkey 9.1 run
+// only in cluster mode and answer alike.
+func clusterBothCases() []newerCase {
+	return []newerCase{
+		{"cluster|myshardid", replyCase{name: "CLUSTER MYSHARDID", run: func(ctx context.Context, c *respire.Client) (any, error) {
+			id, err := ClusterMyShardID().Do(ctx, c)
+			return len(id), err
+		}, want: 40}},
+		{"cluster|slot-stats", replyCase{name: "CLUSTER SLOT-STATS SLOTSRANGE", run: func(ctx context.Context, c *respire.Client) (any, error) {
+			v, err := ClusterSlotStats().Slotsrange(0, 1).Do(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			es, err := v.Array()
+			return len(es), err
+		}, want: 2}},
+	}
+}
+
+var redis86ClusterCases = append(clusterBothCases(), []newerCase{
+	// TRIMSLOTS drops the keys of slots the node does not serve: the case gives up
+	// slot 16383 for the command and takes it back.
+	{"trimslots", replyCase{name: "TRIMSLOTS", setup: [][]any{{"CLUSTER", "DELSLOTS", "16383"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
+		ok, err := TrimSlots([]any{"RANGES", 1, 16383, 16383}).Do(ctx, c)
+		if _, addErr := c.Do(ctx, "CLUSTER", "ADDSLOTS", "16383"); addErr != nil {
+			return nil, addErr
+		}
+		return ok, err
+	}, want: "OK"}},
+}...)
+
+// valkey91ClusterCases are the cases of the newer commands Valkey 9.1 runs only in
+// cluster mode, on a cluster of one master that serves every slot.
+var valkey91ClusterCases = append(clusterBothCases(), []newerCase{
+	{"clusterscan", replyCase{name: "CLUSTERSCAN", setup: [][]any{{"SET", "n:cs", "1"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
+		v, err := ClusterScan("0").Do(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		es, err := v.Array()
+		return len(es), err
+	}, want: 2}},
+	{"cluster|flushslot", replyCase{name: "CLUSTER FLUSHSLOT", setup: [][]any{{"SET", "n:fs", "1"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
+		return typed(ClusterFlushSlot(1).Do(ctx, c))
+	}, want: "OK"}},
+	{"cluster|getslotmigrations", replyCase{name: "CLUSTER GETSLOTMIGRATIONS", run: func(ctx context.Context, c *respire.Client) (any, error) {
+		v, err := ClusterGetSlotMigrations().Do(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		es, err := v.Array()
+		return len(es), err
+	}, want: 0}},
+}...)
+
+// TestRedis86ClusterReplies runs the newer commands Redis 8.6 answers only in
+// cluster mode, in RESP2 and RESP3.
+func TestRedis86ClusterReplies(t *testing.T) {
+	runReplyCasesOn(t, clusterNode(t, testserver.Redis86), replyCases(redis86ClusterCases))
+}
+
+// TestValkey91ClusterReplies runs the newer commands Valkey 9.1 answers only in
+// cluster mode, in RESP2 and RESP3.
+func TestValkey91ClusterReplies(t *testing.T) {
+	runReplyCasesOn(t, clusterNode(t, testserver.Valkey91), replyCases(valkey91ClusterCases))
+}
+
+// clusterNode starts a cluster of generation name with one master and no replica,
+// and returns that master, which serves every slot.
+func clusterNode(t *testing.T, name string) *testserver.Server {
+	bin, err := testserver.GenerationBinary(name)
+	if errors.Is(err, testserver.ErrNotBuilt) {
+		t.Skipf("%v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := clusterserver.Start(t, clusterserver.Config{Masters: 1, NoReplicas: true, Server: testserver.Config{Binary: bin}})
+	return cl.Nodes()[0].Server
 }

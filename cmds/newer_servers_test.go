@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
+	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -344,19 +348,14 @@ var valkey91Cases = append(bothCases(), []newerCase{
 }...)
 
 // newerExempt are the newer commands no case here runs, and why: a slot migration
-// between shards, a Valkey Sentinel (test/sentinelserver runs redis-sentinel 7.0) or
-// replication, which the cases cannot set up on one server.
+// between shards or replication, which the cases do not set up.
 var newerExempt = map[string]string{
-	"cluster|cancelslotmigrations":      "needs a slot migration under way between two shards",
-	"cluster|migrateslots":              "needs a cluster of two shards",
-	"cluster|migration":                 "needs a cluster of two shards",
-	"cluster|syncslots":                 "internal to slot migration between cluster nodes",
-	"sflush":                            "Redis 8.6.3 does not register it, in cluster mode or not (unknown command)",
-	"xidmprecord":                       "internal to replication: it records an entry the primary already added",
-	"sentinel|get-primary-addr-by-name": "needs a Valkey 9.1 Sentinel",
-	"sentinel|is-primary-down-by-addr":  "needs a Valkey 9.1 Sentinel",
-	"sentinel|primaries":                "needs a Valkey 9.1 Sentinel",
-	"sentinel|primary":                  "needs a Valkey 9.1 Sentinel",
+	"cluster|cancelslotmigrations": "needs a slot migration under way between two shards",
+	"cluster|migrateslots":         "needs a cluster of two shards",
+	"cluster|migration":            "needs a cluster of two shards",
+	"cluster|syncslots":            "internal to slot migration between cluster nodes",
+	"sflush":                       "Redis 8.6.3 does not register it, in cluster mode or not (unknown command)",
+	"xidmprecord":                  "internal to replication: it records an entry the primary already added",
 }
 
 // TestRedis86Replies runs the commands Redis added after 7.0 on Redis 8.6, in RESP2
@@ -387,8 +386,8 @@ func TestNewerCommandsHaveCases(t *testing.T) {
 		dir   string
 		cases []newerCase
 	}{
-		{"redis-8.6.3", append(slices.Clone(redis86Cases), redis86ClusterCases...)},
-		{"valkey-9.1.2", append(slices.Clone(valkey91Cases), valkey91ClusterCases...)},
+		{"redis-8.6.3", slices.Concat(redis86Cases, redis86ClusterCases)},
+		{"valkey-9.1.2", slices.Concat(valkey91Cases, valkey91ClusterCases, valkey91SentinelCases(0))},
 	} {
 		commands, err := cmdspec.ReadDir(filepath.Join(specs, srv.dir))
 		if err != nil {
@@ -496,4 +495,72 @@ func clusterNode(t *testing.T, name string) *testserver.Server {
 	}
 	cl := clusterserver.Start(t, clusterserver.Config{Masters: 1, NoReplicas: true, Server: testserver.Config{Binary: bin}})
 	return cl.Nodes()[0].Server
+}
+
+// TestValkey91SentinelReplies runs the SENTINEL subcommands Valkey 9.1 added (the
+// PRIMARY spellings) on a Valkey 9.1 Sentinel that monitors a Valkey 9.1 primary, in
+// RESP2 and RESP3.
+func TestValkey91SentinelReplies(t *testing.T) {
+	primary := testserver.StartGeneration(t, testserver.Valkey91, testserver.Config{})
+	bin, err := testserver.GenerationBinary(testserver.Valkey91)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(t.TempDir(), "sentinel.conf")
+	monitor := fmt.Sprintf("sentinel monitor p 127.0.0.1 %d 1\nsentinel down-after-milliseconds p 60000\n", primary.Port())
+	if err := os.WriteFile(conf, []byte(monitor), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sen := testserver.Start(t, testserver.Config{Binary: bin, ConfigFile: conf, Args: []string{"--sentinel"}})
+	cases := valkey91SentinelCases(primary.Port())
+	for _, proto := range []int{2, 3} {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			ctx := context.Background()
+			c, err := respire.NewClient(ctx, respire.Options{Addrs: []string{sen.Addr()}, Protocol: proto})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					got, err := tc.run(ctx, c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(got, tc.want) {
+						t.Fatalf("got %#v, want %#v", got, tc.want)
+					}
+				})
+			}
+		})
+	}
+}
+
+// valkey91SentinelCases are the cases of the SENTINEL subcommands Valkey 9.1 added,
+// on a Sentinel that monitors the primary "p" at 127.0.0.1:port.
+func valkey91SentinelCases(port int) []newerCase {
+	return []newerCase{
+		{"sentinel|primary", replyCase{name: "SENTINEL PRIMARY", run: func(ctx context.Context, c *respire.Client) (any, error) {
+			m, err := SentinelPrimary("p").Do(ctx, c)
+			return m["port"], err
+		}, want: strconv.Itoa(port)}},
+		{"sentinel|primaries", replyCase{name: "SENTINEL PRIMARIES", run: func(ctx context.Context, c *respire.Client) (any, error) {
+			ms, err := SentinelPrimaries().Do(ctx, c)
+			if len(ms) != 1 {
+				return len(ms), err
+			}
+			return ms[0]["name"], err
+		}, want: "p"}},
+		{"sentinel|get-primary-addr-by-name", replyCase{name: "SENTINEL GET-PRIMARY-ADDR-BY-NAME", run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(SentinelGetPrimaryAddrByName("p").Do(ctx, c))
+		}, want: []string{"127.0.0.1", strconv.Itoa(port)}}},
+		{"sentinel|is-primary-down-by-addr", replyCase{name: "SENTINEL IS-PRIMARY-DOWN-BY-ADDR", run: func(ctx context.Context, c *respire.Client) (any, error) {
+			v, err := SentinelIsPrimaryDownByAddr("127.0.0.1", int64(port), 0, "*").Do(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			es, err := v.Array()
+			return len(es), err
+		}, want: 3}},
+	}
 }

@@ -23,7 +23,9 @@
 // (Left, Right). Durations and times are time.Duration and time.Time: Expire(d) on SET
 // sends EX when d is a whole number of seconds and PX otherwise, ExpireAt(t) EXAT or
 // PXAT likewise, and a command that takes whole seconds (EXPIRE) refuses a d that is
-// not one with ErrInvalidArg rather than rounding it.
+// not one with ErrInvalidArg rather than rounding it. The vector of VADD and VSIM is
+// FP32's blob ([]byte) or VALUES' numbers ([]float64 or []float32, sent as their
+// count and each number).
 //
 // Options, blocks and one-of choices are methods of the command's value (SetCmd); the
 // value is immutable, each method returning a changed copy, so a command can be built

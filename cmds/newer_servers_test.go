@@ -182,6 +182,9 @@ var redis86Cases = append(bothCases(), []newerCase{
 	vector("vadd", "VADD", func(ctx context.Context, c *respire.Client) (any, error) {
 		return typed(VAdd("n:v2", VAddFP32, fp32(1, 0), "e").Do(ctx, c))
 	}, true),
+	vector("vadd", "VADD VALUES", func(ctx context.Context, c *respire.Client) (any, error) {
+		return typed(VAdd("n:v3", VAddValues, []float64{1, 0.5}, "e").Do(ctx, c))
+	}, true),
 	vector("vcard", "VCARD", func(ctx context.Context, c *respire.Client) (any, error) {
 		return typed(VCard("n:v").Do(ctx, c))
 	}, int64(2)),
@@ -233,7 +236,10 @@ var redis86Cases = append(bothCases(), []newerCase{
 	vector("vsim", "VSIM", func(ctx context.Context, c *respire.Client) (any, error) {
 		return typed(VSim("n:v", VSimEle, "e1").Do(ctx, c))
 	}, []string{"e1", "e2"}),
-	vector("vsim", "VSIM VALUES WITHSCORES COUNT", func(ctx context.Context, c *respire.Client) (any, error) {
+	vector("vsim", "VSIM VALUES COUNT", func(ctx context.Context, c *respire.Client) (any, error) {
+		return typed(VSim("n:v", VSimValues, []float32{0, 1}).Count(1).Do(ctx, c))
+	}, []string{"e2"}),
+	vector("vsim", "VSIM FP32 WITHSCORES COUNT", func(ctx context.Context, c *respire.Client) (any, error) {
 		return typed(VSimWithScores("n:v", VSimFP32, fp32(1, 0)).Count(2).Do(ctx, c))
 	}, []Z{{"e1", 1}, {"e2", 0.5}}),
 }...)

@@ -98,54 +98,39 @@ func (c VAddCmd) M(value int64) VAddCmd {
 }
 
 func (c *VAddCmd) argv() (v argv) {
-	v.fixed[v.n] = "VADD"
-	v.n++
-	v.fixed[v.n] = c.key
-	v.n++
+	v.add("VADD")
+	v.add(c.key)
 	if c.reduce {
-		v.fixed[v.n] = "REDUCE"
-		v.n++
-		v.fixed[v.n] = c.reduceDim
-		v.n++
+		v.add("REDUCE")
+		v.add(c.reduceDim)
 	}
-	v.fixed[v.n] = c.format
-	v.n++
-	v.fixed[v.n] = c.vector
-	v.n++
-	v.fixed[v.n] = c.element
-	v.n++
+	v.add(c.format)
+	for _, x := range vectorValues(c.vector) {
+		v.add(x)
+	}
+	v.add(c.element)
 	if c.cas {
-		v.fixed[v.n] = "CAS"
-		v.n++
+		v.add("CAS")
 	}
 	switch c.quantType {
 	case 1:
-		v.fixed[v.n] = "NOQUANT"
-		v.n++
+		v.add("NOQUANT")
 	case 2:
-		v.fixed[v.n] = "BIN"
-		v.n++
+		v.add("BIN")
 	case 3:
-		v.fixed[v.n] = "Q8"
-		v.n++
+		v.add("Q8")
 	}
 	if c.buildExplorationFactor != nil {
-		v.fixed[v.n] = "EF"
-		v.n++
-		v.fixed[v.n] = c.buildExplorationFactor
-		v.n++
+		v.add("EF")
+		v.add(c.buildExplorationFactor)
 	}
 	if c.attributes != nil {
-		v.fixed[v.n] = "SETATTR"
-		v.n++
-		v.fixed[v.n] = c.attributes
-		v.n++
+		v.add("SETATTR")
+		v.add(c.attributes)
 	}
 	if c.numlinks != nil {
-		v.fixed[v.n] = "M"
-		v.n++
-		v.fixed[v.n] = c.numlinks
-		v.n++
+		v.add("M")
+		v.add(c.numlinks)
 	}
 	return v
 }
@@ -911,51 +896,37 @@ func (c VSimCmd) Nothread() VSimCmd {
 }
 
 func (c *VSimCmd) argv() (v argv) {
-	v.fixed[v.n] = "VSIM"
-	v.n++
-	v.fixed[v.n] = c.key
-	v.n++
-	v.fixed[v.n] = c.format
-	v.n++
-	v.fixed[v.n] = c.vectorOrElement
-	v.n++
+	v.add("VSIM")
+	v.add(c.key)
+	v.add(c.format)
+	for _, x := range vectorValues(c.vectorOrElement) {
+		v.add(x)
+	}
 	if c.count != nil {
-		v.fixed[v.n] = "COUNT"
-		v.n++
-		v.fixed[v.n] = c.count
-		v.n++
+		v.add("COUNT")
+		v.add(c.count)
 	}
 	if c.maxDistance != nil {
-		v.fixed[v.n] = "EPSILON"
-		v.n++
-		v.fixed[v.n] = c.maxDistance
-		v.n++
+		v.add("EPSILON")
+		v.add(c.maxDistance)
 	}
 	if c.searchExplorationFactor != nil {
-		v.fixed[v.n] = "EF"
-		v.n++
-		v.fixed[v.n] = c.searchExplorationFactor
-		v.n++
+		v.add("EF")
+		v.add(c.searchExplorationFactor)
 	}
 	if c.expression != nil {
-		v.fixed[v.n] = "FILTER"
-		v.n++
-		v.fixed[v.n] = c.expression
-		v.n++
+		v.add("FILTER")
+		v.add(c.expression)
 	}
 	if c.maxFilteringEffort != nil {
-		v.fixed[v.n] = "FILTER-EF"
-		v.n++
-		v.fixed[v.n] = c.maxFilteringEffort
-		v.n++
+		v.add("FILTER-EF")
+		v.add(c.maxFilteringEffort)
 	}
 	if c.truth {
-		v.fixed[v.n] = "TRUTH"
-		v.n++
+		v.add("TRUTH")
 	}
 	if c.nothread {
-		v.fixed[v.n] = "NOTHREAD"
-		v.n++
+		v.add("NOTHREAD")
 	}
 	return v
 }
@@ -1053,7 +1024,9 @@ func (c *VSimWithScoresCmd) argv() (v argv) {
 	v.add("VSIM")
 	v.add(c.key)
 	v.add(c.format)
-	v.add(c.vectorOrElement)
+	for _, x := range vectorValues(c.vectorOrElement) {
+		v.add(x)
+	}
 	v.add("WITHSCORES")
 	if c.count != nil {
 		v.add("COUNT")

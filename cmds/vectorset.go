@@ -113,3 +113,26 @@ func decodeLevels(v resp.Value, err error) ([][]string, error) {
 func decodeZLevels(v resp.Value, err error) ([][]Z, error) {
 	return decodeList(v, err, func(e resp.Value) ([]Z, error) { return decodeZ(e, nil) })
 }
+
+// vectorValues returns the arguments of a vector given to VADD or VSIM: a []float64
+// or []float32 as VALUES takes it, its dimension then each number; anything else (an
+// FP32 blob, an element of ELE) as it is.
+func vectorValues(vector any) []any {
+	switch v := vector.(type) {
+	case []float64:
+		out := make([]any, 0, 1+len(v))
+		out = append(out, int64(len(v)))
+		for _, f := range v {
+			out = append(out, f)
+		}
+		return out
+	case []float32:
+		out := make([]any, 0, 1+len(v))
+		out = append(out, int64(len(v)))
+		for _, f := range v {
+			out = append(out, float64(f))
+		}
+		return out
+	}
+	return []any{vector}
+}

@@ -291,9 +291,23 @@ func (g *command) param(a *cmdspec.Arg, s scalar) string {
 	if a.Token != "" {
 		g.emit = append(g.emit, fmt.Sprintf("v.add(%q)", a.Token))
 	}
-	g.emit = append(g.emit, fmt.Sprintf("v.add(c.%s)", name))
+	if vectorArgs[g.spec.Name+" "+a.Name] {
+		// After VALUES the server takes the vector as several arguments: its
+		// dimension, then each number.
+		g.emit = append(g.emit, fmt.Sprintf("for _, x := range vectorValues(c.%s) {\nv.add(x)\n}", name))
+	} else {
+		g.emit = append(g.emit, fmt.Sprintf("v.add(c.%s)", name))
+	}
 	g.minArgs = append(g.minArgs, s.zero)
 	return name
+}
+
+// vectorArgs are the vector-set arguments (command and name) that take a vector as
+// FP32's blob or as VALUES' numbers: package cmds's vectorValues lays out a []float64
+// or []float32 as VALUES takes it.
+var vectorArgs = map[string]bool{
+	"vadd vector":            true,
+	"vsim vector_or_element": true,
 }
 
 // listKind is how a list of scalars is given.

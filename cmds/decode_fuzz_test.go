@@ -47,6 +47,7 @@ var decoders = map[string]func(resp.Value, error) (any, error){
 	"VectorInfo":   func(v resp.Value, err error) (any, error) { return decodeVectorSetInfo(v, err) },
 	"Levels":       func(v resp.Value, err error) (any, error) { return decodeLevels(v, err) },
 	"ZLevels":      func(v resp.Value, err error) (any, error) { return decodeZLevels(v, err) },
+	"CommandLog":   func(v resp.Value, err error) (any, error) { return decodeCommandLog(v, err) },
 }
 
 // replySeeds are the replies of real servers in both protocols (and a few damaged

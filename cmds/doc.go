@@ -83,6 +83,8 @@
 //   - BZPOPMIN is a ZWithKey, LMPOP a KeyValues, ZMPOP a KeyZs; XINFO GROUPS,
 //     CONSUMERS and STREAM are XGroupInfo, XConsumerInfo and XStreamInfo (RESP3 maps,
 //     RESP2 flat arrays), PUBSUB NUMSUB a map[string]int64;
+//   - COMMANDLOG GET is []CommandLogEntry, whose Value is a duration or a size by
+//     log, SLOWLOG GET []SlowLogEntry;
 //   - ZRANK and ZREVRANK WITHSCORE are a RankScore, LCS IDX an LCSMatches (a RESP3
 //     map, a RESP2 flat array; WITHMATCHLEN's lengths are read when present);
 //   - of the vector sets, VEMB is []float64 (RESP3 doubles, RESP2 strings) and VEMB
@@ -104,8 +106,7 @@
 //     forms (what the script returns), EXEC (the queued commands' replies), HELLO,
 //     ROLE, COMMAND INFO, COMMAND DOCS and COMMAND GETKEYSANDFLAGS, ACL GETUSER and
 //     ACL LOG, MEMORY STATS, MODULE LIST, FUNCTION STATS, LATENCY HISTOGRAM, HISTORY
-//     and LATEST, CLIENT TRACKINGINFO, DEBUG, PFDEBUG, HOTKEYS GET, COMMANDLOG GET
-//     (its third field is a duration or a size, by log), GEORADIUS and
+//     and LATEST, CLIENT TRACKINGINFO, DEBUG, PFDEBUG, HOTKEYS GET, GEORADIUS and
 //     GEORADIUSBYMEMBER (which may store instead of replying), CLIENT KILL (OK or a
 //     count, by form);
 //   - cluster and sentinel replies: CLUSTER SHARDS, SLOTS, LINKS, SLOT-STATS,

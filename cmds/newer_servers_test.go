@@ -302,14 +302,13 @@ var valkey91Cases = append(bothCases(), []newerCase{
 	{"client|setinfo", replyCase{name: "CLIENT SETINFO", run: func(ctx context.Context, c *respire.Client) (any, error) {
 		return typed(ClientSetInfo().Libname("respire-test").Do(ctx, c))
 	}, want: "OK"}},
-	{"commandlog|get", replyCase{name: "COMMANDLOG GET", setup: [][]any{{"COMMANDLOG", "RESET", "slow"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
-		v, err := CommandLogGet(10, CommandLogGetLargeRequest).Do(ctx, c)
-		if err != nil {
-			return nil, err
+	{"commandlog|get", replyCase{name: "COMMANDLOG GET large-request", setup: [][]any{{"CONFIG", "SET", "commandlog-request-larger-than", "10"}, {"SET", "n:cl", "a value longer than ten bytes"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
+		es, err := CommandLogGet(1, CommandLogGetLargeRequest).Do(ctx, c)
+		if err != nil || len(es) != 1 {
+			return es, err
 		}
-		es, err := v.Array()
-		return len(es), err
-	}, want: 0}},
+		return []any{es[0].Args, es[0].Value > 10}, nil
+	}, want: []any{[]string{"SET", "n:cl", "a value longer than ten bytes"}, true}}},
 	{"commandlog|len", replyCase{name: "COMMANDLOG LEN", setup: [][]any{{"COMMANDLOG", "RESET", "slow"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
 		return typed(CommandLogLen(CommandLogLenSlow).Do(ctx, c))
 	}, want: int64(0)}},

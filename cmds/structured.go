@@ -688,6 +688,18 @@ type SlowLogEntry struct {
 	ClientName string
 }
 
+// CommandLogEntry is an entry of COMMANDLOG GET. Value is what the log measures: the
+// run time in microseconds (slow), or the size in bytes of the request
+// (large-request) or of the reply (large-reply).
+type CommandLogEntry struct {
+	ID         int64
+	Time       time.Time
+	Value      int64
+	Args       []string
+	ClientAddr string
+	ClientName string
+}
+
 // autoClaim splits XAUTOCLAIM's reply into its start ID, its claimed list and its
 // deleted IDs.
 func autoClaim(v resp.Value, err error) (string, resp.Value, []string, error) {
@@ -742,35 +754,48 @@ func decodeNullInts(v resp.Value, err error) ([]Null[int64], error) {
 }
 
 func decodeSlowLog(v resp.Value, err error) ([]SlowLogEntry, error) {
-	return decodeList(v, err, func(e resp.Value) (SlowLogEntry, error) {
+	es, err := decodeCommandLog(v, err)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SlowLogEntry, len(es))
+	for i, e := range es {
+		out[i] = SlowLogEntry{ID: e.ID, Time: e.Time, Duration: time.Duration(e.Value) * time.Microsecond,
+			Args: e.Args, ClientAddr: e.ClientAddr, ClientName: e.ClientName}
+	}
+	return out, nil
+}
+
+// decodeCommandLog reads the entries of COMMANDLOG GET and SLOWLOG GET, which have one
+// shape: [id, time, value, args] and, since Redis 4.0, the client's address and name.
+func decodeCommandLog(v resp.Value, err error) ([]CommandLogEntry, error) {
+	return decodeList(v, err, func(e resp.Value) (CommandLogEntry, error) {
 		f, _ := e.Array()
 		if e.Kind() != resp.KindArray || len(f) < 4 {
-			return SlowLogEntry{}, unexpected("slow log entry", e)
+			return CommandLogEntry{}, unexpected("log entry", e)
 		}
-		var s SlowLogEntry
+		var s CommandLogEntry
 		var err error
 		if s.ID, err = f[0].Int(); err != nil {
-			return SlowLogEntry{}, fmt.Errorf("id: %w", err)
+			return CommandLogEntry{}, fmt.Errorf("id: %w", err)
 		}
 		at, err := f[1].Int()
 		if err != nil {
-			return SlowLogEntry{}, fmt.Errorf("time: %w", err)
+			return CommandLogEntry{}, fmt.Errorf("time: %w", err)
 		}
 		s.Time = time.Unix(at, 0)
-		us, err := f[2].Int()
-		if err != nil {
-			return SlowLogEntry{}, fmt.Errorf("duration: %w", err)
+		if s.Value, err = f[2].Int(); err != nil {
+			return CommandLogEntry{}, fmt.Errorf("value: %w", err)
 		}
-		s.Duration = time.Duration(us) * time.Microsecond
 		if s.Args, err = decodeStrings(f[3], nil); err != nil {
-			return SlowLogEntry{}, fmt.Errorf("arguments: %w", err)
+			return CommandLogEntry{}, fmt.Errorf("arguments: %w", err)
 		}
 		if len(f) >= 6 {
 			if s.ClientAddr, err = f[4].Text(); err != nil {
-				return SlowLogEntry{}, fmt.Errorf("client address: %w", err)
+				return CommandLogEntry{}, fmt.Errorf("client address: %w", err)
 			}
 			if s.ClientName, err = f[5].Text(); err != nil {
-				return SlowLogEntry{}, fmt.Errorf("client name: %w", err)
+				return CommandLogEntry{}, fmt.Errorf("client name: %w", err)
 			}
 		}
 		return s, nil

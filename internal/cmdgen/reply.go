@@ -55,6 +55,7 @@ var (
 	replyVInfo       = reply{"VectorSetInfo", "decodeVectorSetInfo"}
 	replyLevels      = reply{"[][]string", "decodeLevels"}
 	replyZLevels     = reply{"[][]Z", "decodeZLevels"}
+	replyCommandLog  = reply{"[]CommandLogEntry", "decodeCommandLog"}
 )
 
 // variant is one typed form of a command. A command whose reply changes shape with an
@@ -185,6 +186,7 @@ var overrides = map[string]reply{
 	"bitfield":           replyNullInts,
 	"bitfield_ro":        replyInts,
 	"slowlog|get":        replySlowLog,
+	"commandlog|get":     replyCommandLog,
 	"lcs":                replyString,
 	"sentinel|masters":   replyStringMaps,
 	"sentinel|primaries": replyStringMaps,

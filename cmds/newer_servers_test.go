@@ -35,6 +35,9 @@ const vectorSet = "VADD"
 // Redis 7.0 and answer alike.
 func bothCases() []newerCase {
 	return []newerCase{
+		{"client|kill", replyCase{name: "CLIENT KILL MAXAGE", run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return decodeInt(ClientKill().NewFormat("MAXAGE", 1000000).Do(ctx, c))
+		}, want: int64(0)}},
 		{"hexpire", replyCase{name: "HEXPIRE", setup: [][]any{{"HSET", "n:h", "a", "1"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
 			return typed(HExpire("n:h", time.Minute, "a", "b").Do(ctx, c))
 		}, want: []int64{1, -2}}},
@@ -293,6 +296,21 @@ func vector(cmd, name string, r func(context.Context, *respire.Client) (any, err
 // valkey91Cases are the cases of the commands Valkey added after Redis 7.0, on
 // Valkey 9.1.
 var valkey91Cases = append(bothCases(), []newerCase{
+	{"client|list", replyCase{name: "CLIENT LIST USER NOT-NAME", run: func(ctx context.Context, c *respire.Client) (any, error) {
+		cs, err := ClientList().User("default").NotName("n:nobody").Do(ctx, c)
+		return len(cs) > 0, err
+	}, want: true}},
+	{"geosearch", replyCase{name: "GEOSEARCH BYPOLYGON", setup: [][]any{{"GEOADD", "n:geo", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
+		rs, err := GeoSearch("n:geo").ByPolygon("BYPOLYGON", 4, 13, 38, 14, 38, 14, 39, 13, 39).Do(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		var names []string
+		for _, r := range rs {
+			names = append(names, r.Member)
+		}
+		return names, nil
+	}, want: []string{"Palermo"}}},
 	{"client|capa", replyCase{name: "CLIENT CAPA", run: func(ctx context.Context, c *respire.Client) (any, error) {
 		return typed(ClientCAPA("redirect").Do(ctx, c))
 	}, want: "OK"}},
@@ -383,27 +401,39 @@ func replyCases(ncs []newerCase) []replyCase {
 	return out
 }
 
+// specServer is one server's specification with the cases of its newer commands.
+type specServer struct {
+	dir      string
+	commands []*cmdspec.Command
+	cases    []newerCase
+}
+
+// readSpecServers reads both specifications; the test is skipped without them.
+func readSpecServers(t *testing.T) []specServer {
+	servers := []specServer{
+		{dir: "redis-8.6.3", cases: slices.Concat(redis86Cases, redis86ClusterCases)},
+		{dir: "valkey-9.1.2", cases: slices.Concat(valkey91Cases, valkey91ClusterCases, valkey91SentinelCases(0))},
+	}
+	for i := range servers {
+		var err error
+		if servers[i].commands, err = cmdspec.ReadDir(filepath.Join(specs, servers[i].dir)); err != nil {
+			t.Skipf("the command specifications are not at %s: %v", specs, err)
+		}
+	}
+	return servers
+}
+
 // TestNewerCommandsHaveCases reads both specifications and fails for every command
 // newer than Redis 7.0 that has no case on the server that has it and no exemption,
 // so that a command the specifications add is not silently left untested.
 func TestNewerCommandsHaveCases(t *testing.T) {
-	for _, srv := range []struct {
-		dir   string
-		cases []newerCase
-	}{
-		{"redis-8.6.3", slices.Concat(redis86Cases, redis86ClusterCases)},
-		{"valkey-9.1.2", slices.Concat(valkey91Cases, valkey91ClusterCases, valkey91SentinelCases(0))},
-	} {
-		commands, err := cmdspec.ReadDir(filepath.Join(specs, srv.dir))
-		if err != nil {
-			t.Skipf("the command specifications are not at %s: %v", specs, err)
-		}
+	for _, srv := range readSpecServers(t) {
 		covered := map[string]bool{}
 		for _, c := range srv.cases {
 			covered[c.cmd] = true
 		}
 		newer := 0
-		for _, c := range commands {
+		for _, c := range srv.commands {
 			if c.Container || !older("7.0.99", c.Since) {
 				continue
 			}
@@ -568,4 +598,53 @@ func valkey91SentinelCases(port int) []newerCase {
 			return len(es), err
 		}, want: 3}},
 	}
+}
+
+// newerArgs are the commands older than Redis 7.1 that took arguments since, with the
+// case that runs them, or why none does ("not run: ...").
+var newerArgs = map[string]string{
+	"set":               "SET IFEQ",
+	"client|kill":       "CLIENT KILL MAXAGE",
+	"client|list":       "CLIENT LIST USER NOT-NAME", // Valkey's filters are laid out alike
+	"geosearch":         "GEOSEARCH BYPOLYGON",
+	"geosearchstore":    "not run: BYPOLYGON is laid out as GEOSEARCH's",
+	"bgsave":            "not run: CANCEL needs a background save under way",
+	"cluster|replicate": "not run: NO-ONE needs a replica in a cluster",
+	"cluster|setslot":   "not run: TIMEOUT needs a slot migration between shards",
+	"sentinel|failover": "not run: COORDINATED needs Sentinels that monitor a primary with replicas",
+	"script|debug":      "not run: ENGINE starts a script debugging session",
+	"shutdown":          "not run: SAFE and FAILOVER stop the server",
+}
+
+// TestNewerArgumentsHaveCases reads both specifications and fails for every command
+// older than 7.1 that took an argument since, on the server that has it, unless
+// newerArgs names a case of that server that runs it or says why none does.
+func TestNewerArgumentsHaveCases(t *testing.T) {
+	for _, srv := range readSpecServers(t) {
+		names := map[string]bool{}
+		for _, c := range srv.cases {
+			names[c.name] = true
+		}
+		for _, c := range srv.commands {
+			if older("7.0.99", c.Since) || !newerArg(c.Args) {
+				continue
+			}
+			switch want, ok := newerArgs[c.Name]; {
+			case !ok:
+				t.Errorf("%s: %s has arguments newer than 7.0 and no entry in newerArgs", srv.dir, c.Name)
+			case !strings.HasPrefix(want, "not run: ") && !names[want]:
+				t.Errorf("%s: %s: newerArgs names case %q, which this server's cases do not have", srv.dir, c.Name, want)
+			}
+		}
+	}
+}
+
+// newerArg reports whether any of args, or of their nested arguments, came after 7.0.
+func newerArg(args []*cmdspec.Arg) bool {
+	for _, a := range args {
+		if a.Since != "" && older("7.0.99", a.Since) || newerArg(a.Args) {
+			return true
+		}
+	}
+	return false
 }

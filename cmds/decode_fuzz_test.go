@@ -40,6 +40,14 @@ var decoders = map[string]func(resp.Value, error) (any, error){
 	"NullInts":     func(v resp.Value, err error) (any, error) { return decodeNullInts(v, err) },
 	"SlowLog":      func(v resp.Value, err error) (any, error) { return decodeSlowLog(v, err) },
 	"StringMaps":   func(v resp.Value, err error) (any, error) { return decodeStringMaps(v, err) },
+	"Floats":       func(v resp.Value, err error) (any, error) { return decodeFloats(v, err) },
+	"RankScore":    func(v resp.Value, err error) (any, error) { return decodeRankScore(v, err) },
+	"LCSMatches":   func(v resp.Value, err error) (any, error) { return decodeLCSMatches(v, err) },
+	"VectorRaw":    func(v resp.Value, err error) (any, error) { return decodeVectorRaw(v, err) },
+	"VectorInfo":   func(v resp.Value, err error) (any, error) { return decodeVectorSetInfo(v, err) },
+	"Levels":       func(v resp.Value, err error) (any, error) { return decodeLevels(v, err) },
+	"ZLevels":      func(v resp.Value, err error) (any, error) { return decodeZLevels(v, err) },
+	"CommandLog":   func(v resp.Value, err error) (any, error) { return decodeCommandLog(v, err) },
 }
 
 // replySeeds are the replies of real servers in both protocols (and a few damaged
@@ -65,14 +73,24 @@ var replySeeds = []string{
 	"-ERR wrong\r\n",
 	"_\r\n",
 	":1\r\n",
-	"*3\r\n$1\r\nk\r\n$1\r\na\r\n$1\r\n1\r\n",                                              // BZPOPMIN
-	"*2\r\n$1\r\nk\r\n*2\r\n*2\r\n$1\r\nb\r\n,2\r\n*2\r\n$1\r\na\r\n,1\r\n",                // ZMPOP, RESP3
-	"*1\r\n%2\r\n$4\r\nname\r\n$1\r\ng\r\n$3\r\nlag\r\n_\r\n",                              // XINFO GROUPS
-	"%2\r\n$6\r\nlength\r\n:1\r\n$11\r\nfirst-entry\r\n*2\r\n$3\r\n1-1\r\n*0\r\n",          // XINFO STREAM
-	"*4\r\n:1\r\n$3\r\n1-1\r\n$3\r\n1-1\r\n*1\r\n*2\r\n$3\r\nbob\r\n$1\r\n1\r\n",           // XPENDING
-	"*1\r\n*4\r\n$3\r\n1-1\r\n$3\r\nbob\r\n:5\r\n:1\r\n",                                   // XPENDING extended
-	"*3\r\n$3\r\n0-0\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n*0\r\n",       // XAUTOCLAIM
-	"*1\r\n*6\r\n:1\r\n:1700000000\r\n:10\r\n*1\r\n$3\r\nGET\r\n$5\r\n1.2:3\r\n$0\r\n\r\n", // SLOWLOG GET
+	"*3\r\n$1\r\nk\r\n$1\r\na\r\n$1\r\n1\r\n",                                                          // BZPOPMIN
+	"*2\r\n$1\r\nk\r\n*2\r\n*2\r\n$1\r\nb\r\n,2\r\n*2\r\n$1\r\na\r\n,1\r\n",                            // ZMPOP, RESP3
+	"*1\r\n%2\r\n$4\r\nname\r\n$1\r\ng\r\n$3\r\nlag\r\n_\r\n",                                          // XINFO GROUPS
+	"%2\r\n$6\r\nlength\r\n:1\r\n$11\r\nfirst-entry\r\n*2\r\n$3\r\n1-1\r\n*0\r\n",                      // XINFO STREAM
+	"*4\r\n:1\r\n$3\r\n1-1\r\n$3\r\n1-1\r\n*1\r\n*2\r\n$3\r\nbob\r\n$1\r\n1\r\n",                       // XPENDING
+	"*1\r\n*4\r\n$3\r\n1-1\r\n$3\r\nbob\r\n:5\r\n:1\r\n",                                               // XPENDING extended
+	"*3\r\n$3\r\n0-0\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n*0\r\n",                   // XAUTOCLAIM
+	"*1\r\n*6\r\n:1\r\n:1700000000\r\n:10\r\n*1\r\n$3\r\nGET\r\n$5\r\n1.2:3\r\n$0\r\n\r\n",             // SLOWLOG GET
+	"*2\r\n:1\r\n$3\r\n1.5\r\n",                                                                        // ZRANK WITHSCORE, RESP2
+	"*2\r\n:1\r\n,1.5\r\n",                                                                             // ZRANK WITHSCORE, RESP3
+	"%2\r\n$7\r\nmatches\r\n*1\r\n*3\r\n*2\r\n:4\r\n:7\r\n*2\r\n:5\r\n:8\r\n:4\r\n$3\r\nlen\r\n:6\r\n", // LCS IDX WITHMATCHLEN, RESP3
+	"*4\r\n$7\r\nmatches\r\n*1\r\n*2\r\n*2\r\n:4\r\n:7\r\n*2\r\n:5\r\n:8\r\n$3\r\nlen\r\n:6\r\n",       // LCS IDX, RESP2
+	"*2\r\n$1\r\n1\r\n$1\r\n0\r\n",                                                                     // VEMB, RESP2
+	"*4\r\n+int8\r\n$2\r\n\x7f\x00\r\n,1\r\n,1\r\n",                                                    // VEMB RAW, RESP3
+	"%2\r\n$10\r\nquant-type\r\n+int8\r\n$6\r\nhnsw-m\r\n:16\r\n",                                      // VINFO, RESP3
+	"*2\r\n*1\r\n$2\r\ne2\r\n*0\r\n",                                                                   // VLINKS
+	"*1\r\n%1\r\n$2\r\ne2\r\n,0.5\r\n",                                                                 // VLINKS WITHSCORES, RESP3
+	"%2\r\n$2\r\ne1\r\n,1\r\n$2\r\ne2\r\n,0.5\r\n",                                                     // VSIM WITHSCORES, RESP3
 }
 
 // readReply decodes one reply from wire bytes.
@@ -121,6 +139,12 @@ func TestDecodersRejectDamage(t *testing.T) {
 		{"GeoPositions", "*1\r\n*1\r\n,1\r\n"},
 		{"ClientList", "$5\r\nid=x \r\n"},
 		{"ClientList", "$7\r\nnoequal\r\n"},
+		{"RankScore", "*1\r\n:1\r\n"},
+		{"LCSMatches", "*2\r\n$7\r\nmatches\r\n*1\r\n*1\r\n*2\r\n:4\r\n:7\r\n"},
+		{"LCSMatches", "*2\r\n$7\r\nmatches\r\n*1\r\n*2\r\n*1\r\n:4\r\n*2\r\n:5\r\n:8\r\n"},
+		{"VectorRaw", "*2\r\n+int8\r\n$0\r\n\r\n"},
+		{"VectorInfo", "*1\r\n$4\r\nsize\r\n"},
+		{"ZLevels", "*1\r\n*1\r\n$2\r\ne2\r\n"},
 	} {
 		v, err := readReply(tc.wire)
 		if err != nil {
@@ -134,7 +158,8 @@ func TestDecodersRejectDamage(t *testing.T) {
 
 // TestDecodersNil checks that a null reply is Nil for every decoder of a list.
 func TestDecodersNil(t *testing.T) {
-	for _, name := range []string{"Z", "Scan", "StringMap", "NullStrings", "XMessages", "XStreams", "GeoResults"} {
+	for _, name := range []string{"Z", "Scan", "StringMap", "NullStrings", "XMessages", "XStreams", "GeoResults",
+		"Floats", "RankScore", "VectorRaw", "VectorInfo", "Levels", "ZLevels"} {
 		if _, err := decoders[name](resp.Null(), nil); !errors.Is(err, Nil) {
 			t.Errorf("%s of a null: %v, want Nil", name, err)
 		}

@@ -23,7 +23,9 @@
 // (Left, Right). Durations and times are time.Duration and time.Time: Expire(d) on SET
 // sends EX when d is a whole number of seconds and PX otherwise, ExpireAt(t) EXAT or
 // PXAT likewise, and a command that takes whole seconds (EXPIRE) refuses a d that is
-// not one with ErrInvalidArg rather than rounding it.
+// not one with ErrInvalidArg rather than rounding it. The vector of VADD and VSIM is
+// FP32's blob ([]byte) or VALUES' numbers ([]float64 or []float32, sent as their
+// count and each number).
 //
 // Options, blocks and one-of choices are methods of the command's value (SetCmd); the
 // value is immutable, each method returning a changed copy, so a command can be built
@@ -80,7 +82,17 @@
 //   - SCAN, SSCAN, HSCAN and ZSCAN are a ScanPage: the cursor and the page;
 //   - BZPOPMIN is a ZWithKey, LMPOP a KeyValues, ZMPOP a KeyZs; XINFO GROUPS,
 //     CONSUMERS and STREAM are XGroupInfo, XConsumerInfo and XStreamInfo (RESP3 maps,
-//     RESP2 flat arrays), PUBSUB NUMSUB a map[string]int64.
+//     RESP2 flat arrays), PUBSUB NUMSUB a map[string]int64;
+//   - COMMANDLOG GET is []CommandLogEntry, whose Value is a duration or a size by
+//     log, SLOWLOG GET []SlowLogEntry;
+//   - ZRANK and ZREVRANK WITHSCORE are a RankScore, LCS IDX an LCSMatches (a RESP3
+//     map, a RESP2 flat array; WITHMATCHLEN's lengths are read when present);
+//   - of the vector sets, VEMB is []float64 (RESP3 doubles, RESP2 strings) and VEMB
+//     RAW a VectorRaw, VINFO a VectorSetInfo (a RESP3 map, a RESP2 flat array, of
+//     text and integers), VLINKS a [][]string of neighbours by level, VSIM and
+//     VLINKS WITHSCORES []Z and [][]Z (a RESP3 map of element to score, a RESP2 flat
+//     array); VSIM's WITHATTRIBS, whose reply has another shape, is left to
+//     Client.Do.
 //
 // A structured decoder never guesses at a reply of another shape: it returns an error
 // matching ErrUnexpectedReply (FuzzDecoders feeds them damaged replies).
@@ -88,7 +100,21 @@
 // A command whose reply changes shape with an option has one constructor per shape:
 // ZRange returns []string and ZRangeWithScores []Z; LPop returns string and
 // LPopCount []string. A command whose reply has no typed form yet returns the
-// resp.Value.
+// resp.Value:
+//
+//   - replies of a varying or nested shape: EVAL, EVALSHA, FCALL and their _RO
+//     forms (what the script returns), EXEC (the queued commands' replies), HELLO,
+//     ROLE, COMMAND INFO, COMMAND DOCS and COMMAND GETKEYSANDFLAGS, ACL GETUSER and
+//     ACL LOG, MEMORY STATS, MODULE LIST, FUNCTION STATS, LATENCY HISTOGRAM, HISTORY
+//     and LATEST, CLIENT TRACKINGINFO, DEBUG, PFDEBUG, HOTKEYS GET, GEORADIUS and
+//     GEORADIUSBYMEMBER (which may store instead of replying), CLIENT KILL (OK or a
+//     count, by form);
+//   - cluster and sentinel replies: CLUSTER SHARDS, SLOTS, LINKS, SLOT-STATS,
+//     GETSLOTMIGRATIONS and MIGRATION, CLUSTERSCAN, SFLUSH, SENTINEL CONFIG, DEBUG,
+//     INFO-CACHE, IS-MASTER-DOWN-BY-ADDR, IS-PRIMARY-DOWN-BY-ADDR, PENDING-SCRIPTS
+//     and SIMULATE-FAILURE;
+//   - commands the client refuses on its shared connections (SUBSCRIBE and its
+//     kin, MONITOR, SYNC, PSYNC), whose replies arrive elsewhere.
 //
 // ScanMap copies HGetAll's map into a struct by `redis:"name"` field tags, as
 // go-redis's Scan does; ScanFields does the same with HMGet's values.

@@ -19,3 +19,13 @@ const (
 	Feet       Unit = "ft"
 	Miles      Unit = "mi"
 )
+
+// VSimFormat is how VSIM and VSIM ... WITHSCORES are given the vector to compare with.
+type VSimFormat string
+
+// The ways to give VSIM a vector.
+const (
+	VSimEle    VSimFormat = "ELE"    // an element of the set, whose vector is used
+	VSimFP32   VSimFormat = "FP32"   // a blob of little-endian 32-bit floats
+	VSimValues VSimFormat = "VALUES" // a count, then the numbers as text
+)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/respire/respire"
-	"github.com/respire/respire/resp"
 )
 
 // Copy builds COPY: copies the value of a key to a new key.
@@ -2100,15 +2099,15 @@ func (c *WaitAOFCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c WaitAOFCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c WaitAOFCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "WAITAOF"))
+	return decodeInts(run(ctx, r, &v, "WAITAOF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c WaitAOFCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c WaitAOFCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "WAITAOF", decodeValue)
+	return queue(p, &v, "WAITAOF", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -175,13 +175,19 @@ func decodeStringMap(v resp.Value, err error) (map[string]string, error) {
 
 // decodeZ reads members with their scores in each form the servers send them: RESP3's
 // array of [member, score] pairs, RESP2's flat array member, score, member, score...,
-// and the single flat pair of ZPOPMIN without a count under RESP3.
+// the single flat pair of ZPOPMIN without a count under RESP3, and RESP3's map of
+// member to score (VSIM ... WITHSCORES).
 func decodeZ(v resp.Value, err error) ([]Z, error) {
-	es, err := elems(v, err)
+	var es []resp.Value
+	if err == nil && v.Kind() == resp.KindMap {
+		es, err = v.Array()
+	} else {
+		es, err = elems(v, err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if len(es) > 0 && es[0].Kind() == resp.KindArray {
+	if v.Kind() != resp.KindMap && len(es) > 0 && es[0].Kind() == resp.KindArray {
 		out := make([]Z, len(es))
 		for i, e := range es {
 			pair, _ := e.Array()

@@ -22,6 +22,7 @@ type replyCase struct {
 	want    any
 	wantErr error
 	since   string // the server version that added the command; older servers skip it
+	needs   string // a command the server must have (a module's), else the case is skipped
 }
 
 // typed adapts a typed Do to replyCase.run.
@@ -30,7 +31,11 @@ func typed[T any](v T, err error) (any, error) { return v, err }
 // forEachProtocol runs fn with a client of each protocol on one server, flushed
 // between them.
 func forEachProtocol(t *testing.T, fn func(t *testing.T, c *respire.Client, version string)) {
-	srv := testserver.Start(t, testserver.Config{})
+	forEachProtocolOn(t, testserver.Start(t, testserver.Config{}), fn)
+}
+
+// forEachProtocolOn is forEachProtocol on a server the caller started.
+func forEachProtocolOn(t *testing.T, srv *testserver.Server, fn func(t *testing.T, c *respire.Client, version string)) {
 	for _, proto := range []int{2, 3} {
 		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
 			ctx := context.Background()
@@ -77,12 +82,27 @@ func older(a, b string) bool {
 
 func runReplyCases(t *testing.T, cases []replyCase) {
 	t.Helper()
-	forEachProtocol(t, func(t *testing.T, c *respire.Client, version string) {
+	runReplyCasesOn(t, testserver.Start(t, testserver.Config{}), cases)
+}
+
+// runReplyCasesOn is runReplyCases on a server the caller started.
+func runReplyCasesOn(t *testing.T, srv *testserver.Server, cases []replyCase) {
+	t.Helper()
+	forEachProtocolOn(t, srv, func(t *testing.T, c *respire.Client, version string) {
 		ctx := context.Background()
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				if tc.since != "" && older(version, tc.since) {
 					t.Skipf("%s needs a server of %s or later, this one is %s", tc.name, tc.since, version)
+				}
+				if tc.needs != "" {
+					info, err := c.Do(ctx, "COMMAND", "INFO", tc.needs)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if es, _ := info.Array(); len(es) != 1 || es[0].IsNull() {
+						t.Skipf("%s needs %s, which this server (%s) was built without", tc.name, tc.needs, version)
+					}
 				}
 				for _, args := range tc.setup {
 					if _, err := c.Do(ctx, args...); err != nil {
@@ -382,10 +402,10 @@ func TestLCSReplies(t *testing.T) {
 			return typed(LCSLen("lcs:a", "lcs:b").Do(ctx, c))
 		}, want: int64(6)},
 		{name: "LCS IDX", setup: pair, run: func(ctx context.Context, c *respire.Client) (any, error) {
-			v, err := LCSIdx("lcs:a", "lcs:b").MinMatchLen(4).WithMatchLen().Do(ctx, c)
-			m, _ := v.Map()
-			n, _ := m["len"].Int()
-			return n, err
-		}, want: int64(6)},
+			return typed(LCSIdx("lcs:a", "lcs:b").MinMatchLen(4).WithMatchLen().Do(ctx, c))
+		}, want: LCSMatches{Matches: []LCSMatch{{A: LCSRange{4, 7}, B: LCSRange{5, 8}, MatchLen: 4}}, Len: 6}},
+		{name: "LCS IDX without WITHMATCHLEN", setup: pair, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(LCSIdx("lcs:a", "lcs:b").Do(ctx, c))
+		}, want: LCSMatches{Matches: []LCSMatch{{A: LCSRange{4, 7}, B: LCSRange{5, 8}}, {A: LCSRange{2, 3}, B: LCSRange{0, 1}}}, Len: 6}},
 	})
 }

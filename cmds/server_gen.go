@@ -715,15 +715,15 @@ func (c *CommandLogGetCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c CommandLogGetCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c CommandLogGetCmd) Do(ctx context.Context, r Doer) ([]CommandLogEntry, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "COMMANDLOG GET"))
+	return decodeCommandLog(run(ctx, r, &v, "COMMANDLOG GET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c CommandLogGetCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c CommandLogGetCmd) In(p *Pipeline) Reply[[]CommandLogEntry] {
 	v := c.argv()
-	return queue(p, &v, "COMMANDLOG GET", decodeValue)
+	return queue(p, &v, "COMMANDLOG GET", decodeCommandLog)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

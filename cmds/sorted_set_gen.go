@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/respire/respire"
-	"github.com/respire/respire/resp"
 )
 
 // BZMPop builds BZMPOP: removes and returns a member by score from one or more sorted
@@ -2133,22 +2132,24 @@ func (c *ZRankWithScoreCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c ZRankWithScoreCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+// A null reply is the error Nil: key does not exist or the member does not exist in the
+// sorted set.
+func (c ZRankWithScoreCmd) Do(ctx context.Context, r Doer) (RankScore, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "ZRANK"))
+	return decodeRankScore(run(ctx, r, &v, "ZRANK"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
-func (c ZRankWithScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (resp.Value, error) {
+func (c ZRankWithScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (RankScore, error) {
 	v := c.argv()
-	return decodeValue(cached(ctx, cl, ttl, &v, "ZRANK"))
+	return decodeRankScore(cached(ctx, cl, ttl, &v, "ZRANK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c ZRankWithScoreCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c ZRankWithScoreCmd) In(p *Pipeline) Reply[RankScore] {
 	v := c.argv()
-	return queue(p, &v, "ZRANK", decodeValue)
+	return queue(p, &v, "ZRANK", decodeRankScore)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2813,22 +2814,24 @@ func (c *ZRevRankWithScoreCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c ZRevRankWithScoreCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+// A null reply is the error Nil: key does not exist or the member does not exist in the
+// sorted set.
+func (c ZRevRankWithScoreCmd) Do(ctx context.Context, r Doer) (RankScore, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "ZREVRANK"))
+	return decodeRankScore(run(ctx, r, &v, "ZREVRANK"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
-func (c ZRevRankWithScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (resp.Value, error) {
+func (c ZRevRankWithScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (RankScore, error) {
 	v := c.argv()
-	return decodeValue(cached(ctx, cl, ttl, &v, "ZREVRANK"))
+	return decodeRankScore(cached(ctx, cl, ttl, &v, "ZREVRANK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c ZRevRankWithScoreCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c ZRevRankWithScoreCmd) In(p *Pipeline) Reply[RankScore] {
 	v := c.argv()
-	return queue(p, &v, "ZREVRANK", decodeValue)
+	return queue(p, &v, "ZREVRANK", decodeRankScore)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

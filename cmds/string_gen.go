@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/respire/respire"
-	"github.com/respire/respire/resp"
 )
 
 // Append builds APPEND: appends a string to the value of a key. Creates the key if it
@@ -189,14 +188,14 @@ func (c DelExCmd) IfNe(value any) DelExCmd {
 }
 
 // IfDEq chooses IFDEQ ifdeq-digest.
-func (c DelExCmd) IfDEq(value int64) DelExCmd {
+func (c DelExCmd) IfDEq(value string) DelExCmd {
 	c.condition = 3
 	c.conditionIfDEqDigest = value
 	return c
 }
 
 // IfDNe chooses IFDNE ifdne-digest.
-func (c DelExCmd) IfDNe(value int64) DelExCmd {
+func (c DelExCmd) IfDNe(value string) DelExCmd {
 	c.condition = 4
 	c.conditionIfDNeDigest = value
 	return c
@@ -233,15 +232,15 @@ func (c *DelExCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c DelExCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c DelExCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "DELEX"))
+	return decodeBool(run(ctx, r, &v, "DELEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c DelExCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c DelExCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "DELEX", decodeValue)
+	return queue(p, &v, "DELEX", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -925,15 +924,15 @@ func (c *LCSIdxCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c LCSIdxCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c LCSIdxCmd) Do(ctx context.Context, r Doer) (LCSMatches, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "LCS"))
+	return decodeLCSMatches(run(ctx, r, &v, "LCS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c LCSIdxCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c LCSIdxCmd) In(p *Pipeline) Reply[LCSMatches] {
 	v := c.argv()
-	return queue(p, &v, "LCS", decodeValue)
+	return queue(p, &v, "LCS", decodeLCSMatches)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1301,14 +1300,14 @@ func (c SetCmd) IfNe(value any) SetCmd {
 }
 
 // IfDEq chooses IFDEQ ifdeq-digest (since 8.4.0).
-func (c SetCmd) IfDEq(value int64) SetCmd {
+func (c SetCmd) IfDEq(value string) SetCmd {
 	c.condition = 5
 	c.conditionIfDEqDigest = value
 	return c
 }
 
 // IfDNe chooses IFDNE ifdne-digest (since 8.4.0).
-func (c SetCmd) IfDNe(value int64) SetCmd {
+func (c SetCmd) IfDNe(value string) SetCmd {
 	c.condition = 6
 	c.conditionIfDNeDigest = value
 	return c

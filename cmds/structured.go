@@ -688,6 +688,18 @@ type SlowLogEntry struct {
 	ClientName string
 }
 
+// CommandLogEntry is an entry of COMMANDLOG GET. Value is what the log measures: the
+// run time in microseconds (slow), or the size in bytes of the request
+// (large-request) or of the reply (large-reply).
+type CommandLogEntry struct {
+	ID         int64
+	Time       time.Time
+	Value      int64
+	Args       []string
+	ClientAddr string
+	ClientName string
+}
+
 // autoClaim splits XAUTOCLAIM's reply into its start ID, its claimed list and its
 // deleted IDs.
 func autoClaim(v resp.Value, err error) (string, resp.Value, []string, error) {
@@ -742,35 +754,48 @@ func decodeNullInts(v resp.Value, err error) ([]Null[int64], error) {
 }
 
 func decodeSlowLog(v resp.Value, err error) ([]SlowLogEntry, error) {
-	return decodeList(v, err, func(e resp.Value) (SlowLogEntry, error) {
+	es, err := decodeCommandLog(v, err)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SlowLogEntry, len(es))
+	for i, e := range es {
+		out[i] = SlowLogEntry{ID: e.ID, Time: e.Time, Duration: time.Duration(e.Value) * time.Microsecond,
+			Args: e.Args, ClientAddr: e.ClientAddr, ClientName: e.ClientName}
+	}
+	return out, nil
+}
+
+// decodeCommandLog reads the entries of COMMANDLOG GET and SLOWLOG GET, which have one
+// shape: [id, time, value, args] and, since Redis 4.0, the client's address and name.
+func decodeCommandLog(v resp.Value, err error) ([]CommandLogEntry, error) {
+	return decodeList(v, err, func(e resp.Value) (CommandLogEntry, error) {
 		f, _ := e.Array()
 		if e.Kind() != resp.KindArray || len(f) < 4 {
-			return SlowLogEntry{}, unexpected("slow log entry", e)
+			return CommandLogEntry{}, unexpected("log entry", e)
 		}
-		var s SlowLogEntry
+		var s CommandLogEntry
 		var err error
 		if s.ID, err = f[0].Int(); err != nil {
-			return SlowLogEntry{}, fmt.Errorf("id: %w", err)
+			return CommandLogEntry{}, fmt.Errorf("id: %w", err)
 		}
 		at, err := f[1].Int()
 		if err != nil {
-			return SlowLogEntry{}, fmt.Errorf("time: %w", err)
+			return CommandLogEntry{}, fmt.Errorf("time: %w", err)
 		}
 		s.Time = time.Unix(at, 0)
-		us, err := f[2].Int()
-		if err != nil {
-			return SlowLogEntry{}, fmt.Errorf("duration: %w", err)
+		if s.Value, err = f[2].Int(); err != nil {
+			return CommandLogEntry{}, fmt.Errorf("value: %w", err)
 		}
-		s.Duration = time.Duration(us) * time.Microsecond
 		if s.Args, err = decodeStrings(f[3], nil); err != nil {
-			return SlowLogEntry{}, fmt.Errorf("arguments: %w", err)
+			return CommandLogEntry{}, fmt.Errorf("arguments: %w", err)
 		}
 		if len(f) >= 6 {
 			if s.ClientAddr, err = f[4].Text(); err != nil {
-				return SlowLogEntry{}, fmt.Errorf("client address: %w", err)
+				return CommandLogEntry{}, fmt.Errorf("client address: %w", err)
 			}
 			if s.ClientName, err = f[5].Text(); err != nil {
-				return SlowLogEntry{}, fmt.Errorf("client name: %w", err)
+				return CommandLogEntry{}, fmt.Errorf("client name: %w", err)
 			}
 		}
 		return s, nil
@@ -783,4 +808,103 @@ func decodeStringMaps(v resp.Value, err error) ([]map[string]string, error) {
 	return decodeList(v, err, func(e resp.Value) (map[string]string, error) {
 		return decodeStringMap(e, nil)
 	})
+}
+
+// RankScore is a member's rank in a sorted set with its score, the reply of
+// ZRANK ... WITHSCORE and ZREVRANK ... WITHSCORE.
+type RankScore struct {
+	Rank  int64
+	Score float64
+}
+
+// LCSMatches is the reply of LCS ... IDX: the matched ranges, longest first, and the
+// length of the longest common subsequence.
+type LCSMatches struct {
+	Matches []LCSMatch
+	Len     int64
+}
+
+// LCSMatch is one range LCS ... IDX matched: its first and last positions in each of
+// the two strings, and its length with WITHMATCHLEN (0 without).
+type LCSMatch struct {
+	A, B     LCSRange
+	MatchLen int64
+}
+
+// LCSRange is the positions of a match's first and last characters in one string.
+type LCSRange struct {
+	Start, End int64
+}
+
+// decodeRankScore reads [rank, score]; a missing member or key is Nil.
+func decodeRankScore(v resp.Value, err error) (RankScore, error) {
+	es, err := elems(v, err)
+	if err != nil {
+		return RankScore{}, err
+	}
+	if len(es) != 2 {
+		return RankScore{}, fmt.Errorf("%w: %d elements for rank, score", ErrUnexpectedReply, len(es))
+	}
+	rank, err := es[0].Int()
+	if err != nil {
+		return RankScore{}, fmt.Errorf("rank: %w", err)
+	}
+	score, err := es[1].Float()
+	if err != nil {
+		return RankScore{}, fmt.Errorf("score: %w", err)
+	}
+	return RankScore{rank, score}, nil
+}
+
+// decodeLCSMatches reads LCS ... IDX's map (RESP3) or flat array (RESP2) of
+// "matches" and "len".
+func decodeLCSMatches(v resp.Value, err error) (LCSMatches, error) {
+	if err != nil {
+		return LCSMatches{}, err
+	}
+	var m LCSMatches
+	err = fields(v, func(name string, f resp.Value) (err error) {
+		switch name {
+		case "matches":
+			m.Matches, err = decodeList(f, nil, decodeLCSMatch)
+		case "len":
+			m.Len, err = f.Int()
+		}
+		return err
+	})
+	return m, err
+}
+
+// decodeLCSMatch reads [[startA, endA], [startB, endB]] and, with WITHMATCHLEN, the
+// length after them.
+func decodeLCSMatch(v resp.Value) (LCSMatch, error) {
+	es, _ := v.Array()
+	if v.Kind() != resp.KindArray || len(es) < 2 || len(es) > 3 {
+		return LCSMatch{}, unexpected("match of two ranges", v)
+	}
+	var m LCSMatch
+	var err error
+	if m.A, err = decodeLCSRange(es[0]); err != nil {
+		return LCSMatch{}, err
+	}
+	if m.B, err = decodeLCSRange(es[1]); err != nil {
+		return LCSMatch{}, err
+	}
+	if len(es) == 3 {
+		if m.MatchLen, err = es[2].Int(); err != nil {
+			return LCSMatch{}, fmt.Errorf("match length: %w", err)
+		}
+	}
+	return m, nil
+}
+
+func decodeLCSRange(v resp.Value) (LCSRange, error) {
+	ns, err := decodeInts(v, nil)
+	if err != nil {
+		return LCSRange{}, err
+	}
+	if len(ns) != 2 {
+		return LCSRange{}, fmt.Errorf("%w: range of %d positions", ErrUnexpectedReply, len(ns))
+	}
+	return LCSRange{ns[0], ns[1]}, nil
 }

@@ -5,8 +5,6 @@ package cmds
 
 import (
 	"context"
-
-	"github.com/respire/respire/resp"
 )
 
 // VAdd builds VADD: add one or more elements to a vector set, or update its vector if
@@ -100,54 +98,39 @@ func (c VAddCmd) M(value int64) VAddCmd {
 }
 
 func (c *VAddCmd) argv() (v argv) {
-	v.fixed[v.n] = "VADD"
-	v.n++
-	v.fixed[v.n] = c.key
-	v.n++
+	v.add("VADD")
+	v.add(c.key)
 	if c.reduce {
-		v.fixed[v.n] = "REDUCE"
-		v.n++
-		v.fixed[v.n] = c.reduceDim
-		v.n++
+		v.add("REDUCE")
+		v.add(c.reduceDim)
 	}
-	v.fixed[v.n] = c.format
-	v.n++
-	v.fixed[v.n] = c.vector
-	v.n++
-	v.fixed[v.n] = c.element
-	v.n++
+	v.add(c.format)
+	for _, x := range vectorValues(c.vector) {
+		v.add(x)
+	}
+	v.add(c.element)
 	if c.cas {
-		v.fixed[v.n] = "CAS"
-		v.n++
+		v.add("CAS")
 	}
 	switch c.quantType {
 	case 1:
-		v.fixed[v.n] = "NOQUANT"
-		v.n++
+		v.add("NOQUANT")
 	case 2:
-		v.fixed[v.n] = "BIN"
-		v.n++
+		v.add("BIN")
 	case 3:
-		v.fixed[v.n] = "Q8"
-		v.n++
+		v.add("Q8")
 	}
 	if c.buildExplorationFactor != nil {
-		v.fixed[v.n] = "EF"
-		v.n++
-		v.fixed[v.n] = c.buildExplorationFactor
-		v.n++
+		v.add("EF")
+		v.add(c.buildExplorationFactor)
 	}
 	if c.attributes != nil {
-		v.fixed[v.n] = "SETATTR"
-		v.n++
-		v.fixed[v.n] = c.attributes
-		v.n++
+		v.add("SETATTR")
+		v.add(c.attributes)
 	}
 	if c.numlinks != nil {
-		v.fixed[v.n] = "M"
-		v.n++
-		v.fixed[v.n] = c.numlinks
-		v.n++
+		v.add("M")
+		v.add(c.numlinks)
 	}
 	return v
 }
@@ -258,7 +241,7 @@ func (c VDimCmd) Args() []any {
 
 // VEmb builds VEMB: return the vector associated with an element
 //
-//	VEMB key element [RAW]
+//	VEMB key element
 //
 // Complexity: O(1). Since Redis 8.0.0, in its vector-set module; Redis only (not in
 // Valkey 9.1).
@@ -273,13 +256,6 @@ func VEmb(key string, element any) VEmbCmd {
 type VEmbCmd struct {
 	key     any
 	element any
-	raw     bool
-}
-
-// Raw adds RAW.
-func (c VEmbCmd) Raw() VEmbCmd {
-	c.raw = true
-	return c
 }
 
 func (c *VEmbCmd) argv() (v argv) {
@@ -289,27 +265,73 @@ func (c *VEmbCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.element
 	v.n++
-	if c.raw {
-		v.fixed[v.n] = "RAW"
-		v.n++
-	}
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c VEmbCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c VEmbCmd) Do(ctx context.Context, r Doer) ([]float64, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "VEMB"))
+	return decodeFloats(run(ctx, r, &v, "VEMB"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c VEmbCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c VEmbCmd) In(p *Pipeline) Reply[[]float64] {
 	v := c.argv()
-	return queue(p, &v, "VEMB", decodeValue)
+	return queue(p, &v, "VEMB", decodeFloats)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
 func (c VEmbCmd) Args() []any {
+	v := c.argv()
+	return v.list()
+}
+
+// VEmbRaw builds VEMB: return the vector associated with an element. This form sends
+// RAW.
+//
+//	VEMB key element RAW
+//
+// Complexity: O(1). Since Redis 8.0.0, in its vector-set module; Redis only (not in
+// Valkey 9.1).
+func VEmbRaw(key string, element any) VEmbRawCmd {
+	var c VEmbRawCmd
+	c.key = key
+	c.element = element
+	return c
+}
+
+// VEmbRawCmd is the VEMB command built by VEmbRaw; its methods add options and run it.
+type VEmbRawCmd struct {
+	key     any
+	element any
+}
+
+func (c *VEmbRawCmd) argv() (v argv) {
+	v.fixed[v.n] = "VEMB"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	v.fixed[v.n] = c.element
+	v.n++
+	v.fixed[v.n] = "RAW"
+	v.n++
+	return v
+}
+
+// Do runs the command with r (a *respire.Client or *respire.Tx).
+func (c VEmbRawCmd) Do(ctx context.Context, r Doer) (VectorRaw, error) {
+	v := c.argv()
+	return decodeVectorRaw(run(ctx, r, &v, "VEMB"))
+}
+
+// In queues the command in p; its reply is read from the Reply after p.Exec.
+func (c VEmbRawCmd) In(p *Pipeline) Reply[VectorRaw] {
+	v := c.argv()
+	return queue(p, &v, "VEMB", decodeVectorRaw)
+}
+
+// Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
+func (c VEmbRawCmd) Args() []any {
 	v := c.argv()
 	return v.list()
 }
@@ -387,15 +409,15 @@ func (c *VInfoCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c VInfoCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c VInfoCmd) Do(ctx context.Context, r Doer) (VectorSetInfo, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "VINFO"))
+	return decodeVectorSetInfo(run(ctx, r, &v, "VINFO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c VInfoCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c VInfoCmd) In(p *Pipeline) Reply[VectorSetInfo] {
 	v := c.argv()
-	return queue(p, &v, "VINFO", decodeValue)
+	return queue(p, &v, "VINFO", decodeVectorSetInfo)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -454,7 +476,7 @@ func (c VIsMemberCmd) Args() []any {
 // VLinks builds VLINKS: return the neighbors of an element at each layer in the HNSW
 // graph
 //
-//	VLINKS key element [WITHSCORES]
+//	VLINKS key element
 //
 // Complexity: O(1). Since Redis 8.0.0, in its vector-set module; Redis only (not in
 // Valkey 9.1).
@@ -467,15 +489,8 @@ func VLinks(key string, element any) VLinksCmd {
 
 // VLinksCmd is the VLINKS command built by VLinks; its methods add options and run it.
 type VLinksCmd struct {
-	key        any
-	element    any
-	withScores bool
-}
-
-// WithScores adds WITHSCORES.
-func (c VLinksCmd) WithScores() VLinksCmd {
-	c.withScores = true
-	return c
+	key     any
+	element any
 }
 
 func (c *VLinksCmd) argv() (v argv) {
@@ -485,23 +500,19 @@ func (c *VLinksCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.element
 	v.n++
-	if c.withScores {
-		v.fixed[v.n] = "WITHSCORES"
-		v.n++
-	}
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c VLinksCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c VLinksCmd) Do(ctx context.Context, r Doer) ([][]string, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "VLINKS"))
+	return decodeLevels(run(ctx, r, &v, "VLINKS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c VLinksCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c VLinksCmd) In(p *Pipeline) Reply[[][]string] {
 	v := c.argv()
-	return queue(p, &v, "VLINKS", decodeValue)
+	return queue(p, &v, "VLINKS", decodeLevels)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -510,10 +521,60 @@ func (c VLinksCmd) Args() []any {
 	return v.list()
 }
 
+// VLinksWithScores builds VLINKS: return the neighbors of an element at each layer in
+// the HNSW graph. This form sends WITHSCORES.
+//
+//	VLINKS key element WITHSCORES
+//
+// Complexity: O(1). Since Redis 8.0.0, in its vector-set module; Redis only (not in
+// Valkey 9.1).
+func VLinksWithScores(key string, element any) VLinksWithScoresCmd {
+	var c VLinksWithScoresCmd
+	c.key = key
+	c.element = element
+	return c
+}
+
+// VLinksWithScoresCmd is the VLINKS command built by VLinksWithScores; its methods add options and run it.
+type VLinksWithScoresCmd struct {
+	key     any
+	element any
+}
+
+func (c *VLinksWithScoresCmd) argv() (v argv) {
+	v.fixed[v.n] = "VLINKS"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	v.fixed[v.n] = c.element
+	v.n++
+	v.fixed[v.n] = "WITHSCORES"
+	v.n++
+	return v
+}
+
+// Do runs the command with r (a *respire.Client or *respire.Tx).
+func (c VLinksWithScoresCmd) Do(ctx context.Context, r Doer) ([][]Z, error) {
+	v := c.argv()
+	return decodeZLevels(run(ctx, r, &v, "VLINKS"))
+}
+
+// In queues the command in p; its reply is read from the Reply after p.Exec.
+func (c VLinksWithScoresCmd) In(p *Pipeline) Reply[[][]Z] {
+	v := c.argv()
+	return queue(p, &v, "VLINKS", decodeZLevels)
+}
+
+// Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
+func (c VLinksWithScoresCmd) Args() []any {
+	v := c.argv()
+	return v.list()
+}
+
 // VRandMember builds VRANDMEMBER: return one or multiple random members from a vector
 // set
 //
-//	VRANDMEMBER key [count]
+//	VRANDMEMBER key
 //
 // Complexity: O(N) where N is the absolute value of the count argument. Since Redis
 // 8.0.0, in its vector-set module; Redis only (not in Valkey 9.1).
@@ -525,14 +586,7 @@ func VRandMember(key string) VRandMemberCmd {
 
 // VRandMemberCmd is the VRANDMEMBER command built by VRandMember; its methods add options and run it.
 type VRandMemberCmd struct {
-	key   any
-	count any
-}
-
-// Count adds [count].
-func (c VRandMemberCmd) Count(value int64) VRandMemberCmd {
-	c.count = value
-	return c
+	key any
 }
 
 func (c *VRandMemberCmd) argv() (v argv) {
@@ -540,27 +594,71 @@ func (c *VRandMemberCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	if c.count != nil {
-		v.fixed[v.n] = c.count
-		v.n++
-	}
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c VRandMemberCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c VRandMemberCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "VRANDMEMBER"))
+	return decodeString(run(ctx, r, &v, "VRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c VRandMemberCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c VRandMemberCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "VRANDMEMBER", decodeValue)
+	return queue(p, &v, "VRANDMEMBER", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
 func (c VRandMemberCmd) Args() []any {
+	v := c.argv()
+	return v.list()
+}
+
+// VRandMemberCount builds VRANDMEMBER: return one or multiple random members from a
+// vector set. This form takes count.
+//
+//	VRANDMEMBER key count
+//
+// Complexity: O(N) where N is the absolute value of the count argument. Since Redis
+// 8.0.0, in its vector-set module; Redis only (not in Valkey 9.1).
+func VRandMemberCount(key string, count int64) VRandMemberCountCmd {
+	var c VRandMemberCountCmd
+	c.key = key
+	c.count = count
+	return c
+}
+
+// VRandMemberCountCmd is the VRANDMEMBER command built by VRandMemberCount; its methods add options and run it.
+type VRandMemberCountCmd struct {
+	key   any
+	count any
+}
+
+func (c *VRandMemberCountCmd) argv() (v argv) {
+	v.fixed[v.n] = "VRANDMEMBER"
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
+	v.fixed[v.n] = c.count
+	v.n++
+	return v
+}
+
+// Do runs the command with r (a *respire.Client or *respire.Tx).
+func (c VRandMemberCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
+	v := c.argv()
+	return decodeStrings(run(ctx, r, &v, "VRANDMEMBER"))
+}
+
+// In queues the command in p; its reply is read from the Reply after p.Exec.
+func (c VRandMemberCountCmd) In(p *Pipeline) Reply[[]string] {
+	v := c.argv()
+	return queue(p, &v, "VRANDMEMBER", decodeStrings)
+}
+
+// Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
+func (c VRandMemberCountCmd) Args() []any {
 	v := c.argv()
 	return v.list()
 }
@@ -611,15 +709,15 @@ func (c *VRangeCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c VRangeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c VRangeCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "VRANGE"))
+	return decodeStrings(run(ctx, r, &v, "VRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c VRangeCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c VRangeCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "VRANGE", decodeValue)
+	return queue(p, &v, "VRANGE", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -729,7 +827,7 @@ func (c VSetAttrCmd) Args() []any {
 
 // VSim builds VSIM: return elements by vector similarity
 //
-//	VSIM key <ELE | FP32 | VALUES> vector_or_element [WITHSCORES] [WITHATTRIBS] [COUNT count] [EPSILON max_distance] [EF search-exploration-factor] [FILTER expression] [FILTER-EF max-filtering-effort] [TRUTH] [NOTHREAD]
+//	VSIM key <ELE | FP32 | VALUES> vector_or_element [COUNT count] [EPSILON max_distance] [EF search-exploration-factor] [FILTER expression] [FILTER-EF max-filtering-effort] [TRUTH] [NOTHREAD]
 //
 // Complexity: O(log(N)) where N is the number of elements in the vector set. Since
 // Redis 8.0.0, in its vector-set module; Redis only (not in Valkey 9.1).
@@ -746,8 +844,6 @@ type VSimCmd struct {
 	key                     any
 	format                  any
 	vectorOrElement         any
-	withScores              bool
-	withattribs             bool
 	count                   any
 	maxDistance             any
 	searchExplorationFactor any
@@ -755,28 +851,6 @@ type VSimCmd struct {
 	maxFilteringEffort      any
 	truth                   bool
 	nothread                bool
-}
-
-// VSimFormat is the format argument of VSim.
-type VSimFormat string
-
-// The values of VSimFormat.
-const (
-	VSimEle    VSimFormat = "ELE"
-	VSimFP32   VSimFormat = "FP32"
-	VSimValues VSimFormat = "VALUES"
-)
-
-// WithScores adds WITHSCORES.
-func (c VSimCmd) WithScores() VSimCmd {
-	c.withScores = true
-	return c
-}
-
-// Withattribs adds WITHATTRIBS.
-func (c VSimCmd) Withattribs() VSimCmd {
-	c.withattribs = true
-	return c
 }
 
 // Count adds [COUNT count].
@@ -825,12 +899,8 @@ func (c *VSimCmd) argv() (v argv) {
 	v.add("VSIM")
 	v.add(c.key)
 	v.add(c.format)
-	v.add(c.vectorOrElement)
-	if c.withScores {
-		v.add("WITHSCORES")
-	}
-	if c.withattribs {
-		v.add("WITHATTRIBS")
+	for _, x := range vectorValues(c.vectorOrElement) {
+		v.add(x)
 	}
 	if c.count != nil {
 		v.add("COUNT")
@@ -862,19 +932,145 @@ func (c *VSimCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c VSimCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
+func (c VSimCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "VSIM"))
+	return decodeStrings(run(ctx, r, &v, "VSIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c VSimCmd) In(p *Pipeline) Reply[resp.Value] {
+func (c VSimCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "VSIM", decodeValue)
+	return queue(p, &v, "VSIM", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
 func (c VSimCmd) Args() []any {
+	v := c.argv()
+	return v.list()
+}
+
+// VSimWithScores builds VSIM: return elements by vector similarity. This form sends
+// WITHSCORES.
+//
+//	VSIM key <ELE | FP32 | VALUES> vector_or_element WITHSCORES [COUNT count] [EPSILON max_distance] [EF search-exploration-factor] [FILTER expression] [FILTER-EF max-filtering-effort] [TRUTH] [NOTHREAD]
+//
+// Complexity: O(log(N)) where N is the number of elements in the vector set. Since
+// Redis 8.0.0, in its vector-set module; Redis only (not in Valkey 9.1).
+func VSimWithScores(key string, format VSimFormat, vectorOrElement any) VSimWithScoresCmd {
+	var c VSimWithScoresCmd
+	c.key = key
+	c.format = string(format)
+	c.vectorOrElement = vectorOrElement
+	return c
+}
+
+// VSimWithScoresCmd is the VSIM command built by VSimWithScores; its methods add options and run it.
+type VSimWithScoresCmd struct {
+	key                     any
+	format                  any
+	vectorOrElement         any
+	count                   any
+	maxDistance             any
+	searchExplorationFactor any
+	expression              any
+	maxFilteringEffort      any
+	truth                   bool
+	nothread                bool
+}
+
+// Count adds [COUNT count].
+func (c VSimWithScoresCmd) Count(value int64) VSimWithScoresCmd {
+	c.count = value
+	return c
+}
+
+// Epsilon adds [EPSILON max_distance].
+func (c VSimWithScoresCmd) Epsilon(value float64) VSimWithScoresCmd {
+	c.maxDistance = value
+	return c
+}
+
+// EF adds [EF search-exploration-factor].
+func (c VSimWithScoresCmd) EF(value int64) VSimWithScoresCmd {
+	c.searchExplorationFactor = value
+	return c
+}
+
+// Filter adds [FILTER expression].
+func (c VSimWithScoresCmd) Filter(value string) VSimWithScoresCmd {
+	c.expression = value
+	return c
+}
+
+// MaxFilteringEffort adds [FILTER-EF max-filtering-effort].
+func (c VSimWithScoresCmd) MaxFilteringEffort(value int64) VSimWithScoresCmd {
+	c.maxFilteringEffort = value
+	return c
+}
+
+// Truth adds TRUTH.
+func (c VSimWithScoresCmd) Truth() VSimWithScoresCmd {
+	c.truth = true
+	return c
+}
+
+// Nothread adds NOTHREAD.
+func (c VSimWithScoresCmd) Nothread() VSimWithScoresCmd {
+	c.nothread = true
+	return c
+}
+
+func (c *VSimWithScoresCmd) argv() (v argv) {
+	v.add("VSIM")
+	v.add(c.key)
+	v.add(c.format)
+	for _, x := range vectorValues(c.vectorOrElement) {
+		v.add(x)
+	}
+	v.add("WITHSCORES")
+	if c.count != nil {
+		v.add("COUNT")
+		v.add(c.count)
+	}
+	if c.maxDistance != nil {
+		v.add("EPSILON")
+		v.add(c.maxDistance)
+	}
+	if c.searchExplorationFactor != nil {
+		v.add("EF")
+		v.add(c.searchExplorationFactor)
+	}
+	if c.expression != nil {
+		v.add("FILTER")
+		v.add(c.expression)
+	}
+	if c.maxFilteringEffort != nil {
+		v.add("FILTER-EF")
+		v.add(c.maxFilteringEffort)
+	}
+	if c.truth {
+		v.add("TRUTH")
+	}
+	if c.nothread {
+		v.add("NOTHREAD")
+	}
+	return v
+}
+
+// Do runs the command with r (a *respire.Client or *respire.Tx).
+func (c VSimWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
+	v := c.argv()
+	return decodeZ(run(ctx, r, &v, "VSIM"))
+}
+
+// In queues the command in p; its reply is read from the Reply after p.Exec.
+func (c VSimWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
+	v := c.argv()
+	return queue(p, &v, "VSIM", decodeZ)
+}
+
+// Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
+func (c VSimWithScoresCmd) Args() []any {
 	v := c.argv()
 	return v.list()
 }

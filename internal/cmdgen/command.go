@@ -128,6 +128,10 @@ func scalarOf(a *cmdspec.Arg) (scalar, bool) {
 			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationSeconds(" + x + ", c.bad)" }, zero: "time.Second"}, true
 		case "milliseconds", "min-idle-time":
 			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationMilliseconds(" + x + ", c.bad)" }, zero: "time.Second"}, true
+		case "ifdeq-digest", "ifdne-digest":
+			// The specification says integer, but the server takes the digest as DIGEST
+			// returns it: 16 hexadecimal characters.
+			return scalar{goType: "string", conv: id, zero: `"0000000000000000"`}, true
 		case "cursor":
 			// A cursor is an unsigned 64-bit number (ScanPage.Cursor).
 			return scalar{goType: "uint64", conv: id, zero: "0"}, true
@@ -287,9 +291,23 @@ func (g *command) param(a *cmdspec.Arg, s scalar) string {
 	if a.Token != "" {
 		g.emit = append(g.emit, fmt.Sprintf("v.add(%q)", a.Token))
 	}
-	g.emit = append(g.emit, fmt.Sprintf("v.add(c.%s)", name))
+	if vectorArgs[g.spec.Name+" "+a.Name] {
+		// After VALUES the server takes the vector as several arguments: its
+		// dimension, then each number.
+		g.emit = append(g.emit, fmt.Sprintf("for _, x := range vectorValues(c.%s) {\nv.add(x)\n}", name))
+	} else {
+		g.emit = append(g.emit, fmt.Sprintf("v.add(c.%s)", name))
+	}
 	g.minArgs = append(g.minArgs, s.zero)
 	return name
+}
+
+// vectorArgs are the vector-set arguments (command and name) that take a vector as
+// FP32's blob or as VALUES' numbers: package cmds's vectorValues lays out a []float64
+// or []float32 as VALUES takes it.
+var vectorArgs = map[string]bool{
+	"vadd vector":            true,
+	"vsim vector_or_element": true,
 }
 
 // listKind is how a list of scalars is given.
@@ -528,6 +546,8 @@ func (g *command) enumType(a *cmdspec.Arg) (typ, first string) {
 var sharedEnums = map[string]struct{ typ, first string }{
 	"LEFT RIGHT": {"Side", "Left"},
 	"m km ft mi": {"Unit", "Meters"},
+	// VSIM's, shared with its WithScores form.
+	"ELE FP32 VALUES": {"VSimFormat", "VSimEle"},
 }
 
 // sharedEnum returns the package's enumeration of the keywords args, or "".

@@ -15,6 +15,10 @@ func (g *command) render(b *bytes.Buffer) {
 	words := strings.Join(c.Words(), " ")
 	summary := strings.TrimSpace(c.Summary)
 	if g.v.suffix != "" {
+		// The vector-set module's summaries end without a full stop.
+		if !strings.HasSuffix(summary, ".") {
+			summary += "."
+		}
 		summary += " This form " + g.variantDoc() + "."
 	}
 	b.WriteString(wrap(fmt.Sprintf("%s builds %s: %s", g.name, words, lowerSentence(summary)), "// ", 88))

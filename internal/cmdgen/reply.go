@@ -48,6 +48,14 @@ var (
 	replyNullInts    = reply{"[]Null[int64]", "decodeNullInts"}
 	replySlowLog     = reply{"[]SlowLogEntry", "decodeSlowLog"}
 	replyStringMaps  = reply{"[]map[string]string", "decodeStringMaps"}
+	replyFloats      = reply{"[]float64", "decodeFloats"}
+	replyRankScore   = reply{"RankScore", "decodeRankScore"}
+	replyLCSMatches  = reply{"LCSMatches", "decodeLCSMatches"}
+	replyVectorRaw   = reply{"VectorRaw", "decodeVectorRaw"}
+	replyVInfo       = reply{"VectorSetInfo", "decodeVectorSetInfo"}
+	replyLevels      = reply{"[][]string", "decodeLevels"}
+	replyZLevels     = reply{"[][]Z", "decodeZLevels"}
+	replyCommandLog  = reply{"[]CommandLogEntry", "decodeCommandLog"}
 )
 
 // variant is one typed form of a command. A command whose reply changes shape with an
@@ -72,8 +80,8 @@ var variants = map[string][]variant{
 	"zinter":           {withScores},
 	"zdiff":            {withScores},
 	"zadd":             {{suffix: "Incr", token: "INCR", reply: &replyFloat}},
-	"zrank":            {{suffix: "WithScore", token: "WITHSCORE", reply: &replyValue}},
-	"zrevrank":         {{suffix: "WithScore", token: "WITHSCORE", reply: &replyValue}},
+	"zrank":            {{suffix: "WithScore", token: "WITHSCORE", reply: &replyRankScore}},
+	"zrevrank":         {{suffix: "WithScore", token: "WITHSCORE", reply: &replyRankScore}},
 	"lpop":             {counted(replyStrings)},
 	"hrandfield": {
 		{suffix: "Count", require: "options", drop: map[string]bool{"WITHVALUES": true}, reply: &replyStrings},
@@ -89,8 +97,12 @@ var variants = map[string][]variant{
 	"xautoclaim": {{suffix: "JustID", token: "JUSTID", reply: &replyXAutoIDs}},
 	"lcs": {
 		{suffix: "Len", token: "LEN", drop: map[string]bool{"IDX": true, "MINMATCHLEN": true, "WITHMATCHLEN": true}, reply: &replyInt},
-		{suffix: "Idx", token: "IDX", drop: map[string]bool{"LEN": true}, reply: &replyValue},
+		{suffix: "Idx", token: "IDX", drop: map[string]bool{"LEN": true}, reply: &replyLCSMatches},
 	},
+	"vemb":        {{suffix: "Raw", token: "RAW", reply: &replyVectorRaw}},
+	"vrandmember": {counted(replyStrings)},
+	"vlinks":      {{suffix: "WithScores", token: "WITHSCORES", reply: &replyZLevels}},
+	"vsim":        {{suffix: "WithScores", token: "WITHSCORES", drop: map[string]bool{"withattribs": true}, reply: &replyZ}},
 	"lpos":        {{suffix: "Count", require: "num-matches", reply: &replyInts}},
 	"rpop":        {counted(replyStrings)},
 	"spop":        {counted(replyStrings)},
@@ -136,13 +148,23 @@ var overrides = map[string]reply{
 	"client|info":          replyClient,
 	"function|list":        replyFunctions,
 	// The vector-set module's specification has no reply schemas.
-	"vcard":              replyInt,
-	"vdim":               replyInt,
-	"vadd":               replyBool,
-	"vrem":               replyBool,
-	"vismember":          replyBool,
-	"vsetattr":           replyBool,
-	"vgetattr":           replyString,
+	"vcard":       replyInt,
+	"vdim":        replyInt,
+	"vadd":        replyBool,
+	"vrem":        replyBool,
+	"vismember":   replyBool,
+	"vsetattr":    replyBool,
+	"vgetattr":    replyString,
+	"vemb":        replyFloats,
+	"vinfo":       replyVInfo,
+	"vlinks":      replyLevels,
+	"vrandmember": replyString,
+	"vrange":      replyStrings,
+	"vsim":        replyStrings,
+	// Its schema gives the count of replicas as a number, not an integer.
+	"waitaof": replyInts,
+	// Its schema lists WRONGTYPE, an error reply, beside the 0 and 1 it answers.
+	"delex":              replyBool,
 	"bzpopmin":           replyZWithKey,
 	"bzpopmax":           replyZWithKey,
 	"lmpop":              replyKeyValues,
@@ -164,6 +186,7 @@ var overrides = map[string]reply{
 	"bitfield":           replyNullInts,
 	"bitfield_ro":        replyInts,
 	"slowlog|get":        replySlowLog,
+	"commandlog|get":     replyCommandLog,
 	"lcs":                replyString,
 	"sentinel|masters":   replyStringMaps,
 	"sentinel|primaries": replyStringMaps,
@@ -182,6 +205,7 @@ var overrides = map[string]reply{
 var plainDrops = map[string][]string{
 	"xinfo|stream": {"full-block"},
 	"lcs":          {"min-match-len", "withmatchlen"}, // IDX's options, in LCSIdx
+	"vsim":         {"withattribs"},
 }
 
 // variantsOf returns a command's forms: the plain one first.

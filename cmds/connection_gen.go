@@ -729,12 +729,16 @@ func (c *ClientListCmd) argv() (v argv) {
 	v.add("LIST")
 	switch c.clientType {
 	case 1:
+		v.add("TYPE")
 		v.add("normal")
 	case 2:
+		v.add("TYPE")
 		v.add("master")
 	case 3:
+		v.add("TYPE")
 		v.add("replica")
 	case 4:
+		v.add("TYPE")
 		v.add("pubsub")
 	}
 	if len(c.clientIDs) > 0 {
@@ -757,8 +761,10 @@ func (c *ClientListCmd) argv() (v argv) {
 	}
 	switch c.skipme {
 	case 1:
+		v.add("SKIPME")
 		v.add("YES")
 	case 2:
+		v.add("SKIPME")
 		v.add("NO")
 	}
 	if c.maxage != nil {
@@ -799,12 +805,16 @@ func (c *ClientListCmd) argv() (v argv) {
 	}
 	switch c.notClientType {
 	case 1:
+		v.add("NOT-TYPE")
 		v.add("normal")
 	case 2:
+		v.add("NOT-TYPE")
 		v.add("master")
 	case 3:
+		v.add("NOT-TYPE")
 		v.add("replica")
 	case 4:
+		v.add("NOT-TYPE")
 		v.add("pubsub")
 	}
 	if len(c.notClientIDs) > 0 {

@@ -1183,16 +1183,22 @@ func (c *CommandListCmd) argv() (v argv) {
 	v.n++
 	switch c.filterby {
 	case 1:
+		v.fixed[v.n] = "FILTERBY"
+		v.n++
 		v.fixed[v.n] = "MODULE"
 		v.n++
 		v.fixed[v.n] = c.filterbyModuleName
 		v.n++
 	case 2:
+		v.fixed[v.n] = "FILTERBY"
+		v.n++
 		v.fixed[v.n] = "ACLCAT"
 		v.n++
 		v.fixed[v.n] = c.filterbyCategory
 		v.n++
 	case 3:
+		v.fixed[v.n] = "FILTERBY"
+		v.n++
 		v.fixed[v.n] = "PATTERN"
 		v.n++
 		v.fixed[v.n] = c.filterbyPattern

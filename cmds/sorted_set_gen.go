@@ -763,10 +763,13 @@ func (c *ZInterCmd) argv() (v argv) {
 	}
 	switch c.aggregate {
 	case 1:
+		v.add("AGGREGATE")
 		v.add("SUM")
 	case 2:
+		v.add("AGGREGATE")
 		v.add("MIN")
 	case 3:
+		v.add("AGGREGATE")
 		v.add("MAX")
 	}
 	return v
@@ -852,10 +855,13 @@ func (c *ZInterWithScoresCmd) argv() (v argv) {
 	}
 	switch c.aggregate {
 	case 1:
+		v.add("AGGREGATE")
 		v.add("SUM")
 	case 2:
+		v.add("AGGREGATE")
 		v.add("MIN")
 	case 3:
+		v.add("AGGREGATE")
 		v.add("MAX")
 	}
 	v.add("WITHSCORES")
@@ -1004,10 +1010,13 @@ func (c *ZInterStoreCmd) argv() (v argv) {
 	}
 	switch c.aggregate {
 	case 1:
+		v.add("AGGREGATE")
 		v.add("SUM")
 	case 2:
+		v.add("AGGREGATE")
 		v.add("MIN")
 	case 3:
+		v.add("AGGREGATE")
 		v.add("MAX")
 	}
 	return v
@@ -3043,10 +3052,13 @@ func (c *ZUnionCmd) argv() (v argv) {
 	}
 	switch c.aggregate {
 	case 1:
+		v.add("AGGREGATE")
 		v.add("SUM")
 	case 2:
+		v.add("AGGREGATE")
 		v.add("MIN")
 	case 3:
+		v.add("AGGREGATE")
 		v.add("MAX")
 	}
 	return v
@@ -3132,10 +3144,13 @@ func (c *ZUnionWithScoresCmd) argv() (v argv) {
 	}
 	switch c.aggregate {
 	case 1:
+		v.add("AGGREGATE")
 		v.add("SUM")
 	case 2:
+		v.add("AGGREGATE")
 		v.add("MIN")
 	case 3:
+		v.add("AGGREGATE")
 		v.add("MAX")
 	}
 	v.add("WITHSCORES")
@@ -3224,10 +3239,13 @@ func (c *ZUnionStoreCmd) argv() (v argv) {
 	}
 	switch c.aggregate {
 	case 1:
+		v.add("AGGREGATE")
 		v.add("SUM")
 	case 2:
+		v.add("AGGREGATE")
 		v.add("MIN")
 	case 3:
+		v.add("AGGREGATE")
 		v.add("MAX")
 	}
 	return v

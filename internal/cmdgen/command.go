@@ -1006,6 +1006,14 @@ func (g *command) choice(a *cmdspec.Arg, required bool) error {
 			g.minOpts = append(g.minOpts, "."+method+"("+g.zeroArgsOf(alt)+")")
 		}
 	}
+	if a.Token != "" {
+		// The choice's own keyword (ZUNION's AGGREGATE, CLIENT LIST's TYPE) goes before
+		// whichever alternative was chosen.
+		for i, c := range cases {
+			head, body, _ := strings.Cut(c, "\n")
+			cases[i] = fmt.Sprintf("%s\nv.add(%q)\n%s", head, a.Token, body)
+		}
+	}
 	if required {
 		cases = append(cases, "default:\nv.fail(problemChoice)")
 	}

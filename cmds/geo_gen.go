@@ -190,22 +190,22 @@ func (c *GeoHashCmd) argv() (v argv) {
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
-func (c GeoHashCmd) Do(ctx context.Context, r Doer) ([]string, error) {
+func (c GeoHashCmd) Do(ctx context.Context, r Doer) ([]Null[string], error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "GEOHASH"))
+	return decodeNullStrings(run(ctx, r, &v, "GEOHASH"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
-func (c GeoHashCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
+func (c GeoHashCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]Null[string], error) {
 	v := c.argv()
-	return decodeStrings(cached(ctx, cl, ttl, &v, "GEOHASH"))
+	return decodeNullStrings(cached(ctx, cl, ttl, &v, "GEOHASH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
-func (c GeoHashCmd) In(p *Pipeline) Reply[[]string] {
+func (c GeoHashCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, &v, "GEOHASH", decodeStrings)
+	return queue(p, &v, "GEOHASH", decodeNullStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -1,6 +1,7 @@
 package cmds
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -105,6 +106,12 @@ func decodeList[T any](v resp.Value, err error, one func(resp.Value) (T, error))
 	out := make([]T, len(es))
 	for i, e := range es {
 		if out[i], err = one(e); err != nil {
+			if errors.Is(err, Nil) {
+				// A null element where the list has no room for one is a reply of
+				// another shape, not a missing reply: matching Nil would tell the
+				// caller the key is missing.
+				err = unexpected("a value", e)
+			}
 			return nil, fmt.Errorf("element %d: %w", i, err)
 		}
 	}

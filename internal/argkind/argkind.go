@@ -41,6 +41,8 @@ func otherText(a any) (string, bool) {
 	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, uintptr,
 		float32, float64, bool, nil:
 		return "", false
+	case *Name:
+		return a.Text, true
 	}
 	t := reflect.TypeOf(a)
 	switch t.Kind() {
@@ -53,6 +55,19 @@ func otherText(a any) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// Name is the name of a command that knows its own table entry. A typed command
+// (package cmds) sends a pointer to a Name of its own, made once, as its first
+// argument, so that the client takes the entry from it instead of looking the name
+// up; everywhere else the argument is its Text, sent and read as the name is.
+type Name struct {
+	// Text is the name as sent: for a subcommand, the container's name (the
+	// subcommand's name is the next argument, a string).
+	Text string
+	// Entry is the command's *command.Info, the subcommand's for a subcommand. It is
+	// an any because package command reads its arguments through this package.
+	Entry any
 }
 
 // dataOf returns the data word of the interface *a: for a value that is not a pointer

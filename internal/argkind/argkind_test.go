@@ -70,3 +70,14 @@ func TestTextAllocs(t *testing.T) {
 		t.Errorf("Text allocates %v times; want 0", allocs)
 	}
 }
+
+func TestNameIsItsText(t *testing.T) {
+	n := &Name{Text: "GET", Entry: 1}
+	got, ok := Text(n)
+	if !ok || got != "GET" {
+		t.Fatalf("Text(&Name{Text: GET}) = %q, %v; want GET, true", got, ok)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { _, _ = Text(n) }); allocs != 0 {
+		t.Fatalf("Text of a *Name allocates %v times", allocs)
+	}
+}

@@ -5,11 +5,11 @@ import (
 	"net"
 	"testing"
 
-	"github.com/respire/respire/internal/fakeserver"
+	"github.com/respire/respire/internal/testkit"
 )
 
-// fakeServer is the scripted far end of a connection's transport (internal/fakeserver).
-type fakeServer = fakeserver.Server
+// fakeServer is the scripted far end of a connection's transport (internal/testkit).
+type fakeServer = testkit.Server
 
 // helloRESP3 answers HELLO with a RESP3 map announcing client id 42.
 var helloRESP3 = (*fakeServer).HelloRESP3
@@ -18,7 +18,7 @@ var helloRESP3 = (*fakeServer).HelloRESP3
 // plays the server's side of the handshake.
 func dialFake(t *testing.T, opts Options, answerHandshake func(f *fakeServer)) (*Conn, *fakeServer) {
 	t.Helper()
-	cli, f := fakeserver.Pipe(t)
+	cli, f := testkit.Pipe(t)
 	return dialFakeOver(t, cli, f, opts, answerHandshake)
 }
 
@@ -26,13 +26,13 @@ func dialFake(t *testing.T, opts Options, answerHandshake func(f *fakeServer)) (
 // the kernel buffering what the fake writes.
 func dialFakeTCP(t *testing.T, opts Options, answerHandshake func(f *fakeServer)) (*Conn, *fakeServer) {
 	t.Helper()
-	cli, f := fakeserver.TCP(t)
+	cli, f := testkit.TCP(t)
 	return dialFakeOver(t, cli, f, opts, answerHandshake)
 }
 
 func dialFakeOver(t *testing.T, cli net.Conn, f *fakeServer, opts Options, answerHandshake func(f *fakeServer)) (*Conn, *fakeServer) {
 	t.Helper()
-	opts.Dialer = fakeserver.Dialer(cli)
+	opts.Dialer = testkit.Dialer(cli)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -9,21 +9,21 @@ import (
 
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/command"
-	"github.com/respire/respire/internal/fakeserver"
+	"github.com/respire/respire/internal/testkit"
 )
 
-// pipes hands out a fresh scripted connection (internal/fakeserver) for each dial and
+// pipes hands out a fresh scripted connection (internal/testkit) for each dial and
 // runs script on its server end, so a test sees which dial served what.
 type pipes struct {
 	t      *testing.T
-	script func(dial int, s *fakeserver.Server)
+	script func(dial int, s *testkit.Server)
 	mu     sync.Mutex
 	dials  int
 	wg     sync.WaitGroup
 }
 
 func (p *pipes) dial(context.Context, string, string) (net.Conn, error) {
-	cli, srv := fakeserver.Pipe(p.t)
+	cli, srv := testkit.Pipe(p.t)
 	p.mu.Lock()
 	n := p.dials
 	p.dials++
@@ -45,7 +45,7 @@ func TestStandaloneRetriesOnlyWhatIsSafe(t *testing.T) {
 		{"write", []any{"SET", "k", "v"}, 1, conn.ErrOutcomeUnknown},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			p := &pipes{t: t, script: func(dial int, s *fakeserver.Server) {
+			p := &pipes{t: t, script: func(dial int, s *testkit.Server) {
 				s.HelloRESP3()
 				s.Read() // the command
 				if dial == 0 {

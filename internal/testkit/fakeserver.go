@@ -1,4 +1,4 @@
-package fakeserver
+package testkit
 
 import (
 	"bufio"
@@ -108,7 +108,7 @@ func (s *Server) Reply(raw string) {
 func (s *Server) HelloRESP3() {
 	s.tb.Helper()
 	s.Expect("HELLO", "3")
-	s.Reply("%4\r\n+server\r\n+redis\r\n+version\r\n+7.0.15\r\n+proto\r\n:3\r\n+id\r\n:42\r\n")
+	s.Reply(Hello("7.0.15", 42))
 }
 
 // Close closes the server's end, as a server that drops the connection does.

@@ -1,4 +1,4 @@
-package fakeserver
+package testkit
 
 import (
 	"bufio"

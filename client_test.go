@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
 )
@@ -226,7 +227,7 @@ func TestBlockingCommandsUseADedicatedConnection(t *testing.T) {
 			}
 			got <- v
 		}()
-		waitFor(t, "BLPOP to block", func() bool {
+		testkit.WaitFor(t, "BLPOP to block", func() bool {
 			return strings.Contains(srv.Do(t, "CLIENT", "LIST"), "cmd=blpop")
 		})
 		// The shared connection is not stuck behind BLPOP, and its read timeout does
@@ -263,17 +264,6 @@ func ping(ctx context.Context, c *Client) error {
 		err = fmt.Errorf("PING got %s", v)
 	}
 	return err
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func TestWatch(t *testing.T) {
@@ -461,7 +451,7 @@ func TestPubSubResubscribesAfterKill(t *testing.T) {
 		if err := sub.Unsubscribe(ctx, "news"); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "unsubscribe", func() bool { return srv.Do(t, "PUBLISH", "news", "x") == "0" })
+		testkit.WaitFor(t, "unsubscribe", func() bool { return srv.Do(t, "PUBLISH", "news", "x") == "0" })
 		sub.Close()
 		if _, open := <-sub.Messages(); open {
 			// Drain anything buffered before Close.
@@ -483,11 +473,11 @@ func TestSubscriptionOverflowDropsAndCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	waitFor(t, "subscriber", func() bool { return srv.Do(t, "PUBSUB", "NUMSUB", "flood") == "flood\n1" })
+	testkit.WaitFor(t, "subscriber", func() bool { return srv.Do(t, "PUBSUB", "NUMSUB", "flood") == "flood\n1" })
 	for i := range 5 {
 		srv.Do(t, "PUBLISH", "flood", strconv.Itoa(i))
 	}
-	waitFor(t, "drops", func() bool { return sub.Dropped() == 3 })
+	testkit.WaitFor(t, "drops", func() bool { return sub.Dropped() == 3 })
 	for _, want := range []string{"0", "1"} {
 		if m := <-sub.Messages(); m.Payload != want {
 			t.Fatalf("kept %q, want the oldest %q", m.Payload, want)

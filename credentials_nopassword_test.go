@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/test/testserver"
 )
@@ -84,7 +85,7 @@ func TestCredentialsNoPasswordLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	noPassword.Store(true)
-	waitFor(t, "the schedule to report two more failures", func() bool {
+	testkit.WaitFor(t, "the schedule to report two more failures", func() bool {
 		errs, lines := credentialFailures(rec, logs)
 		return len(errs) >= 3 && len(lines) >= 3
 	})

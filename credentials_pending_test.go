@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
 )
@@ -94,7 +95,7 @@ func TestReauthenticatePendingBehindBlockingCommand(t *testing.T) {
 		t.Fatalf("BLPOP: %v", err)
 	}
 	var conns map[string]string
-	waitFor(t, "every connection to be "+next.Name, func() bool {
+	testkit.WaitFor(t, "every connection to be "+next.Name, func() bool {
 		conns = clientConns(t, srv, name)
 		for _, u := range conns {
 			if u != next.Name {

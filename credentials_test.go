@@ -14,6 +14,7 @@ import (
 
 	"github.com/respire/respire/cache"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/sentinelserver"
@@ -513,7 +514,7 @@ func testLiveRotation(t *testing.T, proto int) {
 			}
 		}
 		heard(fmt.Sprintf("after %d", n))
-		waitFor(t, "traffic after the rotation", func() bool { return ops.Load() > before+100 })
+		testkit.WaitFor(t, "traffic after the rotation", func() bool { return ops.Load() > before+100 })
 		t.Logf("rotation %d: %d connections, all %s", n, len(conns), next.Name)
 	}
 	close(stop)
@@ -576,7 +577,7 @@ func TestOnConnectOncePerConnection(t *testing.T) {
 	if !errors.Is(err, errHook) {
 		t.Fatalf("NewClient with a failing OnConnect: %v, want its error", err)
 	}
-	waitFor(t, "the refused connection to close", func() bool { return len(clientConns(t, srv, "refused")) == 0 })
+	testkit.WaitFor(t, "the refused connection to close", func() bool { return len(clientConns(t, srv, "refused")) == 0 })
 }
 
 // TestCredentialRotationCluster: on a Cluster every node's connections (shared,

@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/faultproxy"
@@ -111,7 +112,7 @@ func TestSubscriptionResubscribeRefused(t *testing.T) {
 			defer shard.Close()
 
 			srv.Do(t, "ACL", "SETUSER", user, "resetchannels", "&a", "&c", "&e", "&p.*", "&s1")
-			waitFor(t, "b, d, q.* and s2 reported refused", func() bool { return len(sub.Refused()) >= 3 && len(shard.Refused()) >= 1 })
+			testkit.WaitFor(t, "b, d, q.* and s2 reported refused", func() bool { return len(sub.Refused()) >= 3 && len(shard.Refused()) >= 1 })
 			refused := sub.Refused()
 			want := []RefusedChannelError{{Name: "b"}, {Name: "d"}, {Name: "q.*", Pattern: true}}
 			for i, r := range refused {
@@ -257,7 +258,7 @@ func TestCloseRacingSubscribe(t *testing.T) {
 				}
 			}
 			t.Logf("%d of %d Subscribe calls returned ErrClosed", closed, n)
-			waitFor(t, "no subscriber left", func() bool {
+			testkit.WaitFor(t, "no subscriber left", func() bool {
 				return !strings.Contains(srv.Do(t, "CLIENT", "LIST", "TYPE", "pubsub"), "id=")
 			})
 			for i := range n {
@@ -486,7 +487,7 @@ func TestSubscriptionHealthCheckLive(t *testing.T) {
 			accepted := p.Stats().Accepted
 			p.Blackhole(faultproxy.Both)
 			defer p.Heal()
-			waitFor(t, "the subscription to dial again", func() bool { return p.Stats().Accepted > accepted })
+			testkit.WaitFor(t, "the subscription to dial again", func() bool { return p.Stats().Accepted > accepted })
 			p.Heal()
 			publishUntilHeard(t, srv, sub, "hc", "after")
 		})

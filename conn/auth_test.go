@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
@@ -315,7 +316,7 @@ func TestReauthNeverInsideMulti(t *testing.T) {
 				}
 				done := make(chan error, 1)
 				go func() { done <- c.Reauth(ctx, cred2) }()
-				waitFor(t, "the AUTH to be deferred", func() bool {
+				testkit.WaitFor(t, "the AUTH to be deferred", func() bool {
 					c.mu.Lock()
 					defer c.mu.Unlock()
 					return c.auth.deferred != nil
@@ -427,7 +428,7 @@ func TestReauthBeforeRESP2Subscribe(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- c.Reauth(ctx, cred2) }()
-	waitFor(t, "the AUTH to be queued", func() bool {
+	testkit.WaitFor(t, "the AUTH to be queued", func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return c.r.inflight.len()+len(c.w.queued) == 2
@@ -564,7 +565,7 @@ func TestReauthBehindTakenBackExecRace(t *testing.T) {
 		ectx, ecancel := context.WithCancel(ctx)
 		exec := make(chan error, 1)
 		go func() { _, err := c.Do(ectx, "EXEC"); exec <- err }()
-		waitFor(t, "EXEC and AUTH queued", func() bool { q, _ := c.counts(); return q == 2 })
+		testkit.WaitFor(t, "EXEC and AUTH queued", func() bool { q, _ := c.counts(); return q == 2 })
 		c.mu.Lock() // both waiters wake while the lock is held, then race for it
 		rcancel()
 		ecancel()
@@ -645,7 +646,7 @@ func openTx(t *testing.T, c *Conn, f *fakeServer) {
 
 func waitDeferredAuth(t *testing.T, c *Conn) {
 	t.Helper()
-	waitFor(t, "the AUTH deferred", func() bool {
+	testkit.WaitFor(t, "the AUTH deferred", func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return c.auth.deferred != nil
@@ -658,7 +659,7 @@ func blockWriter(t *testing.T, c *Conn) chan error {
 	t.Helper()
 	ch := make(chan error, 1)
 	go func() { _, err := c.Do(context.Background(), "SET", "k", "v"); ch <- err }()
-	waitFor(t, "SET in flight", func() bool { _, n := c.counts(); return n == 1 })
+	testkit.WaitFor(t, "SET in flight", func() bool { _, n := c.counts(); return n == 1 })
 	return ch
 }
 
@@ -681,7 +682,7 @@ func queueCancellable(t *testing.T, c *Conn, queuedBefore int, what string, send
 	cctx, cancel := context.WithCancel(context.Background())
 	ch := make(chan error, 1)
 	go func() { ch <- send(cctx, c) }()
-	waitFor(t, what+" queued", func() bool { q, _ := c.counts(); return q > queuedBefore })
+	testkit.WaitFor(t, what+" queued", func() bool { q, _ := c.counts(); return q > queuedBefore })
 	return func() {
 		t.Helper()
 		cancel()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/resp"
 )
 
@@ -103,18 +104,6 @@ func TestHandshakeRESP3LearnsIdentity(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds or a deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 func (c *Conn) counts() (queued, inflight int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -138,7 +127,7 @@ func TestCancelQueuedCommandIsNeverSent(t *testing.T) {
 		first <- err
 	}()
 	// The writer is now blocked writing GET a into the pipe nobody reads yet.
-	waitFor(t, "GET a in flight", func() bool { _, n := c.counts(); return n == 1 })
+	testkit.WaitFor(t, "GET a in flight", func() bool { _, n := c.counts(); return n == 1 })
 
 	cctx, cancel := context.WithCancel(ctx)
 	second := make(chan error, 1)
@@ -146,7 +135,7 @@ func TestCancelQueuedCommandIsNeverSent(t *testing.T) {
 		_, err := c.Do(cctx, "SET", "b", "never")
 		second <- err
 	}()
-	waitFor(t, "SET b queued", func() bool { q, _ := c.counts(); return q == 1 })
+	testkit.WaitFor(t, "SET b queued", func() bool { q, _ := c.counts(); return q == 1 })
 	cancel()
 	err := <-second
 	if !errors.Is(err, ErrNotSent) || !errors.Is(err, context.Canceled) || errors.Is(err, ErrOutcomeUnknown) {
@@ -252,7 +241,7 @@ func TestUnexpectedReplyBreaksTheConnection(t *testing.T) {
 		go c.Ping(context.Background())
 		f.Expect("PING")
 		f.Reply("+PONG\r\n")
-		waitFor(t, "PING done", func() bool { _, n := c.counts(); return n == 0 })
+		testkit.WaitFor(t, "PING done", func() bool { _, n := c.counts(); return n == 0 })
 		f.Reply("+STRAY\r\n")
 		time.Sleep(2 * idleCheckAfter) // the peek is for connections idle this long
 		v, err := c.Do(context.Background(), "GET", "k")
@@ -265,7 +254,7 @@ func TestUnexpectedReplyBreaksTheConnection(t *testing.T) {
 		go c.Ping(context.Background())
 		f.Expect("PING")
 		f.Reply("+PONG\r\n")
-		waitFor(t, "PING done", func() bool { _, n := c.counts(); return n == 0 })
+		testkit.WaitFor(t, "PING done", func() bool { _, n := c.counts(); return n == 0 })
 		f.Close()
 		time.Sleep(2 * idleCheckAfter)
 		_, err := c.Do(context.Background(), "SET", "k", "v")
@@ -343,7 +332,7 @@ func TestNonBlockingWriteAfterOldDeadline(t *testing.T) {
 	go c.Ping(context.Background()) // uncancellable: a blocking write with a deadline
 	f.Expect("PING")
 	f.Reply("+PONG\r\n")
-	waitFor(t, "PING done", func() bool { _, n := c.counts(); return n == 0 })
+	testkit.WaitFor(t, "PING done", func() bool { _, n := c.counts(); return n == 0 })
 	time.Sleep(50 * time.Millisecond) // the write deadline is now in the past
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

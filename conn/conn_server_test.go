@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
 )
@@ -295,7 +296,7 @@ func TestServerKilledMidPipeline(t *testing.T) {
 			errs <- err
 		}()
 	}
-	waitFor(t, "all commands written", func() bool { _, f := c.counts(); return f == n })
+	testkit.WaitFor(t, "all commands written", func() bool { _, f := c.counts(); return f == n })
 	start := time.Now()
 	srv.Kill(t)
 	for range n {

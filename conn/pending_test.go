@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
 )
@@ -158,7 +159,7 @@ func TestPendingContextEndsBeforeWait(t *testing.T) {
 			first <- err
 		}()
 		// The writer is now blocked writing GET a into the pipe nobody reads yet.
-		waitFor(t, "GET a in flight", func() bool { _, n := c.counts(); return n == 1 })
+		testkit.WaitFor(t, "GET a in flight", func() bool { _, n := c.counts(); return n == 1 })
 		ctx, cancel := context.WithCancel(context.Background())
 		p, err := c.StartEncoded(ctx, 1, encodeAll(t, []any{"SET", "b", "never"}), nil)
 		if err != nil {
@@ -208,7 +209,7 @@ func TestPendingConnectionLostBeforeWait(t *testing.T) {
 			if !p.cl.readsSelf {
 				// The reader goroutine notices the loss before Wait; a caller that
 				// reads itself notices it in Wait.
-				waitFor(t, "the connection to break", func() bool { return c.Err() != nil })
+				testkit.WaitFor(t, "the connection to break", func() bool { return c.Err() != nil })
 			}
 			if _, err := p.Wait(); !errors.Is(err, ErrOutcomeUnknown) {
 				t.Fatalf("Wait after the connection was lost: %v; want ErrOutcomeUnknown", err)

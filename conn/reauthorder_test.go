@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/respire/respire/internal/testkit"
 )
 
 // gatedCtx is a context whose Err, once armed, holds its first caller until the gate
@@ -45,7 +47,7 @@ func execTakenBackBehind(t *testing.T, c *Conn, arm func()) {
 	exctx, excancel := context.WithCancel(context.Background())
 	exec := make(chan error, 1)
 	go func() { _, err := c.Do(exctx, "EXEC"); exec <- err }()
-	waitFor(t, "EXEC and the AUTH behind it queued", func() bool { q, _ := c.counts(); return q == 2 })
+	testkit.WaitFor(t, "EXEC and the AUTH behind it queued", func() bool { q, _ := c.counts(); return q == 2 })
 	arm()
 	excancel()
 	if err := <-exec; !errors.Is(err, ErrNotSent) {
@@ -125,7 +127,7 @@ func TestReauthTakenBackYieldsToLaterReauth(t *testing.T) {
 				}
 			}
 			g.open()
-			waitFor(t, "a Reauth to return, or u2's AUTH to be queued", func() bool {
+			testkit.WaitFor(t, "a Reauth to return, or u2's AUTH to be queued", func() bool {
 				q, n := c.counts()
 				return len(first) > 0 || len(second) > 0 || q+n > 0
 			})
@@ -169,7 +171,7 @@ func TestReauthNotSupersededByEndedReauth(t *testing.T) {
 	second := make(chan error, 1)
 	execTakenBackBehind(t, c, func() {
 		go func() { second <- c.Reauth(ctx3, cred3) }()
-		waitFor(t, "u3's AUTH queued behind u2's", func() bool { q, _ := c.counts(); return q == 3 })
+		testkit.WaitFor(t, "u3's AUTH queued behind u2's", func() bool { q, _ := c.counts(); return q == 3 })
 		// The EXEC is taken back here as its caller would (unqueueLocked), with u3's
 		// context ended and its AUTH still queued: holding the lock keeps u3's waiter
 		// from taking its AUTH back first. The caller, woken next, finds it gone.
@@ -181,7 +183,7 @@ func TestReauthNotSupersededByEndedReauth(t *testing.T) {
 	if err := <-second; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Reauth(u3): %v, want cancelled", err)
 	}
-	waitFor(t, "u2 to return or be deferred again", func() bool {
+	testkit.WaitFor(t, "u2 to return or be deferred again", func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return len(first) > 0 || c.auth.deferred != nil
@@ -255,11 +257,11 @@ func TestReauthYieldsToWrittenReauth(t *testing.T) {
 			inflight := 1 // u3's AUTH
 			if tt.replyRead {
 				f.Reply("+OK\r\n")
-				waitFor(t, "u3's reply read", func() bool { q, n := c.counts(); return q+n == 0 })
+				testkit.WaitFor(t, "u3's reply read", func() bool { q, n := c.counts(); return q+n == 0 })
 				inflight = 0
 			}
 			g.open()
-			waitFor(t, "u2 to return or send", func() bool {
+			testkit.WaitFor(t, "u2 to return or send", func() bool {
 				q, n := c.counts()
 				return len(first) > 0 || q > 0 || n > inflight
 			})
@@ -271,7 +273,7 @@ func TestReauthYieldsToWrittenReauth(t *testing.T) {
 			}
 			if !tt.replyRead {
 				f.Reply("+OK\r\n")
-				waitFor(t, "u3's reply read", func() bool { q, n := c.counts(); return q+n == 0 })
+				testkit.WaitFor(t, "u3's reply read", func() bool { q, n := c.counts(); return q+n == 0 })
 			}
 			if !c.AuthenticatedWith(cred3) {
 				t.Errorf("the server took u3's AUTH last, but the connection does not record u3")

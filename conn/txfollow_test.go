@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
 )
@@ -97,7 +98,7 @@ func TestReauthDeferredBehindTakenBackMulti(t *testing.T) {
 			go func() { reauth <- c.Reauth(context.Background(), cred2) }()
 			waitDeferredAuth(t, c)
 			takeBack()
-			waitFor(t, "the AUTH queued", func() bool { q, _ := c.counts(); return q == 1 })
+			testkit.WaitFor(t, "the AUTH queued", func() bool { q, _ := c.counts(); return q == 1 })
 			f.Expect("SET", "k", "v")
 			f.Reply("+OK\r\n")
 			if err := <-set; err != nil {
@@ -243,7 +244,7 @@ func TestReauthQueuedBehindTakenBackExec(t *testing.T) {
 			ctx := tt.ctx(t)
 			reauth := make(chan error, 1)
 			go func() { reauth <- c.Reauth(ctx, cred2) }()
-			waitFor(t, "the AUTH queued behind "+tt.close, func() bool { q, _ := c.counts(); return q == 2 })
+			testkit.WaitFor(t, "the AUTH queued behind "+tt.close, func() bool { q, _ := c.counts(); return q == 2 })
 			takeBack()
 			redeferredThenAuth(t, c, f, set, reauth)
 		})
@@ -266,15 +267,15 @@ func TestReauthsBehindTakenBackExec(t *testing.T) {
 	go func() { first <- c.Reauth(ctx, cred2) }()
 	waitDeferredAuth(t, c)
 	takeBack := queueCancellable(t, c, 0, "EXEC", doer("EXEC"))
-	waitFor(t, "the AUTH released behind EXEC", func() bool { q, _ := c.counts(); return q == 2 })
+	testkit.WaitFor(t, "the AUTH released behind EXEC", func() bool { q, _ := c.counts(); return q == 2 })
 	multi, exec := make(chan error, 1), make(chan resp.Value, 1)
 	go func() { _, err := c.Do(ctx, "MULTI"); multi <- err }()
-	waitFor(t, "MULTI queued", func() bool { q, _ := c.counts(); return q == 3 })
+	testkit.WaitFor(t, "MULTI queued", func() bool { q, _ := c.counts(); return q == 3 })
 	second := make(chan error, 1)
 	go func() { second <- c.Reauth(ctx, cred3) }()
 	waitDeferredAuth(t, c)
 	go func() { v, _ := c.Do(ctx, "EXEC"); exec <- v }()
-	waitFor(t, "EXEC and the second AUTH queued", func() bool { q, _ := c.counts(); return q == 5 })
+	testkit.WaitFor(t, "EXEC and the second AUTH queued", func() bool { q, _ := c.counts(); return q == 5 })
 	takeBack()
 	if err := <-first; !errors.Is(err, errReauthSuperseded) || !errors.Is(err, ErrNotSent) {
 		t.Fatalf("first Reauth: %v, want superseded, not sent", err)

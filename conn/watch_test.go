@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -58,13 +59,13 @@ func TestWatchedContextCancelsQueuedAndWrittenCalls(t *testing.T) {
 	}()
 	// The writer is now blocked writing INCR into the pipe the fake does not read yet,
 	// so SET waits in the queue.
-	waitFor(t, "INCR in flight", func() bool { _, n := c.counts(); return n == 1 })
+	testkit.WaitFor(t, "INCR in flight", func() bool { _, n := c.counts(); return n == 1 })
 	queued := make(chan error, 1)
 	go func() {
 		_, err := c.Do(ctx, "SET", "b", "never")
 		queued <- err
 	}()
-	waitFor(t, "SET queued", func() bool { q, _ := c.counts(); return q == 1 })
+	testkit.WaitFor(t, "SET queued", func() bool { q, _ := c.counts(); return q == 1 })
 	if _, n := c.watching(ctx); n != 2 {
 		t.Fatalf("%d calls wait for the watcher; want 2", n)
 	}
@@ -246,10 +247,10 @@ func TestWatchedContextSendIsCancelled(t *testing.T) {
 	pings(t, c, f, ctx, 2)
 	held := make(chan error, 1)
 	go func() { held <- c.Ping(context.Background()) }()
-	waitFor(t, "PING in flight", func() bool { _, n := c.counts(); return n == 1 })
+	testkit.WaitFor(t, "PING in flight", func() bool { _, n := c.counts(); return n == 1 })
 	sent := make(chan error, 1)
 	go func() { sent <- c.Send(ctx, "SET", "k", "v") }()
-	waitFor(t, "SET queued", func() bool { q, _ := c.counts(); return q == 1 })
+	testkit.WaitFor(t, "SET queued", func() bool { q, _ := c.counts(); return q == 1 })
 	cancel()
 	select {
 	case err := <-sent:

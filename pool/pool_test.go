@@ -11,6 +11,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/respire/respire/internal/testkit"
 )
 
 func TestGetPutReusesMostRecentFirst(t *testing.T) {
@@ -254,7 +256,7 @@ func TestCancelRacingPut(t *testing.T) {
 			}
 			result <- err
 		}()
-		waitFor(t, func() bool { return p.Stats().Waiters == 1 })
+		testkit.WaitFor(t, "a waiter", func() bool { return p.Stats().Waiters == 1 })
 
 		start := make(chan struct{})
 		var wg sync.WaitGroup
@@ -299,7 +301,7 @@ func TestCancelRacingDiscard(t *testing.T) {
 			}
 			result <- err
 		}()
-		waitFor(t, func() bool { return p.Stats().Waiters == 1 })
+		testkit.WaitFor(t, "a waiter", func() bool { return p.Stats().Waiters == 1 })
 
 		start := make(chan struct{})
 		var wg sync.WaitGroup
@@ -823,18 +825,6 @@ func TestGetPutDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds, failing the test after 10 seconds.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		runtime.Gosched()
-	}
-}
-
 func TestHealthCheckAbandonedByContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p, _ := newTestPool(t, Options[*fakeConn]{Size: 1, HealthCheckAfter: time.Second})
@@ -897,7 +887,7 @@ func TestCloseRacingGrantedSlot(t *testing.T) {
 			}
 			errc <- err
 		}()
-		waitFor(t, func() bool { return p.Stats().Waiters == 1 })
+		testkit.WaitFor(t, "a waiter", func() bool { return p.Stats().Waiters == 1 })
 		p.Discard(held)
 		p.Close()
 		if err := <-errc; err != nil && err != ErrClosed {
@@ -923,7 +913,7 @@ func TestCloseRacingCancelledWaiter(t *testing.T) {
 			_, err := p.Get(ctx)
 			errc <- err
 		}()
-		waitFor(t, func() bool { return p.Stats().Waiters == 1 })
+		testkit.WaitFor(t, "a waiter", func() bool { return p.Stats().Waiters == 1 })
 		go cancel()
 		p.Close()
 		if err := <-errc; err != ErrClosed && !errors.Is(err, context.Canceled) {
@@ -970,7 +960,7 @@ func TestCancelledWaiterGivesBackLateGrant(t *testing.T) {
 					}
 					errc <- err
 				}()
-				waitFor(t, func() bool { return p.Stats().Waiters == 1 })
+				testkit.WaitFor(t, "a waiter", func() bool { return p.Stats().Waiters == 1 })
 
 				p.mu.Lock()
 				cancel()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/sentinel"
 	"github.com/respire/respire/test/sentinelserver"
@@ -34,23 +35,6 @@ func newClient(t *testing.T, d *sentinelserver.Deployment, o respire.Options) *r
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
-}
-
-// waitFor polls cond until it holds, failing the test after timeout.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s: %v", timeout, what, err)
-		}
-		timer := time.NewTimer(10 * time.Millisecond)
-		<-timer.C
-	}
 }
 
 // servedBy returns the address of the connection the client uses for key now.
@@ -323,7 +307,7 @@ func testFailoverDuringWrites(t *testing.T, fault func(*sentinelserver.Deploymen
 			w.halt()
 		}
 	}()
-	waitFor(t, 10*time.Second, "writes before the fault", func() error {
+	testkit.WaitWithin(t, 10*time.Second, "writes before the fault", func() error {
 		if n := w.ok.Load(); n < 500 {
 			return fmt.Errorf("%d writes", n)
 		}
@@ -374,7 +358,7 @@ func testFailoverDuringWrites(t *testing.T, fault func(*sentinelserver.Deploymen
 		t.Fatalf("the client uses %s (%v), want the new master %s", addr, err, nm.Addr())
 	}
 	before := w.ok.Load()
-	waitFor(t, 10*time.Second, "writes on the new master", func() error {
+	testkit.WaitWithin(t, 10*time.Second, "writes on the new master", func() error {
 		if n := w.ok.Load() - before; n < 500 {
 			return fmt.Errorf("%d writes since the switch", n)
 		}
@@ -403,7 +387,7 @@ func testFailoverDuringWrites(t *testing.T, fault func(*sentinelserver.Deploymen
 	receive(t, c, sub, "after")
 
 	// Nothing of the client stays connected to the old master, if it still runs.
-	waitFor(t, 10*time.Second, "the old master to have no client connection", func() error {
+	testkit.WaitWithin(t, 10*time.Second, "the old master to have no client connection", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		list, err := old.DoErr(ctx, "CLIENT", "LIST")
@@ -420,7 +404,7 @@ func testFailoverDuringWrites(t *testing.T, fault func(*sentinelserver.Deploymen
 // receive publishes on the client until the subscription receives a message.
 func receive(t *testing.T, c *respire.Client, sub *respire.Subscription, payload string) {
 	t.Helper()
-	waitFor(t, 10*time.Second, "a message on the subscription", func() error {
+	testkit.WaitWithin(t, 10*time.Second, "a message on the subscription", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		if _, err := c.Do(ctx, "PUBLISH", "news", payload); err != nil {
@@ -468,7 +452,7 @@ func TestReplicaReads(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Replicas lag: the read may miss the write for a moment.
-		waitFor(t, 5*time.Second, "the write on the replica", func() error {
+		testkit.WaitWithin(t, 5*time.Second, "the write on the replica", func() error {
 			v, err := c.Do(ctx, "GET", key)
 			if err != nil {
 				return err
@@ -494,7 +478,7 @@ func TestReplicaReads(t *testing.T) {
 	}
 
 	nm := d.Failover(t)
-	waitFor(t, 15*time.Second, "writes to the new master", func() error {
+	testkit.WaitWithin(t, 15*time.Second, "writes to the new master", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		_, err := c.Do(ctx, "SET", "after", "v")
@@ -503,7 +487,7 @@ func TestReplicaReads(t *testing.T) {
 	base := gets(nm)
 	readBack("after2")
 	// Once the Sentinels list the new replicas, the new master serves no reads.
-	waitFor(t, 15*time.Second, "reads to leave the new master", func() error {
+	testkit.WaitWithin(t, 15*time.Second, "reads to leave the new master", func() error {
 		before := gets(nm)
 		for range 20 {
 			if _, err := c.Do(ctx, "GET", "after2"); err != nil {
@@ -531,12 +515,12 @@ func testFollowsPastAHungSentinel(t *testing.T, proto int) {
 	d := sentinelserver.Start(t, sentinelserver.Config{})
 	c := newClient(t, d, respire.Options{Protocol: proto, DialTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond})
 	var hung int
-	waitFor(t, 10*time.Second, "the subscription", func() (err error) { hung, err = listener(d, -1); return err })
+	testkit.WaitWithin(t, 10*time.Second, "the subscription", func() (err error) { hung, err = listener(d, -1); return err })
 	d.PauseSentinel(t, hung)
 	t.Cleanup(func() { d.ResumeSentinel(t, hung) })
 	faultAt := time.Now()
 	nm := d.Failover(t)
-	waitFor(t, 10*time.Second, "the client to follow", func() error {
+	testkit.WaitWithin(t, 10*time.Second, "the client to follow", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		if _, err := c.Do(ctx, "SET", "k", "v"); err != nil {
@@ -578,13 +562,13 @@ func TestCachedReadsAcrossFailover(t *testing.T) {
 	}
 
 	d.Failover(t)
-	waitFor(t, 15*time.Second, "a write on the new master", func() error {
+	testkit.WaitWithin(t, 15*time.Second, "a write on the new master", func() error {
 		ctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
 		_, err := c.Do(ctx, "SET", "cached", "after")
 		return err
 	})
-	waitFor(t, 5*time.Second, "the cached read to see the new master's value", func() error {
+	testkit.WaitWithin(t, 5*time.Second, "the cached read to see the new master's value", func() error {
 		s, err := read()
 		if err != nil {
 			return err
@@ -601,7 +585,7 @@ func TestCachedReadsAcrossFailover(t *testing.T) {
 	if _, err := c.Do(ctx, "SET", "cached", "later"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the invalidation from the new master", func() error {
+	testkit.WaitWithin(t, 5*time.Second, "the invalidation from the new master", func() error {
 		if s, err := read(); err != nil || s != "later" {
 			return fmt.Errorf("read %q, %v", s, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/sentinel"
 	"github.com/respire/respire/test/sentinelserver"
@@ -268,13 +269,13 @@ func TestWatcherResubscribes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var first, second int
-	waitFor(t, 10*time.Second, "the subscription", func() (err error) { first, err = listener(d, -1); return err })
+	testkit.WaitWithin(t, 10*time.Second, "the subscription", func() (err error) { first, err = listener(d, -1); return err })
 	d.StopSentinel(t, first)
-	waitFor(t, 10*time.Second, "a subscription on another Sentinel", func() (err error) { second, err = listener(d, first); return err })
+	testkit.WaitWithin(t, 10*time.Second, "a subscription on another Sentinel", func() (err error) { second, err = listener(d, first); return err })
 	t.Logf("listened to Sentinel %d, then to Sentinel %d", first, second)
 
 	nm := d.Failover(t)
-	waitFor(t, 10*time.Second, "the Monitor to follow the failover", func() error {
+	testkit.WaitWithin(t, 10*time.Second, "the Monitor to follow the failover", func() error {
 		if got := m.Master(); got != nm.Addr() {
 			return fmt.Errorf("Master() = %s, want %s", got, nm.Addr())
 		}

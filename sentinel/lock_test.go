@@ -11,6 +11,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/test/sentinelserver"
 	"github.com/respire/respire/test/testserver"
@@ -91,7 +92,7 @@ func testLockAcrossFailover(t *testing.T, fault func(*sentinelserver.Deployment)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 2*ttl, "a renewal on the old master", func() error {
+	testkit.WaitWithin(t, 2*ttl, "a renewal on the old master", func() error {
 		if s := oldConn.Capabilities().Load(capSetIfEq); s != conn.Unsupported {
 			return fmt.Errorf("old connection's %s: %v", capSetIfEq, s)
 		}
@@ -99,7 +100,7 @@ func testLockAcrossFailover(t *testing.T, fault func(*sentinelserver.Deployment)
 	})
 	// Both replicas have the lock, so the promoted one has it.
 	replicas := d.Nodes[1:]
-	waitFor(t, 5*time.Second, "the replicas to have the lock", func() error {
+	testkit.WaitWithin(t, 5*time.Second, "the replicas to have the lock", func() error {
 		for _, r := range replicas {
 			if got, err := r.DoErr(ctx, "GET", key); err != nil || got != token {
 				return fmt.Errorf("%s: GET = %q, %v", r.Addr(), got, err)
@@ -113,7 +114,7 @@ func testLockAcrossFailover(t *testing.T, fault func(*sentinelserver.Deployment)
 	}
 
 	nm := fault(d)
-	waitFor(t, 15*time.Second, "the client to use the new master", func() error {
+	testkit.WaitWithin(t, 15*time.Second, "the client to use the new master", func() error {
 		addr, err := servedBy(c)
 		if err == nil && addr != nm.Addr() {
 			err = fmt.Errorf("served by %s", addr)
@@ -123,7 +124,7 @@ func testLockAcrossFailover(t *testing.T, fault func(*sentinelserver.Deployment)
 	switchedAt := time.Now()
 
 	// Within a lease, the keep-alive renews on the new master or gives up.
-	waitFor(t, 2*ttl, "a renewal after the switch, or the end of the keep-alive", func() error {
+	testkit.WaitWithin(t, 2*ttl, "a renewal after the switch, or the end of the keep-alive", func() error {
 		if work.Err() != nil || mu.ExpiresAtEstimate().Add(-ttl).After(switchedAt) {
 			return nil
 		}

@@ -3,6 +3,8 @@ package emulator
 import (
 	"testing"
 	"time"
+
+	"github.com/respire/respire/internal/testkit"
 )
 
 // TestClientKillClosesClient checks that CLIENT KILL ID with the id a client sees
@@ -28,7 +30,7 @@ func TestClientKillClosesClient(t *testing.T) {
 			if got := killer.do("PING"); got != "+PONG\r\n" {
 				t.Errorf("the killer's own connection: PING = %q", got)
 			}
-			waitFor(t, "only the killer's connection left", func() bool { return e.Conns() == 1 })
+			testkit.WaitFor(t, "only the killer's connection left", func() bool { return e.Conns() == 1 })
 		})
 	}
 }
@@ -57,10 +59,10 @@ func TestDelayedCommandOnKilledConnection(t *testing.T) {
 			victim := dialRaw(t, e.Addr())
 			id := victim.clientID()
 			victim.send(c.cmd...)
-			waitFor(t, "the command to be received", func() bool { return e.Count(c.hook) == 1 })
+			testkit.WaitFor(t, "the command to be received", func() bool { return e.Count(c.hook) == 1 })
 			srv.Do(t, "CLIENT", "KILL", "ID", id)
 			victim.expectClosed()
-			waitFor(t, "the session to end", func() bool { return e.Conns() == 0 })
+			testkit.WaitFor(t, "the session to end", func() bool { return e.Conns() == 0 })
 			if got := srv.Do(t, "GET", "lock"); got != "v" {
 				t.Errorf("the key holds %q after the killed command: it ran", got)
 			}
@@ -77,11 +79,11 @@ func TestBackendDeathClosesClients(t *testing.T) {
 	waiting := dialRaw(t, e.Addr())
 	waiting.do("PING")
 	waiting.send("BLPOP", "nothing", "0")
-	waitFor(t, "BLPOP to be received", func() bool { return e.Count("BLPOP") == 1 })
+	testkit.WaitFor(t, "BLPOP to be received", func() bool { return e.Count("BLPOP") == 1 })
 	srv.Kill(t)
 	idle.expectClosed()
 	waiting.expectClosed()
-	waitFor(t, "every session to end", func() bool { return e.Conns() == 0 })
+	testkit.WaitFor(t, "every session to end", func() bool { return e.Conns() == 0 })
 }
 
 // TestDropConn checks both DropConn modes for an emulated and a forwarded command:
@@ -105,7 +107,7 @@ func TestDropConn(t *testing.T) {
 				victim := dialRaw(t, e.Addr())
 				victim.send(c.cmd...)
 				victim.expectClosed()
-				waitFor(t, "the session to end", func() bool { return e.Conns() == 0 })
+				testkit.WaitFor(t, "the session to end", func() bool { return e.Conns() == 0 })
 				got, _ := srv.DoErr(testContext(t), "GET", "lock")
 				if ran := got != "v"; ran != (when == AfterForward) {
 					t.Errorf("the key holds %q: ran = %v with %v", got, ran, when)

@@ -20,12 +20,8 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// Timing of the tests; every wait polls a condition or blocks on I/O with a deadline.
-const (
-	ioTimeout    = 10 * time.Second
-	pollTimeout  = 10 * time.Second
-	pollInterval = 5 * time.Millisecond
-)
+// ioTimeout bounds the tests' I/O; their other waits poll a condition (testkit.WaitFor).
+const ioTimeout = 10 * time.Second
 
 // The ACL users of the test backends.
 var testUsers = []testserver.User{
@@ -156,18 +152,6 @@ func (c *rawClient) expectClosed() {
 
 func isReset(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "connection reset")
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(pollTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(pollInterval)
-	}
 }
 
 func testContext(t *testing.T) context.Context {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/respire/respire/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -103,17 +105,6 @@ func roundTrip(c net.Conn, msg string, limit time.Duration) (string, error) {
 	return string(buf[:n]), err
 }
 
-// waitFor polls cond until it holds or a generous deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("timed out waiting for %s", what)
-}
-
 func TestForwards(t *testing.T) {
 	e := startEcho(t)
 	p := Start(t, e.ln.Addr().String())
@@ -125,7 +116,7 @@ func TestForwards(t *testing.T) {
 	}
 	// The proxy counts a chunk once its write returns, which can be after the
 	// client has read it.
-	waitFor(t, "the byte counts", func() bool {
+	testkit.WaitFor(t, "the byte counts", func() bool {
 		s := p.Stats()
 		return s.ToServer == 100_005 && s.ToClient == 100_005
 	})
@@ -167,7 +158,7 @@ func TestBlackholeDropsUntilHealed(t *testing.T) {
 	if _, err := roundTrip(c, "lost", 200*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("blackholed request answered: %v", err)
 	}
-	waitFor(t, "dropped bytes counted", func() bool { return p.Stats().Dropped == 4 })
+	testkit.WaitFor(t, "dropped bytes counted", func() bool { return p.Stats().Dropped == 4 })
 	if e.got() != 0 {
 		t.Fatalf("server received %d bytes through a blackhole", e.got())
 	}
@@ -182,7 +173,7 @@ func TestBlackholeDropsUntilHealed(t *testing.T) {
 	if _, err := roundTrip(c2, "heard", 200*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("blackholed reply arrived: %v", err)
 	}
-	waitFor(t, "server hears through a reply blackhole", func() bool { return e.got() == 4+5 })
+	testkit.WaitFor(t, "server hears through a reply blackhole", func() bool { return e.got() == 4+5 })
 }
 
 func TestPauseHoldsAndResumeDelivers(t *testing.T) {
@@ -214,7 +205,7 @@ func TestResetAllSendsRST(t *testing.T) {
 	if !errors.Is(err, syscall.ECONNRESET) {
 		t.Fatalf("read after reset: %v, want ECONNRESET", err)
 	}
-	waitFor(t, "link forgotten", func() bool { return p.Stats().Open == 0 })
+	testkit.WaitFor(t, "link forgotten", func() bool { return p.Stats().Open == 0 })
 	if s := p.Stats(); s.Resets != 1 {
 		t.Fatalf("stats %+v", s)
 	}
@@ -243,7 +234,7 @@ func TestHalfCloseOneDirection(t *testing.T) {
 	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
 		t.Fatalf("read after half-close: %v, want EOF", err)
 	}
-	waitFor(t, "requests still reach the server", func() bool { return e.got() == 5 })
+	testkit.WaitFor(t, "requests still reach the server", func() bool { return e.got() == 5 })
 }
 
 // Faults switched while a stream of round trips flows never corrupt or

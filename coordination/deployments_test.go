@@ -10,6 +10,7 @@ import (
 	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
 	"github.com/respire/respire/cluster"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/sentinelserver"
@@ -84,8 +85,8 @@ func exercise(t *testing.T, plain, tracked *Coordinator, srv *testserver.Server,
 
 func TestFencedLocksOnCluster(t *testing.T) {
 	cl := clusterserver.Start(t, clusterserver.Config{NoReplicas: true})
-	plain := New(newClient(t, respire.Options{Addrs: cl.Seeds(), Cluster: true}))
-	tracked := New(newClient(t, respire.Options{Addrs: cl.Seeds(), Cluster: true, ClientSideCache: &cache.Options{}}))
+	plain := New(testclient.New(t, respire.Options{Addrs: cl.Seeds(), Cluster: true}))
+	tracked := New(testclient.New(t, respire.Options{Addrs: cl.Seeds(), Cluster: true, ClientSideCache: &cache.Options{}}))
 	for _, slot := range []int{100, 6000, 12000} {
 		t.Run("slot"+strconv.Itoa(slot), func(t *testing.T) {
 			exercise(t, plain, tracked, cl.MasterOf(t, slot).Server, tagIn(slot))
@@ -100,8 +101,8 @@ func TestFencedLocksOnCluster(t *testing.T) {
 func TestFencedLocksOnSentinel(t *testing.T) {
 	d := sentinelserver.Start(t, sentinelserver.Config{Replicas: 1, Sentinels: 1})
 	opts := respire.Options{Addrs: d.SentinelAddrs(), SentinelMaster: d.MasterName()}
-	plain := New(newClient(t, opts))
+	plain := New(testclient.New(t, opts))
 	opts.ClientSideCache = &cache.Options{}
-	tracked := New(newClient(t, opts))
+	tracked := New(testclient.New(t, opts))
 	exercise(t, plain, tracked, d.Master(t), "sentinel")
 }

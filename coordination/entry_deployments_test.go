@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/sentinelserver"
@@ -65,7 +66,7 @@ func refusedInGroup(t *testing.T, c *respire.Client) {
 
 func TestEntriesOnCluster(t *testing.T) {
 	cl := clusterserver.Start(t, clusterserver.Config{NoReplicas: true})
-	c := newClient(t, respire.Options{Addrs: cl.Seeds(), Cluster: true})
+	c := testclient.New(t, respire.Options{Addrs: cl.Seeds(), Cluster: true})
 	co := New(c)
 	for _, slot := range []int{100, 12000} {
 		exerciseEntries(t, co, cl.MasterOf(t, slot).Server, tagIn(slot))
@@ -75,7 +76,7 @@ func TestEntriesOnCluster(t *testing.T) {
 
 func TestEntriesOnSentinel(t *testing.T) {
 	d := sentinelserver.Start(t, sentinelserver.Config{Replicas: 1, Sentinels: 1})
-	c := newClient(t, respire.Options{Addrs: d.SentinelAddrs(), SentinelMaster: d.MasterName()})
+	c := testclient.New(t, respire.Options{Addrs: d.SentinelAddrs(), SentinelMaster: d.MasterName()})
 	exerciseEntries(t, New(c), d.Master(t), "sentinel")
 	refusedInGroup(t, c)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/cluster"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -20,7 +21,7 @@ func TestCrossSlotPairErrorText(t *testing.T) {
 	ctx := context.Background()
 	lease, fence := "lease-a", "fence-b"
 	for _, prefix := range []string{"", "app:"} {
-		co := New(newClient(t, respire.Options{Addrs: []string{srv.Addr()}, KeyPrefix: prefix}))
+		co := New(testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, KeyPrefix: prefix}))
 		_, ok, err := co.TryAcquireFencedLock(ctx, lease, fence, time.Second)
 		with := ""
 		if prefix != "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/test/testserver"
 )
@@ -59,7 +60,7 @@ func TestAcquireFencedLockSurvivesReset(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
 	holder := New(plainClient(t, srv))
 	d := &refusingDialer{}
-	waiter := New(newClient(t, respire.Options{
+	waiter := New(testclient.New(t, respire.Options{
 		Addrs:           []string{srv.Addr()},
 		ClientSideCache: &cache.Options{},
 		ClientName:      "fenced-waiter",

@@ -15,6 +15,7 @@ import (
 	"github.com/respire/respire/cache"
 	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/test/testserver"
 )
@@ -129,7 +130,7 @@ func TestFencedBadInput(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
 	plain := New(plainClient(t, srv))
 	tracked := New(trackingClient(t, srv))
-	prefixed := New(newClient(t, respire.Options{Addrs: []string{srv.Addr()}, KeyPrefix: "{"}))
+	prefixed := New(testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, KeyPrefix: "{"}))
 	ctx := context.Background()
 
 	// Keys of different slots whatever the prefix, and keys that share a slot without
@@ -395,7 +396,7 @@ func TestStaleWriteRejected(t *testing.T) {
 
 func TestResourceWriteCommands(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	c := newClient(t, respire.Options{Addrs: []string{srv.Addr()}, KeyPrefix: "app:"})
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, KeyPrefix: "app:"})
 	co := New(c)
 	ctx := context.Background()
 	res, err := co.Resource("{h}:res", "{h}:acc")

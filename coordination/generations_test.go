@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/test/testserver"
 )
@@ -31,7 +32,7 @@ func TestServerGenerations(t *testing.T) {
 			want := servers[gen]
 			for _, proto := range []int{0, 3, 2} {
 				t.Run("Protocol"+strconv.Itoa(proto), func(t *testing.T) {
-					c := newClient(t, respire.Options{Addrs: []string{srv.Addr()}, Protocol: proto})
+					c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, Protocol: proto})
 					cn, err := c.ConnFor(context.Background(), "gen")
 					if err != nil {
 						t.Fatal(err)

@@ -1,7 +1,6 @@
 package coordination
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,27 +8,18 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/testserver"
 )
 
-func newClient(t *testing.T, opts respire.Options) *respire.Client {
-	t.Helper()
-	c, err := respire.NewClient(context.Background(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
 // plainClient is a client without client-side caching (so without tracking).
 func plainClient(t *testing.T, srv *testserver.Server) *respire.Client {
-	return newClient(t, respire.Options{Addrs: []string{srv.Addr()}})
+	return testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}})
 }
 
 // trackingClient is a RESP3 client with client-side caching, which waits need.
 func trackingClient(t *testing.T, srv *testserver.Server) *respire.Client {
-	return newClient(t, respire.Options{Addrs: []string{srv.Addr()}, ClientSideCache: &cache.Options{}})
+	return testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, ClientSideCache: &cache.Options{}})
 }
 
 // cmdCalls reads the calls of cmdstat_<cmd> in INFO commandstats.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/test/faultproxy"
 	"github.com/respire/respire/test/testserver"
@@ -418,7 +419,7 @@ func TestPermitKeepAliveDuringRelease(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
 	p := faultproxy.Start(t, srv.Addr())
 	ctx := context.Background()
-	co := New(newClient(t, respire.Options{Addrs: []string{p.Addr()}}))
+	co := New(testclient.New(t, respire.Options{Addrs: []string{p.Addr()}}))
 	permit, ok, err := co.Semaphore("ka:during:release", 1).TryAcquire(ctx, 10*time.Second)
 	if err != nil || !ok {
 		t.Fatal(ok, err)
@@ -475,7 +476,7 @@ func TestRedlockKeepAliveDuringRelease(t *testing.T) {
 	clients := make([]*respire.Client, len(srvs))
 	for i, srv := range srvs {
 		proxies[i] = faultproxy.Start(t, srv.Addr())
-		clients[i] = newClient(t, respire.Options{Addrs: []string{proxies[i].Addr()}})
+		clients[i] = testclient.New(t, respire.Options{Addrs: []string{proxies[i].Addr()}})
 	}
 	g := newGroup(t, clients)
 	// A first lease taken and released makes the lock connections and loads the

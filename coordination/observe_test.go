@@ -10,6 +10,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/test/testserver"
@@ -77,7 +78,7 @@ func observedClient(t *testing.T, srv *testserver.Server, rec *recorder, trackin
 	if tracking {
 		opts.ClientSideCache = &cache.Options{}
 	}
-	c := newClient(t, opts)
+	c := testclient.New(t, opts)
 	if c.Observer() == nil {
 		t.Fatal("the client has no observer")
 	}

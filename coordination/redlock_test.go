@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
 )
@@ -299,7 +300,7 @@ func TestRedlockWithoutINFO(t *testing.T) {
 	}
 	var srvs []*testserver.Server
 	clientAs := func(s *testserver.Server, user string) *respire.Client {
-		return newClient(t, respire.Options{Addrs: []string{s.Addr()}, Username: user, Password: "pw"})
+		return testclient.New(t, respire.Options{Addrs: []string{s.Addr()}, Username: user, Password: "pw"})
 	}
 	var clients []*respire.Client
 	for range 3 {
@@ -381,7 +382,7 @@ func TestRedlockTwinFoundAfterARestart(t *testing.T) {
 		return d.DialContext(ctx, network, addr)
 	}
 	reachable.Store(true)
-	twin := newClient(t, respire.Options{Addrs: []string{srvs[0].Addr()}, Dialer: dial})
+	twin := testclient.New(t, respire.Options{Addrs: []string{srvs[0].Addr()}, Dialer: dial})
 	ctx := context.Background()
 	id, err := twin.Do(ctx, "CLIENT", "ID")
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -68,7 +69,7 @@ func TestAcquisitionReplyPastTTL(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			slow := &slowWriter{}
-			c := newClient(t, respire.Options{Addrs: []string{srv.Addr()}, Dialer: slow.dial})
+			c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, Dialer: slow.dial})
 			ctx := context.Background()
 			if _, err := c.Do(ctx, "PING"); err != nil {
 				t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/test/faultproxy"
@@ -24,7 +25,7 @@ func cutAfterContention(t *testing.T, srv *testserver.Server) (*respire.Client, 
 	t.Helper()
 	p := faultproxy.Start(t, srv.Addr())
 	obs := onFirstContention(func() { p.CutAfter(faultproxy.ToClient, 0) })
-	return newClient(t, respire.Options{Addrs: []string{p.Addr()}, Observer: obs}), p
+	return testclient.New(t, respire.Options{Addrs: []string{p.Addr()}, Observer: obs}), p
 }
 
 // onFirstContention returns an observer that calls fault when a try first finds the
@@ -137,7 +138,7 @@ func TestRedlockWaitEndsOnUnknownOutcome(t *testing.T) {
 		if i == 0 {
 			opts.Observer = obs // the group's observer
 		}
-		clients[i] = newClient(t, opts)
+		clients[i] = testclient.New(t, opts)
 	}
 	g := newGroup(t, clients)
 	rl, ok, err := g.TryAcquire(ctx, key, time.Minute, lock.WithWait(3*time.Second), lock.WithRetryEvery(20*time.Millisecond))

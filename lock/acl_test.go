@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
 )
@@ -16,7 +17,7 @@ func TestNoPermissionNeverSelectsAnotherPath(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{Users: []testserver.User{
 		{Name: "noscript", Password: "pw", Rules: []string{"+@all", "-evalsha", "-eval", "~*"}},
 	}})
-	locks := New(newClient(t, srv.Addr(), respire.Options{Username: "noscript", Password: "pw"}))
+	locks := New(testclient.At(t, srv.Addr(), respire.Options{Username: "noscript", Password: "pw"}))
 	ctx := context.Background()
 	mu, err := locks.Acquire(ctx, "acl", time.Minute)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/test/testserver"
 )
@@ -32,7 +33,7 @@ func TestAllocCycleObserved(t *testing.T) {
 // with opts.
 func cycleAllocs(t *testing.T, opts respire.Options) float64 {
 	srv := testserver.Start(t, testserver.Config{})
-	locks := New(newClient(t, srv.Addr(), opts))
+	locks := New(testclient.At(t, srv.Addr(), opts))
 	ctx := context.Background()
 	cycle := func() {
 		mu, ok, err := locks.TryAcquire(ctx, "alloc", time.Minute)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/resp"
 )
 
@@ -53,7 +54,7 @@ func fakeClientWith(t *testing.T, opts respire.Options) (*fakeRedis, *respire.Cl
 	f := &fakeRedis{keys: map[string]fakeEntry{}, open: map[net.Conn]struct{}{}}
 	t.Cleanup(f.close) // after the client's Close, registered next and so run first
 	opts.Dialer = f.dial
-	return f, newClient(t, "fake:6379", opts)
+	return f, testclient.At(t, "fake:6379", opts)
 }
 
 // set stores val at key for ttl, as another client's write would.

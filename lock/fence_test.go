@@ -11,6 +11,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/testserver"
 )
@@ -22,7 +23,7 @@ import (
 // and by keep-alives), never lose their leases.
 func TestFenceSparesOtherTraffic(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	c := newClient(t, srv.Addr(), respire.Options{})
+	c := testclient.At(t, srv.Addr(), respire.Options{})
 	fenceStorm(t, c, srv, 50, func(stem string, i int) string { return stem + strconv.Itoa(i) })
 }
 

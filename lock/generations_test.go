@@ -9,6 +9,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
 )
@@ -82,7 +83,7 @@ func TestLockPathsOnRealServers(t *testing.T) {
 			srv := testserver.StartGeneration(t, gen, testserver.Config{})
 			for _, proto := range []int{2, 3} {
 				srv.Do(t, "SCRIPT", "FLUSH")
-				c := newClient(t, srv.Addr(), respire.Options{Protocol: proto})
+				c := testclient.At(t, srv.Addr(), respire.Options{Protocol: proto})
 				locks := New(c)
 				cycle(t, locks, "path")
 				if got := connLearned(t, c, "path"); got != want[gen].learned {
@@ -107,7 +108,7 @@ func TestOwnershipMismatchOnRealServers(t *testing.T) {
 	for _, gen := range testserver.Generations {
 		t.Run(gen, func(t *testing.T) {
 			srv := testserver.StartGeneration(t, gen, testserver.Config{})
-			locks := New(newClient(t, srv.Addr(), respire.Options{}))
+			locks := New(testclient.At(t, srv.Addr(), respire.Options{}))
 			ctx := context.Background()
 			mu, err := locks.Acquire(ctx, "owned", time.Minute)
 			if err != nil {
@@ -149,7 +150,7 @@ func TestWrongTypeOnRealServers(t *testing.T) {
 	for _, gen := range testserver.Generations {
 		t.Run(gen, func(t *testing.T) {
 			srv := testserver.StartGeneration(t, gen, testserver.Config{})
-			locks := New(newClient(t, srv.Addr(), respire.Options{}))
+			locks := New(testclient.At(t, srv.Addr(), respire.Options{}))
 			ctx := context.Background()
 			tok := TokenFromString("mine")
 			// The raw-token calls' connection learns its path first.
@@ -207,8 +208,8 @@ func TestNoPermissionOnRealServers(t *testing.T) {
 			rules := append([]string{"+@all", "~*", "-set"}, denied[gen]...)
 			srv := testserver.StartGeneration(t, gen, testserver.Config{Users: []testserver.User{{Name: "lim", Password: "pw", Rules: rules}}})
 			ctx := context.Background()
-			owner := New(newClient(t, srv.Addr(), respire.Options{}))
-			limited := New(newClient(t, srv.Addr(), respire.Options{Username: "lim", Password: "pw"}))
+			owner := New(testclient.At(t, srv.Addr(), respire.Options{}))
+			limited := New(testclient.At(t, srv.Addr(), respire.Options{Username: "lim", Password: "pw"}))
 			mu, err := owner.Acquire(ctx, "perm", time.Minute)
 			if err != nil {
 				t.Fatal(err)

@@ -11,19 +11,9 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/testserver"
 )
-
-func newClient(t *testing.T, addr string, opts respire.Options) *respire.Client {
-	t.Helper()
-	opts.Addrs = []string{addr}
-	c, err := respire.NewClient(context.Background(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
 
 func pttl(t *testing.T, srv *testserver.Server, key string) int64 {
 	t.Helper()
@@ -36,7 +26,7 @@ func pttl(t *testing.T, srv *testserver.Server, key string) int64 {
 
 func TestAcquireReleaseBasics(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	locks := New(newClient(t, srv.Addr(), respire.Options{}))
+	locks := New(testclient.At(t, srv.Addr(), respire.Options{}))
 	ctx := context.Background()
 
 	mu, ok, err := locks.TryAcquire(ctx, "locks:report", 30*time.Second)
@@ -109,7 +99,7 @@ func TestAcquireReleaseBasics(t *testing.T) {
 
 func TestReleaseOfAnotherOwnersLock(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	locks := New(newClient(t, srv.Addr(), respire.Options{}))
+	locks := New(testclient.At(t, srv.Addr(), respire.Options{}))
 	ctx := context.Background()
 	mu, err := locks.Acquire(ctx, "k", time.Minute)
 	if err != nil {
@@ -131,7 +121,7 @@ func TestReleaseOfAnotherOwnersLock(t *testing.T) {
 // another owner's TTL.
 func TestRenewNeverCreatesOrStealsTTL(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	locks := New(newClient(t, srv.Addr(), respire.Options{}))
+	locks := New(testclient.At(t, srv.Addr(), respire.Options{}))
 	ctx := context.Background()
 	tok := TokenFromString("mine")
 
@@ -188,7 +178,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 func TestBinaryTokens(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
 	for _, proto := range []int{2, 3} {
-		locks := New(newClient(t, srv.Addr(), respire.Options{Protocol: proto}))
+		locks := New(testclient.At(t, srv.Addr(), respire.Options{Protocol: proto}))
 		ctx := context.Background()
 		kib := make([]byte, 1024)
 		for i := range kib {
@@ -227,7 +217,7 @@ func TestBinaryTokens(t *testing.T) {
 
 func TestWaitBudgetRetryAndCancellation(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	locks := New(newClient(t, srv.Addr(), respire.Options{}))
+	locks := New(testclient.At(t, srv.Addr(), respire.Options{}))
 	ctx := context.Background()
 	held, err := locks.Acquire(ctx, "busy", time.Minute)
 	if err != nil {
@@ -267,7 +257,7 @@ func TestWaitBudgetRetryAndCancellation(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	c := newClient(t, srv.Addr(), respire.Options{})
+	c := testclient.At(t, srv.Addr(), respire.Options{})
 	locks := New(c)
 	ctx := context.Background()
 	tok := TokenFromString("t")
@@ -320,7 +310,7 @@ func third(_ Token, _ bool, err error) error  { return err }
 
 func TestKeepAliveRenewsAndEndsOnLoss(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	locks := New(newClient(t, srv.Addr(), respire.Options{}))
+	locks := New(testclient.At(t, srv.Addr(), respire.Options{}))
 	ctx := context.Background()
 	// Long enough for a loaded machine: the schedule itself is TestKeepAliveSchedule's,
 	// under synctest; here the checks are coarse.
@@ -401,7 +391,7 @@ func TestKeepAliveRenewsAndEndsOnLoss(t *testing.T) {
 // context while the shared one goes on.
 func TestConcurrentReleaseSharesOne(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	locks := New(newClient(t, srv.Addr(), respire.Options{}))
+	locks := New(testclient.At(t, srv.Addr(), respire.Options{}))
 	ctx := context.Background()
 	mu, err := locks.Acquire(ctx, "shared", time.Minute)
 	if err != nil {
@@ -436,7 +426,7 @@ func TestConcurrentReleaseSharesOne(t *testing.T) {
 
 func TestKeyPrefixAppliesToLocks(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	locks := New(newClient(t, srv.Addr(), respire.Options{KeyPrefix: "app:"}))
+	locks := New(testclient.At(t, srv.Addr(), respire.Options{KeyPrefix: "app:"}))
 	ctx := context.Background()
 	mu, err := locks.Acquire(ctx, "job", time.Minute)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/test/testserver"
 )
@@ -66,7 +67,7 @@ func observedServer(t *testing.T) (*testserver.Server, *respire.Client, *Locker,
 	t.Helper()
 	rec := &recorder{}
 	srv := testserver.Start(t, testserver.Config{})
-	c := newClient(t, srv.Addr(), respire.Options{Observer: rec})
+	c := testclient.At(t, srv.Addr(), respire.Options{Observer: rec})
 	if c.Observer() == nil {
 		t.Fatal("the client has no observer: Options.Observer is not wired into NewClient")
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/emulator"
 	"github.com/respire/respire/test/testserver"
@@ -32,7 +33,7 @@ func startProfile(t *testing.T, p emulator.Profile, users ...testserver.User) pr
 }
 
 func (s profileServer) client(t *testing.T, opts respire.Options) *respire.Client {
-	return newClient(t, s.emu.Addr(), opts)
+	return testclient.At(t, s.emu.Addr(), opts)
 }
 
 // lockCommands returns the lock-related commands the emulator received, named as the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/emulator"
 	"github.com/respire/respire/test/testserver"
 )
@@ -135,7 +136,7 @@ func TestUnsentReleaseLeavesLockHeld(t *testing.T) {
 // Release returns.
 func TestReleaseEndsKeepAliveWithReleased(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	locks := New(newClient(t, srv.Addr(), respire.Options{}))
+	locks := New(testclient.At(t, srv.Addr(), respire.Options{}))
 	ctx := context.Background()
 	mu, ok, err := locks.TryAcquire(ctx, "kr", time.Minute, WithKeepAlive())
 	if err != nil || !ok {
@@ -157,7 +158,7 @@ func TestCloseIsBestEffort(t *testing.T) {
 	ctx := context.Background()
 	t.Run("nil lock", func(t *testing.T) {
 		srv := testserver.Start(t, testserver.Config{})
-		locks := New(newClient(t, srv.Addr(), respire.Options{}))
+		locks := New(testclient.At(t, srv.Addr(), respire.Options{}))
 		srv.Do(t, "SET", "taken", "other", "PX", "60000")
 		mu, ok, err := locks.TryAcquire(ctx, "taken", time.Minute)
 		defer mu.Close() // before checking ok: must be safe
@@ -181,7 +182,7 @@ func TestCloseIsBestEffort(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := testserver.Start(t, testserver.Config{Users: []testserver.User{{Name: "u", Password: "pw", Rules: []string{"+@all", "~*"}}}})
-			locks := New(newClient(t, srv.Addr(), respire.Options{Username: "u", Password: "pw", DialTimeout: time.Second}))
+			locks := New(testclient.At(t, srv.Addr(), respire.Options{Username: "u", Password: "pw", DialTimeout: time.Second}))
 			mu, err := locks.Acquire(ctx, "k", time.Minute)
 			if err != nil {
 				t.Fatal(err)

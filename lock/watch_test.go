@@ -10,6 +10,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -18,9 +19,9 @@ import (
 // with a retry interval longer than the test.
 func TestWaitWokenByInvalidation(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	holder := New(newClient(t, srv.Addr(), respire.Options{}))
-	tracked := New(newClient(t, srv.Addr(), respire.Options{ClientSideCache: &cache.Options{}}))
-	polling := New(newClient(t, srv.Addr(), respire.Options{}))
+	holder := New(testclient.At(t, srv.Addr(), respire.Options{}))
+	tracked := New(testclient.At(t, srv.Addr(), respire.Options{ClientSideCache: &cache.Options{}}))
+	polling := New(testclient.At(t, srv.Addr(), respire.Options{}))
 	ctx := context.Background()
 
 	handOff := func(t *testing.T, waiter *Locker, opts ...Option) time.Duration {
@@ -89,7 +90,7 @@ func TestWaitWokenByInvalidation(t *testing.T) {
 // progress).
 func TestWaitContendedInTurn(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	locks := New(newClient(t, srv.Addr(), respire.Options{ClientSideCache: &cache.Options{}}))
+	locks := New(testclient.At(t, srv.Addr(), respire.Options{ClientSideCache: &cache.Options{}}))
 	ctx := context.Background()
 	const workers, each = 16, 40
 	var holders, overlaps atomic.Int64

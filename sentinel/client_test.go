@@ -15,6 +15,7 @@ import (
 	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
 	"github.com/respire/respire/internal/testkit"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/sentinel"
 	"github.com/respire/respire/test/sentinelserver"
@@ -24,17 +25,12 @@ import (
 // clientName marks the test client's connections in CLIENT LIST.
 const clientName = "respire-sentinel-test"
 
-func newClient(t *testing.T, d *sentinelserver.Deployment, o respire.Options) *respire.Client {
+// sentinelClient is a client of d's master through its Sentinels, with o's other
+// fields.
+func sentinelClient(t *testing.T, d *sentinelserver.Deployment, o respire.Options) *respire.Client {
 	t.Helper()
 	o.Addrs, o.SentinelMaster, o.ClientName = d.SentinelAddrs(), d.MasterName(), clientName
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := respire.NewClient(ctx, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return testclient.New(t, o)
 }
 
 // servedBy returns the address of the connection the client uses for key now.
@@ -290,7 +286,7 @@ func testFailoverDuringWrites(t *testing.T, fault func(*sentinelserver.Deploymen
 	const workers = 16
 	d := sentinelserver.Start(t, sentinelserver.Config{})
 	old := d.Nodes[0]
-	c := newClient(t, d, respire.Options{})
+	c := sentinelClient(t, d, respire.Options{})
 	ctx := context.Background()
 	sub, err := c.Subscribe(ctx, "news")
 	if err != nil {
@@ -429,7 +425,7 @@ func receive(t *testing.T, c *respire.Client, sub *respire.Subscription, payload
 // Sentinels name, writes to the master, before and after a failover.
 func TestReplicaReads(t *testing.T) {
 	d := sentinelserver.Start(t, sentinelserver.Config{})
-	c := newClient(t, d, respire.Options{ReplicaReads: true})
+	c := sentinelClient(t, d, respire.Options{ReplicaReads: true})
 	ctx := context.Background()
 	gets := func(s *testserver.Server) int {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -513,7 +509,7 @@ func TestFollowsPastAHungSentinel(t *testing.T) {
 
 func testFollowsPastAHungSentinel(t *testing.T, proto int) {
 	d := sentinelserver.Start(t, sentinelserver.Config{})
-	c := newClient(t, d, respire.Options{Protocol: proto, DialTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond})
+	c := sentinelClient(t, d, respire.Options{Protocol: proto, DialTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond})
 	var hung int
 	testkit.WaitWithin(t, 10*time.Second, "the subscription", func() (err error) { hung, err = listener(d, -1); return err })
 	d.PauseSentinel(t, hung)
@@ -540,7 +536,7 @@ func testFollowsPastAHungSentinel(t *testing.T, proto int) {
 // go to the new master and are tracked there.
 func TestCachedReadsAcrossFailover(t *testing.T) {
 	d := sentinelserver.Start(t, sentinelserver.Config{Replicas: 1})
-	c := newClient(t, d, respire.Options{ClientSideCache: &cache.Options{}})
+	c := sentinelClient(t, d, respire.Options{ClientSideCache: &cache.Options{}})
 	ctx := context.Background()
 	read := func() (string, error) {
 		ctx, cancel := context.WithTimeout(ctx, time.Second)

@@ -76,7 +76,7 @@ func testLockAcrossFailover(t *testing.T, fault func(*sentinelserver.Deployment)
 		ttl = 3 * time.Second
 	)
 	d := sentinelserver.Start(t, sentinelserver.Config{})
-	c := newClient(t, d, respire.Options{})
+	c := sentinelClient(t, d, respire.Options{})
 	locks := lock.New(c)
 	ctx := context.Background()
 

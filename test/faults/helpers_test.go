@@ -1,29 +1,12 @@
 package faults
 
 import (
-	"context"
 	"math/rand/v2"
 	"testing"
 	"time"
 
-	"github.com/respire/respire"
 	"github.com/respire/respire/test/history"
 )
-
-// newClient connects to addr with opts' other fields and closes the client
-// when the test ends.
-func newClient(t testing.TB, addr string, opts respire.Options) *respire.Client {
-	t.Helper()
-	opts.Addrs = []string{addr}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := respire.NewClient(ctx, opts)
-	if err != nil {
-		t.Fatalf("connect to %s: %v", addr, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
 
 // at converts a wall-clock instant (an expiry estimate) to the recorder's
 // monotonic offsets.

@@ -13,6 +13,7 @@ import (
 	"github.com/respire/respire/cache"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/coordination"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/faultproxy"
 	"github.com/respire/respire/test/history"
 	"github.com/respire/respire/test/testserver"
@@ -57,8 +58,8 @@ func TestS10TrackingInvalidationLoss(t *testing.T) {
 	fig, rng := newFigure(t, "S10")
 	srv := testserver.Start(t, testserver.Config{})
 	p := faultproxy.Start(t, srv.Addr())
-	c := newClient(t, p.Addr(), respire.Options{ClientSideCache: &cache.Options{}, ReadTimeout: time.Second})
-	direct := newClient(t, srv.Addr(), respire.Options{})
+	c := testclient.At(t, p.Addr(), respire.Options{ClientSideCache: &cache.Options{}, ReadTimeout: time.Second})
+	direct := testclient.At(t, srv.Addr(), respire.Options{})
 	rec := history.NewRecorder()
 	run := Budget(6*time.Second, 20*time.Minute)
 	// The faults stop at run; the margin lets the last ones settle and the checks run.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/faultproxy"
 	"github.com/respire/respire/test/history"
 	"github.com/respire/respire/test/testserver"
@@ -31,7 +32,7 @@ func TestS11CancellationStorm(t *testing.T) {
 	p := faultproxy.Start(t, srv.Addr())
 	p.SetLatency(faultproxy.ToClient, 500*time.Microsecond)
 	const poolSize = 8
-	c := newClient(t, p.Addr(), respire.Options{PoolSize: poolSize})
+	c := testclient.At(t, p.Addr(), respire.Options{PoolSize: poolSize})
 	r := history.NewRecorder()
 	var ids atomic.Int64
 	var cancelled, bareCancels, badErrors atomic.Int64

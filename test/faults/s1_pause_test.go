@@ -12,6 +12,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/coordination"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/test/history"
 	"github.com/respire/respire/test/testserver"
@@ -40,7 +41,7 @@ func TestS1HolderChild(t *testing.T) {
 	if !testserver.IsChild() {
 		t.Skip("runs only as the child of TestS1PausedHolderFenced")
 	}
-	c := newClient(t, os.Getenv("RESPIRE_S1_ADDR"), respire.Options{})
+	c := testclient.At(t, os.Getenv("RESPIRE_S1_ADDR"), respire.Options{})
 	co := coordination.New(c)
 	res, err := co.Resource(s1Resource, s1Accepted)
 	if err != nil {
@@ -109,7 +110,7 @@ func TestS1PausedHolderFenced(t *testing.T) {
 	}
 	fig, rng := newFigure(t, "S1")
 	srv := testserver.Start(t, testserver.Config{})
-	c := newClient(t, srv.Addr(), respire.Options{})
+	c := testclient.At(t, srv.Addr(), respire.Options{})
 	co := coordination.New(c)
 	res, err := co.Resource(s1Resource, s1Accepted)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/coordination"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/history"
@@ -48,7 +49,7 @@ const (
 func s2Restart(t *testing.T, args []string, durable bool) {
 	fig, rng := newFigure(t, "S2/"+t.Name())
 	srv := testserver.Start(t, testserver.Config{Args: args})
-	c := newClient(t, srv.Addr(), respire.Options{ReadTimeout: time.Second})
+	c := testclient.At(t, srv.Addr(), respire.Options{ReadTimeout: time.Second})
 	co := coordination.New(c)
 	r := history.NewRecorder()
 	ctx := context.Background()

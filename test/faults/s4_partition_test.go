@@ -10,6 +10,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/coordination"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/faultproxy"
 	"github.com/respire/respire/test/history"
 	"github.com/respire/respire/test/testserver"
@@ -36,7 +37,7 @@ func TestS4PartitionRedlock(t *testing.T) {
 		for _, srv := range servers {
 			p := faultproxy.Start(t, srv.Addr())
 			proxies[a] = append(proxies[a], p)
-			clients = append(clients, newClient(t, p.Addr(), respire.Options{ReadTimeout: 200 * time.Millisecond, DialTimeout: 200 * time.Millisecond}))
+			clients = append(clients, testclient.At(t, p.Addr(), respire.Options{ReadTimeout: 200 * time.Millisecond, DialTimeout: 200 * time.Millisecond}))
 		}
 		g, err := coordination.NewRedlockGroup(clients, coordination.RedlockOptions{NodeTimeout: 100 * time.Millisecond})
 		if err != nil {

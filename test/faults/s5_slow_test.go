@@ -10,6 +10,7 @@ import (
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/coordination"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/test/faultproxy"
 	"github.com/respire/respire/test/history"
@@ -46,7 +47,7 @@ func s5Validity(t *testing.T, kind string) {
 		srv := testserver.Start(t, testserver.Config{})
 		p := faultproxy.Start(t, srv.Addr())
 		proxies = append(proxies, p)
-		clients = append(clients, newClient(t, p.Addr(), respire.Options{}))
+		clients = append(clients, testclient.At(t, p.Addr(), respire.Options{}))
 	}
 	locks := lock.New(clients[0])
 	co := coordination.New(clients[0])
@@ -109,9 +110,9 @@ func TestS5TimeoutsAndContextWin(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
 	p := faultproxy.Start(t, srv.Addr())
 	const readTimeout = 200 * time.Millisecond
-	bounded := newClient(t, p.Addr(), respire.Options{ReadTimeout: readTimeout})
+	bounded := testclient.At(t, p.Addr(), respire.Options{ReadTimeout: readTimeout})
 	pu := faultproxy.Start(t, srv.Addr())
-	unbounded := newClient(t, pu.Addr(), respire.Options{ReadTimeout: -1})
+	unbounded := testclient.At(t, pu.Addr(), respire.Options{ReadTimeout: -1})
 	r := history.NewRecorder()
 	violate := func(format string, args ...any) {
 		fig.check([]history.Violation{{Checker: "S5", Detail: fmt.Sprintf(format, args...)}})

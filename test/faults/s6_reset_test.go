@@ -13,6 +13,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/faultproxy"
 	"github.com/respire/respire/test/history"
@@ -29,7 +30,7 @@ func TestS6ResetMidReply(t *testing.T) {
 	fig, rng := newFigure(t, "S6")
 	srv := testserver.Start(t, testserver.Config{})
 	p := faultproxy.Start(t, srv.Addr())
-	c := newClient(t, p.Addr(), respire.Options{ReadTimeout: 2 * time.Second})
+	c := testclient.At(t, p.Addr(), respire.Options{ReadTimeout: 2 * time.Second})
 	r := history.NewRecorder()
 	var ids atomic.Int64
 	var unclassified atomic.Int64
@@ -156,7 +157,7 @@ func s6End(call *history.Call, id, body string, v resp.Value, err error, unclass
 func TestS6DialErrorIsNotSent(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
 	p := faultproxy.Start(t, srv.Addr())
-	c := newClient(t, p.Addr(), respire.Options{DialTimeout: time.Second})
+	c := testclient.At(t, p.Addr(), respire.Options{DialTimeout: time.Second})
 	ctx := context.Background()
 	if _, err := c.Do(ctx, "PING"); err != nil {
 		t.Fatal(err)

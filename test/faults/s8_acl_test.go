@@ -10,6 +10,7 @@ import (
 	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
 	"github.com/respire/respire/coordination"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/history"
@@ -76,7 +77,7 @@ func TestS8ACLDenial(t *testing.T) {
 	s.allow()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	c := newClient(t, srv.Addr(), respire.Options{Username: "app", Password: "pw"})
+	c := testclient.At(t, srv.Addr(), respire.Options{Username: "app", Password: "pw"})
 	locks, co := lock.New(c), coordination.New(c)
 
 	// Acquisition, plain and by every coordination primitive: never "busy".

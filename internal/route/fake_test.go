@@ -1,7 +1,6 @@
 package route
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
@@ -10,66 +9,41 @@ import (
 	"testing"
 
 	"github.com/respire/respire/conn"
-	"github.com/respire/respire/resp"
+	"github.com/respire/respire/internal/testkit"
 )
 
 // fakeNodes is a scripted deployment for router tests: every address a router dials
-// is served in-process over net.Pipe by handle, which answers each command with raw
+// is served in-process (testkit.Nodes) by handle, which answers each command with raw
 // RESP. HELLO is answered as Redis 7 would, so connections speak RESP3. It is safe
 // inside a testing/synctest bubble, where its pipes and goroutines belong to the
 // bubble: close ends them, and the test waits for them.
 type fakeNodes struct {
-	t      testing.TB
-	handle func(addr string, args []string) string
+	nodes *testkit.Nodes
 
-	mu     sync.Mutex
-	conns  []net.Conn
-	served sync.WaitGroup
-	calls  map[string][]string // commands seen, by address, HELLO left out
+	mu    sync.Mutex
+	calls map[string][]string // commands seen, by address, HELLO left out
 }
 
-func newFakeNodes(t testing.TB, handle func(addr string, args []string) string) *fakeNodes {
-	return &fakeNodes{t: t, handle: handle, calls: map[string][]string{}}
+// newFakeNodes returns nodes that answer with handle. It still takes the test,
+// unused now that testkit.Nodes owns the connections, so that its many callers,
+// here and on other branches, need no change.
+func newFakeNodes(_ testing.TB, handle func(addr string, args []string) string) *fakeNodes {
+	f := &fakeNodes{calls: map[string][]string{}}
+	f.nodes = testkit.NewNodes(func(addr string, args []string) string {
+		if strings.EqualFold(args[0], "HELLO") {
+			return testkit.Hello("7.2.0", 42)
+		}
+		f.mu.Lock()
+		f.calls[addr] = append(f.calls[addr], strings.Join(args, " "))
+		f.mu.Unlock()
+		return handle(addr, args)
+	})
+	return f
 }
 
 // dial is a conn.Options Dialer.
-func (f *fakeNodes) dial(_ context.Context, _, addr string) (net.Conn, error) {
-	cli, srv := net.Pipe()
-	f.mu.Lock()
-	f.conns = append(f.conns, cli, srv)
-	f.mu.Unlock()
-	f.served.Add(1)
-	go f.serve(addr, srv)
-	return cli, nil
-}
-
-func (f *fakeNodes) serve(addr string, srv net.Conn) {
-	defer f.served.Done()
-	defer srv.Close()
-	rd := resp.NewReader(bufio.NewReader(srv), resp.Limits{})
-	for {
-		v, err := rd.Read()
-		if err != nil {
-			return // the client closed
-		}
-		elems, _ := v.Array()
-		args := make([]string, len(elems))
-		for i, e := range elems {
-			args[i], _ = e.Text()
-		}
-		var reply string
-		if strings.EqualFold(args[0], "HELLO") {
-			reply = "%4\r\n+server\r\n+redis\r\n+version\r\n+7.2.0\r\n+proto\r\n:3\r\n+id\r\n:42\r\n"
-		} else {
-			f.mu.Lock()
-			f.calls[addr] = append(f.calls[addr], strings.Join(args, " "))
-			f.mu.Unlock()
-			reply = f.handle(addr, args)
-		}
-		if _, err := srv.Write([]byte(reply)); err != nil {
-			return
-		}
-	}
+func (f *fakeNodes) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	return f.nodes.Dial(ctx, network, addr)
 }
 
 // seen returns the commands addr received, HELLO left out.
@@ -91,14 +65,7 @@ func (f *fakeNodes) count(addr, cmd string) int {
 }
 
 // close ends every connection and waits for the serving goroutines.
-func (f *fakeNodes) close() {
-	f.mu.Lock()
-	for _, c := range f.conns {
-		c.Close()
-	}
-	f.mu.Unlock()
-	f.served.Wait()
-}
+func (f *fakeNodes) close() { f.nodes.Close() }
 
 // options are router Options whose connections go to f.
 func (f *fakeNodes) options() Options {

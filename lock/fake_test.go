@@ -1,10 +1,7 @@
 package lock
 
 import (
-	"bufio"
-	"context"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,13 +9,13 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
-	"github.com/respire/respire/resp"
 )
 
 // fakeRedis is an in-memory server just large enough for the lock's timing logic:
-// HELLO 3, SET NX PX, SET IFEQ PX, GET, DELEX IFEQ and PTTL, over net.Pipe
-// connections injected with respire.Options.Dialer. It keeps time with the clock of
+// HELLO 3, SET NX PX, SET IFEQ PX, GET, DELEX IFEQ and PTTL, over the connections of
+// a testkit.Nodes injected with respire.Options.Dialer. It keeps time with the clock of
 // the caller, so that under testing/synctest leases expire on the bubble's fake clock
 // and a test can sleep through them in no time. (A synctest bubble cannot hold I/O
 // with a real server, which runs outside it.)
@@ -33,8 +30,7 @@ type fakeRedis struct {
 	setsNX   []string        // the token of every SET NX that took the key
 	loading  int             // renewals still to be refused with LOADING, as a restarted server does
 	ids      int64
-	open     map[net.Conn]struct{}
-	wg       sync.WaitGroup
+	nodes    *testkit.Nodes
 }
 
 type fakeEntry struct {
@@ -51,9 +47,10 @@ func fakeClient(t *testing.T) (*fakeRedis, *respire.Client) {
 // fakeClientWith is fakeClient with a client made with opts (its Dialer is the fake's).
 func fakeClientWith(t *testing.T, opts respire.Options) (*fakeRedis, *respire.Client) {
 	t.Helper()
-	f := &fakeRedis{keys: map[string]fakeEntry{}, open: map[net.Conn]struct{}{}}
-	t.Cleanup(f.close) // after the client's Close, registered next and so run first
-	opts.Dialer = f.dial
+	f := &fakeRedis{keys: map[string]fakeEntry{}}
+	f.nodes = testkit.NewNodes(f.serve)
+	t.Cleanup(f.nodes.Close) // after the client's Close, registered next and so run first
+	opts.Dialer = f.nodes.Dial
 	return f, testclient.At(t, "fake:6379", opts)
 }
 
@@ -69,24 +66,6 @@ func (f *fakeRedis) del(key string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.keys, key)
-}
-
-func (f *fakeRedis) dial(context.Context, string, string) (net.Conn, error) {
-	cli, srv := net.Pipe()
-	f.mu.Lock()
-	f.open[srv] = struct{}{}
-	f.mu.Unlock()
-	f.wg.Go(func() { f.serve(srv) })
-	return cli, nil
-}
-
-func (f *fakeRedis) close() {
-	f.mu.Lock()
-	for nc := range f.open {
-		nc.Close()
-	}
-	f.mu.Unlock()
-	f.wg.Wait()
 }
 
 // holdRenewals makes renewals wait until the returned function is called.
@@ -131,51 +110,29 @@ func (f *fakeRedis) Renewals() []time.Time {
 	return append([]time.Time(nil), f.renewals...)
 }
 
-func (f *fakeRedis) serve(nc net.Conn) {
-	defer func() {
-		f.mu.Lock()
-		delete(f.open, nc)
-		f.mu.Unlock()
-		nc.Close()
-	}()
-	rd := resp.NewReader(bufio.NewReader(nc), resp.Limits{})
-	for {
-		v, err := rd.Read()
-		if err != nil {
-			return
-		}
-		elems, err := v.Array()
-		if err != nil {
-			return
-		}
-		args := make([]string, len(elems))
-		for i, e := range elems {
-			args[i], _ = e.Text()
-		}
-		name := strings.ToUpper(args[0])
-		if len(args) > 3 && name == "SET" && strings.EqualFold(args[3], "IFEQ") {
-			name = "SET IFEQ"
-		}
-		f.mu.Lock()
-		hold, holdDel := f.hold, f.holdDel
-		f.mu.Unlock()
-		switch {
-		case hold != nil && name == "SET IFEQ":
-			<-hold // a renewal the server is slow to run
-		case holdDel != nil && name == "DELEX":
-			<-holdDel // a release the server is slow to run
-		}
-		reply := f.exec(args)
-		f.mu.Lock()
-		f.ran = append(f.ran, name)
-		f.mu.Unlock()
-		if d := f.slowSet(args); d > 0 {
-			time.Sleep(d) // the SET ran at once; its reply is what is slow
-		}
-		if _, err := nc.Write([]byte(reply)); err != nil {
-			return
-		}
+// serve runs one command, held back as the test asked, and returns its raw reply.
+func (f *fakeRedis) serve(_ string, args []string) string {
+	name := strings.ToUpper(args[0])
+	if len(args) > 3 && name == "SET" && strings.EqualFold(args[3], "IFEQ") {
+		name = "SET IFEQ"
 	}
+	f.mu.Lock()
+	hold, holdDel := f.hold, f.holdDel
+	f.mu.Unlock()
+	switch {
+	case hold != nil && name == "SET IFEQ":
+		<-hold // a renewal the server is slow to run
+	case holdDel != nil && name == "DELEX":
+		<-holdDel // a release the server is slow to run
+	}
+	reply := f.exec(args)
+	f.mu.Lock()
+	f.ran = append(f.ran, name)
+	f.mu.Unlock()
+	if d := f.slowSet(args); d > 0 {
+		time.Sleep(d) // the SET ran at once; its reply is what is slow
+	}
+	return reply
 }
 
 // slowSet returns how long the reply of args is held back: the next of slowSets for a
@@ -217,7 +174,7 @@ func (f *fakeRedis) exec(args []string) string {
 	switch cmd := strings.ToUpper(args[0]); {
 	case cmd == "HELLO":
 		f.ids++
-		return fmt.Sprintf("%%4\r\n+server\r\n+redis\r\n+version\r\n+8.4.0\r\n+proto\r\n:3\r\n+id\r\n:%d\r\n", f.ids)
+		return testkit.Hello("8.4.0", f.ids)
 	case cmd == "SET" && len(args) == 6 && opt(3) == "NX" && opt(4) == "PX":
 		if _, held := get(args[1]); held {
 			return fakeNull

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/testserver"
 )
@@ -147,7 +148,7 @@ func TestRenewNeverCreatesOrStealsTTL(t *testing.T) {
 	if ok, err := mu.ResetExpiry(ctx, 50*time.Millisecond); !ok || err != nil {
 		t.Fatalf("cut to 50 ms: %v %v", ok, err)
 	}
-	waitUntil(t, "expiry", func() bool { return srv.Do(t, "EXISTS", "short") == "0" })
+	testkit.WaitFor(t, "expiry", func() bool { return srv.Do(t, "EXISTS", "short") == "0" })
 	if ok, err := mu.ResetExpiry(ctx, time.Minute); ok || err != nil {
 		t.Fatalf("renew expired: %v %v", ok, err)
 	}
@@ -161,17 +162,6 @@ func TestRenewNeverCreatesOrStealsTTL(t *testing.T) {
 	srv.Do(t, "RPUSH", "list", "x")
 	if _, err := locks.ResetExpiry(ctx, "list", tok, time.Minute); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
 		t.Fatalf("renew a list: %v", err)
-	}
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
 	}
 }
 
@@ -233,12 +223,18 @@ func TestWaitBudgetRetryAndCancellation(t *testing.T) {
 	}
 	t.Logf("gave up after %v (budget 300ms)", waited)
 
-	// Released during the wait: acquired on a retry.
+	// Released during the wait, once the waiter has found the lock taken: acquired on a
+	// retry.
+	setsBefore := cmdStat(t, srv, "set", "calls")
+	var mu *Lock
+	acquired := make(chan struct{})
 	go func() {
-		time.Sleep(150 * time.Millisecond)
-		srv.Do(t, "DEL", "busy")
+		defer close(acquired)
+		mu, ok, err = locks.TryAcquire(ctx, "busy", time.Second, WithWait(5*time.Second), WithRetryEvery(20*time.Millisecond))
 	}()
-	mu, ok, err := locks.TryAcquire(ctx, "busy", time.Second, WithWait(5*time.Second), WithRetryEvery(20*time.Millisecond))
+	testkit.WaitFor(t, "the waiter's first attempt", func() bool { return cmdStat(t, srv, "set", "calls") > setsBefore })
+	srv.Do(t, "DEL", "busy")
+	<-acquired
 	if !ok || err != nil {
 		t.Fatalf("acquire after release: %v %v", ok, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/test/testserver"
@@ -279,12 +280,7 @@ func TestObserveReleaseAfterExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Do(t, "PEXPIRE", "obs:expiring", "1")
-	for deadline := time.Now().Add(5 * time.Second); srv.Do(t, "EXISTS", "obs:expiring") != "0"; {
-		if time.Now().After(deadline) {
-			t.Fatal("the key did not expire")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.WaitFor(t, "the key to expire", func() bool { return srv.Do(t, "EXISTS", "obs:expiring") == "0" })
 	rec.take()
 	if out, err := mu.Release(ctx); out != NotOwned || err != nil {
 		t.Fatal(out, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/emulator"
@@ -252,8 +253,12 @@ func TestFencingOfUncertainRenewalAndRelease(t *testing.T) {
 			if !errors.Is(context.Cause(mu.KeepAliveContext()), ErrOwnershipUncertain) {
 				t.Fatalf("lock does not report the loss: %v", context.Cause(mu.KeepAliveContext()))
 			}
-			waitUntil(t, "the delayed command to be dropped", func() bool { return s.emu.Conns() <= 2 })
-			time.Sleep(time.Second) // past the delay: the command would have run by now
+			testkit.WaitFor(t, "the delayed command to be dropped", func() bool { return s.emu.Conns() <= 2 })
+			// The emulator holds the command on the real clock, and nothing it shows
+			// tells a command dropped from one still held (the client dials anew as the
+			// killed connection goes): waiting out the delay is what makes "it never
+			// ran" true rather than "it has not run yet".
+			time.Sleep(time.Second)
 			if p := pttl(t, s.backend, "fenced"); p > 10000 {
 				t.Fatalf("the fenced renewal took effect: PTTL %d", p)
 			}
@@ -275,7 +280,7 @@ func TestFencingOfUncertainRenewalAndRelease(t *testing.T) {
 			if !errors.Is(err, conn.ErrOutcomeUnknown) || s.emu.Count("CLIENT KILL") != 1 {
 				t.Fatalf("delayed release: %v, %d kills", err, s.emu.Count("CLIENT KILL"))
 			}
-			time.Sleep(1200 * time.Millisecond)
+			time.Sleep(1200 * time.Millisecond) // past the delay, as for the renewal above
 			if s.backend.Do(t, "GET", "fenced2") != mu2.Token().b {
 				t.Fatal("the fenced release took effect")
 			}
@@ -311,7 +316,7 @@ func TestReleaseWithoutFencePermission(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The kill was refused, so the compare-and-delete runs late, deleting only our token.
-	waitUntil(t, "the late delete", func() bool { return s.backend.Do(t, "EXISTS", "nk") == "0" })
+	testkit.WaitFor(t, "the late delete", func() bool { return s.backend.Do(t, "EXISTS", "nk") == "0" })
 	if !errors.Is(context.Cause(mu.KeepAliveContext()), ErrOwnershipUncertain) {
 		t.Fatal("lock not reported lost")
 	}

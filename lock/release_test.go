@@ -8,6 +8,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/emulator"
 	"github.com/respire/respire/test/testserver"
@@ -21,7 +22,7 @@ func holdLockDial(s profileServer, d time.Duration) { s.emu.Delay("HELLO", d) }
 // waitState polls the handle's release state until cond holds.
 func waitState(t *testing.T, m *Lock, what string, cond func(rs *releaseState) bool) {
 	t.Helper()
-	waitUntil(t, what, func() bool {
+	testkit.WaitFor(t, what, func() bool {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		return cond(&m.rel)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/testserver"
 )
@@ -45,13 +46,9 @@ func TestWaitWokenByInvalidation(t *testing.T) {
 		}()
 		// The waiter has tried once SET was called again, and armed its watch (tracked
 		// waiters) once PTTL was.
-		deadline := time.Now().Add(10 * time.Second)
-		for cmdStat(t, srv, "set", "calls") <= tries || (waiter.c.CanWatchKeys() && cmdStat(t, srv, "pttl", "calls") <= armed) {
-			if time.Now().After(deadline) {
-				t.Fatal("the waiter never tried")
-			}
-			time.Sleep(time.Millisecond)
-		}
+		testkit.WaitFor(t, "the waiter to try", func() bool {
+			return cmdStat(t, srv, "set", "calls") > tries && (!waiter.c.CanWatchKeys() || cmdStat(t, srv, "pttl", "calls") > armed)
+		})
 		start := time.Now()
 		h.Release(ctx)
 		r := <-got

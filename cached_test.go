@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/respire/respire/cache"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/testserver"
 )
@@ -38,18 +39,6 @@ func serverCalls(t *testing.T, srv *testserver.Server, cmd string) int {
 		}
 	}
 	return 0
-}
-
-// eventually polls cond every millisecond for up to 2 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 func cachedText(t *testing.T, c *Client, ttl time.Duration, args ...any) string {
@@ -101,9 +90,9 @@ func TestDoCachedHitsAndInvalidation(t *testing.T) {
 	}
 
 	srv.Do(t, "SET", "ck", "v2")
-	eventually(t, "the change of ck", func() bool { return cachedText(t, c, time.Hour, "GET", "ck") == "v2" })
+	testkit.WaitFor(t, "the change of ck", func() bool { return cachedText(t, c, time.Hour, "GET", "ck") == "v2" })
 	srv.Do(t, "HSET", "ch", "f", "h2")
-	eventually(t, "the change of ch", func() bool { return cachedText(t, c, time.Hour, "HGET", "ch", "f") == "h2" })
+	testkit.WaitFor(t, "the change of ch", func() bool { return cachedText(t, c, time.Hour, "HGET", "ch", "f") == "h2" })
 	if got := cachedText(t, c, time.Hour, "HGET", "ch", "g"); got != "other" {
 		t.Fatalf("HGET ch g after the change: %q", got)
 	}
@@ -115,7 +104,7 @@ func TestDoCachedHitsAndInvalidation(t *testing.T) {
 	if _, err := c.Do(context.Background(), "SET", "ck", "v3"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the client's own change", func() bool { return cachedText(t, c, time.Hour, "GET", "ck") == "v3" })
+	testkit.WaitFor(t, "the client's own change", func() bool { return cachedText(t, c, time.Hour, "GET", "ck") == "v3" })
 }
 
 // An entry lives for the caller's TTL or the key's own, whichever is shorter.
@@ -127,6 +116,9 @@ func TestDoCachedExpiry(t *testing.T) {
 	if got := cachedText(t, c, time.Hour, "GET", "short"); got != "s" {
 		t.Fatalf("GET short: %q", got)
 	}
+	// Both sleeps let a TTL pass on the real clock, the server's being real. Polling the
+	// server for the key would expire it there and send an invalidation, which is not
+	// what is checked: that the entry ends on the client's own clock.
 	time.Sleep(200 * time.Millisecond)
 	if got := cachedText(t, c, time.Hour, "GET", "short"); got != "(nil)" {
 		t.Fatalf("GET short after its expiry: %q", got)
@@ -150,7 +142,7 @@ func TestDoCachedExpiry(t *testing.T) {
 		t.Fatalf("GET later: %q", got)
 	}
 	srv.Do(t, "SET", "later", "here")
-	eventually(t, "the key to appear", func() bool { return cachedText(t, c, time.Hour, "GET", "later") == "here" })
+	testkit.WaitFor(t, "the key to appear", func() bool { return cachedText(t, c, time.Hour, "GET", "later") == "here" })
 }
 
 // Readers racing a writer: whatever they see meanwhile, once the writer stops every
@@ -187,7 +179,7 @@ func TestDoCachedNeverKeepsAStaleReply(t *testing.T) {
 	for k := range keys {
 		key := fmt.Sprint("race", k)
 		want := strconv.Itoa(writes / keys)
-		eventually(t, key+" to converge", func() bool { return cachedText(t, c, time.Hour, "GET", key) == want })
+		testkit.WaitFor(t, key+" to converge", func() bool { return cachedText(t, c, time.Hour, "GET", key) == want })
 		for range 20 {
 			if got := cachedText(t, c, time.Hour, "GET", key); got != want {
 				t.Fatalf("%s went back to %s after converging on %s", key, got, want)
@@ -216,12 +208,12 @@ func TestDoCachedConnectionLossFlushes(t *testing.T) {
 		t.Fatal("no connection killed")
 	}
 	srv.Do(t, "SET", "lk", "after")
-	eventually(t, "the flush", func() bool { return c.CacheStats().Flushes > 0 })
+	testkit.WaitFor(t, "the flush", func() bool { return c.CacheStats().Flushes > 0 })
 	if got := cachedText(t, c, time.Hour, "GET", "lk"); got != "after" {
 		t.Fatalf("GET lk after the connection loss: %q", got)
 	}
 	srv.Do(t, "SET", "lk", "again")
-	eventually(t, "invalidation on the new tracked connection", func() bool {
+	testkit.WaitFor(t, "invalidation on the new tracked connection", func() bool {
 		return cachedText(t, c, time.Hour, "GET", "lk") == "again"
 	})
 }
@@ -235,7 +227,7 @@ func TestDoCachedFlushAll(t *testing.T) {
 		cachedText(t, c, time.Hour, "GET", fmt.Sprint("f", i))
 	}
 	srv.Do(t, "FLUSHALL")
-	eventually(t, "the flush", func() bool { return c.CacheStats().Entries == 0 })
+	testkit.WaitFor(t, "the flush", func() bool { return c.CacheStats().Entries == 0 })
 	if got := cachedText(t, c, time.Hour, "GET", "f3"); got != "(nil)" {
 		t.Fatalf("GET f3 after FLUSHALL: %q", got)
 	}
@@ -252,7 +244,7 @@ func TestDoCachedKeyPrefix(t *testing.T) {
 		t.Fatalf("GET pk: %q", got)
 	}
 	srv.Do(t, "SET", "app:pk", "changed")
-	eventually(t, "the change of app:pk", func() bool { return cachedText(t, c, time.Hour, "GET", "pk") == "changed" })
+	testkit.WaitFor(t, "the change of app:pk", func() bool { return cachedText(t, c, time.Hour, "GET", "pk") == "changed" })
 }
 
 // The cache stays within its bounds.
@@ -372,7 +364,7 @@ func TestDoCachedCluster(t *testing.T) {
 		if _, err := w.Do(ctx, "SET", k, "2"); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the change of "+k, func() bool { return cachedText(t, c, time.Hour, "GET", k) == "2" })
+		testkit.WaitFor(t, "the change of "+k, func() bool { return cachedText(t, c, time.Hour, "GET", k) == "2" })
 	}
 	c.tracking.mu.Lock()
 	n := len(c.tracking.conns)

@@ -1074,9 +1074,7 @@ func TestCredentialsSlowDialAuthDoesNotHoldUpRotation(t *testing.T) {
 	}()
 	registered := make(chan error, 1)
 	go func() { registered <- r.register(context.Background(), cn) }()
-	for len(cn.log()) == 0 {
-		time.Sleep(time.Millisecond) // until the registration's AUTH is waiting
-	}
+	testkit.WaitFor(t, "the registration's AUTH to wait", func() bool { return len(cn.log()) > 0 })
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	err := r.rotate(ctx)
 	cancel()

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/test/testserver"
 )
@@ -123,7 +124,7 @@ func TestLoggerReconnect(t *testing.T) {
 		t.Fatalf("lines before any loss: %q", got)
 	}
 	srv.Do(t, "CLIENT", "KILL", "ID", fmt.Sprint(n))
-	eventually(t, "the reconnect line", func() bool {
+	testkit.WaitFor(t, "the reconnect line", func() bool {
 		c.Do(ctx, "PING") // the first may fail with the lost connection
 		for _, l := range h.all() {
 			if strings.HasPrefix(l, "INFO respire: reconnected ") {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/testserver"
@@ -105,7 +106,7 @@ func TestObserverTrackingClosedIsNotLost(t *testing.T) {
 		t.Fatal("no tracked connection")
 	}
 	old.Close()
-	eventually(t, "a new tracked connection", func() bool {
+	testkit.WaitFor(t, "a new tracked connection", func() bool {
 		cn := tracked()
 		return cn != nil && cn != old
 	})
@@ -115,7 +116,7 @@ func TestObserverTrackingClosedIsNotLost(t *testing.T) {
 	if killTracked(t, srv) == 0 {
 		t.Fatal("no tracking connection to kill")
 	}
-	eventually(t, "the tracking-lost event of the broken connection", func() bool {
+	testkit.WaitFor(t, "the tracking-lost event of the broken connection", func() bool {
 		_, ok := rec.cacheEvent(observe.CacheTrackingLost)
 		return ok
 	})

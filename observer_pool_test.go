@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -26,7 +27,7 @@ func TestObserverPoolWait(t *testing.T) {
 		}
 		got <- err
 	}()
-	eventually(t, "the second checkout to wait", func() bool { return c.PoolStats().Waiters == 1 })
+	testkit.WaitFor(t, "the second checkout to wait", func() bool { return c.PoolStats().Waiters == 1 })
 	release(true)
 	if err := <-got; err != nil {
 		t.Fatalf("second checkout: %v", err)

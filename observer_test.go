@@ -11,6 +11,7 @@ import (
 
 	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/clusterserver"
@@ -239,7 +240,7 @@ func TestObserverCommandOutcomes(t *testing.T) {
 func blockedClientID(t *testing.T, srv *testserver.Server) string {
 	t.Helper()
 	var id string
-	eventually(t, "a connection blocked in BLPOP", func() bool {
+	testkit.WaitFor(t, "a connection blocked in BLPOP", func() bool {
 		for _, line := range strings.Split(srv.Do(t, "CLIENT", "LIST"), "\n") {
 			if strings.Contains(line, " cmd=blpop ") {
 				for _, f := range strings.Fields(line) {
@@ -343,7 +344,7 @@ func TestObserverCache(t *testing.T) {
 	}
 
 	srv.Do(t, "SET", "obs:c", "w")
-	eventually(t, "the invalidation event", func() bool {
+	testkit.WaitFor(t, "the invalidation event", func() bool {
 		_, ok := rec.cacheEvent(observe.CacheInvalidate)
 		return ok
 	})
@@ -353,7 +354,7 @@ func TestObserverCache(t *testing.T) {
 
 	cachedText(t, c, time.Hour, "GET", "obs:c")
 	srv.Do(t, "FLUSHALL")
-	eventually(t, "the flush event", func() bool {
+	testkit.WaitFor(t, "the flush event", func() bool {
 		_, ok := rec.cacheEvent(observe.CacheFlush)
 		return ok
 	})
@@ -364,7 +365,7 @@ func TestObserverCache(t *testing.T) {
 	if killTracked(t, srv) == 0 {
 		t.Fatal("no tracking connection to kill")
 	}
-	eventually(t, "the tracking-lost event", func() bool {
+	testkit.WaitFor(t, "the tracking-lost event", func() bool {
 		_, ok := rec.cacheEvent(observe.CacheTrackingLost)
 		return ok
 	})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/respire/respire/resp"
@@ -130,20 +131,24 @@ func TestInvalidateDropsEveryCommandOfTheKey(t *testing.T) {
 	}
 }
 
+// TestExpiry runs on a synctest bubble's clock, so that the TTL passes exactly when
+// the test says, however loaded the machine.
 func TestExpiry(t *testing.T) {
-	c := newT(t, Options{})
-	args := []any{"GET", "k"}
-	store(c, "k", args, resp.BulkString("v"), 20*time.Millisecond)
-	if _, ok := getBG(c, "k", args); !ok {
-		t.Fatal("miss within the TTL")
-	}
-	time.Sleep(30 * time.Millisecond)
-	if _, ok := getBG(c, "k", args); ok {
-		t.Fatal("hit after the TTL")
-	}
-	if store(c, "k", args, resp.BulkString("v"), 0) {
-		t.Fatal("stored with a zero TTL")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := newT(t, Options{})
+		args := []any{"GET", "k"}
+		store(c, "k", args, resp.BulkString("v"), 20*time.Millisecond)
+		if _, ok := getBG(c, "k", args); !ok {
+			t.Fatal("miss within the TTL")
+		}
+		time.Sleep(30 * time.Millisecond)
+		if _, ok := getBG(c, "k", args); ok {
+			t.Fatal("hit after the TTL")
+		}
+		if store(c, "k", args, resp.BulkString("v"), 0) {
+			t.Fatal("stored with a zero TTL")
+		}
+	})
 }
 
 func TestTTL(t *testing.T) {
@@ -190,19 +195,22 @@ func TestBounds(t *testing.T) {
 // The least recently used of a sample goes first: an entry read all along survives a
 // stream of entries read once.
 func TestEvictionKeepsWhatIsUsed(t *testing.T) {
-	c := newT(t, Options{MaxEntries: 16 * 8})
-	hot := []any{"GET", "hot"}
-	store(c, "hot", hot, resp.BulkString("v"), time.Hour)
-	for i := range 1000 {
-		k := fmt.Sprint("cold", i)
-		store(c, k, []any{"GET", k}, resp.BulkString("v"), time.Hour)
-		if i%8 == 0 { // 8 cold entries spread over 16 shards of 8 entries each
-			time.Sleep(time.Millisecond) // hits are recorded once a millisecond
-			if _, ok := getBG(c, "hot", hot); !ok {
-				t.Fatalf("the hot entry was evicted after %d cold ones", i)
+	// On a synctest bubble's clock, the milliseconds between hits pass at once.
+	synctest.Test(t, func(t *testing.T) {
+		c := newT(t, Options{MaxEntries: 16 * 8})
+		hot := []any{"GET", "hot"}
+		store(c, "hot", hot, resp.BulkString("v"), time.Hour)
+		for i := range 1000 {
+			k := fmt.Sprint("cold", i)
+			store(c, k, []any{"GET", k}, resp.BulkString("v"), time.Hour)
+			if i%8 == 0 { // 8 cold entries spread over 16 shards of 8 entries each
+				time.Sleep(time.Millisecond) // hits are recorded once a millisecond
+				if _, ok := getBG(c, "hot", hot); !ok {
+					t.Fatalf("the hot entry was evicted after %d cold ones", i)
+				}
 			}
 		}
-	}
+	})
 }
 
 func TestOptions(t *testing.T) {

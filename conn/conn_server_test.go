@@ -502,7 +502,7 @@ func TestIdleLongerThanReadTimeout(t *testing.T) {
 		if err := c.Ping(ctx); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // idle past the socket's read deadline, on the real clock it runs on
 		if err := c.Ping(ctx); err != nil || c.Err() != nil {
 			t.Fatalf("PING after idling: %v (connection: %v)", err, c.Err())
 		}
@@ -620,7 +620,7 @@ func TestSelfReadSeesTheServerClose(t *testing.T) {
 			res <- err
 		}()
 		f.Expect("GET", "k")
-		time.Sleep(delay)
+		time.Sleep(delay) // 5ms: long enough that the caller has stopped polling and parked
 		f.Close()
 		select {
 		case err := <-res:

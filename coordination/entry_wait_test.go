@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/test/testserver"
 )
@@ -29,6 +30,7 @@ func TestEntriesWait(t *testing.T) {
 	}{{"tracking", trackingClient, time.Minute}, {"polling", plainClient, 20 * time.Millisecond}} {
 		t.Run(tc.name, func(t *testing.T) {
 			co := New(tc.client(t, srv))
+			scripts := func() int { return cmdCalls(t, srv, "eval") + cmdCalls(t, srv, "evalsha") }
 			sem := co.Semaphore("wait:sem:"+tc.name, 2)
 			short, ok, err := sem.TryAcquire(ctx, 300*time.Millisecond)
 			if err != nil || !ok {
@@ -70,19 +72,25 @@ func TestEntriesWait(t *testing.T) {
 					t.Fatalf("bad option: %v %v", ok, err)
 				}
 			}
-			// A release wakes a waiter.
-			go func() {
-				time.Sleep(50 * time.Millisecond)
-				long.Release(ctx)
-			}()
+			// A release wakes a waiter: released once the waiter has found every permit
+			// held.
 			began = time.Now()
-			q, ok, err := sem.TryAcquire(ctx, time.Minute, lock.WithWait(budget), lock.WithRetryEvery(tc.retry))
+			before := scripts()
+			var q *Permit
+			acquired := make(chan struct{})
+			go func() {
+				defer close(acquired)
+				q, ok, err = sem.TryAcquire(ctx, time.Minute, lock.WithWait(budget), lock.WithRetryEvery(tc.retry))
+			}()
+			testkit.WaitFor(t, "the waiter's first attempt", func() bool { return scripts() > before })
+			long.Release(ctx)
+			<-acquired
 			if err != nil || !ok {
 				t.Fatalf("waiting for a release: %v %v", ok, err)
 			}
 			// Not a speed figure either: a waiter nothing woke sleeps the whole budget.
 			if waited := time.Since(began); waited >= budget {
-				t.Fatalf("waited the whole budget (%v) for a permit released after 50 ms", waited)
+				t.Fatalf("waited the whole budget (%v) for a permit released once it waited", waited)
 			}
 			p.Close()
 			q.Close()
@@ -100,17 +108,22 @@ func TestEntriesWait(t *testing.T) {
 			if r1.RemainingEstimate() > 0 {
 				t.Fatal("a writer acquired beside a live reader")
 			}
-			go func() {
-				time.Sleep(50 * time.Millisecond)
-				w.Release(ctx)
-			}()
 			began = time.Now()
-			r2, ok, err := co.TryAcquireReadLock(ctx, key, time.Minute, lock.WithWait(budget), lock.WithRetryEvery(tc.retry))
+			before = scripts()
+			var r2 *RWLease
+			acquired = make(chan struct{})
+			go func() {
+				defer close(acquired)
+				r2, ok, err = co.TryAcquireReadLock(ctx, key, time.Minute, lock.WithWait(budget), lock.WithRetryEvery(tc.retry))
+			}()
+			testkit.WaitFor(t, "the reader's first attempt", func() bool { return scripts() > before })
+			w.Release(ctx)
+			<-acquired
 			if err != nil || !ok {
 				t.Fatalf("reader waiting for a writer's release: %v %v", ok, err)
 			}
 			if waited := time.Since(began); waited >= budget {
-				t.Fatalf("waited the whole budget (%v) for a write lease released after 50 ms", waited)
+				t.Fatalf("waited the whole budget (%v) for a write lease released once it waited", waited)
 			}
 			r2.Close()
 		})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/test/testserver"
@@ -95,7 +96,7 @@ func TestAcquireFencedLockSurvivesReset(t *testing.T) {
 	// The lost tracked connection wakes the waiter, whose next tries cannot dial: it
 	// must go on trying rather than return the not-sent error.
 	var early *result
-	eventually(t, 30*time.Second, "the waiter to try again after refused dials", func() bool {
+	testkit.WaitWithin(t, 30*time.Second, "the waiter to try again after refused dials", func() bool {
 		select {
 		case r := <-got:
 			early = &r

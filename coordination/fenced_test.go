@@ -15,6 +15,7 @@ import (
 	"github.com/respire/respire/cache"
 	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/test/testserver"
@@ -105,7 +106,7 @@ func TestFencedLockKeepAlive(t *testing.T) {
 	}
 	// Held past three leases: the keep-alive renews it.
 	renewed := fl.ExpiresAtEstimate()
-	eventually(t, 10*time.Second, "three renewals", func() bool {
+	testkit.WaitFor(t, "three renewals", func() bool {
 		return fl.ExpiresAtEstimate().Sub(renewed) > 600*time.Millisecond
 	})
 	if held, err := fl.VerifyStillHeld(ctx); !held || err != nil || ka.Context().Err() != nil {
@@ -356,7 +357,7 @@ func TestStaleWriteRejected(t *testing.T) {
 		if _, err := res.Write(ctx, old.FencingToken(), "SET", "old-again-"+strconv.Itoa(round)); err != nil {
 			t.Fatalf("a repeated write with the same token: %v", err)
 		}
-		eventually(t, 10*time.Second, "the lease to expire", func() bool { return srv.Do(t, "EXISTS", "{job}:lease") == "0" })
+		testkit.WaitFor(t, "the lease to expire", func() bool { return srv.Do(t, "EXISTS", "{job}:lease") == "0" })
 		next, ok, err := co.TryAcquireFencedLock(ctx, "{job}:lease", "{job}:fence", 10*time.Second)
 		if err != nil || !ok || next.FencingToken() <= old.FencingToken() {
 			t.Fatalf("successor: %v %v %v", ok, err, next)
@@ -533,17 +534,19 @@ func TestTryAcquireFencedLockWait(t *testing.T) {
 				t.Fatalf("caller's deadline: %v %v %v, want its DeadlineExceeded", fl, ok, err)
 			}
 
-			released := make(chan error, 1)
+			// Released once the waiter has found the lease held.
+			before = scripts()
+			acquired := make(chan struct{})
 			go func() {
-				time.Sleep(50 * time.Millisecond)
-				_, err := holder.Release(ctx)
-				released <- err
+				defer close(acquired)
+				fl, ok, err = co.TryAcquireFencedLock(ctx, lease, fence, time.Minute,
+					lock.WithWait(30*time.Second), lock.WithRetryEvery(10*time.Millisecond), lock.WithKeepAlive())
 			}()
-			fl, ok, err = co.TryAcquireFencedLock(ctx, lease, fence, time.Minute,
-				lock.WithWait(30*time.Second), lock.WithRetryEvery(10*time.Millisecond), lock.WithKeepAlive())
-			if err := <-released; err != nil {
+			testkit.WaitFor(t, "the waiter's first attempt", func() bool { return scripts() > before })
+			if _, err := holder.Release(ctx); err != nil {
 				t.Fatal(err)
 			}
+			<-acquired
 			if err != nil || !ok {
 				t.Fatalf("released within the budget: %v %v", ok, err)
 			}

@@ -4,10 +4,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/testserver"
 )
@@ -50,21 +50,9 @@ func calls(t *testing.T, s *testserver.Server, cmds ...string) map[string]int {
 	return m
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // waitArmed waits until a waiter has armed a key watch: the server has answered one
 // more PTTL than before.
 func waitArmed(t *testing.T, s *testserver.Server, before int) {
 	t.Helper()
-	eventually(t, 10*time.Second, "the waiter to arm its watch", func() bool { return cmdCalls(t, s, "pttl") > before })
+	testkit.WaitFor(t, "the waiter to arm its watch", func() bool { return cmdCalls(t, s, "pttl") > before })
 }

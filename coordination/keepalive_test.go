@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/test/faultproxy"
@@ -42,7 +43,7 @@ func endsWith(t *testing.T, what string, ctx context.Context, want error) {
 // outlives waits until d has passed since start and checks that ctx lives on.
 func outlives(t *testing.T, ctx context.Context, start time.Time, d time.Duration) {
 	t.Helper()
-	eventually(t, d+20*time.Second, "several leases to pass", func() bool {
+	testkit.WaitWithin(t, d+20*time.Second, "several leases to pass", func() bool {
 		return ctx.Err() != nil || time.Since(start) > d
 	})
 	if ctx.Err() != nil {
@@ -149,7 +150,7 @@ func TestEntryKeepAlive(t *testing.T) {
 				t.Fatal("Stop released the entry, or KeepAliveContext is still the stopped keep-alive's")
 			}
 			// On the server's clock: the local estimate ends first.
-			eventually(t, 20*time.Second, "the stopped entry to expire", func() bool {
+			testkit.WaitWithin(t, 20*time.Second, "the stopped entry to expire", func() bool {
 				return srv.Do(t, "EXISTS", e.key) == "0"
 			})
 			if ok, err := e.ResetExpiry(ctx, ttl); ok || err != nil {
@@ -322,19 +323,21 @@ func TestRedlockWait(t *testing.T) {
 			t.Fatalf("bad option: %v %v", ok, err)
 		}
 	}
-	released := make(chan error, 1)
+	// The waiter must find the key held first: the release is the event it waits for.
+	setsBefore := cmdCalls(t, srvs[0], "set")
+	var rl *Redlock
+	acquired := make(chan struct{})
 	go func() {
-		// The waiter below must find the key held first: this is the event it waits for.
-		time.Sleep(200 * time.Millisecond)
-		_, err := holder.Release(ctx)
-		released <- err
+		defer close(acquired)
+		rl, ok, err = g.TryAcquire(ctx, key, time.Minute, lock.WithWait(20*time.Second), lock.WithKeepAlive())
 	}()
-	rl, ok, err := g.TryAcquire(ctx, key, time.Minute, lock.WithWait(20*time.Second), lock.WithKeepAlive())
+	testkit.WaitFor(t, "the waiter's first attempt", func() bool { return cmdCalls(t, srvs[0], "set") > setsBefore })
+	if _, err := holder.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-acquired
 	if err != nil || !ok {
 		t.Fatalf("waiting for a release: %v %v", ok, err)
-	}
-	if err := <-released; err != nil {
-		t.Fatal(err)
 	}
 	if n := holders(t, srvs, key, tokenText(t, rl)); n != 3 {
 		t.Fatalf("the waiter holds %d servers", n)
@@ -441,7 +444,7 @@ func TestPermitKeepAliveDuringRelease(t *testing.T) {
 		out, err := permit.Release(ctx)
 		released <- result{out, err}
 	}()
-	eventually(t, 10*time.Second, "the release's delete to run", func() bool { return scripts() > before })
+	testkit.WaitFor(t, "the release's delete to run", func() bool { return scripts() > before })
 
 	ka, err := permit.KeepAlive(ctx)
 	if err != nil {
@@ -503,7 +506,7 @@ func TestRedlockKeepAliveDuringRelease(t *testing.T) {
 		}
 		released <- err
 	}()
-	eventually(t, 10*time.Second, "the release's deletes to run", func() bool {
+	testkit.WaitFor(t, "the release's deletes to run", func() bool {
 		for _, s := range srvs {
 			if s.Do(t, "EXISTS", key) != "0" {
 				return false

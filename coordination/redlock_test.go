@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
@@ -189,7 +190,7 @@ func TestRedlockReleaseNeedsQuorumAndCanBeRetried(t *testing.T) {
 	}
 	srvs[0].Restart(t)
 	srvs[1].Restart(t)
-	eventually(t, 10*time.Second, "a retried release to reach a quorum", func() bool {
+	testkit.WaitFor(t, "a retried release to reach a quorum", func() bool {
 		ok, _ := rl.Release(ctx)
 		return ok
 	})
@@ -212,7 +213,7 @@ func TestRedlockRestartWithoutPersistence(t *testing.T) {
 	srvs[1].Kill(t) // without persistence it forgets the first owner's key
 	srvs[1].Restart(t)
 	var second *Redlock
-	eventually(t, 10*time.Second, "the second owner to reach servers 1 and 2", func() bool {
+	testkit.WaitFor(t, "the second owner to reach servers 1 and 2", func() bool {
 		var ok bool
 		second, ok, _ = g.TryAcquire(ctx, "rl:amnesia", 30*time.Second)
 		return ok
@@ -356,7 +357,7 @@ func TestRedlockRenewalAfterValidityFails(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatal(ok, err)
 	}
-	eventually(t, 10*time.Second, "the validity to run out", func() bool { return rl.RemainingEstimate() == 0 })
+	testkit.WaitFor(t, "the validity to run out", func() bool { return rl.RemainingEstimate() == 0 })
 	before := calls(t, srvs[0], "set", "evalsha")
 	// The servers may still hold the key for a moment, but a renewal after the
 	// validity cannot be trusted: refused without sending.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/test/testserver"
 )
@@ -38,7 +39,7 @@ func TestReadersShareWritersExclude(t *testing.T) {
 	}
 	// Expiry frees: no reader renews, and the writer gets in once every lease is over.
 	var w *RWLease
-	eventually(t, 10*time.Second, "the readers' leases to expire", func() bool {
+	testkit.WaitFor(t, "the readers' leases to expire", func() bool {
 		var ok bool
 		var err error
 		w, ok, err = co.TryAcquireWriteLock(ctx, "rw:report", time.Minute)

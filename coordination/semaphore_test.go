@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/test/testserver"
 )
@@ -103,7 +104,7 @@ func TestSemaphoreReclaimsExpiredPermits(t *testing.T) {
 		t.Fatal(ok, err)
 	}
 	var third *Permit
-	eventually(t, 10*time.Second, "the expired permit to be reclaimed", func() bool {
+	testkit.WaitFor(t, "the expired permit to be reclaimed", func() bool {
 		p, ok, err := sem.TryAcquire(ctx, time.Minute)
 		if err != nil {
 			t.Fatal(err)
@@ -166,7 +167,7 @@ func TestSemaphoreCapacityOfExpiredPermitsOnly(t *testing.T) {
 	if ok, err := p.ResetExpiry(ctx, 20*time.Millisecond); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	eventually(t, 5*time.Second, "a permit of capacity 3 once the capacity-5 permit expired", func() bool {
+	testkit.WaitWithin(t, 5*time.Second, "a permit of capacity 3 once the capacity-5 permit expired", func() bool {
 		q, ok, err := co.Semaphore("sem:gone", 3).TryAcquire(ctx, time.Minute)
 		if ok {
 			q.Close()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/observe"
@@ -107,7 +108,7 @@ func TestWaitEndsOnUnknownOutcome(t *testing.T) {
 				t.Fatalf("a wait whose try's outcome is unknown: %v %v; want an error matching conn.ErrOutcomeUnknown", ok, err)
 			}
 			// The proxy counts the reset once its pumps have stopped.
-			eventually(t, 10*time.Second, "the proxy's cut", func() bool { return p.Stats().Resets > 0 })
+			testkit.WaitFor(t, "the proxy's cut", func() bool { return p.Stats().Resets > 0 })
 		})
 	}
 }
@@ -146,6 +147,6 @@ func TestRedlockWaitEndsOnUnknownOutcome(t *testing.T) {
 		t.Fatalf("a wait whose attempts' outcomes are unknown: %v %v; want an error matching ErrNoQuorum", ok, err)
 	}
 	for _, p := range proxies {
-		eventually(t, 10*time.Second, "each proxy's cut", func() bool { return p.Stats().Resets > 0 })
+		testkit.WaitFor(t, "each proxy's cut", func() bool { return p.Stats().Resets > 0 })
 	}
 }

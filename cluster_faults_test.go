@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/respire/respire/cluster"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/clusterserver"
 )
@@ -213,19 +214,12 @@ func (a *availability) report(tag string) (time.Duration, int, error) {
 // must recover by itself.
 func waitWritable(t *testing.T, c *Client, tag string, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	testkit.WaitWithin(t, timeout, "writes to "+tag, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
 		_, err := c.Do(ctx, "SET", tag+":probe", 1)
-		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("writes to %s still fail %v later: %v", tag, timeout, err)
-		}
-		time.Sleep(10 * time.Millisecond) // polling for recovery
-	}
+		return err
+	})
 }
 
 // Failover during traffic, both ways: a coordinated CLUSTER FAILOVER (and back), then a

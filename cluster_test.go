@@ -14,6 +14,7 @@ import (
 	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/route"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/testserver"
@@ -665,13 +666,7 @@ func TestClusterRedirections(t *testing.T) {
 		mgot <- err
 	}()
 	before = errorCount(t, src.Server, "TRYAGAIN")
-	deadline := time.Now().Add(5 * time.Second)
-	for errorCount(t, src.Server, "TRYAGAIN") == before {
-		if time.Now().After(deadline) {
-			t.Fatal("the MGET never got TRYAGAIN")
-		}
-		time.Sleep(time.Millisecond) // polling the server's counter
-	}
+	testkit.WaitFor(t, "the MGET to get TRYAGAIN", func() bool { return errorCount(t, src.Server, "TRYAGAIN") > before })
 	mig.MoveKeys(t, keys[1])
 	if err := <-mgot; err != nil {
 		t.Fatalf("MGET retried across the migration: %v", err)
@@ -706,10 +701,7 @@ func TestClusterRedirections(t *testing.T) {
 	// they are back, on the new owner.
 	expectShardMessages(t, c, channel, subs)
 	// The refresh runs in the background: wait for it, then count.
-	deadline = time.Now().Add(5 * time.Second)
-	for c.route.Inspect().TopologyReads() == fetches && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond) // polling for the background refresh
-	}
+	testkit.WaitFor(t, "the background refresh", func() bool { return c.route.Inspect().TopologyReads() > fetches })
 	if n := c.route.Inspect().TopologyReads() - fetches; n < 1 || n > 2 {
 		t.Fatalf("%d topology refreshes after a burst of MOVED, want 1 (2 at most, with a periodic one)", n)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/coordination"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/test/history"
@@ -237,10 +238,5 @@ func TestS1PausedHolderFenced(t *testing.T) {
 // waitGone polls the server itself until key no longer exists.
 func waitGone(t *testing.T, srv *testserver.Server, key string) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if srv.Do(t, "EXISTS", key) == "0" {
-			return
-		}
-	}
-	t.Fatalf("%s still exists after 30s", key)
+	testkit.WaitWithin(t, 30*time.Second, key+" to go", func() bool { return srv.Do(t, "EXISTS", key) == "0" })
 }

@@ -85,7 +85,7 @@ bench: deps
 # (run it with -count 6 before and after a change: BENCHGOFLAGS='-count 6').
 BENCHGOFLAGS ?=
 bench-go: deps
-	$(GO) test -run '^$$' -bench . -benchmem $(BENCHGOFLAGS) ./resp/ ./conn/ ./pool/ ./internal/command/ ./cache/ ./lock/ .
+	$(GO) test -run '^$$' -bench . -benchmem $(BENCHGOFLAGS) ./resp/ ./conn/ ./pool/ ./internal/command/ ./cache/ ./lock/ . ./test/integration/
 
 # fuzz: a bounded run of every fuzz target, FUZZTIME executions each (the corpora under
 # testdata/fuzz/ already run as ordinary tests in `make test`). Every target runs even

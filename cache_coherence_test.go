@@ -326,7 +326,7 @@ func TestCacheCoherenceCluster(t *testing.T) {
 	cl := clusterserver.Start(t, clusterserver.Config{NoReplicas: true})
 	var keys []string
 	for _, slot := range []int{100, 8000, 16000} { // one per master of three
-		keys = append(keys, keyIn(slot, "coherent"))
+		keys = append(keys, clusterserver.KeyIn(slot, "coherent"))
 	}
 	for name, sc := range coherenceScenarios() {
 		t.Run(name, func(t *testing.T) {

@@ -343,7 +343,7 @@ func TestDoCachedCluster(t *testing.T) {
 	ctx := context.Background()
 	var keys []string
 	for _, slot := range []int{100, 8000, 16000} { // one per master of three
-		keys = append(keys, keyIn(slot, "ck"))
+		keys = append(keys, clusterserver.KeyIn(slot, "ck"))
 	}
 	for _, k := range keys {
 		if _, err := w.Do(ctx, "SET", k, "1"); err != nil {
@@ -375,7 +375,7 @@ func TestDoCachedCluster(t *testing.T) {
 
 	// A slot that changes hands flushes the cache: a key read as missing on the old
 	// node is not tracked by the new one.
-	if got := cachedText(t, c, time.Hour, "GET", keyIn(100, "missing")); got != "(nil)" {
+	if got := cachedText(t, c, time.Hour, "GET", clusterserver.KeyIn(100, "missing")); got != "(nil)" {
 		t.Fatalf("GET of a missing key: %q", got)
 	}
 	other := cl.MasterOf(t, 8000).Addr()

@@ -20,16 +20,6 @@ import (
 	"github.com/respire/respire/test/testserver"
 )
 
-// keyIn returns a key with the given stem that hashes to slot.
-func keyIn(slot int, stem string) string {
-	for i := 0; ; i++ {
-		k := stem + strconv.Itoa(i)
-		if cluster.Slot(k) == slot {
-			return k
-		}
-	}
-}
-
 // clusterClient connects to c with opts (Addrs and Cluster set here).
 func clusterClient(t *testing.T, c *clusterserver.Cluster, opts Options) *Client {
 	t.Helper()
@@ -53,16 +43,6 @@ func owner(t *testing.T, c *clusterserver.Cluster, key string) string {
 	return c.MasterOf(t, cluster.Slot(key)).Do(t, "GET", key)
 }
 
-// sampleKeys returns n keys spread evenly over the slot space, so every master gets
-// its share.
-func sampleKeys(n int, stem string) []string {
-	keys := make([]string, n)
-	for i := range keys {
-		keys[i] = keyIn(i*cluster.SlotCount/n, stem)
-	}
-	return keys
-}
-
 // TestCluster runs the behaviours that leave the topology as it is on one cluster.
 func TestCluster(t *testing.T) {
 	cl := clusterserver.Start(t, clusterserver.Config{})
@@ -72,7 +52,7 @@ func TestCluster(t *testing.T) {
 		for _, proto := range protocols {
 			t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
 				c := clusterClient(t, cl, Options{Protocol: proto})
-				keys := sampleKeys(96, fmt.Sprintf("shape%d:", proto))
+				keys := clusterserver.SampleKeys(96, fmt.Sprintf("shape%d:", proto))
 				hit := map[string]bool{}
 				for _, k := range keys {
 					hit[cl.MasterOf(t, cluster.Slot(k)).ID] = true
@@ -118,7 +98,7 @@ func TestCluster(t *testing.T) {
 
 	t.Run("CrossSlot", func(t *testing.T) {
 		c := clusterClient(t, cl, Options{})
-		a, b := keyIn(1, "x"), keyIn(9000, "x")
+		a, b := clusterserver.KeyIn(1, "x"), clusterserver.KeyIn(9000, "x")
 		_, err := c.Do(ctx, "MSET", a, "1", b, "2")
 		if !errors.Is(err, ErrCrossSlot) || !strings.Contains(err.Error(), "slots 1 and 9000") || !strings.Contains(err.Error(), "MSET") {
 			t.Fatalf("MSET across slots: %v, want ErrCrossSlot naming MSET and slots 1 and 9000", err)
@@ -155,7 +135,7 @@ func TestCluster(t *testing.T) {
 	t.Run("PipelineInCallerOrder", func(t *testing.T) {
 		for _, prefix := range []string{"", "p:"} {
 			c := clusterClient(t, cl, Options{KeyPrefix: prefix})
-			keys := sampleKeys(150, "pipe"+prefix)
+			keys := clusterserver.SampleKeys(150, "pipe"+prefix)
 			var cmds [][]any
 			for i, k := range keys {
 				cmds = append(cmds, []any{"SET", k, i}, []any{"INCR", k}, []any{"GET", k})
@@ -196,7 +176,7 @@ func TestCluster(t *testing.T) {
 	t.Run("Watch", func(t *testing.T) {
 		c := clusterClient(t, cl, Options{})
 		for _, slot := range []int{10, 8000, 16000} {
-			tag := "{" + keyIn(slot, "w") + "}"
+			tag := "{" + clusterserver.KeyIn(slot, "w") + "}"
 			k1, k2 := tag+":balance", tag+":log"
 			err := c.Watch(ctx, func(tx *Tx) error {
 				v, err := tx.Do(ctx, "GET", k1)
@@ -237,7 +217,7 @@ func TestCluster(t *testing.T) {
 
 	t.Run("KeyPrefix", func(t *testing.T) {
 		c := clusterClient(t, cl, Options{KeyPrefix: "tenant:"})
-		keys := sampleKeys(30, "kp")
+		keys := clusterserver.SampleKeys(30, "kp")
 		for _, k := range keys {
 			if _, err := c.Do(ctx, "SET", k, "v"); err != nil {
 				t.Fatalf("SET %s: %v", k, err)
@@ -258,7 +238,7 @@ func TestCluster(t *testing.T) {
 	t.Run("ObserverStartAddr", func(t *testing.T) {
 		rec := &recorder{}
 		c := clusterClient(t, cl, Options{KeyPrefix: "tenant:", Observer: rec})
-		for _, k := range sampleKeys(12, "sa") {
+		for _, k := range clusterserver.SampleKeys(12, "sa") {
 			if _, err := c.Do(ctx, "GET", k); err != nil {
 				t.Fatal(err)
 			}
@@ -274,7 +254,7 @@ func TestCluster(t *testing.T) {
 
 	t.Run("ScanAndFanout", func(t *testing.T) {
 		c := clusterClient(t, cl, Options{KeyPrefix: "scan:"})
-		keys := sampleKeys(90, "k")
+		keys := clusterserver.SampleKeys(90, "k")
 		for _, k := range keys {
 			if _, err := c.Do(ctx, "SET", k, 1); err != nil {
 				t.Fatal(err)
@@ -329,7 +309,7 @@ func TestCluster(t *testing.T) {
 	t.Run("BlockingCommands", func(t *testing.T) {
 		c := clusterClient(t, cl, Options{})
 		for _, slot := range []int{5, 6000, 12000} {
-			k := keyIn(slot, "queue")
+			k := clusterserver.KeyIn(slot, "queue")
 			done := make(chan error, 1)
 			go func() {
 				v, err := c.Do(ctx, "BLPOP", k, 10)
@@ -364,7 +344,7 @@ func TestCluster(t *testing.T) {
 
 	t.Run("ReplicaReads", func(t *testing.T) {
 		c := clusterClient(t, cl, Options{ReplicaReads: true})
-		k := keyIn(42, "replica")
+		k := clusterserver.KeyIn(42, "replica")
 		if _, err := c.Do(ctx, "SET", k, "v"); err != nil {
 			t.Fatal(err)
 		}
@@ -424,7 +404,7 @@ func TestCluster(t *testing.T) {
 
 	t.Run("Fanout", func(t *testing.T) {
 		c := clusterClient(t, cl, Options{})
-		if _, err := c.Do(ctx, "SET", keyIn(3, "f"), 1); err != nil {
+		if _, err := c.Do(ctx, "SET", clusterserver.KeyIn(3, "f"), 1); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := c.Do(ctx, "FLUSHALL"); err != nil {
@@ -440,7 +420,7 @@ func TestCluster(t *testing.T) {
 	// Last: it changes the cluster. A node that leaves is closed at the next refresh.
 	t.Run("NodeLeaves", func(t *testing.T) {
 		c := clusterClient(t, cl, Options{ReplicaReads: true})
-		k := keyIn(42, "leave")
+		k := clusterserver.KeyIn(42, "leave")
 		replica := cl.ReplicasOf(t, cl.MasterOf(t, 42))[0]
 		if _, err := c.Do(ctx, "GET", k); err != nil {
 			t.Fatal(err)
@@ -572,7 +552,7 @@ func TestClusterRedirections(t *testing.T) {
 	ctx := clusterTestContext(t)
 	c := clusterClient(t, cl, Options{})
 	const slot = 777
-	keys := []string{keyIn(slot, "a"), keyIn(slot, "b"), keyIn(slot, "c")}
+	keys := []string{clusterserver.KeyIn(slot, "a"), clusterserver.KeyIn(slot, "b"), clusterserver.KeyIn(slot, "c")}
 	for _, k := range keys {
 		if _, err := c.Do(ctx, "SET", k, "v"+k); err != nil {
 			t.Fatal(err)
@@ -590,13 +570,13 @@ func TestClusterRedirections(t *testing.T) {
 
 	// A client with a key prefix: the ASKING batch must prefix the key too.
 	pc := clusterClient(t, cl, Options{KeyPrefix: "p:"})
-	prefixed := keyIn(slot, "p:x")
+	prefixed := clusterserver.KeyIn(slot, "p:x")
 	if _, err := pc.Do(ctx, "SET", strings.TrimPrefix(prefixed, "p:"), "pv"); err != nil {
 		t.Fatal(err)
 	}
 
 	// Shard subscriptions on the slot, in both protocols: they must follow it.
-	channel := keyIn(slot, "news")
+	channel := clusterserver.KeyIn(slot, "news")
 	var subs []*Subscription
 	for _, proto := range protocols {
 		sc := clusterClient(t, cl, Options{Protocol: proto})
@@ -606,7 +586,7 @@ func TestClusterRedirections(t *testing.T) {
 		}
 		subs = append(subs, sub)
 	}
-	if _, err := c.SSubscribe(ctx, channel, keyIn(slot+1, "other")); !errors.Is(err, ErrCrossSlot) {
+	if _, err := c.SSubscribe(ctx, channel, clusterserver.KeyIn(slot+1, "other")); !errors.Is(err, ErrCrossSlot) {
 		t.Fatalf("SSubscribe across slots: %v", err)
 	}
 	expectShardMessages(t, c, channel, subs)
@@ -626,7 +606,7 @@ func TestClusterRedirections(t *testing.T) {
 		t.Fatalf("ASKING sent %d times to the target, want 1", calls-before)
 	}
 	// A key that does not exist yet is created where the slot is going.
-	if _, err := c.Do(ctx, "SET", keyIn(slot, "new"), "n"); err != nil {
+	if _, err := c.Do(ctx, "SET", clusterserver.KeyIn(slot, "new"), "n"); err != nil {
 		t.Fatal(err)
 	}
 	// The target answers GET only after ASKING; count its keys instead.
@@ -749,7 +729,7 @@ func TestClusterRedirectLoop(t *testing.T) {
 	ctx := clusterTestContext(t)
 	c := clusterClient(t, cl, Options{})
 	const slot = 4242
-	k := keyIn(slot, "loop")
+	k := clusterserver.KeyIn(slot, "loop")
 	// Two nodes each believing the other migrates the slot away: each answers ASK to
 	// the other for a missing key, forever.
 	src := cl.MasterOf(t, slot)
@@ -834,7 +814,7 @@ func BenchmarkCluster(b *testing.B) {
 		for i := range cmds {
 			k := key
 			if spread {
-				k = keyIn(i*cluster.SlotCount/len(cmds), "bench:")
+				k = clusterserver.KeyIn(i*cluster.SlotCount/len(cmds), "bench:")
 			}
 			cmds[i] = []any{"GET", k}
 		}

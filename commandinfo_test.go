@@ -155,7 +155,7 @@ func TestCommandInfoClusterRouting(t *testing.T) {
 	ctx := context.Background()
 	c := newClientT(t, Options{Addrs: []string{emus[0].Addr()}, Cluster: true})
 	withoutCommands(c, "getdel")
-	for _, k := range sampleKeys(12, "ci:") {
+	for _, k := range clusterserver.SampleKeys(12, "ci:") {
 		if _, err := c.Do(ctx, "SET", k, "v"); err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/respire/respire/cache"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/test/testserver"
 )
@@ -18,7 +19,7 @@ type noopObserver struct{ observe.Base }
 // An observer adds no allocation to a command or a batch: the events are built on the
 // stack, named from the command table, and passed by value.
 func TestObserverAllocations(t *testing.T) {
-	if raceEnabled {
+	if testkit.Race {
 		t.Skip("the race detector allocates on its own")
 	}
 	srv := testserver.Start(t, testserver.Config{})

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/test/testserver"
 )
@@ -118,7 +119,7 @@ func TestObserverBatchOfOneName(t *testing.T) {
 // Naming a batch of one costs no allocation: a DoMulti or Pipeline.Exec of one GET
 // allocates as much with an observer as without.
 func TestObserverBatchOfOneAllocs(t *testing.T) {
-	if raceEnabled {
+	if testkit.Race {
 		t.Skip("the race detector allocates on its own")
 	}
 	srv := testserver.Start(t, testserver.Config{})

@@ -54,8 +54,8 @@ func TestObserverClusterBatchAddr(t *testing.T) {
 	rec := &recorder{}
 	c := clusterClient(t, cl, Options{Observer: rec})
 	const slot = 4242
-	one := [][]any{{"SET", keyIn(slot, "a"), "1"}, {"GET", keyIn(slot, "b")}}
-	spread := [][]any{{"GET", keyIn(0, "obs")}, {"GET", keyIn(cluster.SlotCount-1, "obs")}}
+	one := [][]any{{"SET", clusterserver.KeyIn(slot, "a"), "1"}, {"GET", clusterserver.KeyIn(slot, "b")}}
+	spread := [][]any{{"GET", clusterserver.KeyIn(0, "obs")}, {"GET", clusterserver.KeyIn(cluster.SlotCount-1, "obs")}}
 	owner := cl.MasterOf(t, slot).Addr()
 	pipeline := func(cmds [][]any) ([]Result, error) {
 		p := c.Pipeline()

@@ -412,7 +412,7 @@ func TestObserverCluster(t *testing.T) {
 	rec := &recorder{}
 	c := clusterClient(t, cl, Options{Observer: rec})
 	const slot = 4242
-	key := keyIn(slot, "obs")
+	key := clusterserver.KeyIn(slot, "obs")
 	if _, err := c.Do(ctx, "SET", key, "v"); err != nil {
 		t.Fatal(err)
 	}
@@ -437,7 +437,7 @@ func TestObserverCluster(t *testing.T) {
 	}
 	mig.Finish(t)
 
-	spread := [][]any{{"GET", keyIn(0, "obs")}, {"GET", keyIn(cluster.SlotCount-1, "obs")}}
+	spread := [][]any{{"GET", clusterserver.KeyIn(0, "obs")}, {"GET", clusterserver.KeyIn(cluster.SlotCount-1, "obs")}}
 	if _, err := c.DoMulti(ctx, spread...); err != nil {
 		t.Fatal(err)
 	}

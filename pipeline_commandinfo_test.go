@@ -31,7 +31,7 @@ func TestClusterPipelineResolvesUnknownCommands(t *testing.T) {
 	t.Run("resolved at Exec", func(t *testing.T) {
 		c := newClientT(t, Options{Addrs: []string{emus[0].Addr()}, Cluster: true})
 		withoutCommands(c, "getdel")
-		keys := sampleKeys(6, "pci:")
+		keys := clusterserver.SampleKeys(6, "pci:")
 		p := c.Pipeline()
 		for i, k := range keys {
 			p.Do("SET", k, fmt.Sprint("v", i)).Do("GETDEL", k).Do("EXISTS", k)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
 )
@@ -15,7 +16,7 @@ import (
 // comes out of the reader's shared chunk), and a batch of 100 allocates its result
 // slice once.
 func TestAllocBudget(t *testing.T) {
-	if raceEnabled {
+	if testkit.Race {
 		t.Skip("the race detector allocates on its own")
 	}
 	srv := testserver.Start(t, testserver.Config{})

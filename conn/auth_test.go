@@ -513,7 +513,7 @@ func TestVerbOf(t *testing.T) {
 // TestAllocWithObserver: an observer costs a command nothing; only dials, losses and
 // re-authentications are reported.
 func TestAllocWithObserver(t *testing.T) {
-	if raceEnabled {
+	if testkit.Race {
 		t.Skip("the race detector allocates on its own")
 	}
 	srv := testserver.Start(t, testserver.Config{})

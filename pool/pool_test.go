@@ -807,7 +807,7 @@ func TestNoBackgroundGoroutineByDefault(t *testing.T) {
 }
 
 func TestGetPutDoesNotAllocate(t *testing.T) {
-	if raceEnabled {
+	if testkit.Race {
 		t.Skip("allocation counts differ under -race")
 	}
 	p, _ := newTestPool(t, Options[*fakeConn]{Size: 4, MaxLifetime: time.Hour, MaxIdleTime: time.Hour})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/command"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/testserver"
@@ -15,7 +16,7 @@ import (
 // dedicated checkout allocate as often with an observer that embeds observe.Base as
 // with none.
 func TestObserverAllocations(t *testing.T) {
-	if raceEnabled {
+	if testkit.Race {
 		t.Skip("the race detector allocates on its own")
 	}
 	srv := testserver.Start(t, testserver.Config{})

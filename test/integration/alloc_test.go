@@ -1,6 +1,9 @@
-package respire
+package integration
 
 import (
+	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"time"
 
 	"context"
@@ -14,12 +17,12 @@ import (
 // The hot path's allocation budget: nothing per SET, the returned value per GET, and
 // nothing per pipelined command beyond its reply. Counts, unlike timings, are exact.
 func TestSteadyStateAllocations(t *testing.T) {
-	if raceEnabled {
+	if testkit.Race {
 		t.Skip("the race detector allocates on its own")
 	}
 	srv := testserver.Start(t, testserver.Config{})
 	for _, prefix := range []string{"", "tenant:"} {
-		c := newClientT(t, Options{Addrs: []string{srv.Addr()}, KeyPrefix: prefix})
+		c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, KeyPrefix: prefix})
 		ctx := context.Background()
 		key, val := "alloc:key", strings.Repeat("v", 1024)
 		if _, err := c.Do(ctx, "SET", key, val); err != nil {
@@ -64,11 +67,11 @@ func TestSteadyStateAllocations(t *testing.T) {
 
 // Adding commands to a reused pipeline allocates nothing; Exec allocates its results.
 func TestPipelineAllocations(t *testing.T) {
-	if raceEnabled {
+	if testkit.Race {
 		t.Skip("the race detector allocates on its own")
 	}
 	srv := testserver.Start(t, testserver.Config{})
-	c := newClientT(t, Options{Addrs: []string{srv.Addr()}})
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	key := "alloc:pipe"
@@ -89,11 +92,11 @@ func TestPipelineAllocations(t *testing.T) {
 
 // A hit of the client-side cache allocates nothing, whatever the key's type.
 func TestCachedHitAllocations(t *testing.T) {
-	if raceEnabled {
+	if testkit.Race {
 		t.Skip("the race detector allocates on its own")
 	}
 	srv := testserver.Start(t, testserver.Config{})
-	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, ClientSideCache: &cache.Options{}})
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, ClientSideCache: &cache.Options{}})
 	ctx := context.Background()
 	key := strings.Repeat("k", 10) // not a constant: its conversion to any may allocate
 	if _, err := c.Do(ctx, "SET", key, "v"); err != nil {

@@ -1,7 +1,10 @@
-package respire
+package integration
 
 import (
 	"context"
+	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"strings"
 	"testing"
 
@@ -12,11 +15,11 @@ import (
 // 2 MiB SET by DoMulti or by a reused Pipeline costs about its size in bytes, and a
 // handful of allocations, not a plan that is encoded, copied and dropped each time.
 func TestBigBatchAllocations(t *testing.T) {
-	if raceEnabled {
+	if testkit.Race {
 		t.Skip("the race detector allocates on its own")
 	}
 	srv := testserver.Start(t, testserver.Config{})
-	c := newClientT(t, Options{Addrs: []string{srv.Addr()}})
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}})
 	ctx := context.Background()
 	val := strings.Repeat("x", 2<<20)
 	cmds := [][]any{{"SET", "alloc:big", val}, {"GET", "alloc:key"}}

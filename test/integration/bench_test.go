@@ -1,9 +1,10 @@
-package respire
+package integration
 
 import (
 	"time"
 
 	"context"
+	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
 	"strings"
 	"testing"
@@ -11,14 +12,14 @@ import (
 	"github.com/respire/respire/test/testserver"
 )
 
-func benchClient(b *testing.B) *Client { return benchClientWith(b, Options{}) }
+func benchClient(b *testing.B) *respire.Client { return benchClientWith(b, respire.Options{}) }
 
 // benchClientWith is benchClient with opts (Addrs set here).
-func benchClientWith(b *testing.B, opts Options) *Client {
+func benchClientWith(b *testing.B, opts respire.Options) *respire.Client {
 	b.Helper()
 	srv := testserver.Start(b, testserver.Config{})
 	opts.Addrs = []string{srv.Addr()}
-	c, err := NewClient(context.Background(), opts)
+	c, err := respire.NewClient(context.Background(), opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func BenchmarkClientPipeline100(b *testing.B) {
 // BenchmarkClientDoCachedParallel is the client-side cache's hit path under load.
 func BenchmarkClientDoCachedParallel(b *testing.B) {
 	srv := testserver.Start(b, testserver.Config{})
-	c, err := NewClient(context.Background(), Options{Addrs: []string{srv.Addr()}, ClientSideCache: &cache.Options{}})
+	c, err := respire.NewClient(context.Background(), respire.Options{Addrs: []string{srv.Addr()}, ClientSideCache: &cache.Options{}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package respire
+package integration
 
 import (
 	"context"
@@ -11,38 +11,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/testkit"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
 )
 
-var protocols = []int{2, 3}
-
-func newClientT(t *testing.T, opts Options) *Client {
-	t.Helper()
-	c, err := NewClient(context.Background(), opts)
-	if err != nil {
-		t.Fatalf("NewClient: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-func forEachProtocol(t *testing.T, srv *testserver.Server, opts Options, fn func(t *testing.T, c *Client)) {
-	for _, proto := range protocols {
-		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
-			o := opts
-			o.Addrs = []string{srv.Addr()}
-			o.Protocol = proto
-			fn(t, newClientT(t, o))
-		})
-	}
-}
-
 func TestDoAndDoMulti(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	forEachProtocol(t, srv, Options{}, func(t *testing.T, c *Client) {
+	forEachProtocol(t, srv, respire.Options{}, func(t *testing.T, c *respire.Client) {
 		ctx := context.Background()
 		if _, err := c.Do(ctx, "SET", "k", "v", "PX", 30000); err != nil {
 			t.Fatal(err)
@@ -82,7 +61,7 @@ func TestDoAndDoMulti(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	c := newClientT(t, Options{Addrs: []string{srv.Addr()}})
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}})
 	ctx := context.Background()
 	tests := []struct {
 		name string
@@ -93,10 +72,10 @@ func TestBadInput(t *testing.T) {
 		{"nil argument", []any{"SET", "k", nil}, resp.ErrInvalidArg},
 		{"unsupported type", []any{"SET", "k", struct{}{}}, resp.ErrInvalidArg},
 		{"NaN", []any{"SET", "k", math.NaN()}, resp.ErrInvalidArg},
-		{"MULTI on a shared connection", []any{"MULTI"}, ErrConnState},
-		{"subscribe", []any{"subscribe", "ch"}, ErrConnState},
-		{"select", []any{"SELECT", 1}, ErrConnState},
-		{"client reply", []any{"CLIENT", "REPLY", "OFF"}, ErrConnState},
+		{"MULTI on a shared connection", []any{"MULTI"}, respire.ErrConnState},
+		{"subscribe", []any{"subscribe", "ch"}, respire.ErrConnState},
+		{"select", []any{"SELECT", 1}, respire.ErrConnState},
+		{"client reply", []any{"CLIENT", "REPLY", "OFF"}, respire.ErrConnState},
 	}
 	for _, tt := range tests {
 		if _, err := c.Do(ctx, tt.args...); !errors.Is(err, tt.want) {
@@ -108,25 +87,25 @@ func TestBadInput(t *testing.T) {
 			}
 		}
 	}
-	if _, err := c.DoMulti(ctx, []any{"BLPOP", "l", 1}); !errors.Is(err, ErrBlockingInBatch) {
+	if _, err := c.DoMulti(ctx, []any{"BLPOP", "l", 1}); !errors.Is(err, respire.ErrBlockingInBatch) {
 		t.Errorf("blocking command in a batch: %v", err)
 	}
-	if _, err := c.Subscribe(ctx); !errors.Is(err, ErrInvalidArg) {
+	if _, err := c.Subscribe(ctx); !errors.Is(err, respire.ErrInvalidArg) {
 		t.Errorf("Subscribe with no channel: %v", err)
 	}
-	if _, err := c.Subscribe(ctx, ""); !errors.Is(err, ErrInvalidArg) {
+	if _, err := c.Subscribe(ctx, ""); !errors.Is(err, respire.ErrInvalidArg) {
 		t.Errorf("Subscribe to an empty channel: %v", err)
 	}
-	if err := c.Watch(ctx, nil, "k"); !errors.Is(err, ErrInvalidArg) {
+	if err := c.Watch(ctx, nil, "k"); !errors.Is(err, respire.ErrInvalidArg) {
 		t.Errorf("Watch nil fn: %v", err)
 	}
-	if err := c.Watch(ctx, func(*Tx) error { return nil }, ""); !errors.Is(err, ErrInvalidArg) {
+	if err := c.Watch(ctx, func(*respire.Tx) error { return nil }, ""); !errors.Is(err, respire.ErrInvalidArg) {
 		t.Errorf("Watch empty key: %v", err)
 	}
 	yielded := 0
-	for _, err := range c.HScan(ctx, "", ScanOptions{}) {
+	for _, err := range c.HScan(ctx, "", respire.ScanOptions{}) {
 		yielded++
-		if !errors.Is(err, ErrInvalidArg) {
+		if !errors.Is(err, respire.ErrInvalidArg) {
 			t.Errorf("HScan empty key: %v", err)
 		}
 	}
@@ -138,17 +117,17 @@ func TestBadInput(t *testing.T) {
 		t.Fatalf("after bad input: %s %v", v, err)
 	}
 	c.Close()
-	if _, err := c.Do(ctx, "PING"); !errors.Is(err, ErrClosed) {
+	if _, err := c.Do(ctx, "PING"); !errors.Is(err, respire.ErrClosed) {
 		t.Errorf("Do on a closed client: %v", err)
 	}
-	if _, err := c.Subscribe(ctx, "x"); !errors.Is(err, ErrClosed) {
+	if _, err := c.Subscribe(ctx, "x"); !errors.Is(err, respire.ErrClosed) {
 		t.Errorf("Subscribe on a closed client: %v", err)
 	}
 }
 
 func TestNewClientErrors(t *testing.T) {
 	ctx := context.Background()
-	bad := []Options{
+	bad := []respire.Options{
 		{},
 		{Addrs: []string{"nohostport"}},
 		{Addrs: []string{":6379"}},
@@ -161,13 +140,13 @@ func TestNewClientErrors(t *testing.T) {
 		{Addrs: []string{"127.0.0.1:6379"}, SubscriptionHealthCheck: -2},
 	}
 	for _, o := range bad {
-		if _, err := NewClient(ctx, o); !errors.Is(err, ErrInvalidOptions) {
+		if _, err := respire.NewClient(ctx, o); !errors.Is(err, respire.ErrInvalidOptions) {
 			t.Errorf("%+v: %v", o, err)
 		}
 	}
 	// Nothing listens there: the error says so, quickly.
 	port := testserver.FreePort(t)
-	_, err := NewClient(ctx, Options{Addrs: []string{"127.0.0.1:" + strconv.Itoa(port)}, DialTimeout: time.Second})
+	_, err := respire.NewClient(ctx, respire.Options{Addrs: []string{"127.0.0.1:" + strconv.Itoa(port)}, DialTimeout: time.Second})
 	if err == nil || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("unreachable server: %v", err)
 	}
@@ -175,7 +154,7 @@ func TestNewClientErrors(t *testing.T) {
 
 func TestReconnectsAfterServerRestart(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	c := newClientT(t, Options{Addrs: []string{srv.Addr()}})
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}})
 	ctx := context.Background()
 	if _, err := c.Do(ctx, "SET", "k", "1"); err != nil {
 		t.Fatal(err)
@@ -193,7 +172,7 @@ func TestReconnectsAfterServerRestart(t *testing.T) {
 
 func TestKilledConnectionIsReplacedTransparently(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, ClientName: "victim"})
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, ClientName: "victim"})
 	ctx := context.Background()
 	if err := ping(ctx, c); err != nil {
 		t.Fatal(err)
@@ -209,7 +188,7 @@ func TestKilledConnectionIsReplacedTransparently(t *testing.T) {
 
 func TestBlockingCommandsUseADedicatedConnection(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	forEachProtocol(t, srv, Options{ReadTimeout: 100 * time.Millisecond}, func(t *testing.T, c *Client) {
+	forEachProtocol(t, srv, respire.Options{ReadTimeout: 100 * time.Millisecond}, func(t *testing.T, c *respire.Client) {
 		ctx := context.Background()
 		list := "jobs-" + t.Name()
 		got := make(chan resp.Value, 1)
@@ -253,7 +232,7 @@ func TestBlockingCommandsUseADedicatedConnection(t *testing.T) {
 	})
 }
 
-func ping(ctx context.Context, c *Client) error {
+func ping(ctx context.Context, c *respire.Client) error {
 	v, err := c.Do(ctx, "PING")
 	if err == nil && v.String() != `"PONG"` {
 		err = fmt.Errorf("PING got %s", v)
@@ -263,12 +242,12 @@ func ping(ctx context.Context, c *Client) error {
 
 func TestWatch(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	forEachProtocol(t, srv, Options{}, func(t *testing.T, c *Client) {
+	forEachProtocol(t, srv, respire.Options{}, func(t *testing.T, c *respire.Client) {
 		ctx := context.Background()
 		key := "balance-" + t.Name()
 		srv.Do(t, "SET", key, "10")
 		incr := func(interfere bool) error {
-			return c.Watch(ctx, func(tx *Tx) error {
+			return c.Watch(ctx, func(tx *respire.Tx) error {
 				v, err := tx.Do(ctx, "GET", key)
 				if err != nil {
 					return err
@@ -290,14 +269,14 @@ func TestWatch(t *testing.T) {
 		if got := srv.Do(t, "GET", key); got != "11" {
 			t.Fatalf("after a clean transaction: %s", got)
 		}
-		if err := incr(true); !errors.Is(err, ErrTxFailed) {
+		if err := incr(true); !errors.Is(err, respire.ErrTxFailed) {
 			t.Fatalf("transaction over a changed key: %v", err)
 		}
 		if got := srv.Do(t, "GET", key); got != "100" {
 			t.Fatalf("a failed transaction wrote: %s", got)
 		}
 		// EXECABORT: a command rejected while queueing aborts everything.
-		err := c.Watch(ctx, func(tx *Tx) error {
+		err := c.Watch(ctx, func(tx *respire.Tx) error {
 			_, err := tx.Exec(ctx, []any{"SET", key, "0"}, []any{"GET"})
 			return err
 		})
@@ -309,7 +288,7 @@ func TestWatch(t *testing.T) {
 		}
 		// A transaction that never calls Exec leaves no WATCH behind on the pooled
 		// connection: the next transaction on it succeeds.
-		c.Watch(ctx, func(tx *Tx) error { return nil }, key)
+		c.Watch(ctx, func(tx *respire.Tx) error { return nil }, key)
 		srv.Do(t, "SET", key, "5")
 		if err := incr(false); err != nil {
 			t.Fatalf("transaction after an abandoned one: %v", err)
@@ -319,9 +298,9 @@ func TestWatch(t *testing.T) {
 
 func TestScripts(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	forEachProtocol(t, srv, Options{KeyPrefix: "app:"}, func(t *testing.T, c *Client) {
+	forEachProtocol(t, srv, respire.Options{KeyPrefix: "app:"}, func(t *testing.T, c *respire.Client) {
 		ctx := context.Background()
-		s := NewScript("return redis.call('SET', KEYS[1], ARGV[1])")
+		s := respire.NewScript("return redis.call('SET', KEYS[1], ARGV[1])")
 		srv.Do(t, "SCRIPT", "FLUSH")
 		if _, err := s.Run(ctx, c, []string{"scripted"}, "v1"); err != nil {
 			t.Fatal(err)
@@ -338,7 +317,7 @@ func TestScripts(t *testing.T) {
 		if got := srv.Do(t, "GET", "app:scripted"); got != "v2" {
 			t.Fatalf("EVALSHA wrote %q", got)
 		}
-		bad := NewScript("return redis.call('NOSUCHCOMMAND')")
+		bad := respire.NewScript("return redis.call('NOSUCHCOMMAND')")
 		if _, err := bad.Run(ctx, c, nil); err == nil {
 			t.Fatal("a failing script returned no error")
 		}
@@ -347,7 +326,7 @@ func TestScripts(t *testing.T) {
 
 func TestScanIterators(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, KeyPrefix: "p*:"})
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, KeyPrefix: "p*:"})
 	ctx := context.Background()
 	for i := range 250 {
 		srv.Do(t, "SET", fmt.Sprintf("p*:user:%d", i), "x")
@@ -357,7 +336,7 @@ func TestScanIterators(t *testing.T) {
 		srv.Do(t, "ZADD", "p*:z", strconv.Itoa(i), fmt.Sprint("m", i))
 	}
 	seen := map[string]bool{}
-	for key, err := range c.Scan(ctx, ScanOptions{Match: "user:*", Count: 50}) {
+	for key, err := range c.Scan(ctx, respire.ScanOptions{Match: "user:*", Count: 50}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -370,21 +349,21 @@ func TestScanIterators(t *testing.T) {
 		t.Fatalf("Scan saw %d keys, want 250", len(seen))
 	}
 	fields := 0
-	for fv, err := range c.HScan(ctx, "h", ScanOptions{}) {
+	for fv, err := range c.HScan(ctx, "h", respire.ScanOptions{}) {
 		if err != nil || "f"+fv.Value != fv.Field {
 			t.Fatalf("HScan %v %v", fv, err)
 		}
 		fields++
 	}
 	members := 0
-	for m, err := range c.SScan(ctx, "s", ScanOptions{Match: "m1*"}) {
+	for m, err := range c.SScan(ctx, "s", respire.ScanOptions{Match: "m1*"}) {
 		if err != nil || !strings.HasPrefix(m, "m1") {
 			t.Fatalf("SScan %q %v", m, err)
 		}
 		members++
 	}
 	scored := 0
-	for sm, err := range c.ZScan(ctx, "z", ScanOptions{}) {
+	for sm, err := range c.ZScan(ctx, "z", respire.ScanOptions{}) {
 		if err != nil || "m"+strconv.Itoa(int(sm.Score)) != sm.Member {
 			t.Fatalf("ZScan %v %v", sm, err)
 		}
@@ -394,14 +373,14 @@ func TestScanIterators(t *testing.T) {
 		t.Fatalf("fields %d, members %d, scored %d", fields, members, scored)
 	}
 	// Stopping early is fine.
-	for range c.Scan(ctx, ScanOptions{}) {
+	for range c.Scan(ctx, respire.ScanOptions{}) {
 		break
 	}
 }
 
 func TestPubSubResubscribesAfterKill(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	forEachProtocol(t, srv, Options{}, func(t *testing.T, c *Client) {
+	forEachProtocol(t, srv, respire.Options{}, func(t *testing.T, c *respire.Client) {
 		ctx := context.Background()
 		sub, err := c.Subscribe(ctx, "news")
 		if err != nil {
@@ -410,7 +389,7 @@ func TestPubSubResubscribesAfterKill(t *testing.T) {
 		if err := sub.PSubscribe(ctx, "alerts.*"); err != nil {
 			t.Fatal(err)
 		}
-		publishUntilHeard := func(channel, payload string) Message {
+		publishUntilHeard := func(channel, payload string) respire.Message {
 			t.Helper()
 			testkit.WaitFor(t, "a subscriber to "+channel, func() bool { return srv.Do(t, "PUBLISH", channel, payload) != "0" })
 			select {
@@ -419,7 +398,7 @@ func TestPubSubResubscribesAfterKill(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Fatalf("message on %s not delivered", channel)
 			}
-			return Message{}
+			return respire.Message{}
 		}
 		if m := publishUntilHeard("news", "one"); m.Channel != "news" || m.Payload != "one" {
 			t.Fatalf("got %+v", m)
@@ -444,7 +423,7 @@ func TestPubSubResubscribesAfterKill(t *testing.T) {
 			for range sub.Messages() {
 			}
 		}
-		if err := sub.Subscribe(ctx, "again"); !errors.Is(err, ErrClosed) {
+		if err := sub.Subscribe(ctx, "again"); !errors.Is(err, respire.ErrClosed) {
 			t.Fatalf("Subscribe after Close: %v", err)
 		}
 	})
@@ -452,7 +431,7 @@ func TestPubSubResubscribesAfterKill(t *testing.T) {
 
 func TestSubscriptionOverflowDropsAndCounts(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, SubscriptionBuffer: 2})
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, SubscriptionBuffer: 2})
 	ctx := context.Background()
 	sub, err := c.Subscribe(ctx, "flood")
 	if err != nil {
@@ -473,7 +452,7 @@ func TestSubscriptionOverflowDropsAndCounts(t *testing.T) {
 
 func TestConcurrentDoIsAutoPipelined(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	c := newClientT(t, Options{Addrs: []string{srv.Addr()}})
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}})
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	for g := range 64 {
@@ -502,7 +481,7 @@ func TestConcurrentDoIsAutoPipelined(t *testing.T) {
 
 func TestPipelineRefusesBadCommandsWhole(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	forEachProtocol(t, srv, Options{KeyPrefix: "pp:"}, func(t *testing.T, c *Client) {
+	forEachProtocol(t, srv, respire.Options{KeyPrefix: "pp:"}, func(t *testing.T, c *respire.Client) {
 		ctx := context.Background()
 		srv.Do(t, "DEL", "pp:a")
 		p := c.Pipeline().Do("SET", "a", 1).Do("SET", "b", nil).Do("BLPOP", "l", 1)
@@ -515,7 +494,7 @@ func TestPipelineRefusesBadCommandsWhole(t *testing.T) {
 		if srv.Do(t, "EXISTS", "pp:a") != "0" {
 			t.Fatal("a refused pipeline sent something")
 		}
-		if _, err := c.Pipeline().Do("BLPOP", "l", 1).Exec(ctx); !errors.Is(err, ErrBlockingInBatch) {
+		if _, err := c.Pipeline().Do("BLPOP", "l", 1).Exec(ctx); !errors.Is(err, respire.ErrBlockingInBatch) {
 			t.Fatalf("blocking command in a pipeline: %v", err)
 		}
 		// The same pipeline is usable again, and the prefix applies.

@@ -1,7 +1,9 @@
-package respire
+package integration
 
 import (
 	"context"
+	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit"
 	"testing"
 
 	"github.com/respire/respire/test/clusterserver"
@@ -11,7 +13,7 @@ import (
 // replies, and per batch its results and a goroutine for each node beyond the first.
 // Planning, splitting and merging allocate nothing. Counts, unlike timings, are exact.
 func TestClusterPipelineAllocations(t *testing.T) {
-	if raceEnabled {
+	if testkit.Race {
 		t.Skip("the race detector allocates on its own")
 	}
 	cl := clusterserver.Start(t, clusterserver.Config{NoReplicas: true})
@@ -19,8 +21,8 @@ func TestClusterPipelineAllocations(t *testing.T) {
 	defer cancel()
 	const depth = 100
 	for _, prefix := range []string{"", "tenant:"} {
-		c := clusterClient(t, cl, Options{KeyPrefix: prefix})
-		spread := sampleKeys(depth, "alloc:")
+		c := clusterClient(t, cl, respire.Options{KeyPrefix: prefix})
+		spread := clusterserver.SampleKeys(depth, "alloc:")
 		for _, k := range spread {
 			if _, err := c.Do(ctx, "SET", k, "0123456789abcdef"); err != nil {
 				t.Fatal(err)
@@ -47,7 +49,7 @@ func TestClusterPipelineAllocations(t *testing.T) {
 			for i, k := range tc.keys {
 				cmds[i] = []any{"GET", k}
 			}
-			check := func(res []Result, err error) {
+			check := func(res []respire.Result, err error) {
 				if err != nil || len(res) != depth {
 					t.Fatalf("%d results, %v", len(res), err)
 				}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package respire
+package integration
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/testserver"
 )
@@ -18,7 +19,7 @@ import (
 func BenchmarkPipelineGet100(b *testing.B) {
 	const depth = 100
 	ctx := context.Background()
-	run := func(b *testing.B, c *Client, keys []string) {
+	run := func(b *testing.B, c *respire.Client, keys []string) {
 		for _, k := range keys {
 			if _, err := c.Do(ctx, "SET", k, "0123456789abcdef"); err != nil {
 				b.Fatal(err)
@@ -40,13 +41,13 @@ func BenchmarkPipelineGet100(b *testing.B) {
 		// machine shared with other work disturbs less than the elapsed time.
 		b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N*depth), "cpu-ns/cmd")
 	}
-	spread := sampleKeys(depth, "bench:")
+	spread := clusterserver.SampleKeys(depth, "bench:")
 	one := make([]string, depth)
 	for i := range one {
 		one[i] = spread[0]
 	}
-	open := func(b *testing.B, o Options) *Client {
-		c, err := NewClient(ctx, o)
+	open := func(b *testing.B, o respire.Options) *respire.Client {
+		c, err := respire.NewClient(ctx, o)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -55,10 +56,10 @@ func BenchmarkPipelineGet100(b *testing.B) {
 	}
 	b.Run("standalone", func(b *testing.B) {
 		srv := testserver.Start(b, testserver.Config{})
-		run(b, open(b, Options{Addrs: []string{srv.Addr()}}), one)
+		run(b, open(b, respire.Options{Addrs: []string{srv.Addr()}}), one)
 	})
 	cl := clusterserver.Start(b, clusterserver.Config{NoReplicas: true})
-	c := open(b, Options{Addrs: cl.Seeds(), Cluster: true})
+	c := open(b, respire.Options{Addrs: cl.Seeds(), Cluster: true})
 	b.Run("cluster-one-node", func(b *testing.B) { run(b, c, one) })
 	b.Run("cluster-spread", func(b *testing.B) { run(b, c, spread) })
 }

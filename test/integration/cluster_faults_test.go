@@ -1,4 +1,4 @@
-package respire
+package integration
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire"
 	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/resp"
@@ -23,14 +24,14 @@ const reshardDuration = 20 * time.Second
 // caller ever saw MOVED or ASK (or any other error).
 func TestClusterLiveResharding(t *testing.T) {
 	cl := clusterserver.Start(t, clusterserver.Config{NoReplicas: true})
-	c := clusterClient(t, cl, Options{})
+	c := clusterClient(t, cl, respire.Options{})
 	ctx := clusterTestContext(t)
 
 	// Half the writes go to a few hot slots, the ones that move; the rest anywhere.
 	hot := []int{11, 5555, 9999, 16000}
 	tags := make([]string, len(hot))
 	for i, s := range hot {
-		tags[i] = "{" + keyIn(s, "hot") + "}"
+		tags[i] = "{" + clusterserver.KeyIn(s, "hot") + "}"
 	}
 
 	const writers = 32
@@ -212,7 +213,7 @@ func (a *availability) report(tag string) (time.Duration, int, error) {
 
 // waitWritable polls until a write for tag succeeds, failing after timeout: the client
 // must recover by itself.
-func waitWritable(t *testing.T, c *Client, tag string, timeout time.Duration) {
+func waitWritable(t *testing.T, c *respire.Client, tag string, timeout time.Duration) {
 	t.Helper()
 	testkit.WaitWithin(t, timeout, "writes to "+tag, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -227,12 +228,12 @@ func waitWritable(t *testing.T, c *Client, tag string, timeout time.Duration) {
 // shard were unavailable is reported as a figure.
 func TestClusterFailoverDuringTraffic(t *testing.T) {
 	cl := clusterserver.Start(t, clusterserver.Config{})
-	c := clusterClient(t, cl, Options{ReadTimeout: time.Second, DialTimeout: time.Second})
+	c := clusterClient(t, cl, respire.Options{ReadTimeout: time.Second, DialTimeout: time.Second})
 
 	slots := []int{0, 6000, 12000}
 	tags := make([]string, len(slots))
 	for i, s := range slots {
-		tags[i] = "{" + keyIn(s, "fo") + "}"
+		tags[i] = "{" + clusterserver.KeyIn(s, "fo") + "}"
 	}
 	av := &availability{last: map[string]time.Time{}}
 	av.reset()

@@ -1,4 +1,4 @@
-package respire
+package integration
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire"
 	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/test/clusterserver"
@@ -25,7 +26,7 @@ func TestClusterPartlyRunIsOutcomeUnknownLive(t *testing.T) {
 		NoReplicas: true,
 		Server:     testserver.Config{Args: []string{"--cluster-require-full-coverage", "no"}},
 	})
-	c := clusterClient(t, cl, Options{DialTimeout: 500 * time.Millisecond, ReadTimeout: time.Second, WriteTimeout: time.Second})
+	c := clusterClient(t, cl, respire.Options{DialTimeout: 500 * time.Millisecond, ReadTimeout: time.Second, WriteTimeout: time.Second})
 	masters := cl.Masters(t)
 	if len(masters) < 2 {
 		t.Fatalf("%d masters, want at least 2", len(masters))
@@ -68,7 +69,7 @@ func keyOn(t *testing.T, cl *clusterserver.Cluster, master *clusterserver.Node, 
 	t.Helper()
 	for slot := 0; slot < cluster.SlotCount; slot += 256 {
 		if cl.MasterOf(t, slot) == master {
-			return keyIn(slot, stem)
+			return clusterserver.KeyIn(slot, stem)
 		}
 	}
 	t.Fatalf("%s serves no slot", master.Addr())

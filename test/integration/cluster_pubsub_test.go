@@ -1,4 +1,4 @@
-package respire
+package integration
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/testserver"
 )
@@ -29,7 +31,7 @@ func TestClusterAnyNodeSkipsDeadMaster(t *testing.T) {
 	}
 	slices.SortFunc(masters, func(a, b *clusterserver.Node) int { return strings.Compare(a.Addr(), b.Addr()) })
 	dead, live := masters[1], []*clusterserver.Node{masters[0], masters[2]}
-	c := newClientT(t, Options{Addrs: []string{live[0].Addr()}, Cluster: true, DialTimeout: time.Second})
+	c := testclient.New(t, respire.Options{Addrs: []string{live[0].Addr()}, Cluster: true, DialTimeout: time.Second})
 	dead.Kill(t)
 
 	for i := range 6 {
@@ -54,7 +56,7 @@ func TestClusterAnyNodeSkipsDeadMaster(t *testing.T) {
 		t.Error("PING with a master down succeeded, want it to fail: it goes to every master")
 	}
 	for i := range 3 {
-		nc, err := NewClient(ctx, Options{Addrs: []string{dead.Addr(), live[0].Addr(), live[1].Addr()}, Cluster: true, DialTimeout: time.Second})
+		nc, err := respire.NewClient(ctx, respire.Options{Addrs: []string{dead.Addr(), live[0].Addr(), live[1].Addr()}, Cluster: true, DialTimeout: time.Second})
 		if err != nil {
 			t.Errorf("NewClient %d with the dead master as first seed: %v", i, err)
 			continue

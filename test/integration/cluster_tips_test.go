@@ -1,4 +1,4 @@
-package respire
+package integration
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/clusterserver"
@@ -21,7 +22,7 @@ import (
 func TestClusterCommandTips(t *testing.T) {
 	cl := clusterserver.Start(t, clusterserver.Config{})
 	ctx := clusterTestContext(t)
-	c := clusterClient(t, cl, Options{})
+	c := clusterClient(t, cl, respire.Options{})
 	nodes, masters := cl.Nodes(), cl.Masters(t)
 	if len(masters) != 3 || len(nodes) <= len(masters) {
 		t.Fatalf("%d masters of %d nodes, want 3 masters and replicas", len(masters), len(nodes))
@@ -59,7 +60,7 @@ func TestClusterCommandTips(t *testing.T) {
 	})
 
 	t.Run("ScriptLoadReachesReplicas", func(t *testing.T) {
-		script := NewScript("return 'tips'")
+		script := respire.NewScript("return 'tips'")
 		if _, err := c.Do(ctx, "SCRIPT", "LOAD", script.Source()); err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +72,7 @@ func TestClusterCommandTips(t *testing.T) {
 	})
 
 	t.Run("DBSizeSummedKeysMerged", func(t *testing.T) {
-		keys := sampleKeys(30, "tips:")
+		keys := clusterserver.SampleKeys(30, "tips:")
 		for _, k := range keys {
 			if _, err := c.Do(ctx, "SET", k, 1); err != nil {
 				t.Fatal(err)
@@ -143,12 +144,12 @@ func TestClusterCommandTips(t *testing.T) {
 			}
 			want := "respire: command answers per node on a cluster: " + name +
 				"; send it to each node you mean, on that node's connection (Client.ConnFor a key it serves, then Do on that connection) or with a Client of that node"
-			if !errors.Is(err, ErrPerNode) || err.Error() != want || conn.WasWritten(err) {
+			if !errors.Is(err, respire.ErrPerNode) || err.Error() != want || conn.WasWritten(err) {
 				t.Errorf("%v: %v\nwant %s", args, err, want)
 			}
 		}
 		_, err := c.Do(ctx, "SCAN", 0)
-		if want := "respire: command answers per node on a cluster: SCAN; Client.Scan walks every master"; !errors.Is(err, ErrPerNode) || err.Error() != want {
+		if want := "respire: command answers per node on a cluster: SCAN; Client.Scan walks every master"; !errors.Is(err, respire.ErrPerNode) || err.Error() != want {
 			t.Errorf("SCAN: %v\nwant %s", err, want)
 		}
 		// The per-node way the error names works.

@@ -1,4 +1,4 @@
-package respire
+package integration
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/emulator"
@@ -24,7 +26,7 @@ func TestRedis6Standalone(t *testing.T) {
 	for _, proto := range []int{3, 2} {
 		t.Run("RESP"+strconv.Itoa(proto), func(t *testing.T) {
 			srv.Do(t, "SCRIPT", "FLUSH")
-			c := newClientT(t, Options{Addrs: []string{emu.Addr()}, Protocol: proto})
+			c := testclient.New(t, respire.Options{Addrs: []string{emu.Addr()}, Protocol: proto})
 			if _, err := c.Do(ctx, "SET", "k6", "v"); err != nil {
 				t.Fatal(err)
 			}
@@ -38,7 +40,7 @@ func TestRedis6Standalone(t *testing.T) {
 			if name, version := cn.Server(); name != "redis" || version != "6.0.16" || cn.Protocol() != proto {
 				t.Fatalf("connected to %s %s over RESP%d", name, version, cn.Protocol())
 			}
-			s := NewScript("return redis.call('GET', KEYS[1])")
+			s := respire.NewScript("return redis.call('GET', KEYS[1])")
 			if v, err := s.Run(ctx, c, []string{"k6"}); err != nil || text(v) != "v" {
 				t.Fatalf("script = %v, %v", v, err)
 			}
@@ -59,7 +61,7 @@ func TestRedis6Cluster(t *testing.T) {
 	seeds := cl.Seeds()
 	emus := emulator.StartCluster(t, seeds, []emulator.Profile{emulator.Redis60, emulator.Redis60, emulator.Redis60})
 	ctx := context.Background()
-	c := newClientT(t, Options{Addrs: []string{emus[0].Addr(), emus[1].Addr()}, Cluster: true})
+	c := testclient.New(t, respire.Options{Addrs: []string{emus[0].Addr(), emus[1].Addr()}, Cluster: true})
 	var shards, slots int64
 	for _, e := range emus {
 		shards += e.Count("CLUSTER SHARDS")
@@ -68,8 +70,8 @@ func TestRedis6Cluster(t *testing.T) {
 	if shards == 0 || slots == 0 {
 		t.Fatalf("topology: %d CLUSTER SHARDS, %d CLUSTER SLOTS; want SLOTS after SHARDS", shards, slots)
 	}
-	s := NewScript("return redis.call('SET', KEYS[1], ARGV[1])")
-	for _, k := range sampleKeys(24, "six:") {
+	s := respire.NewScript("return redis.call('SET', KEYS[1], ARGV[1])")
+	for _, k := range clusterserver.SampleKeys(24, "six:") {
 		if _, err := c.Do(ctx, "SET", k, k); err != nil {
 			t.Fatalf("SET %s: %v", k, err)
 		}
@@ -95,7 +97,7 @@ func TestPrefixOfNewerCommands(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
 	emu := emulator.Start(t, emulator.Config{Backend: srv.Addr(), Profile: emulator.Redis84})
 	ctx := context.Background()
-	c := newClientT(t, Options{Addrs: []string{emu.Addr()}, KeyPrefix: "app:"})
+	c := testclient.New(t, respire.Options{Addrs: []string{emu.Addr()}, KeyPrefix: "app:"})
 	srv.Do(t, "SET", "k", "v")
 	for _, cmd := range [][]any{{"DELEX", "k", "IFEQ", "v"}, {"DELEX", "k"}} {
 		srv.Do(t, "SET", "app:k", "v")
@@ -125,7 +127,7 @@ func TestRedis6Sentinel(t *testing.T) {
 	sen := sentinelserver.StartLoneSentinel(t, "six", port)
 	ctx := context.Background()
 	for _, proto := range []int{3, 2} {
-		c := newClientT(t, Options{Addrs: []string{sen.Addr()}, SentinelMaster: "six", Protocol: proto})
+		c := testclient.New(t, respire.Options{Addrs: []string{sen.Addr()}, SentinelMaster: "six", Protocol: proto})
 		if _, err := c.Do(ctx, "SET", "s6", "v"); err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package respire
+package integration
 
 import (
 	"go/ast"

@@ -1,4 +1,4 @@
-package respire
+package integration
 
 import (
 	"context"
@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
 	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/sentinelserver"
 	"github.com/respire/respire/test/testserver"
@@ -23,7 +25,7 @@ import (
 func TestDialRefusedErrorText(t *testing.T) {
 	ctx := context.Background()
 	addr := fmt.Sprintf("127.0.0.1:%d", testserver.FreePort(t))
-	_, err := NewClient(ctx, Options{Addrs: []string{addr}, DialTimeout: time.Second})
+	_, err := respire.NewClient(ctx, respire.Options{Addrs: []string{addr}, DialTimeout: time.Second})
 	want := "conn: dial tcp " + addr + ": connect: connection refused"
 	if err == nil || err.Error() != want {
 		t.Fatalf("NewClient: %v\nwant %s", err, want)
@@ -33,7 +35,7 @@ func TestDialRefusedErrorText(t *testing.T) {
 	}
 
 	srv := testserver.Start(t, testserver.Config{})
-	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, DialTimeout: time.Second})
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, DialTimeout: time.Second})
 	srv.Kill(t)
 	err = pingUntilNotSent(t, c)
 	want = "conn: command not sent: dial tcp " + srv.Addr() + ": connect: connection refused"
@@ -51,7 +53,7 @@ func TestDialRefusedErrorText(t *testing.T) {
 // pingUntilNotSent sends PING on c, whose server was killed, until the error says
 // that it was not sent (the first may find the old connection broken), and returns
 // that error.
-func pingUntilNotSent(t *testing.T, c *Client) error {
+func pingUntilNotSent(t *testing.T, c *respire.Client) error {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -88,7 +90,7 @@ func TestHandshakeErrorText(t *testing.T) {
 		}
 	})
 	addr := ln.Addr().String()
-	_, err = NewClient(context.Background(), Options{Addrs: []string{addr}, DialTimeout: 5 * time.Second})
+	_, err = respire.NewClient(context.Background(), respire.Options{Addrs: []string{addr}, DialTimeout: 5 * time.Second})
 	want := "conn: handshake with " + addr + ": EOF"
 	if err == nil || err.Error() != want {
 		t.Fatalf("NewClient: %v\nwant %s", err, want)
@@ -103,12 +105,12 @@ func TestHandshakeErrorText(t *testing.T) {
 // once, and matches both packages' sentinels.
 func TestCacheOptionsErrorText(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	_, err := NewClient(context.Background(), Options{Addrs: []string{srv.Addr()}, ClientSideCache: &cache.Options{MaxEntries: -1}})
+	_, err := respire.NewClient(context.Background(), respire.Options{Addrs: []string{srv.Addr()}, ClientSideCache: &cache.Options{MaxEntries: -1}})
 	want := "respire: invalid options: ClientSideCache: MaxEntries -1 is negative"
 	if err == nil || err.Error() != want {
 		t.Fatalf("NewClient: %v\nwant %s", err, want)
 	}
-	if !errors.Is(err, ErrInvalidOptions) || !errors.Is(err, cache.ErrInvalidOptions) {
+	if !errors.Is(err, respire.ErrInvalidOptions) || !errors.Is(err, cache.ErrInvalidOptions) {
 		t.Fatalf("NewClient: %v does not match both ErrInvalidOptions", err)
 	}
 }
@@ -118,7 +120,7 @@ func TestCacheOptionsErrorText(t *testing.T) {
 func TestSentinelMasterErrorText(t *testing.T) {
 	d := sentinelserver.Start(t, sentinelserver.Config{Replicas: -1, Sentinels: 1})
 	ctx := context.Background()
-	c := newClientT(t, Options{Addrs: d.SentinelAddrs(), SentinelMaster: d.MasterName(), DialTimeout: time.Second})
+	c := testclient.New(t, respire.Options{Addrs: d.SentinelAddrs(), SentinelMaster: d.MasterName(), DialTimeout: time.Second})
 	if _, err := c.Do(ctx, "PING"); err != nil {
 		t.Fatal(err)
 	}
@@ -136,14 +138,14 @@ func TestSentinelMasterErrorText(t *testing.T) {
 func TestCrossSlotErrorNamesLongCommands(t *testing.T) {
 	cl := clusterserver.Start(t, clusterserver.Config{})
 	ctx := clusterTestContext(t)
-	c := clusterClient(t, cl, Options{})
-	dst, src := keyIn(1, "dst"), keyIn(2, "src")
+	c := clusterClient(t, cl, respire.Options{})
+	dst, src := clusterserver.KeyIn(1, "dst"), clusterserver.KeyIn(2, "src")
 	want := fmt.Sprintf("respire: keys in different cluster slots: the keys of GEOSEARCHSTORE hash to slots %d and %d; use a {hash tag} to keep them together",
 		cluster.Slot(dst), cluster.Slot(src))
 	type commandName string
 	for _, name := range []any{"geosearchstore", []byte("geosearchstore"), commandName("geosearchstore")} {
 		_, err := c.Do(ctx, name, dst, src, "FROMLONLAT", 0, 0, "BYRADIUS", 1, "km")
-		if !errors.Is(err, ErrCrossSlot) || err.Error() != want {
+		if !errors.Is(err, respire.ErrCrossSlot) || err.Error() != want {
 			t.Errorf("GEOSEARCHSTORE (a %T) across slots: %v\nwant %s", name, err, want)
 		}
 	}
@@ -153,10 +155,10 @@ func TestCrossSlotErrorNamesLongCommands(t *testing.T) {
 // for want of its key positions, says so without an internal marker's words.
 func TestUnknownKeysErrorText(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, KeyPrefix: "app:"})
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, KeyPrefix: "app:"})
 	_, err := c.Do(context.Background(), "nosuchcmd", "k")
 	want := "respire: key positions of the command unknown: NOSUCHCMD is in neither the client's command table nor the server's COMMAND INFO"
-	if !errors.Is(err, ErrUnknownKeys) || err.Error() != want {
+	if !errors.Is(err, respire.ErrUnknownKeys) || err.Error() != want {
 		t.Fatalf("NOSUCHCMD: %v\nwant %s", err, want)
 	}
 }

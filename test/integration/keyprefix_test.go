@@ -1,4 +1,4 @@
-package respire
+package integration
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
 )
@@ -18,7 +20,7 @@ import (
 // actually stored is the proof.
 func TestKeyPrefixOnEveryKeyShape(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, KeyPrefix: "tenant1:"})
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, KeyPrefix: "tenant1:"})
 	ctx := context.Background()
 	steps := []struct {
 		shape string
@@ -97,18 +99,18 @@ func TestKeyPrefixOnEveryKeyShape(t *testing.T) {
 func TestParseURL(t *testing.T) {
 	tests := []struct {
 		url  string
-		want Options
+		want respire.Options
 	}{
-		{"redis://127.0.0.1", Options{Addrs: []string{"127.0.0.1:6379"}}},
-		{"redis://localhost:6380/2", Options{Addrs: []string{"localhost:6380"}, DB: 2}},
-		{"redis://user:pa%20ss@h:1/", Options{Addrs: []string{"h:1"}, Username: "user", Password: "pa ss"}},
-		{"redis://:secret@h:1", Options{Addrs: []string{"h:1"}, Password: "secret"}},
-		{"redis://secret@h:1", Options{Addrs: []string{"h:1"}, Password: "secret"}},
+		{"redis://127.0.0.1", respire.Options{Addrs: []string{"127.0.0.1:6379"}}},
+		{"redis://localhost:6380/2", respire.Options{Addrs: []string{"localhost:6380"}, DB: 2}},
+		{"redis://user:pa%20ss@h:1/", respire.Options{Addrs: []string{"h:1"}, Username: "user", Password: "pa ss"}},
+		{"redis://:secret@h:1", respire.Options{Addrs: []string{"h:1"}, Password: "secret"}},
+		{"redis://secret@h:1", respire.Options{Addrs: []string{"h:1"}, Password: "secret"}},
 		{"redis://[::1]:7000?protocol=2&client_name=app&dial_timeout=2s&read_timeout=1s&write_timeout=500ms&pool_size=4&min_idle=1&key_prefix=t:",
-			Options{Addrs: []string{"[::1]:7000"}, Protocol: 2, ClientName: "app", DialTimeout: 2e9, ReadTimeout: 1e9, WriteTimeout: 5e8, PoolSize: 4, MinIdle: 1, KeyPrefix: "t:"}},
+			respire.Options{Addrs: []string{"[::1]:7000"}, Protocol: 2, ClientName: "app", DialTimeout: 2e9, ReadTimeout: 1e9, WriteTimeout: 5e8, PoolSize: 4, MinIdle: 1, KeyPrefix: "t:"}},
 	}
 	for _, tt := range tests {
-		got, err := ParseURL(tt.url)
+		got, err := respire.ParseURL(tt.url)
 		if err != nil {
 			t.Errorf("%s: %v", tt.url, err)
 			continue
@@ -121,7 +123,7 @@ func TestParseURL(t *testing.T) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tt.url, got, tt.want)
 		}
 	}
-	tlsOpts, err := ParseURL("rediss://cache.example:6380")
+	tlsOpts, err := respire.ParseURL("rediss://cache.example:6380")
 	if err != nil || tlsOpts.TLS == nil || tlsOpts.TLS.ServerName != "cache.example" {
 		t.Errorf("rediss: %+v %v", tlsOpts, err)
 	}
@@ -130,12 +132,12 @@ func TestParseURL(t *testing.T) {
 		"redis://h:1?nope=1", "redis://h:1?protocol=9", "redis://h:1?dial_timeout=soon", "redis://h:1?protocol=2&protocol=3",
 		"redis://h:99999", "redis://user@h:1?pool_size=-1", "::not a url",
 	} {
-		_, err := ParseURL(bad)
-		if !errors.Is(err, ErrInvalidURL) && !errors.Is(err, ErrInvalidOptions) {
+		_, err := respire.ParseURL(bad)
+		if !errors.Is(err, respire.ErrInvalidURL) && !errors.Is(err, respire.ErrInvalidOptions) {
 			t.Errorf("%q: %v, want an invalid URL error", bad, err)
 		}
 	}
-	if _, err := Connect(context.Background(), "redis://h:1?nope=1"); !errors.Is(err, ErrInvalidURL) {
+	if _, err := respire.Connect(context.Background(), "redis://h:1?nope=1"); !errors.Is(err, respire.ErrInvalidURL) {
 		t.Errorf("Connect with a bad URL: %v", err)
 	}
 }
@@ -144,33 +146,35 @@ func TestParseURL(t *testing.T) {
 // to: each runs one command and returns its reply.
 var confinedPaths = []struct {
 	name string
-	run  func(ctx context.Context, c *Client, args []any) (resp.Value, error)
+	run  func(ctx context.Context, c *respire.Client, args []any) (resp.Value, error)
 }{
-	{"Do", func(ctx context.Context, c *Client, args []any) (resp.Value, error) { return c.Do(ctx, args...) }},
-	{"Pipeline", func(ctx context.Context, c *Client, args []any) (resp.Value, error) {
+	{"Do", func(ctx context.Context, c *respire.Client, args []any) (resp.Value, error) {
+		return c.Do(ctx, args...)
+	}},
+	{"Pipeline", func(ctx context.Context, c *respire.Client, args []any) (resp.Value, error) {
 		res, err := c.Pipeline().Do("PING").Do(args...).Exec(ctx)
 		if err != nil {
 			return resp.Value{}, err
 		}
 		return res[1].Value, res[1].Err
 	}},
-	{"DoMulti", func(ctx context.Context, c *Client, args []any) (resp.Value, error) {
+	{"DoMulti", func(ctx context.Context, c *respire.Client, args []any) (resp.Value, error) {
 		res, err := c.DoMulti(ctx, []any{"PING"}, args)
 		if err != nil {
 			return resp.Value{}, err
 		}
 		return res[1].Value, res[1].Err
 	}},
-	{"Tx.Do", func(ctx context.Context, c *Client, args []any) (v resp.Value, err error) {
-		err = c.Watch(ctx, func(tx *Tx) error {
+	{"Tx.Do", func(ctx context.Context, c *respire.Client, args []any) (v resp.Value, err error) {
+		err = c.Watch(ctx, func(tx *respire.Tx) error {
 			v, err = tx.Do(ctx, args...)
 			return err
 		})
 		return v, err
 	}},
-	{"Tx.Exec", func(ctx context.Context, c *Client, args []any) (resp.Value, error) {
-		var res []Result
-		err := c.Watch(ctx, func(tx *Tx) (err error) {
+	{"Tx.Exec", func(ctx context.Context, c *respire.Client, args []any) (resp.Value, error) {
+		var res []respire.Result
+		err := c.Watch(ctx, func(tx *respire.Tx) (err error) {
 			res, err = tx.Exec(ctx, []any{"PING"}, args)
 			return err
 		})
@@ -228,14 +232,14 @@ func TestKeyPrefixConfinesPatterns(t *testing.T) {
 		slices.Sort(keys)
 		return keys
 	}
-	tenant := newClientT(t, Options{Addrs: []string{srv.Addr()}, KeyPrefix: "tenant:"})
-	glob := newClientT(t, Options{Addrs: []string{srv.Addr()}, KeyPrefix: "t*[x]:"})
-	star := newClientT(t, Options{Addrs: []string{srv.Addr()}, KeyPrefix: "s*:"})
-	plain := newClientT(t, Options{Addrs: []string{srv.Addr()}})
+	tenant := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, KeyPrefix: "tenant:"})
+	glob := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, KeyPrefix: "t*[x]:"})
+	star := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, KeyPrefix: "s*:"})
+	plain := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}})
 
 	for _, path := range confinedPaths {
 		t.Run(path.name, func(t *testing.T) {
-			run := func(c *Client, args ...any) []string {
+			run := func(c *respire.Client, args ...any) []string {
 				t.Helper()
 				v, err := path.run(ctx, c, args)
 				if err != nil {
@@ -270,7 +274,7 @@ func TestKeyPrefixConfinesPatterns(t *testing.T) {
 			check("tenant KEYS o_1", run(tenant, "KEYS", "o_1"), []string{"tenant:o_1"})
 			check("glob-special prefix KEYS *", sorted(run(glob, "KEYS", "*")), keysOf("t*[x]:"))
 
-			scan := func(c *Client, match ...any) []string {
+			scan := func(c *respire.Client, match ...any) []string {
 				t.Helper()
 				var keys []string
 				cursor := "0"
@@ -301,11 +305,11 @@ func TestKeyPrefixConfinesPatterns(t *testing.T) {
 				{"DEBUG", "OBJECT", "l"},
 				{"cluster", "getkeysinslot", 0, 10},
 			} {
-				if _, err := path.run(ctx, tenant, args); !errors.Is(err, ErrNotConfined) {
+				if _, err := path.run(ctx, tenant, args); !errors.Is(err, respire.ErrNotConfined) {
 					t.Errorf("tenant %v: %v, want ErrNotConfined", args, err)
 				}
 			}
-			if _, err := path.run(ctx, star, []any{"SORT", "l", "BY", "w_*"}); !errors.Is(err, ErrNotConfined) {
+			if _, err := path.run(ctx, star, []any{"SORT", "l", "BY", "w_*"}); !errors.Is(err, respire.ErrNotConfined) {
 				t.Errorf("SORT BY under a prefix holding '*': %v, want ErrNotConfined", err)
 			}
 			check("SORT BY nosort under a prefix holding '*'", run(star, "SORT", "l", "BY", "nosort"), nil)

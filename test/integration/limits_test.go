@@ -1,4 +1,4 @@
-package respire
+package integration
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
 )
@@ -51,7 +53,7 @@ func TestDefaultLimitsAcceptScriptReplies(t *testing.T) {
 			want: nested(7995, resp.ErrorValue("ERR reached lua stack limit"))},
 	}
 	for _, proto := range protocols {
-		c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Protocol: proto})
+		c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, Protocol: proto})
 		for _, path := range readPaths {
 			for _, tc := range cases {
 				t.Run("RESP"+strconv.Itoa(proto)+"/"+path.name+"/"+tc.name, func(t *testing.T) {
@@ -83,7 +85,7 @@ func TestReplyMemoryLimit(t *testing.T) {
 	const script = "local t = {} for i = 1, 100000 do t[i] = i end return t"
 	for _, path := range readPaths {
 		t.Run(path.name, func(t *testing.T) {
-			small := newClientT(t, Options{Addrs: []string{srv.Addr()}, Limits: resp.Limits{MaxReplyMemory: 4 << 20}})
+			small := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, Limits: resp.Limits{MaxReplyMemory: 4 << 20}})
 			_, err := small.Do(path.ctx(t), "EVAL", script, 0)
 			if !errors.Is(err, resp.ErrLimit) {
 				t.Fatalf("EVAL of 100,000 elements under a 4 MiB limit: %v; want resp.ErrLimit", err)
@@ -91,7 +93,7 @@ func TestReplyMemoryLimit(t *testing.T) {
 			if err := ping(path.ctx(t), small); err != nil {
 				t.Fatalf("PING after the refused reply: %v", err)
 			}
-			v, err := newClientT(t, Options{Addrs: []string{srv.Addr()}}).Do(path.ctx(t), "EVAL", script, 0)
+			v, err := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}}).Do(path.ctx(t), "EVAL", script, 0)
 			if err != nil || v.Len() != 100000 {
 				t.Fatalf("EVAL of 100,000 elements under the default limit: %d elements, %v", v.Len(), err)
 			}

@@ -1,4 +1,4 @@
-package respire
+package integration
 
 import (
 	"context"
@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
 )
@@ -17,7 +19,7 @@ import (
 // it closes with the client.
 func TestLockConnIsApart(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	c := newClientT(t, Options{Addrs: []string{srv.Addr()}})
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}})
 	ctx := context.Background()
 
 	shared, err := c.ConnFor(ctx, "k")
@@ -55,7 +57,7 @@ func TestLockConnIsApart(t *testing.T) {
 	}
 
 	c.Close()
-	if _, err := c.LockConnFor(ctx, "k"); !errors.Is(err, ErrClosed) {
+	if _, err := c.LockConnFor(ctx, "k"); !errors.Is(err, respire.ErrClosed) {
 		t.Fatalf("LockConnFor on a closed client: %v", err)
 	}
 	if fresh.Err() == nil {
@@ -67,7 +69,7 @@ func TestLockConnIsApart(t *testing.T) {
 // again and Close can tell it is harmless.
 func TestLockConnDialFailureIsNotSent(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, DialTimeout: time.Second})
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, DialTimeout: time.Second})
 	srv.Stop(t)
 	_, err := c.LockConnFor(context.Background(), "k")
 	if !errors.Is(err, conn.ErrNotSent) {

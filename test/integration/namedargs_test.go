@@ -1,4 +1,4 @@
-package respire
+package integration
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -31,7 +33,7 @@ func TestDoTakesNamedTypes(t *testing.T) {
 	for _, proto := range protocols {
 		t.Run("RESP"+strconv.Itoa(proto), func(t *testing.T) {
 			ctx := context.Background()
-			c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Protocol: proto, KeyPrefix: "p:"})
+			c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, Protocol: proto, KeyPrefix: "p:"})
 			key := testKey("named-" + t.Name())
 			full := "p:" + string(key)
 
@@ -74,11 +76,11 @@ func TestDoTakesNamedTypes(t *testing.T) {
 			}
 
 			// A state-changing command is refused whatever the type of its name.
-			if _, err := c.Do(ctx, testCommand("SUBSCRIBE"), "ch"); !errors.Is(err, ErrConnState) {
+			if _, err := c.Do(ctx, testCommand("SUBSCRIBE"), "ch"); !errors.Is(err, respire.ErrConnState) {
 				t.Errorf("SUBSCRIBE named as a testCommand: %v; want ErrConnState", err)
 			}
 			// A blocking one is known as blocking: refused in a batch, run alone by Do.
-			if _, err := c.DoMulti(ctx, []any{testCommand("BLPOP"), key + ":l", 1}); !errors.Is(err, ErrBlockingInBatch) {
+			if _, err := c.DoMulti(ctx, []any{testCommand("BLPOP"), key + ":l", 1}); !errors.Is(err, respire.ErrBlockingInBatch) {
 				t.Errorf("BLPOP named as a testCommand in a batch: %v; want ErrBlockingInBatch", err)
 			}
 			srv.Do(t, "RPUSH", full+":l", "job")
@@ -94,7 +96,7 @@ func TestDoTakesNamedTypes(t *testing.T) {
 // text, so a second read is a hit.
 func TestDoCachedTakesANamedKey(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	c := cachedClientT(t, srv, Options{})
+	c := cachedClientT(t, srv, respire.Options{})
 	ctx := context.Background()
 	srv.Do(t, "SET", "cached-named", "v")
 	for range 2 {

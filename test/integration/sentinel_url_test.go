@@ -1,28 +1,30 @@
-package respire
+package integration
 
 import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/respire/respire"
 )
 
 func TestParseSentinelURL(t *testing.T) {
 	tests := []struct {
 		url  string
-		want Options
+		want respire.Options
 	}{
 		{"redis+sentinel://127.0.0.1:26379/mymaster",
-			Options{Addrs: []string{"127.0.0.1:26379"}, SentinelMaster: "mymaster"}},
+			respire.Options{Addrs: []string{"127.0.0.1:26379"}, SentinelMaster: "mymaster"}},
 		{"redis+sentinel://a:1,b,[::1]:3,[::2]/mymaster/4",
-			Options{Addrs: []string{"a:1", "b:26379", "[::1]:3", "[::2]:26379"}, SentinelMaster: "mymaster", DB: 4}},
+			respire.Options{Addrs: []string{"a:1", "b:26379", "[::1]:3", "[::2]:26379"}, SentinelMaster: "mymaster", DB: 4}},
 		{"redis+sentinel://app:pa%40ss@a:1,b:2/my%20master?sentinel_username=watch&sentinel_password=s%26p&replica_reads=true&protocol=2&key_prefix=t:",
-			Options{Addrs: []string{"a:1", "b:2"}, SentinelMaster: "my master", Username: "app", Password: "pa@ss",
+			respire.Options{Addrs: []string{"a:1", "b:2"}, SentinelMaster: "my master", Username: "app", Password: "pa@ss",
 				SentinelUsername: "watch", SentinelPassword: "s&p", ReplicaReads: true, Protocol: 2, KeyPrefix: "t:"}},
-		{"REDIS+SENTINEL://secret@a:1/m/", Options{Addrs: []string{"a:1"}, SentinelMaster: "m", Password: "secret"}},
-		{"redis+sentinel://a:1/m?sentinel_password=only", Options{Addrs: []string{"a:1"}, SentinelMaster: "m", SentinelPassword: "only"}},
+		{"REDIS+SENTINEL://secret@a:1/m/", respire.Options{Addrs: []string{"a:1"}, SentinelMaster: "m", Password: "secret"}},
+		{"redis+sentinel://a:1/m?sentinel_password=only", respire.Options{Addrs: []string{"a:1"}, SentinelMaster: "m", SentinelPassword: "only"}},
 	}
 	for _, tt := range tests {
-		got, err := ParseURL(tt.url)
+		got, err := respire.ParseURL(tt.url)
 		if err != nil {
 			t.Errorf("%s: %v", tt.url, err)
 			continue
@@ -35,7 +37,7 @@ func TestParseSentinelURL(t *testing.T) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tt.url, got, tt.want)
 		}
 	}
-	tlsOpts, err := ParseURL("rediss+sentinel://s1:26379,s2:26379/mymaster")
+	tlsOpts, err := respire.ParseURL("rediss+sentinel://s1:26379,s2:26379/mymaster")
 	if err != nil || tlsOpts.TLS == nil || tlsOpts.TLS.ServerName != "" {
 		// ServerName stays empty: each connection verifies the host it dials.
 		t.Errorf("rediss+sentinel: %+v %v", tlsOpts, err)
@@ -57,8 +59,8 @@ func TestParseSentinelURL(t *testing.T) {
 		"redis+sentinel://u@h@a:1/m%zz",
 		"foo+sentinel://a:1/m",
 	} {
-		_, err := ParseURL(bad)
-		if !errors.Is(err, ErrInvalidURL) && !errors.Is(err, ErrInvalidOptions) {
+		_, err := respire.ParseURL(bad)
+		if !errors.Is(err, respire.ErrInvalidURL) && !errors.Is(err, respire.ErrInvalidOptions) {
 			t.Errorf("%q: %v, want an invalid URL error", bad, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package respire
+package integration
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -193,14 +194,14 @@ func TestTLSVerifiesByDefault(t *testing.T) {
 					_, port, _ := net.SplitHostPort(addr)
 					addr = net.JoinHostPort(tc.host, port)
 				}
-				var o Options
+				var o respire.Options
 				if how == "Options" {
 					// Only the roots are set: verification and the server name (taken from
 					// the address) are the client's defaults.
-					o = Options{Addrs: []string{addr}, TLS: &tls.Config{RootCAs: tc.roots}}
+					o = respire.Options{Addrs: []string{addr}, TLS: &tls.Config{RootCAs: tc.roots}}
 				} else {
 					var err error
-					if o, err = ParseURL("rediss://" + addr); err != nil {
+					if o, err = respire.ParseURL("rediss://" + addr); err != nil {
 						t.Fatal(err)
 					}
 					if o.TLS == nil || o.TLS.InsecureSkipVerify {
@@ -209,7 +210,7 @@ func TestTLSVerifiesByDefault(t *testing.T) {
 					o.TLS.RootCAs = tc.roots
 				}
 				o.DialTimeout = 5 * time.Second
-				c, err := NewClient(ctx, o)
+				c, err := respire.NewClient(ctx, o)
 				if err == nil {
 					defer c.Close()
 					if v, err := c.Do(ctx, "PING"); err != nil {

@@ -1,4 +1,4 @@
-package respire
+package integration
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -14,12 +16,12 @@ import (
 // point 1); they used to be refused as if they could block the connection.
 func TestTxRunsBlockingCommands(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	forEachProtocol(t, srv, Options{}, func(t *testing.T, c *Client) {
+	forEachProtocol(t, srv, respire.Options{}, func(t *testing.T, c *respire.Client) {
 		ctx := context.Background()
 		q, done := "q-"+t.Name(), "done-"+t.Name()
 		srv.Do(t, "RPUSH", q, "job0", "job1", "job2")
-		var res []Result
-		err := c.Watch(ctx, func(tx *Tx) error {
+		var res []respire.Result
+		err := c.Watch(ctx, func(tx *respire.Tx) error {
 			// Before MULTI a blocking command runs on the transaction's own connection.
 			v, err := tx.Do(ctx, "BLPOP", q, 1)
 			if err != nil || v.String() != `["`+q+`", "job0"]` {
@@ -56,15 +58,15 @@ func TestTxRunsBlockingCommands(t *testing.T) {
 // than that the command changes the connection's state.
 func TestBatchRefusesBlockingCommandsSayingWhy(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	c := newClientT(t, Options{Addrs: []string{srv.Addr()}})
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}})
 	ctx := context.Background()
 	_, perr := c.Pipeline().Do("SET", "k", "v").Do("BRPOP", "l", 1).Exec(ctx)
 	_, merr := c.DoMulti(ctx, []any{"PING"}, []any{"BLMOVE", "a", "b", "LEFT", "LEFT", 1})
 	for _, err := range []error{perr, merr} {
 		switch {
-		case !errors.Is(err, ErrBlockingInBatch):
+		case !errors.Is(err, respire.ErrBlockingInBatch):
 			t.Errorf("blocking command in a batch: %v; want ErrBlockingInBatch", err)
-		case errors.Is(err, ErrConnState):
+		case errors.Is(err, respire.ErrConnState):
 			t.Errorf("blocking command in a batch: %v; it does not change the connection's state", err)
 		case !strings.Contains(err.Error(), "command 1: "):
 			t.Errorf("blocking command in a batch: %v; want it to name command 1", err)

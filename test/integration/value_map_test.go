@@ -1,10 +1,11 @@
-package respire
+package integration
 
 import (
 	"context"
 	"errors"
 	"testing"
 
+	"github.com/respire/respire"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
 )
@@ -15,7 +16,7 @@ import (
 // read into invented keys.
 func TestValueMapReadsServerPairs(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
-	forEachProtocol(t, srv, Options{}, func(t *testing.T, c *Client) {
+	forEachProtocol(t, srv, respire.Options{}, func(t *testing.T, c *respire.Client) {
 		ctx := context.Background()
 		for _, args := range [][]any{
 			{"DEL", "z", "h", "l"},

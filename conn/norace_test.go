@@ -1,5 +1,0 @@
-//go:build !race
-
-package conn
-
-const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build race
-
-package route
-
-const raceEnabled = true

@@ -1,5 +1,0 @@
-//go:build !race
-
-package respire
-
-const raceEnabled = false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/observe"
+	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/sentinelserver"
 	"github.com/respire/respire/test/testserver"
@@ -1313,4 +1315,271 @@ func TestCredentialsSameTokenBacksOff(t *testing.T) {
 			t.Errorf("connection re-authenticated %v, want %v", got, want)
 		}
 	})
+}
+
+// credentialFailures returns the ConnReauth errors rec was given that match
+// conn.ErrCredentials, and the lines logs has of failed re-authentications.
+func credentialFailures(rec *reauthRecorder, logs *logRecords) (errs []error, lines []string) {
+	rec.mu.Lock()
+	for _, err := range rec.errs {
+		if errors.Is(err, conn.ErrCredentials) {
+			errs = append(errs, err)
+		}
+	}
+	rec.mu.Unlock()
+	for _, l := range logs.all() {
+		if strings.HasPrefix(l, "WARN respire: re-authentication failed") {
+			lines = append(lines, l)
+		}
+	}
+	return errs, lines
+}
+
+// TestCredentialsNoPasswordLive: a provider that gives a user and no password, and no
+// error, fails a rotation as it fails a dial (conn.ErrCredentials and
+// conn.ErrNoPassword), against a real server with ACL users: Reauthenticate says so,
+// the schedule reports it to the Observer and the Logger at each retry, and every
+// connection keeps its user.
+func TestCredentialsNoPasswordLive(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{Users: []testserver.User{tokUser(1), tokUser(2)}})
+	var noPassword atomic.Bool
+	var life atomic.Int64
+	life.Store(int64(time.Hour))
+	provider := func(context.Context) (Credentials, error) {
+		if noPassword.Load() {
+			return Credentials{Username: tokName(2)}, nil
+		}
+		return Credentials{Username: tokName(1), Password: tokPass(1), ExpiresAt: time.Now().Add(time.Duration(life.Load()))}, nil
+	}
+	const name = "nopass"
+	rec := &reauthRecorder{}
+	logs := &logRecords{}
+	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Credentials: provider, ClientName: name,
+		Observer: rec, Logger: slog.New(logs)})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Do(ctx, "PING"); err != nil {
+		t.Fatal(err)
+	}
+	conns := clientConns(t, srv, name)
+
+	noPassword.Store(true)
+	if err := c.Reauthenticate(ctx); !errors.Is(err, conn.ErrCredentials) || !errors.Is(err, conn.ErrNoPassword) {
+		t.Errorf("Reauthenticate with a provider giving no password: %v, want conn.ErrCredentials and conn.ErrNoPassword", err)
+	}
+	if other, err := NewClient(ctx, Options{Addrs: []string{srv.Addr()}, Credentials: provider}); err == nil {
+		other.Close()
+		t.Error("NewClient with a provider giving no password succeeded")
+	} else if !errors.Is(err, conn.ErrCredentials) || !errors.Is(err, conn.ErrNoPassword) {
+		t.Errorf("NewClient with a provider giving no password: %v, want conn.ErrCredentials and conn.ErrNoPassword", err)
+	}
+	if errs, lines := credentialFailures(rec, logs); len(errs) != 1 || len(lines) != 1 {
+		t.Errorf("Reauthenticate's failure reported %v, logged %q; want once each", errs, lines)
+	}
+
+	// Credentials due for renewal in a second, then a provider giving no password:
+	// each of the schedule's asks fails, reported.
+	noPassword.Store(false)
+	life.Store(int64(2 * time.Second))
+	if err := c.Reauthenticate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	noPassword.Store(true)
+	testkit.WaitFor(t, "the schedule to report two more failures", func() bool {
+		errs, lines := credentialFailures(rec, logs)
+		return len(errs) >= 3 && len(lines) >= 3
+	})
+	after := clientConns(t, srv, name)
+	for id := range conns {
+		if u, ok := after[id]; !ok || u != tokName(1) {
+			t.Errorf("connection %s is %q after the failed rotations, want %s", id, u, tokName(1))
+		}
+	}
+	if _, err := c.Do(ctx, "PING"); err != nil {
+		t.Errorf("PING after the failed rotations: %v", err)
+	}
+}
+
+// TestCredentialsScheduleNoPassword: on the schedule a provider that gives no password
+// is a provider failure: reported to the observer and logged each time, asked again
+// with the failure backoff (250 ms doubling), and the connections keep their
+// credentials until it gives a password again.
+func TestCredentialsScheduleNoPassword(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		p := &scriptedProvider{start: start, steps: []providerStep{
+			{user: "tok-1", life: 10 * time.Second}, // the dial: renewed at 9 s
+			{user: "tok-2", noPassword: true},       // at 9 s
+			{user: "tok-2", noPassword: true},       // at 9.25 s
+			{user: "tok-2", noPassword: true},       // at 9.75 s
+			{user: "tok-2", noPassword: true},       // at 10.75 s
+			{user: "tok-2"},                         // at 12.75 s
+		}}
+		rec := &reauthRecorder{}
+		logs := &logRecords{}
+		r := newCredentialRotation(&Options{Credentials: p.provide}, observe.Join(rec, newLogObserver(slog.New(logs))))
+		live := startWithOne(t, r, start)
+		defer r.close()
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		want := []time.Duration{0, 9 * time.Second, 9250 * time.Millisecond, 9750 * time.Millisecond, 10750 * time.Millisecond, 12750 * time.Millisecond}
+		if !slices.Equal(p.asked, want) {
+			t.Errorf("provider asked at %v, want %v", p.asked, want)
+		}
+		if errs, lines := credentialFailures(rec, logs); len(errs) != 4 || len(lines) != 4 {
+			t.Errorf("reported %v, logged %q; want the 4 asks without a password, each", errs, lines)
+		}
+		if got, want := live.log(), []string{"tok-2@12.75s"}; !slices.Equal(got, want) {
+			t.Errorf("connection re-authenticated %v, want %v", got, want)
+		}
+	})
+}
+
+// tokenRig is a real server with the ACL user tok-1 and a client whose provider gives
+// tok-N for the N of token.
+type tokenRig struct {
+	srv   *testserver.Server
+	c     *Client
+	token atomic.Int32
+}
+
+// newTokenRig starts a tokenRig at tok-1 with a client of opts (Addrs and Credentials
+// set here), which has dialled once.
+func newTokenRig(t *testing.T, opts Options) *tokenRig {
+	t.Helper()
+	g := &tokenRig{srv: testserver.Start(t, testserver.Config{Users: []testserver.User{tokUser(1)}})}
+	g.token.Store(1)
+	opts.Addrs = []string{g.srv.Addr()}
+	opts.Credentials = func(context.Context) (Credentials, error) {
+		n := int(g.token.Load())
+		return Credentials{Username: tokName(n), Password: tokPass(n)}, nil
+	}
+	g.c = newClientT(t, opts)
+	if _, err := g.c.Do(context.Background(), "PING"); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// rotateTo creates the ACL user tok-n and has the provider give it from now on.
+func (g *tokenRig) rotateTo(t *testing.T, n int) testserver.User {
+	t.Helper()
+	u := tokUser(n)
+	g.srv.Do(t, append([]string{"ACL", "SETUSER", u.Name, "on", ">" + u.Password}, u.Rules...)...)
+	g.token.Store(int32(n))
+	return u
+}
+
+// blpopTimeout runs BLPOP key timeout through do on a goroutine, returns once the
+// server shows it blocked, and sends on the channel its error, or one for a popped
+// value: the key is expected to stay empty until the timeout.
+func blpopTimeout(ctx context.Context, t *testing.T, srv *testserver.Server, do func(context.Context, ...any) (resp.Value, error), key, timeout string) <-chan error {
+	t.Helper()
+	blpop := make(chan error, 1)
+	go func() {
+		v, err := do(ctx, "BLPOP", key, timeout)
+		if err == nil && !v.IsNull() {
+			err = errors.New("BLPOP " + key + " popped " + v.String() + ", want a timeout")
+		}
+		blpop <- err
+	}()
+	blockedClientID(t, srv)
+	return blpop
+}
+
+// TestReauthenticatePendingBehindBlockingCommand rotates the credentials of a client
+// whose dedicated connection is blocked in BLPOP against a real server: the AUTH for
+// that connection must wait behind the BLPOP, so Reauthenticate with a deadline
+// shorter than the BLPOP's timeout reports ErrReauthPending. Once the BLPOP has
+// returned the connection follows on its own: no connection is left as the old user,
+// and deleting that user (which would kill any connection still on it) kills none.
+func TestReauthenticatePendingBehindBlockingCommand(t *testing.T) {
+	const name = "pending"
+	g := newTokenRig(t, Options{ClientName: name})
+	srv, c := g.srv, g.c
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	cn, release, err := c.Dedicated(ctx, "rot:pending")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blpop := blpopTimeout(ctx, t, srv, cn.DoBlocking, "rot:pending", "1")
+
+	next := g.rotateTo(t, 2)
+	rctx, rcancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	err = c.Reauthenticate(rctx)
+	rcancel()
+	if !errors.Is(err, ErrReauthPending) {
+		t.Errorf("Reauthenticate with a connection blocked in BLPOP: %v, want ErrReauthPending", err)
+	}
+
+	if err := <-blpop; err != nil {
+		t.Fatalf("BLPOP: %v", err)
+	}
+	var conns map[string]string
+	testkit.WaitFor(t, "every connection to be "+next.Name, func() bool {
+		conns = clientConns(t, srv, name)
+		for _, u := range conns {
+			if u != next.Name {
+				return false
+			}
+		}
+		return len(conns) > 0
+	})
+	srv.Do(t, "ACL", "DELUSER", tokName(1))
+	after := clientConns(t, srv, name)
+	for id := range conns {
+		if _, ok := after[id]; !ok {
+			t.Errorf("connection %s was killed by ACL DELUSER %s", id, tokName(1))
+		}
+	}
+	v, err := cn.Do(ctx, "ACL", "WHOAMI")
+	if who, _ := v.Text(); err != nil || who != next.Name {
+		t.Errorf("ACL WHOAMI on the dedicated connection: %s %v, want %s", v, err, next.Name)
+	}
+	release(true)
+}
+
+// TestReauthenticateWaitsBehindOlderRotation rotates twice while a pooled BLPOP blocks
+// a connection for 1.5 s against a real server: the first rotation, with 200 ms, is
+// pending; the second, with 5 s, waits for the connection to finish the first one's
+// AUTH and brings it to the newest user before it returns. Every connection is then
+// on that user, and deleting both older users kills none.
+func TestReauthenticateWaitsBehindOlderRotation(t *testing.T) {
+	const name = "behind"
+	g := newTokenRig(t, Options{ClientName: name})
+	srv, c := g.srv, g.c
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	blpop := blpopTimeout(ctx, t, srv, c.Do, "rot:behind", "1.5")
+
+	rotate := func(n int, d time.Duration) error {
+		g.rotateTo(t, n)
+		rctx, rcancel := context.WithTimeout(ctx, d)
+		defer rcancel()
+		return c.Reauthenticate(rctx)
+	}
+	if err := rotate(2, 200*time.Millisecond); !errors.Is(err, ErrReauthPending) {
+		t.Errorf("first Reauthenticate with a connection blocked in BLPOP: %v, want ErrReauthPending", err)
+	}
+	if err := rotate(3, 5*time.Second); err != nil {
+		t.Errorf("second Reauthenticate, 5 s for a BLPOP of 1.5 s: %v, want it to wait", err)
+	}
+	conns := clientConns(t, srv, name)
+	for id, u := range conns {
+		if u != tokName(3) {
+			t.Errorf("as the second Reauthenticate returned, connection %s is %s, want %s", id, u, tokName(3))
+		}
+	}
+	if err := <-blpop; err != nil {
+		t.Fatalf("BLPOP: %v", err)
+	}
+	srv.Do(t, "ACL", "DELUSER", tokName(1), tokName(2))
+	after := clientConns(t, srv, name)
+	for id := range conns {
+		if _, ok := after[id]; !ok {
+			t.Errorf("connection %s was killed by ACL DELUSER of the older users", id)
+		}
+	}
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/respire/respire/cache"
 	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/testkit"
@@ -443,5 +445,508 @@ func TestObserverCluster(t *testing.T) {
 	}
 	if e := rec.lastBatch(t); e.Addr != "" || e.Outcome != observe.OK || e.Len != 2 {
 		t.Errorf("batch split across nodes: BatchEnd %+v", e)
+	}
+}
+
+func TestOutcomeOf(t *testing.T) {
+	wrongType := resp.NewServerError("WRONGTYPE Operation against a key holding the wrong kind of value")
+	cases := []struct {
+		name string
+		err  error
+		want observe.Outcome
+	}{
+		{"nil", nil, observe.OK},
+		{"error reply", wrongType, observe.ServerError},
+		{"wrapped error reply", fmt.Errorf("command 2: %w", wrongType), observe.ServerError},
+		{"too many redirects", fmt.Errorf("%w: %w", ErrTooManyRedirects, resp.NewServerError("MOVED 1 a:1")), observe.ServerError},
+		{"watched key changed", ErrTxFailed, observe.ServerError},
+		{"queued, context ended", &conn.CallError{Err: context.Canceled}, observe.NotSent},
+		{"written, context ended", &conn.CallError{Written: true, Err: context.Canceled}, observe.Unknown},
+		{"written, connection lost", &conn.CallError{Written: true, Err: io.EOF}, observe.Unknown},
+		{"written, closed", &conn.CallError{Written: true, Err: conn.ErrClosed}, observe.Unknown},
+		{"context ended before", context.DeadlineExceeded, observe.NotSent},
+		{"client closed", ErrClosed, observe.NotSent},
+		{"invalid argument", fmt.Errorf("%w: bad", resp.ErrInvalidArg), observe.NotSent},
+		{"empty command", resp.ErrEmptyCommand, observe.NotSent},
+		{"cross slot", ErrCrossSlot, observe.NotSent},
+		{"credentials", fmt.Errorf("%w: expired", conn.ErrCredentials), observe.NotSent},
+		{"unclassified", errors.New("something else"), observe.Unknown},
+	}
+	for _, tc := range cases {
+		if got := outcomeOf(tc.err); got != tc.want {
+			t.Errorf("%s: outcomeOf(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
+		}
+	}
+}
+
+// noopObserver is an Observer that does nothing: what the client itself costs when it
+// reports events.
+type noopObserver struct{ observe.Base }
+
+// An observer adds no allocation to a command or a batch: the events are built on the
+// stack, named from the command table, and passed by value.
+func TestObserverAllocations(t *testing.T) {
+	if testkit.Race {
+		t.Skip("the race detector allocates on its own")
+	}
+	srv := testserver.Start(t, testserver.Config{})
+	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Observer: &noopObserver{}, ClientSideCache: &cache.Options{}})
+	ctx := context.Background()
+	// Not constants: their conversions to any would allocate if an event kept them.
+	key, val := strings.Repeat("k", 10), strings.Repeat("v", 1024)
+	if _, err := c.Do(ctx, "SET", key, val); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DoCached(ctx, time.Minute, "GET", key); err != nil {
+		t.Fatal(err)
+	}
+	cmds := make([][]any, 100)
+	for i := range cmds {
+		cmds[i] = []any{"GET", key}
+	}
+	p := c.Pipeline()
+	cases := []struct {
+		name string
+		max  float64 // the budget without an observer (alloc_test.go)
+		fn   func()
+	}{
+		{"SET", 0, func() { c.Do(ctx, "SET", key, val) }},
+		{"GET", 1, func() { c.Do(ctx, "GET", key) }},
+		{"INCR", 0, func() { c.Do(ctx, "INCR", "alloc:n") }},
+		{"DoCached hit", 0, func() { c.DoCached(ctx, time.Minute, "GET", key) }},
+		// 100 replies, plus the batch's result slice and its reply buffer.
+		{"DoMulti of 100 GETs", 102, func() { c.DoMulti(ctx, cmds...) }},
+		{"Pipeline of 100 GETs", 102, func() {
+			for range 100 {
+				p.Do("GET", key)
+			}
+			p.Exec(ctx)
+		}},
+	}
+	for _, tc := range cases {
+		if got := testing.AllocsPerRun(100, tc.fn); got > tc.max {
+			t.Errorf("with an observer, %s allocates %.1f times per call, budget %.0f", tc.name, got, tc.max)
+		}
+	}
+}
+
+// batchEvents is a recorder that also keeps the BatchStart events, for the names
+// batches carry.
+type batchEvents struct {
+	*recorder
+	mu     sync.Mutex
+	starts []observe.BatchStart
+}
+
+func (b *batchEvents) BatchStart(ctx context.Context, e observe.BatchStart) context.Context {
+	b.mu.Lock()
+	b.starts = append(b.starts, e)
+	b.mu.Unlock()
+	return b.recorder.BatchStart(ctx, e)
+}
+
+// last returns the last batch's start and end (recorder.lastBatch).
+func (b *batchEvents) last(t *testing.T) (observe.BatchStart, observe.BatchEnd) {
+	t.Helper()
+	end := b.lastBatch(t)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.starts[len(b.starts)-1], end
+}
+
+// A DoMulti or Pipeline.Exec of one command stays a batch (its kind, Len 1, no command
+// events, as a go-redis pipeline hook still sees a pipeline of one) and carries its
+// command's name, as rueidis names the span of a DoMulti of one after its command and
+// the database conventions model such a batch as that one operation: an exporter can
+// then report it so instead of as "PIPELINE". A longer batch and a transaction carry
+// the name their commands share, if they share one (an exporter names them "PIPELINE
+// GET", "MULTI INCR"), and none otherwise.
+func TestObserverBatchOfOneName(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	rec := &batchEvents{recorder: &recorder{}}
+	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Observer: rec})
+	ctx := context.Background()
+	srv.Do(t, "LPUSH", "obs1:list", "x")
+	reused := c.Pipeline()
+	cases := []struct {
+		name   string
+		kind   observe.BatchKind
+		len    int
+		want   string // the name the events carry
+		failed int
+		run    func() ([]Result, error)
+	}{
+		{"DoMulti of one", observe.Multi, 1, "SET", 0, func() ([]Result, error) {
+			return c.DoMulti(ctx, []any{"set", "obs1:a", "1"})
+		}},
+		{"DoMulti of one error reply", observe.Multi, 1, "INCR", 1, func() ([]Result, error) {
+			return c.DoMulti(ctx, []any{"INCR", "obs1:list"})
+		}},
+		{"DoMulti of two", observe.Multi, 2, "GET", 0, func() ([]Result, error) {
+			return c.DoMulti(ctx, []any{"GET", "obs1:a"}, []any{"get", "obs1:a"})
+		}},
+		{"DoMulti of two names", observe.Multi, 2, "", 0, func() ([]Result, error) {
+			return c.DoMulti(ctx, []any{"GET", "obs1:a"}, []any{"SET", "obs1:a", "1"})
+		}},
+		{"Pipeline of one", observe.Pipeline, 1, "GET", 0, func() ([]Result, error) {
+			return c.Pipeline().Do("get", "obs1:a").Exec(ctx)
+		}},
+		{"Pipeline of two", observe.Pipeline, 2, "", 0, func() ([]Result, error) {
+			return reused.Do("GET", "obs1:a").Do("SET", "obs1:a", "2").Exec(ctx)
+		}},
+		// The name is the current round's command, not the first the pipeline saw.
+		{"Pipeline of one after two", observe.Pipeline, 1, "INCR", 0, func() ([]Result, error) {
+			return reused.Do("INCR", "obs1:a").Exec(ctx)
+		}},
+		{"Pipeline of one the table lacks", observe.Pipeline, 1, "OBS1.NOSUCH", 1, func() ([]Result, error) {
+			return c.Pipeline().Do("OBS1.NOSUCH").Exec(ctx)
+		}},
+		{"Pipeline of two of one name", observe.Pipeline, 2, "GET", 0, func() ([]Result, error) {
+			return reused.Do("GET", "obs1:a").Do("GET", "obs1:a").Exec(ctx)
+		}},
+		{"transaction of one", observe.Transaction, 1, "SET", 0, func() (res []Result, err error) {
+			err = c.Watch(ctx, func(tx *Tx) error {
+				res, err = tx.Exec(ctx, []any{"SET", "obs1:a", "3"})
+				return err
+			}, "obs1:a")
+			return res, err
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := tc.run()
+			if err != nil || len(res) != tc.len {
+				t.Fatalf("%d results, %v", len(res), err)
+			}
+			start, end := rec.last(t)
+			if start.Kind != tc.kind || start.Len != tc.len || start.Name != tc.want {
+				t.Errorf("BatchStart %+v, want kind %v, len %d, name %q", start, tc.kind, tc.len, tc.want)
+			}
+			if end.Kind != tc.kind || end.Len != tc.len || end.Name != tc.want || end.Outcome != observe.OK || end.Failed != tc.failed {
+				t.Errorf("BatchEnd %+v, want kind %v, len %d, name %q, ok, %d failed", end, tc.kind, tc.len, tc.want, tc.failed)
+			}
+		})
+	}
+	// A batch of one is not also reported as a command (nor is Watch's WATCH).
+	rec.recorder.mu.Lock()
+	defer rec.recorder.mu.Unlock()
+	if n := len(rec.recorder.starts); n != 0 {
+		t.Errorf("%d CommandStart events for batches", n)
+	}
+}
+
+// Naming a batch of one costs no allocation: a DoMulti or Pipeline.Exec of one GET
+// allocates as much with an observer as without.
+func TestObserverBatchOfOneAllocs(t *testing.T) {
+	if testkit.Race {
+		t.Skip("the race detector allocates on its own")
+	}
+	srv := testserver.Start(t, testserver.Config{})
+	ctx := context.Background()
+	// Not a constant: its conversion to any would allocate if an event kept it.
+	key := strings.Repeat("k", 10)
+	srv.Do(t, "SET", key, "v")
+	allocs := func(obs observe.Observer) (doMulti, pipeline float64) {
+		c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Observer: obs})
+		if _, err := c.Do(ctx, "GET", key); err != nil {
+			t.Fatal(err)
+		}
+		p := c.Pipeline()
+		doMulti = testing.AllocsPerRun(100, func() { c.DoMulti(ctx, []any{"GET", key}) })
+		pipeline = testing.AllocsPerRun(100, func() { p.Do("GET", key).Exec(ctx) })
+		return doMulti, pipeline
+	}
+	bareMulti, barePipeline := allocs(nil)
+	multi, pipeline := allocs(&noopObserver{})
+	if multi > bareMulti || pipeline > barePipeline {
+		t.Errorf("with an observer a batch of one allocates %.1f (DoMulti) and %.1f (Pipeline) times, without %.1f and %.1f", multi, pipeline, bareMulti, barePipeline)
+	}
+	t.Logf("DoMulti of one: %.1f allocations, Pipeline of one: %.1f (with an observer and without)", multi, pipeline)
+}
+
+// A checkout of a dedicated connection that waits for the pool is one PoolWait, with
+// the server's address; one that does not wait is none.
+func TestObserverPoolWait(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	rec := &recorder{}
+	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Observer: rec, PoolSize: 1})
+	ctx := context.Background()
+	_, release, err := c.Dedicated(ctx, "obs:k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		_, release, err := c.Dedicated(ctx, "obs:k")
+		if err == nil {
+			release(true)
+		}
+		got <- err
+	}()
+	testkit.WaitFor(t, "the second checkout to wait", func() bool { return c.PoolStats().Waiters == 1 })
+	release(true)
+	if err := <-got; err != nil {
+		t.Fatalf("second checkout: %v", err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.waits) != 1 || rec.waits[0].Addr != srv.Addr() || rec.waits[0].Err != nil || rec.waits[0].Wait <= 0 {
+		t.Errorf("PoolWait events %+v, want one from %s without error", rec.waits, srv.Addr())
+	}
+}
+
+// Each round trip of Scan is a command the observer sees, as HScan's are: named SCAN,
+// with the server's address.
+func TestObserverScan(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	for i := range 30 {
+		srv.Do(t, "SET", fmt.Sprintf("scan:%d", i), "v")
+	}
+	rec := &recorder{}
+	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Observer: rec})
+	n := 0
+	for _, err := range c.Scan(context.Background(), ScanOptions{Count: 5}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 30 {
+		t.Fatalf("Scan yielded %d keys, want 30", n)
+	}
+	rec.lastEnd(t) // every start ended
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.ends) < 2 {
+		t.Errorf("%d CommandEnd events for a Scan of 30 keys by 5, want one a round trip", len(rec.ends))
+	}
+	for _, e := range rec.ends {
+		if e.Name != "SCAN" || e.Addr != srv.Addr() || e.Outcome != observe.OK {
+			t.Errorf("CommandEnd %+v, want SCAN on %s, ok", e, srv.Addr())
+		}
+	}
+}
+
+// On a Cluster, a batch whose keys are all on one node (a hash tag) names that node in
+// BatchEnd.Addr, DoMulti's and a Pipeline's alike; one split across nodes names none.
+func TestObserverClusterBatchAddr(t *testing.T) {
+	cl := clusterserver.Start(t, clusterserver.Config{NoReplicas: true})
+	ctx := clusterTestContext(t)
+	rec := &recorder{}
+	c := clusterClient(t, cl, Options{Observer: rec})
+	const slot = 4242
+	one := [][]any{{"SET", clusterserver.KeyIn(slot, "a"), "1"}, {"GET", clusterserver.KeyIn(slot, "b")}}
+	spread := [][]any{{"GET", clusterserver.KeyIn(0, "obs")}, {"GET", clusterserver.KeyIn(cluster.SlotCount-1, "obs")}}
+	owner := cl.MasterOf(t, slot).Addr()
+	pipeline := func(cmds [][]any) ([]Result, error) {
+		p := c.Pipeline()
+		for _, args := range cmds {
+			p.Do(args...)
+		}
+		return p.Exec(ctx)
+	}
+	for _, tc := range []struct {
+		name string
+		run  func(cmds [][]any) ([]Result, error)
+	}{
+		{"multi", func(cmds [][]any) ([]Result, error) { return c.DoMulti(ctx, cmds...) }},
+		{"pipeline", pipeline},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := tc.run(one); err != nil {
+				t.Fatal(err)
+			}
+			if e := rec.lastBatch(t); e.Addr != owner || e.Outcome != observe.OK {
+				t.Errorf("batch on %s alone: BatchEnd %+v", owner, e)
+			}
+			if _, err := tc.run(spread); err != nil {
+				t.Fatal(err)
+			}
+			if e := rec.lastBatch(t); e.Addr != "" || e.Outcome != observe.OK {
+				t.Errorf("batch split across nodes: BatchEnd %+v", e)
+			}
+		})
+	}
+}
+
+// A tracked connection closed on purpose, as the router closes the old master's at a
+// Sentinel failover, is not reported lost; a tracked connection that breaks is.
+func TestObserverTrackingClosedIsNotLost(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	rec := &recorder{}
+	c := cachedClientT(t, srv, Options{Observer: rec})
+	tracked := func() *conn.Conn {
+		cachedText(t, c, time.Hour, "GET", "obs:r")
+		tr := c.tracking
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		return tr.conns[srv.Addr()]
+	}
+	old := tracked()
+	if old == nil {
+		t.Fatal("no tracked connection")
+	}
+	old.Close()
+	testkit.WaitFor(t, "a new tracked connection", func() bool {
+		cn := tracked()
+		return cn != nil && cn != old
+	})
+	if _, ok := rec.cacheEvent(observe.CacheTrackingLost); ok {
+		t.Fatal("a tracked connection closed on purpose was reported lost")
+	}
+	if killTracked(t, srv) == 0 {
+		t.Fatal("no tracking connection to kill")
+	}
+	testkit.WaitFor(t, "the tracking-lost event of the broken connection", func() bool {
+		_, ok := rec.cacheEvent(observe.CacheTrackingLost)
+		return ok
+	})
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	n := 0
+	for _, e := range rec.caches {
+		if e.Kind == observe.CacheTrackingLost {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d CacheTrackingLost events for one connection closed on purpose and one broken, want 1", n)
+	}
+}
+
+// panicCtx is a context whose Done and Err panic: a call sent with it panics on the
+// caller's goroutine after its start event.
+type panicCtx struct{ context.Context }
+
+func (panicCtx) Done() <-chan struct{} { panic("panicCtx.Done") }
+func (panicCtx) Err() error            { panic("panicCtx.Err") }
+
+// panicking is a recorder whose start events hand back a panicCtx.
+type panicking struct{ *recorder }
+
+func (p panicking) CommandStart(ctx context.Context, e observe.CommandStart) context.Context {
+	return panicCtx{p.recorder.CommandStart(ctx, e)}
+}
+
+func (p panicking) BatchStart(ctx context.Context, e observe.BatchStart) context.Context {
+	return panicCtx{p.recorder.BatchStart(ctx, e)}
+}
+
+// A call that panics on the caller's goroutine after its start event still ends it,
+// with an unknown outcome, on every observed path.
+func TestObserverEndsAfterPanic(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	ctx := context.Background()
+	calls := []struct {
+		name  string
+		batch bool
+		run   func(c *Client)
+	}{
+		{"Do", false, func(c *Client) { c.Do(ctx, "GET", "p:k") }},
+		{"DoCached", false, func(c *Client) { c.DoCached(ctx, time.Minute, "GET", "p:k") }},
+		{"DoOn", false, func(c *Client) {
+			cn, release, err := c.Dedicated(ctx, "p:k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer release(false)
+			c.DoOn(ctx, cn, conn.CallOptions{}, "GET", "p:k")
+		}},
+		{"Tx.Do", false, func(c *Client) {
+			c.Watch(ctx, func(tx *Tx) error { _, err := tx.Do(ctx, "GET", "p:k"); return err }, "p:k")
+		}},
+		{"DoMulti", true, func(c *Client) { c.DoMulti(ctx, []any{"GET", "p:k"}) }},
+		{"Pipeline", true, func(c *Client) { c.Pipeline().Do("GET", "p:k").Exec(ctx) }},
+		{"Tx.Exec", true, func(c *Client) {
+			c.Watch(ctx, func(tx *Tx) error { _, err := tx.Exec(ctx, []any{"GET", "p:k"}); return err }, "p:k")
+		}},
+	}
+	for _, tc := range calls {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recorder{}
+			c := cachedClientT(t, srv, Options{Observer: panicking{rec}})
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Fatal("the call did not panic")
+					}
+				}()
+				tc.run(c)
+			}()
+			var outcome observe.Outcome
+			var err error
+			if tc.batch {
+				e := rec.lastBatch(t)
+				outcome, err = e.Outcome, e.Err
+			} else {
+				e := rec.lastEnd(t)
+				outcome, err = e.Outcome, e.Err
+			}
+			if outcome != observe.Unknown || err != errPanicked {
+				t.Errorf("the end event says %v, %v; want unknown, errPanicked", outcome, err)
+			}
+		})
+	}
+}
+
+// In a transaction, a command or an Exec refused before it was sent is reported as
+// Do reports one, not sent and with no address, whether it was refused by its
+// arguments, its slot or a second Exec.
+func TestObserverTxNotSent(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	rec := &recorder{}
+	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Observer: rec})
+	ctx := context.Background()
+	check := func(t *testing.T, e observe.CommandEnd, err error) {
+		t.Helper()
+		if err == nil || e.Outcome != observe.NotSent || e.Addr != "" || e.Err != err {
+			t.Errorf("end event %+v for %v, want not sent, no address", e, err)
+		}
+	}
+	t.Run("Do", func(t *testing.T) {
+		for _, args := range [][]any{{"SELECT", "1"}, {"SET", "tx:k", struct{}{}}} {
+			var err error
+			c.Watch(ctx, func(tx *Tx) error { _, err = tx.Do(ctx, args...); return nil }, "tx:k")
+			check(t, rec.lastEnd(t), err)
+		}
+	})
+	t.Run("Exec", func(t *testing.T) {
+		var errs []error
+		c.Watch(ctx, func(tx *Tx) error {
+			_, err := tx.Exec(ctx, []any{"SET", "tx:k", struct{}{}})
+			errs = append(errs, err)
+			_, err = tx.Exec(ctx, []any{"SET", "tx:k", "v"})
+			errs = append(errs, err)
+			return nil
+		}, "tx:k")
+		rec.mu.Lock()
+		got := append([]observe.BatchEnd(nil), rec.batches...)
+		rec.mu.Unlock()
+		if len(got) != len(errs) {
+			t.Fatalf("%d BatchEnd events for %d refused Execs", len(got), len(errs))
+		}
+		for i, e := range got {
+			check(t, observe.CommandEnd{Outcome: e.Outcome, Addr: e.Addr, Err: e.Err}, errs[i])
+		}
+	})
+}
+
+// A command the table lacks is named by its first argument when that is a string, and
+// UNKNOWN when it is not, which naming it would allocate for.
+func TestObserverUnknownCommandName(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	rec := &recorder{}
+	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Observer: rec})
+	for _, tc := range []struct {
+		name any
+		want string
+	}{
+		{"NoSuchCommand", "NoSuchCommand"},
+		{[]byte("NoSuchCommand"), "UNKNOWN"},
+	} {
+		c.Do(context.Background(), tc.name, "x")
+		if e := rec.lastEnd(t); e.Name != tc.want || e.Outcome != observe.ServerError {
+			t.Errorf("%T name: CommandEnd %s, %v; want %s, server_error", tc.name, e.Name, e.Outcome, tc.want)
+		}
 	}
 }

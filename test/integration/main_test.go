@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
 	"github.com/respire/respire/cluster"
@@ -18,9 +20,8 @@ import (
 	"github.com/respire/respire/test/testserver"
 )
 
-// TestMain starts one server for examples, as the root package does, and checks for
-// leaked goroutines once everything has run.
-func TestMain(m *testing.M) { testserver.ExamplesMain(m) }
+// TestMain checks for leaked goroutines once everything has run.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var protocols = []int{2, 3}
 

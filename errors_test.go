@@ -1,4 +1,4 @@
-package integration
+package respire
 
 import (
 	"go/ast"

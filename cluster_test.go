@@ -351,20 +351,15 @@ func TestCluster(t *testing.T) {
 		master := cl.MasterOf(t, 42)
 		replica := cl.ReplicasOf(t, master)[0]
 		before := commandCalls(t, replica.Server, "get")
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			// Replication is asynchronous: poll until the replica has the write.
+		// Replication is asynchronous: poll until the replica has the write.
+		testkit.WaitFor(t, "the replica to serve the write", func() bool {
 			v, err := c.Do(ctx, "GET", k)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s, _ := v.Text(); s == "v" {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the replica never served the write")
-			}
-		}
+			s, _ := v.Text()
+			return s == "v"
+		})
 		if after := commandCalls(t, replica.Server, "get"); after <= before {
 			t.Fatalf("replica %s served no GET (%d before, %d after)", replica.Addr(), before, after)
 		}
@@ -384,20 +379,17 @@ func TestCluster(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			deadline := time.Now().Add(10 * time.Second)
-			for got := false; !got; {
+			testkit.WaitFor(t, fmt.Sprintf("a message over RESP%d", proto), func() bool {
 				if _, err := pub.Do(ctx, "PUBLISH", "broadcast", "hi"); err != nil {
 					t.Fatal(err)
 				}
 				select {
 				case m := <-sub.Messages():
-					got = m.Payload == "hi"
+					return m.Payload == "hi"
 				case <-time.After(50 * time.Millisecond):
-					if time.Now().After(deadline) {
-						t.Fatalf("RESP%d: no message", proto)
-					}
+					return false
 				}
-			}
+			})
 			sub.Close()
 		}
 	})

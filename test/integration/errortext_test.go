@@ -13,6 +13,7 @@ import (
 	"github.com/respire/respire/cache"
 	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/sentinelserver"
@@ -55,16 +56,15 @@ func TestDialRefusedErrorText(t *testing.T) {
 // that error.
 func pingUntilNotSent(t *testing.T, c *respire.Client) error {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, err := c.Do(context.Background(), "PING")
+	var err error
+	testkit.WaitWithin(t, 30*time.Second, "PING to a killed server to be not sent", func() error {
+		_, err = c.Do(context.Background(), "PING")
 		if errors.Is(err, conn.ErrNotSent) {
-			return err
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("PING to a killed server: %v, never not sent", err)
-		}
-	}
+		return fmt.Errorf("PING: %v", err)
+	})
+	return err
 }
 
 // TestHandshakeErrorText: a server that closes the connection during the handshake

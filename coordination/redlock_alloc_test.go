@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -44,12 +45,7 @@ func redlockBenchGroup(tb testing.TB) *RedlockGroup {
 	clients := make([]*respire.Client, 3)
 	for i := range clients {
 		srv := testserver.Start(tb, testserver.Config{})
-		c, err := respire.NewClient(context.Background(), respire.Options{Addrs: []string{srv.Addr()}})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		tb.Cleanup(func() { c.Close() })
-		clients[i] = c
+		clients[i] = testclient.At(tb, srv.Addr(), respire.Options{})
 	}
 	g, err := NewRedlockGroup(clients, RedlockOptions{})
 	if err != nil {

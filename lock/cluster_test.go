@@ -11,29 +11,11 @@ import (
 	"github.com/respire/respire"
 	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/emulator"
 	"github.com/respire/respire/test/testserver"
 )
-
-// keyIn returns a key of slot.
-func keyIn(slot int, stem string) string {
-	for i := 0; ; i++ {
-		if k := stem + strconv.Itoa(i); cluster.Slot(k) == slot {
-			return k
-		}
-	}
-}
-
-func clusterClient(t *testing.T, seeds []string) *respire.Client {
-	t.Helper()
-	c, err := respire.NewClient(context.Background(), respire.Options{Addrs: seeds, Cluster: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
 
 // cmdStat reads one field (calls, failed_calls) of cmdstat_<cmd> in INFO commandstats.
 func cmdStat(t *testing.T, s *testserver.Server, cmd, field string) int {
@@ -85,7 +67,7 @@ func TestLocksOnCluster(t *testing.T) {
 	keys := make([]string, len(slots))
 	nodes := make([]*clusterserver.Node, len(slots))
 	for i, s := range slots {
-		keys[i] = keyIn(s, "lock:")
+		keys[i] = clusterserver.KeyIn(s, "lock:")
 		nodes[i] = cl.MasterOf(t, s)
 	}
 	if nodes[0].ID == nodes[1].ID || nodes[1].ID == nodes[2].ID || nodes[0].ID == nodes[2].ID {
@@ -93,7 +75,7 @@ func TestLocksOnCluster(t *testing.T) {
 	}
 
 	t.Run("DiscoveryPerNode", func(t *testing.T) {
-		c := clusterClient(t, cl.Seeds())
+		c := testclient.New(t, respire.Options{Addrs: cl.Seeds(), Cluster: true})
 		locks := New(c)
 		failedBefore := make([]int, len(nodes))
 		for i, n := range nodes {
@@ -122,9 +104,9 @@ func TestLocksOnCluster(t *testing.T) {
 	})
 
 	t.Run("SlotMovesWithMOVED", func(t *testing.T) {
-		c := clusterClient(t, cl.Seeds())
+		c := testclient.New(t, respire.Options{Addrs: cl.Seeds(), Cluster: true})
 		locks := New(c)
-		key := keyIn(slots[0], "moving:")
+		key := clusterserver.KeyIn(slots[0], "moving:")
 		from := cl.MasterOf(t, slots[0])
 		to := otherMaster(t, cl, from)
 		mu, err := locks.Acquire(ctx, key, time.Minute)
@@ -178,10 +160,10 @@ func TestLocksOnCluster(t *testing.T) {
 	})
 
 	t.Run("SlotMovesWithASK", func(t *testing.T) {
-		c := clusterClient(t, cl.Seeds())
+		c := testclient.New(t, respire.Options{Addrs: cl.Seeds(), Cluster: true})
 		locks := New(c)
 		slot := slots[1]
-		key := keyIn(slot, "asking:")
+		key := clusterserver.KeyIn(slot, "asking:")
 		from := cl.MasterOf(t, slot)
 		to := otherMaster(t, cl, from)
 		mu, err := locks.Acquire(ctx, key, time.Minute)
@@ -230,7 +212,7 @@ func TestLocksOnMixedVersionCluster(t *testing.T) {
 	for i, n := range nodes {
 		for s := 0; s < cluster.SlotCount; s += 97 {
 			if cl.MasterOf(t, s).ID == n.ID {
-				keys[i] = keyIn(s, "mixed:")
+				keys[i] = clusterserver.KeyIn(s, "mixed:")
 				break
 			}
 		}
@@ -240,7 +222,7 @@ func TestLocksOnMixedVersionCluster(t *testing.T) {
 		emulator.Redis7:   {"SET NX", "SET IFEQ", "EVALSHA", "EVAL", "DELEX", "DELIFEQ", "EVALSHA", "EVAL"},
 		emulator.Valkey90: {"SET NX", "SET IFEQ", "DELEX", "DELIFEQ"},
 	}
-	c := clusterClient(t, seeds)
+	c := testclient.New(t, respire.Options{Addrs: seeds, Cluster: true})
 	for _, n := range nodes {
 		n.Do(t, "SCRIPT", "FLUSH")
 	}
@@ -262,10 +244,10 @@ func TestLocksOnMixedVersionCluster(t *testing.T) {
 
 	// Move a lock from the Redis 8.4 node to the Redis 7 node, with a fresh client
 	// whose Redis 7 connection has learned nothing.
-	c2 := clusterClient(t, seeds)
+	c2 := testclient.New(t, respire.Options{Addrs: seeds, Cluster: true})
 	locks2 := New(c2)
 	slot := cluster.Slot(keys[0])
-	key := keyIn(slot, "moved:")
+	key := clusterserver.KeyIn(slot, "moved:")
 	mu, err := locks2.Acquire(ctx, key, time.Minute)
 	if err != nil {
 		t.Fatal(err)

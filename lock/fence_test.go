@@ -32,9 +32,9 @@ func TestFenceSparesOtherTraffic(t *testing.T) {
 func TestFenceSparesOtherTrafficOnCluster(t *testing.T) {
 	cl := clusterserver.Start(t, clusterserver.Config{NoReplicas: true})
 	const slot = 100
-	c := clusterClient(t, cl.Seeds())
+	c := testclient.New(t, respire.Options{Addrs: cl.Seeds(), Cluster: true})
 	fenceStorm(t, c, cl.MasterOf(t, slot).Server, 20, func(stem string, i int) string {
-		return keyIn(slot, stem+strconv.Itoa(i)+":")
+		return clusterserver.KeyIn(slot, stem+strconv.Itoa(i)+":")
 	})
 }
 

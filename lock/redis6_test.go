@@ -4,7 +4,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/respire/respire"
 	"github.com/respire/respire/cluster"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/emulator"
 )
@@ -20,12 +22,12 @@ func TestLocksOnRedis6Cluster(t *testing.T) {
 	for i, n := range nodes {
 		for s := 0; s < cluster.SlotCount; s += 97 {
 			if cl.MasterOf(t, s).ID == n.ID {
-				keys[i] = keyIn(s, "six:")
+				keys[i] = clusterserver.KeyIn(s, "six:")
 				break
 			}
 		}
 	}
-	c := clusterClient(t, []string{emus[0].Addr(), emus[1].Addr()})
+	c := testclient.New(t, respire.Options{Addrs: []string{emus[0].Addr(), emus[1].Addr()}, Cluster: true})
 	for _, n := range nodes {
 		n.Do(t, "SCRIPT", "FLUSH")
 	}

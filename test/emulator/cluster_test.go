@@ -10,15 +10,6 @@ import (
 	"github.com/respire/respire/test/clusterserver"
 )
 
-// keyIn returns a key of slot.
-func keyIn(slot int, stem string) string {
-	for i := 0; ; i++ {
-		if k := stem + strconv.Itoa(i); cluster.Slot(k) == slot {
-			return k
-		}
-	}
-}
-
 // In front of a cluster, every address a client is told is an emulator's: topology
 // replies and redirections, forwarded or produced by an emulated command; and an
 // emulated command after ASKING runs on the importing node.
@@ -71,7 +62,7 @@ func TestClusterAddressRewriting(t *testing.T) {
 	if other == owner {
 		other = emus[1]
 	}
-	key := keyIn(slot, "k")
+	key := clusterserver.KeyIn(slot, "k")
 	want := "-MOVED " + strconv.Itoa(slot) + " " + owner.Addr() + "\r\n"
 	c := dialRaw(t, other.Addr())
 	if got := c.do("GET", key); got != want {

@@ -28,21 +28,6 @@ func cachedClientT(t *testing.T, srv *testserver.Server, opts Options) *Client {
 	return newClientT(t, opts)
 }
 
-// serverCalls is how many times the server ran cmd (INFO commandstats), read by the
-// harness: proof of whether a read reached the server.
-func serverCalls(t *testing.T, srv *testserver.Server, cmd string) int {
-	t.Helper()
-	info := srv.Do(t, "INFO", "commandstats")
-	for _, line := range strings.Split(info, "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":calls=")
-		if ok {
-			n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
-			return n
-		}
-	}
-	return 0
-}
-
 func cachedText(t *testing.T, c *Client, ttl time.Duration, args ...any) string {
 	t.Helper()
 	v, err := c.DoCached(context.Background(), ttl, args...)
@@ -70,13 +55,13 @@ func TestDoCachedHitsAndInvalidation(t *testing.T) {
 	if got := cachedText(t, c, time.Hour, "GET", "ck"); got != "v1" {
 		t.Fatalf("first read: %q", got)
 	}
-	before := serverCalls(t, srv, "get")
+	before := srv.Calls(t, "get")
 	for range 100 {
 		if got := cachedText(t, c, time.Hour, "get", "ck"); got != "v1" {
 			t.Fatalf("cached read: %q", got)
 		}
 	}
-	if after := serverCalls(t, srv, "get"); after != before {
+	if after := srv.Calls(t, "get"); after != before {
 		t.Fatalf("the server ran GET %d more times; cached reads must not reach it", after-before)
 	}
 	if st := c.CacheStats(); st.Hits < 100 || st.Entries != 1 {

@@ -350,7 +350,7 @@ func TestCluster(t *testing.T) {
 		}
 		master := cl.MasterOf(t, 42)
 		replica := cl.ReplicasOf(t, master)[0]
-		before := commandCalls(t, replica.Server, "get")
+		before := replica.Server.Calls(t, "get")
 		// Replication is asynchronous: poll until the replica has the write.
 		testkit.WaitFor(t, "the replica to serve the write", func() bool {
 			v, err := c.Do(ctx, "GET", k)
@@ -360,7 +360,7 @@ func TestCluster(t *testing.T) {
 			s, _ := v.Text()
 			return s == "v"
 		})
-		if after := commandCalls(t, replica.Server, "get"); after <= before {
+		if after := replica.Server.Calls(t, "get"); after <= before {
 			t.Fatalf("replica %s served no GET (%d before, %d after)", replica.Addr(), before, after)
 		}
 		// Writes still go to the master.
@@ -512,19 +512,6 @@ func mustInt(t *testing.T, v resp.Value) int64 {
 	return n
 }
 
-// commandCalls reads calls=N of cmdstat_<name> from INFO commandstats.
-func commandCalls(t *testing.T, s *testserver.Server, name string) int {
-	t.Helper()
-	for line := range strings.Lines(s.Do(t, "INFO", "commandstats")) {
-		rest, ok := strings.CutPrefix(line, "cmdstat_"+name+":calls=")
-		if ok {
-			n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
-			return n
-		}
-	}
-	return 0
-}
-
 // errorCount reads errorstat_<code>:count=N from INFO errorstats.
 func errorCount(t *testing.T, s *testserver.Server, code string) int {
 	t.Helper()
@@ -589,12 +576,12 @@ func TestClusterRedirections(t *testing.T) {
 	if v, err := pc.Do(ctx, "GET", strings.TrimPrefix(prefixed, "p:")); err != nil || render(v) != "pv" {
 		t.Fatalf("GET of a migrated key with a key prefix: %v %v", v, err)
 	}
-	before := commandCalls(t, dst.Server, "asking")
+	before := dst.Server.Calls(t, "asking")
 	v, err := c.Do(ctx, "GET", keys[0])
 	if s, _ := v.Text(); err != nil || s != "v"+keys[0] {
 		t.Fatalf("GET of a migrated key: %v %v", v, err)
 	}
-	if calls := commandCalls(t, dst.Server, "asking"); calls != before+1 {
+	if calls := dst.Server.Calls(t, "asking"); calls != before+1 {
 		t.Fatalf("ASKING sent %d times to the target, want 1", calls-before)
 	}
 	// A key that does not exist yet is created where the slot is going.

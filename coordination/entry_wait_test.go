@@ -30,7 +30,7 @@ func TestEntriesWait(t *testing.T) {
 	}{{"tracking", trackingClient, time.Minute}, {"polling", plainClient, 20 * time.Millisecond}} {
 		t.Run(tc.name, func(t *testing.T) {
 			co := New(tc.client(t, srv))
-			scripts := func() int { return cmdCalls(t, srv, "eval") + cmdCalls(t, srv, "evalsha") }
+			scripts := func() int { return srv.Calls(t, "eval") + srv.Calls(t, "evalsha") }
 			sem := co.Semaphore("wait:sem:"+tc.name, 2)
 			short, ok, err := sem.TryAcquire(ctx, 300*time.Millisecond)
 			if err != nil || !ok {

@@ -82,7 +82,7 @@ func TestAcquireFencedLockSurvivesReset(t *testing.T) {
 	got := make(chan result, 1)
 	wctx, cancel := context.WithTimeout(ctx, time.Minute) // a bound on a failure only
 	defer cancel()
-	armed := cmdCalls(t, srv, "pttl")
+	armed := srv.Calls(t, "pttl")
 	go func() {
 		fl, err := waiter.AcquireFencedLock(wctx, lease, fence, 30*time.Second)
 		got <- result{fl, err}

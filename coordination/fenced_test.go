@@ -498,7 +498,7 @@ func TestTryAcquireFencedLockWait(t *testing.T) {
 			if err != nil || !ok {
 				t.Fatal(ok, err)
 			}
-			scripts := func() int { return cmdCalls(t, srv, "eval") + cmdCalls(t, srv, "evalsha") }
+			scripts := func() int { return srv.Calls(t, "eval") + srv.Calls(t, "evalsha") }
 
 			before := scripts()
 			if fl, ok, err := co.TryAcquireFencedLock(ctx, lease, fence, time.Minute, lock.WithWait(-time.Second)); !errors.Is(err, lock.ErrInvalidArg) || ok || fl != nil {
@@ -571,7 +571,7 @@ type waiting struct {
 // waiter has armed its key watch.
 func startWaiter(t *testing.T, srv *testserver.Server, co *Coordinator, lease, fence string) <-chan waiting {
 	t.Helper()
-	armed := cmdCalls(t, srv, "pttl")
+	armed := srv.Calls(t, "pttl")
 	got := make(chan waiting, 1)
 	go func() {
 		fl, err := co.AcquireFencedLock(context.Background(), lease, fence, 30*time.Second)
@@ -664,7 +664,7 @@ func TestAcquireFencedLockHandOff(t *testing.T) {
 			t.Fatal(ok, err)
 		}
 		got := startWaiter(t, srv, waiter, lease, fence)
-		armed := cmdCalls(t, srv, "pttl")
+		armed := srv.Calls(t, "pttl")
 		tok, _ := h.Token().Text()
 		srv.Do(t, "SET", lease, tok, "PX", "30000") // same owner, rewritten
 		waitArmed(t, srv, armed)                    // woken, tried, armed again

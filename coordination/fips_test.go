@@ -48,7 +48,7 @@ func runScriptsTwice(t *testing.T, fips bool) {
 	loads := func() int {
 		n := 0
 		for _, s := range srvs {
-			n += cmdCalls(t, s, "script|load")
+			n += s.Calls(t, "script|load")
 		}
 		return n
 	}

@@ -1,8 +1,6 @@
 package coordination
 
 import (
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/respire/respire"
@@ -22,30 +20,12 @@ func trackingClient(t *testing.T, srv *testserver.Server) *respire.Client {
 	return testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, ClientSideCache: &cache.Options{}})
 }
 
-// cmdCalls reads the calls of cmdstat_<cmd> in INFO commandstats.
-func cmdCalls(t *testing.T, s *testserver.Server, cmd string) int {
-	t.Helper()
-	for line := range strings.Lines(s.Do(t, "INFO", "commandstats")) {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":")
-		if !ok {
-			continue
-		}
-		for kv := range strings.SplitSeq(rest, ",") {
-			if v, ok := strings.CutPrefix(kv, "calls="); ok {
-				n, _ := strconv.Atoi(v)
-				return n
-			}
-		}
-	}
-	return 0
-}
-
 // calls snapshots the calls of cmds.
 func calls(t *testing.T, s *testserver.Server, cmds ...string) map[string]int {
 	t.Helper()
 	m := map[string]int{}
 	for _, c := range cmds {
-		m[c] = cmdCalls(t, s, c)
+		m[c] = s.Calls(t, c)
 	}
 	return m
 }
@@ -54,5 +34,5 @@ func calls(t *testing.T, s *testserver.Server, cmds ...string) map[string]int {
 // more PTTL than before.
 func waitArmed(t *testing.T, s *testserver.Server, before int) {
 	t.Helper()
-	testkit.WaitFor(t, "the waiter to arm its watch", func() bool { return cmdCalls(t, s, "pttl") > before })
+	testkit.WaitFor(t, "the waiter to arm its watch", func() bool { return s.Calls(t, "pttl") > before })
 }

@@ -324,14 +324,14 @@ func TestRedlockWait(t *testing.T) {
 		}
 	}
 	// The waiter must find the key held first: the release is the event it waits for.
-	setsBefore := cmdCalls(t, srvs[0], "set")
+	setsBefore := srvs[0].Calls(t, "set")
 	var rl *Redlock
 	acquired := make(chan struct{})
 	go func() {
 		defer close(acquired)
 		rl, ok, err = g.TryAcquire(ctx, key, time.Minute, lock.WithWait(20*time.Second), lock.WithKeepAlive())
 	}()
-	testkit.WaitFor(t, "the waiter's first attempt", func() bool { return cmdCalls(t, srvs[0], "set") > setsBefore })
+	testkit.WaitFor(t, "the waiter's first attempt", func() bool { return srvs[0].Calls(t, "set") > setsBefore })
 	if _, err := holder.Release(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -278,13 +278,13 @@ func TestRedlockRefusesTwoClientsOfOneServer(t *testing.T) {
 	srvs, clients := redlockNodes(t, 2)
 	twin := plainClient(t, srvs[0])
 	g := newGroup(t, []*respire.Client{clients[0], clients[1], twin})
-	before := cmdCalls(t, srvs[0], "set")
+	before := srvs[0].Calls(t, "set")
 	for range 2 { // refused every time, not only when first found
 		if _, _, err := g.TryAcquire(context.Background(), "rl:twin", time.Minute); !errors.Is(err, ErrRedlockGroup) {
 			t.Fatal(err)
 		}
 	}
-	if cmdCalls(t, srvs[0], "set") != before {
+	if srvs[0].Calls(t, "set") != before {
 		t.Fatal("a lease was written before the group was refused")
 	}
 }

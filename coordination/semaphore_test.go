@@ -180,7 +180,7 @@ func TestEntriesRefuseBadInput(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
 	co := New(plainClient(t, srv))
 	ctx := context.Background()
-	before := cmdCalls(t, srv, "evalsha")
+	before := srv.Calls(t, "evalsha")
 	for _, tc := range []struct {
 		name string
 		try  func() error
@@ -208,7 +208,7 @@ func TestEntriesRefuseBadInput(t *testing.T) {
 	if ok, err := p.ResetExpiry(ctx, 0); ok || !errors.Is(err, ErrInvalidArg) {
 		t.Error("renewal for 0:", ok, err)
 	}
-	if after := cmdCalls(t, srv, "evalsha"); after != before+1 {
+	if after := srv.Calls(t, "evalsha"); after != before+1 {
 		t.Errorf("refused input reached the server: %d scripts run, want 1", after-before)
 	}
 	var nilPermit *Permit

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,26 +13,7 @@ import (
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/emulator"
-	"github.com/respire/respire/test/testserver"
 )
-
-// cmdStat reads one field (calls, failed_calls) of cmdstat_<cmd> in INFO commandstats.
-func cmdStat(t *testing.T, s *testserver.Server, cmd, field string) int {
-	t.Helper()
-	for line := range strings.Lines(s.Do(t, "INFO", "commandstats")) {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":")
-		if !ok {
-			continue
-		}
-		for kv := range strings.SplitSeq(rest, ",") {
-			if v, ok := strings.CutPrefix(kv, field+"="); ok {
-				n, _ := strconv.Atoi(v)
-				return n
-			}
-		}
-	}
-	return 0
-}
 
 // setIfEqCap returns what the lock connection that serves key (the one renewals use)
 // has learned of SET IFEQ.
@@ -79,7 +59,7 @@ func TestLocksOnCluster(t *testing.T) {
 		locks := New(c)
 		failedBefore := make([]int, len(nodes))
 		for i, n := range nodes {
-			failedBefore[i] = cmdStat(t, n.Server, "set", "failed_calls")
+			failedBefore[i] = n.Server.CommandStat(t, "set", "failed_calls")
 		}
 		for i, k := range keys[:2] {
 			for range 3 {
@@ -97,7 +77,7 @@ func TestLocksOnCluster(t *testing.T) {
 		for i, n := range nodes {
 			// Each node was tried once with SET IFEQ (the syntax error is a failed
 			// call), however many renewals it served: one discovery per connection.
-			if got := cmdStat(t, n.Server, "set", "failed_calls") - failedBefore[i]; got != 1 {
+			if got := n.Server.CommandStat(t, "set", "failed_calls") - failedBefore[i]; got != 1 {
 				t.Errorf("node %d: %d SET IFEQ attempts, want 1", i, got)
 			}
 		}
@@ -116,7 +96,7 @@ func TestLocksOnCluster(t *testing.T) {
 		if ok, err := mu.ResetExpiry(ctx, 2*time.Minute); !ok || err != nil {
 			t.Fatalf("renewal before the move: %v %v", ok, err)
 		}
-		failed, evals := cmdStat(t, to.Server, "set", "failed_calls"), cmdStat(t, to.Server, "evalsha", "calls")+cmdStat(t, to.Server, "eval", "calls")
+		failed, evals := to.Server.CommandStat(t, "set", "failed_calls"), to.Server.CommandStat(t, "evalsha", "calls")+to.Server.CommandStat(t, "eval", "calls")
 		cl.MigrateSlot(t, slots[0], to)
 		// The target's connection is new to this client: it knows nothing yet. (Reach
 		// it through a key it served before the move: the client has not seen MOVED.)
@@ -137,7 +117,7 @@ func TestLocksOnCluster(t *testing.T) {
 		if n, _ := strconv.ParseInt(to.Do(t, "PTTL", key), 10, 64); n < 2*time.Minute.Milliseconds() {
 			t.Fatalf("PTTL on the new owner %d: the renewal did not reach it", n)
 		}
-		if got := cmdStat(t, to.Server, "evalsha", "calls") + cmdStat(t, to.Server, "eval", "calls") - evals; got < 1 {
+		if got := to.Server.CommandStat(t, "evalsha", "calls") + to.Server.CommandStat(t, "eval", "calls") - evals; got < 1 {
 			t.Fatal("the renewal's script did not run on the target")
 		}
 		// The next one goes straight to the new owner, whose connection discovers
@@ -148,7 +128,7 @@ func TestLocksOnCluster(t *testing.T) {
 		if got := toConn.Capabilities().Load(capSetIfEq); got != conn.Unsupported {
 			t.Fatalf("the target's connection did not learn SET IFEQ from its own reply: %v", got)
 		}
-		if got := cmdStat(t, to.Server, "set", "failed_calls") - failed; got != 1 {
+		if got := to.Server.CommandStat(t, "set", "failed_calls") - failed; got != 1 {
 			t.Fatalf("the target saw %d SET IFEQ attempts, want 1", got)
 		}
 		if out, err := mu.Release(ctx); out != Released || err != nil {
@@ -170,7 +150,7 @@ func TestLocksOnCluster(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		asking := cmdStat(t, to.Server, "asking", "calls")
+		asking := to.Server.CommandStat(t, "asking", "calls")
 		mig := cl.BeginMigration(t, slot, to)
 		mig.MoveKeys(t, key)
 		if ok, err := mu.ResetExpiry(ctx, 2*time.Minute); !ok || err != nil {
@@ -182,7 +162,7 @@ func TestLocksOnCluster(t *testing.T) {
 		if out, err := mu.Release(ctx); out != Released || err != nil {
 			t.Fatalf("release of a migrated key: %v %v", out, err)
 		}
-		if cmdStat(t, to.Server, "asking", "calls") == asking {
+		if to.Server.CommandStat(t, "asking", "calls") == asking {
 			t.Fatal("nothing was sent with ASKING")
 		}
 		if got := to.Do(t, "CLUSTER", "COUNTKEYSINSLOT", strconv.Itoa(slot)); got != "0" {

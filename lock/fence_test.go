@@ -135,7 +135,7 @@ func fenceStorm(t *testing.T, c *respire.Client, srv *testserver.Server, fences 
 	close(stop)
 	wg.Wait()
 
-	kills := cmdStat(t, srv, "client|kill", "calls")
+	kills := srv.CommandStat(t, "client|kill", "calls")
 	t.Logf("%d data commands, %d renewals of other locks, %d CLIENT KILLs", dataOps.Load(), renewals.Load(), kills)
 	if dataErrs.Load() != 0 || renewFailures.Load() != 0 {
 		t.Fatalf("%d data commands and %d renewals of other locks failed", dataErrs.Load(), renewFailures.Load())

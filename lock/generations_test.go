@@ -23,7 +23,7 @@ func statCalls(t *testing.T, s *testserver.Server) map[string]int {
 	t.Helper()
 	m := map[string]int{}
 	for _, cmd := range lockStats {
-		if n := cmdStat(t, s, cmd, "calls"); n != 0 {
+		if n := s.CommandStat(t, cmd, "calls"); n != 0 {
 			m[cmd] = n
 		}
 	}

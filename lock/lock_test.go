@@ -225,14 +225,14 @@ func TestWaitBudgetRetryAndCancellation(t *testing.T) {
 
 	// Released during the wait, once the waiter has found the lock taken: acquired on a
 	// retry.
-	setsBefore := cmdStat(t, srv, "set", "calls")
+	setsBefore := srv.CommandStat(t, "set", "calls")
 	var mu *Lock
 	acquired := make(chan struct{})
 	go func() {
 		defer close(acquired)
 		mu, ok, err = locks.TryAcquire(ctx, "busy", time.Second, WithWait(5*time.Second), WithRetryEvery(20*time.Millisecond))
 	}()
-	testkit.WaitFor(t, "the waiter's first attempt", func() bool { return cmdStat(t, srv, "set", "calls") > setsBefore })
+	testkit.WaitFor(t, "the waiter's first attempt", func() bool { return srv.CommandStat(t, "set", "calls") > setsBefore })
 	srv.Do(t, "DEL", "busy")
 	<-acquired
 	if !ok || err != nil {

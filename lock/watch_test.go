@@ -31,7 +31,7 @@ func TestWaitWokenByInvalidation(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatal(ok, err)
 		}
-		tries, armed := cmdStat(t, srv, "set", "calls"), cmdStat(t, srv, "pttl", "calls")
+		tries, armed := srv.CommandStat(t, "set", "calls"), srv.CommandStat(t, "pttl", "calls")
 		type result struct {
 			mu *Lock
 			at time.Time
@@ -47,7 +47,7 @@ func TestWaitWokenByInvalidation(t *testing.T) {
 		// The waiter has tried once SET was called again, and armed its watch (tracked
 		// waiters) once PTTL was.
 		testkit.WaitFor(t, "the waiter to try", func() bool {
-			return cmdStat(t, srv, "set", "calls") > tries && (!waiter.c.CanWatchKeys() || cmdStat(t, srv, "pttl", "calls") > armed)
+			return srv.CommandStat(t, "set", "calls") > tries && (!waiter.c.CanWatchKeys() || srv.CommandStat(t, "pttl", "calls") > armed)
 		})
 		start := time.Now()
 		h.Release(ctx)

@@ -3,8 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -79,21 +77,6 @@ func cachedClientT(t *testing.T, srv *testserver.Server, opts respire.Options) *
 		opts.ClientSideCache = &cache.Options{}
 	}
 	return testclient.New(t, opts)
-}
-
-// serverCalls is how many times the server ran cmd (INFO commandstats), read by the
-// harness: proof of whether a read reached the server.
-func serverCalls(t *testing.T, srv *testserver.Server, cmd string) int {
-	t.Helper()
-	info := srv.Do(t, "INFO", "commandstats")
-	for _, line := range strings.Split(info, "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":calls=")
-		if ok {
-			n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
-			return n
-		}
-	}
-	return 0
 }
 
 // publishUntilHeard publishes payload on channel until sub delivers it: a

@@ -105,7 +105,7 @@ func TestDoCachedTakesANamedKey(t *testing.T) {
 			t.Fatalf("DoCached GET of a named key: %v %v", v, err)
 		}
 	}
-	if n := serverCalls(t, srv, "get"); n != 1 {
+	if n := srv.Calls(t, "get"); n != 1 {
 		t.Errorf("the server ran GET %d times; want 1 (the second read a hit)", n)
 	}
 }

@@ -57,7 +57,7 @@ type Options struct {
 	// Commands that would reach keys it cannot confine (RANDOMKEY, DEBUG, CLUSTER
 	// GETKEYSINSLOT) are refused with ErrNotConfined. Commands on the whole database
 	// (FLUSHDB, DBSIZE...) and keys a script names in its body are not confined; the
-	// README's "Key prefix" lists what is.
+	// "Key prefix" in docs/options.md lists what is.
 	KeyPrefix string
 
 	// PoolSize bounds the dedicated connections (blocking commands, transactions,

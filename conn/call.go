@@ -39,13 +39,7 @@ type call struct {
 	multi      bool          // collect into results even when want == 1
 	confirm    string        // a pub/sub call (DoConfirmed): the kind of its want confirmations
 	confirmed  int           // with confirm: the confirmations that have arrived
-	isAuth     bool          // the AUTH of a Reauth: taken back if a replay finds it inside a transaction (auth.go)
-	authSeq    uint64        // with isAuth: its Reauth's number (authState.started)
-	authCred   *Credentials  // with isAuth: its credentials, recorded by the reader when the server takes them
-	authEpoch  uint32        // with isAuth: authState.epoch as it was queued
-	tx         txEffect      // what it does to a transaction, on a connection that follows them (auth.go)
-	txBase     txEffect      // what it does if every one of txSteps is refused
-	txSteps    []txStep      // its MULTIs and DISCARDs since its last EXEC or RESET (settleTx)
+	follow     *follow       // what it does to a transaction or the authentication; nil for most (auth.go)
 	err        error         // a transport error, set with stateReplied
 	done       chan struct{} // gets one token when the call reaches stateReplied
 	// gen counts the call's recyclings, so a Pending copied before its Wait knows the
@@ -104,9 +98,12 @@ func putCall(cl *call) {
 	cl.inline = false
 	cl.readsSelf, cl.othersRead = false, false
 	cl.watched, cl.watchHeld, cl.ctxEnded = false, false, false
-	cl.multi, cl.isAuth, cl.authCred = false, false, nil // a pooled call keeps no password
+	cl.multi = false
 	cl.confirm, cl.confirmed = "", 0
-	cl.tx = txKeeps
+	if cl.follow != nil {
+		putFollow(cl.follow)
+		cl.follow = nil
+	}
 	cl.reply = resp.Value{}
 	cl.results = nil
 	cl.err = nil

@@ -635,10 +635,10 @@ func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {
 	}
 	c.r.inflight.pop()
 	// The one check of transaction following on the hot path that is not under
-	// auth.track: tx is only ever set where it is (followLocked), or on a Reauth's
-	// AUTH (txReauth), so on any other connection it is txKeeps but for those, and
-	// testing it costs no more than testing track.
-	if cl.tx != txKeeps {
+	// auth.track: a request has a record only where transactions are followed
+	// (followLocked), or as a Reauth's AUTH, and testing for it costs no more than
+	// testing track.
+	if cl.follow != nil {
 		c.repliedAuthLocked(cl)
 	}
 	c.releaseWatchLocked(cl)

@@ -542,8 +542,8 @@ func TestSettleTx(t *testing.T) {
 				cl.results = append(cl.results, res)
 			}
 			cl.settleTx()
-			if cl.tx != tt.want {
-				t.Errorf("effect %d, want %d", cl.tx, tt.want)
+			if got := cl.effect(); got != tt.want {
+				t.Errorf("effect %d, want %d", got, tt.want)
 			}
 		})
 	}

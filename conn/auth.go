@@ -168,14 +168,14 @@ func (c *Conn) reauthOnce(ctx context.Context, cr *Credentials, seq *uint64) err
 	cl.follow = getFollow()
 	cl.follow.tx, cl.follow.authCred = txReauth, *cr
 	if err := c.lockForEnqueue(ctx); err != nil {
-		putCall(cl)
+		c.putCall(cl)
 		return err
 	}
 	// Checked under the lock: SetPubSubMode comes before the owner's SUBSCRIBE is
 	// queued, so an AUTH queued now goes before it.
 	if c.r.pubsub2.Load() {
 		c.mu.Unlock()
-		putCall(cl)
+		c.putCall(cl)
 		return ErrReauthPubSub
 	}
 	if *seq == 0 {
@@ -185,7 +185,7 @@ func (c *Conn) reauthOnce(ctx context.Context, cr *Credentials, seq *uint64) err
 	} else if c.newerReauthLocked(*seq) {
 		// Going again after a take-back would put it behind a later Reauth.
 		c.mu.Unlock()
-		putCall(cl)
+		c.putCall(cl)
 		return &CallError{Err: errReauthSuperseded}
 	}
 	cl.follow.authSeq = *seq
@@ -252,7 +252,7 @@ func (c *Conn) waitDeferred(ctx context.Context, cl *call, cr Credentials) error
 	if c.auth.deferred == cl {
 		c.auth.deferred = nil
 		c.mu.Unlock()
-		putCall(cl)
+		c.putCall(cl)
 		if err := ctx.Err(); err != nil {
 			return &CallError{Err: context.Cause(ctx)}
 		}
@@ -275,7 +275,7 @@ func (c *Conn) finishReauth(ctx context.Context, cl *call) error {
 // reader recorded the credentials already if the server took them (reauthRepliedLocked).
 func (c *Conn) reauthResult(cl *call) error {
 	v, err := cl.reply, cl.err
-	putCall(cl)
+	c.putCall(cl)
 	if err != nil {
 		return err
 	}

@@ -19,9 +19,9 @@ const (
 )
 
 // call is one request (one command, or a batch sent back to back) waiting for its
-// replies. Calls are pooled (callsFor): a caller returns its call after
-// reading the result, except an abandoned call, which the reader (or the failure path)
-// recycles once it is done.
+// replies. Calls are pooled (callsFor), each by the connection it was taken for: a
+// caller returns its call after reading the result, except an abandoned call, which
+// the reader (or the failure path) recycles once it is done.
 type call struct {
 	state      callState
 	want       int           // replies expected; 0 for fire-and-forget writes
@@ -44,8 +44,7 @@ type call struct {
 	done       chan struct{} // gets one token when the call reaches stateReplied
 	// gen counts the call's recyclings, so a Pending copied before its Wait knows the
 	// call is no longer its own.
-	gen  atomic.Uint32
-	pool *sync.Pool // where it goes back: sharedCalls, or its connection's own
+	gen atomic.Uint32
 }
 
 // Calls are recycled through one pool shared by every connection, except a connection
@@ -65,24 +64,19 @@ type call struct {
 // A bubble must therefore dial before its fake clock passes 2010: a test that sleeps
 // ten years in a bubble and then dials would hand its calls to the shared pool.
 var (
-	sharedCalls sync.Pool
+	sharedCalls = sync.Pool{New: newCall}
 	bubbleEra   = time.Date(2010, time.January, 1, 0, 0, 0, 0, time.UTC)
 )
-
-// Set here, not in sharedCalls' declaration, which its New could not refer to.
-func init() {
-	sharedCalls.New = func() any { return &call{done: make(chan struct{}, 1), pool: &sharedCalls} }
-}
 
 // callsFor returns the pool of a connection dialled at now.
 func callsFor(now time.Time) *sync.Pool {
 	if !now.Before(bubbleEra) {
 		return &sharedCalls
 	}
-	own := new(sync.Pool)
-	own.New = func() any { return &call{done: make(chan struct{}, 1), pool: own} }
-	return own
+	return &sync.Pool{New: newCall}
 }
+
+func newCall() any { return &call{done: make(chan struct{}, 1)} }
 
 // getCall takes a call for a request of c's expecting want replies.
 func (c *Conn) getCall(want int) *call {
@@ -91,8 +85,9 @@ func (c *Conn) getCall(want int) *call {
 	return cl
 }
 
-// putCall recycles cl. Its done channel is empty: every signal was consumed.
-func putCall(cl *call) {
+// putCall recycles cl, a call of c's, into c's pool (callsFor): a call from one
+// bubble must not reach another. Its done channel is empty: every signal was consumed.
+func (c *Conn) putCall(cl *call) {
 	cl.state = stateQueued
 	cl.noTimeout = false
 	cl.inline = false
@@ -108,7 +103,7 @@ func putCall(cl *call) {
 	cl.results = nil
 	cl.err = nil
 	cl.gen.Add(1)
-	cl.pool.Put(cl)
+	c.calls.Put(cl)
 }
 
 // deliver records one reply and reports whether the call is now complete.

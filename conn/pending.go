@@ -53,7 +53,7 @@ func (c *Conn) startEncoded(ctx context.Context, n int, payload []byte, results 
 		cl.results = make([]Result, 0, n)
 	}
 	if err := c.lockForEnqueue(ctx); err != nil {
-		putCall(cl)
+		c.putCall(cl)
 		return Pending{}, err
 	}
 	start := len(c.w.buf)

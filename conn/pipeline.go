@@ -422,7 +422,7 @@ func (c *Conn) wait(ctx context.Context, cl *call) error {
 	case stateQueued:
 		c.unqueueLocked(cl)
 		c.mu.Unlock()
-		putCall(cl)
+		c.putCall(cl)
 		return &CallError{Err: context.Cause(ctx)}
 	default:
 		cl.state = stateAbandoned
@@ -650,7 +650,7 @@ func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {
 	cl.state = stateReplied
 	c.mu.Unlock()
 	if abandoned {
-		putCall(cl)
+		c.putCall(cl)
 	} else {
 		cl.done <- struct{}{}
 	}
@@ -718,7 +718,7 @@ func (c *Conn) fatal(err error) {
 	}
 	for i, cl := range written {
 		if abandoned[i] {
-			putCall(cl) // nobody waits for it any more
+			c.putCall(cl) // nobody waits for it any more
 		} else {
 			cl.done <- struct{}{}
 		}

@@ -299,7 +299,7 @@ func (c *Conn) reauthResult(cl *call) error {
 // read after a caller's own AUTH, HELLO or RESET was queued behind the AUTH (the epoch
 // moved): the authentication stays unknown, though the server did take this Reauth.
 func (c *Conn) reauthRepliedLocked(cl *call) {
-	if cl.refusedAt(0) { // a Reauth's call has one reply, never multi
+	if cl.refusedAt(0) { // a Reauth's call has one reply, never a batch
 		return
 	}
 	if text, _ := cl.reply.Text(); text == "QUEUED" {
@@ -644,7 +644,7 @@ func (cl *call) settleTx() {
 // refusedAt reports whether the reply to cl's command i is an error reply: the
 // server refused it.
 func (cl *call) refusedAt(i int) bool {
-	if cl.multi {
+	if cl.results != nil {
 		_, refused := resp.AsServerError(cl.results[i].Err)
 		return refused
 	}

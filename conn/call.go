@@ -35,8 +35,7 @@ type call struct {
 	start      int           // while queued: its bytes are the write buffer's [start:end]
 	end        int           //
 	reply      resp.Value    // the reply of a single command
-	results    []Result      // the results of a batch (want > 1, or multi set)
-	multi      bool          // collect into results even when want == 1
+	results    []Result      // a batch's results; not nil for a batch, even of one command
 	confirm    string        // a pub/sub call (DoConfirmed): the kind of its want confirmations
 	confirmed  int           // with confirm: the confirmations that have arrived
 	follow     *follow       // what it does to a transaction or the authentication; nil for most (auth.go)
@@ -93,7 +92,6 @@ func (c *Conn) putCall(cl *call) {
 	cl.inline = false
 	cl.readsSelf, cl.othersRead = false, false
 	cl.watched, cl.watchHeld, cl.ctxEnded = false, false, false
-	cl.multi = false
 	cl.confirm, cl.confirmed = "", 0
 	if cl.follow != nil {
 		putFollow(cl.follow)
@@ -114,7 +112,7 @@ func (cl *call) deliver(v resp.Value) bool {
 		cl.confirmed++
 		return cl.confirmed == cl.want || v.Err() != nil
 	}
-	if cl.multi {
+	if cl.results != nil {
 		cl.results = append(cl.results, ResultOf(v))
 		return len(cl.results) == cl.want
 	}

@@ -455,7 +455,6 @@ func (c *Conn) DoMultiWith(ctx context.Context, keyPrefix string, keys [][]int, 
 		return nil, fmt.Errorf("%w: %d key lists for %d commands", ErrInvalidOptions, len(keys), len(cmds))
 	}
 	cl := c.getCall(len(cmds))
-	cl.multi = true
 	cl.results = make([]Result, 0, len(cmds))
 	if err := c.enqueueMulti(ctx, cl, keyPrefix, keys, cmds); err != nil {
 		c.putCall(cl)

@@ -18,29 +18,37 @@ const (
 	stateAbandoned                  // written, but its caller gave up; the reader drops its replies
 )
 
+// readRole is whether a call's caller reads its replies itself (pipeline.go).
+type readRole uint8
+
+const (
+	readByAny    readRole = iota // its caller may be given the read role as the call is written
+	readByOthers                 // its caller must not take the read role (StartEncoded)
+	readBySelf                   // its caller was given the read role when the call was written
+)
+
 // call is one request (one command, or a batch sent back to back) waiting for its
 // replies. Calls are pooled (callsFor), each by the connection it was taken for: a
 // caller returns its call after reading the result, except an abandoned call, which
 // the reader (or the failure path) recycles once it is done.
 type call struct {
-	state      callState
-	want       int           // replies expected; 0 for fire-and-forget writes
-	noTimeout  bool          // blocking command: no read deadline while it waits
-	inline     bool          // its caller cannot be cancelled, so may do the I/O itself
-	readsSelf  bool          // its caller was given the read role when the call was written
-	othersRead bool          // its caller must not take the read role (StartEncoded)
-	watched    bool          // its caller waits on done alone: the watcher wakes it (watch.go)
-	watchHeld  bool          // under the connection's lock: it counts in the watch's waiters
-	ctxEnded   bool          // the watcher woke it: its context ended (set before the token)
-	start      int           // while queued: its bytes are the write buffer's [start:end]
-	end        int           //
-	reply      resp.Value    // the reply of a single command
-	results    []Result      // a batch's results; not nil for a batch, even of one command
-	confirm    string        // a pub/sub call (DoConfirmed): the kind of its want confirmations
-	confirmed  int           // with confirm: the confirmations that have arrived
-	follow     *follow       // what it does to a transaction or the authentication; nil for most (auth.go)
-	err        error         // a transport error, set with stateReplied
-	done       chan struct{} // gets one token when the call reaches stateReplied
+	state     callState
+	want      int           // replies expected; 0 for fire-and-forget writes
+	noTimeout bool          // blocking command: no read deadline while it waits
+	inline    bool          // its caller cannot be cancelled, so may do the I/O itself
+	reader    readRole      // whether its caller reads its replies itself
+	watched   bool          // its caller waits on done alone: the watcher wakes it (watch.go)
+	watchHeld bool          // under the connection's lock: it counts in the watch's waiters
+	ctxEnded  bool          // the watcher woke it: its context ended (set before the token)
+	start     int           // while queued: its bytes are the write buffer's [start:end]
+	end       int           //
+	reply     resp.Value    // the reply of a single command
+	results   []Result      // a batch's results; not nil for a batch, even of one command
+	confirm   string        // a pub/sub call (DoConfirmed): the kind of its want confirmations
+	confirmed int           // with confirm: the confirmations that have arrived
+	follow    *follow       // what it does to a transaction or the authentication; nil for most (auth.go)
+	err       error         // a transport error, set with stateReplied
+	done      chan struct{} // gets one token when the call reaches stateReplied
 	// gen counts the call's recyclings, so a Pending copied before its Wait knows the
 	// call is no longer its own.
 	gen atomic.Uint32
@@ -90,7 +98,7 @@ func (c *Conn) putCall(cl *call) {
 	cl.state = stateQueued
 	cl.noTimeout = false
 	cl.inline = false
-	cl.readsSelf, cl.othersRead = false, false
+	cl.reader = readByAny
 	cl.watched, cl.watchHeld, cl.ctxEnded = false, false, false
 	cl.confirm, cl.confirmed = "", 0
 	if cl.follow != nil {

@@ -45,7 +45,9 @@ func (c *Conn) startEncoded(ctx context.Context, n int, payload []byte, results 
 		return Pending{}, fmt.Errorf("%w: %d commands in %d bytes", ErrInvalidOptions, n, len(payload))
 	}
 	cl := c.getCall(n)
-	cl.othersRead = !readSelf
+	if !readSelf {
+		cl.reader = readByOthers
+	}
 	if cap(results) >= n { // n > 0: results[:0] is not nil, so the call collects a batch
 		cl.results = results[:0]
 	} else {

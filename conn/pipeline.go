@@ -280,8 +280,8 @@ func (c *Conn) takeBatchLocked(me *call) []byte {
 		c.armReadDeadlineLocked(timed)
 		if !c.r.reading {
 			c.r.reading = true
-			if me != nil && me.want > 0 && !me.othersRead {
-				me.readsSelf = true
+			if me != nil && me.want > 0 && me.reader != readByOthers {
+				me.reader = readBySelf
 				c.releaseWatchLocked(me) // a caller that reads itself selects (wait)
 			} else {
 				signal(c.r.wake)
@@ -388,13 +388,13 @@ func (c *Conn) writeLoop() {
 // reads its result. On an error return cl belongs to the connection.
 func (c *Conn) wait(ctx context.Context, cl *call) error {
 	switch {
-	case cl.watched && !cl.readsSelf:
+	case cl.watched && cl.reader != readBySelf:
 		<-cl.done
 		if !cl.ctxEnded {
 			return nil
 		}
 	default:
-		if cl.readsSelf {
+		if cl.reader == readBySelf {
 			if cl.inline {
 				c.readUntil(cl)
 			} else {

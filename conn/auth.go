@@ -20,21 +20,21 @@ import (
 //
 // A transaction is followed, on a connection dialled with Options.Credentials only
 // (track), from the commands written one request at a time that expect replies (Do,
-// DoMulti): MULTI opens it, EXEC, DISCARD and RESET close it. Each request that
-// does something to the transaction records what (follow.tx); the state is replayed through the
-// requests still written or queued whenever one of them turns out not to do it: a
-// request taken back before it was written (its caller gave up), whatever the order
-// of several taken back, and a MULTI or DISCARD the server refused (settleTx). While
-// a transaction is open, a re-authentication is kept aside (deferred) and queued as
-// soon as it ends: right behind an EXEC, once a DISCARD is answered as accepted (a
-// refused one closes nothing), or at once when the request that opened it is taken
-// back or refused. Every AUTH of a Reauth still queued (call.isReauth) that a replay
-// finds inside a transaction is taken back, and its Reauth defers it again
-// (reauthTakenBackLocked), whether it was queued behind the end of a transaction or at
-// once, behind an EXEC not yet written. So it is never queued by the server as part of
-// the caller's transaction and never adds a reply to its EXEC. Payloads sent already
-// encoded (DoEncoded, StartEncoded) are not looked into: a transaction must not be
-// left open across one.
+// DoMulti): MULTI opens it, EXEC, DISCARD and RESET close it. A request that does
+// something to the transaction records what in a record of its own (follow.tx); the
+// state is replayed through the requests still written or queued whenever one of them
+// turns out not to do it: a request taken back before it was written (its caller gave
+// up), whatever the order of several taken back, and a MULTI or DISCARD the server
+// refused (settleTx). While a transaction is open, a re-authentication is kept aside
+// (deferred) and queued as soon as it ends: right behind an EXEC, once a DISCARD is
+// answered as accepted (a refused one closes nothing), or at once when the request that
+// opened it is taken back or refused. Every AUTH of a Reauth still queued
+// (call.isReauth) that a replay finds inside a transaction is taken back, and its
+// Reauth defers it again (reauthTakenBackLocked), whether it was queued behind the end
+// of a transaction or at once, behind an EXEC not yet written. So it is never queued by
+// the server as part of the caller's transaction and never adds a reply to its EXEC.
+// Payloads sent already encoded (DoEncoded, StartEncoded) are not looked into: a
+// transaction must not be left open across one.
 type authState struct {
 	track   bool        // transactions and authentications are followed (Options.Credentials)
 	current Credentials // the last successful authentication; zero when unknown
@@ -448,8 +448,8 @@ func (cl *call) isReauth() bool { return cl.follow != nil && cl.follow.tx == txR
 // transaction or authentication state: one whose commands include a MULTI, EXEC,
 // DISCARD or RESET on a connection that follows transactions (followLocked), or the
 // AUTH of a Reauth (reauthOnce). Every other request, the common one, carries none
-// (call.follow is nil), so following costs it neither memory nor work: records come
-// from a pool as they are needed and go back with their call (putCall).
+// (call.follow is nil): following costs it one pointer and no work. Records come from
+// a pool as they are needed and go back with their call (putCall).
 type follow struct {
 	tx      txEffect // what it does to a transaction
 	txBase  txEffect // what it does if every one of txSteps is refused

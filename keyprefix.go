@@ -220,10 +220,22 @@ var statefulClientSubcommands = map[string]string{
 	"setname":  "set Options.ClientName",
 }
 
+// statefulShapes has, for each first letter of the names in statefulCommands (and of
+// CLIENT), a bit for each of their lengths: checkConnState looks a name up in the map
+// only when its shape is one of them, so that GET, SET, INCR and most other commands
+// cost no map look-up besides the command table's.
+var statefulShapes = func() (shapes [256]uint16) {
+	for name := range statefulCommands {
+		shapes[name[0]] |= 1 << len(name)
+	}
+	shapes['c'] |= 1 << len("client")
+	return shapes
+}()
+
 func checkConnState(args []any) error {
 	var buf [12]byte
 	name, ok := lowerName(args[0], &buf)
-	if !ok {
+	if !ok || len(name) == 0 || statefulShapes[name[0]]&(1<<len(name)) == 0 {
 		return nil
 	}
 	if hint, bad := statefulCommands[string(name)]; bad {

@@ -210,7 +210,7 @@ func (r *Cluster) redirected(ctx context.Context, cmd *Cmd, c *Call, t Target, c
 			if errors.As(err, &ce) {
 				r.refresher.Trigger()
 			}
-			if retried || c.Via != nil || !Retryable(ctx, err, cmd.Args) || !reached && !errors.Is(err, ErrClosed) {
+			if retried || c.Via != nil || !Retryable(ctx, err, cmd.Info) || !reached && !errors.Is(err, ErrClosed) {
 				// (A node that left while it was looked up, ErrClosed, is worth
 				// another look: its slot has a new owner.)
 				return resp.Value{}, cn, err
@@ -386,3 +386,32 @@ func (r *Cluster) attemptHeld(ctx context.Context, cmd *Cmd, t Target, n *cluste
 	v, err := cn.DoWith(ctx, cmd.Options, cmd.Args...)
 	return v, cn, err
 }
+
+// addrOf is the node cmd goes to as do routes it, "" when it cannot tell.
+func (r *Cluster) addrOf(cmd *Cmd) string {
+	slot, err := SlotOf(cmd.Info, cmd.Args, cmd.Options.KeyPrefix, cmd.Options.Keys)
+	if err != nil {
+		return ""
+	}
+	return r.addr(r.slotTarget(cmd, slot))
+}
+
+func (r *Cluster) slotOf(info *command.Info, args []any, prefix string, prefixed []int) (int, error) {
+	return SlotOf(info, args, prefix, prefixed)
+}
+
+func (r *Cluster) keySlot(prefix, key string) int { return keySlot(prefix, key) }
+
+func (r *Cluster) routesByKey() bool { return true }
+
+func (r *Cluster) standalone() bool { return false }
+
+func (r *Cluster) resolve(ctx context.Context) error { return r.refresher.Refresh(ctx) }
+
+func (r *Cluster) newPlan() *Plan { return newPlan(true) }
+
+func (r *Cluster) sendPlan(ctx context.Context, p *Plan) ([]conn.Result, *conn.Conn, error) {
+	return r.doPlan(ctx, p)
+}
+
+func (r *Cluster) inspect() Inspection { return Inspection{r: r} }

@@ -169,7 +169,7 @@ func (co *Coordinator) AcquireFencedLock(ctx context.Context, leaseKey, fenceKey
 	if err != nil {
 		return nil, err
 	}
-	if !co.c.CanWatchKeys() {
+	if !co.ln.CanWatchKeys {
 		return nil, ErrNoTracking
 	}
 	// Watches are armed in turn: one change of the lease wakes one waiter of this

@@ -27,8 +27,8 @@
 // COMMAND call is made. NOPERM, timeouts, cancellation, connection loss and other
 // errors go back to the caller and never select another command; a command whose
 // outcome is uncertain is never replayed. On a Cluster, a command redirected by MOVED or
-// ASK (which means it did not run) is sent to the node the redirection names
-// (respire.Client.DoOn), and what its reply teaches is remembered on that node's
+// ASK (which means it did not run) is sent to the node the redirection names (the
+// client's router follows it), and what its reply teaches is remembered on that node's
 // connection: a lock whose slot moves is renewed and released through the
 // redirection, and a fence goes to the node that carried the command. Scripts run by
 // EVALSHA, then EVAL after NOSCRIPT; their digests are computed on first use, never at
@@ -47,8 +47,8 @@
 // or times out after its command may have been written fences the connection that
 // carried it: CLIENT KILL ID <its id>, sent on another connection, so nothing queued on
 // it can run later; the lock then counts as lost. Those commands travel on the
-// client's lock connections (respire.Client.LockConnFor: one per server, pipelined
-// among locks), never on the shared connection other callers' commands use, so a fence
+// client's lock connections (a lane of the client's router: one per server,
+// pipelined among locks), never on the shared connection other callers' commands use, so a fence
 // fails lock traffic only. A renewal of another lock that dies with a fenced
 // connection was settled by the kill, and since a renewal can only extend its own
 // token it is sent again on a fresh connection while the lease lasts, not reported as

@@ -124,7 +124,7 @@ func (m *Lock) VerifyStillHeld(ctx context.Context) (bool, error) {
 // the connection that carried it is fenced (CLIENT KILL ID from another connection, so
 // the command cannot run late), the lock counts as lost, and the error matches
 // ErrOwnershipUncertain and conn.ErrOutcomeUnknown. The renewal travels on the client's
-// lock connection (respire.Client.LockConnFor): when another lock's fence kills that
+// lock connection (one per server, beside the shared one): when another lock's fence kills that
 // connection under it, the kill has settled it (it ran or never will) and, since a
 // renewal can only extend this lock's own token, it is sent again on a fresh connection
 // while the lease lasts rather than reported as lost.
@@ -251,7 +251,7 @@ func (l *Locker) fence(cn *conn.Conn) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), fenceTimeout)
 	defer cancel()
 	// The server that carried the command, even if the key is served elsewhere now.
-	other, release, err := l.c.DedicatedTo(ctx, cn)
+	other, err := l.ln.DedicatedTo(ctx, cn.Addr())
 	if err != nil {
 		l.reportFence(cn.Addr(), id, err)
 		return false
@@ -259,14 +259,14 @@ func (l *Locker) fence(cn *conn.Conn) bool {
 	if other.Addr() != cn.Addr() {
 		// Another server answers there now (a Sentinel failover): a CLIENT ID names a
 		// client of one server only, and killing it on another would hit a stranger.
-		release(true)
+		l.ln.Release(other, true)
 		caps.Store(capFenced, conn.Supported)
 		cn.Close()
 		return false
 	}
 	caps.Store(capFenced, conn.Supported) // before the kill: what dies of it sees the mark
 	_, err = other.Do(ctx, "CLIENT", "KILL", "ID", id)
-	release(!conn.WasWritten(err) && ctx.Err() == nil)
+	l.ln.Release(other, !conn.WasWritten(err) && ctx.Err() == nil)
 	if isNoPerm(err) {
 		caps.Store(capFenced, conn.Unknown) // nothing was killed after all
 		caps.Store(capFence, conn.Unsupported)

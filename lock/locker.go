@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/link"
 	"github.com/respire/respire/observe"
 )
 
@@ -13,7 +14,7 @@ import (
 // and share it.
 type Locker struct {
 	c      *respire.Client
-	prefix string
+	ln     *link.Client     // what the locks use of c: its lanes, prefix and observer
 	obs    observe.Observer // the client's, for lock events; nil when nothing observes them
 	fences observe.Observer // the client's, for fences
 }
@@ -22,10 +23,9 @@ type Locker struct {
 // The locks report each step of their lives (observe.Lock) and the connections they
 // fence (observe.Fence) to c's Observer, if it has one.
 func New(c *respire.Client) *Locker {
-	l := &Locker{c: c}
-	if c != nil {
-		l.prefix = c.KeyPrefix()
-		l.obs = c.Observer()
+	l := &Locker{c: c, ln: link.Of(c)}
+	if l.ln != nil {
+		l.obs = l.ln.Observer
 		l.fences = l.obs
 	}
 	return l
@@ -153,7 +153,7 @@ func (m *Lock) giveBack(ctx context.Context) {
 // Watches are armed in turn, so that one release of the key wakes one waiter of this
 // client, not all of them.
 func (l *Locker) watcher(key string) watchFunc {
-	if !l.c.CanWatchKeys() {
+	if !l.ln.CanWatchKeys {
 		return nil
 	}
 	return func(ctx context.Context, prev keyWatch) (keyWatch, error) {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/link"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/test/testserver"
 )
@@ -67,7 +69,7 @@ func observedServer(t *testing.T) (*testserver.Server, *respire.Client, *Locker,
 	rec := &recorder{}
 	srv := testserver.Start(t, testserver.Config{})
 	c := newClient(t, srv.Addr(), respire.Options{Observer: rec})
-	if c.Observer() == nil {
+	if link.Of(c).Observer == nil {
 		t.Fatal("the client has no observer: Options.Observer is not wired into NewClient")
 	}
 	return srv, c, New(c), rec
@@ -236,7 +238,7 @@ func TestObserveLeaseLost(t *testing.T) {
 				ctx := context.Background()
 				rec := &recorder{}
 				f, c := fakeClientWith(t, respire.Options{Observer: rec})
-				if c.Observer() == nil {
+				if link.Of(c).Observer == nil {
 					t.Fatal("the client has no observer: Options.Observer is not wired into NewClient")
 				}
 				mu, ok, err := New(c).TryAcquire(ctx, "ka", lease, WithKeepAlive())
@@ -310,7 +312,7 @@ func TestObserveFence(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cn, err := c.LockConnFor(ctx, key)
+		cn, err := link.Of(c).Conn(ctx, route.LockLane, key)
 		if err != nil {
 			t.Fatal(err)
 		}

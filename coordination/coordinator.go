@@ -16,7 +16,7 @@ import (
 type Coordinator struct {
 	c     *respire.Client
 	ln    *link.Client // what the leases use of c: its prefix, observer and key watches
-	locks *lock.Locker // renews, verifies and releases the leases, fencing as lock does
+	locks *lock.Locker // renews, verifies and releases the leases, cutting off as lock does
 	obs   observe.Observer
 }
 

@@ -547,8 +547,8 @@ func (rl *Redlock) RemainingEstimate() time.Duration {
 // elapsed − the drift margin); the validity then runs from this renewal. Otherwise the
 // handle no longer reports ownership (stop the protected work; acquire anew) and the
 // error, if servers failed, matches ErrNoQuorum. A renewal whose outcome is uncertain
-// on a server is fenced there as package lock fences it, and that server counts as
-// lost.
+// on a server is cut off there as package lock cuts it off, and that server counts
+// as lost.
 func (rl *Redlock) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) {
 	if err := rl.g.checkLease(rl.key, d); err != nil {
 		return false, err

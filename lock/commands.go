@@ -16,7 +16,7 @@ const (
 	capSetIfEq = "lock.set-ifeq"    // SET key value IFEQ cmp PX ms
 	capDelEx   = "lock.delex"       // DELEX key IFEQ value (Redis 8.4+)
 	capDelIfEq = "lock.delifeq"     // DELIFEQ key value (Valkey 9.0+)
-	capFence   = "lock.client-kill" // the user may run CLIENT KILL
+	capSever   = "lock.client-kill" // the user may run CLIENT KILL
 )
 
 var (
@@ -37,15 +37,15 @@ var (
 )
 
 // via is the connection a lock operation's commands go to. It starts as the
-// connection that serves the key: the shared one for commands that are never fenced,
+// connection that serves the key: the shared one for commands that are never cut off,
 // the lock lane (route.LockLane) for the managed renewals and releases that may be, so
-// that a fence never kills the connection other callers' commands share. After a
+// that a cut-off never kills the connection other callers' commands share. After a
 // Cluster redirection (MOVED, ASK) it is the connection of the node that answered (on
 // the same lane), so that what a reply teaches is remembered on the connection that
-// gave it, and a fence targets the connection that carried the command.
+// gave it, and a cut-off targets the connection that carried the command.
 type via struct {
 	cn   *conn.Conn
-	lane route.Lane // route.LockLane: its commands may be fenced
+	lane route.Lane // route.LockLane: its commands may be cut off
 }
 
 // route returns the via for key, on the shared connection.
@@ -54,9 +54,9 @@ func (l *Locker) route(ctx context.Context, key string) (via, error) {
 	return via{cn: cn, lane: route.SharedLane}, err
 }
 
-// fenceableRoute returns the via for key on the lock lane, for commands that may be
-// fenced.
-func (l *Locker) fenceableRoute(ctx context.Context, key string) (via, error) {
+// severableRoute returns the via for key on the lock lane, for commands that may be
+// cut off.
+func (l *Locker) severableRoute(ctx context.Context, key string) (via, error) {
 	cn, err := l.ln.Conn(ctx, route.LockLane, key)
 	return via{cn: cn, lane: route.LockLane}, err
 }

@@ -111,7 +111,7 @@
 // it lost or uncertain or a keep-alive's context ends on a loss, with the cause
 // KeepAliveContext ends with and the time it was held; and LockReleased for each
 // Release or Close (not for callers that joined another's), with its outcome. Every
-// CLIENT KILL a fence sends is reported as an observe.Fence. The raw-token calls report
+// CLIENT KILL a cut-off sends is reported as an observe.Fence. The raw-token calls report
 // nothing. An Adopt-ed handle reports from its renewals on. Events carry no key or
 // token. Without an observer nothing is built and no clock is read.
 //
@@ -120,5 +120,5 @@
 // Locker, Lock and Keeper are safe for concurrent use. A KeepAlive owns one goroutine,
 // which stops when the keep-alive is stopped, its lease is released or lost, or its
 // context ends; Stop and Release (Keeper.Halt) wait for it. The lock connections
-// belong to the client and close with it.
+// (lock lanes of the client's router) belong to the client and close with it.
 package lock

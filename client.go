@@ -12,6 +12,7 @@ import (
 	"github.com/respire/respire/cache"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/command"
+	"github.com/respire/respire/internal/link"
 	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/pool"
@@ -33,8 +34,7 @@ type Client struct {
 	cache    *cache.Cache // nil without Options.ClientSideCache
 	tracking *tracking    // the connections cached reads use, with the cache
 
-	locks   lockConns                                                    // the connections set aside for lock traffic (lockconn.go)
-	lockVia func(context.Context, *route.SharedConn) (*conn.Conn, error) // c.lockConnOf, made once
+	link link.Client // what packages lock and coordination use of the client (lockseam.go)
 
 	obs observe.Observer // Options.Observer and Options.Logger together; nil when neither is set
 
@@ -74,7 +74,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		Limits:       opts.Limits,
 		Dialer:       opts.Dialer,
 		Credentials:  creds.provider(),
-		OnConnect:    creds.hook(opts.OnConnect),
+		OnConnect:    creds.hook(onConnect(opts.OnConnect)),
 	}
 	copts.Observer = obs
 	c := &Client{opts: opts, prefix: opts.KeyPrefix, subs: map[*Subscription]struct{}{}, table: command.Default, obs: obs}
@@ -100,7 +100,6 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		return nil, err
 	}
 	c.route = r
-	c.lockVia = c.lockConnOf
 	if _, err := r.Shared(ctx, route.Any()); err != nil {
 		r.Close()
 		return nil, firstConnError(err)
@@ -110,6 +109,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		c.tracking.obs = obs
 	}
 	c.creds = creds
+	c.link = c.newLink()
 	creds.start()
 	return c, nil
 }
@@ -143,7 +143,6 @@ func (c *Client) Close() error {
 	if c.tracking != nil {
 		c.tracking.close()
 	}
-	c.locks.close()
 	c.creds.close()
 	return c.route.Close()
 }
@@ -399,97 +398,6 @@ func (s *batchScratch) release() {
 	batchScratchPool.Put(s)
 }
 
-// Observer returns the observer the client reports its events to (Options.Observer,
-// with Options.Logger's events), or nil. Packages built on the client (lock,
-// coordination) report their events to it.
-func (c *Client) Observer() observe.Observer { return c.obs }
-
-// KeyPrefix returns the prefix the client applies to every key (Options.KeyPrefix).
-func (c *Client) KeyPrefix() string { return c.prefix }
-
-// ConnFor returns the shared, auto-pipelined connection that currently serves key. It
-// is for packages built on the client that must know which physical connection
-// carries their commands: locks learn server capabilities per connection and fence a
-// connection by its CLIENT ID. Commands sent on it directly do not get the key prefix
-// unless the caller applies it (conn.CallOptions.KeyPrefix).
-func (c *Client) ConnFor(ctx context.Context, key string) (*conn.Conn, error) {
-	if c.closed.Load() {
-		return nil, ErrClosed
-	}
-	return c.route.Shared(ctx, route.Slot(c.keySlot(key)))
-}
-
 // keySlot is the slot a key (without the client's prefix) is served by, route.AnySlot
 // where slots do not route.
 func (c *Client) keySlot(key string) int { return c.route.KeySlot(c.prefix, key) }
-
-// DoOn sends one command on cn, a connection ConnFor returned, with the options o (the
-// caller applies the key prefix through them), and follows Cluster redirections: after
-// MOVED it sends the command again to the slot's new owner, after ASK to the node
-// importing the slot, with ASKING first; after TRYAGAIN or CLUSTERDOWN it retries with
-// a backoff. Those replies mean the command did not run, so nothing runs twice.
-// DoOn returns the reply and the connection that produced it, which after a
-// redirection is not cn: code that learns per connection (capabilities, the CLIENT ID
-// to fence) learns on that one. Outside a Cluster it is cn.DoWith.
-func (c *Client) DoOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args ...any) (resp.Value, *conn.Conn, error) {
-	return c.doOn(ctx, cn, o, args, nil)
-}
-
-// doOn is DoOn, and LockDoOn with via (c.lockVia): redirections then stay on lock
-// connections.
-func (c *Client) doOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args []any, via func(context.Context, *route.SharedConn) (*conn.Conn, error)) (resp.Value, *conn.Conn, error) {
-	if obs := c.obs; obs != nil {
-		p := c.observeCommand(ctx, obs, nil, args, cn.Addr())
-		defer p.end()
-		var v resp.Value
-		v, p.last, p.err = c.sendOn(p.ctx, cn, o, args, via)
-		return v, p.last, p.err
-	}
-	return c.sendOn(ctx, cn, o, args, via)
-}
-
-// sendOn is doOn without the observer.
-func (c *Client) sendOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args []any, via func(context.Context, *route.SharedConn) (*conn.Conn, error)) (resp.Value, *conn.Conn, error) {
-	v, err := cn.DoWith(ctx, o, args...)
-	if err == nil || !route.NeedsRetry(err) {
-		return v, cn, err
-	}
-	var info *command.Info
-	if len(args) > 0 {
-		info, _ = c.entry(args)
-	}
-	cmd := route.Cmd{Options: o, Args: args, Info: info}
-	v, last, err := c.route.Do(ctx, &cmd, &route.Call{From: cn, Err: err, Via: via})
-	if last == nil {
-		last = cn
-	}
-	return v, last, err
-}
-
-// Dedicated checks out a connection of the caller's own, to the node that serves key,
-// and returns the function that gives it back: release(true) when it is in a clean
-// state, release(false) to close it (after a cancelled command, say).
-func (c *Client) Dedicated(ctx context.Context, key string) (cn *conn.Conn, release func(reusable bool), err error) {
-	if c.closed.Load() {
-		return nil, nil, ErrClosed
-	}
-	return c.dedicated(ctx, route.Slot(c.keySlot(key)))
-}
-
-func (c *Client) dedicated(ctx context.Context, t route.Target) (*conn.Conn, func(reusable bool), error) {
-	cn, err := c.route.Dedicated(ctx, t)
-	if err != nil {
-		return nil, nil, err
-	}
-	return cn, func(reusable bool) { c.route.Release(cn, reusable) }, nil
-}
-
-// DedicatedTo is Dedicated for the server that other is connected to, whichever slots
-// it serves now: to reach the node that carried a command (to fence its connection,
-// say) after a Cluster redirection.
-func (c *Client) DedicatedTo(ctx context.Context, other *conn.Conn) (cn *conn.Conn, release func(reusable bool), err error) {
-	if c.closed.Load() {
-		return nil, nil, ErrClosed
-	}
-	return c.dedicated(ctx, route.Node(other.Addr()))
-}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/command"
+	"github.com/respire/respire/internal/link"
 	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/pool"
@@ -22,7 +23,7 @@ import (
 // errPanicked is the error a CommandEnd or BatchEnd carries for a call that panicked
 // on the caller's goroutine before it returned (an observer's, or an argument's
 // method): its outcome is unknown.
-var errPanicked = errors.New("respire: the call panicked before it returned")
+var errPanicked = link.ErrPanicked
 
 // pendingCommand is a command between its CommandStart and CommandEnd: a caller defers
 // end, then sets last and err to what the command returned, so that a panic still ends

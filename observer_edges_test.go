@@ -8,6 +8,7 @@ import (
 
 	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/testserver"
@@ -168,7 +169,7 @@ func TestObserverEndsAfterPanic(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer release(false)
-			c.DoOn(ctx, cn, conn.CallOptions{}, "GET", "p:k")
+			c.link.Do(ctx, cn.cn, route.SharedLane, conn.CallOptions{}, "GET", "p:k")
 		}},
 		{"Tx.Do", false, func(c *Client) {
 			c.Watch(ctx, func(tx *Tx) error { _, err := tx.Do(ctx, "GET", "p:k"); return err }, "p:k")

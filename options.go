@@ -108,7 +108,7 @@ type Options struct {
 	// OnConnect runs on every new connection once its handshake is done, before any
 	// command of the caller's is sent on it: for per-connection set-up. An error closes
 	// the connection and fails its dial. It must not keep cn.
-	OnConnect func(ctx context.Context, cn *conn.Conn) error
+	OnConnect func(ctx context.Context, cn *Conn) error
 
 	// Observer receives the client's events: commands, batches, connections, pool
 	// waits, redirections, failovers, fences, cache and lock events (package observe;

@@ -10,6 +10,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
+	"github.com/respire/respire/internal/link"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -45,7 +46,7 @@ func TestWaitWokenByInvalidation(t *testing.T) {
 		// The waiter has tried once SET was called again, and armed its watch (tracked
 		// waiters) once PTTL was.
 		deadline := time.Now().Add(10 * time.Second)
-		for cmdStat(t, srv, "set", "calls") <= tries || (waiter.c.CanWatchKeys() && cmdStat(t, srv, "pttl", "calls") <= armed) {
+		for cmdStat(t, srv, "set", "calls") <= tries || (link.Of(waiter.c).CanWatchKeys && cmdStat(t, srv, "pttl", "calls") <= armed) {
 			if time.Now().After(deadline) {
 				t.Fatal("the waiter never tried")
 			}

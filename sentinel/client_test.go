@@ -14,6 +14,8 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
+	"github.com/respire/respire/internal/link"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/sentinel"
 	"github.com/respire/respire/test/sentinelserver"
@@ -57,7 +59,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() error
 func servedBy(c *respire.Client) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	cn, err := c.ConnFor(ctx, "any")
+	cn, err := link.Of(c).Conn(ctx, route.SharedLane, "any")
 	if err != nil {
 		return "", err
 	}

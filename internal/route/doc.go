@@ -36,7 +36,8 @@
 //
 // A Router and a SharedConn are safe for concurrent use; a Plan belongs to one
 // goroutine until DoPlan or Release gives it back. Goroutines: a SharedConn runs one
-// dial at a time in a goroutine of its own, stopped and waited for by its Close; a
+// dial at a time in a goroutine of its own, stopped and waited for by its Close,
+// which also closes its lock lane (a SharedConn of its own, lane.go) if one was made; a
 // Cluster router owns a cluster.Refresher (one goroutine), and writes and collects a
 // batch that spans several nodes from the caller's goroutine; a Sentinel router owns
 // a sentinel.Monitor. Router.Close stops all of them and closes every connection. The

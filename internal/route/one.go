@@ -22,10 +22,6 @@ type one struct {
 }
 
 func (o *one) do(ctx context.Context, cmd *Cmd, c *Call) (resp.Value, *conn.Conn, error) {
-	if c.Err != nil {
-		// One server does not redirect: the attempt made is the answer.
-		return resp.Value{}, c.From, c.Err
-	}
 	if cmd.Options.Blocking {
 		return o.doDedicated(ctx, cmd)
 	}

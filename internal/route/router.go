@@ -83,19 +83,11 @@ type Call struct {
 	// (every master for KEYS, FLUSHALL, DBSIZE; every node for CONFIG SET), with the
 	// replies combined as they say, and refuses one answered per node (ErrPerNode).
 	Fanout bool
-	// From and Err are an attempt already made: Err is the error the command got on
-	// From (a redirection, TRYAGAIN), and Do continues from there.
-	From *conn.Conn
-	Err  error
-	// Via, when set, picks the connection each attempt goes on, given the shared
-	// connection of the server it is for: lock traffic stays on lock connections
-	// that way, redirected or not. A transport failure is then not retried here: the
-	// caller's own retries know what the command may repeat.
-	Via func(ctx context.Context, peer *SharedConn) (*conn.Conn, error)
-
 	// hold: each attempt goes on a dedicated connection that the last one keeps
 	// checked out for the caller ([Router.Watch]).
 	hold bool
+	// lane is the connection of each server the attempts go on ([Router.DoOn]).
+	lane Lane
 }
 
 // NewPlan returns an empty plan of a pipeline for this router, from a pool: Add
@@ -123,13 +115,6 @@ func (r *Router) SendPlan(ctx context.Context, p *Plan) ([]conn.Result, *conn.Co
 // next, each tried once while ctx allows.
 func (r *Router) Shared(ctx context.Context, t Target) (*conn.Conn, error) {
 	return r.d.shared(ctx, t)
-}
-
-// Peer returns the shared connection that serves t as the single-flight value that
-// redials it, for a caller that keeps connections of its own beside it (lock
-// connections). Its Context ends when its server stops serving the router.
-func (r *Router) Peer(ctx context.Context, t Target) (*SharedConn, error) {
-	return r.d.peer(ctx, t)
 }
 
 // Dedicated checks out a connection of the caller's own for t; Release gives it back.

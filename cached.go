@@ -62,8 +62,14 @@ func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (
 			}
 		}
 	}
+	if len(args) == 0 {
+		return resp.Value{}, resp.ErrEmptyCommand
+	}
+	// The one look-up of the command (a typed command's name carries its entry); a
+	// command the table lacks is not cacheable, so COMMAND INFO is never asked.
+	info, _ := c.entry(args)
 	var keyBuf [2]int
-	keys, err := cacheableKeys(args, keyBuf[:0])
+	keys, err := cacheableKeys(info, args, keyBuf[:0])
 	if err != nil {
 		return resp.Value{}, err
 	}
@@ -88,21 +94,25 @@ func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (
 	}
 	if obs := c.obs; obs != nil {
 		obs.Cache(observe.Cache{Kind: observe.CacheMiss, Keys: 1})
-		p := c.observeCommand(ctx, obs, args, c.expectedAddr(args))
+		var o conn.CallOptions
+		if c.prefix != "" {
+			o = conn.CallOptions{KeyPrefix: c.prefix, Keys: keys}
+		}
+		p := c.observeCommand(ctx, obs, info, args, c.expectedAddr(o, info, args))
 		defer p.end()
 		var v resp.Value
-		v, p.last, p.err = c.readMiss(p.ctx, ttl, slot, key, keys, args)
+		v, p.last, p.err = c.readMiss(p.ctx, ttl, slot, key, keys, info, args)
 		return v, p.err
 	}
-	v, _, err := c.readMiss(ctx, ttl, slot, key, keys, args)
+	v, _, err := c.readMiss(ctx, ttl, slot, key, keys, info, args)
 	return v, err
 }
 
-// readMiss reads a command DoCached did not find in the cache, and returns the
-// connection that read it.
-func (c *Client) readMiss(ctx context.Context, ttl time.Duration, slot int, key string, keys []int, args []any) (resp.Value, *conn.Conn, error) {
+// readMiss reads a command (args, of entry info) DoCached did not find in the cache,
+// and returns the connection that read it.
+func (c *Client) readMiss(ctx context.Context, ttl time.Duration, slot int, key string, keys []int, info *command.Info, args []any) (resp.Value, *conn.Conn, error) {
 	v, last, err := c.readThrough(ctx, ttl, slot, key, keys, args)
-	if err != nil && retryable(ctx, err, args) {
+	if err != nil && retryable(ctx, err, info) {
 		// Lost with its tracked connection; as Do does for a read, try once more on a
 		// new one.
 		v, last, err = c.readThrough(ctx, ttl, slot, key, keys, args)
@@ -130,14 +140,10 @@ func (c *Client) CacheStats() cache.Stats {
 	return c.cache.Stats()
 }
 
-// cacheableKeys checks that args is a read-only, non-blocking command of exactly one
-// key and returns the key's position.
-func cacheableKeys(args []any, dst []int) ([]int, error) {
-	if len(args) == 0 {
-		return nil, resp.ErrEmptyCommand
-	}
-	info, ok := command.LookupArgs(args)
-	if !ok {
+// cacheableKeys checks that args, of entry info (nil: the table lacks it), is a
+// read-only, non-blocking command of exactly one key and returns the key's position.
+func cacheableKeys(info *command.Info, args []any, dst []int) ([]int, error) {
+	if info == nil {
 		return nil, fmt.Errorf("%w: unknown command %q", ErrNotCacheable, argName(args[0]))
 	}
 	if info.Flags&command.FlagReadonly == 0 || info.Flags&command.FlagBlocking != 0 {
@@ -453,11 +459,11 @@ func (s *pushSource) onPush(v resp.Value) {
 	}
 }
 
-// flushAll drops every entry when the Cluster's topology changed (a key read as
-// missing on a slot's old node is not tracked by the new one).
-func (t *tracking) flushAll() {
-	t.cache.Flush()
-	observeCache(t.obs, observe.CacheFlush, 0, "")
+// flushCache drops every entry of cc when the Cluster's topology changed (a key read
+// as missing on a slot's old node is not tracked by the new one), and tells obs.
+func flushCache(cc *cache.Cache, obs observe.Observer) {
+	cc.Flush()
+	observeCache(obs, observe.CacheFlush, 0, "")
 }
 
 func (t *tracking) close() {

@@ -539,14 +539,14 @@ func TestWatchKeyConnectionLoss(t *testing.T) {
 func TestWatchKeyBadInput(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
 	plain := newClientT(t, Options{Addrs: []string{srv.Addr()}})
-	if plain.CanWatchKeys() {
+	if plain.link.CanWatchKeys {
 		t.Fatal("CanWatchKeys without a cache")
 	}
 	if _, err := plain.WatchKey(context.Background(), "k"); !errors.Is(err, ErrNoCache) {
 		t.Fatal(err)
 	}
 	c := cachedClientT(t, srv, Options{})
-	if !c.CanWatchKeys() {
+	if !c.link.CanWatchKeys {
 		t.Fatal("CanWatchKeys with a cache")
 	}
 	if _, err := c.WatchKey(context.Background(), ""); !errors.Is(err, ErrInvalidArg) {

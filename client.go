@@ -2,6 +2,8 @@ package respire
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -10,6 +12,7 @@ import (
 	"github.com/respire/respire/cache"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/command"
+	"github.com/respire/respire/internal/link"
 	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/pool"
@@ -31,8 +34,7 @@ type Client struct {
 	cache    *cache.Cache // nil without Options.ClientSideCache
 	tracking *tracking    // the connections cached reads use, with the cache
 
-	locks   lockConns                                                    // the connections set aside for lock traffic (lockconn.go)
-	lockVia func(context.Context, *route.SharedConn) (*conn.Conn, error) // c.lockConnOf, made once
+	link link.Client // what packages lock and coordination use of the client (lockseam.go)
 
 	obs observe.Observer // Options.Observer and Options.Logger together; nil when neither is set
 
@@ -72,39 +74,42 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		Limits:       opts.Limits,
 		Dialer:       opts.Dialer,
 		Credentials:  creds.provider(),
-		OnConnect:    creds.hook(opts.OnConnect),
+		OnConnect:    creds.hook(onConnect(opts.OnConnect)),
 	}
 	copts.Observer = obs
 	c := &Client{opts: opts, prefix: opts.KeyPrefix, subs: map[*Subscription]struct{}{}, table: command.Default, obs: obs}
-	r, err := newRouter(ctx, &opts, route.Options{
+	ro := route.Options{
 		Conn:            copts,
 		PoolSize:        opts.PoolSize,
 		MinIdle:         opts.MinIdle,
 		ConnMaxLifetime: opts.ConnMaxLifetime,
 		ConnMaxIdleTime: opts.ConnMaxIdleTime,
 		ReplicaReads:    opts.ReplicaReads,
-	})
+	}
+	var cc *cache.Cache
+	if opts.ClientSideCache != nil {
+		var err error
+		if cc, err = cache.New(*opts.ClientSideCache); err != nil {
+			return nil, &cacheOptionsError{err}
+		}
+		// A key read as missing on a slot's old node is not tracked by the new one.
+		ro.OnSlotMoved = func() { flushCache(cc, obs) }
+	}
+	r, err := newRouter(ctx, &opts, ro)
 	if err != nil {
 		return nil, err
 	}
 	c.route = r
-	c.lockVia = c.lockConnOf
 	if _, err := r.Shared(ctx, route.Any()); err != nil {
 		r.Close()
 		return nil, firstConnError(err)
 	}
-	if opts.ClientSideCache != nil {
-		cc, err := cache.New(*opts.ClientSideCache)
-		if err != nil {
-			r.Close()
-			return nil, &cacheOptionsError{err}
-		}
+	if cc != nil {
 		c.cache, c.tracking = cc, newTracking(r, cc)
 		c.tracking.obs = obs
-		// A key read as missing on a slot's old node is not tracked by the new one.
-		r.OnTopologyChange(c.tracking.flushAll)
 	}
 	c.creds = creds
+	c.link = c.newLink()
 	creds.start()
 	return c, nil
 }
@@ -138,7 +143,6 @@ func (c *Client) Close() error {
 	if c.tracking != nil {
 		c.tracking.close()
 	}
-	c.locks.close()
 	c.creds.close()
 	return c.route.Close()
 }
@@ -178,22 +182,53 @@ func (c *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	return v, err
 }
 
-// doObserved is Do between the observer's CommandStart and CommandEnd.
+// doObserved is Do between the observer's CommandStart and CommandEnd. The command is
+// looked up once, before the start event, which carries its name and server; only a
+// command the table lacks, whose keys are needed, is looked up again once COMMAND INFO
+// has answered.
 func (c *Client) doObserved(ctx context.Context, obs observe.Observer, args []any) (resp.Value, error) {
-	p := c.observeCommand(ctx, obs, args, c.expectedAddr(args))
+	conf, cerr := c.confine(args)
+	var keys [8]int
+	var o conn.CallOptions
+	var info *command.Info
+	var err error
+	addr := ""
+	if cerr == nil {
+		args = conf
+		if o, info, err = c.callOptionsInfo(args, keys[:0]); err == nil {
+			addr = c.expectedAddr(o, info, args)
+		}
+	}
+	// info apart from cmd: what the observer keeps of it must not take the arguments
+	// with it (escape analysis does not tell a struct's fields apart).
+	p := c.observeCommand(ctx, obs, info, args, addr)
 	defer p.end()
 	var v resp.Value
-	v, p.last, p.err = c.do(p.ctx, args)
+	switch {
+	case cerr != nil:
+		p.err = cerr
+	case err != nil:
+		v, p.last, p.err = c.doResolved(p.ctx, args, err)
+	default:
+		cmd := route.Cmd{Options: o, Args: args, Info: info}
+		v, p.last, p.err = c.route.Do(p.ctx, &cmd, &route.Call{Fanout: true})
+	}
 	return v, p.err
 }
 
-// do is Do without the observer; it also returns the connection that produced the
-// reply (nil when none did).
-func (c *Client) do(ctx context.Context, args []any) (resp.Value, *conn.Conn, error) {
-	args, err := c.confine(args)
-	if err != nil {
+// doResolved sends args, which callOptionsInfo refused with err: once COMMAND INFO has
+// answered when err says it must be asked, else not at all.
+func (c *Client) doResolved(ctx context.Context, args []any, err error) (resp.Value, *conn.Conn, error) {
+	var ue *unresolvedError
+	if !errors.As(err, &ue) {
 		return resp.Value{}, nil, err
 	}
+	return c.do(ctx, args)
+}
+
+// do is Do without the observer, for confined arguments; it also returns the
+// connection that produced the reply (nil when none did).
+func (c *Client) do(ctx context.Context, args []any) (resp.Value, *conn.Conn, error) {
 	var keys [8]int
 	o, info, err := c.callOptionsCtx(ctx, args, keys[:0])
 	if err != nil {
@@ -233,10 +268,10 @@ func firstConnError(err error) error {
 	return err
 }
 
-// retryable says whether a failed command may be sent again on a new connection
-// (route.Retryable).
-func retryable(ctx context.Context, err error, args []any) bool {
-	return route.Retryable(ctx, err, args)
+// retryable says whether a failed command, of entry info, may be sent again on a new
+// connection (route.Retryable).
+func retryable(ctx context.Context, err error, info *command.Info) bool {
+	return route.Retryable(ctx, err, info)
 }
 
 // reusable says whether a dedicated connection can go back to the pool after err
@@ -264,144 +299,105 @@ func (c *Client) DoMulti(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, _, err := c.route.DoMulti(ctx, cmds, (*batchCommands)(c))
+	s := newBatchScratch()
+	defer s.release()
+	b, err := c.batchOf(ctx, cmds, s, false)
+	if err != nil {
+		return nil, err
+	}
+	res, _, err := c.route.DoMulti(ctx, &b)
 	return res, err
 }
 
-// doMultiObserved is DoMulti between the observer's BatchStart and BatchEnd.
+// doMultiObserved is DoMulti between the observer's BatchStart and BatchEnd. The
+// commands are looked up before the start event, which carries the name they share.
 func (c *Client) doMultiObserved(ctx context.Context, obs observe.Observer, cmds [][]any) ([]Result, error) {
-	p := observeBatch(ctx, obs, observe.Multi, len(cmds), c.batchName(cmds), c.batchAddr())
-	defer p.end()
+	s := newBatchScratch()
+	defer s.release()
 	cmds, err := c.confineAll(cmds)
+	var b route.Batch
+	if err == nil {
+		b, err = c.batchOf(ctx, cmds, s, false)
+	}
+	name := ""
+	if err == nil {
+		name = c.batchNameOf(b.Infos, cmds)
+	} else {
+		name = c.batchName(cmds)
+	}
+	p := observeBatch(ctx, obs, observe.Multi, len(cmds), name, c.batchAddr())
+	defer p.end()
 	if err != nil {
 		p.err = err
 		return nil, err
 	}
-	p.res, p.last, p.err = c.route.DoMulti(p.ctx, cmds, (*batchCommands)(c))
+	p.res, p.last, p.err = c.route.DoMulti(p.ctx, &b)
 	return p.res, p.err
 }
 
-// batchCommands is the client as route.Commands: how each command of a batch is sent.
-// Its method is not the client's, so that it stays out of the public API.
-type batchCommands Client
-
-// Command checks args with the client's key table and prefix (asking COMMAND INFO
-// about a command the table lacks when its keys are needed) and refuses a blocking
-// command: a batch must not wait behind it.
-func (b *batchCommands) Command(ctx context.Context, args []any, keys []int) (conn.CallOptions, *command.Info, error) {
-	o, info, err := (*Client)(b).callOptionsCtx(ctx, args, keys)
-	if err == nil && o.Blocking {
-		return conn.CallOptions{}, nil, blockingInBatch(args)
+// batchOf checks each of cmds as Do does (asking COMMAND INFO about a command the
+// table lacks when its keys are needed) and returns them as the router sends them:
+// each one's entry, and where the key prefix goes, in s, which the batch uses until s
+// is released. A blocking command is refused (a batch must not wait behind it) unless
+// inTx: between MULTI and EXEC the server runs it as its non-blocking form (BLPOP as
+// LPOP, XREAD BLOCK without waiting), and the transaction's connection is its own
+// anyway.
+func (c *Client) batchOf(ctx context.Context, cmds [][]any, s *batchScratch, inTx bool) (route.Batch, error) {
+	for i, args := range cmds {
+		var keys [8]int
+		o, info, err := c.callOptionsCtx(ctx, args, keys[:0])
+		if err == nil && o.Blocking && !inTx {
+			err = blockingInBatch(args)
+		}
+		if err != nil {
+			return route.Batch{}, fmt.Errorf("command %d: %w", i, err)
+		}
+		s.infos = append(s.infos, info)
+		if c.prefix != "" {
+			s.flat = append(s.flat, o.Keys...)
+			s.ends = append(s.ends, len(s.flat))
+		}
 	}
-	return o, info, err
-}
-
-// txCommands is the client as route.Commands for the commands of a transaction. Unlike
-// batchCommands it accepts a blocking command: between MULTI and EXEC the server runs
-// it as its non-blocking form (BLPOP as LPOP, XREAD BLOCK without waiting), and the
-// transaction's connection is its own anyway.
-type txCommands Client
-
-// Command checks args with the client's key table and prefix, as batchCommands does.
-func (t *txCommands) Command(ctx context.Context, args []any, keys []int) (conn.CallOptions, *command.Info, error) {
-	return (*Client)(t).callOptionsCtx(ctx, args, keys)
-}
-
-// txKeys checks every command of a transaction and returns their key positions when a
-// key prefix is set (nil otherwise).
-func (c *Client) txKeys(ctx context.Context, cmds [][]any) ([][]int, error) {
-	_, keys, err := route.BatchKeys(ctx, cmds, (*txCommands)(c))
-	return keys, err
-}
-
-// Observer returns the observer the client reports its events to (Options.Observer,
-// with Options.Logger's events), or nil. Packages built on the client (lock,
-// coordination) report their events to it.
-func (c *Client) Observer() observe.Observer { return c.obs }
-
-// KeyPrefix returns the prefix the client applies to every key (Options.KeyPrefix).
-func (c *Client) KeyPrefix() string { return c.prefix }
-
-// ConnFor returns the shared, auto-pipelined connection that currently serves key. It
-// is for packages built on the client that must know which physical connection
-// carries their commands: locks learn server capabilities per connection and fence a
-// connection by its CLIENT ID. Commands sent on it directly do not get the key prefix
-// unless the caller applies it (conn.CallOptions.KeyPrefix).
-func (c *Client) ConnFor(ctx context.Context, key string) (*conn.Conn, error) {
-	if c.closed.Load() {
-		return nil, ErrClosed
+	b := route.Batch{Cmds: cmds, Infos: s.infos, Prefix: c.prefix}
+	if c.prefix != "" {
+		start := 0
+		for _, end := range s.ends {
+			s.keys = append(s.keys, s.flat[start:end:end])
+			start = end
+		}
+		b.Keys = s.keys
 	}
-	return c.route.Shared(ctx, route.Slot(c.keySlot(key)))
+	return b, nil
+}
+
+// batchScratch is the space batchOf fills: pooled, so that a batch of the usual size
+// is checked without allocating.
+type batchScratch struct {
+	infos []*command.Info
+	keys  [][]int
+	flat  []int // every command's key positions, back to back
+	ends  []int // where each command's end in flat
+}
+
+// maxPooledScratch is the most commands a batchScratch keeps room for when it goes
+// back to the pool: one huge batch must not pin its space for good.
+const maxPooledScratch = 1 << 14
+
+var batchScratchPool = sync.Pool{New: func() any { return new(batchScratch) }}
+
+func newBatchScratch() *batchScratch { return batchScratchPool.Get().(*batchScratch) }
+
+// release empties s and puts it back in the pool.
+func (s *batchScratch) release() {
+	if cap(s.infos) > maxPooledScratch || cap(s.flat) > 8*maxPooledScratch {
+		return
+	}
+	clear(s.infos)
+	clear(s.keys)
+	s.infos, s.keys, s.flat, s.ends = s.infos[:0], s.keys[:0], s.flat[:0], s.ends[:0]
+	batchScratchPool.Put(s)
 }
 
 // keySlot is the slot a key (without the client's prefix) is served by, route.AnySlot
 // where slots do not route.
 func (c *Client) keySlot(key string) int { return c.route.KeySlot(c.prefix, key) }
-
-// DoOn sends one command on cn, a connection ConnFor returned, with the options o (the
-// caller applies the key prefix through them), and follows Cluster redirections: after
-// MOVED it sends the command again to the slot's new owner, after ASK to the node
-// importing the slot, with ASKING first; after TRYAGAIN or CLUSTERDOWN it retries with
-// a backoff. Those replies mean the command did not run, so nothing runs twice.
-// DoOn returns the reply and the connection that produced it, which after a
-// redirection is not cn: code that learns per connection (capabilities, the CLIENT ID
-// to fence) learns on that one. Outside a Cluster it is cn.DoWith.
-func (c *Client) DoOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args ...any) (resp.Value, *conn.Conn, error) {
-	return c.doOn(ctx, cn, o, args, nil)
-}
-
-// doOn is DoOn, and LockDoOn with via (c.lockVia): redirections then stay on lock
-// connections.
-func (c *Client) doOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args []any, via func(context.Context, *route.SharedConn) (*conn.Conn, error)) (resp.Value, *conn.Conn, error) {
-	if obs := c.obs; obs != nil {
-		p := c.observeCommand(ctx, obs, args, cn.Addr())
-		defer p.end()
-		var v resp.Value
-		v, p.last, p.err = c.sendOn(p.ctx, cn, o, args, via)
-		return v, p.last, p.err
-	}
-	return c.sendOn(ctx, cn, o, args, via)
-}
-
-// sendOn is doOn without the observer.
-func (c *Client) sendOn(ctx context.Context, cn *conn.Conn, o conn.CallOptions, args []any, via func(context.Context, *route.SharedConn) (*conn.Conn, error)) (resp.Value, *conn.Conn, error) {
-	v, err := cn.DoWith(ctx, o, args...)
-	if err == nil || !route.NeedsRetry(err) {
-		return v, cn, err
-	}
-	info, _ := command.LookupArgs(args)
-	cmd := route.Cmd{Options: o, Args: args, Info: info}
-	v, last, err := c.route.Do(ctx, &cmd, &route.Call{From: cn, Err: err, Via: via})
-	if last == nil {
-		last = cn
-	}
-	return v, last, err
-}
-
-// Dedicated checks out a connection of the caller's own, to the node that serves key,
-// and returns the function that gives it back: release(true) when it is in a clean
-// state, release(false) to close it (after a cancelled command, say).
-func (c *Client) Dedicated(ctx context.Context, key string) (cn *conn.Conn, release func(reusable bool), err error) {
-	if c.closed.Load() {
-		return nil, nil, ErrClosed
-	}
-	return c.dedicated(ctx, route.Slot(c.keySlot(key)))
-}
-
-func (c *Client) dedicated(ctx context.Context, t route.Target) (*conn.Conn, func(reusable bool), error) {
-	cn, err := c.route.Dedicated(ctx, t)
-	if err != nil {
-		return nil, nil, err
-	}
-	return cn, func(reusable bool) { c.route.Release(cn, reusable) }, nil
-}
-
-// DedicatedTo is Dedicated for the server that other is connected to, whichever slots
-// it serves now: to reach the node that carried a command (to fence its connection,
-// say) after a Cluster redirection.
-func (c *Client) DedicatedTo(ctx context.Context, other *conn.Conn) (cn *conn.Conn, release func(reusable bool), err error) {
-	if c.closed.Load() {
-		return nil, nil, ErrClosed
-	}
-	return c.dedicated(ctx, route.Node(other.Addr()))
-}

@@ -56,13 +56,20 @@ func (e *unresolvedError) Is(target error) bool { return target == ErrUnknownKey
 // needsKeys reports whether calls need key positions: for the prefix, or for routing.
 func (c *Client) needsKeys() bool { return c.prefix != "" || c.route.RoutesByKey() }
 
-// keyInfo returns the entry that gives the key positions of args: the table's, or the
-// one the server described. A subcommand the table lacks of a container it has
-// (OBJECT NEWSUB key) is a command the table lacks too: the container's entry has no
-// keys. It does no I/O; for a command not asked about yet the error is an
-// *unresolvedError. Without a need for keys it returns what the table has (nil for a
-// command it lacks).
-func (c *Client) keyInfo(args []any) (*command.Info, error) {
+// entry is the one look-up of a command (args, not empty) in the client's table: the
+// entry a typed command's name carries (an *argkind.Name), the table's, or the one
+// the server described. Everything the client and its router need of the command
+// (blocking, read-only, key positions, slot, name) comes from what it returns, so that
+// they cannot disagree. A subcommand the table lacks of a container it has (OBJECT
+// NEWSUB key) is a command the table lacks too: the container's entry has no keys. It
+// does no I/O; for a command not asked about yet the error is an *unresolvedError.
+// Without a need for keys it returns what the table has (nil for a command it lacks).
+func (c *Client) entry(args []any) (*command.Info, error) {
+	if n, ok := args[0].(*argkind.Name); ok {
+		if info, ok := n.Entry.(*command.Info); ok && info != nil {
+			return info, nil
+		}
+	}
 	info, ok := c.table.LookupArgs(args)
 	if ok && (info.Sub == nil || len(args) < 2) {
 		return info, nil

@@ -32,13 +32,13 @@ import (
 // schedule (Client.Reauthenticate does it on demand). A provider that fails (or gives
 // no password) is asked again after 250 ms, doubling to 5 s, and each failure is
 // reported to the observer (observe.ConnReauth with Err and no Addr); connections keep
-// the credentials they have meanwhile. The schedule waits 5 s for the connections' AUTHs (less when the next
-// renewal is due sooner); one still waiting then
-// (queued behind a blocking command, or a transaction in progress) finishes in the
-// background and is not sent again meanwhile; if newer credentials came while it
-// waited, it is re-authenticated with them as soon as it ends. A refused connection
-// (even one refused in the background) is retried with the same backoff, alone: the
-// others, and the renewal due at its time, do not wait for it.
+// the credentials they have meanwhile. The schedule waits 5 s for the connections'
+// AUTHs (less when the next renewal is due sooner); one still waiting then (queued
+// behind a blocking command, or a transaction in progress) finishes in the background
+// and is not sent again meanwhile; if newer credentials came while it waited, it is
+// re-authenticated with them as soon as it ends. A refused connection (even one
+// refused in the background) is retried with the same backoff, alone: the others, and
+// the renewal due at its time, do not wait for it.
 
 const (
 	refreshLeadShare = 10                     // the lead before expiry is the life's tenth...
@@ -136,9 +136,9 @@ func (r *credentialRotation) hook(user func(context.Context, *conn.Conn) error) 
 }
 
 // ask asks the provider and keeps what it gives if no later ask has given something
-// already; no password is an error. With notify, new credentials wake the schedule, to re-authenticate the
-// connections and follow their expiry. A dial's ask records the dial as in progress
-// until its ctx ends (as conn.Dial returns), for rotate.
+// already; no password is an error. With notify, new credentials wake the schedule,
+// to re-authenticate the connections and follow their expiry. A dial's ask records the
+// dial as in progress until its ctx ends (as conn.Dial returns), for rotate.
 func (r *credentialRotation) ask(ctx context.Context, notify, dial bool) (Credentials, error) {
 	r.mu.Lock()
 	r.seq++

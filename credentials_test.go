@@ -548,7 +548,7 @@ func TestOnConnectOncePerConnection(t *testing.T) {
 	var hooked atomic.Int32
 	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, ClientName: "hooked", Credentials: provider,
 		ClientSideCache: &cache.Options{},
-		OnConnect: func(ctx context.Context, cn *conn.Conn) error {
+		OnConnect: func(ctx context.Context, cn *Conn) error {
 			hooked.Add(1)
 			_, err := cn.Do(ctx, "ACL", "WHOAMI") // usable, authenticated
 			return err
@@ -575,7 +575,7 @@ func TestOnConnectOncePerConnection(t *testing.T) {
 
 	errHook := errors.New("set-up refused")
 	_, err = NewClient(ctx, Options{Addrs: []string{srv.Addr()}, ClientName: "refused", Credentials: provider,
-		OnConnect: func(context.Context, *conn.Conn) error { return errHook }})
+		OnConnect: func(context.Context, *Conn) error { return errHook }})
 	if !errors.Is(err, errHook) {
 		t.Fatalf("NewClient with a failing OnConnect: %v, want its error", err)
 	}

@@ -59,8 +59,8 @@ var (
 	// replies the server's command tips say combine in a way of their own (INFO,
 	// MEMORY STATS, RANDOMKEY, LATENCY LATEST, FUNCTION STATS) or that goes to nodes
 	// of its own choosing (SCAN: use Client.Scan): it is refused before anything is
-	// sent, and the error names it. Send it to the node you mean: Client.ConnFor a key
-	// that node serves, then Do on that connection, or a Client of that node.
+	// sent, and the error names it. Send it to the node you mean: Client.Dedicated for
+	// a key that node serves, then Do on that connection, or a Client of that node.
 	ErrPerNode = route.ErrPerNode
 	// ErrUnknownKeys is matched by the error for a command whose key positions the
 	// client cannot know when it needs them (for Options.KeyPrefix or Cluster

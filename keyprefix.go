@@ -19,10 +19,10 @@ func (c *Client) callOptions(args []any, keys []int) (conn.CallOptions, error) {
 	return o, err
 }
 
-// callOptionsInfo is callOptions that also returns the command's entry, which gives
-// its keys (nil when there is none and no key is needed). A command the table lacks
-// needs COMMAND INFO first when keys are needed (commandinfo.go); without it the error
-// matches ErrUnknownKeys.
+// callOptionsInfo is callOptions that also returns the command's entry (Client.entry,
+// the one look-up of the command: nil for a command the table lacks when no key is
+// needed). A command the table lacks needs COMMAND INFO first when keys are needed
+// (commandinfo.go); without it the error matches ErrUnknownKeys.
 func (c *Client) callOptionsInfo(args []any, keys []int) (conn.CallOptions, *command.Info, error) {
 	if c.closed.Load() {
 		return conn.CallOptions{}, nil, ErrClosed
@@ -33,14 +33,11 @@ func (c *Client) callOptionsInfo(args []any, keys []int) (conn.CallOptions, *com
 	if err := checkConnState(args); err != nil {
 		return conn.CallOptions{}, nil, err
 	}
-	o := conn.CallOptions{Blocking: command.IsBlocking(args)}
-	if !c.needsKeys() {
-		return o, nil, nil
-	}
-	info, err := c.keyInfo(args)
+	info, err := c.entry(args)
 	if err != nil {
 		return conn.CallOptions{}, nil, err
 	}
+	o := conn.CallOptions{Blocking: command.InfoIsBlocking(info, args)}
 	if c.prefix != "" {
 		o.KeyPrefix = c.prefix
 		if info != nil {
@@ -223,10 +220,22 @@ var statefulClientSubcommands = map[string]string{
 	"setname":  "set Options.ClientName",
 }
 
+// statefulShapes has, for each first letter of the names in statefulCommands (and of
+// CLIENT), a bit for each of their lengths: checkConnState looks a name up in the map
+// only when its shape is one of them, so that GET, SET, INCR and most other commands
+// cost no map look-up besides the command table's.
+var statefulShapes = func() (shapes [256]uint16) {
+	for name := range statefulCommands {
+		shapes[name[0]] |= 1 << len(name)
+	}
+	shapes['c'] |= 1 << len("client")
+	return shapes
+}()
+
 func checkConnState(args []any) error {
 	var buf [12]byte
 	name, ok := lowerName(args[0], &buf)
-	if !ok {
+	if !ok || len(name) == 0 || statefulShapes[name[0]]&(1<<len(name)) == 0 {
 		return nil
 	}
 	if hint, bad := statefulCommands[string(name)]; bad {

@@ -31,11 +31,6 @@ type KeyWatch struct {
 	turn  bool // fired as the head of its key's queue, and the turn is not passed on yet
 }
 
-// CanWatchKeys reports whether the client was made with Options.ClientSideCache, which
-// WatchKey needs. WatchKey can still fail (ErrNoTracking) when the server does not
-// speak RESP3 or refuses CLIENT TRACKING.
-func (c *Client) CanWatchKeys() bool { return c.tracking != nil }
-
 // WatchKey arms a watch of key (the client's key prefix is applied): its Done channel
 // is closed when the server reports the key changed (written, deleted, expired,
 // evicted, FLUSHALL), when the server reports that it forgot the client's tracked keys,

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/command"
+	"github.com/respire/respire/internal/link"
 	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/pool"
@@ -21,7 +23,7 @@ import (
 // errPanicked is the error a CommandEnd or BatchEnd carries for a call that panicked
 // on the caller's goroutine before it returned (an observer's, or an argument's
 // method): its outcome is unknown.
-var errPanicked = errors.New("respire: the call panicked before it returned")
+var errPanicked = link.ErrPanicked
 
 // pendingCommand is a command between its CommandStart and CommandEnd: a caller defers
 // end, then sets last and err to what the command returned, so that a panic still ends
@@ -34,11 +36,12 @@ type pendingCommand struct {
 	err   error
 }
 
-// observeCommand tells obs a command is about to be sent to addr (expectedAddr, when
-// the caller does not hold the connection) and returns it, to end, with the context it
-// is sent with, from the observer (a tracer's span is in it).
-func (c *Client) observeCommand(ctx context.Context, obs observe.Observer, args []any, addr string) pendingCommand {
-	start := observe.CommandStart{Name: c.observedName(args), Addr: addr, Start: time.Now()}
+// observeCommand tells obs a command (args, of entry info: nil when the caller did
+// not look it up) is about to be sent to addr (expectedAddr, when the caller does not
+// hold the connection) and returns it, to end, with the context it is sent with, from
+// the observer (a tracer's span is in it).
+func (c *Client) observeCommand(ctx context.Context, obs observe.Observer, info *command.Info, args []any, addr string) pendingCommand {
+	start := observe.CommandStart{Name: c.observedName(info, args), Addr: addr, Start: time.Now()}
 	return pendingCommand{ctx: obs.CommandStart(ctx, start), obs: obs, start: start, err: errPanicked}
 }
 
@@ -108,9 +111,21 @@ func (c *Client) batchName(cmds [][]any) string {
 	if len(cmds) == 0 {
 		return ""
 	}
-	name := c.observedName(cmds[0])
+	name := c.observedName(nil, cmds[0])
 	for _, args := range cmds[1:] {
-		if c.observedName(args) != name {
+		if c.observedName(nil, args) != name {
+			return ""
+		}
+	}
+	return name
+}
+
+// batchNameOf is batchName for commands the caller looked up already (infos, in cmds'
+// order).
+func (c *Client) batchNameOf(infos []*command.Info, cmds [][]any) string {
+	name := c.observedName(infos[0], cmds[0])
+	for i, args := range cmds[1:] {
+		if c.observedName(infos[i+1], args) != name {
 			return ""
 		}
 	}
@@ -126,15 +141,10 @@ func (p *Pipeline) batchName() string {
 	return p.first
 }
 
-// expectedAddr is the server a command is about to go to, for its start event
-// (observe.CommandStart.Addr): where the router would send it now, or "" when it
-// cannot tell without I/O (route.Router.AddrOf).
-func (c *Client) expectedAddr(args []any) string {
-	var keys [8]int
-	o, info, err := c.callOptionsInfo(args, keys[:0])
-	if err != nil {
-		return ""
-	}
+// expectedAddr is the server a command (args, of options o and entry info) is about to
+// go to, for its start event (observe.CommandStart.Addr): where the router would send
+// it now, or "" when it cannot tell without I/O (route.Router.AddrOf).
+func (c *Client) expectedAddr(o conn.CallOptions, info *command.Info, args []any) string {
 	return c.route.AddrOf(&route.Cmd{Options: o, Args: args, Info: info})
 }
 
@@ -200,19 +210,24 @@ var notSentErrors = []error{
 	context.DeadlineExceeded,
 }
 
-// observedName is the command's name as events carry it: the command table's, in upper
-// case ("GET", "CLIENT" for CLIENT LIST), or args[0] as given for a command the table
-// lacks, when it is a string; unknownName for any other ([]byte), since converting it
-// to a string would allocate on every call.
-func (c *Client) observedName(args []any) string {
+// observedName is the command's name as events carry it: its entry's (info, which the
+// caller looked up already, or else the command table's), in upper case ("GET",
+// "CLIENT" for CLIENT LIST), or args[0] as given for a command the table lacks, when
+// it is a string; unknownName for any other ([]byte), since converting it to a string
+// would allocate on every call.
+func (c *Client) observedName(info *command.Info, args []any) string {
 	if len(args) == 0 {
 		return ""
 	}
-	if info, ok := c.table.LookupArgs(args[:1]); ok {
+	if info == nil {
+		info, _ = c.entry(args[:1])
+	}
+	if info != nil {
 		if name, ok := upperNames.Load(info); ok {
 			return name.(string)
 		}
-		name, _ := upperNames.LoadOrStore(info, strings.ToUpper(info.Name))
+		container, _, _ := strings.Cut(info.Name, "|")
+		name, _ := upperNames.LoadOrStore(info, strings.ToUpper(container))
 		return name.(string)
 	}
 	if s, ok := args[0].(string); ok {

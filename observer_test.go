@@ -13,6 +13,7 @@ import (
 	"github.com/respire/respire/cache"
 	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
@@ -376,17 +377,18 @@ func TestObserverCache(t *testing.T) {
 	}
 }
 
-// DoOn and LockDoOn, the calls of packages built on the client, are commands too.
+// The link's Do, on either lane, the call of packages built on the client, is a
+// command too.
 func TestObserverDoOn(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
 	rec := &recorder{}
 	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Observer: rec})
 	ctx := context.Background()
-	shared, err := c.ConnFor(ctx, "obs:k")
+	shared, err := c.link.Conn(ctx, route.SharedLane, "obs:k")
 	if err != nil {
 		t.Fatal(err)
 	}
-	locks, err := c.LockConnFor(ctx, "obs:k")
+	locks, err := c.link.Conn(ctx, route.LockLane, "obs:k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,8 +396,14 @@ func TestObserverDoOn(t *testing.T) {
 		name string
 		do   func() error
 	}{
-		{"DoOn", func() error { _, _, err := c.DoOn(ctx, shared, conn.CallOptions{}, "SET", "obs:k", "v"); return err }},
-		{"LockDoOn", func() error { _, _, err := c.LockDoOn(ctx, locks, conn.CallOptions{}, "SET", "obs:k", "w"); return err }},
+		{"DoOn", func() error {
+			_, _, err := c.link.Do(ctx, shared, route.SharedLane, conn.CallOptions{}, "SET", "obs:k", "v")
+			return err
+		}},
+		{"LockDoOn", func() error {
+			_, _, err := c.link.Do(ctx, locks, route.LockLane, conn.CallOptions{}, "SET", "obs:k", "w")
+			return err
+		}},
 	} {
 		if err := tc.do(); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
@@ -850,7 +858,7 @@ func TestObserverEndsAfterPanic(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer release(false)
-			c.DoOn(ctx, cn, conn.CallOptions{}, "GET", "p:k")
+			c.link.Do(ctx, cn.cn, route.SharedLane, conn.CallOptions{}, "GET", "p:k")
 		}},
 		{"Tx.Do", false, func(c *Client) {
 			c.Watch(ctx, func(tx *Tx) error { _, err := tx.Do(ctx, "GET", "p:k"); return err }, "p:k")

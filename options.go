@@ -57,7 +57,7 @@ type Options struct {
 	// Commands that would reach keys it cannot confine (RANDOMKEY, DEBUG, CLUSTER
 	// GETKEYSINSLOT) are refused with ErrNotConfined. Commands on the whole database
 	// (FLUSHDB, DBSIZE...) and keys a script names in its body are not confined; the
-	// README's "Key prefix" lists what is.
+	// "Key prefix" in docs/options.md lists what is.
 	KeyPrefix string
 
 	// PoolSize bounds the dedicated connections (blocking commands, transactions,
@@ -108,7 +108,7 @@ type Options struct {
 	// OnConnect runs on every new connection once its handshake is done, before any
 	// command of the caller's is sent on it: for per-connection set-up. An error closes
 	// the connection and fails its dial. It must not keep cn.
-	OnConnect func(ctx context.Context, cn *conn.Conn) error
+	OnConnect func(ctx context.Context, cn *Conn) error
 
 	// Observer receives the client's events: commands, batches, connections, pool
 	// waits, redirections, failovers, fences, cache and lock events (package observe;

@@ -52,18 +52,22 @@ func (c *Client) Pipeline() *Pipeline { return &Pipeline{c: c} }
 // Do adds a command to the pipeline.
 func (p *Pipeline) Do(args ...any) *Pipeline {
 	defer func() { p.n++ }()
-	if p.c.obs != nil {
-		switch name := p.c.observedName(args); {
+	var info *command.Info // the command's entry, once looked up
+	defer func() {
+		if p.c.obs == nil {
+			return
+		}
+		switch name := p.c.observedName(info, args); {
 		case p.n == 0:
 			p.first, p.mixed = name, false
 		case name != p.first:
 			p.mixed = true
 		}
-	}
+	}()
 	if p.err != nil {
 		return p
 	}
-	args, err := p.c.confine(args)
+	conf, err := p.c.confine(args)
 	if err != nil {
 		p.err = fmt.Errorf("command %d: %w", p.n, err)
 		return p
@@ -71,16 +75,15 @@ func (p *Pipeline) Do(args ...any) *Pipeline {
 	if p.nLater == 0 {
 		var keys [8]int
 		var o conn.CallOptions
-		var info *command.Info
-		if o, info, err = p.c.callOptionsInfo(args, keys[:0]); err == nil {
+		if o, info, err = p.c.callOptionsInfo(conf, keys[:0]); err == nil {
 			if p.plan == nil {
 				p.plan = p.c.route.NewPlan()
 			}
-			err = addToPlan(p.plan, o, info, args)
+			err = addToPlan(p.plan, o, info, conf)
 		}
 	}
 	if p.nLater > 0 || err != nil && errors.As(err, new(*unresolvedError)) {
-		if p.later, err = resp.AppendCommand(p.later, args...); err == nil {
+		if p.later, err = resp.AppendCommand(p.later, conf...); err == nil {
 			p.nLater++
 		}
 	}

@@ -171,18 +171,20 @@ func (c *Client) scanKeys(ctx context.Context, opts ScanOptions) iter.Seq2[resp.
 // scanOn sends one SCAN (args) to the master at addr, told to the observer as Do's
 // commands are.
 func (c *Client) scanOn(ctx context.Context, addr string, args []any) (resp.Value, error) {
+	// SCAN's entry: read-only, so that a SCAN lost with its connection is sent again.
+	info, _ := c.entry(args)
 	if obs := c.obs; obs != nil {
 		start := addr
 		if start == "" {
 			start = c.batchAddr() // the one server
 		}
-		p := c.observeCommand(ctx, obs, args, start)
+		p := c.observeCommand(ctx, obs, info, args, start)
 		defer p.end()
 		var v resp.Value
-		v, p.last, p.err = c.route.Do(p.ctx, &route.Cmd{Args: args}, &route.Call{Addr: addr})
+		v, p.last, p.err = c.route.Do(p.ctx, &route.Cmd{Args: args, Info: info}, &route.Call{Addr: addr})
 		return v, p.err
 	}
-	v, _, err := c.route.Do(ctx, &route.Cmd{Args: args}, &route.Call{Addr: addr})
+	v, _, err := c.route.Do(ctx, &route.Cmd{Args: args, Info: info}, &route.Call{Addr: addr})
 	return v, err
 }
 

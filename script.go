@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/internal/script"
 	"github.com/respire/respire/resp"
 )
@@ -72,7 +73,7 @@ func (s *Script) digest(ctx context.Context, c *Client, keys []string) (string, 
 	if len(keys) > 0 {
 		key = keys[0]
 	}
-	cn, err := c.ConnFor(ctx, key)
+	cn, err := c.link.Conn(ctx, route.SharedLane, key)
 	if err != nil {
 		return "", err
 	}

@@ -57,7 +57,7 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 	tx := &Tx{client: c, slot: route.AnySlot}
 	if len(keys) > 0 {
 		// The keys carry the prefix already.
-		info, _ := command.LookupArgs(watch)
+		info, _ := c.entry(watch)
 		if tx.slot, err = c.route.SlotOf(info, watch, "", nil); err != nil {
 			return err
 		}
@@ -89,38 +89,52 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 	return err
 }
 
-// bind checks that a command of the transaction belongs to its slot and, on a
+// bind checks that every command of b belongs to the transaction's slot and, on a
 // transaction without watched keys, checks out the connection for that slot (any
 // server's where slots do not route).
-func (tx *Tx) bind(ctx context.Context, cmds ...[]any) error {
+func (tx *Tx) bind(ctx context.Context, b *route.Batch) error {
+	for i, args := range b.Cmds {
+		var keys []int
+		if b.Keys != nil {
+			keys = b.Keys[i]
+		}
+		if err := tx.bindSlot(b.Infos[i], args, keys); err != nil {
+			return err
+		}
+	}
+	return tx.checkout(ctx)
+}
+
+// bindSlot checks that a command (args, of entry info, with the key prefix going to
+// prefixed) belongs to the transaction's slot, which it sets when none is yet.
+func (tx *Tx) bindSlot(info *command.Info, args []any, prefixed []int) error {
 	c := tx.client
-	for _, args := range cmds {
-		var keys [8]int
-		o, info, err := c.callOptionsCtx(ctx, args, keys[:0])
-		if err != nil {
-			return err
-		}
-		slot, err := c.route.SlotOf(info, args, c.prefix, o.Keys)
-		if err != nil {
-			return err
-		}
-		switch {
-		case slot == route.AnySlot || slot == tx.slot:
-		case tx.slot == route.AnySlot && tx.cn == nil:
-			tx.slot = slot
-		default:
-			var buf [12]byte
-			name, _ := lowerName(args[0], &buf)
-			return fmt.Errorf("%w: the transaction is on slot %d and a key of %s hashes to slot %d", ErrCrossSlot, tx.slot, strings.ToUpper(string(name)), slot)
-		}
+	slot, err := c.route.SlotOf(info, args, c.prefix, prefixed)
+	if err != nil {
+		return err
 	}
-	if tx.cn == nil {
-		cn, err := c.route.Dedicated(ctx, route.Slot(tx.slot))
-		if err != nil {
-			return err
-		}
-		tx.cn = cn
+	switch {
+	case slot == route.AnySlot || slot == tx.slot:
+	case tx.slot == route.AnySlot && tx.cn == nil:
+		tx.slot = slot
+	default:
+		var buf [12]byte
+		name, _ := lowerName(args[0], &buf)
+		return fmt.Errorf("%w: the transaction is on slot %d and a key of %s hashes to slot %d", ErrCrossSlot, tx.slot, strings.ToUpper(string(name)), slot)
 	}
+	return nil
+}
+
+// checkout checks out the transaction's connection, for its slot, unless it has one.
+func (tx *Tx) checkout(ctx context.Context) error {
+	if tx.cn != nil {
+		return nil
+	}
+	cn, err := tx.client.route.Dedicated(ctx, route.Slot(tx.slot))
+	if err != nil {
+		return err
+	}
+	tx.cn = cn
 	return nil
 }
 
@@ -131,27 +145,56 @@ func (tx *Tx) bind(ctx context.Context, cmds ...[]any) error {
 // than a raw MOVED.
 func (tx *Tx) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	if obs := tx.client.obs; obs != nil {
-		p := tx.client.observeCommand(ctx, obs, args, tx.addr(args))
-		defer p.end()
-		var v resp.Value
-		v, p.err = tx.do(p.ctx, args)
-		p.last = tx.cn
-		return v, p.err
+		return tx.doObserved(ctx, obs, args)
 	}
 	return tx.do(ctx, args)
 }
 
-// addr is the server the transaction's next command (args; nil for Exec) is about to
-// go to, for its start event: the bound connection's, else where the router would
-// send it.
-func (tx *Tx) addr(args []any) string {
-	switch {
-	case tx.cn != nil:
-		return tx.cn.Addr()
-	case args == nil:
-		return tx.client.batchAddr()
+// doObserved is Do between the observer's CommandStart and CommandEnd, with the
+// command looked up once before the start event, as Client.doObserved does.
+func (tx *Tx) doObserved(ctx context.Context, obs observe.Observer, args []any) (resp.Value, error) {
+	c := tx.client
+	conf, err := c.confine(args)
+	var keys [8]int
+	var o conn.CallOptions
+	var info *command.Info
+	addr := ""
+	if err == nil {
+		if o, info, err = c.callOptionsInfo(conf, keys[:0]); err == nil {
+			addr = tx.addr(o, info, conf)
+		}
 	}
-	return tx.client.expectedAddr(args)
+	p := c.observeCommand(ctx, obs, info, args, addr)
+	defer p.end()
+	var v resp.Value
+	switch {
+	case err == nil:
+		v, p.err = tx.run(p.ctx, o, info, conf)
+	case errors.As(err, new(*unresolvedError)):
+		v, p.err = tx.do(p.ctx, args) // asks COMMAND INFO, then looks it up again
+	default:
+		p.err = err
+	}
+	p.last = tx.cn
+	return v, p.err
+}
+
+// addr is the server the transaction's next command (args, of options o and entry
+// info) is about to go to, for its start event: the bound connection's, else where the
+// router would send it.
+func (tx *Tx) addr(o conn.CallOptions, info *command.Info, args []any) string {
+	if tx.cn != nil {
+		return tx.cn.Addr()
+	}
+	return tx.client.expectedAddr(o, info, args)
+}
+
+// batchAddr is addr for Exec.
+func (tx *Tx) batchAddr() string {
+	if tx.cn != nil {
+		return tx.cn.Addr()
+	}
+	return tx.client.batchAddr()
 }
 
 // do is Do without the observer.
@@ -161,11 +204,20 @@ func (tx *Tx) do(ctx context.Context, args []any) (resp.Value, error) {
 		return resp.Value{}, err
 	}
 	var keys [8]int
-	o, _, err := tx.client.callOptionsCtx(ctx, args, keys[:0])
+	o, info, err := tx.client.callOptionsCtx(ctx, args, keys[:0])
 	if err != nil {
 		return resp.Value{}, err
 	}
-	if err := tx.bind(ctx, args); err != nil {
+	return tx.run(ctx, o, info, args)
+}
+
+// run sends a checked command (args, of options o and entry info) on the
+// transaction's connection, binding it first.
+func (tx *Tx) run(ctx context.Context, o conn.CallOptions, info *command.Info, args []any) (resp.Value, error) {
+	if err := tx.bindSlot(info, args, o.Keys); err != nil {
+		return resp.Value{}, err
+	}
+	if err := tx.checkout(ctx); err != nil {
 		return resp.Value{}, err
 	}
 	v, err := tx.cn.DoWith(ctx, o, args...)
@@ -195,7 +247,7 @@ func slotMoved(err, cause error) error {
 // transaction.
 func (tx *Tx) Exec(ctx context.Context, cmds ...[]any) ([]Result, error) {
 	if obs := tx.client.obs; obs != nil {
-		p := observeBatch(ctx, obs, observe.Transaction, len(cmds), tx.client.batchName(cmds), tx.addr(nil))
+		p := observeBatch(ctx, obs, observe.Transaction, len(cmds), tx.client.batchName(cmds), tx.batchAddr())
 		defer p.end()
 		p.res, p.err = tx.exec(p.ctx, cmds)
 		p.last = tx.cn
@@ -214,13 +266,16 @@ func (tx *Tx) exec(ctx context.Context, cmds [][]any) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys, err := tx.client.txKeys(ctx, cmds)
+	s := newBatchScratch()
+	defer s.release()
+	b, err := tx.client.batchOf(ctx, cmds, s, true)
 	if err != nil {
 		return nil, err
 	}
-	if err := tx.bind(ctx, cmds...); err != nil {
+	if err := tx.bind(ctx, &b); err != nil {
 		return nil, err
 	}
+	keys := b.Keys
 	batch := make([][]any, 0, len(cmds)+2)
 	batch = append(batch, []any{"MULTI"})
 	batch = append(batch, cmds...)

@@ -504,7 +504,9 @@ func (e *entry) matches(args []any) bool {
 // argText is the text of an argument as the server receives it; an argument the client
 // would refuse gives a text no command can carry, which matches nothing.
 func argText(a any) string {
-	if s, ok := a.(string); ok {
+	if s, ok := argkind.Text(a); ok {
+		// A view for a []byte kind (newEntry copies it); the text for the name a typed
+		// command sends (*argkind.Name), as matches reads it.
 		return s
 	}
 	return string(appendArgText(nil, a))

@@ -7,8 +7,8 @@
 // cluster_call.go) is built on this package: a slot table that points each of the
 // 16384 slots at a node, one auto-pipelined connection and one
 // pool of dedicated connections per node, MOVED and ASK redirections followed
-// transparently (see the respire package documentation and the README's Cluster
-// section). Redirections are parsed by resp.ServerError.Redirect.
+// transparently (see the respire package documentation and docs/cluster.md).
+// Redirections are parsed by resp.ServerError.Redirect.
 //
 // # Concurrency
 //

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/respire/respire/internal/argkind"
@@ -19,21 +20,21 @@ import (
 //
 // A transaction is followed, on a connection dialled with Options.Credentials only
 // (track), from the commands written one request at a time that expect replies (Do,
-// DoMulti): MULTI opens it, EXEC, DISCARD and RESET close it. Each request records
-// what it does to the transaction (call.tx); the state is replayed through the
-// requests still written or queued whenever one of them turns out not to do it: a
-// request taken back before it was written (its caller gave up), whatever the order
-// of several taken back, and a MULTI or DISCARD the server refused (settleTx). While
-// a transaction is open, a re-authentication is kept aside (deferred) and queued as
-// soon as it ends: right behind an EXEC, once a DISCARD is answered as accepted (a
-// refused one closes nothing), or at once when the request that opened it is taken
-// back or refused. Every AUTH of a Reauth still queued (call.isAuth) that a replay
-// finds inside a transaction is taken back, and its Reauth defers it again
-// (reauthTakenBackLocked), whether it was queued behind the end of a transaction or at
-// once, behind an EXEC not yet written. So it is never queued by the server as part of
-// the caller's transaction and never adds a reply to its EXEC. Payloads sent already
-// encoded (DoEncoded, StartEncoded) are not looked into: a transaction must not be
-// left open across one.
+// DoMulti): MULTI opens it, EXEC, DISCARD and RESET close it. A request that does
+// something to the transaction records what in a record of its own (follow.tx); the
+// state is replayed through the requests still written or queued whenever one of them
+// turns out not to do it: a request taken back before it was written (its caller gave
+// up), whatever the order of several taken back, and a MULTI or DISCARD the server
+// refused (settleTx). While a transaction is open, a re-authentication is kept aside
+// (deferred) and queued as soon as it ends: right behind an EXEC, once a DISCARD is
+// answered as accepted (a refused one closes nothing), or at once when the request that
+// opened it is taken back or refused. Every AUTH of a Reauth still queued
+// (call.isReauth) that a replay finds inside a transaction is taken back, and its
+// Reauth defers it again (reauthTakenBackLocked), whether it was queued behind the end
+// of a transaction or at once, behind an EXEC not yet written. So it is never queued by
+// the server as part of the caller's transaction and never adds a reply to its EXEC.
+// Payloads sent already encoded (DoEncoded, StartEncoded) are not looked into: a
+// transaction must not be left open across one.
 type authState struct {
 	track   bool        // transactions and authentications are followed (Options.Credentials)
 	current Credentials // the last successful authentication; zero when unknown
@@ -164,16 +165,17 @@ func (c *Conn) reauth(ctx context.Context, cr Credentials) error {
 // Reauth's number, 0 before its first attempt took the lock.
 func (c *Conn) reauthOnce(ctx context.Context, cr *Credentials, seq *uint64) error {
 	cl := c.getCall(1)
-	cl.isAuth, cl.authCred, cl.tx = true, cr, txReauth
+	cl.follow = getFollow()
+	cl.follow.tx, cl.follow.authCred = txReauth, *cr
 	if err := c.lockForEnqueue(ctx); err != nil {
-		putCall(cl)
+		c.putCall(cl)
 		return err
 	}
 	// Checked under the lock: SetPubSubMode comes before the owner's SUBSCRIBE is
 	// queued, so an AUTH queued now goes before it.
 	if c.r.pubsub2.Load() {
 		c.mu.Unlock()
-		putCall(cl)
+		c.putCall(cl)
 		return ErrReauthPubSub
 	}
 	if *seq == 0 {
@@ -183,16 +185,16 @@ func (c *Conn) reauthOnce(ctx context.Context, cr *Credentials, seq *uint64) err
 	} else if c.newerReauthLocked(*seq) {
 		// Going again after a take-back would put it behind a later Reauth.
 		c.mu.Unlock()
-		putCall(cl)
+		c.putCall(cl)
 		return &CallError{Err: errReauthSuperseded}
 	}
-	cl.authSeq = *seq
+	cl.follow.authSeq = *seq
 	if c.auth.inTx {
 		return c.waitDeferred(ctx, cl, *cr)
 	}
 	start := len(c.w.buf)
 	c.w.buf, _ = resp.AppendCommand(c.w.buf, "AUTH", username(*cr), cr.Password)
-	cl.authEpoch = c.auth.epoch
+	cl.follow.authEpoch = c.auth.epoch
 	c.submitLocked(ctx, cl, start)
 	return c.finishReauth(ctx, cl)
 }
@@ -222,7 +224,7 @@ func (c *Conn) newerReauthLocked(seq uint64) bool {
 		}
 	}
 	written := false
-	c.r.inflight.each(func(cl *call) { written = written || (cl.isAuth && cl.authSeq > seq) })
+	c.r.inflight.each(func(cl *call) { written = written || (cl.isReauth() && cl.follow.authSeq > seq) })
 	return written
 }
 
@@ -250,7 +252,7 @@ func (c *Conn) waitDeferred(ctx context.Context, cl *call, cr Credentials) error
 	if c.auth.deferred == cl {
 		c.auth.deferred = nil
 		c.mu.Unlock()
-		putCall(cl)
+		c.putCall(cl)
 		if err := ctx.Err(); err != nil {
 			return &CallError{Err: context.Cause(ctx)}
 		}
@@ -273,7 +275,7 @@ func (c *Conn) finishReauth(ctx context.Context, cl *call) error {
 // reader recorded the credentials already if the server took them (reauthRepliedLocked).
 func (c *Conn) reauthResult(cl *call) error {
 	v, err := cl.reply, cl.err
-	putCall(cl)
+	c.putCall(cl)
 	if err != nil {
 		return err
 	}
@@ -297,17 +299,17 @@ func (c *Conn) reauthResult(cl *call) error {
 // read after a caller's own AUTH, HELLO or RESET was queued behind the AUTH (the epoch
 // moved): the authentication stays unknown, though the server did take this Reauth.
 func (c *Conn) reauthRepliedLocked(cl *call) {
-	cr := cl.authCred
-	if cl.refusedAt(0) { // a Reauth's call has one reply, never multi
+	if cl.refusedAt(0) { // a Reauth's call has one reply, never a batch
 		return
 	}
 	if text, _ := cl.reply.Text(); text == "QUEUED" {
 		return
 	}
-	if cl.authEpoch == c.auth.epoch {
-		c.auth.current = *cr
+	f := cl.follow
+	if f.authEpoch == c.auth.epoch {
+		c.auth.current = f.authCred
 	}
-	c.auth.applied = max(c.auth.applied, cl.authSeq)
+	c.auth.applied = max(c.auth.applied, f.authSeq)
 }
 
 // txVerb is what a command does to a transaction, or to the authentication.
@@ -393,9 +395,9 @@ const (
 	txKeeps  txEffect = iota // leaves it as it found it
 	txOpens                  // leaves a transaction open: its last transaction command is MULTI
 	txCloses                 // leaves none open: its last is EXEC or RESET, or an accepted DISCARD
-	// txReauth: a Reauth's AUTH, which leaves it as it found it. Its effect is not
-	// txKeeps so that the reader, which looks only at the effect, hands its reply to
-	// repliedAuthLocked, where the authentication is recorded (reauthRepliedLocked).
+	// txReauth: a Reauth's AUTH, which leaves it as it found it. Its record says so,
+	// and the reader, which hands the reply of every request with a record to
+	// repliedAuthLocked, records the authentication (reauthRepliedLocked).
 	txReauth
 	// txDiscards: its last is a DISCARD not answered yet. A refused DISCARD (the ACL)
 	// leaves the transaction open on the server, so until the reply says it was
@@ -419,12 +421,57 @@ func (e txEffect) after(inTx bool) bool {
 // txAfter is the transaction state behind cl, a request that found inTx, as far as an
 // AUTH queued behind it is concerned.
 func (cl *call) txAfter(inTx bool) bool {
-	if cl.tx == txDiscards {
+	f := cl.follow
+	switch {
+	case f == nil:
+		return inTx
+	case f.tx == txDiscards:
 		// As if every DISCARD not answered yet is refused: a run of DISCARDs follows
 		// a MULTI of the request's, if it has one, and otherwise whatever it found.
-		return slices.ContainsFunc(cl.txSteps, func(s txStep) bool { return s.open }) || cl.txBase.after(inTx)
+		return slices.ContainsFunc(f.txSteps, func(s txStep) bool { return s.open }) || f.txBase.after(inTx)
 	}
-	return cl.tx.after(inTx)
+	return f.tx.after(inTx)
+}
+
+// effect is what cl does to a transaction: txKeeps for a request without a record.
+func (cl *call) effect() txEffect {
+	if cl.follow == nil {
+		return txKeeps
+	}
+	return cl.follow.tx
+}
+
+// isReauth reports whether cl is the AUTH of a Reauth.
+func (cl *call) isReauth() bool { return cl.follow != nil && cl.follow.tx == txReauth }
+
+// follow is the record of a request that does something to its connection's
+// transaction or authentication state: one whose commands include a MULTI, EXEC,
+// DISCARD or RESET on a connection that follows transactions (followLocked), or the
+// AUTH of a Reauth (reauthOnce). Every other request, the common one, carries none
+// (call.follow is nil): following costs it one pointer and no work. Records come from
+// a pool as they are needed and go back with their call (putCall).
+type follow struct {
+	tx      txEffect // what it does to a transaction
+	txBase  txEffect // what it does if every one of txSteps is refused
+	txSteps []txStep // its MULTIs and DISCARDs since its last EXEC or RESET (settleTx)
+	// The AUTH of a Reauth (tx is txReauth), which a replay takes back if it finds
+	// it inside a transaction (reauthTakenBackLocked):
+	authSeq   uint64      // its Reauth's number (authState.started)
+	authCred  Credentials // its credentials, recorded by the reader when the server takes them
+	authEpoch uint32      // authState.epoch as it was queued
+}
+
+// follows recycles the records. They hold no channel, so unlike calls they may be
+// shared by connections in different testing/synctest bubbles.
+var follows = sync.Pool{New: func() any { return new(follow) }}
+
+// getFollow takes a record that does nothing yet: txKeeps, no steps.
+func getFollow() *follow { return follows.Get().(*follow) }
+
+// putFollow recycles f, keeping the room of its steps but no password.
+func putFollow(f *follow) {
+	*f = follow{txSteps: f.txSteps[:0]}
+	follows.Put(f)
 }
 
 // txStep is a MULTI (open) or a DISCARD of a request, at its command at.
@@ -452,22 +499,24 @@ func (c *Conn) followLocked(cl *call, i int, v txVerb) {
 	if cl.want == 0 {
 		return
 	}
-	if cl.tx == txKeeps {
-		// The request's first transaction command: the steps are a pooled call's.
-		cl.txBase, cl.txSteps = txKeeps, cl.txSteps[:0]
+	f := cl.follow
+	if f == nil {
+		// The request's first transaction command.
+		f = getFollow()
+		cl.follow = f
 	}
 	switch v {
 	case txOpen:
-		cl.txSteps = append(cl.txSteps, txStep{at: i, open: true})
-		cl.tx = txOpens
+		f.txSteps = append(f.txSteps, txStep{at: i, open: true})
+		f.tx = txOpens
 	case txDiscard:
-		cl.txSteps = append(cl.txSteps, txStep{at: i})
-		cl.tx = txDiscards
+		f.txSteps = append(f.txSteps, txStep{at: i})
+		f.tx = txDiscards
 	default:
 		// An EXEC or RESET ends the transaction whatever its reply: what came before
 		// it no longer matters.
-		cl.txBase, cl.txSteps = txCloses, cl.txSteps[:0]
-		cl.tx = txCloses
+		f.txBase, f.txSteps = txCloses, f.txSteps[:0]
+		f.tx = txCloses
 	}
 }
 
@@ -486,7 +535,7 @@ func (c *Conn) releaseDeferredLocked() {
 	a := c.auth.deferred
 	c.auth.deferred = nil
 	a.start = len(c.w.buf)
-	a.authEpoch = c.auth.epoch
+	a.follow.authEpoch = c.auth.epoch
 	c.w.buf = append(c.w.buf, c.auth.deferredCmd...)
 	a.end = len(c.w.buf)
 	clear(c.auth.deferredCmd)
@@ -503,7 +552,7 @@ func (c *Conn) replayTxLocked() {
 	c.r.inflight.each(func(cl *call) { inTx = cl.txAfter(inTx) })
 	for i := 0; i < len(c.w.queued); {
 		cl := c.w.queued[i]
-		if cl.isAuth && inTx {
+		if cl.isReauth() && inTx {
 			c.reauthTakenBackLocked(cl)
 			continue // the next request is at i now
 		}
@@ -529,7 +578,7 @@ func (c *Conn) replayTxLocked() {
 // left out of the queue for it (unqueueLocked then finds nothing).
 func (c *Conn) reauthTakenBackLocked(a *call) {
 	cause := errReauthTakenBack
-	if c.newerReauthLocked(a.authSeq) {
+	if c.newerReauthLocked(a.follow.authSeq) {
 		cause = errReauthSuperseded
 	}
 	c.unqueueLocked(a)
@@ -544,24 +593,24 @@ func (c *Conn) reauthTakenBackLocked(a *call) {
 // out of the queue: when cl would have opened or closed a transaction, the state is
 // replayed without it.
 func (c *Conn) unqueueAuthLocked(cl *call) {
-	if cl.tx != txKeeps && cl.tx != txReauth {
+	if e := cl.effect(); e != txKeeps && e != txReauth {
 		c.replayTxLocked()
 	}
 }
 
 // repliedAuthLocked moves the answered transaction state on by cl's effect, cl being
-// a request that opened or closed a transaction and has all its replies; when that is
-// not the effect it was counted with, the state is replayed (a deferred AUTH may go).
-// A Reauth's AUTH records the authentication instead.
+// a request with a record (one that opened or closed a transaction) that has all its
+// replies; when that is not the effect it was counted with, the state is replayed (a
+// deferred AUTH may go). A Reauth's AUTH records the authentication instead.
 func (c *Conn) repliedAuthLocked(cl *call) {
-	if cl.isAuth {
+	if cl.isReauth() {
 		c.reauthRepliedLocked(cl)
 		return
 	}
-	counted := cl.tx
+	counted := cl.follow.tx
 	cl.settleTx()
-	c.auth.replied = cl.tx.after(c.auth.replied)
-	if cl.tx != counted {
+	c.auth.replied = cl.follow.tx.after(c.auth.replied)
+	if cl.follow.tx != counted {
 		c.replayTxLocked()
 	}
 }
@@ -576,25 +625,26 @@ func (c *Conn) repliedAuthLocked(cl *call) {
 // refused (-EXECABORT, also for -NOPERM, -READONLY or -OOM) ends the transaction all
 // the same.
 func (cl *call) settleTx() {
-	if cl.tx != txOpens && cl.tx != txDiscards {
+	f := cl.follow
+	if f == nil || (f.tx != txOpens && f.tx != txDiscards) {
 		return
 	}
-	for i := len(cl.txSteps) - 1; i >= 0; i-- {
-		if s := cl.txSteps[i]; !cl.refusedAt(s.at) {
-			cl.tx = txCloses
+	for i := len(f.txSteps) - 1; i >= 0; i-- {
+		if s := f.txSteps[i]; !cl.refusedAt(s.at) {
+			f.tx = txCloses
 			if s.open {
-				cl.tx = txOpens
+				f.tx = txOpens
 			}
 			return
 		}
 	}
-	cl.tx = cl.txBase
+	f.tx = f.txBase
 }
 
 // refusedAt reports whether the reply to cl's command i is an error reply: the
 // server refused it.
 func (cl *call) refusedAt(i int) bool {
-	if cl.multi {
+	if cl.results != nil {
 		_, refused := resp.AsServerError(cl.results[i].Err)
 		return refused
 	}

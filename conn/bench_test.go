@@ -8,10 +8,14 @@ import (
 	"github.com/respire/respire/test/testserver"
 )
 
-func benchConn(b *testing.B) *Conn {
+func benchConn(b *testing.B) *Conn { return benchDial(b, testserver.Config{}, Options{}) }
+
+// benchDial starts a server with cfg and dials it with o, with the key the benchmarks
+// read set.
+func benchDial(b *testing.B, cfg testserver.Config, o Options) *Conn {
 	b.Helper()
-	srv := testserver.Start(b, testserver.Config{})
-	c, err := Dial(context.Background(), srv.Addr(), Options{})
+	srv := testserver.Start(b, cfg)
+	c, err := Dial(context.Background(), srv.Addr(), o)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -24,8 +28,11 @@ func benchConn(b *testing.B) *Conn {
 
 // BenchmarkConnGet is the latency-bound case: one caller, one command at a time.
 func BenchmarkConnGet(b *testing.B) {
-	c := benchConn(b)
-	ctx := context.Background()
+	benchGets(b, benchConn(b), context.Background())
+}
+
+// benchGets reads the benchmarks' key on c, one GET at a time.
+func benchGets(b *testing.B, c *Conn, ctx context.Context) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := c.Do(ctx, "GET", "bench:key"); err != nil {
@@ -37,15 +44,9 @@ func BenchmarkConnGet(b *testing.B) {
 // BenchmarkConnGetCancellable is BenchmarkConnGet with a context that can be
 // cancelled, as most callers have.
 func BenchmarkConnGetCancellable(b *testing.B) {
-	c := benchConn(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := c.Do(ctx, "GET", "bench:key"); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchGets(b, benchConn(b), ctx)
 }
 
 // BenchmarkConnGetParallel shows how well concurrent callers coalesce into batches.
@@ -75,6 +76,35 @@ func BenchmarkConnDoMulti100(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := c.DoMulti(ctx, cmds...); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchFollowing dials a connection that follows transactions and authentication
+// (Options.Credentials), as every connection of a client with rotating credentials
+// does.
+func benchFollowing(b *testing.B) *Conn {
+	return benchDial(b, testserver.Config{Users: []testserver.User{
+		{Name: "u1", Password: "p1", Rules: []string{"+@all", "~*", "&*"}},
+	}}, rotating(Options{}, cred1))
+}
+
+// BenchmarkConnGetFollowing is BenchmarkConnGet where transactions are followed: a
+// command that opens or closes none must cost what it costs elsewhere.
+func BenchmarkConnGetFollowing(b *testing.B) {
+	benchGets(b, benchFollowing(b), context.Background())
+}
+
+// BenchmarkConnTxFollowing is a MULTI, GET, EXEC batch where transactions are
+// followed: the batch is a request that the connection follows.
+func BenchmarkConnTxFollowing(b *testing.B) {
+	c := benchFollowing(b)
+	ctx := context.Background()
+	tx := [][]any{{"MULTI"}, {"GET", "bench:key"}, {"EXEC"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.DoMulti(ctx, tx...); err != nil {
 			b.Fatal(err)
 		}
 	}

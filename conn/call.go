@@ -18,40 +18,40 @@ const (
 	stateAbandoned                  // written, but its caller gave up; the reader drops its replies
 )
 
+// readRole is whether a call's caller reads its replies itself (pipeline.go).
+type readRole uint8
+
+const (
+	readByAny    readRole = iota // its caller may be given the read role as the call is written
+	readByOthers                 // its caller must not take the read role (StartEncoded)
+	readBySelf                   // its caller was given the read role when the call was written
+)
+
 // call is one request (one command, or a batch sent back to back) waiting for its
-// replies. Calls are pooled (callsFor): a caller returns its call after
-// reading the result, except an abandoned call, which the reader (or the failure path)
-// recycles once it is done.
+// replies. Calls are pooled (callsFor), each by the connection it was taken for: a
+// caller returns its call after reading the result, except an abandoned call, which
+// the reader (or the failure path) recycles once it is done.
 type call struct {
-	state      callState
-	want       int           // replies expected; 0 for fire-and-forget writes
-	noTimeout  bool          // blocking command: no read deadline while it waits
-	inline     bool          // its caller cannot be cancelled, so may do the I/O itself
-	readsSelf  bool          // its caller was given the read role when the call was written
-	othersRead bool          // its caller must not take the read role (StartEncoded)
-	watched    bool          // its caller waits on done alone: the watcher wakes it (watch.go)
-	watchHeld  bool          // under the connection's lock: it counts in the watch's waiters
-	ctxEnded   bool          // the watcher woke it: its context ended (set before the token)
-	start      int           // while queued: its bytes are the write buffer's [start:end]
-	end        int           //
-	reply      resp.Value    // the reply of a single command
-	results    []Result      // the results of a batch (want > 1, or multi set)
-	multi      bool          // collect into results even when want == 1
-	confirm    string        // a pub/sub call (DoConfirmed): the kind of its want confirmations
-	confirmed  int           // with confirm: the confirmations that have arrived
-	isAuth     bool          // the AUTH of a Reauth: taken back if a replay finds it inside a transaction (auth.go)
-	authSeq    uint64        // with isAuth: its Reauth's number (authState.started)
-	authCred   *Credentials  // with isAuth: its credentials, recorded by the reader when the server takes them
-	authEpoch  uint32        // with isAuth: authState.epoch as it was queued
-	tx         txEffect      // what it does to a transaction, on a connection that follows them (auth.go)
-	txBase     txEffect      // what it does if every one of txSteps is refused
-	txSteps    []txStep      // its MULTIs and DISCARDs since its last EXEC or RESET (settleTx)
-	err        error         // a transport error, set with stateReplied
-	done       chan struct{} // gets one token when the call reaches stateReplied
+	state     callState
+	want      int           // replies expected; 0 for fire-and-forget writes
+	noTimeout bool          // blocking command: no read deadline while it waits
+	inline    bool          // its caller cannot be cancelled, so may do the I/O itself
+	reader    readRole      // whether its caller reads its replies itself
+	watched   bool          // its caller waits on done alone: the watcher wakes it (watch.go)
+	watchHeld bool          // under the connection's lock: it counts in the watch's waiters
+	ctxEnded  bool          // the watcher woke it: its context ended (set before the token)
+	start     int           // while queued: its bytes are the write buffer's [start:end]
+	end       int           //
+	reply     resp.Value    // the reply of a single command
+	results   []Result      // a batch's results; not nil for a batch, even of one command
+	confirm   string        // a pub/sub call (DoConfirmed): the kind of its want confirmations
+	confirmed int           // with confirm: the confirmations that have arrived
+	follow    *follow       // what it does to a transaction or the authentication; nil for most (auth.go)
+	err       error         // a transport error, set with stateReplied
+	done      chan struct{} // gets one token when the call reaches stateReplied
 	// gen counts the call's recyclings, so a Pending copied before its Wait knows the
 	// call is no longer its own.
-	gen  atomic.Uint32
-	pool *sync.Pool // where it goes back: sharedCalls, or its connection's own
+	gen atomic.Uint32
 }
 
 // Calls are recycled through one pool shared by every connection, except a connection
@@ -71,24 +71,19 @@ type call struct {
 // A bubble must therefore dial before its fake clock passes 2010: a test that sleeps
 // ten years in a bubble and then dials would hand its calls to the shared pool.
 var (
-	sharedCalls sync.Pool
+	sharedCalls = sync.Pool{New: newCall}
 	bubbleEra   = time.Date(2010, time.January, 1, 0, 0, 0, 0, time.UTC)
 )
-
-// Set here, not in sharedCalls' declaration, which its New could not refer to.
-func init() {
-	sharedCalls.New = func() any { return &call{done: make(chan struct{}, 1), pool: &sharedCalls} }
-}
 
 // callsFor returns the pool of a connection dialled at now.
 func callsFor(now time.Time) *sync.Pool {
 	if !now.Before(bubbleEra) {
 		return &sharedCalls
 	}
-	own := new(sync.Pool)
-	own.New = func() any { return &call{done: make(chan struct{}, 1), pool: own} }
-	return own
+	return &sync.Pool{New: newCall}
 }
+
+func newCall() any { return &call{done: make(chan struct{}, 1)} }
 
 // getCall takes a call for a request of c's expecting want replies.
 func (c *Conn) getCall(want int) *call {
@@ -97,21 +92,24 @@ func (c *Conn) getCall(want int) *call {
 	return cl
 }
 
-// putCall recycles cl. Its done channel is empty: every signal was consumed.
-func putCall(cl *call) {
+// putCall recycles cl, a call of c's, into c's pool (callsFor): a call from one
+// bubble must not reach another. Its done channel is empty: every signal was consumed.
+func (c *Conn) putCall(cl *call) {
 	cl.state = stateQueued
 	cl.noTimeout = false
 	cl.inline = false
-	cl.readsSelf, cl.othersRead = false, false
+	cl.reader = readByAny
 	cl.watched, cl.watchHeld, cl.ctxEnded = false, false, false
-	cl.multi, cl.isAuth, cl.authCred = false, false, nil // a pooled call keeps no password
 	cl.confirm, cl.confirmed = "", 0
-	cl.tx = txKeeps
+	if cl.follow != nil {
+		putFollow(cl.follow)
+		cl.follow = nil
+	}
 	cl.reply = resp.Value{}
 	cl.results = nil
 	cl.err = nil
 	cl.gen.Add(1)
-	cl.pool.Put(cl)
+	c.calls.Put(cl)
 }
 
 // deliver records one reply and reports whether the call is now complete.
@@ -122,7 +120,7 @@ func (cl *call) deliver(v resp.Value) bool {
 		cl.confirmed++
 		return cl.confirmed == cl.want || v.Err() != nil
 	}
-	if cl.multi {
+	if cl.results != nil {
 		cl.results = append(cl.results, ResultOf(v))
 		return len(cl.results) == cl.want
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"reflect"
 	"runtime"
 	"testing"
 	"testing/synctest"
@@ -65,4 +66,29 @@ func TestCallsShared(t *testing.T) {
 		a.Close()
 		b.Close()
 	})
+}
+
+// TestCallFields holds a call, which every request takes, to 18 fields: what only
+// re-authentication and transaction following need lives in a record of its own
+// (follow).
+func TestCallFields(t *testing.T) {
+	if n := reflect.TypeFor[call]().NumField(); n > 18 {
+		t.Errorf("call has %d fields, want at most 18", n)
+	}
+}
+
+// TestFollowOnlyWhereUsed: on a connection that follows transactions, a request gets
+// a record at its first transaction command, and not before.
+func TestFollowOnlyWhereUsed(t *testing.T) {
+	c := &Conn{}
+	cl := &call{want: 3}
+	c.followLocked(cl, 0, verbOf([]any{"GET", "k"}))
+	c.followLocked(cl, 1, verbOf([]any{"AUTH", "u", "p"}))
+	if cl.follow != nil {
+		t.Fatal("a request without transaction commands got a record")
+	}
+	c.followLocked(cl, 2, verbOf([]any{"MULTI"}))
+	if cl.effect() != txOpens {
+		t.Fatalf("effect %d after MULTI, want txOpens", cl.effect())
+	}
 }

@@ -405,14 +405,14 @@ func (c *Conn) DoWith(ctx context.Context, o CallOptions, args ...any) (resp.Val
 	cl := c.getCall(1)
 	cl.noTimeout = o.Blocking
 	if err := c.enqueue(ctx, cl, o.KeyPrefix, o.Keys, args); err != nil {
-		putCall(cl)
+		c.putCall(cl)
 		return resp.Value{}, err
 	}
 	if err := c.wait(ctx, cl); err != nil {
 		return resp.Value{}, err
 	}
 	v, err := cl.reply, cl.err
-	putCall(cl)
+	c.putCall(cl)
 	if err != nil {
 		return resp.Value{}, err
 	}
@@ -455,10 +455,9 @@ func (c *Conn) DoMultiWith(ctx context.Context, keyPrefix string, keys [][]int, 
 		return nil, fmt.Errorf("%w: %d key lists for %d commands", ErrInvalidOptions, len(keys), len(cmds))
 	}
 	cl := c.getCall(len(cmds))
-	cl.multi = true
 	cl.results = make([]Result, 0, len(cmds))
 	if err := c.enqueueMulti(ctx, cl, keyPrefix, keys, cmds); err != nil {
-		putCall(cl)
+		c.putCall(cl)
 		return nil, err
 	}
 	return c.waitResults(ctx, cl)
@@ -482,7 +481,7 @@ func (c *Conn) waitResults(ctx context.Context, cl *call) ([]Result, error) {
 		return nil, err
 	}
 	results, err := cl.results, cl.err
-	putCall(cl)
+	c.putCall(cl)
 	if err != nil {
 		return nil, err
 	}
@@ -505,14 +504,14 @@ func (c *Conn) DoConfirmed(ctx context.Context, confirm string, n int, args ...a
 	cl := c.getCall(n)
 	cl.confirm = confirm
 	if err := c.enqueue(ctx, cl, "", nil, args); err != nil {
-		putCall(cl)
+		c.putCall(cl)
 		return err
 	}
 	if err := c.wait(ctx, cl); err != nil {
 		return err
 	}
 	v, err := cl.reply, cl.err
-	putCall(cl)
+	c.putCall(cl)
 	if err != nil {
 		return err
 	}
@@ -525,13 +524,13 @@ func (c *Conn) DoConfirmed(ctx context.Context, confirm string, n int, args ...a
 func (c *Conn) Send(ctx context.Context, args ...any) error {
 	cl := c.getCall(0)
 	if err := c.enqueue(ctx, cl, "", nil, args); err != nil {
-		putCall(cl)
+		c.putCall(cl)
 		return err
 	}
 	if err := c.wait(ctx, cl); err != nil {
 		return err
 	}
 	err := cl.err
-	putCall(cl)
+	c.putCall(cl)
 	return err
 }

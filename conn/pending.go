@@ -45,15 +45,16 @@ func (c *Conn) startEncoded(ctx context.Context, n int, payload []byte, results 
 		return Pending{}, fmt.Errorf("%w: %d commands in %d bytes", ErrInvalidOptions, n, len(payload))
 	}
 	cl := c.getCall(n)
-	cl.multi = true
-	cl.othersRead = !readSelf
-	if cap(results) >= n {
+	if !readSelf {
+		cl.reader = readByOthers
+	}
+	if cap(results) >= n { // n > 0: results[:0] is not nil, so the call collects a batch
 		cl.results = results[:0]
 	} else {
 		cl.results = make([]Result, 0, n)
 	}
 	if err := c.lockForEnqueue(ctx); err != nil {
-		putCall(cl)
+		c.putCall(cl)
 		return Pending{}, err
 	}
 	start := len(c.w.buf)

@@ -206,7 +206,7 @@ func TestPendingConnectionLostBeforeWait(t *testing.T) {
 			f.Expect("ECHO", "1")
 			f.Reply("$1\r\n0\r\n") // one reply of two, then the server goes away
 			f.Close()
-			if !p.cl.readsSelf {
+			if p.cl.reader != readBySelf {
 				// The reader goroutine notices the loss before Wait; a caller that
 				// reads itself notices it in Wait.
 				testkit.WaitFor(t, "the connection to break", func() bool { return c.Err() != nil })

@@ -280,8 +280,8 @@ func (c *Conn) takeBatchLocked(me *call) []byte {
 		c.armReadDeadlineLocked(timed)
 		if !c.r.reading {
 			c.r.reading = true
-			if me != nil && me.want > 0 && !me.othersRead {
-				me.readsSelf = true
+			if me != nil && me.want > 0 && me.reader != readByOthers {
+				me.reader = readBySelf
 				c.releaseWatchLocked(me) // a caller that reads itself selects (wait)
 			} else {
 				signal(c.r.wake)
@@ -388,13 +388,13 @@ func (c *Conn) writeLoop() {
 // reads its result. On an error return cl belongs to the connection.
 func (c *Conn) wait(ctx context.Context, cl *call) error {
 	switch {
-	case cl.watched && !cl.readsSelf:
+	case cl.watched && cl.reader != readBySelf:
 		<-cl.done
 		if !cl.ctxEnded {
 			return nil
 		}
 	default:
-		if cl.readsSelf {
+		if cl.reader == readBySelf {
 			if cl.inline {
 				c.readUntil(cl)
 			} else {
@@ -422,7 +422,7 @@ func (c *Conn) wait(ctx context.Context, cl *call) error {
 	case stateQueued:
 		c.unqueueLocked(cl)
 		c.mu.Unlock()
-		putCall(cl)
+		c.putCall(cl)
 		return &CallError{Err: context.Cause(ctx)}
 	default:
 		cl.state = stateAbandoned
@@ -635,10 +635,10 @@ func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {
 	}
 	c.r.inflight.pop()
 	// The one check of transaction following on the hot path that is not under
-	// auth.track: tx is only ever set where it is (followLocked), or on a Reauth's
-	// AUTH (txReauth), so on any other connection it is txKeeps but for those, and
-	// testing it costs no more than testing track.
-	if cl.tx != txKeeps {
+	// auth.track: a request has a record only where transactions are followed
+	// (followLocked), or as a Reauth's AUTH, and testing for it costs no more than
+	// testing track.
+	if cl.follow != nil {
 		c.repliedAuthLocked(cl)
 	}
 	c.releaseWatchLocked(cl)
@@ -650,7 +650,7 @@ func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {
 	cl.state = stateReplied
 	c.mu.Unlock()
 	if abandoned {
-		putCall(cl)
+		c.putCall(cl)
 	} else {
 		cl.done <- struct{}{}
 	}
@@ -718,7 +718,7 @@ func (c *Conn) fatal(err error) {
 	}
 	for i, cl := range written {
 		if abandoned[i] {
-			putCall(cl) // nobody waits for it any more
+			c.putCall(cl) // nobody waits for it any more
 		} else {
 			cl.done <- struct{}{}
 		}

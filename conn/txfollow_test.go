@@ -532,7 +532,7 @@ func TestSettleTx(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.cmds), func(t *testing.T) {
 			c := &Conn{}
-			cl := &call{want: len(tt.cmds), multi: true}
+			cl := &call{want: len(tt.cmds), results: make([]Result, 0, len(tt.cmds))}
 			for i, cmd := range tt.cmds {
 				name, refused := strings.CutPrefix(cmd, "!")
 				c.followLocked(cl, i, verbOf([]any{name}))
@@ -543,8 +543,8 @@ func TestSettleTx(t *testing.T) {
 				cl.results = append(cl.results, res)
 			}
 			cl.settleTx()
-			if cl.tx != tt.want {
-				t.Errorf("effect %d, want %d", cl.tx, tt.want)
+			if got := cl.effect(); got != tt.want {
+				t.Errorf("effect %d, want %d", got, tt.want)
 			}
 		})
 	}

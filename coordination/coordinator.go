@@ -6,6 +6,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/cluster"
+	"github.com/respire/respire/internal/link"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/observe"
 )
@@ -14,7 +15,8 @@ import (
 // and share it.
 type Coordinator struct {
 	c     *respire.Client
-	locks *lock.Locker // renews, verifies and releases the leases, fencing as lock does
+	ln    *link.Client // what the leases use of c: its prefix, observer and key watches
+	locks *lock.Locker // renews, verifies and releases the leases, cutting off as lock does
 	obs   observe.Observer
 }
 
@@ -22,9 +24,9 @@ type Coordinator struct {
 // Its leases report the steps of their lives (observe.Lock) to c's Observer, if it has
 // one.
 func New(c *respire.Client) *Coordinator {
-	co := &Coordinator{c: c, locks: lock.New(c)}
-	if c != nil {
-		co.obs = c.Observer()
+	co := &Coordinator{c: c, ln: link.Of(c), locks: lock.New(c)}
+	if co.ln != nil {
+		co.obs = co.ln.Observer
 	}
 	return co
 }
@@ -47,7 +49,7 @@ func (co *Coordinator) checkPair(what1, key1, what2, key2 string) error {
 	case key1 == key2:
 		return fmt.Errorf("%w: %s and %s are the same key %q", ErrInvalidArg, what1, what2, key1)
 	}
-	prefix := co.c.KeyPrefix()
+	prefix := co.ln.Prefix
 	// Checked on every deployment, not only on a Cluster: the pair a test accepts on one
 	// server must not be refused in production.
 	if s1, s2 := cluster.PrefixedSlot(prefix, key1), cluster.PrefixedSlot(prefix, key2); s1 != s2 {

@@ -21,8 +21,8 @@
 // counter (INCR fence), whose new value is the fencing token; no other client can run
 // between the two. Renewal (ResetExpiry, KeepAlive at half the lease), VerifyStillHeld,
 // Release with its outcomes and Close are package lock's, with the same native
-// commands per server and the same CLIENT ID / CLIENT KILL fencing of a renewal or
-// release whose outcome is uncertain; see that package.
+// commands per server and the same cut-off (CLIENT ID / CLIENT KILL of its
+// connection) of a renewal or release whose outcome is uncertain; see that package.
 //
 // The two keys must hash to one Cluster slot once the client's key prefix is applied:
 // give them one {hash tag}, as in "{reports:daily}:lease" and "{reports:daily}:fence".
@@ -164,11 +164,11 @@
 // observe.Lock events as package lock's: an attempt per try, contended, acquired or
 // given up, renewals, a loss with its cause (lock.ErrLeaseLost,
 // lock.ErrOwnershipUncertain, lock.ErrLeaseExpired, or a Redlock's ErrNoQuorum) and
-// release outcomes. A FencedLock's renewals, keep-alive, loss, fences and release are
+// release outcomes. A FencedLock's renewals, keep-alive, loss, cut-offs and release are
 // its lock.Lock's, reported by package lock; its acquisition, including each try of a
 // waiting AcquireFencedLock, is reported here. A Permit's and an RWLease's are
 // reported at the same points. A Redlock reports as one lease, to the observer of the
-// first of the group's clients that has one, never once per server; the fences of its
+// first of the group's clients that has one, never once per server; the cut-offs of its
 // per-server renewals and releases go to each server's client. Events are sent with
 // no lock of the lease held, so an observer may call back into the lease (read its
 // state, release it); events of calls racing on one lease arrive in the order they

@@ -169,7 +169,7 @@ func (co *Coordinator) AcquireFencedLock(ctx context.Context, leaseKey, fenceKey
 	if err != nil {
 		return nil, err
 	}
-	if !co.c.CanWatchKeys() {
+	if !co.ln.CanWatchKeys {
 		return nil, ErrNoTracking
 	}
 	// Watches are armed in turn: one change of the lease wakes one waiter of this
@@ -262,7 +262,7 @@ func (fl *FencedLock) VerifyStillHeld(ctx context.Context) (bool, error) {
 }
 
 // ResetExpiry sets the lease to d from now if it is still held, as lock.Lock's does,
-// fencing the connection of a renewal whose outcome is uncertain. It returns false
+// cutting off the connection of a renewal whose outcome is uncertain. It returns false
 // after expiry, release or loss: stop protected writes then.
 func (fl *FencedLock) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) {
 	return fl.lease.ResetExpiry(ctx, d)

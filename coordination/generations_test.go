@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/link"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/test/testserver"
@@ -33,7 +35,7 @@ func TestServerGenerations(t *testing.T) {
 			for _, proto := range []int{0, 3, 2} {
 				t.Run("Protocol"+strconv.Itoa(proto), func(t *testing.T) {
 					c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, Protocol: proto})
-					cn, err := c.ConnFor(context.Background(), "gen")
+					cn, err := link.Of(c).Conn(context.Background(), route.SharedLane, "gen")
 					if err != nil {
 						t.Fatal(err)
 					}

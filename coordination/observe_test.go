@@ -10,6 +10,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
+	"github.com/respire/respire/internal/link"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/observe"
@@ -79,7 +80,7 @@ func observedClient(t *testing.T, srv *testserver.Server, rec *recorder, trackin
 		opts.ClientSideCache = &cache.Options{}
 	}
 	c := testclient.New(t, opts)
-	if c.Observer() == nil {
+	if link.Of(c).Observer == nil {
 		t.Fatal("the client has no observer")
 	}
 	return c

@@ -10,6 +10,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/link"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
@@ -105,12 +106,13 @@ func NewRedlockGroup(clients []*respire.Client, opts RedlockOptions) (*RedlockGr
 			return nil, fmt.Errorf("%w: clients %d and %d are the same client", ErrRedlockGroup, j, i)
 		}
 		seen[c] = i
-		if !c.Standalone() {
+		ln := link.Of(c)
+		if !ln.Standalone {
 			return nil, fmt.Errorf("%w: client %d is a Cluster or Sentinel client, one deployment rather than an independent server", ErrRedlockGroup, i)
 		}
 		g.nodes = append(g.nodes, &redlockNode{c: c, locks: lock.New(c).Unobserved()})
 		if g.obs == nil {
-			g.obs = c.Observer()
+			g.obs = ln.Observer
 		}
 	}
 	return g, nil
@@ -545,8 +547,8 @@ func (rl *Redlock) RemainingEstimate() time.Duration {
 // elapsed − the drift margin); the validity then runs from this renewal. Otherwise the
 // handle no longer reports ownership (stop the protected work; acquire anew) and the
 // error, if servers failed, matches ErrNoQuorum. A renewal whose outcome is uncertain
-// on a server is fenced there as package lock fences it, and that server counts as
-// lost.
+// on a server is cut off there as package lock cuts it off, and that server counts
+// as lost.
 func (rl *Redlock) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) {
 	if err := rl.g.checkLease(rl.key, d); err != nil {
 		return false, err

@@ -84,7 +84,7 @@ func (r *Resource) Write(ctx context.Context, token int64, command string, args 
 	if command == "" {
 		return resp.Value{}, fmt.Errorf("%w: empty command", ErrInvalidArg)
 	}
-	if err := checkResourceWrite(command, args); err != nil {
+	if err := checkResourceWrite(r.co.ln.Table, command, args); err != nil {
 		return resp.Value{}, err
 	}
 	argv := make([]any, 0, 2+len(args))
@@ -120,11 +120,11 @@ func (r *Resource) Write(ctx context.Context, token int64, command string, args 
 // unknown), or one that touches a key besides the resource's. Such a key would escape
 // the client's key prefix and the Cluster slot check, and the fence would guard a
 // write it never saw.
-func checkResourceWrite(name string, args []any) error {
+func checkResourceWrite(table *command.Table, name string, args []any) error {
 	full := make([]any, 0, 2+len(args))
 	full = append(full, name, "resource")
 	full = append(full, args...)
-	info, ok := command.LookupArgs(full)
+	info, ok := table.LookupArgs(full)
 	if !ok {
 		return fmt.Errorf("%w: %s is not a command whose keys are known", ErrInvalidArg, name)
 	}

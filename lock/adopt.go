@@ -8,7 +8,7 @@ import (
 // token with a TTL of ttl, written by a command sent at acquiredAt (a TryTake, or a
 // script of the caller's own, such as package coordination's fenced acquisition, which
 // takes the lease and advances a counter in one step). The handle verifies, renews,
-// keeps alive and releases the lease exactly as one TryAcquire returned, fencing
+// keeps alive and releases the lease exactly as one TryAcquire returned, cutting off
 // uncertain renewals and releases the same way, so code built on this package needs
 // no copy of that machinery, and reports its renewals, loss and release to the
 // observer as theirs (its acquisition is the caller's to report). Adopt sends nothing;

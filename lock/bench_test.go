@@ -9,6 +9,8 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/link"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/test/emulator"
 	"github.com/respire/respire/test/testserver"
 )
@@ -89,9 +91,9 @@ func commandCycle(b *testing.B, c *respire.Client, script, split bool) func(ctx 
 			_, err := c.Do(ctx, args...)
 			return err
 		}
-		cn, err := c.LockConnFor(ctx, key)
+		cn, err := link.Of(c).Conn(ctx, route.LockLane, key)
 		if err == nil {
-			_, _, err = c.LockDoOn(ctx, cn, conn.CallOptions{}, args...)
+			_, _, err = link.Of(c).Do(ctx, cn, route.LockLane, conn.CallOptions{}, args...)
 		}
 		return err
 	}

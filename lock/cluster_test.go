@@ -10,6 +10,8 @@ import (
 	"github.com/respire/respire"
 	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/link"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/emulator"
@@ -19,7 +21,7 @@ import (
 // has learned of SET IFEQ.
 func setIfEqCap(t *testing.T, c *respire.Client, key string) conn.Support {
 	t.Helper()
-	cn, err := c.LockConnFor(context.Background(), key)
+	cn, err := link.Of(c).Conn(context.Background(), route.LockLane, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +103,7 @@ func TestLocksOnCluster(t *testing.T) {
 		// The target's connection is new to this client: it knows nothing yet. (Reach
 		// it through a key it served before the move: the client has not seen MOVED.)
 		i := 1 + slices.IndexFunc(slots[1:], func(s int) bool { return cl.MasterOf(t, s).ID == to.ID })
-		toConn, err := c.LockConnFor(ctx, keys[i])
+		toConn, err := link.Of(c).Conn(ctx, route.LockLane, keys[i])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -261,7 +263,7 @@ func TestLocksOnMixedVersionCluster(t *testing.T) {
 
 func mustConn(t *testing.T, c *respire.Client, key string) *conn.Conn {
 	t.Helper()
-	cn, err := c.ConnFor(context.Background(), key)
+	cn, err := link.Of(c).Conn(context.Background(), route.SharedLane, key)
 	if err != nil {
 		t.Fatal(err)
 	}

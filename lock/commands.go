@@ -5,6 +5,7 @@ import (
 	_ "embed"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/internal/script"
 	"github.com/respire/respire/resp"
 )
@@ -15,7 +16,7 @@ const (
 	capSetIfEq = "lock.set-ifeq"    // SET key value IFEQ cmp PX ms
 	capDelEx   = "lock.delex"       // DELEX key IFEQ value (Redis 8.4+)
 	capDelIfEq = "lock.delifeq"     // DELIFEQ key value (Valkey 9.0+)
-	capFence   = "lock.client-kill" // the user may run CLIENT KILL
+	capSever   = "lock.client-kill" // the user may run CLIENT KILL
 )
 
 var (
@@ -36,42 +37,37 @@ var (
 )
 
 // via is the connection a lock operation's commands go to. It starts as the
-// connection that serves the key: the shared one for commands that are never fenced,
-// the client's lock connection (respire.Client.LockConnFor) for the managed renewals
-// and releases that may be, so that a fence never kills the connection other callers'
-// commands share. After a Cluster redirection (MOVED, ASK) it is the connection of the
-// node that answered (of the same kind), so that what a reply teaches is remembered on
-// the connection that gave it, and a fence targets the connection that carried the
-// command.
+// connection that serves the key: the shared one for commands that are never cut off,
+// the lock lane (route.LockLane) for the managed renewals and releases that may be, so
+// that a cut-off never kills the connection other callers' commands share. After a
+// Cluster redirection (MOVED, ASK) it is the connection of the node that answered (on
+// the same lane), so that what a reply teaches is remembered on the connection that
+// gave it, and a cut-off targets the connection that carried the command.
 type via struct {
-	cn    *conn.Conn
-	fence bool // on a lock connection: its commands may be fenced
+	cn   *conn.Conn
+	lane route.Lane // route.LockLane: its commands may be cut off
 }
 
 // route returns the via for key, on the shared connection.
 func (l *Locker) route(ctx context.Context, key string) (via, error) {
-	cn, err := l.c.ConnFor(ctx, key)
-	return via{cn: cn}, err
+	cn, err := l.ln.Conn(ctx, route.SharedLane, key)
+	return via{cn: cn, lane: route.SharedLane}, err
 }
 
-// fenceableRoute returns the via for key on the client's lock connection, for commands
-// that may be fenced.
-func (l *Locker) fenceableRoute(ctx context.Context, key string) (via, error) {
-	cn, err := l.c.LockConnFor(ctx, key)
-	return via{cn: cn, fence: true}, err
+// severableRoute returns the via for key on the lock lane, for commands that may be
+// cut off.
+func (l *Locker) severableRoute(ctx context.Context, key string) (via, error) {
+	cn, err := l.ln.Conn(ctx, route.LockLane, key)
+	return via{cn: cn, lane: route.LockLane}, err
 }
 
 // do runs one lock command on v with the client's key prefix on the key at keys,
-// following Cluster redirections (which say the command did not run).
+// following Cluster redirections (which say the command did not run) on v's lane.
 func (l *Locker) do(ctx context.Context, v *via, keys []int, args ...any) (resp.Value, error) {
-	o := conn.CallOptions{KeyPrefix: l.prefix, Keys: keys}
+	o := conn.CallOptions{KeyPrefix: l.ln.Prefix, Keys: keys}
 	var r resp.Value
 	var err error
-	if v.fence {
-		r, v.cn, err = l.c.LockDoOn(ctx, v.cn, o, args...)
-	} else {
-		r, v.cn, err = l.c.DoOn(ctx, v.cn, o, args...)
-	}
+	r, v.cn, err = l.ln.Do(ctx, v.cn, v.lane, o, args...)
 	return r, err
 }
 

@@ -27,10 +27,10 @@
 // COMMAND call is made. NOPERM, timeouts, cancellation, connection loss and other
 // errors go back to the caller and never select another command; a command whose
 // outcome is uncertain is never replayed. On a Cluster, a command redirected by MOVED or
-// ASK (which means it did not run) is sent to the node the redirection names
-// (respire.Client.DoOn), and what its reply teaches is remembered on that node's
+// ASK (which means it did not run) is sent to the node the redirection names (the
+// client's router follows it), and what its reply teaches is remembered on that node's
 // connection: a lock whose slot moves is renewed and released through the
-// redirection, and a fence goes to the node that carried the command. Scripts run by
+// redirection, and a cut-off goes to the node that carried the command. Scripts run by
 // EVALSHA, then EVAL after NOSCRIPT; their digests are computed on first use, never at
 // init, and in FIPS 140-only mode (GODEBUG=fips140=only), where SHA-1 may not be
 // computed here, each connection's server gives them once (SCRIPT LOAD).
@@ -38,23 +38,23 @@
 // ACLs must allow: SET for acquisition and native renewal; DELEX for native release on
 // Redis 8.4+, DELIFEQ on Valkey 9.0+; EVALSHA and EVAL with GET, DEL and PEXPIRE for the
 // Lua paths; GET for VerifyStillHeld and OwnerToken; CLIENT ID (or HELLO) and CLIENT
-// KILL for fencing. Permission denied never selects another path: widen the ACL when
+// KILL for cutting off uncertain commands. Permission denied never selects another path: widen the ACL when
 // upgrading the server.
 //
-// # Fencing
+// # Cutting off uncertain commands
 //
 // A managed renewal (ResetExpiry, KeepAlive) or Release on a *Lock that is cancelled
-// or times out after its command may have been written fences the connection that
+// or times out after its command may have been written severs the connection that
 // carried it: CLIENT KILL ID <its id>, sent on another connection, so nothing queued on
 // it can run later; the lock then counts as lost. Those commands travel on the
-// client's lock connections (respire.Client.LockConnFor: one per server, pipelined
-// among locks), never on the shared connection other callers' commands use, so a fence
-// fails lock traffic only. A renewal of another lock that dies with a fenced
+// client's lock connections (a lane of the client's router: one per server,
+// pipelined among locks), never on the shared connection other callers' commands
+// use, so a cut-off fails lock traffic only. A renewal of another lock that dies with a severed
 // connection was settled by the kill, and since a renewal can only extend its own
 // token it is sent again on a fresh connection while the lease lasts, not reported as
 // lost; so is a release that had not been written. If the user may not run CLIENT
-// KILL, release is a plain compare-and-delete without fence. The raw-token calls
-// (TryTake, ResetExpiry, Release, OwnerToken on the Locker) never fence.
+// KILL, release is a plain compare-and-delete without cut-off. The raw-token calls
+// (TryTake, ResetExpiry, Release, OwnerToken on the Locker) never sever.
 //
 // # Keep-alive and release
 //
@@ -90,7 +90,7 @@
 // ErrLeaseLost. A keep-alive that finds its token on the new master renews it there;
 // one that cannot reach a master before the lease ends ends its context
 // (ErrLeaseExpired, or the renewal's error). Commands after a failover run on new connections, which learn the new
-// master's commands afresh (and a fence never sends CLIENT KILL to a server other
+// master's commands afresh (and a cut-off never sends CLIENT KILL to a server other
 // than the one that carried the command). A Sentinel or Cluster client is one
 // deployment: its endpoints are not independent Redlock votes, and neither are two
 // clients of the same server. For an ordered token that a protected resource can
@@ -111,7 +111,7 @@
 // it lost or uncertain or a keep-alive's context ends on a loss, with the cause
 // KeepAliveContext ends with and the time it was held; and LockReleased for each
 // Release or Close (not for callers that joined another's), with its outcome. Every
-// CLIENT KILL a fence sends is reported as an observe.Fence. The raw-token calls report
+// CLIENT KILL a cut-off sends is reported as an observe.Fence. The raw-token calls report
 // nothing. An Adopt-ed handle reports from its renewals on. Events carry no key or
 // token. Without an observer nothing is built and no clock is read.
 //
@@ -120,5 +120,5 @@
 // Locker, Lock and Keeper are safe for concurrent use. A KeepAlive owns one goroutine,
 // which stops when the keep-alive is stopped, its lease is released or lost, or its
 // context ends; Stop and Release (Keeper.Halt) wait for it. The lock connections
-// belong to the client and close with it.
+// (lock lanes of the client's router) belong to the client and close with it.
 package lock

@@ -12,7 +12,7 @@ var (
 	ErrLeaseLost = errors.New("lock: lease lost")
 	// ErrOwnershipUncertain is the cause when a renewal or release may have reached the
 	// server but its reply never came back: the handle stops trusting the lock (and
-	// fences the connection that carried it, when it may).
+	// severs the connection that carried it, when it may).
 	ErrOwnershipUncertain = errors.New("lock: ownership uncertain")
 	// ErrLeaseExpired is the cause of a keep-alive context that ended because the lease
 	// ran out before a renewal succeeded (the renewal was late, slow or failing).

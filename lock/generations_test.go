@@ -9,6 +9,8 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/link"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
@@ -48,7 +50,7 @@ type learned [3]conn.Support
 // connLearned reads what the lock connection that serves key has learned.
 func connLearned(t *testing.T, c *respire.Client, key string) learned {
 	t.Helper()
-	cn, err := c.LockConnFor(context.Background(), key)
+	cn, err := link.Of(c).Conn(context.Background(), route.LockLane, key)
 	if err != nil {
 		t.Fatal(err)
 	}

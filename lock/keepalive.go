@@ -57,7 +57,7 @@ type KeepAlive struct {
 // expiry: a keep-alive started late in a lease renews at once, and one running while
 // ResetExpiry is called renews half a lease before the new expiry. Its Context ends
 // when ctx ends, when a renewal fails or finds the lock lost, when a renewal's outcome
-// is uncertain (it is then fenced), when the lease runs out before a renewal
+// is uncertain (it is then cut off), when the lease runs out before a renewal
 // succeeds, or when the lock is released; context.Cause says which: ErrLeaseLost,
 // ErrOwnershipUncertain, the renewal's own error, ErrLeaseExpired, ErrReleased or
 // ErrKeepAliveStopped. If a keep-alive already runs, it is returned.
@@ -295,7 +295,7 @@ func (k *KeepAlive) renew() error {
 	r := k.r
 	for {
 		// The renewal must finish while the lease still protects the work. Stopping the
-		// keep-alive does not cancel it: that would fence a healthy connection.
+		// keep-alive does not cancel it: that would sever a healthy connection.
 		d := r.Duration()
 		ctx, cancel := context.WithDeadline(context.WithoutCancel(k.ctx), safeDeadline(r.ExpiresAtEstimate(), d))
 		ok, err := r.ResetExpiry(ctx, d)

@@ -121,13 +121,13 @@ func (m *Lock) VerifyStillHeld(ctx context.Context) (bool, error) {
 // meanwhile reschedules its next renewal, and its expiry deadline, from the new lease.
 //
 // If ctx ends, or the reply times out, after the command may have reached the server,
-// the connection that carried it is fenced (CLIENT KILL ID from another connection, so
+// the connection that carried it is severed (CLIENT KILL ID from another connection, so
 // the command cannot run late), the lock counts as lost, and the error matches
-// ErrOwnershipUncertain and conn.ErrOutcomeUnknown. The renewal travels on the client's
-// lock connection (respire.Client.LockConnFor): when another lock's fence kills that
-// connection under it, the kill has settled it (it ran or never will) and, since a
-// renewal can only extend this lock's own token, it is sent again on a fresh connection
-// while the lease lasts rather than reported as lost.
+// ErrOwnershipUncertain and conn.ErrOutcomeUnknown. The renewal travels on the
+// client's lock connection (one per server, beside the shared one): when another
+// lock's cut-off kills that connection under it, the kill has settled it (it ran or
+// never will) and, since a renewal can only extend this lock's own token, it is sent
+// again on a fresh connection while the lease lasts rather than reported as lost.
 func (m *Lock) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) {
 	ms, err := checkKeyTTL(m.key, d)
 	if err != nil {
@@ -137,7 +137,7 @@ func (m *Lock) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) {
 		return false, nil
 	}
 	for {
-		cn, err := m.l.fenceableRoute(ctx, m.key)
+		cn, err := m.l.severableRoute(ctx, m.key)
 		if err != nil {
 			m.l.report(ctx, observe.LockRenewed, time.Time{}, err)
 			return false, err
@@ -150,7 +150,7 @@ func (m *Lock) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) {
 		case conn.WasWritten(err):
 			// Lose first: protected work must stop before anything else happens.
 			m.loseReported(ctx, ErrOwnershipUncertain)
-			m.l.fence(cn.cn)
+			m.l.sever(cn.cn)
 			return false, fmt.Errorf("%w: %w", ErrOwnershipUncertain, err)
 		case err != nil:
 			m.l.report(ctx, observe.LockRenewed, time.Time{}, err)
@@ -232,14 +232,14 @@ func (m *Lock) KeepAliveContext() context.Context {
 	return ctx
 }
 
-// fence makes sure a command written on cn can no longer run: CLIENT KILL ID of cn's
+// sever makes sure a command written on cn can no longer run: CLIENT KILL ID of cn's
 // CLIENT ID, sent on another connection, then cn is closed. It reports whether it
-// fenced; it cannot when the connection's ID is unknown or the user may not run CLIENT
+// severed; it cannot when the connection's ID is unknown or the user may not run CLIENT
 // KILL (learned from NOPERM and remembered on cn).
-func (l *Locker) fence(cn *conn.Conn) bool {
+func (l *Locker) sever(cn *conn.Conn) bool {
 	id, ok := cn.ID()
 	caps := cn.Capabilities()
-	if !ok || caps.Load(capFence) == conn.Unsupported {
+	if !ok || caps.Load(capSever) == conn.Unsupported {
 		return false
 	}
 	if closedByServer(cn.Err()) {
@@ -248,53 +248,53 @@ func (l *Locker) fence(cn *conn.Conn) bool {
 		// could name a stranger's connection.
 		return true
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), fenceTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), severTimeout)
 	defer cancel()
 	// The server that carried the command, even if the key is served elsewhere now.
-	other, release, err := l.c.DedicatedTo(ctx, cn)
+	other, err := l.ln.DedicatedTo(ctx, cn.Addr())
 	if err != nil {
-		l.reportFence(cn.Addr(), id, err)
+		l.reportSever(cn.Addr(), id, err)
 		return false
 	}
 	if other.Addr() != cn.Addr() {
 		// Another server answers there now (a Sentinel failover): a CLIENT ID names a
 		// client of one server only, and killing it on another would hit a stranger.
-		release(true)
-		caps.Store(capFenced, conn.Supported)
+		l.ln.Release(other, true)
+		caps.Store(capSevered, conn.Supported)
 		cn.Close()
 		return false
 	}
-	caps.Store(capFenced, conn.Supported) // before the kill: what dies of it sees the mark
+	caps.Store(capSevered, conn.Supported) // before the kill: what dies of it sees the mark
 	_, err = other.Do(ctx, "CLIENT", "KILL", "ID", id)
-	release(!conn.WasWritten(err) && ctx.Err() == nil)
+	l.ln.Release(other, !conn.WasWritten(err) && ctx.Err() == nil)
 	if isNoPerm(err) {
-		caps.Store(capFenced, conn.Unknown) // nothing was killed after all
-		caps.Store(capFence, conn.Unsupported)
-		l.reportFence(cn.Addr(), id, err)
+		caps.Store(capSevered, conn.Unknown) // nothing was killed after all
+		caps.Store(capSever, conn.Unsupported)
+		l.reportSever(cn.Addr(), id, err)
 		return false
 	}
 	cn.Close()
-	fenced := err == nil || resp.IsNoSuchClient(err)
-	if fenced {
+	severed := err == nil || resp.IsNoSuchClient(err)
+	if severed {
 		err = nil // no such client: the connection was gone already
 	}
-	l.reportFence(cn.Addr(), id, err)
-	return fenced
+	l.reportSever(cn.Addr(), id, err)
+	return severed
 }
 
-// capFenced marks, in a connection's capability memory, a connection that a lock
-// fenced on purpose (CLIENT KILL, or a close when the kill could not be sent): what
+// capSevered marks, in a connection's capability memory, a connection that a lock
+// severed on purpose (CLIENT KILL, or a close when the kill could not be sent): what
 // other locks had in flight on it ran before the kill or never will, so a renewal
 // among them may be sent again. A connection its server closed is not marked: a
 // command caught in that is uncertain.
-const capFenced = "lock.fenced"
+const capSevered = "lock.severed"
 
 // killedUnder reports a command that failed, with its caller's ctx live, because a
-// lock fenced the connection cn that carried it: it ran before the kill or never will
+// lock severed the connection cn that carried it: it ran before the kill or never will
 // (unless nothing was sent at all), so a renewal or release may be sent again.
 func killedUnder(ctx context.Context, err error, cn *conn.Conn) bool {
 	var ce *conn.CallError
-	return ctx.Err() == nil && errors.As(err, &ce) && cn.Capabilities().Load(capFenced) == conn.Supported
+	return ctx.Err() == nil && errors.As(err, &ce) && cn.Capabilities().Load(capSevered) == conn.Supported
 }
 
 // closedByServer reports a connection broken by its server's end rather than by us.
@@ -303,5 +303,5 @@ func closedByServer(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE))
 }
 
-// fenceTimeout bounds a fence: it runs after the caller's own context has ended.
-const fenceTimeout = 5 * time.Second
+// severTimeout bounds a cut-off: it runs after the caller's own context has ended.
+const severTimeout = 5 * time.Second

@@ -6,33 +6,33 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/link"
 	"github.com/respire/respire/observe"
 )
 
 // Locker takes and manages leases on one client. It is cheap: create one per client
 // and share it.
 type Locker struct {
-	c      *respire.Client
-	prefix string
-	obs    observe.Observer // the client's, for lock events; nil when nothing observes them
-	fences observe.Observer // the client's, for fences
+	c       *respire.Client
+	ln      *link.Client     // what the locks use of c: its lanes, prefix and observer
+	obs     observe.Observer // the client's, for lock events; nil when nothing observes them
+	cutoffs observe.Observer // the client's, for cut-offs
 }
 
 // New returns the Locker for c. Lock keys get c's key prefix, like every other key.
 // The locks report each step of their lives (observe.Lock) and the connections they
 // fence (observe.Fence) to c's Observer, if it has one.
 func New(c *respire.Client) *Locker {
-	l := &Locker{c: c}
-	if c != nil {
-		l.prefix = c.KeyPrefix()
-		l.obs = c.Observer()
-		l.fences = l.obs
+	l := &Locker{c: c, ln: link.Of(c)}
+	if l.ln != nil {
+		l.obs = l.ln.Observer
+		l.cutoffs = l.obs
 	}
 	return l
 }
 
 // Unobserved returns a Locker of the same client whose locks report no lock events (a
-// fence is still reported: it is a fact of the client's connections), for code that
+// cut-off is still reported: it is a fact of the client's connections), for code that
 // reports the events of a lease it builds from several locks itself (package
 // coordination's Redlock, one lease over a lock on each of its servers).
 func (l *Locker) Unobserved() *Locker {
@@ -137,7 +137,7 @@ func (m *Lock) try(ctx context.Context, ms int64, began time.Time) (bool, error)
 
 // giveBack deletes the lock of an acquisition that came back too late, on a
 // best-effort basis: the raw compare-and-delete of the handle's own token, which is
-// never fenced (a fence would fail other locks' commands on the lock connection),
+// never cut off (a cut-off would fail other locks' commands on the lock connection),
 // given no longer than the lease, after which the key is gone anyway. The handle
 // counts as lost, so that its token is not sent again while that delete may be in
 // flight.
@@ -153,7 +153,7 @@ func (m *Lock) giveBack(ctx context.Context) {
 // Watches are armed in turn, so that one release of the key wakes one waiter of this
 // client, not all of them.
 func (l *Locker) watcher(key string) watchFunc {
-	if !l.c.CanWatchKeys() {
+	if !l.ln.CanWatchKeys {
 		return nil
 	}
 	return func(ctx context.Context, prev keyWatch) (keyWatch, error) {
@@ -194,7 +194,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // TryTake takes the lock at key for ttl with a token of the caller's (SET key token NX
 // PX ttl), for tokens shared between processes or outliving this one. Raw-token calls
-// never fence connections.
+// never sever connections.
 func (l *Locker) TryTake(ctx context.Context, key string, token Token, ttl time.Duration) (bool, error) {
 	ms, err := l.checkRaw(key, token, ttl)
 	if err != nil {

@@ -97,10 +97,10 @@ func (m *Lock) reportRelease(ctx context.Context, outcome ReleaseOutcome, err er
 	m.l.obs.Lock(ctx, e)
 }
 
-// reportFence reports a CLIENT KILL of connection id on addr that was attempted; err
+// reportSever reports a CLIENT KILL of connection id on addr that was attempted; err
 // is nil when the connection is known dead.
-func (l *Locker) reportFence(addr string, id int64, err error) {
-	if l.fences != nil {
-		l.fences.Fence(observe.Fence{Addr: addr, ClientID: id, Err: err})
+func (l *Locker) reportSever(addr string, id int64, err error) {
+	if l.cutoffs != nil {
+		l.cutoffs.Fence(observe.Fence{Addr: addr, ClientID: id, Err: err})
 	}
 }

@@ -12,18 +12,20 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/link"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/test/testserver"
 )
 
-// recorder is an observer that keeps the lock and fence events it is told of.
+// recorder is an observer that keeps the lock and cut-off events it is told of.
 type recorder struct {
 	observe.Base
-	mu     sync.Mutex
-	locks  []observe.Lock
-	fences []observe.Fence
+	mu      sync.Mutex
+	locks   []observe.Lock
+	cutoffs []observe.Fence
 }
 
 func (r *recorder) Lock(_ context.Context, e observe.Lock) {
@@ -35,7 +37,7 @@ func (r *recorder) Lock(_ context.Context, e observe.Lock) {
 func (r *recorder) Fence(e observe.Fence) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.fences = append(r.fences, e)
+	r.cutoffs = append(r.cutoffs, e)
 }
 
 // take returns the lock events so far and forgets them.
@@ -69,7 +71,7 @@ func observedServer(t *testing.T) (*testserver.Server, *respire.Client, *Locker,
 	rec := &recorder{}
 	srv := testserver.Start(t, testserver.Config{})
 	c := testclient.At(t, srv.Addr(), respire.Options{Observer: rec})
-	if c.Observer() == nil {
+	if link.Of(c).Observer == nil {
 		t.Fatal("the client has no observer: Options.Observer is not wired into NewClient")
 	}
 	return srv, c, New(c), rec
@@ -238,7 +240,7 @@ func TestObserveLeaseLost(t *testing.T) {
 				ctx := context.Background()
 				rec := &recorder{}
 				f, c := fakeClientWith(t, respire.Options{Observer: rec})
-				if c.Observer() == nil {
+				if link.Of(c).Observer == nil {
 					t.Fatal("the client has no observer: Options.Observer is not wired into NewClient")
 				}
 				mu, ok, err := New(c).TryAcquire(ctx, "ka", lease, WithKeepAlive())
@@ -293,7 +295,7 @@ func TestObserveReleaseAfterExpiry(t *testing.T) {
 }
 
 // A renewal stuck behind CLIENT PAUSE until its context ends reports the loss as
-// ErrOwnershipUncertain and the fence (CLIENT KILL) of the lock connection that carried
+// ErrOwnershipUncertain and the cut-off (CLIENT KILL) of the lock connection that carried
 // it, by that connection's CLIENT ID.
 func TestObserveFence(t *testing.T) {
 	srv, c, locks, rec := observedServer(t)
@@ -302,12 +304,12 @@ func TestObserveFence(t *testing.T) {
 		if attempt == 50 {
 			t.Fatal("no renewal was written before its context ended")
 		}
-		key := "obs:fenced:" + strconv.Itoa(attempt)
+		key := "obs:severed:" + strconv.Itoa(attempt)
 		mu, err := locks.Acquire(ctx, key, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cn, err := c.LockConnFor(ctx, key)
+		cn, err := link.Of(c).Conn(ctx, route.LockLane, key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -318,7 +320,7 @@ func TestObserveFence(t *testing.T) {
 		_, err = mu.ResetExpiry(tctx, time.Minute)
 		cancel()
 		if errors.Is(err, conn.ErrNotSent) {
-			continue // the context ended before the renewal was written: nothing to fence
+			continue // the context ended before the renewal was written: nothing to sever
 		}
 		if !errors.Is(err, ErrOwnershipUncertain) {
 			t.Fatalf("renewal stuck behind the pause: %v", err)
@@ -330,11 +332,11 @@ func TestObserveFence(t *testing.T) {
 			t.Fatalf("lost with %v, want ErrOwnershipUncertain", es[0].Err)
 		}
 		rec.mu.Lock()
-		fences := slices.Clone(rec.fences)
+		cutoffs := slices.Clone(rec.cutoffs)
 		rec.mu.Unlock()
 		want := observe.Fence{Addr: cn.Addr(), ClientID: id}
-		if len(fences) != 1 || fences[0] != want || id <= 0 {
-			t.Fatalf("fences %+v, want %+v", fences, want)
+		if len(cutoffs) != 1 || cutoffs[0] != want || id <= 0 {
+			t.Fatalf("cut-offs %+v, want %+v", cutoffs, want)
 		}
 		return
 	}

@@ -163,7 +163,7 @@ func TestNoPermissionPerProfile(t *testing.T) {
 				emulator.Redis60: "EVALSHA", emulator.Redis7: "EVALSHA", emulator.Redis84: "DELEX", emulator.Valkey81: "EVALSHA", emulator.Valkey90: "DELIFEQ",
 			}[p]
 			if len(got) == 0 || got[len(got)-1] != last || slices.Contains(got, "CLIENT KILL") {
-				t.Fatalf("commands %v: NOPERM must end the release at %s, unfenced", got, last)
+				t.Fatalf("commands %v: NOPERM must end the release at %s, not cut off", got, last)
 			}
 			if s.backend.Do(t, "GET", "perm") != mu.Token().b {
 				t.Fatal("the lock changed")
@@ -223,9 +223,9 @@ func TestNoFallbackOnFailure(t *testing.T) {
 	}
 }
 
-// A renewal delayed past its deadline is fenced: CLIENT KILL of its connection, the lock
+// A renewal delayed past its deadline is cut off: CLIENT KILL of its connection, the lock
 // reports the loss, and the delayed command never takes effect.
-func TestFencingOfUncertainRenewalAndRelease(t *testing.T) {
+func TestSeveringOfUncertainRenewalAndRelease(t *testing.T) {
 	for _, p := range emulator.Profiles {
 		t.Run(string(p), func(t *testing.T) {
 			s := startProfile(t, p)
@@ -235,7 +235,7 @@ func TestFencingOfUncertainRenewalAndRelease(t *testing.T) {
 			extendCmd := map[emulator.Profile]string{emulator.Redis60: "EVALSHA", emulator.Redis7: "EVALSHA", emulator.Redis84: "SET IFEQ", emulator.Valkey81: "SET IFEQ", emulator.Valkey90: "SET IFEQ"}[p]
 			releaseCmd := map[emulator.Profile]string{emulator.Redis60: "EVALSHA", emulator.Redis7: "EVALSHA", emulator.Redis84: "DELEX", emulator.Valkey81: "EVALSHA", emulator.Valkey90: "DELIFEQ"}[p]
 
-			mu, err := locks.Acquire(ctx, "fenced", 10*time.Second)
+			mu, err := locks.Acquire(ctx, "severed", 10*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -254,20 +254,16 @@ func TestFencingOfUncertainRenewalAndRelease(t *testing.T) {
 				t.Fatalf("lock does not report the loss: %v", context.Cause(mu.KeepAliveContext()))
 			}
 			testkit.WaitFor(t, "the delayed command to be dropped", func() bool { return s.emu.Conns() <= 2 })
-			// The emulator holds the command on the real clock, and nothing it shows
-			// tells a command dropped from one still held (the client dials anew as the
-			// killed connection goes): waiting out the delay is what makes "it never
-			// ran" true rather than "it has not run yet".
-			time.Sleep(time.Second)
-			if p := pttl(t, s.backend, "fenced"); p > 10000 {
-				t.Fatalf("the fenced renewal took effect: PTTL %d", p)
+			time.Sleep(time.Second) // past the delay: the command would have run by now
+			if p := pttl(t, s.backend, "severed"); p > 10000 {
+				t.Fatalf("the renewal cut off took effect: PTTL %d", p)
 			}
 			if ok, _ := mu.ResetExpiry(ctx, time.Minute); ok {
 				t.Fatal("a lost lock renewed")
 			}
 
 			// Release: the same, and the lock stays until a later release or expiry.
-			mu2, err := locks.Acquire(ctx, "fenced2", time.Minute)
+			mu2, err := locks.Acquire(ctx, "severed2", time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -280,21 +276,21 @@ func TestFencingOfUncertainRenewalAndRelease(t *testing.T) {
 			if !errors.Is(err, conn.ErrOutcomeUnknown) || s.emu.Count("CLIENT KILL") != 1 {
 				t.Fatalf("delayed release: %v, %d kills", err, s.emu.Count("CLIENT KILL"))
 			}
-			time.Sleep(1200 * time.Millisecond) // past the delay, as for the renewal above
-			if s.backend.Do(t, "GET", "fenced2") != mu2.Token().b {
-				t.Fatal("the fenced release took effect")
+			time.Sleep(1200 * time.Millisecond)
+			if s.backend.Do(t, "GET", "severed2") != mu2.Token().b {
+				t.Fatal("the release cut off took effect")
 			}
 			s.emu.Reset()
 			if out, err := mu2.Release(ctx); out != Released || err != nil {
-				t.Fatalf("release again after the fence: %v %v", out, err)
+				t.Fatalf("release again after the cut-off: %v %v", out, err)
 			}
 		})
 	}
 }
 
-// Without CLIENT KILL permission there is no fence: release is a plain
+// Without CLIENT KILL permission there is no cut-off: release is a plain
 // compare-and-delete, which a late execution cannot turn against another owner.
-func TestReleaseWithoutFencePermission(t *testing.T) {
+func TestReleaseWithoutKillPermission(t *testing.T) {
 	user := testserver.User{Name: "nokill", Password: "pw", Rules: []string{"+@all", "-client|kill", "~*"}}
 	s := startProfile(t, emulator.Redis84, user)
 	locks := New(s.client(t, respire.Options{Username: "nokill", Password: "pw"}))
@@ -411,7 +407,7 @@ func TestMutualExclusionUnderContention(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			t.Logf("%s: %d acquisitions, %d cancelled attempts, %d fences, %d keep-alive contexts ended after their lease (at most %v after)", p, acquired.Load(), cancelled.Load(), s.emu.Count("CLIENT KILL"), late.Load(), latest)
+			t.Logf("%s: %d acquisitions, %d cancelled attempts, %d cut-offs, %d keep-alive contexts ended after their lease (at most %v after)", p, acquired.Load(), cancelled.Load(), s.emu.Count("CLIENT KILL"), late.Load(), latest)
 			if violations.Load() != 0 {
 				t.Fatalf("%d times two holders were inside at once", violations.Load())
 			}

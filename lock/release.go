@@ -68,7 +68,7 @@ type releaseWaiters struct {
 // Cancelled before the delete was sent (the error matches conn.ErrNotSent), the lock is
 // still held and Release can be called again. Cancelled or timed out after it may have
 // been sent (ErrOwnershipUncertain, conn.ErrOutcomeUnknown), the handle counts the lock
-// as lost and fences the connection (CLIENT KILL); a later Release sends the
+// as lost and severs the connection (CLIENT KILL); a later Release sends the
 // compare-and-delete again, which is safe: it can only ever delete this token.
 func (m *Lock) Release(ctx context.Context) (ReleaseOutcome, error) {
 	for {
@@ -173,11 +173,11 @@ func (m *Lock) release(ctx context.Context) (ReleaseOutcome, error) {
 	var cn via
 	var err error
 	for try := 0; ; try++ {
-		if cn, err = m.l.fenceableRoute(ctx, m.key); err != nil {
+		if cn, err = m.l.severableRoute(ctx, m.key); err != nil {
 			return 0, err
 		}
 		deleted, err = m.l.release(ctx, &cn, m.key, m.token)
-		// Another lock's fence killed the connection before the delete was written:
+		// Another lock's cut-off killed the connection before the delete was written:
 		// nothing ran, so it goes again on a fresh one. (One that was written is not
 		// repeated: a second delete would say NotOwned of a lock the first released.)
 		if !(errors.Is(err, conn.ErrNotSent) && killedUnder(ctx, err, cn.cn)) || try == maxUnsentReleases {
@@ -188,7 +188,7 @@ func (m *Lock) release(ctx context.Context) (ReleaseOutcome, error) {
 	case err != nil:
 		if conn.WasWritten(err) {
 			m.lose(ErrOwnershipUncertain)
-			m.l.fence(cn.cn)
+			m.l.sever(cn.cn)
 			return 0, fmt.Errorf("%w: %w", ErrOwnershipUncertain, err)
 		}
 		return 0, err
@@ -220,7 +220,7 @@ func (m *Lock) Close() error {
 
 const closeTimeout = 5 * time.Second
 
-// maxUnsentReleases bounds the tries of a release whose connection other locks' fences
+// maxUnsentReleases bounds the tries of a release whose connection other locks' cut-offs
 // keep killing before it is written.
 const maxUnsentReleases = 3
 

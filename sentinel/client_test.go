@@ -14,6 +14,8 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
+	"github.com/respire/respire/internal/link"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/resp"
@@ -37,7 +39,7 @@ func sentinelClient(t *testing.T, d *sentinelserver.Deployment, o respire.Option
 func servedBy(c *respire.Client) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	cn, err := c.ConnFor(ctx, "any")
+	cn, err := link.Of(c).Conn(ctx, route.SharedLane, "any")
 	if err != nil {
 		return "", err
 	}

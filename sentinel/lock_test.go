@@ -11,6 +11,8 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/link"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/test/sentinelserver"
@@ -88,7 +90,7 @@ func testLockAcrossFailover(t *testing.T, fault func(*sentinelserver.Deployment)
 	work := mu.KeepAliveContext()
 	token := string(mu.Token().Bytes())
 
-	oldConn, err := c.LockConnFor(ctx, key) // renewals travel on lock connections
+	oldConn, err := link.Of(c).Conn(ctx, route.LockLane, key) // renewals travel on lock connections
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +165,7 @@ func testLockAcrossFailover(t *testing.T, fault func(*sentinelserver.Deployment)
 	if ok, err := mu2.ResetExpiry(ctx, ttl); err != nil || !ok {
 		t.Fatalf("ResetExpiry after the failover = %v, %v", ok, err)
 	}
-	cn, err := c.LockConnFor(ctx, "locks:after")
+	cn, err := link.Of(c).Conn(ctx, route.LockLane, "locks:after")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -434,11 +434,12 @@ func (b *bench) runScenario(ctx context.Context, sc *scenario) (scenarioResult, 
 // from the node that serves getKey, since the client refuses INFO there (its replies
 // are per node).
 func (b *bench) info(ctx context.Context, section string) (string, error) {
-	cn, err := b.admin.ConnFor(ctx, getKey)
+	cn, release, err := b.admin.Dedicated(ctx, getKey)
 	if err != nil {
 		return "", err
 	}
 	v, err := cn.Do(ctx, "INFO", section)
+	release(err == nil)
 	if err != nil {
 		return "", err
 	}

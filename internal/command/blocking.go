@@ -25,18 +25,43 @@ func IsBlocking(args []any) bool {
 	if !ok || n == 0 || !blockingInitial[buf[0]] {
 		return false // most commands, without the table lookup
 	}
-	switch string(buf[:n]) {
-	case "wait", "waitaof":
-		return true
-	case "xread":
-		streams, block := xreadOptions(args, false)
-		return block && streams > 0
-	case "xreadgroup":
-		streams, block := xreadOptions(args, true)
-		return block && streams > 0
+	if block, decided := blockingByName(string(buf[:n]), args); decided {
+		return block
 	}
 	info, ok := commands[string(buf[:n])]
 	return ok && info.Flags&FlagBlocking != 0
+}
+
+// InfoIsBlocking is IsBlocking for a command whose entry the caller has looked up
+// already (info; nil when it has none, and then the name decides, as for IsBlocking):
+// the same hand rules by the entry's name, and else the entry's own FlagBlocking, so
+// that an entry the client learned from COMMAND INFO (a module's blocking command) is
+// taken as it says.
+func InfoIsBlocking(info *Info, args []any) bool {
+	if info == nil {
+		return IsBlocking(args)
+	}
+	if block, decided := blockingByName(info.Name, args); decided {
+		return block
+	}
+	return info.Flags&FlagBlocking != 0
+}
+
+// blockingByName applies the hand rules to the command args of lower-case name: for
+// the commands whose blocking flag does not tell, whether it blocks (decided); for any
+// other command, decided is false.
+func blockingByName(name string, args []any) (block, decided bool) {
+	switch name {
+	case "wait", "waitaof":
+		return true, true
+	case "xread":
+		streams, block := xreadOptions(args, false)
+		return block && streams > 0, true
+	case "xreadgroup":
+		streams, block := xreadOptions(args, true)
+		return block && streams > 0, true
+	}
+	return false, false
 }
 
 // xreadOptions walks the options of XREAD [COUNT n] [BLOCK ms] STREAMS ... or

@@ -351,6 +351,31 @@ func TestIsBlocking(t *testing.T) {
 		if got := IsBlocking(c.args); got != c.want {
 			t.Errorf("IsBlocking(%q) = %v, want %v", c.args, got, c.want)
 		}
+		// With the entry looked up already, the same answer.
+		info, _ := LookupArgs(c.args)
+		if got := InfoIsBlocking(info, c.args); got != c.want {
+			t.Errorf("InfoIsBlocking(%q) = %v, want %v", c.args, got, c.want)
+		}
+	}
+}
+
+// An entry the client learned from COMMAND INFO says itself whether its command
+// blocks: a module's blocking command the table does not know blocks, and a command
+// renamed on the server keeps its flag under its new name.
+func TestInfoIsBlockingLearned(t *testing.T) {
+	learned := &Info{Name: "mod.bpop", Arity: -3, Flags: FlagWrite | FlagBlocking}
+	args := words("MOD.BPOP k 0")
+	if IsBlocking(args) {
+		t.Fatalf("IsBlocking(%q) = true; the table does not know it", args)
+	}
+	if !InfoIsBlocking(learned, args) {
+		t.Errorf("InfoIsBlocking(%q) = false, want true: its entry is blocking", args)
+	}
+	blpop, _ := Lookup("blpop")
+	renamed := *blpop
+	renamed.Name = "myblpop"
+	if !InfoIsBlocking(&renamed, words("MYBLPOP k 0")) {
+		t.Errorf("InfoIsBlocking(MYBLPOP) = false, want true: BLPOP renamed blocks")
 	}
 }
 

@@ -57,12 +57,13 @@ type Cluster struct {
 	refresher *cluster.Refresher
 	fetches   atomic.Uint64 // topology replies read, for tests
 
-	slotMoved atomic.Pointer[func()] // called when a slot changes masters (the cache flushes)
 }
 
+// notifySlotMoved tells the router's owner that a slot changed masters
+// (Options.OnSlotMoved).
 func (r *Cluster) notifySlotMoved() {
-	if f := r.slotMoved.Load(); f != nil {
-		(*f)()
+	if f := r.o.OnSlotMoved; f != nil {
+		f()
 	}
 }
 
@@ -95,7 +96,7 @@ func NewCluster(ctx context.Context, seeds []string, o Options) (*Router, error)
 		Interval: RefreshInterval,
 		MinGap:   RefreshGap,
 	})
-	return &Router{b: r, cluster: r}, nil
+	return &Router{d: r}, nil
 }
 
 // newNode opens nothing yet: the shared connection is dialled on first use, the pool

@@ -147,13 +147,9 @@ func (r *Cluster) do(ctx context.Context, cmd *Cmd, c *Call) (resp.Value, *conn.
 	}
 	slot, err := SlotOf(cmd.Info, cmd.Args, cmd.Options.KeyPrefix, cmd.Options.Keys)
 	if err != nil {
-		return resp.Value{}, c.From, err
+		return resp.Value{}, nil, err
 	}
 	t := r.slotTarget(cmd, slot)
-	if c.Err != nil {
-		// An attempt made already, on a connection of the caller's choice.
-		return r.redirected(ctx, cmd, c, t, c.From, c.Err)
-	}
 	if slot == AnySlot && cmd.Info != nil && c.Fanout && fansOut(cmd.Info) {
 		v, err := r.fanout(ctx, cmd, c)
 		return v, nil, err
@@ -210,7 +206,7 @@ func (r *Cluster) redirected(ctx context.Context, cmd *Cmd, c *Call, t Target, c
 			if errors.As(err, &ce) {
 				r.refresher.Trigger()
 			}
-			if retried || c.Via != nil || !Retryable(ctx, err, cmd.Args) || !reached && !errors.Is(err, ErrClosed) {
+			if retried || c.lane == LockLane || !Retryable(ctx, err, cmd.Info) || !reached && !errors.Is(err, ErrClosed) {
 				// (A node that left while it was looked up, ErrClosed, is worth
 				// another look: its slot has a new owner.)
 				return resp.Value{}, cn, err
@@ -248,8 +244,8 @@ func (r *Cluster) attempt(ctx context.Context, cmd *Cmd, c *Call, t Target, next
 			}
 		}
 		return r.attemptDedicated(ctx, cmd, n, next.asking)
-	case c.Via != nil:
-		cn, err = r.viaConn(ctx, c, t, next.target)
+	case c.lane == LockLane:
+		cn, err = r.lockConn(ctx, t, next.target)
 	default:
 		cn, err = r.sharedConn(ctx, t, next.target)
 	}
@@ -282,29 +278,6 @@ func (r *Cluster) sharedConn(ctx context.Context, t Target, n *clusterNode) (*co
 		return nil, &conn.CallError{Err: err}
 	}
 	return cn, err
-}
-
-// viaConn is the connection c.Via picks beside the shared connection of n, or of the
-// node that serves t when n is nil, looked up again when that node left meanwhile.
-// A failure to find a node says that nothing was sent, which is what a lock's
-// retries look for.
-func (r *Cluster) viaConn(ctx context.Context, c *Call, t Target, n *clusterNode) (*conn.Conn, error) {
-	for attempt := 0; ; attempt++ {
-		node := n
-		if node == nil {
-			var err error
-			if node, err = r.nodeFor(ctx, t); err != nil {
-				// No server to send to (the Cluster is down, the topology could
-				// not be read).
-				return nil, asNotSent(err)
-			}
-		}
-		cn, err := c.Via(ctx, node.shared)
-		if errors.Is(err, ErrClosed) && node.gone.Load() && n == nil && attempt < 3 {
-			continue // its node was retired while we asked: look again
-		}
-		return cn, err
-	}
 }
 
 // asNotSent makes err say that the command was not sent, unless it says already.
@@ -386,3 +359,32 @@ func (r *Cluster) attemptHeld(ctx context.Context, cmd *Cmd, t Target, n *cluste
 	v, err := cn.DoWith(ctx, cmd.Options, cmd.Args...)
 	return v, cn, err
 }
+
+// addrOf is the node cmd goes to as do routes it, "" when it cannot tell.
+func (r *Cluster) addrOf(cmd *Cmd) string {
+	slot, err := SlotOf(cmd.Info, cmd.Args, cmd.Options.KeyPrefix, cmd.Options.Keys)
+	if err != nil {
+		return ""
+	}
+	return r.addr(r.slotTarget(cmd, slot))
+}
+
+func (r *Cluster) slotOf(info *command.Info, args []any, prefix string, prefixed []int) (int, error) {
+	return SlotOf(info, args, prefix, prefixed)
+}
+
+func (r *Cluster) keySlot(prefix, key string) int { return keySlot(prefix, key) }
+
+func (r *Cluster) routesByKey() bool { return true }
+
+func (r *Cluster) standalone() bool { return false }
+
+func (r *Cluster) resolve(ctx context.Context) error { return r.refresher.Refresh(ctx) }
+
+func (r *Cluster) newPlan() *Plan { return newPlan(true) }
+
+func (r *Cluster) sendPlan(ctx context.Context, p *Plan) ([]conn.Result, *conn.Conn, error) {
+	return r.doPlan(ctx, p)
+}
+
+func (r *Cluster) inspect() Inspection { return Inspection{r: r} }

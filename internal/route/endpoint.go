@@ -82,6 +82,7 @@ type SharedConn struct {
 	mu      sync.Mutex
 	pending *Dialing
 	closed  bool
+	lock    *SharedConn // the lock lane beside it, made on first use (lane.go)
 }
 
 // NewSharedConn returns the shared connection that dial opens, not dialled yet.
@@ -163,10 +164,14 @@ func (s *SharedConn) redial(d *Dialing) {
 func (s *SharedConn) Close() {
 	s.mu.Lock()
 	s.closed = true
+	lock := s.lock
 	s.mu.Unlock()
 	s.cancel()
 	s.dials.Wait()
 	if c := s.cur.Load(); c != nil {
 		c.Close()
+	}
+	if lock != nil {
+		lock.Close()
 	}
 }

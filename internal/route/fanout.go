@@ -34,7 +34,7 @@ func (r *Cluster) fanout(ctx context.Context, cmd *Cmd, c *Call) (resp.Value, er
 		return resp.Value{}, fmt.Errorf("%w: SCAN; Client.Scan walks every master", ErrPerNode)
 	}
 	if info.Request == command.RequestSpecial || info.Response == command.ResponseSpecial {
-		return resp.Value{}, fmt.Errorf("%w: %s; send it to each node you mean, on that node's connection (Client.ConnFor a key it serves, then Do on that connection) or with a Client of that node", ErrPerNode, name)
+		return resp.Value{}, fmt.Errorf("%w: %s; send it to each node you mean, on that node's connection (Client.Dedicated for a key it serves, then Do on that connection) or with a Client of that node", ErrPerNode, name)
 	}
 	nodes, err := r.masterNodes(ctx)
 	if err == nil && info.Request == command.RequestAllNodes {

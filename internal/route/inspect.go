@@ -9,7 +9,7 @@ import "github.com/respire/respire/conn"
 type Inspection struct{ r *Cluster }
 
 // Inspect returns the view of r's state.
-func (r *Router) Inspect() Inspection { return Inspection{r: r.cluster} }
+func (r *Router) Inspect() Inspection { return r.d.inspect() }
 
 // NodeView is one Cluster node as Inspection sees it.
 type NodeView struct{ n *clusterNode }

@@ -6,21 +6,13 @@ import (
 	"github.com/respire/respire/conn"
 )
 
-// doMulti sends cmds as one pipeline on the shared connection, encoded into it
-// directly (conn.DoMultiWith), and returns the connection it went on.
-func (o *one) doMulti(ctx context.Context, prefix string, keys [][]int, cmds [][]any) ([]conn.Result, *conn.Conn, error) {
-	return o.sendBatch(ctx, func(cn *conn.Conn) ([]conn.Result, error) {
-		return cn.DoMultiWith(ctx, prefix, keys, cmds...)
-	})
-}
-
 // sendBatch sends a pipeline on the shared connection with send, once more on a new
 // connection when the first was found broken before anything was written; a failure
 // is handed to the backend to learn from. It returns the connection of the last
 // attempt (nil when none was had).
 func (o *one) sendBatch(ctx context.Context, send func(*conn.Conn) ([]conn.Result, error)) ([]conn.Result, *conn.Conn, error) {
 	for attempt := 0; ; attempt++ {
-		cn, err := o.b.shared(ctx, Any())
+		cn, err := o.shared(ctx, Any())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -29,7 +21,7 @@ func (o *one) sendBatch(ctx context.Context, send func(*conn.Conn) ([]conn.Resul
 			continue
 		}
 		if err != nil {
-			o.b.observe(ctx, err)
+			o.observe(ctx, err)
 		}
 		return res, cn, err
 	}

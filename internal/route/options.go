@@ -20,6 +20,13 @@ type Options struct {
 
 	// ReplicaReads lets replicas serve read-only commands.
 	ReplicaReads bool
+
+	// OnSlotMoved, when set, is called whenever a Cluster slot that had a server gets
+	// another one while connections to the old one stay open (a slot migration, which
+	// leaves a client-side cache with keys the new owner does not track). It is the
+	// owner's one subscription to the router's topology, made with the router; it runs
+	// on the goroutine that saw the change and must not block.
+	OnSlotMoved func()
 }
 
 // DedicatedHealthCheckAfter is how long a dedicated connection may idle before its

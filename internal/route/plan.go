@@ -19,8 +19,9 @@ import (
 // encoding and the slot.
 type Plan struct {
 	buf   []byte
-	slots []int // AnySlot for a command without keys
-	ends  []int // command i is buf[ends[i-1]:ends[i]]
+	slots []int           // AnySlot for a command without keys
+	ends  []int           // command i is buf[ends[i-1]:ends[i]]
+	infos []*command.Info // each command's entry, for a command retried alone
 
 	sharded bool // planned for a Cluster: every command's slot is worked out
 	// keys is scratch space for the key positions of the command being added.
@@ -89,6 +90,8 @@ func (b *Plan) Recycle() *Plan {
 // reset empties b, dropping a part's buffer larger than maxKept.
 func (b *Plan) reset(maxKept int) {
 	b.buf, b.slots, b.ends = b.buf[:0], b.slots[:0], b.ends[:0]
+	clear(b.infos)
+	b.infos = b.infos[:0]
 	clear(b.nodes)
 	b.nodes = b.nodes[:0]
 	for i := range b.parts {
@@ -121,6 +124,7 @@ func (b *Plan) Add(info *command.Info, prefix string, prefixed []int, args []any
 	b.buf = buf
 	b.slots = append(b.slots, slot)
 	b.ends = append(b.ends, len(buf))
+	b.infos = append(b.infos, info)
 	return nil
 }
 
@@ -327,6 +331,6 @@ func (r *Cluster) retryMember(ctx context.Context, b *Plan, res []conn.Result, i
 		res[i] = conn.Result{Err: err}
 		return
 	}
-	v, _, err := r.redirected(ctx, &Cmd{Args: cmds[0]}, &Call{}, Slot(b.slots[i]), cn, res[i].Err)
+	v, _, err := r.redirected(ctx, &Cmd{Args: cmds[0], Info: b.infos[i]}, &Call{}, Slot(b.slots[i]), cn, res[i].Err)
 	res[i] = conn.Result{Value: v, Err: err}
 }

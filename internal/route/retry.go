@@ -10,18 +10,14 @@ import (
 )
 
 // Retryable says whether a failed command may be sent again on a new connection:
-// only when it never reached the server, or when it is read-only, and never after the
-// caller gave up.
-func Retryable(ctx context.Context, err error, args []any) bool {
+// only when it never reached the server, or when it is read-only by its entry info
+// (the caller's, nil when it has none), and never after the caller gave up.
+func Retryable(ctx context.Context, err error, info *command.Info) bool {
 	var ce *conn.CallError
 	if ctx.Err() != nil || !errors.As(err, &ce) {
 		return false
 	}
-	if !ce.Written {
-		return true
-	}
-	info, ok := command.LookupArgs(args)
-	return ok && info.Flags&command.FlagReadonly != 0
+	return !ce.Written || readOnly(info)
 }
 
 // batchRetryable says whether a failed batch may be sent again: only when none of it
@@ -37,10 +33,11 @@ func Reusable(err error) bool {
 	return !errors.As(err, &ce)
 }
 
-// readOnly reports whether args is a command the key table marks read-only.
-func readOnly(args []any) bool {
-	info, ok := command.LookupArgs(args)
-	return ok && info.Flags&command.FlagReadonly != 0
+// readOnly reports whether info, a command's entry in the caller's table (nil: it
+// has none), marks it read-only. The router never looks a command up itself: the
+// caller's table knows what COMMAND INFO taught it, so that both agree.
+func readOnly(info *command.Info) bool {
+	return info != nil && info.Flags&command.FlagReadonly != 0
 }
 
 // backoff is the wait before retry n (from 1) after TRYAGAIN or CLUSTERDOWN: 10ms

@@ -13,7 +13,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/command"
 	"github.com/respire/respire/pool"
 	"github.com/respire/respire/resp"
@@ -189,7 +188,7 @@ func TestClusterRedirections(t *testing.T) {
 	}{
 		{"moved", "MOVED", nodeB, []string{"GET k"}, false},
 		{"ask", "ASK", nodeA, []string{"ASKING", "GET k"}, false},
-		{"moved via", "MOVED", nodeB, []string{"GET k"}, true},
+		{"moved on the lock lane", "MOVED", nodeB, []string{"GET k"}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			moved := notMoved()
@@ -206,13 +205,9 @@ func TestClusterRedirections(t *testing.T) {
 				return "$1\r\nv\r\n"
 			})
 			inBubble(t, handle, func(t *testing.T, ctx context.Context, r *Router, nodes *fakeNodes) {
-				var via []*SharedConn
 				call := &Call{}
 				if tt.viaCalled {
-					call.Via = func(ctx context.Context, peer *SharedConn) (*conn.Conn, error) {
-						via = append(via, peer)
-						return peer.Get(ctx)
-					}
+					call.lane = LockLane
 				}
 				v, cn, err := r.Do(ctx, get("k"), call)
 				if s, _ := v.Text(); err != nil || s != "v" {
@@ -227,8 +222,13 @@ func TestClusterRedirections(t *testing.T) {
 				if got := withoutTopology(nodes.seen(nodeB)); fmt.Sprint(got) != fmt.Sprint(tt.onB) {
 					t.Errorf("%s received %q, want %q", nodeB, got, tt.onB)
 				}
-				if tt.viaCalled && (len(via) != 2 || via[0] == via[1]) {
-					t.Errorf("Via was asked for %d peers, want two: the owner in the table, then the node MOVED named", len(via))
+				if tt.viaCalled {
+					// Both attempts went on lock lanes: the owner in the table's, then
+					// the node MOVED named.
+					a, b := laneOf(r, nodeA), laneOf(r, nodeB)
+					if a == nil || b == nil || b.cur.Load() != cn {
+						t.Errorf("the attempts went on lanes %v and %v, want the lock lanes of %s and %s, the reply on %s's", a, b, nodeA, nodeB, nodeB)
+					}
 				}
 			})
 		})
@@ -357,4 +357,18 @@ func TestClusterRefreshTiming(t *testing.T) {
 			t.Errorf("slot %d is on %s in the table, want %s", slot, got, nodeB)
 		}
 	})
+}
+
+// laneOf is the lock lane of the node at addr, nil when it has none.
+func laneOf(r *Router, addr string) *SharedConn {
+	cl := r.d.(*Cluster)
+	cl.mu.Lock()
+	n := cl.nodes[addr]
+	cl.mu.Unlock()
+	if n == nil {
+		return nil
+	}
+	n.shared.mu.Lock()
+	defer n.shared.mu.Unlock()
+	return n.shared.lock
 }

@@ -16,19 +16,34 @@ import (
 // re-resolution of the topology, and the mapping of errors (only the errors of this
 // package and of conn come out: never pool.ErrClosed).
 //
-// Router is a struct, not an interface, because its calls carry the caller's
-// arguments: passed through an interface method they would escape to the heap on
-// every command. What carries no arguments goes through the backend interface.
+// The constructor chooses the implementation, once: a deployment. The calls that carry
+// the caller's arguments (Do, AddrOf, DoMulti, SlotOf, KeySlot) reach it by a type
+// switch (dispatch.go), every other call through the interface.
 type Router struct {
-	b backend
-	// cluster is b on a Cluster, and one is b on one server at a time: the calls
-	// that carry arguments use them directly.
-	cluster *Cluster
-	one     *one
+	d deployment
 }
 
-// backend is what each kind of router implements; see the methods of Router of the
-// same names.
+// deployment is what each kind of router implements, one server at a time (one, over
+// a backend) or a Cluster; see the methods of Router of the same names.
+type deployment interface {
+	backend
+	do(ctx context.Context, cmd *Cmd, c *Call) (resp.Value, *conn.Conn, error)
+	addrOf(cmd *Cmd) string
+	doMulti(ctx context.Context, b *Batch) ([]conn.Result, *conn.Conn, error)
+	slotOf(info *command.Info, args []any, prefix string, prefixed []int) (int, error)
+	keySlot(prefix, key string) int
+	newPlan() *Plan
+	sendPlan(ctx context.Context, p *Plan) ([]conn.Result, *conn.Conn, error)
+	watch(ctx context.Context, t Target, args []any) (*conn.Conn, error)
+	routesByKey() bool
+	standalone() bool
+	resolve(ctx context.Context) error
+	inspect() Inspection
+}
+
+// backend is where the commands of one server at a time go (a standalone server, the
+// master Sentinel names), and what a Cluster does too for the calls that name a
+// target; see the methods of Router of the same names.
 type backend interface {
 	shared(ctx context.Context, t Target) (*conn.Conn, error)
 	peer(ctx context.Context, t Target) (*SharedConn, error)
@@ -68,61 +83,16 @@ type Call struct {
 	// (every master for KEYS, FLUSHALL, DBSIZE; every node for CONFIG SET), with the
 	// replies combined as they say, and refuses one answered per node (ErrPerNode).
 	Fanout bool
-	// From and Err are an attempt already made: Err is the error the command got on
-	// From (a redirection, TRYAGAIN), and Do continues from there.
-	From *conn.Conn
-	Err  error
-	// Via, when set, picks the connection each attempt goes on, given the shared
-	// connection of the server it is for: lock traffic stays on lock connections
-	// that way, redirected or not. A transport failure is then not retried here: the
-	// caller's own retries know what the command may repeat.
-	Via func(ctx context.Context, peer *SharedConn) (*conn.Conn, error)
-
 	// hold: each attempt goes on a dedicated connection that the last one keeps
 	// checked out for the caller ([Router.Watch]).
 	hold bool
-}
-
-// Do sends one command and returns its reply and the connection that carried the
-// last attempt (nil when none did), for callers that learn per connection. A server
-// that redirects or asks to try again is followed; a command that was not sent, or is
-// read-only, is sent again once on a new connection.
-func (r *Router) Do(ctx context.Context, cmd *Cmd, c *Call) (resp.Value, *conn.Conn, error) {
-	if r.cluster != nil {
-		return r.cluster.do(ctx, cmd, c)
-	}
-	return r.one.do(ctx, cmd, c)
-}
-
-// AddrOf returns the address of the server cmd would be sent to now, as far as the
-// router knows without I/O or waiting: the one server, or the current master (a
-// replica for a read that replica reads send there), or a Cluster slot's master. It
-// returns "" when it cannot tell: a Cluster command of no slot (it goes to any master,
-// or to every one), a replica read on a Cluster (the replica is picked when it is
-// sent), a slot no node serves as far as the router knows. An observer's CommandStart
-// and BatchStart carry it (samplers decide by it); the server that answers can differ
-// after a redirection or a failover, and the end event says which one did. A batch's
-// is AddrOf(&Cmd{}): "" on a Cluster, where it is split by node when it is sent.
-func (r *Router) AddrOf(cmd *Cmd) string {
-	if r.cluster != nil {
-		slot, err := SlotOf(cmd.Info, cmd.Args, cmd.Options.KeyPrefix, cmd.Options.Keys)
-		if err != nil {
-			return ""
-		}
-		return r.cluster.addr(r.cluster.slotTarget(cmd, slot))
-	}
-	// As one.do routes it: a blocking command and a batch (no arguments) go to the
-	// master.
-	t := Any()
-	t.Replica = r.one.replicaReads && !cmd.Options.Blocking && len(cmd.Args) > 0 && readOnly(cmd.Args)
-	return r.b.addr(t)
+	// lane is the connection of each server the attempts go on ([Router.DoOn]).
+	lane Lane
 }
 
 // NewPlan returns an empty plan of a pipeline for this router, from a pool: Add
 // commands to it, then send it with DoPlan, or give it back with Release.
-func (r *Router) NewPlan() *Plan {
-	return newPlan(r.cluster != nil)
-}
+func (r *Router) NewPlan() *Plan { return r.d.newPlan() }
 
 // DoPlan sends the pipeline p, split by server where the deployment has several,
 // returns the results in p's order, and releases p. The error is for the batch as a
@@ -137,29 +107,19 @@ func (r *Router) DoPlan(ctx context.Context, p *Plan) ([]conn.Result, *conn.Conn
 // SendPlan sends p as DoPlan does but leaves it with the caller, to Release or
 // Recycle.
 func (r *Router) SendPlan(ctx context.Context, p *Plan) ([]conn.Result, *conn.Conn, error) {
-	if r.cluster != nil {
-		return r.cluster.doPlan(ctx, p)
-	}
-	return r.one.doEncoded(ctx, p.Len(), p.buf)
+	return r.d.sendPlan(ctx, p)
 }
 
 // Shared returns the auto-pipelined connection that serves t. On a Cluster, for
 // [Any] (as for Dedicated and Dial), a master that cannot be reached gives way to the
 // next, each tried once while ctx allows.
 func (r *Router) Shared(ctx context.Context, t Target) (*conn.Conn, error) {
-	return r.b.shared(ctx, t)
-}
-
-// Peer returns the shared connection that serves t as the single-flight value that
-// redials it, for a caller that keeps connections of its own beside it (lock
-// connections). Its Context ends when its server stops serving the router.
-func (r *Router) Peer(ctx context.Context, t Target) (*SharedConn, error) {
-	return r.b.peer(ctx, t)
+	return r.d.shared(ctx, t)
 }
 
 // Dedicated checks out a connection of the caller's own for t; Release gives it back.
 func (r *Router) Dedicated(ctx context.Context, t Target) (*conn.Conn, error) {
-	return r.b.dedicated(ctx, t)
+	return r.d.dedicated(ctx, t)
 }
 
 // Watch checks out a dedicated connection for t and runs args (a WATCH) on it. On a
@@ -171,85 +131,40 @@ func (r *Router) Dedicated(ctx context.Context, t Target) (*conn.Conn, error) {
 // on (nil when none was had), also when err is the command's own failure; the caller
 // releases it.
 func (r *Router) Watch(ctx context.Context, t Target, args []any) (*conn.Conn, error) {
-	if r.cluster != nil {
-		return r.cluster.watch(ctx, t, args)
-	}
-	cn, err := r.b.dedicated(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	_, err = cn.Do(ctx, args...)
-	return cn, err
+	return r.d.watch(ctx, t, args)
 }
 
 // Release gives back a connection Dedicated or Watch returned, or discards it when it
 // may be out of sync (reusable false).
-func (r *Router) Release(cn *conn.Conn, reusable bool) { r.b.release(cn, reusable) }
+func (r *Router) Release(cn *conn.Conn, reusable bool) { r.d.release(cn, reusable) }
 
 // Dial opens a new connection for t that the caller owns and closes (subscriptions,
 // tracked connections); adjust changes its options. Under Sentinel the router closes
 // it too when its server stops being the master, so that the caller dials the new
 // one: a caller keeping connections by server learns of a failover that way.
 func (r *Router) Dial(ctx context.Context, t Target, adjust func(*conn.Options)) (*conn.Conn, error) {
-	return r.b.dial(ctx, t, adjust)
+	return r.d.dial(ctx, t, adjust)
 }
 
 // Masters returns a target for each master that serves slots, in address order, for
 // commands that walk all of them (SCAN); one server has one.
-func (r *Router) Masters(ctx context.Context) ([]Target, error) { return r.b.masterTargets(ctx) }
-
-// KeySlot is the slot key, with prefix before it, is routed by: AnySlot where slots do
-// not route.
-func (r *Router) KeySlot(prefix, key string) int {
-	if r.cluster == nil {
-		return AnySlot
-	}
-	return keySlot(prefix, key)
-}
-
-// SlotOf is the slot of a command's keys (AnySlot where slots do not route), or an
-// error matching ErrCrossSlot when they hash to different slots of a Cluster. info is
-// the command's entry (nil: no keys), prefix the key prefix and prefixed the positions
-// it applies to. It reads args without retaining them.
-func (r *Router) SlotOf(info *command.Info, args []any, prefix string, prefixed []int) (int, error) {
-	if r.cluster == nil {
-		return AnySlot, nil
-	}
-	return SlotOf(info, args, prefix, prefixed)
-}
+func (r *Router) Masters(ctx context.Context) ([]Target, error) { return r.d.masterTargets(ctx) }
 
 // RoutesByKey reports whether commands go to different servers by their keys (a
 // Cluster's slots): calls then need every command's key positions before anything is
 // sent, which the caller works out (COMMAND INFO for a command its table lacks).
-func (r *Router) RoutesByKey() bool { return r.cluster != nil }
+func (r *Router) RoutesByKey() bool { return r.d.routesByKey() }
 
 // Standalone reports whether the router serves the one server it was given: neither
 // the nodes of a Cluster nor a master that Sentinel elects.
-func (r *Router) Standalone() bool {
-	_, ok := r.b.(*standalone)
-	return ok
-}
+func (r *Router) Standalone() bool { return r.d.standalone() }
 
 // Resolve reads the topology again now (a Cluster's slot table), bounded by ctx; a
 // no-op where there is none to read.
-func (r *Router) Resolve(ctx context.Context) error {
-	if r.cluster == nil {
-		return nil
-	}
-	return r.cluster.refresher.Refresh(ctx)
-}
-
-// OnTopologyChange makes f run whenever a slot that had a server gets another one
-// while connections to the old one stay open (a Cluster's slot migration, which leaves
-// a client-side cache with keys the new owner does not track).
-func (r *Router) OnTopologyChange(f func()) {
-	if r.cluster != nil {
-		r.cluster.slotMoved.Store(&f)
-	}
-}
+func (r *Router) Resolve(ctx context.Context) error { return r.d.resolve(ctx) }
 
 // Stats reports the dedicated-connection pools' counters, summed over servers.
-func (r *Router) Stats() pool.Stats { return r.b.stats() }
+func (r *Router) Stats() pool.Stats { return r.d.stats() }
 
 // Close closes every connection of the router; calls fail with ErrClosed after.
-func (r *Router) Close() error { return r.b.close() }
+func (r *Router) Close() error { return r.d.close() }

@@ -86,7 +86,7 @@ func NewSentinel(ctx context.Context, s SentinelOptions, o Options) (*Router, er
 		r.close()
 		return nil, err
 	}
-	return &Router{b: r, one: &one{b: r, replicaReads: o.ReplicaReads}}, nil
+	return &Router{d: &one{backend: r, replicaReads: o.ReplicaReads}}, nil
 }
 
 // newMaster builds the endpoint of the master at addr; it dials nothing yet.

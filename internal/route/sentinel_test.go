@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/command"
 )
 
 const (
@@ -29,7 +30,7 @@ func newSentinelForTest(t *testing.T) (*Router, *sentinelRouter, *fakeNodes) {
 	o := nodes.options()
 	o.ReplicaReads = true
 	r := &sentinelRouter{o: o, master: "m", lent: map[*conn.Conn]*endpoint{}, dialled: map[*conn.Conn]*endpoint{}}
-	return &Router{b: r, one: &one{b: r, replicaReads: true}}, r, nodes
+	return &Router{d: &one{backend: r, replicaReads: true}}, r, nodes
 }
 
 // A failover retires everything of the old master: its shared connection, the
@@ -91,5 +92,34 @@ func TestSentinelFailoverRetiresTheOldMaster(t *testing.T) {
 	}
 	if _, err := router.Dial(ctx, Any(), nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("Dial after Close: %v, want ErrClosed", err)
+	}
+}
+
+// The router takes whether a command is read-only from the entry its caller gives
+// (Cmd.Info, from the client's table and what COMMAND INFO taught it), never from a
+// table of its own: MYGET, GET renamed on the server, is a read the default table does
+// not know, and goes to the replica as the caller's entry says; without an entry the
+// same command is not taken for a read.
+func TestReplicaReadsFollowTheCallersEntry(t *testing.T) {
+	router, r, nodes := newSentinelForTest(t)
+	defer nodes.close()
+	defer router.Close()
+	ctx := t.Context()
+	r.switchTo(masterA)
+	r.setReplicas([]string{replicaR})
+
+	learned := &command.Info{Name: "myget", Arity: 2, Flags: command.FlagReadonly, KeySpecs: get("k").Info.KeySpecs}
+	for _, tc := range []struct {
+		info *command.Info
+		want string
+	}{{learned, replicaR}, {nil, masterA}} {
+		cmd := &Cmd{Args: []any{"MYGET", "k"}, Info: tc.info}
+		if got := router.AddrOf(cmd); got != tc.want {
+			t.Errorf("AddrOf(MYGET, entry %v) = %q, want %q", tc.info != nil, got, tc.want)
+		}
+		v, _, err := router.Do(ctx, cmd, &Call{})
+		if s, _ := v.Text(); err != nil || s != tc.want {
+			t.Errorf("MYGET (entry %v) answered by %q, %v; want %s", tc.info != nil, s, err, tc.want)
+		}
 	}
 }

@@ -22,7 +22,7 @@ func NewStandalone(addr string, o Options) (*Router, error) {
 		return nil, err
 	}
 	s := &standalone{opts: copts, e: e}
-	return &Router{b: s, one: &one{b: s}}, nil
+	return &Router{d: &one{backend: s, given: true}}, nil
 }
 
 func (s *standalone) shared(ctx context.Context, _ Target) (*conn.Conn, error) {

@@ -143,7 +143,7 @@ func TestClusterCommandTips(t *testing.T) {
 				name += " " + fmt.Sprint(args[1])
 			}
 			want := "respire: command answers per node on a cluster: " + name +
-				"; send it to each node you mean, on that node's connection (Client.ConnFor a key it serves, then Do on that connection) or with a Client of that node"
+				"; send it to each node you mean, on that node's connection (Client.Dedicated for a key it serves, then Do on that connection) or with a Client of that node"
 			if !errors.Is(err, respire.ErrPerNode) || err.Error() != want || conn.WasWritten(err) {
 				t.Errorf("%v: %v\nwant %s", args, err, want)
 			}
@@ -153,11 +153,12 @@ func TestClusterCommandTips(t *testing.T) {
 			t.Errorf("SCAN: %v\nwant %s", err, want)
 		}
 		// The per-node way the error names works.
-		cn, err := c.ConnFor(ctx, "tips:k")
+		cn, release, err := c.Dedicated(ctx, "tips:k")
 		if err != nil {
 			t.Fatal(err)
 		}
 		v, err := cn.Do(ctx, "INFO", "server")
+		release(err == nil)
 		if s, _ := v.Text(); err != nil || !strings.Contains(s, "redis_version") {
 			t.Fatalf("INFO on one node's connection: %v", err)
 		}

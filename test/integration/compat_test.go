@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/link"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/clusterserver"
@@ -33,7 +35,7 @@ func TestRedis6Standalone(t *testing.T) {
 			if v, err := c.Do(ctx, "GET", "k6"); err != nil || text(v) != "v" {
 				t.Fatalf("GET = %v, %v", v, err)
 			}
-			cn, err := c.ConnFor(ctx, "k6")
+			cn, err := link.Of(c).Conn(ctx, route.SharedLane, "k6")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +83,7 @@ func TestRedis6Cluster(t *testing.T) {
 		if _, err := s.Run(ctx, c, []string{k}, k+"!"); err != nil {
 			t.Fatalf("script on %s: %v", k, err)
 		}
-		cn, err := c.ConnFor(ctx, k)
+		cn, err := link.Of(c).Conn(ctx, route.SharedLane, k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +136,7 @@ func TestRedis6Sentinel(t *testing.T) {
 		if got := srv.Do(t, "GET", "s6"); got != "v" {
 			t.Fatalf("RESP%d: the master holds %q", proto, got)
 		}
-		cn, err := c.ConnFor(ctx, "s6")
+		cn, err := link.Of(c).Conn(ctx, route.SharedLane, "s6")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,31 +16,31 @@ import (
 	"github.com/respire/respire/test/testserver"
 )
 
-// A fence kills lock traffic only. 32 goroutines send plain GET/SET on the client
+// A cut-off kills lock traffic only. 32 goroutines send plain GET/SET on the client
 // while 50 renewals, stuck behind CLIENT PAUSE WRITE until their context ends, are
-// fenced: no data command fails, every fenced lock reports ErrOwnershipUncertain, and
-// the other locks, renewed all along on the lock connection the fences kill (by hand
+// cut off: no data command fails, every lock cut off reports ErrOwnershipUncertain, and
+// the other locks, renewed all along on the lock connection the cut-offs kill (by hand
 // and by keep-alives), never lose their leases.
-func TestFenceSparesOtherTraffic(t *testing.T) {
+func TestSeverSparesOtherTraffic(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{})
 	c := testclient.At(t, srv.Addr(), respire.Options{})
-	fenceStorm(t, c, srv, 50, func(stem string, i int) string { return stem + strconv.Itoa(i) })
+	severStorm(t, c, srv, 50, func(stem string, i int) string { return stem + strconv.Itoa(i) })
 }
 
 // The same on a Cluster: every key is on one node, whose shared connection carries the
-// data traffic and whose lock connection the fences kill.
-func TestFenceSparesOtherTrafficOnCluster(t *testing.T) {
+// data traffic and whose lock connection the cut-offs kill.
+func TestSeverSparesOtherTrafficOnCluster(t *testing.T) {
 	cl := clusterserver.Start(t, clusterserver.Config{NoReplicas: true})
 	const slot = 100
 	c := testclient.New(t, respire.Options{Addrs: cl.Seeds(), Cluster: true})
-	fenceStorm(t, c, cl.MasterOf(t, slot).Server, 20, func(stem string, i int) string {
+	severStorm(t, c, cl.MasterOf(t, slot).Server, 20, func(stem string, i int) string {
 		return clusterserver.KeyIn(slot, stem+strconv.Itoa(i)+":")
 	})
 }
 
-// fenceStorm runs the data traffic, the other locks and the fences on c, whose keys
+// severStorm runs the data traffic, the other locks and the cut-offs on c, whose keys
 // (key(stem, i)) are all served by srv.
-func fenceStorm(t *testing.T, c *respire.Client, srv *testserver.Server, fences int, key func(stem string, i int) string) {
+func severStorm(t *testing.T, c *respire.Client, srv *testserver.Server, cutoffs int, key func(stem string, i int) string) {
 	const (
 		dataWorkers = 32
 		renewers    = 8
@@ -103,7 +103,7 @@ func fenceStorm(t *testing.T, c *respire.Client, srv *testserver.Server, fences 
 		})
 	}
 	for i := range keepAlives {
-		// Short leases: renewed every 400ms, so some renewals meet the fences.
+		// Short leases: renewed every 400ms, so some renewals meet the cut-offs.
 		mu, ok, err := locks.TryAcquire(ctx, key("kept:", i), 800*time.Millisecond, WithKeepAlive())
 		if err != nil || !ok {
 			t.Fatal(ok, err)
@@ -111,8 +111,8 @@ func fenceStorm(t *testing.T, c *respire.Client, srv *testserver.Server, fences 
 		held = append(held, mu)
 	}
 
-	for done, attempt := 0, 0; done < fences; attempt++ {
-		mu, err := locks.Acquire(ctx, key("fenced:", attempt), time.Minute)
+	for done, attempt := 0, 0; done < cutoffs; attempt++ {
+		mu, err := locks.Acquire(ctx, key("severed:", attempt), time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,13 +121,13 @@ func fenceStorm(t *testing.T, c *respire.Client, srv *testserver.Server, fences 
 		ok, err := mu.ResetExpiry(tctx, time.Minute)
 		cancel()
 		if errors.Is(err, conn.ErrNotSent) {
-			continue // the context ended before the renewal was written: nothing to fence
+			continue // the context ended before the renewal was written: nothing to sever
 		}
 		if ok || !errors.Is(err, ErrOwnershipUncertain) || !errors.Is(err, conn.ErrOutcomeUnknown) {
 			t.Fatalf("renewal stuck behind the pause: %v %v", ok, err)
 		}
 		if cause := context.Cause(mu.KeepAliveContext()); !errors.Is(cause, ErrOwnershipUncertain) {
-			t.Fatalf("a fenced lock reports %v", cause)
+			t.Fatalf("a lock cut off reports %v", cause)
 		}
 		done++
 	}
@@ -140,8 +140,8 @@ func fenceStorm(t *testing.T, c *respire.Client, srv *testserver.Server, fences 
 	if dataErrs.Load() != 0 || renewFailures.Load() != 0 {
 		t.Fatalf("%d data commands and %d renewals of other locks failed", dataErrs.Load(), renewFailures.Load())
 	}
-	if kills < fences {
-		t.Fatalf("%d CLIENT KILLs, want at least %d", kills, fences)
+	if kills < cutoffs {
+		t.Fatalf("%d CLIENT KILLs, want at least %d", kills, cutoffs)
 	}
 	for _, mu := range held {
 		if err := mu.KeepAliveContext().Err(); err != nil {

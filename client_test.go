@@ -1,0 +1,68 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/respire/respire/test/testserver"
+)
+
+// The client's own tests that need its internals; those of its exported behaviour are
+// in test/integration.
+
+// Every connection-state command is refused in either case, CLIENT's with its
+// subcommand: the shape filter before the look-up lets each of them through.
+func TestCheckConnStateEveryCommand(t *testing.T) {
+	for name := range statefulCommands {
+		for _, n := range []string{name, strings.ToUpper(name)} {
+			if err := checkConnState([]any{n, "x"}); !errors.Is(err, ErrConnState) {
+				t.Errorf("%s: %v, want ErrConnState", n, err)
+			}
+		}
+	}
+	for sub := range statefulClientSubcommands {
+		if err := checkConnState([]any{"Client", strings.ToUpper(sub)}); !errors.Is(err, ErrConnState) {
+			t.Errorf("CLIENT %s: %v, want ErrConnState", sub, err)
+		}
+	}
+	for _, args := range [][]any{{"GET", "k"}, {"SET", "k", "v"}, {"CLIENT", "LIST"}, {"HSET", "h", "f", "v"}} {
+		if err := checkConnState(args); err != nil {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+}
+
+// A Dedicated connection is a *Conn of the caller's own to the key's server: its
+// commands go as given (no key prefix), a batch comes back in order, and release gives
+// it back to the pool, or closes it.
+func TestDedicatedConn(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, KeyPrefix: "p:", PoolSize: 1})
+	ctx := context.Background()
+	cn, release, err := c.Dedicated(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cn.Addr() != srv.Addr() {
+		t.Errorf("Addr %s, want %s", cn.Addr(), srv.Addr())
+	}
+	res, err := cn.DoMulti(ctx, []any{"SET", "dc", "v"}, []any{"GET", "dc"})
+	if err != nil || len(res) != 2 || res[1].Err != nil || res[1].Value.String() != `"v"` {
+		t.Fatalf("DoMulti: %v %v", res, err)
+	}
+	if v, err := cn.Do(ctx, "EXISTS", "p:dc"); err != nil || v.String() != "0" {
+		t.Errorf("EXISTS p:dc on the dedicated connection: %v %v, want 0: no prefix applies", v, err)
+	}
+	release(true)
+	// The pool's one connection is back: the next checkout gets it.
+	again, release2, err := c.Dedicated(ctx, "k")
+	if err != nil || again.cn != cn.cn {
+		t.Fatalf("after release(true): %v, the same connection %v", err, again != nil && again.cn == cn.cn)
+	}
+	release2(false)
+	if cn.cn.Err() == nil {
+		t.Error("release(false) left the connection open")
+	}
+}

@@ -1,0 +1,133 @@
+package link
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/command"
+	"github.com/respire/respire/internal/route"
+	"github.com/respire/respire/observe"
+	"github.com/respire/respire/resp"
+)
+
+// Client is what packages lock and coordination use of a respire.Client. It is a
+// struct, not an interface, because its calls carry their caller's arguments: through
+// an interface method they would escape to the heap on every command.
+type Client struct {
+	// Router is the client's router.
+	Router *route.Router
+	// Table is the client's command table: the entries of the commands sent through
+	// the link come from it, as those of the client's own commands do.
+	Table *command.Table
+	// Prefix is the key prefix the client applies to every key (Options.KeyPrefix).
+	Prefix string
+	// Observer is the client's observer (Options.Observer with Options.Logger's
+	// events), nil when nothing observes it.
+	Observer observe.Observer
+	// Standalone is true when the client serves one server directly: neither a Cluster
+	// nor a master Sentinel elects (route.Router.Standalone).
+	Standalone bool
+	// CanWatchKeys is true when the client tracks keys (Options.ClientSideCache), so
+	// that its WatchKey and WatchKeyInTurn can wake a waiter when a key changes.
+	CanWatchKeys bool
+	// Closed is the client's closed flag: a closed client sends nothing.
+	Closed *atomic.Bool
+	// Name is the name a command whose name is cmd carries in the observer's events,
+	// as the client's own commands carry it.
+	Name func(cmd string) string
+	// Outcome classes the error a caller got, as the client's own command events do.
+	Outcome func(err error) observe.Outcome
+}
+
+// clientOf finds the Client of a *respire.Client: a func(*respire.Client) *Client
+// that package respire registers (this package cannot name its type).
+var clientOf any
+
+// Register sets how Of finds the Client of a *C (a *respire.Client). Package respire
+// calls it once, in its init.
+func Register[C any](of func(*C) *Client) { clientOf = of }
+
+// Of returns the Client of c, a *respire.Client; nil for a nil c.
+func Of[C any](c *C) *Client {
+	if c == nil {
+		return nil
+	}
+	return clientOf.(func(*C) *Client)(c)
+}
+
+// Conn returns the connection of lane l to the server that serves key (without the
+// prefix, which Conn adds to find the slot). The caller applies the prefix to what it
+// sends (conn.CallOptions.KeyPrefix). On a closed client it fails with
+// route.ErrClosed.
+func (l *Client) Conn(ctx context.Context, lane route.Lane, key string) (*conn.Conn, error) {
+	if l.Closed.Load() {
+		return nil, route.ErrClosed
+	}
+	return l.Router.LaneConn(ctx, route.Slot(l.Router.KeySlot(l.Prefix, key)), lane)
+}
+
+// Do sends one command on cn, a connection Conn returned for lane, with the options o,
+// and follows Cluster redirections on that lane (route.Router.DoOn). It returns the
+// reply and the connection that produced it. The client's observer sees it as one of
+// the client's commands.
+func (l *Client) Do(ctx context.Context, cn *conn.Conn, lane route.Lane, o conn.CallOptions, args ...any) (resp.Value, *conn.Conn, error) {
+	if obs := l.Observer; obs != nil {
+		return l.doObserved(ctx, obs, cn, lane, o, args)
+	}
+	cmd := l.cmd(o, args)
+	return l.Router.DoOn(ctx, cn, &cmd, lane)
+}
+
+// doObserved is Do between the observer's CommandStart and CommandEnd. A panic on the
+// way ends the command as of unknown outcome (ErrPanicked).
+func (l *Client) doObserved(ctx context.Context, obs observe.Observer, cn *conn.Conn, lane route.Lane, o conn.CallOptions, args []any) (v resp.Value, last *conn.Conn, err error) {
+	var name string
+	if len(args) > 0 {
+		s, _ := args[0].(string)
+		name = l.Name(s)
+	}
+	start := observe.CommandStart{Name: name, Addr: cn.Addr(), Start: time.Now()}
+	octx := obs.CommandStart(ctx, start)
+	err = ErrPanicked
+	defer func() {
+		e := observe.CommandEnd{
+			Name:     start.Name,
+			Start:    start.Start,
+			Duration: time.Since(start.Start),
+			Outcome:  l.Outcome(err),
+			Err:      err,
+		}
+		if last != nil && e.Outcome != observe.NotSent {
+			e.Addr = last.Addr()
+		}
+		obs.CommandEnd(octx, e)
+	}()
+	cmd := l.cmd(o, args)
+	return l.Router.DoOn(octx, cn, &cmd, lane)
+}
+
+// cmd is args to send with the options o, with its entry in the client's table (nil
+// for a command the table lacks: the router then treats it as having no keys).
+func (l *Client) cmd(o conn.CallOptions, args []any) route.Cmd {
+	cmd := route.Cmd{Options: o, Args: args}
+	if len(args) > 0 {
+		cmd.Info, _ = l.Table.LookupArgs(args)
+	}
+	return cmd
+}
+
+// DedicatedTo checks out a connection of the caller's own to the server at addr,
+// whichever slots it serves now: to reach the server that carried a command (to cut
+// off its connection) after a Cluster redirection. Release gives it back.
+func (l *Client) DedicatedTo(ctx context.Context, addr string) (*conn.Conn, error) {
+	if l.Closed.Load() {
+		return nil, route.ErrClosed
+	}
+	return l.Router.Dedicated(ctx, route.Node(addr))
+}
+
+// Release gives back a connection DedicatedTo returned, or discards it when it may be
+// out of sync (reusable false).
+func (l *Client) Release(cn *conn.Conn, reusable bool) { l.Router.Release(cn, reusable) }

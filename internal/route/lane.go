@@ -1,0 +1,151 @@
+package route
+
+import (
+	"context"
+	"errors"
+
+	"github.com/respire/respire/conn"
+	"github.com/respire/respire/resp"
+)
+
+// Lane says which of a server's auto-pipelined connections a call goes on.
+type Lane uint8
+
+const (
+	// SharedLane is the server's shared connection, which every caller's commands
+	// share.
+	SharedLane Lane = iota
+	// LockLane is the connection set aside for lock traffic beside the shared one:
+	// dialled the same way, made on first use, redialled when it breaks and closed
+	// with the shared connection (when its server stops serving the router). A lock
+	// cuts off a cancelled command by killing the connection that carried it (CLIENT
+	// KILL); on a lane of its own that kill ends lock traffic only, never the commands
+	// other callers pipeline on the shared connection.
+	LockLane
+)
+
+// LaneConn returns the connection of lane l to the server that serves t. A failure to
+// reach the server says that nothing was sent (conn.ErrNotSent), so that the caller
+// may try again; on a closed router it is ErrClosed. A lock lane whose server was
+// retired while it was looked up (a failover, a node that left) is looked up again.
+func (r *Router) LaneConn(ctx context.Context, t Target, l Lane) (*conn.Conn, error) {
+	if l == SharedLane {
+		return r.d.shared(ctx, t)
+	}
+	var retired *SharedConn
+	for attempt := 0; ; attempt++ {
+		peer, err := r.d.peer(ctx, t)
+		if err != nil {
+			// No server to send to (the Cluster is down, the topology could not be
+			// read): nothing was sent, which is what a lock's retries look for.
+			return nil, asNotSent(err)
+		}
+		if peer == retired {
+			// Nothing replaced the closed shared connection: the router closed.
+			return nil, ErrClosed
+		}
+		cn, err := peer.lockLane(ctx)
+		switch {
+		case err == nil:
+			return cn, nil
+		case errors.Is(err, ErrClosed) && attempt < 3:
+			retired = peer
+			continue
+		}
+		return nil, asNotSent(err)
+	}
+}
+
+// DoOn sends cmd on cn, a connection LaneConn returned for lane l, and follows what a
+// Cluster answers: after MOVED it sends the command again to the slot's new owner,
+// after ASK to the node importing the slot (with ASKING first), after TRYAGAIN or
+// CLUSTERDOWN to the slot's owner after a backoff. Those replies mean the command did
+// not run, so nothing runs twice. Every attempt goes on lane l of its server: lock
+// traffic stays on lock lanes, redirected or not. On the lock lane a transport failure
+// is not retried here: the caller's own retries know what the command may repeat.
+//
+// DoOn returns the reply and the connection that produced it, which after a
+// redirection is not cn: code that learns per connection (capabilities, the CLIENT ID
+// of a connection to cut off) learns on that one. Outside a Cluster it is
+// cn.DoWith. cmd.Info is the command's entry, which a redirection reads for the slot.
+func (r *Router) DoOn(ctx context.Context, cn *conn.Conn, cmd *Cmd, l Lane) (resp.Value, *conn.Conn, error) {
+	v, err := cn.DoWith(ctx, cmd.Options, cmd.Args...)
+	if err == nil || !NeedsRetry(err) {
+		return v, cn, err
+	}
+	// The dispatch of dispatch.go: only a Cluster redirects.
+	switch d := r.d.(type) {
+	case *one:
+		return v, cn, err
+	case *Cluster:
+		v, last, err := d.redirectedOn(ctx, cmd, cn, err, l)
+		if last == nil {
+			last = cn
+		}
+		return v, last, err
+	}
+	panic(errDeployment)
+}
+
+// redirectedOn is DoOn after the first attempt, on cn, failed with err.
+func (r *Cluster) redirectedOn(ctx context.Context, cmd *Cmd, cn *conn.Conn, err error, l Lane) (resp.Value, *conn.Conn, error) {
+	slot, serr := SlotOf(cmd.Info, cmd.Args, cmd.Options.KeyPrefix, cmd.Options.Keys)
+	if serr != nil {
+		return resp.Value{}, cn, serr
+	}
+	c := Call{lane: l}
+	return r.redirected(ctx, cmd, &c, r.slotTarget(cmd, slot), cn, err)
+}
+
+// lockConn is the lock lane of n, or of the node that serves t when n is nil, looked up
+// again when that node left meanwhile. A failure says that nothing was sent, unless
+// the router closed.
+func (r *Cluster) lockConn(ctx context.Context, t Target, n *clusterNode) (*conn.Conn, error) {
+	for attempt := 0; ; attempt++ {
+		node := n
+		if node == nil {
+			var err error
+			if node, err = r.nodeFor(ctx, t); err != nil {
+				// No server to send to (the Cluster is down, the topology could
+				// not be read).
+				return nil, asNotSent(err)
+			}
+		}
+		cn, err := node.shared.lockLane(ctx)
+		switch {
+		case err == nil:
+			return cn, nil
+		case !errors.Is(err, ErrClosed):
+			return nil, asNotSent(err)
+		case r.isClosed():
+			return nil, ErrClosed
+		case node.gone.Load() && n == nil && attempt < 3:
+			continue // its node was retired while we asked: look again
+		}
+		return nil, asNotSent(err)
+	}
+}
+
+// isClosed reports whether the router was closed.
+func (r *Cluster) isClosed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
+}
+
+// lockLane returns the live connection of s's lock lane, making the lane on first
+// use; it fails with ErrClosed once s is closed.
+func (s *SharedConn) lockLane(ctx context.Context) (*conn.Conn, error) {
+	s.mu.Lock()
+	lane := s.lock
+	if lane == nil {
+		if s.closed {
+			s.mu.Unlock()
+			return nil, ErrClosed
+		}
+		lane = s.Sibling()
+		s.lock = lane
+	}
+	s.mu.Unlock()
+	return lane.Get(ctx)
+}

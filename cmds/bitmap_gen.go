@@ -87,20 +87,20 @@ func (c *BitCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c BitCountCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "BITCOUNT"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "BITCOUNT"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c BitCountCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
 	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "BITCOUNT"))
+	return decodeInt(cached(ctx, cl, ttl, v.args(), v.bad, "BITCOUNT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BitCountCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "BITCOUNT", decodeInt)
+	return queue(p, v.args(), v.bad, "BITCOUNT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -148,13 +148,13 @@ func (c *BitFieldCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c BitFieldCmd) Do(ctx context.Context, r Doer) ([]Null[int64], error) {
 	v := c.argv()
-	return decodeNullInts(run(ctx, r, &v, "BITFIELD"))
+	return decodeNullInts(run(ctx, r, v.args(), v.bad, "BITFIELD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BitFieldCmd) In(p *Pipeline) Reply[[]Null[int64]] {
 	v := c.argv()
-	return queue(p, &v, "BITFIELD", decodeNullInts)
+	return queue(p, v.args(), v.bad, "BITFIELD", decodeNullInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -209,20 +209,20 @@ func (c *BitFieldROCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c BitFieldROCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "BITFIELD_RO"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "BITFIELD_RO"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c BitFieldROCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(cached(ctx, cl, ttl, &v, "BITFIELD_RO"))
+	return decodeInts(cached(ctx, cl, ttl, v.args(), v.bad, "BITFIELD_RO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BitFieldROCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "BITFIELD_RO", decodeInts)
+	return queue(p, v.args(), v.bad, "BITFIELD_RO", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -285,13 +285,13 @@ func (c *BitOpCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c BitOpCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "BITOP"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "BITOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BitOpCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "BITOP", decodeInt)
+	return queue(p, v.args(), v.bad, "BITOP", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -378,20 +378,20 @@ func (c *BitPosCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c BitPosCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "BITPOS"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "BITPOS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c BitPosCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
 	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "BITPOS"))
+	return decodeInt(cached(ctx, cl, ttl, v.args(), v.bad, "BITPOS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BitPosCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "BITPOS", decodeInt)
+	return queue(p, v.args(), v.bad, "BITPOS", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -430,21 +430,18 @@ func (c *GetBitCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GetBitCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "GETBIT"))
+	return decodeBool(run(ctx, r, []any{"GETBIT", c.key, c.offset}, problem{}, "GETBIT"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c GetBitCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (bool, error) {
-	v := c.argv()
-	return decodeBool(cached(ctx, cl, ttl, &v, "GETBIT"))
+	return decodeBool(cached(ctx, cl, ttl, []any{"GETBIT", c.key, c.offset}, problem{}, "GETBIT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetBitCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "GETBIT", decodeBool)
+	return queue(p, []any{"GETBIT", c.key, c.offset}, problem{}, "GETBIT", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -488,14 +485,12 @@ func (c *SetBitCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SetBitCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "SETBIT"))
+	return decodeBool(run(ctx, r, []any{"SETBIT", c.key, c.offset, c.value}, problem{}, "SETBIT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SetBitCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "SETBIT", decodeBool)
+	return queue(p, []any{"SETBIT", c.key, c.offset, c.value}, problem{}, "SETBIT", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -27,14 +27,12 @@ func (c *AskingCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c AskingCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "ASKING"))
+	return decodeString(run(ctx, r, []any{"ASKING"}, problem{}, "ASKING"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c AskingCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "ASKING", decodeString)
+	return queue(p, []any{"ASKING"}, problem{}, "ASKING", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -123,13 +121,13 @@ func (c *ClusterScanCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterScanCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "CLUSTERSCAN"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "CLUSTERSCAN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterScanCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTERSCAN", decodeValue)
+	return queue(p, v.args(), v.bad, "CLUSTERSCAN", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -170,13 +168,13 @@ func (c *ClusterAddSlotsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterAddSlotsCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER ADDSLOTS"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER ADDSLOTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterAddSlotsCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER ADDSLOTS", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER ADDSLOTS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -225,13 +223,13 @@ func (c *ClusterAddSlotsRangeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterAddSlotsRangeCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER ADDSLOTSRANGE"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER ADDSLOTSRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterAddSlotsRangeCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER ADDSLOTSRANGE", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER ADDSLOTSRANGE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -260,14 +258,12 @@ func (c *ClusterBumpEpochCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterBumpEpochCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER BUMPEPOCH"))
+	return decodeString(run(ctx, r, []any{"CLUSTER", "BUMPEPOCH"}, problem{}, "CLUSTER BUMPEPOCH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterBumpEpochCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER BUMPEPOCH", decodeString)
+	return queue(p, []any{"CLUSTER", "BUMPEPOCH"}, problem{}, "CLUSTER BUMPEPOCH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -300,14 +296,12 @@ func (c *ClusterCancelSlotMigrationsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterCancelSlotMigrationsCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER CANCELSLOTMIGRATIONS"))
+	return decodeString(run(ctx, r, []any{"CLUSTER", "CANCELSLOTMIGRATIONS"}, problem{}, "CLUSTER CANCELSLOTMIGRATIONS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterCancelSlotMigrationsCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER CANCELSLOTMIGRATIONS", decodeString)
+	return queue(p, []any{"CLUSTER", "CANCELSLOTMIGRATIONS"}, problem{}, "CLUSTER CANCELSLOTMIGRATIONS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -347,14 +341,12 @@ func (c *ClusterCountFailureReportsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterCountFailureReportsCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "CLUSTER COUNT-FAILURE-REPORTS"))
+	return decodeInt(run(ctx, r, []any{"CLUSTER", "COUNT-FAILURE-REPORTS", c.nodeID}, problem{}, "CLUSTER COUNT-FAILURE-REPORTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterCountFailureReportsCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER COUNT-FAILURE-REPORTS", decodeInt)
+	return queue(p, []any{"CLUSTER", "COUNT-FAILURE-REPORTS", c.nodeID}, problem{}, "CLUSTER COUNT-FAILURE-REPORTS", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -392,14 +384,12 @@ func (c *ClusterCountKeysInSlotCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterCountKeysInSlotCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "CLUSTER COUNTKEYSINSLOT"))
+	return decodeInt(run(ctx, r, []any{"CLUSTER", "COUNTKEYSINSLOT", c.slot}, problem{}, "CLUSTER COUNTKEYSINSLOT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterCountKeysInSlotCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER COUNTKEYSINSLOT", decodeInt)
+	return queue(p, []any{"CLUSTER", "COUNTKEYSINSLOT", c.slot}, problem{}, "CLUSTER COUNTKEYSINSLOT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -440,13 +430,13 @@ func (c *ClusterDelSlotsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterDelSlotsCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER DELSLOTS"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER DELSLOTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterDelSlotsCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER DELSLOTS", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER DELSLOTS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -495,13 +485,13 @@ func (c *ClusterDelSlotsRangeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterDelSlotsRangeCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER DELSLOTSRANGE"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER DELSLOTSRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterDelSlotsRangeCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER DELSLOTSRANGE", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER DELSLOTSRANGE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -554,13 +544,13 @@ func (c *ClusterFailoverCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterFailoverCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER FAILOVER"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER FAILOVER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterFailoverCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER FAILOVER", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER FAILOVER", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -620,13 +610,13 @@ func (c *ClusterFlushSlotCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterFlushSlotCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER FLUSHSLOT"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER FLUSHSLOT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterFlushSlotCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER FLUSHSLOT", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER FLUSHSLOT", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -656,14 +646,12 @@ func (c *ClusterFlushSlotsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterFlushSlotsCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER FLUSHSLOTS"))
+	return decodeString(run(ctx, r, []any{"CLUSTER", "FLUSHSLOTS"}, problem{}, "CLUSTER FLUSHSLOTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterFlushSlotsCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER FLUSHSLOTS", decodeString)
+	return queue(p, []any{"CLUSTER", "FLUSHSLOTS"}, problem{}, "CLUSTER FLUSHSLOTS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -700,14 +688,12 @@ func (c *ClusterForgetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterForgetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER FORGET"))
+	return decodeString(run(ctx, r, []any{"CLUSTER", "FORGET", c.nodeID}, problem{}, "CLUSTER FORGET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterForgetCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER FORGET", decodeString)
+	return queue(p, []any{"CLUSTER", "FORGET", c.nodeID}, problem{}, "CLUSTER FORGET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -750,14 +736,12 @@ func (c *ClusterGetKeysInSlotCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterGetKeysInSlotCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "CLUSTER GETKEYSINSLOT"))
+	return decodeStrings(run(ctx, r, []any{"CLUSTER", "GETKEYSINSLOT", c.slot, c.count}, problem{}, "CLUSTER GETKEYSINSLOT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterGetKeysInSlotCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER GETKEYSINSLOT", decodeStrings)
+	return queue(p, []any{"CLUSTER", "GETKEYSINSLOT", c.slot, c.count}, problem{}, "CLUSTER GETKEYSINSLOT", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -788,14 +772,12 @@ func (c *ClusterGetSlotMigrationsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterGetSlotMigrationsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "CLUSTER GETSLOTMIGRATIONS"))
+	return decodeValue(run(ctx, r, []any{"CLUSTER", "GETSLOTMIGRATIONS"}, problem{}, "CLUSTER GETSLOTMIGRATIONS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterGetSlotMigrationsCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER GETSLOTMIGRATIONS", decodeValue)
+	return queue(p, []any{"CLUSTER", "GETSLOTMIGRATIONS"}, problem{}, "CLUSTER GETSLOTMIGRATIONS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -825,14 +807,12 @@ func (c *ClusterHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "CLUSTER HELP"))
+	return decodeStrings(run(ctx, r, []any{"CLUSTER", "HELP"}, problem{}, "CLUSTER HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER HELP", decodeStrings)
+	return queue(p, []any{"CLUSTER", "HELP"}, problem{}, "CLUSTER HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -861,14 +841,12 @@ func (c *ClusterInfoCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterInfoCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER INFO"))
+	return decodeString(run(ctx, r, []any{"CLUSTER", "INFO"}, problem{}, "CLUSTER INFO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterInfoCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER INFO", decodeString)
+	return queue(p, []any{"CLUSTER", "INFO"}, problem{}, "CLUSTER INFO", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -906,14 +884,12 @@ func (c *ClusterKeySlotCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterKeySlotCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "CLUSTER KEYSLOT"))
+	return decodeInt(run(ctx, r, []any{"CLUSTER", "KEYSLOT", c.key}, problem{}, "CLUSTER KEYSLOT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterKeySlotCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER KEYSLOT", decodeInt)
+	return queue(p, []any{"CLUSTER", "KEYSLOT", c.key}, problem{}, "CLUSTER KEYSLOT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -944,14 +920,12 @@ func (c *ClusterLinksCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterLinksCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "CLUSTER LINKS"))
+	return decodeValue(run(ctx, r, []any{"CLUSTER", "LINKS"}, problem{}, "CLUSTER LINKS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterLinksCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER LINKS", decodeValue)
+	return queue(p, []any{"CLUSTER", "LINKS"}, problem{}, "CLUSTER LINKS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1004,13 +978,13 @@ func (c *ClusterMeetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterMeetCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER MEET"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER MEET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterMeetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER MEET", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER MEET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1049,13 +1023,13 @@ func (c *ClusterMigrateSlotsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterMigrateSlotsCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER MIGRATESLOTS"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER MIGRATESLOTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterMigrateSlotsCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER MIGRATESLOTS", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER MIGRATESLOTS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1129,13 +1103,13 @@ func (c *ClusterMigrationCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterMigrationCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "CLUSTER MIGRATION"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "CLUSTER MIGRATION"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterMigrationCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER MIGRATION", decodeValue)
+	return queue(p, v.args(), v.bad, "CLUSTER MIGRATION", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1164,14 +1138,12 @@ func (c *ClusterMyIDCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterMyIDCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER MYID"))
+	return decodeString(run(ctx, r, []any{"CLUSTER", "MYID"}, problem{}, "CLUSTER MYID"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterMyIDCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER MYID", decodeString)
+	return queue(p, []any{"CLUSTER", "MYID"}, problem{}, "CLUSTER MYID", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1200,14 +1172,12 @@ func (c *ClusterMyShardIDCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterMyShardIDCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER MYSHARDID"))
+	return decodeString(run(ctx, r, []any{"CLUSTER", "MYSHARDID"}, problem{}, "CLUSTER MYSHARDID"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterMyShardIDCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER MYSHARDID", decodeString)
+	return queue(p, []any{"CLUSTER", "MYSHARDID"}, problem{}, "CLUSTER MYSHARDID", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1237,14 +1207,12 @@ func (c *ClusterNodesCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterNodesCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER NODES"))
+	return decodeString(run(ctx, r, []any{"CLUSTER", "NODES"}, problem{}, "CLUSTER NODES"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterNodesCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER NODES", decodeString)
+	return queue(p, []any{"CLUSTER", "NODES"}, problem{}, "CLUSTER NODES", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1281,14 +1249,12 @@ func (c *ClusterReplicasCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterReplicasCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "CLUSTER REPLICAS"))
+	return decodeStrings(run(ctx, r, []any{"CLUSTER", "REPLICAS", c.nodeID}, problem{}, "CLUSTER REPLICAS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterReplicasCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER REPLICAS", decodeStrings)
+	return queue(p, []any{"CLUSTER", "REPLICAS", c.nodeID}, problem{}, "CLUSTER REPLICAS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1349,13 +1315,13 @@ func (c *ClusterReplicateCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterReplicateCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER REPLICATE"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER REPLICATE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterReplicateCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER REPLICATE", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER REPLICATE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1408,13 +1374,13 @@ func (c *ClusterResetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterResetCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER RESET"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER RESET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterResetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER RESET", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER RESET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1444,14 +1410,12 @@ func (c *ClusterSaveConfigCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterSaveConfigCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER SAVECONFIG"))
+	return decodeString(run(ctx, r, []any{"CLUSTER", "SAVECONFIG"}, problem{}, "CLUSTER SAVECONFIG"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSaveConfigCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER SAVECONFIG", decodeString)
+	return queue(p, []any{"CLUSTER", "SAVECONFIG"}, problem{}, "CLUSTER SAVECONFIG", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1489,14 +1453,12 @@ func (c *ClusterSetConfigEpochCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterSetConfigEpochCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER SET-CONFIG-EPOCH"))
+	return decodeString(run(ctx, r, []any{"CLUSTER", "SET-CONFIG-EPOCH", c.configEpoch}, problem{}, "CLUSTER SET-CONFIG-EPOCH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSetConfigEpochCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER SET-CONFIG-EPOCH", decodeString)
+	return queue(p, []any{"CLUSTER", "SET-CONFIG-EPOCH", c.configEpoch}, problem{}, "CLUSTER SET-CONFIG-EPOCH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1602,13 +1564,13 @@ func (c *ClusterSetSlotCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterSetSlotCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER SETSLOT"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER SETSLOT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSetSlotCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER SETSLOT", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER SETSLOT", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1638,14 +1600,12 @@ func (c *ClusterShardsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterShardsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "CLUSTER SHARDS"))
+	return decodeValue(run(ctx, r, []any{"CLUSTER", "SHARDS"}, problem{}, "CLUSTER SHARDS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterShardsCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER SHARDS", decodeValue)
+	return queue(p, []any{"CLUSTER", "SHARDS"}, problem{}, "CLUSTER SHARDS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1684,14 +1644,12 @@ func (c *ClusterSlavesCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterSlavesCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "CLUSTER SLAVES"))
+	return decodeStrings(run(ctx, r, []any{"CLUSTER", "SLAVES", c.nodeID}, problem{}, "CLUSTER SLAVES"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSlavesCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER SLAVES", decodeStrings)
+	return queue(p, []any{"CLUSTER", "SLAVES", c.nodeID}, problem{}, "CLUSTER SLAVES", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1754,13 +1712,13 @@ func (c *ClusterSlotStatsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterSlotStatsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "CLUSTER SLOT-STATS"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "CLUSTER SLOT-STATS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSlotStatsCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER SLOT-STATS", decodeValue)
+	return queue(p, v.args(), v.bad, "CLUSTER SLOT-STATS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1790,14 +1748,12 @@ func (c *ClusterSlotsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterSlotsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "CLUSTER SLOTS"))
+	return decodeValue(run(ctx, r, []any{"CLUSTER", "SLOTS"}, problem{}, "CLUSTER SLOTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSlotsCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER SLOTS", decodeValue)
+	return queue(p, []any{"CLUSTER", "SLOTS"}, problem{}, "CLUSTER SLOTS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1912,13 +1868,13 @@ func (c *ClusterSyncSlotsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterSyncSlotsCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER SYNCSLOTS"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER SYNCSLOTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSyncSlotsCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER SYNCSLOTS", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER SYNCSLOTS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1946,14 +1902,12 @@ func (c *ReadOnlyCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ReadOnlyCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "READONLY"))
+	return decodeString(run(ctx, r, []any{"READONLY"}, problem{}, "READONLY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ReadOnlyCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "READONLY", decodeString)
+	return queue(p, []any{"READONLY"}, problem{}, "READONLY", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1981,14 +1935,12 @@ func (c *ReadWriteCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ReadWriteCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "READWRITE"))
+	return decodeString(run(ctx, r, []any{"READWRITE"}, problem{}, "READWRITE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ReadWriteCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "READWRITE", decodeString)
+	return queue(p, []any{"READWRITE"}, problem{}, "READWRITE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

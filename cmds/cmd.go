@@ -177,32 +177,35 @@ func detach(args []any) ([]any, problem) {
 	return out, v.bad
 }
 
-// run sends the command v, named name, through r.
-func run(ctx context.Context, r Doer, v *argv, name string) (resp.Value, error) {
-	if v.bad.kind != problemNone {
-		return resp.Value{}, v.bad.err(name)
-	}
-	switch d := r.(type) {
-	case *respire.Client:
-		return d.Do(ctx, v.args()...)
-	case *respire.Tx:
-		return d.Do(ctx, v.args()...)
-	case nil:
-		return resp.Value{}, problem{kind: problemNilDoer}.err(name)
-	}
-	args, bad := detach(v.args())
+// run sends the command laid out in args, named name, through r, unless it has the
+// problem bad. The generated commands call it with their arguments on their own
+// stack: a command of a fixed layout as a slice literal, the others from their argv.
+func run(ctx context.Context, r Doer, args []any, bad problem, name string) (resp.Value, error) {
 	if bad.kind != problemNone {
 		return resp.Value{}, bad.err(name)
 	}
-	return r.Do(ctx, args...)
+	switch d := r.(type) {
+	case *respire.Client:
+		return d.Do(ctx, args...)
+	case *respire.Tx:
+		return d.Do(ctx, args...)
+	case nil:
+		return resp.Value{}, problem{kind: problemNilDoer}.err(name)
+	}
+	copied, bad := detach(args)
+	if bad.kind != problemNone {
+		return resp.Value{}, bad.err(name)
+	}
+	return r.Do(ctx, copied...)
 }
 
-// cached sends the command v, named name, through c's client-side cache.
-func cached(ctx context.Context, c *respire.Client, ttl time.Duration, v *argv, name string) (resp.Value, error) {
-	if v.bad.kind != problemNone {
-		return resp.Value{}, v.bad.err(name)
+// cached sends the command laid out in args, named name, through c's client-side
+// cache, as run does.
+func cached(ctx context.Context, c *respire.Client, ttl time.Duration, args []any, bad problem, name string) (resp.Value, error) {
+	if bad.kind != problemNone {
+		return resp.Value{}, bad.err(name)
 	}
-	return c.DoCached(ctx, ttl, v.args()...)
+	return c.DoCached(ctx, ttl, args...)
 }
 
 // durationSeconds is d as a whole number of seconds, for arguments given in seconds.

@@ -48,13 +48,13 @@ func (c *AuthCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c AuthCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "AUTH"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "AUTH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c AuthCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "AUTH", decodeString)
+	return queue(p, v.args(), v.bad, "AUTH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -101,14 +101,12 @@ func (c *ClientCachingCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientCachingCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT CACHING"))
+	return decodeString(run(ctx, r, []any{"CLIENT", "CACHING", c.mode}, problem{}, "CLIENT CACHING"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientCachingCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT CACHING", decodeString)
+	return queue(p, []any{"CLIENT", "CACHING", c.mode}, problem{}, "CLIENT CACHING", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -148,13 +146,13 @@ func (c *ClientCAPACmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientCAPACmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT CAPA"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLIENT CAPA"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientCAPACmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLIENT CAPA", decodeString)
+	return queue(p, v.args(), v.bad, "CLIENT CAPA", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -184,14 +182,12 @@ func (c *ClientGetNameCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: connection name was not set.
 func (c ClientGetNameCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT GETNAME"))
+	return decodeString(run(ctx, r, []any{"CLIENT", "GETNAME"}, problem{}, "CLIENT GETNAME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientGetNameCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT GETNAME", decodeString)
+	return queue(p, []any{"CLIENT", "GETNAME"}, problem{}, "CLIENT GETNAME", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -221,14 +217,12 @@ func (c *ClientGetRedirCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientGetRedirCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "CLIENT GETREDIR"))
+	return decodeInt(run(ctx, r, []any{"CLIENT", "GETREDIR"}, problem{}, "CLIENT GETREDIR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientGetRedirCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT GETREDIR", decodeInt)
+	return queue(p, []any{"CLIENT", "GETREDIR"}, problem{}, "CLIENT GETREDIR", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -257,14 +251,12 @@ func (c *ClientHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "CLIENT HELP"))
+	return decodeStrings(run(ctx, r, []any{"CLIENT", "HELP"}, problem{}, "CLIENT HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT HELP", decodeStrings)
+	return queue(p, []any{"CLIENT", "HELP"}, problem{}, "CLIENT HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -293,14 +285,12 @@ func (c *ClientIDCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientIDCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "CLIENT ID"))
+	return decodeInt(run(ctx, r, []any{"CLIENT", "ID"}, problem{}, "CLIENT ID"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientIDCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT ID", decodeInt)
+	return queue(p, []any{"CLIENT", "ID"}, problem{}, "CLIENT ID", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -347,14 +337,12 @@ func (c *ClientImportSourceCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientImportSourceCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT IMPORT-SOURCE"))
+	return decodeString(run(ctx, r, []any{"CLIENT", "IMPORT-SOURCE", c.enabled}, problem{}, "CLIENT IMPORT-SOURCE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientImportSourceCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT IMPORT-SOURCE", decodeString)
+	return queue(p, []any{"CLIENT", "IMPORT-SOURCE", c.enabled}, problem{}, "CLIENT IMPORT-SOURCE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -383,14 +371,12 @@ func (c *ClientInfoCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientInfoCmd) Do(ctx context.Context, r Doer) (ConnectedClient, error) {
-	v := c.argv()
-	return decodeClientInfo(run(ctx, r, &v, "CLIENT INFO"))
+	return decodeClientInfo(run(ctx, r, []any{"CLIENT", "INFO"}, problem{}, "CLIENT INFO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientInfoCmd) In(p *Pipeline) Reply[ConnectedClient] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT INFO", decodeClientInfo)
+	return queue(p, []any{"CLIENT", "INFO"}, problem{}, "CLIENT INFO", decodeClientInfo)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -465,13 +451,13 @@ func (c *ClientKillCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientKillCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "CLIENT KILL"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "CLIENT KILL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientKillCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "CLIENT KILL", decodeValue)
+	return queue(p, v.args(), v.bad, "CLIENT KILL", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -869,13 +855,13 @@ func (c *ClientListCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientListCmd) Do(ctx context.Context, r Doer) ([]ConnectedClient, error) {
 	v := c.argv()
-	return decodeClientList(run(ctx, r, &v, "CLIENT LIST"))
+	return decodeClientList(run(ctx, r, v.args(), v.bad, "CLIENT LIST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientListCmd) In(p *Pipeline) Reply[[]ConnectedClient] {
 	v := c.argv()
-	return queue(p, &v, "CLIENT LIST", decodeClientList)
+	return queue(p, v.args(), v.bad, "CLIENT LIST", decodeClientList)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -922,14 +908,12 @@ func (c *ClientNoEvictCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientNoEvictCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT NO-EVICT"))
+	return decodeString(run(ctx, r, []any{"CLIENT", "NO-EVICT", c.enabled}, problem{}, "CLIENT NO-EVICT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientNoEvictCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT NO-EVICT", decodeString)
+	return queue(p, []any{"CLIENT", "NO-EVICT", c.enabled}, problem{}, "CLIENT NO-EVICT", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -976,14 +960,12 @@ func (c *ClientNoTouchCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientNoTouchCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT NO-TOUCH"))
+	return decodeString(run(ctx, r, []any{"CLIENT", "NO-TOUCH", c.enabled}, problem{}, "CLIENT NO-TOUCH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientNoTouchCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT NO-TOUCH", decodeString)
+	return queue(p, []any{"CLIENT", "NO-TOUCH", c.enabled}, problem{}, "CLIENT NO-TOUCH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1042,13 +1024,13 @@ func (c *ClientPauseCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientPauseCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT PAUSE"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLIENT PAUSE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientPauseCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLIENT PAUSE", decodeString)
+	return queue(p, v.args(), v.bad, "CLIENT PAUSE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1095,14 +1077,12 @@ func (c *ClientReplyCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientReplyCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT REPLY"))
+	return decodeString(run(ctx, r, []any{"CLIENT", "REPLY", c.action}, problem{}, "CLIENT REPLY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientReplyCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT REPLY", decodeString)
+	return queue(p, []any{"CLIENT", "REPLY", c.action}, problem{}, "CLIENT REPLY", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1165,13 +1145,13 @@ func (c *ClientSetInfoCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientSetInfoCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT SETINFO"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLIENT SETINFO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientSetInfoCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLIENT SETINFO", decodeString)
+	return queue(p, v.args(), v.bad, "CLIENT SETINFO", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1208,14 +1188,12 @@ func (c *ClientSetNameCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientSetNameCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT SETNAME"))
+	return decodeString(run(ctx, r, []any{"CLIENT", "SETNAME", c.connectionName}, problem{}, "CLIENT SETNAME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientSetNameCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT SETNAME", decodeString)
+	return queue(p, []any{"CLIENT", "SETNAME", c.connectionName}, problem{}, "CLIENT SETNAME", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1325,13 +1303,13 @@ func (c *ClientTrackingCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientTrackingCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT TRACKING"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLIENT TRACKING"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientTrackingCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLIENT TRACKING", decodeString)
+	return queue(p, v.args(), v.bad, "CLIENT TRACKING", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1361,14 +1339,12 @@ func (c *ClientTrackingInfoCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientTrackingInfoCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "CLIENT TRACKINGINFO"))
+	return decodeValue(run(ctx, r, []any{"CLIENT", "TRACKINGINFO"}, problem{}, "CLIENT TRACKINGINFO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientTrackingInfoCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT TRACKINGINFO", decodeValue)
+	return queue(p, []any{"CLIENT", "TRACKINGINFO"}, problem{}, "CLIENT TRACKINGINFO", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1429,13 +1405,13 @@ func (c *ClientUnblockCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientUnblockCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "CLIENT UNBLOCK"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "CLIENT UNBLOCK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientUnblockCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "CLIENT UNBLOCK", decodeBool)
+	return queue(p, v.args(), v.bad, "CLIENT UNBLOCK", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1465,14 +1441,12 @@ func (c *ClientUnpauseCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientUnpauseCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT UNPAUSE"))
+	return decodeString(run(ctx, r, []any{"CLIENT", "UNPAUSE"}, problem{}, "CLIENT UNPAUSE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientUnpauseCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT UNPAUSE", decodeString)
+	return queue(p, []any{"CLIENT", "UNPAUSE"}, problem{}, "CLIENT UNPAUSE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1507,14 +1481,12 @@ func (c *EchoCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c EchoCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "ECHO"))
+	return decodeString(run(ctx, r, []any{"ECHO", c.message}, problem{}, "ECHO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c EchoCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "ECHO", decodeString)
+	return queue(p, []any{"ECHO", c.message}, problem{}, "ECHO", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1590,13 +1562,13 @@ func (c *HelloCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HelloCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "HELLO"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "HELLO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HelloCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "HELLO", decodeValue)
+	return queue(p, v.args(), v.bad, "HELLO", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1636,13 +1608,13 @@ func (c *PingCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PingCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "PING"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "PING"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PingCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "PING", decodeString)
+	return queue(p, v.args(), v.bad, "PING", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1669,14 +1641,12 @@ func (c *QuitCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c QuitCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "QUIT"))
+	return decodeString(run(ctx, r, []any{"QUIT"}, problem{}, "QUIT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c QuitCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "QUIT", decodeString)
+	return queue(p, []any{"QUIT"}, problem{}, "QUIT", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1703,14 +1673,12 @@ func (c *ResetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ResetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "RESET"))
+	return decodeString(run(ctx, r, []any{"RESET"}, problem{}, "RESET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ResetCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "RESET", decodeString)
+	return queue(p, []any{"RESET"}, problem{}, "RESET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1745,14 +1713,12 @@ func (c *SelectCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SelectCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SELECT"))
+	return decodeString(run(ctx, r, []any{"SELECT", c.index}, problem{}, "SELECT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SelectCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SELECT", decodeString)
+	return queue(p, []any{"SELECT", c.index}, problem{}, "SELECT", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -133,9 +133,11 @@
 //
 // # Cost
 //
-// A command's arguments are laid out in a fixed array on the caller's stack and handed
-// to Client.Do or Tx.Do directly, so a typed GET, SET or INCR allocates what Client.Do
-// allocates and nothing more beyond its reply's Go value. The constructors and option
+// A command's arguments are laid out on the caller's stack and handed to Client.Do or
+// Tx.Do directly, so a typed GET, SET or INCR allocates what Client.Do allocates and
+// nothing more beyond its reply's Go value. A command that always sends the same
+// arguments (GET, HGET, INCR) hands them over as a slice of their number; one with
+// options lays them out in a fixed array of 16. The constructors and option
 // methods are small enough to be inlined, which is what keeps the arguments off the
 // heap; a command of more than 16 arguments moves them to the heap as copies. A Doer
 // other than *respire.Client and *respire.Tx receives copies of the arguments as

@@ -66,13 +66,13 @@ func (c *CopyCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CopyCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "COPY"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "COPY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CopyCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "COPY", decodeBool)
+	return queue(p, v.args(), v.bad, "COPY", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -114,13 +114,13 @@ func (c *DelCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c DelCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "DEL"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "DEL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DelCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "DEL", decodeInt)
+	return queue(p, v.args(), v.bad, "DEL", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -159,14 +159,12 @@ func (c *DumpCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c DumpCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "DUMP"))
+	return decodeString(run(ctx, r, []any{"DUMP", c.key}, problem{}, "DUMP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DumpCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "DUMP", decodeString)
+	return queue(p, []any{"DUMP", c.key}, problem{}, "DUMP", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -206,13 +204,13 @@ func (c *ExistsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ExistsCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "EXISTS"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "EXISTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ExistsCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "EXISTS", decodeInt)
+	return queue(p, v.args(), v.bad, "EXISTS", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -293,13 +291,13 @@ func (c *ExpireCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ExpireCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "EXPIRE"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "EXPIRE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ExpireCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "EXPIRE", decodeBool)
+	return queue(p, v.args(), v.bad, "EXPIRE", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -378,13 +376,13 @@ func (c *ExpireAtCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ExpireAtCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "EXPIREAT"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "EXPIREAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ExpireAtCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "EXPIREAT", decodeBool)
+	return queue(p, v.args(), v.bad, "EXPIREAT", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -420,14 +418,12 @@ func (c *ExpireTimeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ExpireTimeCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "EXPIRETIME"))
+	return decodeInt(run(ctx, r, []any{"EXPIRETIME", c.key}, problem{}, "EXPIRETIME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ExpireTimeCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "EXPIRETIME", decodeInt)
+	return queue(p, []any{"EXPIRETIME", c.key}, problem{}, "EXPIRETIME", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -464,14 +460,12 @@ func (c *KeysCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c KeysCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "KEYS"))
+	return decodeStrings(run(ctx, r, []any{"KEYS", c.pattern}, problem{}, "KEYS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c KeysCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "KEYS", decodeStrings)
+	return queue(p, []any{"KEYS", c.pattern}, problem{}, "KEYS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -601,13 +595,13 @@ func (c *MigrateCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MigrateCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "MIGRATE"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "MIGRATE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MigrateCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "MIGRATE", decodeString)
+	return queue(p, v.args(), v.bad, "MIGRATE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -646,14 +640,12 @@ func (c *MoveCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MoveCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "MOVE"))
+	return decodeBool(run(ctx, r, []any{"MOVE", c.key, c.db}, problem{}, "MOVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MoveCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "MOVE", decodeBool)
+	return queue(p, []any{"MOVE", c.key, c.db}, problem{}, "MOVE", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -691,14 +683,12 @@ func (c *ObjectEncodingCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key doesn't exist.
 func (c ObjectEncodingCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "OBJECT ENCODING"))
+	return decodeString(run(ctx, r, []any{"OBJECT", "ENCODING", c.key}, problem{}, "OBJECT ENCODING"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ObjectEncodingCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "OBJECT ENCODING", decodeString)
+	return queue(p, []any{"OBJECT", "ENCODING", c.key}, problem{}, "OBJECT ENCODING", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -736,14 +726,12 @@ func (c *ObjectFreqCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ObjectFreqCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "OBJECT FREQ"))
+	return decodeInt(run(ctx, r, []any{"OBJECT", "FREQ", c.key}, problem{}, "OBJECT FREQ"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ObjectFreqCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "OBJECT FREQ", decodeInt)
+	return queue(p, []any{"OBJECT", "FREQ", c.key}, problem{}, "OBJECT FREQ", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -772,14 +760,12 @@ func (c *ObjectHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ObjectHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "OBJECT HELP"))
+	return decodeStrings(run(ctx, r, []any{"OBJECT", "HELP"}, problem{}, "OBJECT HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ObjectHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "OBJECT HELP", decodeStrings)
+	return queue(p, []any{"OBJECT", "HELP"}, problem{}, "OBJECT HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -817,14 +803,12 @@ func (c *ObjectIdleTimeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ObjectIdleTimeCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "OBJECT IDLETIME"))
+	return decodeInt(run(ctx, r, []any{"OBJECT", "IDLETIME", c.key}, problem{}, "OBJECT IDLETIME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ObjectIdleTimeCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "OBJECT IDLETIME", decodeInt)
+	return queue(p, []any{"OBJECT", "IDLETIME", c.key}, problem{}, "OBJECT IDLETIME", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -862,14 +846,12 @@ func (c *ObjectRefCountCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ObjectRefCountCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "OBJECT REFCOUNT"))
+	return decodeInt(run(ctx, r, []any{"OBJECT", "REFCOUNT", c.key}, problem{}, "OBJECT REFCOUNT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ObjectRefCountCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "OBJECT REFCOUNT", decodeInt)
+	return queue(p, []any{"OBJECT", "REFCOUNT", c.key}, problem{}, "OBJECT REFCOUNT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -904,14 +886,12 @@ func (c *PersistCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PersistCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "PERSIST"))
+	return decodeBool(run(ctx, r, []any{"PERSIST", c.key}, problem{}, "PERSIST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PersistCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "PERSIST", decodeBool)
+	return queue(p, []any{"PERSIST", c.key}, problem{}, "PERSIST", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -992,13 +972,13 @@ func (c *PExpireCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PExpireCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "PEXPIRE"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "PEXPIRE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PExpireCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "PEXPIRE", decodeBool)
+	return queue(p, v.args(), v.bad, "PEXPIRE", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1078,13 +1058,13 @@ func (c *PExpireAtCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PExpireAtCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "PEXPIREAT"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "PEXPIREAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PExpireAtCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "PEXPIREAT", decodeBool)
+	return queue(p, v.args(), v.bad, "PEXPIREAT", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1120,14 +1100,12 @@ func (c *PExpireTimeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PExpireTimeCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "PEXPIRETIME"))
+	return decodeInt(run(ctx, r, []any{"PEXPIRETIME", c.key}, problem{}, "PEXPIRETIME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PExpireTimeCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "PEXPIRETIME", decodeInt)
+	return queue(p, []any{"PEXPIRETIME", c.key}, problem{}, "PEXPIRETIME", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1162,14 +1140,12 @@ func (c *PTTLCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PTTLCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "PTTL"))
+	return decodeInt(run(ctx, r, []any{"PTTL", c.key}, problem{}, "PTTL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PTTLCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "PTTL", decodeInt)
+	return queue(p, []any{"PTTL", c.key}, problem{}, "PTTL", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1197,14 +1173,12 @@ func (c *RandomKeyCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: when the database is empty.
 func (c RandomKeyCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "RANDOMKEY"))
+	return decodeString(run(ctx, r, []any{"RANDOMKEY"}, problem{}, "RANDOMKEY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RandomKeyCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "RANDOMKEY", decodeString)
+	return queue(p, []any{"RANDOMKEY"}, problem{}, "RANDOMKEY", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1243,14 +1217,12 @@ func (c *RenameCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c RenameCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "RENAME"))
+	return decodeString(run(ctx, r, []any{"RENAME", c.key, c.newkey}, problem{}, "RENAME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RenameCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "RENAME", decodeString)
+	return queue(p, []any{"RENAME", c.key, c.newkey}, problem{}, "RENAME", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1289,14 +1261,12 @@ func (c *RenameNXCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c RenameNXCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "RENAMENX"))
+	return decodeBool(run(ctx, r, []any{"RENAMENX", c.key, c.newkey}, problem{}, "RENAMENX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RenameNXCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "RENAMENX", decodeBool)
+	return queue(p, []any{"RENAMENX", c.key, c.newkey}, problem{}, "RENAMENX", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1395,13 +1365,13 @@ func (c *RestoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c RestoreCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "RESTORE"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "RESTORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RestoreCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "RESTORE", decodeString)
+	return queue(p, v.args(), v.bad, "RESTORE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1478,13 +1448,13 @@ func (c *ScanCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ScanCmd) Do(ctx context.Context, r Doer) (ScanPage, error) {
 	v := c.argv()
-	return decodeScan(run(ctx, r, &v, "SCAN"))
+	return decodeScan(run(ctx, r, v.args(), v.bad, "SCAN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScanCmd) In(p *Pipeline) Reply[ScanPage] {
 	v := c.argv()
-	return queue(p, &v, "SCAN", decodeScan)
+	return queue(p, v.args(), v.bad, "SCAN", decodeScan)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1590,13 +1560,13 @@ func (c *SortCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SortCmd) Do(ctx context.Context, r Doer) ([]Null[string], error) {
 	v := c.argv()
-	return decodeNullStrings(run(ctx, r, &v, "SORT"))
+	return decodeNullStrings(run(ctx, r, v.args(), v.bad, "SORT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SortCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, &v, "SORT", decodeNullStrings)
+	return queue(p, v.args(), v.bad, "SORT", decodeNullStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1706,13 +1676,13 @@ func (c *SortStoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SortStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SORT"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "SORT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SortStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "SORT", decodeInt)
+	return queue(p, v.args(), v.bad, "SORT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1817,13 +1787,13 @@ func (c *SortROCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SortROCmd) Do(ctx context.Context, r Doer) ([]Null[string], error) {
 	v := c.argv()
-	return decodeNullStrings(run(ctx, r, &v, "SORT_RO"))
+	return decodeNullStrings(run(ctx, r, v.args(), v.bad, "SORT_RO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SortROCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, &v, "SORT_RO", decodeNullStrings)
+	return queue(p, v.args(), v.bad, "SORT_RO", decodeNullStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1864,13 +1834,13 @@ func (c *TouchCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c TouchCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "TOUCH"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "TOUCH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c TouchCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "TOUCH", decodeInt)
+	return queue(p, v.args(), v.bad, "TOUCH", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1905,14 +1875,12 @@ func (c *TTLCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c TTLCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "TTL"))
+	return decodeInt(run(ctx, r, []any{"TTL", c.key}, problem{}, "TTL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c TTLCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "TTL", decodeInt)
+	return queue(p, []any{"TTL", c.key}, problem{}, "TTL", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1948,21 +1916,18 @@ func (c *TypeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key doesn't exist.
 func (c TypeCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "TYPE"))
+	return decodeString(run(ctx, r, []any{"TYPE", c.key}, problem{}, "TYPE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c TypeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (string, error) {
-	v := c.argv()
-	return decodeString(cached(ctx, cl, ttl, &v, "TYPE"))
+	return decodeString(cached(ctx, cl, ttl, []any{"TYPE", c.key}, problem{}, "TYPE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c TypeCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "TYPE", decodeString)
+	return queue(p, []any{"TYPE", c.key}, problem{}, "TYPE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2003,13 +1968,13 @@ func (c *UnlinkCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c UnlinkCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "UNLINK"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "UNLINK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c UnlinkCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "UNLINK", decodeInt)
+	return queue(p, v.args(), v.bad, "UNLINK", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2049,14 +2014,12 @@ func (c *WaitCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c WaitCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "WAIT"))
+	return decodeInt(run(ctx, r, []any{"WAIT", c.numreplicas, c.timeout}, problem{}, "WAIT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c WaitCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "WAIT", decodeInt)
+	return queue(p, []any{"WAIT", c.numreplicas, c.timeout}, problem{}, "WAIT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2100,14 +2063,12 @@ func (c *WaitAOFCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c WaitAOFCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
-	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "WAITAOF"))
+	return decodeInts(run(ctx, r, []any{"WAITAOF", c.numlocal, c.numreplicas, c.timeout}, problem{}, "WAITAOF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c WaitAOFCmd) In(p *Pipeline) Reply[[]int64] {
-	v := c.argv()
-	return queue(p, &v, "WAITAOF", decodeInts)
+	return queue(p, []any{"WAITAOF", c.numlocal, c.numreplicas, c.timeout}, problem{}, "WAITAOF", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

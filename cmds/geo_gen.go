@@ -77,13 +77,13 @@ func (c *GeoAddCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GeoAddCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "GEOADD"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "GEOADD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoAddCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "GEOADD", decodeInt)
+	return queue(p, v.args(), v.bad, "GEOADD", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -140,20 +140,20 @@ func (c *GeoDistCmd) argv() (v argv) {
 // A null reply is the error Nil: one or both of elements are missing.
 func (c GeoDistCmd) Do(ctx context.Context, r Doer) (float64, error) {
 	v := c.argv()
-	return decodeFloat(run(ctx, r, &v, "GEODIST"))
+	return decodeFloat(run(ctx, r, v.args(), v.bad, "GEODIST"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c GeoDistCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (float64, error) {
 	v := c.argv()
-	return decodeFloat(cached(ctx, cl, ttl, &v, "GEODIST"))
+	return decodeFloat(cached(ctx, cl, ttl, v.args(), v.bad, "GEODIST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoDistCmd) In(p *Pipeline) Reply[float64] {
 	v := c.argv()
-	return queue(p, &v, "GEODIST", decodeFloat)
+	return queue(p, v.args(), v.bad, "GEODIST", decodeFloat)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -192,20 +192,20 @@ func (c *GeoHashCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GeoHashCmd) Do(ctx context.Context, r Doer) ([]Null[string], error) {
 	v := c.argv()
-	return decodeNullStrings(run(ctx, r, &v, "GEOHASH"))
+	return decodeNullStrings(run(ctx, r, v.args(), v.bad, "GEOHASH"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c GeoHashCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]Null[string], error) {
 	v := c.argv()
-	return decodeNullStrings(cached(ctx, cl, ttl, &v, "GEOHASH"))
+	return decodeNullStrings(cached(ctx, cl, ttl, v.args(), v.bad, "GEOHASH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoHashCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, &v, "GEOHASH", decodeNullStrings)
+	return queue(p, v.args(), v.bad, "GEOHASH", decodeNullStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -245,20 +245,20 @@ func (c *GeoPosCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GeoPosCmd) Do(ctx context.Context, r Doer) ([]Null[GeoPosition], error) {
 	v := c.argv()
-	return decodeGeoPositions(run(ctx, r, &v, "GEOPOS"))
+	return decodeGeoPositions(run(ctx, r, v.args(), v.bad, "GEOPOS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c GeoPosCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]Null[GeoPosition], error) {
 	v := c.argv()
-	return decodeGeoPositions(cached(ctx, cl, ttl, &v, "GEOPOS"))
+	return decodeGeoPositions(cached(ctx, cl, ttl, v.args(), v.bad, "GEOPOS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoPosCmd) In(p *Pipeline) Reply[[]Null[GeoPosition]] {
 	v := c.argv()
-	return queue(p, &v, "GEOPOS", decodeGeoPositions)
+	return queue(p, v.args(), v.bad, "GEOPOS", decodeGeoPositions)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -422,13 +422,13 @@ func (c *GeoRadiusCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GeoRadiusCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "GEORADIUS"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "GEORADIUS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoRadiusCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "GEORADIUS", decodeValue)
+	return queue(p, v.args(), v.bad, "GEORADIUS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -563,20 +563,20 @@ func (c *GeoRadiusROCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GeoRadiusROCmd) Do(ctx context.Context, r Doer) ([]GeoResult, error) {
 	v := c.argv()
-	return decodeGeoResults(run(ctx, r, &v, "GEORADIUS_RO"))
+	return decodeGeoResults(run(ctx, r, v.args(), v.bad, "GEORADIUS_RO"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c GeoRadiusROCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]GeoResult, error) {
 	v := c.argv()
-	return decodeGeoResults(cached(ctx, cl, ttl, &v, "GEORADIUS_RO"))
+	return decodeGeoResults(cached(ctx, cl, ttl, v.args(), v.bad, "GEORADIUS_RO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoRadiusROCmd) In(p *Pipeline) Reply[[]GeoResult] {
 	v := c.argv()
-	return queue(p, &v, "GEORADIUS_RO", decodeGeoResults)
+	return queue(p, v.args(), v.bad, "GEORADIUS_RO", decodeGeoResults)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -736,13 +736,13 @@ func (c *GeoRadiusByMemberCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GeoRadiusByMemberCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "GEORADIUSBYMEMBER"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "GEORADIUSBYMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoRadiusByMemberCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "GEORADIUSBYMEMBER", decodeValue)
+	return queue(p, v.args(), v.bad, "GEORADIUSBYMEMBER", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -873,20 +873,20 @@ func (c *GeoRadiusByMemberROCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GeoRadiusByMemberROCmd) Do(ctx context.Context, r Doer) ([]GeoResult, error) {
 	v := c.argv()
-	return decodeGeoResults(run(ctx, r, &v, "GEORADIUSBYMEMBER_RO"))
+	return decodeGeoResults(run(ctx, r, v.args(), v.bad, "GEORADIUSBYMEMBER_RO"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c GeoRadiusByMemberROCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]GeoResult, error) {
 	v := c.argv()
-	return decodeGeoResults(cached(ctx, cl, ttl, &v, "GEORADIUSBYMEMBER_RO"))
+	return decodeGeoResults(cached(ctx, cl, ttl, v.args(), v.bad, "GEORADIUSBYMEMBER_RO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoRadiusByMemberROCmd) In(p *Pipeline) Reply[[]GeoResult] {
 	v := c.argv()
-	return queue(p, &v, "GEORADIUSBYMEMBER_RO", decodeGeoResults)
+	return queue(p, v.args(), v.bad, "GEORADIUSBYMEMBER_RO", decodeGeoResults)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1075,20 +1075,20 @@ func (c *GeoSearchCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GeoSearchCmd) Do(ctx context.Context, r Doer) ([]GeoResult, error) {
 	v := c.argv()
-	return decodeGeoResults(run(ctx, r, &v, "GEOSEARCH"))
+	return decodeGeoResults(run(ctx, r, v.args(), v.bad, "GEOSEARCH"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c GeoSearchCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]GeoResult, error) {
 	v := c.argv()
-	return decodeGeoResults(cached(ctx, cl, ttl, &v, "GEOSEARCH"))
+	return decodeGeoResults(cached(ctx, cl, ttl, v.args(), v.bad, "GEOSEARCH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoSearchCmd) In(p *Pipeline) Reply[[]GeoResult] {
 	v := c.argv()
-	return queue(p, &v, "GEOSEARCH", decodeGeoResults)
+	return queue(p, v.args(), v.bad, "GEOSEARCH", decodeGeoResults)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1260,13 +1260,13 @@ func (c *GeoSearchStoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GeoSearchStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "GEOSEARCHSTORE"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "GEOSEARCHSTORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoSearchStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "GEOSEARCHSTORE", decodeInt)
+	return queue(p, v.args(), v.bad, "GEOSEARCHSTORE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -45,13 +45,13 @@ func (c *HDelCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HDelCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "HDEL"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "HDEL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HDelCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "HDEL", decodeInt)
+	return queue(p, v.args(), v.bad, "HDEL", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -90,21 +90,18 @@ func (c *HExistsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HExistsCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "HEXISTS"))
+	return decodeBool(run(ctx, r, []any{"HEXISTS", c.key, c.field}, problem{}, "HEXISTS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HExistsCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (bool, error) {
-	v := c.argv()
-	return decodeBool(cached(ctx, cl, ttl, &v, "HEXISTS"))
+	return decodeBool(cached(ctx, cl, ttl, []any{"HEXISTS", c.key, c.field}, problem{}, "HEXISTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HExistsCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "HEXISTS", decodeBool)
+	return queue(p, []any{"HEXISTS", c.key, c.field}, problem{}, "HEXISTS", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -189,13 +186,13 @@ func (c *HExpireCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HExpireCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "HEXPIRE"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "HEXPIRE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HExpireCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "HEXPIRE", decodeInts)
+	return queue(p, v.args(), v.bad, "HEXPIRE", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -279,13 +276,13 @@ func (c *HExpireAtCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HExpireAtCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "HEXPIREAT"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "HEXPIREAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HExpireAtCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "HEXPIREAT", decodeInts)
+	return queue(p, v.args(), v.bad, "HEXPIREAT", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -331,20 +328,20 @@ func (c *HExpireTimeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HExpireTimeCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "HEXPIRETIME"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "HEXPIRETIME"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HExpireTimeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(cached(ctx, cl, ttl, &v, "HEXPIRETIME"))
+	return decodeInts(cached(ctx, cl, ttl, v.args(), v.bad, "HEXPIRETIME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HExpireTimeCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "HEXPIRETIME", decodeInts)
+	return queue(p, v.args(), v.bad, "HEXPIRETIME", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -385,21 +382,18 @@ func (c *HGetCmd) argv() (v argv) {
 // A null reply is the error Nil: if the field is not present in the hash or key does
 // not exist.
 func (c HGetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "HGET"))
+	return decodeString(run(ctx, r, []any{"HGET", c.key, c.field}, problem{}, "HGET"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HGetCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (string, error) {
-	v := c.argv()
-	return decodeString(cached(ctx, cl, ttl, &v, "HGET"))
+	return decodeString(cached(ctx, cl, ttl, []any{"HGET", c.key, c.field}, problem{}, "HGET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HGetCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "HGET", decodeString)
+	return queue(p, []any{"HGET", c.key, c.field}, problem{}, "HGET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -434,21 +428,18 @@ func (c *HGetAllCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HGetAllCmd) Do(ctx context.Context, r Doer) (map[string]string, error) {
-	v := c.argv()
-	return decodeStringMap(run(ctx, r, &v, "HGETALL"))
+	return decodeStringMap(run(ctx, r, []any{"HGETALL", c.key}, problem{}, "HGETALL"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HGetAllCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (map[string]string, error) {
-	v := c.argv()
-	return decodeStringMap(cached(ctx, cl, ttl, &v, "HGETALL"))
+	return decodeStringMap(cached(ctx, cl, ttl, []any{"HGETALL", c.key}, problem{}, "HGETALL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HGetAllCmd) In(p *Pipeline) Reply[map[string]string] {
-	v := c.argv()
-	return queue(p, &v, "HGETALL", decodeStringMap)
+	return queue(p, []any{"HGETALL", c.key}, problem{}, "HGETALL", decodeStringMap)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -494,13 +485,13 @@ func (c *HGetDelCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HGetDelCmd) Do(ctx context.Context, r Doer) ([]Null[string], error) {
 	v := c.argv()
-	return decodeNullStrings(run(ctx, r, &v, "HGETDEL"))
+	return decodeNullStrings(run(ctx, r, v.args(), v.bad, "HGETDEL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HGetDelCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, &v, "HGETDEL", decodeNullStrings)
+	return queue(p, v.args(), v.bad, "HGETDEL", decodeNullStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -585,13 +576,13 @@ func (c *HGetExCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HGetExCmd) Do(ctx context.Context, r Doer) ([]Null[string], error) {
 	v := c.argv()
-	return decodeNullStrings(run(ctx, r, &v, "HGETEX"))
+	return decodeNullStrings(run(ctx, r, v.args(), v.bad, "HGETEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HGetExCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, &v, "HGETEX", decodeNullStrings)
+	return queue(p, v.args(), v.bad, "HGETEX", decodeNullStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -635,14 +626,12 @@ func (c *HIncrByCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HIncrByCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "HINCRBY"))
+	return decodeInt(run(ctx, r, []any{"HINCRBY", c.key, c.field, c.increment}, problem{}, "HINCRBY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HIncrByCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "HINCRBY", decodeInt)
+	return queue(p, []any{"HINCRBY", c.key, c.field, c.increment}, problem{}, "HINCRBY", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -686,14 +675,12 @@ func (c *HIncrByFloatCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HIncrByFloatCmd) Do(ctx context.Context, r Doer) (float64, error) {
-	v := c.argv()
-	return decodeFloat(run(ctx, r, &v, "HINCRBYFLOAT"))
+	return decodeFloat(run(ctx, r, []any{"HINCRBYFLOAT", c.key, c.field, c.increment}, problem{}, "HINCRBYFLOAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HIncrByFloatCmd) In(p *Pipeline) Reply[float64] {
-	v := c.argv()
-	return queue(p, &v, "HINCRBYFLOAT", decodeFloat)
+	return queue(p, []any{"HINCRBYFLOAT", c.key, c.field, c.increment}, problem{}, "HINCRBYFLOAT", decodeFloat)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -728,21 +715,18 @@ func (c *HKeysCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HKeysCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "HKEYS"))
+	return decodeStrings(run(ctx, r, []any{"HKEYS", c.key}, problem{}, "HKEYS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HKeysCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(cached(ctx, cl, ttl, &v, "HKEYS"))
+	return decodeStrings(cached(ctx, cl, ttl, []any{"HKEYS", c.key}, problem{}, "HKEYS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HKeysCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "HKEYS", decodeStrings)
+	return queue(p, []any{"HKEYS", c.key}, problem{}, "HKEYS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -777,21 +761,18 @@ func (c *HLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "HLEN"))
+	return decodeInt(run(ctx, r, []any{"HLEN", c.key}, problem{}, "HLEN"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HLenCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "HLEN"))
+	return decodeInt(cached(ctx, cl, ttl, []any{"HLEN", c.key}, problem{}, "HLEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HLenCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "HLEN", decodeInt)
+	return queue(p, []any{"HLEN", c.key}, problem{}, "HLEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -834,20 +815,20 @@ func (c *HMGetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HMGetCmd) Do(ctx context.Context, r Doer) ([]Null[string], error) {
 	v := c.argv()
-	return decodeNullStrings(run(ctx, r, &v, "HMGET"))
+	return decodeNullStrings(run(ctx, r, v.args(), v.bad, "HMGET"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HMGetCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]Null[string], error) {
 	v := c.argv()
-	return decodeNullStrings(cached(ctx, cl, ttl, &v, "HMGET"))
+	return decodeNullStrings(cached(ctx, cl, ttl, v.args(), v.bad, "HMGET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HMGetCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, &v, "HMGET", decodeNullStrings)
+	return queue(p, v.args(), v.bad, "HMGET", decodeNullStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -891,13 +872,13 @@ func (c *HMSetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HMSetCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "HMSET"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "HMSET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HMSetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "HMSET", decodeString)
+	return queue(p, v.args(), v.bad, "HMSET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -942,13 +923,13 @@ func (c *HPersistCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HPersistCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "HPERSIST"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "HPERSIST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HPersistCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "HPERSIST", decodeInts)
+	return queue(p, v.args(), v.bad, "HPERSIST", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1034,13 +1015,13 @@ func (c *HPExpireCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HPExpireCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "HPEXPIRE"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "HPEXPIRE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HPExpireCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "HPEXPIRE", decodeInts)
+	return queue(p, v.args(), v.bad, "HPEXPIRE", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1124,13 +1105,13 @@ func (c *HPExpireAtCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HPExpireAtCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "HPEXPIREAT"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "HPEXPIREAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HPExpireAtCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "HPEXPIREAT", decodeInts)
+	return queue(p, v.args(), v.bad, "HPEXPIREAT", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1176,20 +1157,20 @@ func (c *HPExpireTimeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HPExpireTimeCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "HPEXPIRETIME"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "HPEXPIRETIME"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HPExpireTimeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(cached(ctx, cl, ttl, &v, "HPEXPIRETIME"))
+	return decodeInts(cached(ctx, cl, ttl, v.args(), v.bad, "HPEXPIRETIME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HPExpireTimeCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "HPEXPIRETIME", decodeInts)
+	return queue(p, v.args(), v.bad, "HPEXPIRETIME", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1235,20 +1216,20 @@ func (c *HPTTLCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HPTTLCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "HPTTL"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "HPTTL"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HPTTLCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(cached(ctx, cl, ttl, &v, "HPTTL"))
+	return decodeInts(cached(ctx, cl, ttl, v.args(), v.bad, "HPTTL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HPTTLCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "HPTTL", decodeInts)
+	return queue(p, v.args(), v.bad, "HPTTL", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1285,14 +1266,12 @@ func (c *HRandFieldCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key doesn't exist.
 func (c HRandFieldCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "HRANDFIELD"))
+	return decodeString(run(ctx, r, []any{"HRANDFIELD", c.key}, problem{}, "HRANDFIELD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HRandFieldCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "HRANDFIELD", decodeString)
+	return queue(p, []any{"HRANDFIELD", c.key}, problem{}, "HRANDFIELD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1334,14 +1313,12 @@ func (c *HRandFieldCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key doesn't exist.
 func (c HRandFieldCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "HRANDFIELD"))
+	return decodeStrings(run(ctx, r, []any{"HRANDFIELD", c.key, c.count}, problem{}, "HRANDFIELD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HRandFieldCountCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "HRANDFIELD", decodeStrings)
+	return queue(p, []any{"HRANDFIELD", c.key, c.count}, problem{}, "HRANDFIELD", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1385,14 +1362,12 @@ func (c *HRandFieldWithValuesCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key doesn't exist.
 func (c HRandFieldWithValuesCmd) Do(ctx context.Context, r Doer) ([]FieldValue, error) {
-	v := c.argv()
-	return decodeFieldValues(run(ctx, r, &v, "HRANDFIELD"))
+	return decodeFieldValues(run(ctx, r, []any{"HRANDFIELD", c.key, c.count, "WITHVALUES"}, problem{}, "HRANDFIELD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HRandFieldWithValuesCmd) In(p *Pipeline) Reply[[]FieldValue] {
-	v := c.argv()
-	return queue(p, &v, "HRANDFIELD", decodeFieldValues)
+	return queue(p, []any{"HRANDFIELD", c.key, c.count, "WITHVALUES"}, problem{}, "HRANDFIELD", decodeFieldValues)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1471,13 +1446,13 @@ func (c *HScanCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HScanCmd) Do(ctx context.Context, r Doer) (ScanPage, error) {
 	v := c.argv()
-	return decodeScan(run(ctx, r, &v, "HSCAN"))
+	return decodeScan(run(ctx, r, v.args(), v.bad, "HSCAN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HScanCmd) In(p *Pipeline) Reply[ScanPage] {
 	v := c.argv()
-	return queue(p, &v, "HSCAN", decodeScan)
+	return queue(p, v.args(), v.bad, "HSCAN", decodeScan)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1522,13 +1497,13 @@ func (c *HSetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HSetCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "HSET"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "HSET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HSetCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "HSET", decodeInt)
+	return queue(p, v.args(), v.bad, "HSET", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1647,13 +1622,13 @@ func (c *HSetExCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HSetExCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "HSETEX"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "HSETEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HSetExCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "HSETEX", decodeBool)
+	return queue(p, v.args(), v.bad, "HSETEX", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1697,14 +1672,12 @@ func (c *HSetNXCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HSetNXCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "HSETNX"))
+	return decodeBool(run(ctx, r, []any{"HSETNX", c.key, c.field, c.value}, problem{}, "HSETNX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HSetNXCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "HSETNX", decodeBool)
+	return queue(p, []any{"HSETNX", c.key, c.field, c.value}, problem{}, "HSETNX", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1743,21 +1716,18 @@ func (c *HStrLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HStrLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "HSTRLEN"))
+	return decodeInt(run(ctx, r, []any{"HSTRLEN", c.key, c.field}, problem{}, "HSTRLEN"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HStrLenCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "HSTRLEN"))
+	return decodeInt(cached(ctx, cl, ttl, []any{"HSTRLEN", c.key, c.field}, problem{}, "HSTRLEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HStrLenCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "HSTRLEN", decodeInt)
+	return queue(p, []any{"HSTRLEN", c.key, c.field}, problem{}, "HSTRLEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1803,20 +1773,20 @@ func (c *HTTLCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HTTLCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "HTTL"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "HTTL"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HTTLCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(cached(ctx, cl, ttl, &v, "HTTL"))
+	return decodeInts(cached(ctx, cl, ttl, v.args(), v.bad, "HTTL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HTTLCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "HTTL", decodeInts)
+	return queue(p, v.args(), v.bad, "HTTL", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1851,21 +1821,18 @@ func (c *HValsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HValsCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "HVALS"))
+	return decodeStrings(run(ctx, r, []any{"HVALS", c.key}, problem{}, "HVALS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HValsCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(cached(ctx, cl, ttl, &v, "HVALS"))
+	return decodeStrings(cached(ctx, cl, ttl, []any{"HVALS", c.key}, problem{}, "HVALS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HValsCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "HVALS", decodeStrings)
+	return queue(p, []any{"HVALS", c.key}, problem{}, "HVALS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -40,13 +40,13 @@ func (c *PFAddCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PFAddCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "PFADD"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "PFADD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PFAddCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "PFADD", decodeBool)
+	return queue(p, v.args(), v.bad, "PFADD", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -88,13 +88,13 @@ func (c *PFCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PFCountCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "PFCOUNT"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "PFCOUNT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PFCountCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "PFCOUNT", decodeInt)
+	return queue(p, v.args(), v.bad, "PFCOUNT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -133,14 +133,12 @@ func (c *PFDebugCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PFDebugCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "PFDEBUG"))
+	return decodeValue(run(ctx, r, []any{"PFDEBUG", c.subcommand, c.key}, problem{}, "PFDEBUG"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PFDebugCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "PFDEBUG", decodeValue)
+	return queue(p, []any{"PFDEBUG", c.subcommand, c.key}, problem{}, "PFDEBUG", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -180,13 +178,13 @@ func (c *PFMergeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PFMergeCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "PFMERGE"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "PFMERGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PFMergeCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "PFMERGE", decodeString)
+	return queue(p, v.args(), v.bad, "PFMERGE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -213,14 +211,12 @@ func (c *PFSelfTestCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PFSelfTestCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "PFSELFTEST"))
+	return decodeString(run(ctx, r, []any{"PFSELFTEST"}, problem{}, "PFSELFTEST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PFSelfTestCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "PFSELFTEST", decodeString)
+	return queue(p, []any{"PFSELFTEST"}, problem{}, "PFSELFTEST", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

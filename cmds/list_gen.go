@@ -56,14 +56,12 @@ func (c *BLMoveCmd) argv() (v argv) {
 // A null reply is the error Nil: operation timed-out or the command is issued from a
 // transaction or a script and the source does not exist.
 func (c BLMoveCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "BLMOVE"))
+	return decodeString(run(ctx, r, []any{"BLMOVE", c.source, c.destination, c.wherefrom, c.whereto, c.timeout}, problem{}, "BLMOVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BLMoveCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "BLMOVE", decodeString)
+	return queue(p, []any{"BLMOVE", c.source, c.destination, c.wherefrom, c.whereto, c.timeout}, problem{}, "BLMOVE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -123,13 +121,13 @@ func (c *BLMPopCmd) argv() (v argv) {
 // A null reply is the error Nil: operation timed-out.
 func (c BLMPopCmd) Do(ctx context.Context, r Doer) (KeyValues, error) {
 	v := c.argv()
-	return decodeKeyValues(run(ctx, r, &v, "BLMPOP"))
+	return decodeKeyValues(run(ctx, r, v.args(), v.bad, "BLMPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BLMPopCmd) In(p *Pipeline) Reply[KeyValues] {
 	v := c.argv()
-	return queue(p, &v, "BLMPOP", decodeKeyValues)
+	return queue(p, v.args(), v.bad, "BLMPOP", decodeKeyValues)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -174,13 +172,13 @@ func (c *BLPopCmd) argv() (v argv) {
 // A null reply is the error Nil: no element could be popped and timeout expired.
 func (c BLPopCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "BLPOP"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "BLPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BLPopCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "BLPOP", decodeStrings)
+	return queue(p, v.args(), v.bad, "BLPOP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -225,13 +223,13 @@ func (c *BRPopCmd) argv() (v argv) {
 // A null reply is the error Nil: no element could be popped and the timeout expired.
 func (c BRPopCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "BRPOP"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "BRPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BRPopCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "BRPOP", decodeStrings)
+	return queue(p, v.args(), v.bad, "BRPOP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -277,14 +275,12 @@ func (c *BRPopLPushCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: timeout is reached.
 func (c BRPopLPushCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "BRPOPLPUSH"))
+	return decodeString(run(ctx, r, []any{"BRPOPLPUSH", c.source, c.destination, c.timeout}, problem{}, "BRPOPLPUSH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BRPopLPushCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "BRPOPLPUSH", decodeString)
+	return queue(p, []any{"BRPOPLPUSH", c.source, c.destination, c.timeout}, problem{}, "BRPOPLPUSH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -326,21 +322,18 @@ func (c *LIndexCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: index is out of range.
 func (c LIndexCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "LINDEX"))
+	return decodeString(run(ctx, r, []any{"LINDEX", c.key, c.index}, problem{}, "LINDEX"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c LIndexCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (string, error) {
-	v := c.argv()
-	return decodeString(cached(ctx, cl, ttl, &v, "LINDEX"))
+	return decodeString(cached(ctx, cl, ttl, []any{"LINDEX", c.key, c.index}, problem{}, "LINDEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LIndexCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "LINDEX", decodeString)
+	return queue(p, []any{"LINDEX", c.key, c.index}, problem{}, "LINDEX", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -399,14 +392,12 @@ func (c *LInsertCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LInsertCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "LINSERT"))
+	return decodeInt(run(ctx, r, []any{"LINSERT", c.key, c.where, c.pivot, c.element}, problem{}, "LINSERT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LInsertCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "LINSERT", decodeInt)
+	return queue(p, []any{"LINSERT", c.key, c.where, c.pivot, c.element}, problem{}, "LINSERT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -441,21 +432,18 @@ func (c *LLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "LLEN"))
+	return decodeInt(run(ctx, r, []any{"LLEN", c.key}, problem{}, "LLEN"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c LLenCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "LLEN"))
+	return decodeInt(cached(ctx, cl, ttl, []any{"LLEN", c.key}, problem{}, "LLEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LLenCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "LLEN", decodeInt)
+	return queue(p, []any{"LLEN", c.key}, problem{}, "LLEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -504,14 +492,12 @@ func (c *LMoveCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: source does not exist.
 func (c LMoveCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "LMOVE"))
+	return decodeString(run(ctx, r, []any{"LMOVE", c.source, c.destination, c.wherefrom, c.whereto}, problem{}, "LMOVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LMoveCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "LMOVE", decodeString)
+	return queue(p, []any{"LMOVE", c.source, c.destination, c.wherefrom, c.whereto}, problem{}, "LMOVE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -568,13 +554,13 @@ func (c *LMPopCmd) argv() (v argv) {
 // A null reply is the error Nil: if no element could be popped.
 func (c LMPopCmd) Do(ctx context.Context, r Doer) (KeyValues, error) {
 	v := c.argv()
-	return decodeKeyValues(run(ctx, r, &v, "LMPOP"))
+	return decodeKeyValues(run(ctx, r, v.args(), v.bad, "LMPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LMPopCmd) In(p *Pipeline) Reply[KeyValues] {
 	v := c.argv()
-	return queue(p, &v, "LMPOP", decodeKeyValues)
+	return queue(p, v.args(), v.bad, "LMPOP", decodeKeyValues)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -612,14 +598,12 @@ func (c *LPopCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c LPopCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "LPOP"))
+	return decodeString(run(ctx, r, []any{"LPOP", c.key}, problem{}, "LPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LPopCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "LPOP", decodeString)
+	return queue(p, []any{"LPOP", c.key}, problem{}, "LPOP", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -661,14 +645,12 @@ func (c *LPopCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c LPopCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "LPOP"))
+	return decodeStrings(run(ctx, r, []any{"LPOP", c.key, c.count}, problem{}, "LPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LPopCountCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "LPOP", decodeStrings)
+	return queue(p, []any{"LPOP", c.key, c.count}, problem{}, "LPOP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -738,20 +720,20 @@ func (c *LPosCmd) argv() (v argv) {
 // A null reply is the error Nil: in case there is no matching element.
 func (c LPosCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "LPOS"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "LPOS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c LPosCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
 	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "LPOS"))
+	return decodeInt(cached(ctx, cl, ttl, v.args(), v.bad, "LPOS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LPosCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "LPOS", decodeInt)
+	return queue(p, v.args(), v.bad, "LPOS", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -828,20 +810,20 @@ func (c *LPosCountCmd) argv() (v argv) {
 // A null reply is the error Nil: in case there is no matching element.
 func (c LPosCountCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "LPOS"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "LPOS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c LPosCountCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(cached(ctx, cl, ttl, &v, "LPOS"))
+	return decodeInts(cached(ctx, cl, ttl, v.args(), v.bad, "LPOS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LPosCountCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "LPOS", decodeInts)
+	return queue(p, v.args(), v.bad, "LPOS", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -885,13 +867,13 @@ func (c *LPushCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LPushCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "LPUSH"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "LPUSH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LPushCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "LPUSH", decodeInt)
+	return queue(p, v.args(), v.bad, "LPUSH", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -935,13 +917,13 @@ func (c *LPushXCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LPushXCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "LPUSHX"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "LPUSHX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LPushXCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "LPUSHX", decodeInt)
+	return queue(p, v.args(), v.bad, "LPUSHX", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -986,21 +968,18 @@ func (c *LRangeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LRangeCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "LRANGE"))
+	return decodeStrings(run(ctx, r, []any{"LRANGE", c.key, c.start, c.stop}, problem{}, "LRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c LRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(cached(ctx, cl, ttl, &v, "LRANGE"))
+	return decodeStrings(cached(ctx, cl, ttl, []any{"LRANGE", c.key, c.start, c.stop}, problem{}, "LRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LRangeCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "LRANGE", decodeStrings)
+	return queue(p, []any{"LRANGE", c.key, c.start, c.stop}, problem{}, "LRANGE", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1045,14 +1024,12 @@ func (c *LRemCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LRemCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "LREM"))
+	return decodeInt(run(ctx, r, []any{"LREM", c.key, c.count, c.element}, problem{}, "LREM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LRemCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "LREM", decodeInt)
+	return queue(p, []any{"LREM", c.key, c.count, c.element}, problem{}, "LREM", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1096,14 +1073,12 @@ func (c *LSetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LSetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "LSET"))
+	return decodeString(run(ctx, r, []any{"LSET", c.key, c.index, c.element}, problem{}, "LSET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LSetCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "LSET", decodeString)
+	return queue(p, []any{"LSET", c.key, c.index, c.element}, problem{}, "LSET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1148,14 +1123,12 @@ func (c *LTrimCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LTrimCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "LTRIM"))
+	return decodeString(run(ctx, r, []any{"LTRIM", c.key, c.start, c.stop}, problem{}, "LTRIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LTrimCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "LTRIM", decodeString)
+	return queue(p, []any{"LTRIM", c.key, c.start, c.stop}, problem{}, "LTRIM", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1193,14 +1166,12 @@ func (c *RPopCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c RPopCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "RPOP"))
+	return decodeString(run(ctx, r, []any{"RPOP", c.key}, problem{}, "RPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RPopCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "RPOP", decodeString)
+	return queue(p, []any{"RPOP", c.key}, problem{}, "RPOP", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1242,14 +1213,12 @@ func (c *RPopCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c RPopCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "RPOP"))
+	return decodeStrings(run(ctx, r, []any{"RPOP", c.key, c.count}, problem{}, "RPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RPopCountCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "RPOP", decodeStrings)
+	return queue(p, []any{"RPOP", c.key, c.count}, problem{}, "RPOP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1290,14 +1259,12 @@ func (c *RPopLPushCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: source list is empty.
 func (c RPopLPushCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "RPOPLPUSH"))
+	return decodeString(run(ctx, r, []any{"RPOPLPUSH", c.source, c.destination}, problem{}, "RPOPLPUSH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RPopLPushCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "RPOPLPUSH", decodeString)
+	return queue(p, []any{"RPOPLPUSH", c.source, c.destination}, problem{}, "RPOPLPUSH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1341,13 +1308,13 @@ func (c *RPushCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c RPushCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "RPUSH"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "RPUSH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RPushCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "RPUSH", decodeInt)
+	return queue(p, v.args(), v.bad, "RPUSH", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1391,13 +1358,13 @@ func (c *RPushXCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c RPushXCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "RPUSHX"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "RPUSHX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RPushXCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "RPUSHX", decodeInt)
+	return queue(p, v.args(), v.bad, "RPUSHX", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -37,7 +37,7 @@ func (p *Pipeline) Do(args ...any) Reply[resp.Value] {
 	for _, a := range args {
 		v.add(a)
 	}
-	return queue(p, &v, "command", decodeValue)
+	return queue(p, v.args(), v.bad, "command", decodeValue)
 }
 
 // Len returns the number of commands added since the last Exec.
@@ -62,14 +62,15 @@ func (p *Pipeline) Exec(ctx context.Context) error {
 	return p.err
 }
 
-// queue adds the laid-out command v to p, to be decoded by decode after Exec.
-func queue[T any](p *Pipeline, v *argv, name string, decode func(resp.Value, error) (T, error)) Reply[T] {
+// queue adds the command laid out in args, with the problem bad, to p, to be decoded
+// by decode after Exec.
+func queue[T any](p *Pipeline, args []any, bad problem, name string, decode func(resp.Value, error) (T, error)) Reply[T] {
 	r := Reply[T]{p: p, run: p.run, decode: decode}
 	if p.tx != nil {
 		r.i = len(p.queued)
-		args, bad := detach(v.args())
+		args, detachBad := detach(args)
 		if bad.kind == problemNone {
-			bad = v.bad
+			bad = detachBad
 		}
 		if bad.kind != problemNone {
 			r.err = bad.err(name)
@@ -79,15 +80,15 @@ func queue[T any](p *Pipeline, v *argv, name string, decode func(resp.Value, err
 		return r
 	}
 	r.i = p.p.Len()
-	if v.bad.kind != problemNone {
+	if bad.kind != problemNone {
 		// The command still takes its place so that later replies keep theirs; an
 		// empty command fails the batch, as an unusable argument does on
 		// Client.Pipeline.
-		r.err = v.bad.err(name)
+		r.err = bad.err(name)
 		p.p.Do()
 		return r
 	}
-	p.p.Do(v.args()...)
+	p.p.Do(args...)
 	return r
 }
 

@@ -41,13 +41,13 @@ func (c *PSubscribeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PSubscribeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "PSUBSCRIBE"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "PSUBSCRIBE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PSubscribeCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "PSUBSCRIBE", decodeValue)
+	return queue(p, v.args(), v.bad, "PSUBSCRIBE", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -88,14 +88,12 @@ func (c *PublishCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PublishCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "PUBLISH"))
+	return decodeInt(run(ctx, r, []any{"PUBLISH", c.channel, c.message}, problem{}, "PUBLISH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PublishCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "PUBLISH", decodeInt)
+	return queue(p, []any{"PUBLISH", c.channel, c.message}, problem{}, "PUBLISH", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -139,13 +137,13 @@ func (c *PubSubChannelsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PubSubChannelsCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "PUBSUB CHANNELS"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "PUBSUB CHANNELS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PubSubChannelsCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "PUBSUB CHANNELS", decodeStrings)
+	return queue(p, v.args(), v.bad, "PUBSUB CHANNELS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -174,14 +172,12 @@ func (c *PubSubHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PubSubHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "PUBSUB HELP"))
+	return decodeStrings(run(ctx, r, []any{"PUBSUB", "HELP"}, problem{}, "PUBSUB HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PubSubHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "PUBSUB HELP", decodeStrings)
+	return queue(p, []any{"PUBSUB", "HELP"}, problem{}, "PUBSUB HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -210,14 +206,12 @@ func (c *PubSubNumPatCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PubSubNumPatCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "PUBSUB NUMPAT"))
+	return decodeInt(run(ctx, r, []any{"PUBSUB", "NUMPAT"}, problem{}, "PUBSUB NUMPAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PubSubNumPatCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "PUBSUB NUMPAT", decodeInt)
+	return queue(p, []any{"PUBSUB", "NUMPAT"}, problem{}, "PUBSUB NUMPAT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -255,13 +249,13 @@ func (c *PubSubNumSubCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PubSubNumSubCmd) Do(ctx context.Context, r Doer) (map[string]int64, error) {
 	v := c.argv()
-	return decodeIntMap(run(ctx, r, &v, "PUBSUB NUMSUB"))
+	return decodeIntMap(run(ctx, r, v.args(), v.bad, "PUBSUB NUMSUB"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PubSubNumSubCmd) In(p *Pipeline) Reply[map[string]int64] {
 	v := c.argv()
-	return queue(p, &v, "PUBSUB NUMSUB", decodeIntMap)
+	return queue(p, v.args(), v.bad, "PUBSUB NUMSUB", decodeIntMap)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -305,13 +299,13 @@ func (c *PubSubShardChannelsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PubSubShardChannelsCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "PUBSUB SHARDCHANNELS"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "PUBSUB SHARDCHANNELS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PubSubShardChannelsCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "PUBSUB SHARDCHANNELS", decodeStrings)
+	return queue(p, v.args(), v.bad, "PUBSUB SHARDCHANNELS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -350,13 +344,13 @@ func (c *PubSubShardNumSubCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PubSubShardNumSubCmd) Do(ctx context.Context, r Doer) (map[string]int64, error) {
 	v := c.argv()
-	return decodeIntMap(run(ctx, r, &v, "PUBSUB SHARDNUMSUB"))
+	return decodeIntMap(run(ctx, r, v.args(), v.bad, "PUBSUB SHARDNUMSUB"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PubSubShardNumSubCmd) In(p *Pipeline) Reply[map[string]int64] {
 	v := c.argv()
-	return queue(p, &v, "PUBSUB SHARDNUMSUB", decodeIntMap)
+	return queue(p, v.args(), v.bad, "PUBSUB SHARDNUMSUB", decodeIntMap)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -394,13 +388,13 @@ func (c *PUnsubscribeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PUnsubscribeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "PUNSUBSCRIBE"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "PUNSUBSCRIBE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PUnsubscribeCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "PUNSUBSCRIBE", decodeValue)
+	return queue(p, v.args(), v.bad, "PUNSUBSCRIBE", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -440,14 +434,12 @@ func (c *SPublishCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SPublishCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SPUBLISH"))
+	return decodeInt(run(ctx, r, []any{"SPUBLISH", c.shardchannel, c.message}, problem{}, "SPUBLISH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SPublishCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "SPUBLISH", decodeInt)
+	return queue(p, []any{"SPUBLISH", c.shardchannel, c.message}, problem{}, "SPUBLISH", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -487,13 +479,13 @@ func (c *SSubscribeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SSubscribeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SSUBSCRIBE"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "SSUBSCRIBE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SSubscribeCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "SSUBSCRIBE", decodeValue)
+	return queue(p, v.args(), v.bad, "SSUBSCRIBE", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -533,13 +525,13 @@ func (c *SubscribeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SubscribeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SUBSCRIBE"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "SUBSCRIBE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SubscribeCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "SUBSCRIBE", decodeValue)
+	return queue(p, v.args(), v.bad, "SUBSCRIBE", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -577,13 +569,13 @@ func (c *SUnsubscribeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SUnsubscribeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SUNSUBSCRIBE"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "SUNSUBSCRIBE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SUnsubscribeCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "SUNSUBSCRIBE", decodeValue)
+	return queue(p, v.args(), v.bad, "SUNSUBSCRIBE", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -620,13 +612,13 @@ func (c *UnsubscribeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c UnsubscribeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "UNSUBSCRIBE"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "UNSUBSCRIBE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c UnsubscribeCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "UNSUBSCRIBE", decodeValue)
+	return queue(p, v.args(), v.bad, "UNSUBSCRIBE", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -45,13 +45,13 @@ func (c *EvalCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c EvalCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "EVAL"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "EVAL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c EvalCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "EVAL", decodeValue)
+	return queue(p, v.args(), v.bad, "EVAL", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -96,13 +96,13 @@ func (c *EvalROCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c EvalROCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "EVAL_RO"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "EVAL_RO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c EvalROCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "EVAL_RO", decodeValue)
+	return queue(p, v.args(), v.bad, "EVAL_RO", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -147,13 +147,13 @@ func (c *EvalShaCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c EvalShaCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "EVALSHA"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "EVALSHA"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c EvalShaCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "EVALSHA", decodeValue)
+	return queue(p, v.args(), v.bad, "EVALSHA", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -199,13 +199,13 @@ func (c *EvalShaROCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c EvalShaROCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "EVALSHA_RO"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "EVALSHA_RO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c EvalShaROCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "EVALSHA_RO", decodeValue)
+	return queue(p, v.args(), v.bad, "EVALSHA_RO", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -250,13 +250,13 @@ func (c *FCallCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FCallCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "FCALL"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "FCALL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FCallCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "FCALL", decodeValue)
+	return queue(p, v.args(), v.bad, "FCALL", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -301,13 +301,13 @@ func (c *FCallROCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FCallROCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "FCALL_RO"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "FCALL_RO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FCallROCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "FCALL_RO", decodeValue)
+	return queue(p, v.args(), v.bad, "FCALL_RO", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -344,14 +344,12 @@ func (c *FunctionDeleteCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionDeleteCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "FUNCTION DELETE"))
+	return decodeString(run(ctx, r, []any{"FUNCTION", "DELETE", c.libraryName}, problem{}, "FUNCTION DELETE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionDeleteCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "FUNCTION DELETE", decodeString)
+	return queue(p, []any{"FUNCTION", "DELETE", c.libraryName}, problem{}, "FUNCTION DELETE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -381,14 +379,12 @@ func (c *FunctionDumpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionDumpCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "FUNCTION DUMP"))
+	return decodeString(run(ctx, r, []any{"FUNCTION", "DUMP"}, problem{}, "FUNCTION DUMP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionDumpCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "FUNCTION DUMP", decodeString)
+	return queue(p, []any{"FUNCTION", "DUMP"}, problem{}, "FUNCTION DUMP", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -441,13 +437,13 @@ func (c *FunctionFlushCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionFlushCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "FUNCTION FLUSH"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "FUNCTION FLUSH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionFlushCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "FUNCTION FLUSH", decodeString)
+	return queue(p, v.args(), v.bad, "FUNCTION FLUSH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -477,14 +473,12 @@ func (c *FunctionHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "FUNCTION HELP"))
+	return decodeStrings(run(ctx, r, []any{"FUNCTION", "HELP"}, problem{}, "FUNCTION HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "FUNCTION HELP", decodeStrings)
+	return queue(p, []any{"FUNCTION", "HELP"}, problem{}, "FUNCTION HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -513,14 +507,12 @@ func (c *FunctionKillCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionKillCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "FUNCTION KILL"))
+	return decodeString(run(ctx, r, []any{"FUNCTION", "KILL"}, problem{}, "FUNCTION KILL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionKillCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "FUNCTION KILL", decodeString)
+	return queue(p, []any{"FUNCTION", "KILL"}, problem{}, "FUNCTION KILL", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -575,13 +567,13 @@ func (c *FunctionListCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionListCmd) Do(ctx context.Context, r Doer) ([]FunctionLibrary, error) {
 	v := c.argv()
-	return decodeFunctionList(run(ctx, r, &v, "FUNCTION LIST"))
+	return decodeFunctionList(run(ctx, r, v.args(), v.bad, "FUNCTION LIST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionListCmd) In(p *Pipeline) Reply[[]FunctionLibrary] {
 	v := c.argv()
-	return queue(p, &v, "FUNCTION LIST", decodeFunctionList)
+	return queue(p, v.args(), v.bad, "FUNCTION LIST", decodeFunctionList)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -631,13 +623,13 @@ func (c *FunctionLoadCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionLoadCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "FUNCTION LOAD"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "FUNCTION LOAD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionLoadCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "FUNCTION LOAD", decodeString)
+	return queue(p, v.args(), v.bad, "FUNCTION LOAD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -706,13 +698,13 @@ func (c *FunctionRestoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionRestoreCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "FUNCTION RESTORE"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "FUNCTION RESTORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionRestoreCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "FUNCTION RESTORE", decodeString)
+	return queue(p, v.args(), v.bad, "FUNCTION RESTORE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -742,14 +734,12 @@ func (c *FunctionStatsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionStatsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "FUNCTION STATS"))
+	return decodeValue(run(ctx, r, []any{"FUNCTION", "STATS"}, problem{}, "FUNCTION STATS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionStatsCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "FUNCTION STATS", decodeValue)
+	return queue(p, []any{"FUNCTION", "STATS"}, problem{}, "FUNCTION STATS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -810,13 +800,13 @@ func (c *ScriptDebugCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ScriptDebugCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SCRIPT DEBUG"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "SCRIPT DEBUG"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptDebugCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "SCRIPT DEBUG", decodeString)
+	return queue(p, v.args(), v.bad, "SCRIPT DEBUG", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -858,13 +848,13 @@ func (c *ScriptExistsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ScriptExistsCmd) Do(ctx context.Context, r Doer) ([]bool, error) {
 	v := c.argv()
-	return decodeBools(run(ctx, r, &v, "SCRIPT EXISTS"))
+	return decodeBools(run(ctx, r, v.args(), v.bad, "SCRIPT EXISTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptExistsCmd) In(p *Pipeline) Reply[[]bool] {
 	v := c.argv()
-	return queue(p, &v, "SCRIPT EXISTS", decodeBools)
+	return queue(p, v.args(), v.bad, "SCRIPT EXISTS", decodeBools)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -918,13 +908,13 @@ func (c *ScriptFlushCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ScriptFlushCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SCRIPT FLUSH"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "SCRIPT FLUSH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptFlushCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "SCRIPT FLUSH", decodeString)
+	return queue(p, v.args(), v.bad, "SCRIPT FLUSH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -953,14 +943,12 @@ func (c *ScriptHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ScriptHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SCRIPT HELP"))
+	return decodeStrings(run(ctx, r, []any{"SCRIPT", "HELP"}, problem{}, "SCRIPT HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "SCRIPT HELP", decodeStrings)
+	return queue(p, []any{"SCRIPT", "HELP"}, problem{}, "SCRIPT HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -989,14 +977,12 @@ func (c *ScriptKillCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ScriptKillCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SCRIPT KILL"))
+	return decodeString(run(ctx, r, []any{"SCRIPT", "KILL"}, problem{}, "SCRIPT KILL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptKillCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SCRIPT KILL", decodeString)
+	return queue(p, []any{"SCRIPT", "KILL"}, problem{}, "SCRIPT KILL", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1034,14 +1020,12 @@ func (c *ScriptLoadCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ScriptLoadCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SCRIPT LOAD"))
+	return decodeString(run(ctx, r, []any{"SCRIPT", "LOAD", c.script}, problem{}, "SCRIPT LOAD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptLoadCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SCRIPT LOAD", decodeString)
+	return queue(p, []any{"SCRIPT", "LOAD", c.script}, problem{}, "SCRIPT LOAD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1078,14 +1062,12 @@ func (c *ScriptShowCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ScriptShowCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SCRIPT SHOW"))
+	return decodeString(run(ctx, r, []any{"SCRIPT", "SHOW", c.sha1}, problem{}, "SCRIPT SHOW"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptShowCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SCRIPT SHOW", decodeString)
+	return queue(p, []any{"SCRIPT", "SHOW", c.sha1}, problem{}, "SCRIPT SHOW", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -39,14 +39,12 @@ func (c *SentinelCKQuorumCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelCKQuorumCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SENTINEL CKQUORUM"))
+	return decodeString(run(ctx, r, []any{"SENTINEL", "CKQUORUM", c.primaryName}, problem{}, "SENTINEL CKQUORUM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelCKQuorumCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL CKQUORUM", decodeString)
+	return queue(p, []any{"SENTINEL", "CKQUORUM", c.primaryName}, problem{}, "SENTINEL CKQUORUM", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -107,13 +105,13 @@ func (c *SentinelConfigCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelConfigCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SENTINEL CONFIG"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "SENTINEL CONFIG"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelConfigCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "SENTINEL CONFIG", decodeValue)
+	return queue(p, v.args(), v.bad, "SENTINEL CONFIG", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -163,13 +161,13 @@ func (c *SentinelDebugCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelDebugCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SENTINEL DEBUG"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "SENTINEL DEBUG"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelDebugCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "SENTINEL DEBUG", decodeValue)
+	return queue(p, v.args(), v.bad, "SENTINEL DEBUG", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -220,13 +218,13 @@ func (c *SentinelFailoverCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelFailoverCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SENTINEL FAILOVER"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "SENTINEL FAILOVER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelFailoverCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "SENTINEL FAILOVER", decodeString)
+	return queue(p, v.args(), v.bad, "SENTINEL FAILOVER", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -256,14 +254,12 @@ func (c *SentinelFlushConfigCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelFlushConfigCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SENTINEL FLUSHCONFIG"))
+	return decodeString(run(ctx, r, []any{"SENTINEL", "FLUSHCONFIG"}, problem{}, "SENTINEL FLUSHCONFIG"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelFlushConfigCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL FLUSHCONFIG", decodeString)
+	return queue(p, []any{"SENTINEL", "FLUSHCONFIG"}, problem{}, "SENTINEL FLUSHCONFIG", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -305,14 +301,12 @@ func (c *SentinelGetMasterAddrByNameCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelGetMasterAddrByNameCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SENTINEL GET-MASTER-ADDR-BY-NAME"))
+	return decodeStrings(run(ctx, r, []any{"SENTINEL", "GET-MASTER-ADDR-BY-NAME", c.primaryName}, problem{}, "SENTINEL GET-MASTER-ADDR-BY-NAME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelGetMasterAddrByNameCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL GET-MASTER-ADDR-BY-NAME", decodeStrings)
+	return queue(p, []any{"SENTINEL", "GET-MASTER-ADDR-BY-NAME", c.primaryName}, problem{}, "SENTINEL GET-MASTER-ADDR-BY-NAME", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -350,14 +344,12 @@ func (c *SentinelGetPrimaryAddrByNameCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelGetPrimaryAddrByNameCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SENTINEL GET-PRIMARY-ADDR-BY-NAME"))
+	return decodeStrings(run(ctx, r, []any{"SENTINEL", "GET-PRIMARY-ADDR-BY-NAME", c.primaryName}, problem{}, "SENTINEL GET-PRIMARY-ADDR-BY-NAME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelGetPrimaryAddrByNameCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL GET-PRIMARY-ADDR-BY-NAME", decodeStrings)
+	return queue(p, []any{"SENTINEL", "GET-PRIMARY-ADDR-BY-NAME", c.primaryName}, problem{}, "SENTINEL GET-PRIMARY-ADDR-BY-NAME", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -387,14 +379,12 @@ func (c *SentinelHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SENTINEL HELP"))
+	return decodeStrings(run(ctx, r, []any{"SENTINEL", "HELP"}, problem{}, "SENTINEL HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL HELP", decodeStrings)
+	return queue(p, []any{"SENTINEL", "HELP"}, problem{}, "SENTINEL HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -435,13 +425,13 @@ func (c *SentinelInfoCacheCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelInfoCacheCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SENTINEL INFO-CACHE"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "SENTINEL INFO-CACHE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelInfoCacheCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "SENTINEL INFO-CACHE", decodeValue)
+	return queue(p, v.args(), v.bad, "SENTINEL INFO-CACHE", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -493,14 +483,12 @@ func (c *SentinelIsMasterDownByAddrCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelIsMasterDownByAddrCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SENTINEL IS-MASTER-DOWN-BY-ADDR"))
+	return decodeValue(run(ctx, r, []any{"SENTINEL", "IS-MASTER-DOWN-BY-ADDR", c.ip, c.port, c.currentEpoch, c.runid}, problem{}, "SENTINEL IS-MASTER-DOWN-BY-ADDR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelIsMasterDownByAddrCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL IS-MASTER-DOWN-BY-ADDR", decodeValue)
+	return queue(p, []any{"SENTINEL", "IS-MASTER-DOWN-BY-ADDR", c.ip, c.port, c.currentEpoch, c.runid}, problem{}, "SENTINEL IS-MASTER-DOWN-BY-ADDR", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -550,14 +538,12 @@ func (c *SentinelIsPrimaryDownByAddrCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelIsPrimaryDownByAddrCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SENTINEL IS-PRIMARY-DOWN-BY-ADDR"))
+	return decodeValue(run(ctx, r, []any{"SENTINEL", "IS-PRIMARY-DOWN-BY-ADDR", c.ip, c.port, c.currentEpoch, c.runid}, problem{}, "SENTINEL IS-PRIMARY-DOWN-BY-ADDR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelIsPrimaryDownByAddrCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL IS-PRIMARY-DOWN-BY-ADDR", decodeValue)
+	return queue(p, []any{"SENTINEL", "IS-PRIMARY-DOWN-BY-ADDR", c.ip, c.port, c.currentEpoch, c.runid}, problem{}, "SENTINEL IS-PRIMARY-DOWN-BY-ADDR", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -598,14 +584,12 @@ func (c *SentinelMasterCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelMasterCmd) Do(ctx context.Context, r Doer) (map[string]string, error) {
-	v := c.argv()
-	return decodeStringMap(run(ctx, r, &v, "SENTINEL MASTER"))
+	return decodeStringMap(run(ctx, r, []any{"SENTINEL", "MASTER", c.primaryName}, problem{}, "SENTINEL MASTER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelMasterCmd) In(p *Pipeline) Reply[map[string]string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL MASTER", decodeStringMap)
+	return queue(p, []any{"SENTINEL", "MASTER", c.primaryName}, problem{}, "SENTINEL MASTER", decodeStringMap)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -636,14 +620,12 @@ func (c *SentinelMastersCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelMastersCmd) Do(ctx context.Context, r Doer) ([]map[string]string, error) {
-	v := c.argv()
-	return decodeStringMaps(run(ctx, r, &v, "SENTINEL MASTERS"))
+	return decodeStringMaps(run(ctx, r, []any{"SENTINEL", "MASTERS"}, problem{}, "SENTINEL MASTERS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelMastersCmd) In(p *Pipeline) Reply[[]map[string]string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL MASTERS", decodeStringMaps)
+	return queue(p, []any{"SENTINEL", "MASTERS"}, problem{}, "SENTINEL MASTERS", decodeStringMaps)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -692,14 +674,12 @@ func (c *SentinelMonitorCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelMonitorCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SENTINEL MONITOR"))
+	return decodeString(run(ctx, r, []any{"SENTINEL", "MONITOR", c.name, c.ip, c.port, c.quorum}, problem{}, "SENTINEL MONITOR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelMonitorCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL MONITOR", decodeString)
+	return queue(p, []any{"SENTINEL", "MONITOR", c.name, c.ip, c.port, c.quorum}, problem{}, "SENTINEL MONITOR", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -728,14 +708,12 @@ func (c *SentinelMyIDCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelMyIDCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SENTINEL MYID"))
+	return decodeString(run(ctx, r, []any{"SENTINEL", "MYID"}, problem{}, "SENTINEL MYID"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelMyIDCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL MYID", decodeString)
+	return queue(p, []any{"SENTINEL", "MYID"}, problem{}, "SENTINEL MYID", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -765,14 +743,12 @@ func (c *SentinelPendingScriptsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelPendingScriptsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SENTINEL PENDING-SCRIPTS"))
+	return decodeValue(run(ctx, r, []any{"SENTINEL", "PENDING-SCRIPTS"}, problem{}, "SENTINEL PENDING-SCRIPTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelPendingScriptsCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL PENDING-SCRIPTS", decodeValue)
+	return queue(p, []any{"SENTINEL", "PENDING-SCRIPTS"}, problem{}, "SENTINEL PENDING-SCRIPTS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -802,14 +778,12 @@ func (c *SentinelPrimariesCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelPrimariesCmd) Do(ctx context.Context, r Doer) ([]map[string]string, error) {
-	v := c.argv()
-	return decodeStringMaps(run(ctx, r, &v, "SENTINEL PRIMARIES"))
+	return decodeStringMaps(run(ctx, r, []any{"SENTINEL", "PRIMARIES"}, problem{}, "SENTINEL PRIMARIES"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelPrimariesCmd) In(p *Pipeline) Reply[[]map[string]string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL PRIMARIES", decodeStringMaps)
+	return queue(p, []any{"SENTINEL", "PRIMARIES"}, problem{}, "SENTINEL PRIMARIES", decodeStringMaps)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -846,14 +820,12 @@ func (c *SentinelPrimaryCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelPrimaryCmd) Do(ctx context.Context, r Doer) (map[string]string, error) {
-	v := c.argv()
-	return decodeStringMap(run(ctx, r, &v, "SENTINEL PRIMARY"))
+	return decodeStringMap(run(ctx, r, []any{"SENTINEL", "PRIMARY", c.primaryName}, problem{}, "SENTINEL PRIMARY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelPrimaryCmd) In(p *Pipeline) Reply[map[string]string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL PRIMARY", decodeStringMap)
+	return queue(p, []any{"SENTINEL", "PRIMARY", c.primaryName}, problem{}, "SENTINEL PRIMARY", decodeStringMap)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -892,14 +864,12 @@ func (c *SentinelRemoveCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelRemoveCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SENTINEL REMOVE"))
+	return decodeString(run(ctx, r, []any{"SENTINEL", "REMOVE", c.primaryName}, problem{}, "SENTINEL REMOVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelRemoveCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL REMOVE", decodeString)
+	return queue(p, []any{"SENTINEL", "REMOVE", c.primaryName}, problem{}, "SENTINEL REMOVE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -938,14 +908,12 @@ func (c *SentinelReplicasCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelReplicasCmd) Do(ctx context.Context, r Doer) ([]map[string]string, error) {
-	v := c.argv()
-	return decodeStringMaps(run(ctx, r, &v, "SENTINEL REPLICAS"))
+	return decodeStringMaps(run(ctx, r, []any{"SENTINEL", "REPLICAS", c.primaryName}, problem{}, "SENTINEL REPLICAS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelReplicasCmd) In(p *Pipeline) Reply[[]map[string]string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL REPLICAS", decodeStringMaps)
+	return queue(p, []any{"SENTINEL", "REPLICAS", c.primaryName}, problem{}, "SENTINEL REPLICAS", decodeStringMaps)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -983,14 +951,12 @@ func (c *SentinelResetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelResetCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SENTINEL RESET"))
+	return decodeInt(run(ctx, r, []any{"SENTINEL", "RESET", c.pattern}, problem{}, "SENTINEL RESET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelResetCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL RESET", decodeInt)
+	return queue(p, []any{"SENTINEL", "RESET", c.pattern}, problem{}, "SENTINEL RESET", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1029,14 +995,12 @@ func (c *SentinelSentinelsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelSentinelsCmd) Do(ctx context.Context, r Doer) ([]map[string]string, error) {
-	v := c.argv()
-	return decodeStringMaps(run(ctx, r, &v, "SENTINEL SENTINELS"))
+	return decodeStringMaps(run(ctx, r, []any{"SENTINEL", "SENTINELS", c.primaryName}, problem{}, "SENTINEL SENTINELS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelSentinelsCmd) In(p *Pipeline) Reply[[]map[string]string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL SENTINELS", decodeStringMaps)
+	return queue(p, []any{"SENTINEL", "SENTINELS", c.primaryName}, problem{}, "SENTINEL SENTINELS", decodeStringMaps)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1088,13 +1052,13 @@ func (c *SentinelSetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelSetCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SENTINEL SET"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "SENTINEL SET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelSetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "SENTINEL SET", decodeString)
+	return queue(p, v.args(), v.bad, "SENTINEL SET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1132,13 +1096,13 @@ func (c *SentinelSimulateFailureCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelSimulateFailureCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SENTINEL SIMULATE-FAILURE"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "SENTINEL SIMULATE-FAILURE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelSimulateFailureCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "SENTINEL SIMULATE-FAILURE", decodeValue)
+	return queue(p, v.args(), v.bad, "SENTINEL SIMULATE-FAILURE", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1179,14 +1143,12 @@ func (c *SentinelSlavesCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelSlavesCmd) Do(ctx context.Context, r Doer) ([]map[string]string, error) {
-	v := c.argv()
-	return decodeStringMaps(run(ctx, r, &v, "SENTINEL SLAVES"))
+	return decodeStringMaps(run(ctx, r, []any{"SENTINEL", "SLAVES", c.primaryName}, problem{}, "SENTINEL SLAVES"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelSlavesCmd) In(p *Pipeline) Reply[[]map[string]string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL SLAVES", decodeStringMaps)
+	return queue(p, []any{"SENTINEL", "SLAVES", c.primaryName}, problem{}, "SENTINEL SLAVES", decodeStringMaps)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -45,13 +45,13 @@ func (c *ACLCatCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLCatCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ACL CAT"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "ACL CAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLCatCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ACL CAT", decodeStrings)
+	return queue(p, v.args(), v.bad, "ACL CAT", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -92,13 +92,13 @@ func (c *ACLDelUserCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLDelUserCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ACL DELUSER"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "ACL DELUSER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLDelUserCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "ACL DELUSER", decodeInt)
+	return queue(p, v.args(), v.bad, "ACL DELUSER", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -142,13 +142,13 @@ func (c *ACLDryRunCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLDryRunCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "ACL DRYRUN"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "ACL DRYRUN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLDryRunCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "ACL DRYRUN", decodeString)
+	return queue(p, v.args(), v.bad, "ACL DRYRUN", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -191,13 +191,13 @@ func (c *ACLGenPassCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLGenPassCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "ACL GENPASS"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "ACL GENPASS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLGenPassCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "ACL GENPASS", decodeString)
+	return queue(p, v.args(), v.bad, "ACL GENPASS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -235,14 +235,12 @@ func (c *ACLGetUserCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLGetUserCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "ACL GETUSER"))
+	return decodeValue(run(ctx, r, []any{"ACL", "GETUSER", c.username}, problem{}, "ACL GETUSER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLGetUserCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "ACL GETUSER", decodeValue)
+	return queue(p, []any{"ACL", "GETUSER", c.username}, problem{}, "ACL GETUSER", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -271,14 +269,12 @@ func (c *ACLHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ACL HELP"))
+	return decodeStrings(run(ctx, r, []any{"ACL", "HELP"}, problem{}, "ACL HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "ACL HELP", decodeStrings)
+	return queue(p, []any{"ACL", "HELP"}, problem{}, "ACL HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -308,14 +304,12 @@ func (c *ACLListCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLListCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ACL LIST"))
+	return decodeStrings(run(ctx, r, []any{"ACL", "LIST"}, problem{}, "ACL LIST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLListCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "ACL LIST", decodeStrings)
+	return queue(p, []any{"ACL", "LIST"}, problem{}, "ACL LIST", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -345,14 +339,12 @@ func (c *ACLLoadCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLLoadCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "ACL LOAD"))
+	return decodeString(run(ctx, r, []any{"ACL", "LOAD"}, problem{}, "ACL LOAD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLLoadCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "ACL LOAD", decodeString)
+	return queue(p, []any{"ACL", "LOAD"}, problem{}, "ACL LOAD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -407,13 +399,13 @@ func (c *ACLLogCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLLogCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "ACL LOG"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "ACL LOG"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLLogCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "ACL LOG", decodeValue)
+	return queue(p, v.args(), v.bad, "ACL LOG", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -443,14 +435,12 @@ func (c *ACLSaveCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLSaveCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "ACL SAVE"))
+	return decodeString(run(ctx, r, []any{"ACL", "SAVE"}, problem{}, "ACL SAVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLSaveCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "ACL SAVE", decodeString)
+	return queue(p, []any{"ACL", "SAVE"}, problem{}, "ACL SAVE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -491,13 +481,13 @@ func (c *ACLSetUserCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLSetUserCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "ACL SETUSER"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "ACL SETUSER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLSetUserCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "ACL SETUSER", decodeString)
+	return queue(p, v.args(), v.bad, "ACL SETUSER", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -527,14 +517,12 @@ func (c *ACLUsersCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLUsersCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ACL USERS"))
+	return decodeStrings(run(ctx, r, []any{"ACL", "USERS"}, problem{}, "ACL USERS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLUsersCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "ACL USERS", decodeStrings)
+	return queue(p, []any{"ACL", "USERS"}, problem{}, "ACL USERS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -564,14 +552,12 @@ func (c *ACLWhoAmICmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLWhoAmICmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "ACL WHOAMI"))
+	return decodeString(run(ctx, r, []any{"ACL", "WHOAMI"}, problem{}, "ACL WHOAMI"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLWhoAmICmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "ACL WHOAMI", decodeString)
+	return queue(p, []any{"ACL", "WHOAMI"}, problem{}, "ACL WHOAMI", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -599,14 +585,12 @@ func (c *BgRewriteAOFCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c BgRewriteAOFCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "BGREWRITEAOF"))
+	return decodeString(run(ctx, r, []any{"BGREWRITEAOF"}, problem{}, "BGREWRITEAOF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BgRewriteAOFCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "BGREWRITEAOF", decodeString)
+	return queue(p, []any{"BGREWRITEAOF"}, problem{}, "BGREWRITEAOF", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -658,13 +642,13 @@ func (c *BgSaveCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c BgSaveCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "BGSAVE"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "BGSAVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BgSaveCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "BGSAVE", decodeString)
+	return queue(p, v.args(), v.bad, "BGSAVE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -716,14 +700,12 @@ func (c *CommandLogGetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandLogGetCmd) Do(ctx context.Context, r Doer) ([]CommandLogEntry, error) {
-	v := c.argv()
-	return decodeCommandLog(run(ctx, r, &v, "COMMANDLOG GET"))
+	return decodeCommandLog(run(ctx, r, []any{"COMMANDLOG", "GET", c.count, c.type_}, problem{}, "COMMANDLOG GET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandLogGetCmd) In(p *Pipeline) Reply[[]CommandLogEntry] {
-	v := c.argv()
-	return queue(p, &v, "COMMANDLOG GET", decodeCommandLog)
+	return queue(p, []any{"COMMANDLOG", "GET", c.count, c.type_}, problem{}, "COMMANDLOG GET", decodeCommandLog)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -753,14 +735,12 @@ func (c *CommandLogHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandLogHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "COMMANDLOG HELP"))
+	return decodeStrings(run(ctx, r, []any{"COMMANDLOG", "HELP"}, problem{}, "COMMANDLOG HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandLogHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "COMMANDLOG HELP", decodeStrings)
+	return queue(p, []any{"COMMANDLOG", "HELP"}, problem{}, "COMMANDLOG HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -808,14 +788,12 @@ func (c *CommandLogLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandLogLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "COMMANDLOG LEN"))
+	return decodeInt(run(ctx, r, []any{"COMMANDLOG", "LEN", c.type_}, problem{}, "COMMANDLOG LEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandLogLenCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "COMMANDLOG LEN", decodeInt)
+	return queue(p, []any{"COMMANDLOG", "LEN", c.type_}, problem{}, "COMMANDLOG LEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -864,14 +842,12 @@ func (c *CommandLogResetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandLogResetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "COMMANDLOG RESET"))
+	return decodeString(run(ctx, r, []any{"COMMANDLOG", "RESET", c.type_}, problem{}, "COMMANDLOG RESET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandLogResetCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "COMMANDLOG RESET", decodeString)
+	return queue(p, []any{"COMMANDLOG", "RESET", c.type_}, problem{}, "COMMANDLOG RESET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -900,14 +876,12 @@ func (c *CommandCountCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandCountCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "COMMAND COUNT"))
+	return decodeInt(run(ctx, r, []any{"COMMAND", "COUNT"}, problem{}, "COMMAND COUNT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandCountCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "COMMAND COUNT", decodeInt)
+	return queue(p, []any{"COMMAND", "COUNT"}, problem{}, "COMMAND COUNT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -946,13 +920,13 @@ func (c *CommandDocsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandDocsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "COMMAND DOCS"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "COMMAND DOCS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandDocsCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "COMMAND DOCS", decodeValue)
+	return queue(p, v.args(), v.bad, "COMMAND DOCS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -994,13 +968,13 @@ func (c *CommandGetKeysCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandGetKeysCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "COMMAND GETKEYS"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "COMMAND GETKEYS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandGetKeysCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "COMMAND GETKEYS", decodeStrings)
+	return queue(p, v.args(), v.bad, "COMMAND GETKEYS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1042,13 +1016,13 @@ func (c *CommandGetKeysAndFlagsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandGetKeysAndFlagsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "COMMAND GETKEYSANDFLAGS"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "COMMAND GETKEYSANDFLAGS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandGetKeysAndFlagsCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "COMMAND GETKEYSANDFLAGS", decodeValue)
+	return queue(p, v.args(), v.bad, "COMMAND GETKEYSANDFLAGS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1078,14 +1052,12 @@ func (c *CommandHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "COMMAND HELP"))
+	return decodeStrings(run(ctx, r, []any{"COMMAND", "HELP"}, problem{}, "COMMAND HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "COMMAND HELP", decodeStrings)
+	return queue(p, []any{"COMMAND", "HELP"}, problem{}, "COMMAND HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1124,13 +1096,13 @@ func (c *CommandInfoCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandInfoCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "COMMAND INFO"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "COMMAND INFO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandInfoCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "COMMAND INFO", decodeValue)
+	return queue(p, v.args(), v.bad, "COMMAND INFO", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1210,13 +1182,13 @@ func (c *CommandListCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandListCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "COMMAND LIST"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "COMMAND LIST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandListCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "COMMAND LIST", decodeStrings)
+	return queue(p, v.args(), v.bad, "COMMAND LIST", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1258,13 +1230,13 @@ func (c *ConfigGetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ConfigGetCmd) Do(ctx context.Context, r Doer) (map[string]string, error) {
 	v := c.argv()
-	return decodeStringMap(run(ctx, r, &v, "CONFIG GET"))
+	return decodeStringMap(run(ctx, r, v.args(), v.bad, "CONFIG GET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ConfigGetCmd) In(p *Pipeline) Reply[map[string]string] {
 	v := c.argv()
-	return queue(p, &v, "CONFIG GET", decodeStringMap)
+	return queue(p, v.args(), v.bad, "CONFIG GET", decodeStringMap)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1293,14 +1265,12 @@ func (c *ConfigHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ConfigHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "CONFIG HELP"))
+	return decodeStrings(run(ctx, r, []any{"CONFIG", "HELP"}, problem{}, "CONFIG HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ConfigHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "CONFIG HELP", decodeStrings)
+	return queue(p, []any{"CONFIG", "HELP"}, problem{}, "CONFIG HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1329,14 +1299,12 @@ func (c *ConfigResetStatCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ConfigResetStatCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CONFIG RESETSTAT"))
+	return decodeString(run(ctx, r, []any{"CONFIG", "RESETSTAT"}, problem{}, "CONFIG RESETSTAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ConfigResetStatCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CONFIG RESETSTAT", decodeString)
+	return queue(p, []any{"CONFIG", "RESETSTAT"}, problem{}, "CONFIG RESETSTAT", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1365,14 +1333,12 @@ func (c *ConfigRewriteCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ConfigRewriteCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CONFIG REWRITE"))
+	return decodeString(run(ctx, r, []any{"CONFIG", "REWRITE"}, problem{}, "CONFIG REWRITE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ConfigRewriteCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CONFIG REWRITE", decodeString)
+	return queue(p, []any{"CONFIG", "REWRITE"}, problem{}, "CONFIG REWRITE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1420,13 +1386,13 @@ func (c *ConfigSetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ConfigSetCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CONFIG SET"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CONFIG SET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ConfigSetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CONFIG SET", decodeString)
+	return queue(p, v.args(), v.bad, "CONFIG SET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1453,14 +1419,12 @@ func (c *DBSizeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c DBSizeCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "DBSIZE"))
+	return decodeInt(run(ctx, r, []any{"DBSIZE"}, problem{}, "DBSIZE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DBSizeCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "DBSIZE", decodeInt)
+	return queue(p, []any{"DBSIZE"}, problem{}, "DBSIZE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1496,13 +1460,13 @@ func (c *DebugCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c DebugCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "DEBUG"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "DEBUG"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DebugCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "DEBUG", decodeValue)
+	return queue(p, v.args(), v.bad, "DEBUG", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1588,13 +1552,13 @@ func (c *FailoverCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FailoverCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "FAILOVER"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "FAILOVER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FailoverCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "FAILOVER", decodeString)
+	return queue(p, v.args(), v.bad, "FAILOVER", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1645,13 +1609,13 @@ func (c *FlushAllCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FlushAllCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "FLUSHALL"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "FLUSHALL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FlushAllCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "FLUSHALL", decodeString)
+	return queue(p, v.args(), v.bad, "FLUSHALL", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1702,13 +1666,13 @@ func (c *FlushDBCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FlushDBCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "FLUSHDB"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "FLUSHDB"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FlushDBCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "FLUSHDB", decodeString)
+	return queue(p, v.args(), v.bad, "FLUSHDB", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1739,14 +1703,12 @@ func (c *HotKeysGetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HotKeysGetCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "HOTKEYS GET"))
+	return decodeValue(run(ctx, r, []any{"HOTKEYS", "GET"}, problem{}, "HOTKEYS GET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HotKeysGetCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "HOTKEYS GET", decodeValue)
+	return queue(p, []any{"HOTKEYS", "GET"}, problem{}, "HOTKEYS GET", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1776,14 +1738,12 @@ func (c *HotKeysHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HotKeysHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "HOTKEYS HELP"))
+	return decodeStrings(run(ctx, r, []any{"HOTKEYS", "HELP"}, problem{}, "HOTKEYS HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HotKeysHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "HOTKEYS HELP", decodeStrings)
+	return queue(p, []any{"HOTKEYS", "HELP"}, problem{}, "HOTKEYS HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1812,14 +1772,12 @@ func (c *HotKeysResetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HotKeysResetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "HOTKEYS RESET"))
+	return decodeString(run(ctx, r, []any{"HOTKEYS", "RESET"}, problem{}, "HOTKEYS RESET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HotKeysResetCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "HOTKEYS RESET", decodeString)
+	return queue(p, []any{"HOTKEYS", "RESET"}, problem{}, "HOTKEYS RESET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1928,13 +1886,13 @@ func (c *HotKeysStartCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HotKeysStartCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "HOTKEYS START"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "HOTKEYS START"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HotKeysStartCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "HOTKEYS START", decodeString)
+	return queue(p, v.args(), v.bad, "HOTKEYS START", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1963,14 +1921,12 @@ func (c *HotKeysStopCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HotKeysStopCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "HOTKEYS STOP"))
+	return decodeString(run(ctx, r, []any{"HOTKEYS", "STOP"}, problem{}, "HOTKEYS STOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HotKeysStopCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "HOTKEYS STOP", decodeString)
+	return queue(p, []any{"HOTKEYS", "STOP"}, problem{}, "HOTKEYS STOP", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2006,13 +1962,13 @@ func (c *InfoCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c InfoCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "INFO"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "INFO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c InfoCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "INFO", decodeString)
+	return queue(p, v.args(), v.bad, "INFO", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2040,14 +1996,12 @@ func (c *LastSaveCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LastSaveCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "LASTSAVE"))
+	return decodeInt(run(ctx, r, []any{"LASTSAVE"}, problem{}, "LASTSAVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LastSaveCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "LASTSAVE", decodeInt)
+	return queue(p, []any{"LASTSAVE"}, problem{}, "LASTSAVE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2077,14 +2031,12 @@ func (c *LatencyDoctorCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LatencyDoctorCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "LATENCY DOCTOR"))
+	return decodeString(run(ctx, r, []any{"LATENCY", "DOCTOR"}, problem{}, "LATENCY DOCTOR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyDoctorCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "LATENCY DOCTOR", decodeString)
+	return queue(p, []any{"LATENCY", "DOCTOR"}, problem{}, "LATENCY DOCTOR", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2121,14 +2073,12 @@ func (c *LatencyGraphCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LatencyGraphCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "LATENCY GRAPH"))
+	return decodeString(run(ctx, r, []any{"LATENCY", "GRAPH", c.event}, problem{}, "LATENCY GRAPH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyGraphCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "LATENCY GRAPH", decodeString)
+	return queue(p, []any{"LATENCY", "GRAPH", c.event}, problem{}, "LATENCY GRAPH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2158,14 +2108,12 @@ func (c *LatencyHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LatencyHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "LATENCY HELP"))
+	return decodeStrings(run(ctx, r, []any{"LATENCY", "HELP"}, problem{}, "LATENCY HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "LATENCY HELP", decodeStrings)
+	return queue(p, []any{"LATENCY", "HELP"}, problem{}, "LATENCY HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2204,13 +2152,13 @@ func (c *LatencyHistogramCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LatencyHistogramCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "LATENCY HISTOGRAM"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "LATENCY HISTOGRAM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyHistogramCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "LATENCY HISTOGRAM", decodeValue)
+	return queue(p, v.args(), v.bad, "LATENCY HISTOGRAM", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2248,14 +2196,12 @@ func (c *LatencyHistoryCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LatencyHistoryCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "LATENCY HISTORY"))
+	return decodeValue(run(ctx, r, []any{"LATENCY", "HISTORY", c.event}, problem{}, "LATENCY HISTORY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyHistoryCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "LATENCY HISTORY", decodeValue)
+	return queue(p, []any{"LATENCY", "HISTORY", c.event}, problem{}, "LATENCY HISTORY", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2285,14 +2231,12 @@ func (c *LatencyLatestCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LatencyLatestCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "LATENCY LATEST"))
+	return decodeValue(run(ctx, r, []any{"LATENCY", "LATEST"}, problem{}, "LATENCY LATEST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyLatestCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "LATENCY LATEST", decodeValue)
+	return queue(p, []any{"LATENCY", "LATEST"}, problem{}, "LATENCY LATEST", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2329,13 +2273,13 @@ func (c *LatencyResetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LatencyResetCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "LATENCY RESET"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "LATENCY RESET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyResetCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "LATENCY RESET", decodeInt)
+	return queue(p, v.args(), v.bad, "LATENCY RESET", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2377,13 +2321,13 @@ func (c *LolwutCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LolwutCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "LOLWUT"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "LOLWUT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LolwutCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "LOLWUT", decodeString)
+	return queue(p, v.args(), v.bad, "LOLWUT", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2412,14 +2356,12 @@ func (c *MemoryDoctorCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MemoryDoctorCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "MEMORY DOCTOR"))
+	return decodeString(run(ctx, r, []any{"MEMORY", "DOCTOR"}, problem{}, "MEMORY DOCTOR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryDoctorCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "MEMORY DOCTOR", decodeString)
+	return queue(p, []any{"MEMORY", "DOCTOR"}, problem{}, "MEMORY DOCTOR", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2448,14 +2390,12 @@ func (c *MemoryHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MemoryHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "MEMORY HELP"))
+	return decodeStrings(run(ctx, r, []any{"MEMORY", "HELP"}, problem{}, "MEMORY HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "MEMORY HELP", decodeStrings)
+	return queue(p, []any{"MEMORY", "HELP"}, problem{}, "MEMORY HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2485,14 +2425,12 @@ func (c *MemoryMallocStatsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MemoryMallocStatsCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "MEMORY MALLOC-STATS"))
+	return decodeString(run(ctx, r, []any{"MEMORY", "MALLOC-STATS"}, problem{}, "MEMORY MALLOC-STATS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryMallocStatsCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "MEMORY MALLOC-STATS", decodeString)
+	return queue(p, []any{"MEMORY", "MALLOC-STATS"}, problem{}, "MEMORY MALLOC-STATS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2522,14 +2460,12 @@ func (c *MemoryPurgeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MemoryPurgeCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "MEMORY PURGE"))
+	return decodeString(run(ctx, r, []any{"MEMORY", "PURGE"}, problem{}, "MEMORY PURGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryPurgeCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "MEMORY PURGE", decodeString)
+	return queue(p, []any{"MEMORY", "PURGE"}, problem{}, "MEMORY PURGE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2558,14 +2494,12 @@ func (c *MemoryStatsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MemoryStatsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "MEMORY STATS"))
+	return decodeValue(run(ctx, r, []any{"MEMORY", "STATS"}, problem{}, "MEMORY STATS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryStatsCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "MEMORY STATS", decodeValue)
+	return queue(p, []any{"MEMORY", "STATS"}, problem{}, "MEMORY STATS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2617,20 +2551,20 @@ func (c *MemoryUsageCmd) argv() (v argv) {
 // A null reply is the error Nil: key does not exist.
 func (c MemoryUsageCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "MEMORY USAGE"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "MEMORY USAGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c MemoryUsageCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
 	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "MEMORY USAGE"))
+	return decodeInt(cached(ctx, cl, ttl, v.args(), v.bad, "MEMORY USAGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryUsageCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "MEMORY USAGE", decodeInt)
+	return queue(p, v.args(), v.bad, "MEMORY USAGE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2659,14 +2593,12 @@ func (c *ModuleHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ModuleHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "MODULE HELP"))
+	return decodeStrings(run(ctx, r, []any{"MODULE", "HELP"}, problem{}, "MODULE HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ModuleHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "MODULE HELP", decodeStrings)
+	return queue(p, []any{"MODULE", "HELP"}, problem{}, "MODULE HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2696,14 +2628,12 @@ func (c *ModuleListCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ModuleListCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "MODULE LIST"))
+	return decodeValue(run(ctx, r, []any{"MODULE", "LIST"}, problem{}, "MODULE LIST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ModuleListCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "MODULE LIST", decodeValue)
+	return queue(p, []any{"MODULE", "LIST"}, problem{}, "MODULE LIST", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2743,13 +2673,13 @@ func (c *ModuleLoadCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ModuleLoadCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "MODULE LOAD"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "MODULE LOAD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ModuleLoadCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "MODULE LOAD", decodeString)
+	return queue(p, v.args(), v.bad, "MODULE LOAD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2817,13 +2747,13 @@ func (c *ModuleLoadExCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ModuleLoadExCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "MODULE LOADEX"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "MODULE LOADEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ModuleLoadExCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "MODULE LOADEX", decodeString)
+	return queue(p, v.args(), v.bad, "MODULE LOADEX", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2860,14 +2790,12 @@ func (c *ModuleUnloadCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ModuleUnloadCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "MODULE UNLOAD"))
+	return decodeString(run(ctx, r, []any{"MODULE", "UNLOAD", c.name}, problem{}, "MODULE UNLOAD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ModuleUnloadCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "MODULE UNLOAD", decodeString)
+	return queue(p, []any{"MODULE", "UNLOAD", c.name}, problem{}, "MODULE UNLOAD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2894,14 +2822,12 @@ func (c *MonitorCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MonitorCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "MONITOR"))
+	return decodeValue(run(ctx, r, []any{"MONITOR"}, problem{}, "MONITOR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MonitorCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "MONITOR", decodeValue)
+	return queue(p, []any{"MONITOR"}, problem{}, "MONITOR", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2940,14 +2866,12 @@ func (c *PSyncCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PSyncCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "PSYNC"))
+	return decodeValue(run(ctx, r, []any{"PSYNC", c.replicationid, c.offset}, problem{}, "PSYNC"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PSyncCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "PSYNC", decodeValue)
+	return queue(p, []any{"PSYNC", c.replicationid, c.offset}, problem{}, "PSYNC", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2974,14 +2898,12 @@ func (c *ReplConfCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ReplConfCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "REPLCONF"))
+	return decodeString(run(ctx, r, []any{"REPLCONF"}, problem{}, "REPLCONF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ReplConfCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "REPLCONF", decodeString)
+	return queue(p, []any{"REPLCONF"}, problem{}, "REPLCONF", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3042,13 +2964,13 @@ func (c *ReplicaOfCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ReplicaOfCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "REPLICAOF"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "REPLICAOF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ReplicaOfCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "REPLICAOF", decodeString)
+	return queue(p, v.args(), v.bad, "REPLICAOF", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3148,13 +3070,13 @@ func (c *RestoreAskingCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c RestoreAskingCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "RESTORE-ASKING"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "RESTORE-ASKING"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RestoreAskingCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "RESTORE-ASKING", decodeString)
+	return queue(p, v.args(), v.bad, "RESTORE-ASKING", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3181,14 +3103,12 @@ func (c *RoleCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c RoleCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "ROLE"))
+	return decodeValue(run(ctx, r, []any{"ROLE"}, problem{}, "ROLE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RoleCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "ROLE", decodeValue)
+	return queue(p, []any{"ROLE"}, problem{}, "ROLE", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3216,14 +3136,12 @@ func (c *SaveCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SaveCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SAVE"))
+	return decodeString(run(ctx, r, []any{"SAVE"}, problem{}, "SAVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SaveCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SAVE", decodeString)
+	return queue(p, []any{"SAVE"}, problem{}, "SAVE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3289,13 +3207,13 @@ func (c *SFlushCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SFlushCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SFLUSH"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "SFLUSH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SFlushCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "SFLUSH", decodeValue)
+	return queue(p, v.args(), v.bad, "SFLUSH", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3351,13 +3269,13 @@ func (c *ShutdownCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ShutdownCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SHUTDOWN"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "SHUTDOWN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ShutdownCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "SHUTDOWN", decodeString)
+	return queue(p, v.args(), v.bad, "SHUTDOWN", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3420,13 +3338,13 @@ func (c *SlaveOfCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SlaveOfCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SLAVEOF"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "SLAVEOF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SlaveOfCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "SLAVEOF", decodeString)
+	return queue(p, v.args(), v.bad, "SLAVEOF", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3469,13 +3387,13 @@ func (c *SlowLogGetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SlowLogGetCmd) Do(ctx context.Context, r Doer) ([]SlowLogEntry, error) {
 	v := c.argv()
-	return decodeSlowLog(run(ctx, r, &v, "SLOWLOG GET"))
+	return decodeSlowLog(run(ctx, r, v.args(), v.bad, "SLOWLOG GET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SlowLogGetCmd) In(p *Pipeline) Reply[[]SlowLogEntry] {
 	v := c.argv()
-	return queue(p, &v, "SLOWLOG GET", decodeSlowLog)
+	return queue(p, v.args(), v.bad, "SLOWLOG GET", decodeSlowLog)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3504,14 +3422,12 @@ func (c *SlowLogHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SlowLogHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SLOWLOG HELP"))
+	return decodeStrings(run(ctx, r, []any{"SLOWLOG", "HELP"}, problem{}, "SLOWLOG HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SlowLogHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "SLOWLOG HELP", decodeStrings)
+	return queue(p, []any{"SLOWLOG", "HELP"}, problem{}, "SLOWLOG HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3540,14 +3456,12 @@ func (c *SlowLogLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SlowLogLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SLOWLOG LEN"))
+	return decodeInt(run(ctx, r, []any{"SLOWLOG", "LEN"}, problem{}, "SLOWLOG LEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SlowLogLenCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "SLOWLOG LEN", decodeInt)
+	return queue(p, []any{"SLOWLOG", "LEN"}, problem{}, "SLOWLOG LEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3577,14 +3491,12 @@ func (c *SlowLogResetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SlowLogResetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SLOWLOG RESET"))
+	return decodeString(run(ctx, r, []any{"SLOWLOG", "RESET"}, problem{}, "SLOWLOG RESET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SlowLogResetCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SLOWLOG RESET", decodeString)
+	return queue(p, []any{"SLOWLOG", "RESET"}, problem{}, "SLOWLOG RESET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3624,14 +3536,12 @@ func (c *SwapDBCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SwapDBCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SWAPDB"))
+	return decodeString(run(ctx, r, []any{"SWAPDB", c.index1, c.index2}, problem{}, "SWAPDB"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SwapDBCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SWAPDB", decodeString)
+	return queue(p, []any{"SWAPDB", c.index1, c.index2}, problem{}, "SWAPDB", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3658,14 +3568,12 @@ func (c *SyncCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SyncCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SYNC"))
+	return decodeValue(run(ctx, r, []any{"SYNC"}, problem{}, "SYNC"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SyncCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "SYNC", decodeValue)
+	return queue(p, []any{"SYNC"}, problem{}, "SYNC", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3692,14 +3600,12 @@ func (c *TimeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c TimeCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "TIME"))
+	return decodeStrings(run(ctx, r, []any{"TIME"}, problem{}, "TIME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c TimeCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "TIME", decodeStrings)
+	return queue(p, []any{"TIME"}, problem{}, "TIME", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3736,13 +3642,13 @@ func (c *TrimSlotsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c TrimSlotsCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "TRIMSLOTS"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "TRIMSLOTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c TrimSlotsCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "TRIMSLOTS", decodeString)
+	return queue(p, v.args(), v.bad, "TRIMSLOTS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

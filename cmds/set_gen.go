@@ -45,13 +45,13 @@ func (c *SAddCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SAddCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SADD"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "SADD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SAddCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "SADD", decodeInt)
+	return queue(p, v.args(), v.bad, "SADD", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -86,21 +86,18 @@ func (c *SCardCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SCardCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SCARD"))
+	return decodeInt(run(ctx, r, []any{"SCARD", c.key}, problem{}, "SCARD"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c SCardCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "SCARD"))
+	return decodeInt(cached(ctx, cl, ttl, []any{"SCARD", c.key}, problem{}, "SCARD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SCardCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "SCARD", decodeInt)
+	return queue(p, []any{"SCARD", c.key}, problem{}, "SCARD", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -140,13 +137,13 @@ func (c *SDiffCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SDiffCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SDIFF"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "SDIFF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SDiffCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "SDIFF", decodeStrings)
+	return queue(p, v.args(), v.bad, "SDIFF", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -189,13 +186,13 @@ func (c *SDiffStoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SDiffStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SDIFFSTORE"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "SDIFFSTORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SDiffStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "SDIFFSTORE", decodeInt)
+	return queue(p, v.args(), v.bad, "SDIFFSTORE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -235,13 +232,13 @@ func (c *SInterCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SInterCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SINTER"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "SINTER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SInterCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "SINTER", decodeStrings)
+	return queue(p, v.args(), v.bad, "SINTER", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -294,13 +291,13 @@ func (c *SInterCardCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SInterCardCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SINTERCARD"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "SINTERCARD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SInterCardCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "SINTERCARD", decodeInt)
+	return queue(p, v.args(), v.bad, "SINTERCARD", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -343,13 +340,13 @@ func (c *SInterStoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SInterStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SINTERSTORE"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "SINTERSTORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SInterStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "SINTERSTORE", decodeInt)
+	return queue(p, v.args(), v.bad, "SINTERSTORE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -388,21 +385,18 @@ func (c *SIsMemberCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SIsMemberCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "SISMEMBER"))
+	return decodeBool(run(ctx, r, []any{"SISMEMBER", c.key, c.member}, problem{}, "SISMEMBER"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c SIsMemberCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (bool, error) {
-	v := c.argv()
-	return decodeBool(cached(ctx, cl, ttl, &v, "SISMEMBER"))
+	return decodeBool(cached(ctx, cl, ttl, []any{"SISMEMBER", c.key, c.member}, problem{}, "SISMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SIsMemberCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "SISMEMBER", decodeBool)
+	return queue(p, []any{"SISMEMBER", c.key, c.member}, problem{}, "SISMEMBER", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -437,21 +431,18 @@ func (c *SMembersCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SMembersCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SMEMBERS"))
+	return decodeStrings(run(ctx, r, []any{"SMEMBERS", c.key}, problem{}, "SMEMBERS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c SMembersCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(cached(ctx, cl, ttl, &v, "SMEMBERS"))
+	return decodeStrings(cached(ctx, cl, ttl, []any{"SMEMBERS", c.key}, problem{}, "SMEMBERS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SMembersCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "SMEMBERS", decodeStrings)
+	return queue(p, []any{"SMEMBERS", c.key}, problem{}, "SMEMBERS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -494,20 +485,20 @@ func (c *SMIsMemberCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SMIsMemberCmd) Do(ctx context.Context, r Doer) ([]bool, error) {
 	v := c.argv()
-	return decodeBools(run(ctx, r, &v, "SMISMEMBER"))
+	return decodeBools(run(ctx, r, v.args(), v.bad, "SMISMEMBER"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c SMIsMemberCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]bool, error) {
 	v := c.argv()
-	return decodeBools(cached(ctx, cl, ttl, &v, "SMISMEMBER"))
+	return decodeBools(cached(ctx, cl, ttl, v.args(), v.bad, "SMISMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SMIsMemberCmd) In(p *Pipeline) Reply[[]bool] {
 	v := c.argv()
-	return queue(p, &v, "SMISMEMBER", decodeBools)
+	return queue(p, v.args(), v.bad, "SMISMEMBER", decodeBools)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -550,14 +541,12 @@ func (c *SMoveCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SMoveCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "SMOVE"))
+	return decodeBool(run(ctx, r, []any{"SMOVE", c.source, c.destination, c.member}, problem{}, "SMOVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SMoveCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "SMOVE", decodeBool)
+	return queue(p, []any{"SMOVE", c.source, c.destination, c.member}, problem{}, "SMOVE", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -595,14 +584,12 @@ func (c *SPopCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: the key does not exist.
 func (c SPopCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SPOP"))
+	return decodeString(run(ctx, r, []any{"SPOP", c.key}, problem{}, "SPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SPopCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SPOP", decodeString)
+	return queue(p, []any{"SPOP", c.key}, problem{}, "SPOP", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -644,14 +631,12 @@ func (c *SPopCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: the key does not exist.
 func (c SPopCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SPOP"))
+	return decodeStrings(run(ctx, r, []any{"SPOP", c.key, c.count}, problem{}, "SPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SPopCountCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "SPOP", decodeStrings)
+	return queue(p, []any{"SPOP", c.key, c.count}, problem{}, "SPOP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -688,14 +673,12 @@ func (c *SRandMemberCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: in case count is not given and key doesn't exist.
 func (c SRandMemberCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SRANDMEMBER"))
+	return decodeString(run(ctx, r, []any{"SRANDMEMBER", c.key}, problem{}, "SRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SRandMemberCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SRANDMEMBER", decodeString)
+	return queue(p, []any{"SRANDMEMBER", c.key}, problem{}, "SRANDMEMBER", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -737,14 +720,12 @@ func (c *SRandMemberCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: in case count is not given and key doesn't exist.
 func (c SRandMemberCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SRANDMEMBER"))
+	return decodeStrings(run(ctx, r, []any{"SRANDMEMBER", c.key, c.count}, problem{}, "SRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SRandMemberCountCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "SRANDMEMBER", decodeStrings)
+	return queue(p, []any{"SRANDMEMBER", c.key, c.count}, problem{}, "SRANDMEMBER", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -788,13 +769,13 @@ func (c *SRemCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SRemCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SREM"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "SREM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SRemCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "SREM", decodeInt)
+	return queue(p, v.args(), v.bad, "SREM", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -862,13 +843,13 @@ func (c *SScanCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SScanCmd) Do(ctx context.Context, r Doer) (ScanPage, error) {
 	v := c.argv()
-	return decodeScan(run(ctx, r, &v, "SSCAN"))
+	return decodeScan(run(ctx, r, v.args(), v.bad, "SSCAN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SScanCmd) In(p *Pipeline) Reply[ScanPage] {
 	v := c.argv()
-	return queue(p, &v, "SSCAN", decodeScan)
+	return queue(p, v.args(), v.bad, "SSCAN", decodeScan)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -908,13 +889,13 @@ func (c *SUnionCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SUnionCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SUNION"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "SUNION"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SUnionCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "SUNION", decodeStrings)
+	return queue(p, v.args(), v.bad, "SUNION", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -957,13 +938,13 @@ func (c *SUnionStoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SUnionStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SUNIONSTORE"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "SUNIONSTORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SUnionStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "SUNIONSTORE", decodeInt)
+	return queue(p, v.args(), v.bad, "SUNIONSTORE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -72,13 +72,13 @@ func (c *BZMPopCmd) argv() (v argv) {
 // A null reply is the error Nil: timeout reached and no elements were popped.
 func (c BZMPopCmd) Do(ctx context.Context, r Doer) (KeyZs, error) {
 	v := c.argv()
-	return decodeKeyZs(run(ctx, r, &v, "BZMPOP"))
+	return decodeKeyZs(run(ctx, r, v.args(), v.bad, "BZMPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BZMPopCmd) In(p *Pipeline) Reply[KeyZs] {
 	v := c.argv()
-	return queue(p, &v, "BZMPOP", decodeKeyZs)
+	return queue(p, v.args(), v.bad, "BZMPOP", decodeKeyZs)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -124,13 +124,13 @@ func (c *BZPopMaxCmd) argv() (v argv) {
 // A null reply is the error Nil: timeout reached and no elements were popped.
 func (c BZPopMaxCmd) Do(ctx context.Context, r Doer) (ZWithKey, error) {
 	v := c.argv()
-	return decodeZWithKey(run(ctx, r, &v, "BZPOPMAX"))
+	return decodeZWithKey(run(ctx, r, v.args(), v.bad, "BZPOPMAX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BZPopMaxCmd) In(p *Pipeline) Reply[ZWithKey] {
 	v := c.argv()
-	return queue(p, &v, "BZPOPMAX", decodeZWithKey)
+	return queue(p, v.args(), v.bad, "BZPOPMAX", decodeZWithKey)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -176,13 +176,13 @@ func (c *BZPopMinCmd) argv() (v argv) {
 // A null reply is the error Nil: timeout reached and no elements were popped.
 func (c BZPopMinCmd) Do(ctx context.Context, r Doer) (ZWithKey, error) {
 	v := c.argv()
-	return decodeZWithKey(run(ctx, r, &v, "BZPOPMIN"))
+	return decodeZWithKey(run(ctx, r, v.args(), v.bad, "BZPOPMIN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BZPopMinCmd) In(p *Pipeline) Reply[ZWithKey] {
 	v := c.argv()
-	return queue(p, &v, "BZPOPMIN", decodeZWithKey)
+	return queue(p, v.args(), v.bad, "BZPOPMIN", decodeZWithKey)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -277,13 +277,13 @@ func (c *ZAddCmd) argv() (v argv) {
 // XX/NX/LT/GT options).
 func (c ZAddCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZADD"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "ZADD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZAddCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "ZADD", decodeInt)
+	return queue(p, v.args(), v.bad, "ZADD", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -379,13 +379,13 @@ func (c *ZAddIncrCmd) argv() (v argv) {
 // XX/NX/LT/GT options).
 func (c ZAddIncrCmd) Do(ctx context.Context, r Doer) (float64, error) {
 	v := c.argv()
-	return decodeFloat(run(ctx, r, &v, "ZADD"))
+	return decodeFloat(run(ctx, r, v.args(), v.bad, "ZADD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZAddIncrCmd) In(p *Pipeline) Reply[float64] {
 	v := c.argv()
-	return queue(p, &v, "ZADD", decodeFloat)
+	return queue(p, v.args(), v.bad, "ZADD", decodeFloat)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -420,21 +420,18 @@ func (c *ZCardCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZCardCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZCARD"))
+	return decodeInt(run(ctx, r, []any{"ZCARD", c.key}, problem{}, "ZCARD"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZCardCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "ZCARD"))
+	return decodeInt(cached(ctx, cl, ttl, []any{"ZCARD", c.key}, problem{}, "ZCARD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZCardCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "ZCARD", decodeInt)
+	return queue(p, []any{"ZCARD", c.key}, problem{}, "ZCARD", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -479,21 +476,18 @@ func (c *ZCountCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZCountCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZCOUNT"))
+	return decodeInt(run(ctx, r, []any{"ZCOUNT", c.key, c.min_, c.max_}, problem{}, "ZCOUNT"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZCountCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "ZCOUNT"))
+	return decodeInt(cached(ctx, cl, ttl, []any{"ZCOUNT", c.key, c.min_, c.max_}, problem{}, "ZCOUNT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZCountCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "ZCOUNT", decodeInt)
+	return queue(p, []any{"ZCOUNT", c.key, c.min_, c.max_}, problem{}, "ZCOUNT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -535,13 +529,13 @@ func (c *ZDiffCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZDiffCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ZDIFF"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "ZDIFF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZDiffCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZDIFF", decodeStrings)
+	return queue(p, v.args(), v.bad, "ZDIFF", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -585,13 +579,13 @@ func (c *ZDiffWithScoresCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZDiffWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "ZDIFF"))
+	return decodeZ(run(ctx, r, v.args(), v.bad, "ZDIFF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZDiffWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, &v, "ZDIFF", decodeZ)
+	return queue(p, v.args(), v.bad, "ZDIFF", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -636,13 +630,13 @@ func (c *ZDiffStoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZDiffStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZDIFFSTORE"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "ZDIFFSTORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZDiffStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "ZDIFFSTORE", decodeInt)
+	return queue(p, v.args(), v.bad, "ZDIFFSTORE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -686,14 +680,12 @@ func (c *ZIncrByCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZIncrByCmd) Do(ctx context.Context, r Doer) (float64, error) {
-	v := c.argv()
-	return decodeFloat(run(ctx, r, &v, "ZINCRBY"))
+	return decodeFloat(run(ctx, r, []any{"ZINCRBY", c.key, c.increment, c.member}, problem{}, "ZINCRBY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZIncrByCmd) In(p *Pipeline) Reply[float64] {
-	v := c.argv()
-	return queue(p, &v, "ZINCRBY", decodeFloat)
+	return queue(p, []any{"ZINCRBY", c.key, c.increment, c.member}, problem{}, "ZINCRBY", decodeFloat)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -778,13 +770,13 @@ func (c *ZInterCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZInterCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ZINTER"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "ZINTER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZInterCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZINTER", decodeStrings)
+	return queue(p, v.args(), v.bad, "ZINTER", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -871,13 +863,13 @@ func (c *ZInterWithScoresCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZInterWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "ZINTER"))
+	return decodeZ(run(ctx, r, v.args(), v.bad, "ZINTER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZInterWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, &v, "ZINTER", decodeZ)
+	return queue(p, v.args(), v.bad, "ZINTER", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -930,13 +922,13 @@ func (c *ZInterCardCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZInterCardCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZINTERCARD"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "ZINTERCARD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZInterCardCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "ZINTERCARD", decodeInt)
+	return queue(p, v.args(), v.bad, "ZINTERCARD", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1025,13 +1017,13 @@ func (c *ZInterStoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZInterStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZINTERSTORE"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "ZINTERSTORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZInterStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "ZINTERSTORE", decodeInt)
+	return queue(p, v.args(), v.bad, "ZINTERSTORE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1076,21 +1068,18 @@ func (c *ZLexCountCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZLexCountCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZLEXCOUNT"))
+	return decodeInt(run(ctx, r, []any{"ZLEXCOUNT", c.key, c.min_, c.max_}, problem{}, "ZLEXCOUNT"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZLexCountCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "ZLEXCOUNT"))
+	return decodeInt(cached(ctx, cl, ttl, []any{"ZLEXCOUNT", c.key, c.min_, c.max_}, problem{}, "ZLEXCOUNT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZLexCountCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "ZLEXCOUNT", decodeInt)
+	return queue(p, []any{"ZLEXCOUNT", c.key, c.min_, c.max_}, problem{}, "ZLEXCOUNT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1158,13 +1147,13 @@ func (c *ZMPopCmd) argv() (v argv) {
 // A null reply is the error Nil: no element could be popped.
 func (c ZMPopCmd) Do(ctx context.Context, r Doer) (KeyZs, error) {
 	v := c.argv()
-	return decodeKeyZs(run(ctx, r, &v, "ZMPOP"))
+	return decodeKeyZs(run(ctx, r, v.args(), v.bad, "ZMPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZMPopCmd) In(p *Pipeline) Reply[KeyZs] {
 	v := c.argv()
-	return queue(p, &v, "ZMPOP", decodeKeyZs)
+	return queue(p, v.args(), v.bad, "ZMPOP", decodeKeyZs)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1207,20 +1196,20 @@ func (c *ZMScoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZMScoreCmd) Do(ctx context.Context, r Doer) ([]Null[float64], error) {
 	v := c.argv()
-	return decodeNullFloats(run(ctx, r, &v, "ZMSCORE"))
+	return decodeNullFloats(run(ctx, r, v.args(), v.bad, "ZMSCORE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZMScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]Null[float64], error) {
 	v := c.argv()
-	return decodeNullFloats(cached(ctx, cl, ttl, &v, "ZMSCORE"))
+	return decodeNullFloats(cached(ctx, cl, ttl, v.args(), v.bad, "ZMSCORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZMScoreCmd) In(p *Pipeline) Reply[[]Null[float64]] {
 	v := c.argv()
-	return queue(p, &v, "ZMSCORE", decodeNullFloats)
+	return queue(p, v.args(), v.bad, "ZMSCORE", decodeNullFloats)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1269,13 +1258,13 @@ func (c *ZPopMaxCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZPopMaxCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "ZPOPMAX"))
+	return decodeZ(run(ctx, r, v.args(), v.bad, "ZPOPMAX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZPopMaxCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, &v, "ZPOPMAX", decodeZ)
+	return queue(p, v.args(), v.bad, "ZPOPMAX", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1324,13 +1313,13 @@ func (c *ZPopMinCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZPopMinCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "ZPOPMIN"))
+	return decodeZ(run(ctx, r, v.args(), v.bad, "ZPOPMIN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZPopMinCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, &v, "ZPOPMIN", decodeZ)
+	return queue(p, v.args(), v.bad, "ZPOPMIN", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1367,14 +1356,12 @@ func (c *ZRandMemberCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c ZRandMemberCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "ZRANDMEMBER"))
+	return decodeString(run(ctx, r, []any{"ZRANDMEMBER", c.key}, problem{}, "ZRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRandMemberCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "ZRANDMEMBER", decodeString)
+	return queue(p, []any{"ZRANDMEMBER", c.key}, problem{}, "ZRANDMEMBER", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1416,14 +1403,12 @@ func (c *ZRandMemberCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c ZRandMemberCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ZRANDMEMBER"))
+	return decodeStrings(run(ctx, r, []any{"ZRANDMEMBER", c.key, c.count}, problem{}, "ZRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRandMemberCountCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "ZRANDMEMBER", decodeStrings)
+	return queue(p, []any{"ZRANDMEMBER", c.key, c.count}, problem{}, "ZRANDMEMBER", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1467,14 +1452,12 @@ func (c *ZRandMemberWithScoresCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c ZRandMemberWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
-	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "ZRANDMEMBER"))
+	return decodeZ(run(ctx, r, []any{"ZRANDMEMBER", c.key, c.count, "WITHSCORES"}, problem{}, "ZRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRandMemberWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
-	v := c.argv()
-	return queue(p, &v, "ZRANDMEMBER", decodeZ)
+	return queue(p, []any{"ZRANDMEMBER", c.key, c.count, "WITHSCORES"}, problem{}, "ZRANDMEMBER", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1570,20 +1553,20 @@ func (c *ZRangeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRangeCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ZRANGE"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "ZRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(cached(ctx, cl, ttl, &v, "ZRANGE"))
+	return decodeStrings(cached(ctx, cl, ttl, v.args(), v.bad, "ZRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRangeCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZRANGE", decodeStrings)
+	return queue(p, v.args(), v.bad, "ZRANGE", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1682,20 +1665,20 @@ func (c *ZRangeWithScoresCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRangeWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "ZRANGE"))
+	return decodeZ(run(ctx, r, v.args(), v.bad, "ZRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRangeWithScoresCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(cached(ctx, cl, ttl, &v, "ZRANGE"))
+	return decodeZ(cached(ctx, cl, ttl, v.args(), v.bad, "ZRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRangeWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, &v, "ZRANGE", decodeZ)
+	return queue(p, v.args(), v.bad, "ZRANGE", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1762,20 +1745,20 @@ func (c *ZRangeByLexCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRangeByLexCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ZRANGEBYLEX"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "ZRANGEBYLEX"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRangeByLexCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(cached(ctx, cl, ttl, &v, "ZRANGEBYLEX"))
+	return decodeStrings(cached(ctx, cl, ttl, v.args(), v.bad, "ZRANGEBYLEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRangeByLexCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZRANGEBYLEX", decodeStrings)
+	return queue(p, v.args(), v.bad, "ZRANGEBYLEX", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1842,20 +1825,20 @@ func (c *ZRangeByScoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRangeByScoreCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ZRANGEBYSCORE"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "ZRANGEBYSCORE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRangeByScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(cached(ctx, cl, ttl, &v, "ZRANGEBYSCORE"))
+	return decodeStrings(cached(ctx, cl, ttl, v.args(), v.bad, "ZRANGEBYSCORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRangeByScoreCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZRANGEBYSCORE", decodeStrings)
+	return queue(p, v.args(), v.bad, "ZRANGEBYSCORE", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1924,20 +1907,20 @@ func (c *ZRangeByScoreWithScoresCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRangeByScoreWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "ZRANGEBYSCORE"))
+	return decodeZ(run(ctx, r, v.args(), v.bad, "ZRANGEBYSCORE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRangeByScoreWithScoresCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(cached(ctx, cl, ttl, &v, "ZRANGEBYSCORE"))
+	return decodeZ(cached(ctx, cl, ttl, v.args(), v.bad, "ZRANGEBYSCORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRangeByScoreWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, &v, "ZRANGEBYSCORE", decodeZ)
+	return queue(p, v.args(), v.bad, "ZRANGEBYSCORE", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2038,13 +2021,13 @@ func (c *ZRangeStoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRangeStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZRANGESTORE"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "ZRANGESTORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRangeStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "ZRANGESTORE", decodeInt)
+	return queue(p, v.args(), v.bad, "ZRANGESTORE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2086,21 +2069,18 @@ func (c *ZRankCmd) argv() (v argv) {
 // A null reply is the error Nil: key does not exist or the member does not exist in the
 // sorted set.
 func (c ZRankCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZRANK"))
+	return decodeInt(run(ctx, r, []any{"ZRANK", c.key, c.member}, problem{}, "ZRANK"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRankCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "ZRANK"))
+	return decodeInt(cached(ctx, cl, ttl, []any{"ZRANK", c.key, c.member}, problem{}, "ZRANK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRankCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "ZRANK", decodeInt)
+	return queue(p, []any{"ZRANK", c.key, c.member}, problem{}, "ZRANK", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2144,21 +2124,18 @@ func (c *ZRankWithScoreCmd) argv() (v argv) {
 // A null reply is the error Nil: key does not exist or the member does not exist in the
 // sorted set.
 func (c ZRankWithScoreCmd) Do(ctx context.Context, r Doer) (RankScore, error) {
-	v := c.argv()
-	return decodeRankScore(run(ctx, r, &v, "ZRANK"))
+	return decodeRankScore(run(ctx, r, []any{"ZRANK", c.key, c.member, "WITHSCORE"}, problem{}, "ZRANK"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRankWithScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (RankScore, error) {
-	v := c.argv()
-	return decodeRankScore(cached(ctx, cl, ttl, &v, "ZRANK"))
+	return decodeRankScore(cached(ctx, cl, ttl, []any{"ZRANK", c.key, c.member, "WITHSCORE"}, problem{}, "ZRANK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRankWithScoreCmd) In(p *Pipeline) Reply[RankScore] {
-	v := c.argv()
-	return queue(p, &v, "ZRANK", decodeRankScore)
+	return queue(p, []any{"ZRANK", c.key, c.member, "WITHSCORE"}, problem{}, "ZRANK", decodeRankScore)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2202,13 +2179,13 @@ func (c *ZRemCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRemCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZREM"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "ZREM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRemCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "ZREM", decodeInt)
+	return queue(p, v.args(), v.bad, "ZREM", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2253,14 +2230,12 @@ func (c *ZRemRangeByLexCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRemRangeByLexCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZREMRANGEBYLEX"))
+	return decodeInt(run(ctx, r, []any{"ZREMRANGEBYLEX", c.key, c.min_, c.max_}, problem{}, "ZREMRANGEBYLEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRemRangeByLexCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "ZREMRANGEBYLEX", decodeInt)
+	return queue(p, []any{"ZREMRANGEBYLEX", c.key, c.min_, c.max_}, problem{}, "ZREMRANGEBYLEX", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2305,14 +2280,12 @@ func (c *ZRemRangeByRankCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRemRangeByRankCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZREMRANGEBYRANK"))
+	return decodeInt(run(ctx, r, []any{"ZREMRANGEBYRANK", c.key, c.start, c.stop}, problem{}, "ZREMRANGEBYRANK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRemRangeByRankCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "ZREMRANGEBYRANK", decodeInt)
+	return queue(p, []any{"ZREMRANGEBYRANK", c.key, c.start, c.stop}, problem{}, "ZREMRANGEBYRANK", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2357,14 +2330,12 @@ func (c *ZRemRangeByScoreCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRemRangeByScoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZREMRANGEBYSCORE"))
+	return decodeInt(run(ctx, r, []any{"ZREMRANGEBYSCORE", c.key, c.min_, c.max_}, problem{}, "ZREMRANGEBYSCORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRemRangeByScoreCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "ZREMRANGEBYSCORE", decodeInt)
+	return queue(p, []any{"ZREMRANGEBYSCORE", c.key, c.min_, c.max_}, problem{}, "ZREMRANGEBYSCORE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2409,21 +2380,18 @@ func (c *ZRevRangeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRevRangeCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ZREVRANGE"))
+	return decodeStrings(run(ctx, r, []any{"ZREVRANGE", c.key, c.start, c.stop}, problem{}, "ZREVRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRevRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(cached(ctx, cl, ttl, &v, "ZREVRANGE"))
+	return decodeStrings(cached(ctx, cl, ttl, []any{"ZREVRANGE", c.key, c.start, c.stop}, problem{}, "ZREVRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRangeCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "ZREVRANGE", decodeStrings)
+	return queue(p, []any{"ZREVRANGE", c.key, c.start, c.stop}, problem{}, "ZREVRANGE", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2470,21 +2438,18 @@ func (c *ZRevRangeWithScoresCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRevRangeWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
-	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "ZREVRANGE"))
+	return decodeZ(run(ctx, r, []any{"ZREVRANGE", c.key, c.start, c.stop, "WITHSCORES"}, problem{}, "ZREVRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRevRangeWithScoresCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]Z, error) {
-	v := c.argv()
-	return decodeZ(cached(ctx, cl, ttl, &v, "ZREVRANGE"))
+	return decodeZ(cached(ctx, cl, ttl, []any{"ZREVRANGE", c.key, c.start, c.stop, "WITHSCORES"}, problem{}, "ZREVRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRangeWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
-	v := c.argv()
-	return queue(p, &v, "ZREVRANGE", decodeZ)
+	return queue(p, []any{"ZREVRANGE", c.key, c.start, c.stop, "WITHSCORES"}, problem{}, "ZREVRANGE", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2551,20 +2516,20 @@ func (c *ZRevRangeByLexCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRevRangeByLexCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ZREVRANGEBYLEX"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "ZREVRANGEBYLEX"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRevRangeByLexCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(cached(ctx, cl, ttl, &v, "ZREVRANGEBYLEX"))
+	return decodeStrings(cached(ctx, cl, ttl, v.args(), v.bad, "ZREVRANGEBYLEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRangeByLexCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZREVRANGEBYLEX", decodeStrings)
+	return queue(p, v.args(), v.bad, "ZREVRANGEBYLEX", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2631,20 +2596,20 @@ func (c *ZRevRangeByScoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRevRangeByScoreCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ZREVRANGEBYSCORE"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "ZREVRANGEBYSCORE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRevRangeByScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(cached(ctx, cl, ttl, &v, "ZREVRANGEBYSCORE"))
+	return decodeStrings(cached(ctx, cl, ttl, v.args(), v.bad, "ZREVRANGEBYSCORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRangeByScoreCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZREVRANGEBYSCORE", decodeStrings)
+	return queue(p, v.args(), v.bad, "ZREVRANGEBYSCORE", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2713,20 +2678,20 @@ func (c *ZRevRangeByScoreWithScoresCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRevRangeByScoreWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "ZREVRANGEBYSCORE"))
+	return decodeZ(run(ctx, r, v.args(), v.bad, "ZREVRANGEBYSCORE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRevRangeByScoreWithScoresCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(cached(ctx, cl, ttl, &v, "ZREVRANGEBYSCORE"))
+	return decodeZ(cached(ctx, cl, ttl, v.args(), v.bad, "ZREVRANGEBYSCORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRangeByScoreWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, &v, "ZREVRANGEBYSCORE", decodeZ)
+	return queue(p, v.args(), v.bad, "ZREVRANGEBYSCORE", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2768,21 +2733,18 @@ func (c *ZRevRankCmd) argv() (v argv) {
 // A null reply is the error Nil: key does not exist or the member does not exist in the
 // sorted set.
 func (c ZRevRankCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZREVRANK"))
+	return decodeInt(run(ctx, r, []any{"ZREVRANK", c.key, c.member}, problem{}, "ZREVRANK"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRevRankCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "ZREVRANK"))
+	return decodeInt(cached(ctx, cl, ttl, []any{"ZREVRANK", c.key, c.member}, problem{}, "ZREVRANK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRankCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "ZREVRANK", decodeInt)
+	return queue(p, []any{"ZREVRANK", c.key, c.member}, problem{}, "ZREVRANK", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2826,21 +2788,18 @@ func (c *ZRevRankWithScoreCmd) argv() (v argv) {
 // A null reply is the error Nil: key does not exist or the member does not exist in the
 // sorted set.
 func (c ZRevRankWithScoreCmd) Do(ctx context.Context, r Doer) (RankScore, error) {
-	v := c.argv()
-	return decodeRankScore(run(ctx, r, &v, "ZREVRANK"))
+	return decodeRankScore(run(ctx, r, []any{"ZREVRANK", c.key, c.member, "WITHSCORE"}, problem{}, "ZREVRANK"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRevRankWithScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (RankScore, error) {
-	v := c.argv()
-	return decodeRankScore(cached(ctx, cl, ttl, &v, "ZREVRANK"))
+	return decodeRankScore(cached(ctx, cl, ttl, []any{"ZREVRANK", c.key, c.member, "WITHSCORE"}, problem{}, "ZREVRANK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRankWithScoreCmd) In(p *Pipeline) Reply[RankScore] {
-	v := c.argv()
-	return queue(p, &v, "ZREVRANK", decodeRankScore)
+	return queue(p, []any{"ZREVRANK", c.key, c.member, "WITHSCORE"}, problem{}, "ZREVRANK", decodeRankScore)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2921,13 +2880,13 @@ func (c *ZScanCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZScanCmd) Do(ctx context.Context, r Doer) (ScanPage, error) {
 	v := c.argv()
-	return decodeScan(run(ctx, r, &v, "ZSCAN"))
+	return decodeScan(run(ctx, r, v.args(), v.bad, "ZSCAN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZScanCmd) In(p *Pipeline) Reply[ScanPage] {
 	v := c.argv()
-	return queue(p, &v, "ZSCAN", decodeScan)
+	return queue(p, v.args(), v.bad, "ZSCAN", decodeScan)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2968,21 +2927,18 @@ func (c *ZScoreCmd) argv() (v argv) {
 // A null reply is the error Nil: member does not exist in the sorted set, or key does
 // not exist.
 func (c ZScoreCmd) Do(ctx context.Context, r Doer) (float64, error) {
-	v := c.argv()
-	return decodeFloat(run(ctx, r, &v, "ZSCORE"))
+	return decodeFloat(run(ctx, r, []any{"ZSCORE", c.key, c.member}, problem{}, "ZSCORE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (float64, error) {
-	v := c.argv()
-	return decodeFloat(cached(ctx, cl, ttl, &v, "ZSCORE"))
+	return decodeFloat(cached(ctx, cl, ttl, []any{"ZSCORE", c.key, c.member}, problem{}, "ZSCORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZScoreCmd) In(p *Pipeline) Reply[float64] {
-	v := c.argv()
-	return queue(p, &v, "ZSCORE", decodeFloat)
+	return queue(p, []any{"ZSCORE", c.key, c.member}, problem{}, "ZSCORE", decodeFloat)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3067,13 +3023,13 @@ func (c *ZUnionCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZUnionCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ZUNION"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "ZUNION"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZUnionCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZUNION", decodeStrings)
+	return queue(p, v.args(), v.bad, "ZUNION", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3160,13 +3116,13 @@ func (c *ZUnionWithScoresCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZUnionWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "ZUNION"))
+	return decodeZ(run(ctx, r, v.args(), v.bad, "ZUNION"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZUnionWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, &v, "ZUNION", decodeZ)
+	return queue(p, v.args(), v.bad, "ZUNION", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3254,13 +3210,13 @@ func (c *ZUnionStoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZUnionStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZUNIONSTORE"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "ZUNIONSTORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZUnionStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "ZUNIONSTORE", decodeInt)
+	return queue(p, v.args(), v.bad, "ZUNIONSTORE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

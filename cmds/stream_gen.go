@@ -47,13 +47,13 @@ func (c *XAckCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XAckCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "XACK"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "XACK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XAckCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "XACK", decodeInt)
+	return queue(p, v.args(), v.bad, "XACK", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -129,13 +129,13 @@ func (c *XAckDelCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XAckDelCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "XACKDEL"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "XACKDEL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XAckDelCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "XACKDEL", decodeInts)
+	return queue(p, v.args(), v.bad, "XACKDEL", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -327,13 +327,13 @@ func (c *XAddCmd) argv() (v argv) {
 // exist.
 func (c XAddCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "XADD"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "XADD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XAddCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "XADD", decodeString)
+	return queue(p, v.args(), v.bad, "XADD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -401,13 +401,13 @@ func (c *XAutoClaimCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XAutoClaimCmd) Do(ctx context.Context, r Doer) (XAutoClaimResult, error) {
 	v := c.argv()
-	return decodeXAutoClaim(run(ctx, r, &v, "XAUTOCLAIM"))
+	return decodeXAutoClaim(run(ctx, r, v.args(), v.bad, "XAUTOCLAIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XAutoClaimCmd) In(p *Pipeline) Reply[XAutoClaimResult] {
 	v := c.argv()
-	return queue(p, &v, "XAUTOCLAIM", decodeXAutoClaim)
+	return queue(p, v.args(), v.bad, "XAUTOCLAIM", decodeXAutoClaim)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -478,13 +478,13 @@ func (c *XAutoClaimJustIDCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XAutoClaimJustIDCmd) Do(ctx context.Context, r Doer) (XAutoClaimIDs, error) {
 	v := c.argv()
-	return decodeXAutoClaimIDs(run(ctx, r, &v, "XAUTOCLAIM"))
+	return decodeXAutoClaimIDs(run(ctx, r, v.args(), v.bad, "XAUTOCLAIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XAutoClaimJustIDCmd) In(p *Pipeline) Reply[XAutoClaimIDs] {
 	v := c.argv()
-	return queue(p, &v, "XAUTOCLAIM", decodeXAutoClaimIDs)
+	return queue(p, v.args(), v.bad, "XAUTOCLAIM", decodeXAutoClaimIDs)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -550,13 +550,13 @@ func (c *XCfgSetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XCfgSetCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "XCFGSET"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "XCFGSET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XCfgSetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "XCFGSET", decodeString)
+	return queue(p, v.args(), v.bad, "XCFGSET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -665,13 +665,13 @@ func (c *XClaimCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XClaimCmd) Do(ctx context.Context, r Doer) ([]XMessage, error) {
 	v := c.argv()
-	return decodeXMessages(run(ctx, r, &v, "XCLAIM"))
+	return decodeXMessages(run(ctx, r, v.args(), v.bad, "XCLAIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XClaimCmd) In(p *Pipeline) Reply[[]XMessage] {
 	v := c.argv()
-	return queue(p, &v, "XCLAIM", decodeXMessages)
+	return queue(p, v.args(), v.bad, "XCLAIM", decodeXMessages)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -782,13 +782,13 @@ func (c *XClaimJustIDCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XClaimJustIDCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "XCLAIM"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "XCLAIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XClaimJustIDCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "XCLAIM", decodeStrings)
+	return queue(p, v.args(), v.bad, "XCLAIM", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -831,13 +831,13 @@ func (c *XDelCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XDelCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "XDEL"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "XDEL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XDelCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "XDEL", decodeInt)
+	return queue(p, v.args(), v.bad, "XDEL", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -909,13 +909,13 @@ func (c *XDelExCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XDelExCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "XDELEX"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "XDELEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XDelExCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "XDELEX", decodeInts)
+	return queue(p, v.args(), v.bad, "XDELEX", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1006,13 +1006,13 @@ func (c *XGroupCreateCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XGroupCreateCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "XGROUP CREATE"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "XGROUP CREATE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupCreateCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "XGROUP CREATE", decodeString)
+	return queue(p, v.args(), v.bad, "XGROUP CREATE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1058,14 +1058,12 @@ func (c *XGroupCreateConsumerCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XGroupCreateConsumerCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "XGROUP CREATECONSUMER"))
+	return decodeBool(run(ctx, r, []any{"XGROUP", "CREATECONSUMER", c.key, c.group, c.consumer}, problem{}, "XGROUP CREATECONSUMER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupCreateConsumerCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "XGROUP CREATECONSUMER", decodeBool)
+	return queue(p, []any{"XGROUP", "CREATECONSUMER", c.key, c.group, c.consumer}, problem{}, "XGROUP CREATECONSUMER", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1111,14 +1109,12 @@ func (c *XGroupDelConsumerCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XGroupDelConsumerCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "XGROUP DELCONSUMER"))
+	return decodeInt(run(ctx, r, []any{"XGROUP", "DELCONSUMER", c.key, c.group, c.consumer}, problem{}, "XGROUP DELCONSUMER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupDelConsumerCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "XGROUP DELCONSUMER", decodeInt)
+	return queue(p, []any{"XGROUP", "DELCONSUMER", c.key, c.group, c.consumer}, problem{}, "XGROUP DELCONSUMER", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1160,14 +1156,12 @@ func (c *XGroupDestroyCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XGroupDestroyCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "XGROUP DESTROY"))
+	return decodeBool(run(ctx, r, []any{"XGROUP", "DESTROY", c.key, c.group}, problem{}, "XGROUP DESTROY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupDestroyCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "XGROUP DESTROY", decodeBool)
+	return queue(p, []any{"XGROUP", "DESTROY", c.key, c.group}, problem{}, "XGROUP DESTROY", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1196,14 +1190,12 @@ func (c *XGroupHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XGroupHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "XGROUP HELP"))
+	return decodeStrings(run(ctx, r, []any{"XGROUP", "HELP"}, problem{}, "XGROUP HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "XGROUP HELP", decodeStrings)
+	return queue(p, []any{"XGROUP", "HELP"}, problem{}, "XGROUP HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1283,13 +1275,13 @@ func (c *XGroupSetIDCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XGroupSetIDCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "XGROUP SETID"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "XGROUP SETID"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupSetIDCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "XGROUP SETID", decodeString)
+	return queue(p, v.args(), v.bad, "XGROUP SETID", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1337,14 +1329,12 @@ func (c *XIDMPRecordCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XIDMPRecordCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "XIDMPRECORD"))
+	return decodeString(run(ctx, r, []any{"XIDMPRECORD", c.key, c.pid, c.iid, c.streamID}, problem{}, "XIDMPRECORD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XIDMPRecordCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "XIDMPRECORD", decodeString)
+	return queue(p, []any{"XIDMPRECORD", c.key, c.pid, c.iid, c.streamID}, problem{}, "XIDMPRECORD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1386,14 +1376,12 @@ func (c *XInfoConsumersCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XInfoConsumersCmd) Do(ctx context.Context, r Doer) ([]XConsumerInfo, error) {
-	v := c.argv()
-	return decodeXInfoConsumers(run(ctx, r, &v, "XINFO CONSUMERS"))
+	return decodeXInfoConsumers(run(ctx, r, []any{"XINFO", "CONSUMERS", c.key, c.group}, problem{}, "XINFO CONSUMERS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XInfoConsumersCmd) In(p *Pipeline) Reply[[]XConsumerInfo] {
-	v := c.argv()
-	return queue(p, &v, "XINFO CONSUMERS", decodeXInfoConsumers)
+	return queue(p, []any{"XINFO", "CONSUMERS", c.key, c.group}, problem{}, "XINFO CONSUMERS", decodeXInfoConsumers)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1430,21 +1418,18 @@ func (c *XInfoGroupsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XInfoGroupsCmd) Do(ctx context.Context, r Doer) ([]XGroupInfo, error) {
-	v := c.argv()
-	return decodeXInfoGroups(run(ctx, r, &v, "XINFO GROUPS"))
+	return decodeXInfoGroups(run(ctx, r, []any{"XINFO", "GROUPS", c.key}, problem{}, "XINFO GROUPS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c XInfoGroupsCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]XGroupInfo, error) {
-	v := c.argv()
-	return decodeXInfoGroups(cached(ctx, cl, ttl, &v, "XINFO GROUPS"))
+	return decodeXInfoGroups(cached(ctx, cl, ttl, []any{"XINFO", "GROUPS", c.key}, problem{}, "XINFO GROUPS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XInfoGroupsCmd) In(p *Pipeline) Reply[[]XGroupInfo] {
-	v := c.argv()
-	return queue(p, &v, "XINFO GROUPS", decodeXInfoGroups)
+	return queue(p, []any{"XINFO", "GROUPS", c.key}, problem{}, "XINFO GROUPS", decodeXInfoGroups)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1473,14 +1458,12 @@ func (c *XInfoHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XInfoHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "XINFO HELP"))
+	return decodeStrings(run(ctx, r, []any{"XINFO", "HELP"}, problem{}, "XINFO HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XInfoHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "XINFO HELP", decodeStrings)
+	return queue(p, []any{"XINFO", "HELP"}, problem{}, "XINFO HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1517,21 +1500,18 @@ func (c *XInfoStreamCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XInfoStreamCmd) Do(ctx context.Context, r Doer) (XStreamInfo, error) {
-	v := c.argv()
-	return decodeXInfoStream(run(ctx, r, &v, "XINFO STREAM"))
+	return decodeXInfoStream(run(ctx, r, []any{"XINFO", "STREAM", c.key}, problem{}, "XINFO STREAM"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c XInfoStreamCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (XStreamInfo, error) {
-	v := c.argv()
-	return decodeXInfoStream(cached(ctx, cl, ttl, &v, "XINFO STREAM"))
+	return decodeXInfoStream(cached(ctx, cl, ttl, []any{"XINFO", "STREAM", c.key}, problem{}, "XINFO STREAM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XInfoStreamCmd) In(p *Pipeline) Reply[XStreamInfo] {
-	v := c.argv()
-	return queue(p, &v, "XINFO STREAM", decodeXInfoStream)
+	return queue(p, []any{"XINFO", "STREAM", c.key}, problem{}, "XINFO STREAM", decodeXInfoStream)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1566,21 +1546,18 @@ func (c *XLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "XLEN"))
+	return decodeInt(run(ctx, r, []any{"XLEN", c.key}, problem{}, "XLEN"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c XLenCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "XLEN"))
+	return decodeInt(cached(ctx, cl, ttl, []any{"XLEN", c.key}, problem{}, "XLEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XLenCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "XLEN", decodeInt)
+	return queue(p, []any{"XLEN", c.key}, problem{}, "XLEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1624,14 +1601,12 @@ func (c *XPendingCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XPendingCmd) Do(ctx context.Context, r Doer) (XPendingSummary, error) {
-	v := c.argv()
-	return decodeXPendingSummary(run(ctx, r, &v, "XPENDING"))
+	return decodeXPendingSummary(run(ctx, r, []any{"XPENDING", c.key, c.group}, problem{}, "XPENDING"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XPendingCmd) In(p *Pipeline) Reply[XPendingSummary] {
-	v := c.argv()
-	return queue(p, &v, "XPENDING", decodeXPendingSummary)
+	return queue(p, []any{"XPENDING", c.key, c.group}, problem{}, "XPENDING", decodeXPendingSummary)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1714,13 +1689,13 @@ func (c *XPendingExtCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XPendingExtCmd) Do(ctx context.Context, r Doer) ([]XPendingEntry, error) {
 	v := c.argv()
-	return decodeXPendingEntries(run(ctx, r, &v, "XPENDING"))
+	return decodeXPendingEntries(run(ctx, r, v.args(), v.bad, "XPENDING"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XPendingExtCmd) In(p *Pipeline) Reply[[]XPendingEntry] {
 	v := c.argv()
-	return queue(p, &v, "XPENDING", decodeXPendingEntries)
+	return queue(p, v.args(), v.bad, "XPENDING", decodeXPendingEntries)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1779,20 +1754,20 @@ func (c *XRangeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XRangeCmd) Do(ctx context.Context, r Doer) ([]XMessage, error) {
 	v := c.argv()
-	return decodeXMessages(run(ctx, r, &v, "XRANGE"))
+	return decodeXMessages(run(ctx, r, v.args(), v.bad, "XRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c XRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]XMessage, error) {
 	v := c.argv()
-	return decodeXMessages(cached(ctx, cl, ttl, &v, "XRANGE"))
+	return decodeXMessages(cached(ctx, cl, ttl, v.args(), v.bad, "XRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XRangeCmd) In(p *Pipeline) Reply[[]XMessage] {
 	v := c.argv()
-	return queue(p, &v, "XRANGE", decodeXMessages)
+	return queue(p, v.args(), v.bad, "XRANGE", decodeXMessages)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1862,13 +1837,13 @@ func (c *XReadCmd) argv() (v argv) {
 // there is no stream we can serve.
 func (c XReadCmd) Do(ctx context.Context, r Doer) ([]XStream, error) {
 	v := c.argv()
-	return decodeXStreams(run(ctx, r, &v, "XREAD"))
+	return decodeXStreams(run(ctx, r, v.args(), v.bad, "XREAD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XReadCmd) In(p *Pipeline) Reply[[]XStream] {
 	v := c.argv()
-	return queue(p, &v, "XREAD", decodeXStreams)
+	return queue(p, v.args(), v.bad, "XREAD", decodeXStreams)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1971,13 +1946,13 @@ func (c *XReadGroupCmd) argv() (v argv) {
 // A null reply is the error Nil: if BLOCK option is specified and the timeout expired.
 func (c XReadGroupCmd) Do(ctx context.Context, r Doer) ([]XStream, error) {
 	v := c.argv()
-	return decodeXStreams(run(ctx, r, &v, "XREADGROUP"))
+	return decodeXStreams(run(ctx, r, v.args(), v.bad, "XREADGROUP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XReadGroupCmd) In(p *Pipeline) Reply[[]XStream] {
 	v := c.argv()
-	return queue(p, &v, "XREADGROUP", decodeXStreams)
+	return queue(p, v.args(), v.bad, "XREADGROUP", decodeXStreams)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2037,20 +2012,20 @@ func (c *XRevRangeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XRevRangeCmd) Do(ctx context.Context, r Doer) ([]XMessage, error) {
 	v := c.argv()
-	return decodeXMessages(run(ctx, r, &v, "XREVRANGE"))
+	return decodeXMessages(run(ctx, r, v.args(), v.bad, "XREVRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c XRevRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]XMessage, error) {
 	v := c.argv()
-	return decodeXMessages(cached(ctx, cl, ttl, &v, "XREVRANGE"))
+	return decodeXMessages(cached(ctx, cl, ttl, v.args(), v.bad, "XREVRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XRevRangeCmd) In(p *Pipeline) Reply[[]XMessage] {
 	v := c.argv()
-	return queue(p, &v, "XREVRANGE", decodeXMessages)
+	return queue(p, v.args(), v.bad, "XREVRANGE", decodeXMessages)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2116,13 +2091,13 @@ func (c *XSetIDCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XSetIDCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "XSETID"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "XSETID"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XSetIDCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "XSETID", decodeString)
+	return queue(p, v.args(), v.bad, "XSETID", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2243,13 +2218,13 @@ func (c *XTrimCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XTrimCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "XTRIM"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "XTRIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XTrimCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "XTRIM", decodeInt)
+	return queue(p, v.args(), v.bad, "XTRIM", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -44,14 +44,12 @@ func (c *AppendCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c AppendCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "APPEND"))
+	return decodeInt(run(ctx, r, []any{"APPEND", c.key, c.value}, problem{}, "APPEND"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c AppendCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "APPEND", decodeInt)
+	return queue(p, []any{"APPEND", c.key, c.value}, problem{}, "APPEND", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -87,14 +85,12 @@ func (c *DecrCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c DecrCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "DECR"))
+	return decodeInt(run(ctx, r, []any{"DECR", c.key}, problem{}, "DECR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DecrCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "DECR", decodeInt)
+	return queue(p, []any{"DECR", c.key}, problem{}, "DECR", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -134,14 +130,12 @@ func (c *DecrByCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c DecrByCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "DECRBY"))
+	return decodeInt(run(ctx, r, []any{"DECRBY", c.key, c.decrement}, problem{}, "DECRBY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DecrByCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "DECRBY", decodeInt)
+	return queue(p, []any{"DECRBY", c.key, c.decrement}, problem{}, "DECRBY", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -234,13 +228,13 @@ func (c *DelExCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c DelExCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "DELEX"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "DELEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DelExCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "DELEX", decodeBool)
+	return queue(p, v.args(), v.bad, "DELEX", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -279,14 +273,12 @@ func (c *DelIfEqCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c DelIfEqCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "DELIFEQ"))
+	return decodeBool(run(ctx, r, []any{"DELIFEQ", c.key, c.value}, problem{}, "DELIFEQ"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DelIfEqCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "DELIFEQ", decodeBool)
+	return queue(p, []any{"DELIFEQ", c.key, c.value}, problem{}, "DELIFEQ", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -323,21 +315,18 @@ func (c *DigestCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c DigestCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "DIGEST"))
+	return decodeString(run(ctx, r, []any{"DIGEST", c.key}, problem{}, "DIGEST"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c DigestCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (string, error) {
-	v := c.argv()
-	return decodeString(cached(ctx, cl, ttl, &v, "DIGEST"))
+	return decodeString(cached(ctx, cl, ttl, []any{"DIGEST", c.key}, problem{}, "DIGEST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DigestCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "DIGEST", decodeString)
+	return queue(p, []any{"DIGEST", c.key}, problem{}, "DIGEST", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -373,21 +362,18 @@ func (c *GetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c GetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "GET"))
+	return decodeString(run(ctx, r, []any{"GET", c.key}, problem{}, "GET"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c GetCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (string, error) {
-	v := c.argv()
-	return decodeString(cached(ctx, cl, ttl, &v, "GET"))
+	return decodeString(cached(ctx, cl, ttl, []any{"GET", c.key}, problem{}, "GET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "GET", decodeString)
+	return queue(p, []any{"GET", c.key}, problem{}, "GET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -423,14 +409,12 @@ func (c *GetDelCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: the key does not exist.
 func (c GetDelCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "GETDEL"))
+	return decodeString(run(ctx, r, []any{"GETDEL", c.key}, problem{}, "GETDEL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetDelCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "GETDEL", decodeString)
+	return queue(p, []any{"GETDEL", c.key}, problem{}, "GETDEL", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -512,13 +496,13 @@ func (c *GetExCmd) argv() (v argv) {
 // A null reply is the error Nil: key does not exist.
 func (c GetExCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "GETEX"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "GETEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetExCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "GETEX", decodeString)
+	return queue(p, v.args(), v.bad, "GETEX", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -564,21 +548,18 @@ func (c *GetRangeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GetRangeCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "GETRANGE"))
+	return decodeString(run(ctx, r, []any{"GETRANGE", c.key, c.start, c.end}, problem{}, "GETRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c GetRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (string, error) {
-	v := c.argv()
-	return decodeString(cached(ctx, cl, ttl, &v, "GETRANGE"))
+	return decodeString(cached(ctx, cl, ttl, []any{"GETRANGE", c.key, c.start, c.end}, problem{}, "GETRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetRangeCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "GETRANGE", decodeString)
+	return queue(p, []any{"GETRANGE", c.key, c.start, c.end}, problem{}, "GETRANGE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -619,14 +600,12 @@ func (c *GetSetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: the key does not exist.
 func (c GetSetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "GETSET"))
+	return decodeString(run(ctx, r, []any{"GETSET", c.key, c.value}, problem{}, "GETSET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetSetCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "GETSET", decodeString)
+	return queue(p, []any{"GETSET", c.key, c.value}, problem{}, "GETSET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -662,14 +641,12 @@ func (c *IncrCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c IncrCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "INCR"))
+	return decodeInt(run(ctx, r, []any{"INCR", c.key}, problem{}, "INCR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c IncrCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "INCR", decodeInt)
+	return queue(p, []any{"INCR", c.key}, problem{}, "INCR", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -709,14 +686,12 @@ func (c *IncrByCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c IncrByCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "INCRBY"))
+	return decodeInt(run(ctx, r, []any{"INCRBY", c.key, c.increment}, problem{}, "INCRBY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c IncrByCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "INCRBY", decodeInt)
+	return queue(p, []any{"INCRBY", c.key, c.increment}, problem{}, "INCRBY", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -756,14 +731,12 @@ func (c *IncrByFloatCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c IncrByFloatCmd) Do(ctx context.Context, r Doer) (float64, error) {
-	v := c.argv()
-	return decodeFloat(run(ctx, r, &v, "INCRBYFLOAT"))
+	return decodeFloat(run(ctx, r, []any{"INCRBYFLOAT", c.key, c.increment}, problem{}, "INCRBYFLOAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c IncrByFloatCmd) In(p *Pipeline) Reply[float64] {
-	v := c.argv()
-	return queue(p, &v, "INCRBYFLOAT", decodeFloat)
+	return queue(p, []any{"INCRBYFLOAT", c.key, c.increment}, problem{}, "INCRBYFLOAT", decodeFloat)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -803,14 +776,12 @@ func (c *LCSCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LCSCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "LCS"))
+	return decodeString(run(ctx, r, []any{"LCS", c.key1, c.key2}, problem{}, "LCS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LCSCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "LCS", decodeString)
+	return queue(p, []any{"LCS", c.key1, c.key2}, problem{}, "LCS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -852,14 +823,12 @@ func (c *LCSLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LCSLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "LCS"))
+	return decodeInt(run(ctx, r, []any{"LCS", c.key1, c.key2, "LEN"}, problem{}, "LCS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LCSLenCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "LCS", decodeInt)
+	return queue(p, []any{"LCS", c.key1, c.key2, "LEN"}, problem{}, "LCS", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -926,13 +895,13 @@ func (c *LCSIdxCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LCSIdxCmd) Do(ctx context.Context, r Doer) (LCSMatches, error) {
 	v := c.argv()
-	return decodeLCSMatches(run(ctx, r, &v, "LCS"))
+	return decodeLCSMatches(run(ctx, r, v.args(), v.bad, "LCS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LCSIdxCmd) In(p *Pipeline) Reply[LCSMatches] {
 	v := c.argv()
-	return queue(p, &v, "LCS", decodeLCSMatches)
+	return queue(p, v.args(), v.bad, "LCS", decodeLCSMatches)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -972,13 +941,13 @@ func (c *MGetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MGetCmd) Do(ctx context.Context, r Doer) ([]Null[string], error) {
 	v := c.argv()
-	return decodeNullStrings(run(ctx, r, &v, "MGET"))
+	return decodeNullStrings(run(ctx, r, v.args(), v.bad, "MGET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MGetCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, &v, "MGET", decodeNullStrings)
+	return queue(p, v.args(), v.bad, "MGET", decodeNullStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1019,13 +988,13 @@ func (c *MSetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MSetCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "MSET"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "MSET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MSetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "MSET", decodeString)
+	return queue(p, v.args(), v.bad, "MSET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1125,13 +1094,13 @@ func (c *MSetExCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MSetExCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "MSETEX"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "MSETEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MSetExCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "MSETEX", decodeBool)
+	return queue(p, v.args(), v.bad, "MSETEX", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1172,13 +1141,13 @@ func (c *MSetNXCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MSetNXCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "MSETNX"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "MSETNX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MSetNXCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "MSETNX", decodeBool)
+	return queue(p, v.args(), v.bad, "MSETNX", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1225,13 +1194,13 @@ func (c *PSetExCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PSetExCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "PSETEX"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "PSETEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PSetExCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "PSETEX", decodeString)
+	return queue(p, v.args(), v.bad, "PSETEX", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1405,13 +1374,13 @@ func (c *SetCmd) argv() (v argv) {
 // exist before the SET.
 func (c SetCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SET"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "SET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "SET", decodeString)
+	return queue(p, v.args(), v.bad, "SET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1458,13 +1427,13 @@ func (c *SetExCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SetExCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SETEX"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "SETEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SetExCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "SETEX", decodeString)
+	return queue(p, v.args(), v.bad, "SETEX", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1503,14 +1472,12 @@ func (c *SetNXCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SetNXCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "SETNX"))
+	return decodeBool(run(ctx, r, []any{"SETNX", c.key, c.value}, problem{}, "SETNX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SetNXCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "SETNX", decodeBool)
+	return queue(p, []any{"SETNX", c.key, c.value}, problem{}, "SETNX", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1557,14 +1524,12 @@ func (c *SetRangeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SetRangeCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SETRANGE"))
+	return decodeInt(run(ctx, r, []any{"SETRANGE", c.key, c.offset, c.value}, problem{}, "SETRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SetRangeCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "SETRANGE", decodeInt)
+	return queue(p, []any{"SETRANGE", c.key, c.offset, c.value}, problem{}, "SETRANGE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1599,21 +1564,18 @@ func (c *StrLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c StrLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "STRLEN"))
+	return decodeInt(run(ctx, r, []any{"STRLEN", c.key}, problem{}, "STRLEN"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c StrLenCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "STRLEN"))
+	return decodeInt(cached(ctx, cl, ttl, []any{"STRLEN", c.key}, problem{}, "STRLEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c StrLenCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "STRLEN", decodeInt)
+	return queue(p, []any{"STRLEN", c.key}, problem{}, "STRLEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1659,21 +1621,18 @@ func (c *SubStrCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SubStrCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SUBSTR"))
+	return decodeString(run(ctx, r, []any{"SUBSTR", c.key, c.start, c.end}, problem{}, "SUBSTR"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c SubStrCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (string, error) {
-	v := c.argv()
-	return decodeString(cached(ctx, cl, ttl, &v, "SUBSTR"))
+	return decodeString(cached(ctx, cl, ttl, []any{"SUBSTR", c.key, c.start, c.end}, problem{}, "SUBSTR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SubStrCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SUBSTR", decodeString)
+	return queue(p, []any{"SUBSTR", c.key, c.start, c.end}, problem{}, "SUBSTR", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

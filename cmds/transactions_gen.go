@@ -28,14 +28,12 @@ func (c *DiscardCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c DiscardCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "DISCARD"))
+	return decodeString(run(ctx, r, []any{"DISCARD"}, problem{}, "DISCARD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DiscardCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "DISCARD", decodeString)
+	return queue(p, []any{"DISCARD"}, problem{}, "DISCARD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -62,14 +60,12 @@ func (c *ExecCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ExecCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "EXEC"))
+	return decodeValue(run(ctx, r, []any{"EXEC"}, problem{}, "EXEC"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ExecCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "EXEC", decodeValue)
+	return queue(p, []any{"EXEC"}, problem{}, "EXEC", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -96,14 +92,12 @@ func (c *MultiCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MultiCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "MULTI"))
+	return decodeString(run(ctx, r, []any{"MULTI"}, problem{}, "MULTI"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MultiCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "MULTI", decodeString)
+	return queue(p, []any{"MULTI"}, problem{}, "MULTI", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -130,14 +124,12 @@ func (c *UnwatchCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c UnwatchCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "UNWATCH"))
+	return decodeString(run(ctx, r, []any{"UNWATCH"}, problem{}, "UNWATCH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c UnwatchCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "UNWATCH", decodeString)
+	return queue(p, []any{"UNWATCH"}, problem{}, "UNWATCH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -177,13 +169,13 @@ func (c *WatchCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c WatchCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "WATCH"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "WATCH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c WatchCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "WATCH", decodeString)
+	return queue(p, v.args(), v.bad, "WATCH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -138,13 +138,13 @@ func (c *VAddCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VAddCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "VADD"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "VADD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VAddCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "VADD", decodeBool)
+	return queue(p, v.args(), v.bad, "VADD", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -180,14 +180,12 @@ func (c *VCardCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VCardCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "VCARD"))
+	return decodeInt(run(ctx, r, []any{"VCARD", c.key}, problem{}, "VCARD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VCardCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "VCARD", decodeInt)
+	return queue(p, []any{"VCARD", c.key}, problem{}, "VCARD", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -223,14 +221,12 @@ func (c *VDimCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VDimCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "VDIM"))
+	return decodeInt(run(ctx, r, []any{"VDIM", c.key}, problem{}, "VDIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VDimCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "VDIM", decodeInt)
+	return queue(p, []any{"VDIM", c.key}, problem{}, "VDIM", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -270,14 +266,12 @@ func (c *VEmbCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VEmbCmd) Do(ctx context.Context, r Doer) ([]float64, error) {
-	v := c.argv()
-	return decodeFloats(run(ctx, r, &v, "VEMB"))
+	return decodeFloats(run(ctx, r, []any{"VEMB", c.key, c.element}, problem{}, "VEMB"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VEmbCmd) In(p *Pipeline) Reply[[]float64] {
-	v := c.argv()
-	return queue(p, &v, "VEMB", decodeFloats)
+	return queue(p, []any{"VEMB", c.key, c.element}, problem{}, "VEMB", decodeFloats)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -320,14 +314,12 @@ func (c *VEmbRawCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VEmbRawCmd) Do(ctx context.Context, r Doer) (VectorRaw, error) {
-	v := c.argv()
-	return decodeVectorRaw(run(ctx, r, &v, "VEMB"))
+	return decodeVectorRaw(run(ctx, r, []any{"VEMB", c.key, c.element, "RAW"}, problem{}, "VEMB"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VEmbRawCmd) In(p *Pipeline) Reply[VectorRaw] {
-	v := c.argv()
-	return queue(p, &v, "VEMB", decodeVectorRaw)
+	return queue(p, []any{"VEMB", c.key, c.element, "RAW"}, problem{}, "VEMB", decodeVectorRaw)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -367,14 +359,12 @@ func (c *VGetAttrCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VGetAttrCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "VGETATTR"))
+	return decodeString(run(ctx, r, []any{"VGETATTR", c.key, c.element}, problem{}, "VGETATTR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VGetAttrCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "VGETATTR", decodeString)
+	return queue(p, []any{"VGETATTR", c.key, c.element}, problem{}, "VGETATTR", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -410,14 +400,12 @@ func (c *VInfoCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VInfoCmd) Do(ctx context.Context, r Doer) (VectorSetInfo, error) {
-	v := c.argv()
-	return decodeVectorSetInfo(run(ctx, r, &v, "VINFO"))
+	return decodeVectorSetInfo(run(ctx, r, []any{"VINFO", c.key}, problem{}, "VINFO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VInfoCmd) In(p *Pipeline) Reply[VectorSetInfo] {
-	v := c.argv()
-	return queue(p, &v, "VINFO", decodeVectorSetInfo)
+	return queue(p, []any{"VINFO", c.key}, problem{}, "VINFO", decodeVectorSetInfo)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -457,14 +445,12 @@ func (c *VIsMemberCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VIsMemberCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "VISMEMBER"))
+	return decodeBool(run(ctx, r, []any{"VISMEMBER", c.key, c.element}, problem{}, "VISMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VIsMemberCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "VISMEMBER", decodeBool)
+	return queue(p, []any{"VISMEMBER", c.key, c.element}, problem{}, "VISMEMBER", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -505,14 +491,12 @@ func (c *VLinksCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VLinksCmd) Do(ctx context.Context, r Doer) ([][]string, error) {
-	v := c.argv()
-	return decodeLevels(run(ctx, r, &v, "VLINKS"))
+	return decodeLevels(run(ctx, r, []any{"VLINKS", c.key, c.element}, problem{}, "VLINKS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VLinksCmd) In(p *Pipeline) Reply[[][]string] {
-	v := c.argv()
-	return queue(p, &v, "VLINKS", decodeLevels)
+	return queue(p, []any{"VLINKS", c.key, c.element}, problem{}, "VLINKS", decodeLevels)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -555,14 +539,12 @@ func (c *VLinksWithScoresCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VLinksWithScoresCmd) Do(ctx context.Context, r Doer) ([][]Z, error) {
-	v := c.argv()
-	return decodeZLevels(run(ctx, r, &v, "VLINKS"))
+	return decodeZLevels(run(ctx, r, []any{"VLINKS", c.key, c.element, "WITHSCORES"}, problem{}, "VLINKS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VLinksWithScoresCmd) In(p *Pipeline) Reply[[][]Z] {
-	v := c.argv()
-	return queue(p, &v, "VLINKS", decodeZLevels)
+	return queue(p, []any{"VLINKS", c.key, c.element, "WITHSCORES"}, problem{}, "VLINKS", decodeZLevels)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -599,14 +581,12 @@ func (c *VRandMemberCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VRandMemberCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "VRANDMEMBER"))
+	return decodeString(run(ctx, r, []any{"VRANDMEMBER", c.key}, problem{}, "VRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VRandMemberCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "VRANDMEMBER", decodeString)
+	return queue(p, []any{"VRANDMEMBER", c.key}, problem{}, "VRANDMEMBER", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -647,14 +627,12 @@ func (c *VRandMemberCountCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VRandMemberCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "VRANDMEMBER"))
+	return decodeStrings(run(ctx, r, []any{"VRANDMEMBER", c.key, c.count}, problem{}, "VRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VRandMemberCountCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "VRANDMEMBER", decodeStrings)
+	return queue(p, []any{"VRANDMEMBER", c.key, c.count}, problem{}, "VRANDMEMBER", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -711,13 +689,13 @@ func (c *VRangeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VRangeCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "VRANGE"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "VRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VRangeCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "VRANGE", decodeStrings)
+	return queue(p, v.args(), v.bad, "VRANGE", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -758,14 +736,12 @@ func (c *VRemCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VRemCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "VREM"))
+	return decodeBool(run(ctx, r, []any{"VREM", c.key, c.element}, problem{}, "VREM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VRemCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "VREM", decodeBool)
+	return queue(p, []any{"VREM", c.key, c.element}, problem{}, "VREM", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -809,14 +785,12 @@ func (c *VSetAttrCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VSetAttrCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "VSETATTR"))
+	return decodeBool(run(ctx, r, []any{"VSETATTR", c.key, c.element, c.json}, problem{}, "VSETATTR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VSetAttrCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "VSETATTR", decodeBool)
+	return queue(p, []any{"VSETATTR", c.key, c.element, c.json}, problem{}, "VSETATTR", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -934,13 +908,13 @@ func (c *VSimCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VSimCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "VSIM"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "VSIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VSimCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "VSIM", decodeStrings)
+	return queue(p, v.args(), v.bad, "VSIM", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1060,13 +1034,13 @@ func (c *VSimWithScoresCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VSimWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "VSIM"))
+	return decodeZ(run(ctx, r, v.args(), v.bad, "VSIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VSimWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, &v, "VSIM", decodeZ)
+	return queue(p, v.args(), v.bad, "VSIM", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -8,6 +8,17 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/argkind"
+)
+
+var (
+	nameBitCount   = &argkind.Name{Text: "BITCOUNT", Entry: entry("bitcount")}
+	nameBitField   = &argkind.Name{Text: "BITFIELD", Entry: entry("bitfield")}
+	nameBitFieldRO = &argkind.Name{Text: "BITFIELD_RO", Entry: entry("bitfield_ro")}
+	nameBitOp      = &argkind.Name{Text: "BITOP", Entry: entry("bitop")}
+	nameBitPos     = &argkind.Name{Text: "BITPOS", Entry: entry("bitpos")}
+	nameGetBit     = &argkind.Name{Text: "GETBIT", Entry: entry("getbit")}
+	nameSetBit     = &argkind.Name{Text: "SETBIT", Entry: entry("setbit")}
 )
 
 // BitCount builds BITCOUNT: counts the number of set bits (population counting) in a
@@ -65,7 +76,7 @@ func (c BitCountCmd) Range(start int64) BitCountCmd {
 }
 
 func (c *BitCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "BITCOUNT"
+	v.fixed[v.n] = nameBitCount
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -137,7 +148,7 @@ func (c BitFieldCmd) Operation(args ...any) BitFieldCmd {
 }
 
 func (c *BitFieldCmd) argv() (v argv) {
-	v.add("BITFIELD")
+	v.add(nameBitField)
 	v.add(c.key)
 	for _, x := range c.operationArgs {
 		v.add(x)
@@ -194,7 +205,7 @@ func (c BitFieldROCmd) Get(elems ...BitFieldROGetBlock) BitFieldROCmd {
 }
 
 func (c *BitFieldROCmd) argv() (v argv) {
-	v.add("BITFIELD_RO")
+	v.add(nameBitFieldRO)
 	v.add(c.key)
 	if len(c.getBlocks) > 0 {
 		for _, e := range c.getBlocks {
@@ -270,7 +281,7 @@ const (
 )
 
 func (c *BitOpCmd) argv() (v argv) {
-	v.add("BITOP")
+	v.add(nameBitOp)
 	v.add(c.operation)
 	v.add(c.destkey)
 	if len(c.keys) == 0 {
@@ -354,7 +365,7 @@ func (c BitPosCmd) Range(start int64) BitPosCmd {
 }
 
 func (c *BitPosCmd) argv() (v argv) {
-	v.fixed[v.n] = "BITPOS"
+	v.fixed[v.n] = nameBitPos
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -419,7 +430,7 @@ type GetBitCmd struct {
 }
 
 func (c *GetBitCmd) argv() (v argv) {
-	v.fixed[v.n] = "GETBIT"
+	v.fixed[v.n] = nameGetBit
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -430,18 +441,18 @@ func (c *GetBitCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GetBitCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	return decodeBool(run(ctx, r, []any{"GETBIT", c.key, c.offset}, problem{}, "GETBIT"))
+	return decodeBool(run(ctx, r, []any{nameGetBit, c.key, c.offset}, problem{}, "GETBIT"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c GetBitCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (bool, error) {
-	return decodeBool(cached(ctx, cl, ttl, []any{"GETBIT", c.key, c.offset}, problem{}, "GETBIT"))
+	return decodeBool(cached(ctx, cl, ttl, []any{nameGetBit, c.key, c.offset}, problem{}, "GETBIT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetBitCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{"GETBIT", c.key, c.offset}, problem{}, "GETBIT", decodeBool)
+	return queue(p, []any{nameGetBit, c.key, c.offset}, problem{}, "GETBIT", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -472,7 +483,7 @@ type SetBitCmd struct {
 }
 
 func (c *SetBitCmd) argv() (v argv) {
-	v.fixed[v.n] = "SETBIT"
+	v.fixed[v.n] = nameSetBit
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -485,12 +496,12 @@ func (c *SetBitCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SetBitCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	return decodeBool(run(ctx, r, []any{"SETBIT", c.key, c.offset, c.value}, problem{}, "SETBIT"))
+	return decodeBool(run(ctx, r, []any{nameSetBit, c.key, c.offset, c.value}, problem{}, "SETBIT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SetBitCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{"SETBIT", c.key, c.offset, c.value}, problem{}, "SETBIT", decodeBool)
+	return queue(p, []any{nameSetBit, c.key, c.offset, c.value}, problem{}, "SETBIT", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

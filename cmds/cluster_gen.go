@@ -6,7 +6,50 @@ package cmds
 import (
 	"context"
 
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/resp"
+)
+
+var (
+	nameAsking                      = &argkind.Name{Text: "ASKING", Entry: entry("asking")}
+	nameClusterScan                 = &argkind.Name{Text: "CLUSTERSCAN", Entry: entry("clusterscan")}
+	nameClusterAddSlots             = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|addslots")}
+	nameClusterAddSlotsRange        = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|addslotsrange")}
+	nameClusterBumpEpoch            = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|bumpepoch")}
+	nameClusterCancelSlotMigrations = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|cancelslotmigrations")}
+	nameClusterCountFailureReports  = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|count-failure-reports")}
+	nameClusterCountKeysInSlot      = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|countkeysinslot")}
+	nameClusterDelSlots             = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|delslots")}
+	nameClusterDelSlotsRange        = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|delslotsrange")}
+	nameClusterFailover             = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|failover")}
+	nameClusterFlushSlot            = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|flushslot")}
+	nameClusterFlushSlots           = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|flushslots")}
+	nameClusterForget               = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|forget")}
+	nameClusterGetKeysInSlot        = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|getkeysinslot")}
+	nameClusterGetSlotMigrations    = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|getslotmigrations")}
+	nameClusterHelp                 = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|help")}
+	nameClusterInfo                 = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|info")}
+	nameClusterKeySlot              = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|keyslot")}
+	nameClusterLinks                = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|links")}
+	nameClusterMeet                 = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|meet")}
+	nameClusterMigrateSlots         = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|migrateslots")}
+	nameClusterMigration            = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|migration")}
+	nameClusterMyID                 = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|myid")}
+	nameClusterMyShardID            = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|myshardid")}
+	nameClusterNodes                = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|nodes")}
+	nameClusterReplicas             = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|replicas")}
+	nameClusterReplicate            = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|replicate")}
+	nameClusterReset                = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|reset")}
+	nameClusterSaveConfig           = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|saveconfig")}
+	nameClusterSetConfigEpoch       = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|set-config-epoch")}
+	nameClusterSetSlot              = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|setslot")}
+	nameClusterShards               = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|shards")}
+	nameClusterSlaves               = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|slaves")}
+	nameClusterSlotStats            = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|slot-stats")}
+	nameClusterSlots                = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|slots")}
+	nameClusterSyncSlots            = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|syncslots")}
+	nameReadOnly                    = &argkind.Name{Text: "READONLY", Entry: entry("readonly")}
+	nameReadWrite                   = &argkind.Name{Text: "READWRITE", Entry: entry("readwrite")}
 )
 
 // Asking builds ASKING: signals that a cluster client is following an -ASK redirect.
@@ -20,19 +63,19 @@ func Asking() AskingCmd { return AskingCmd{} }
 type AskingCmd struct{}
 
 func (c *AskingCmd) argv() (v argv) {
-	v.fixed[v.n] = "ASKING"
+	v.fixed[v.n] = nameAsking
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c AskingCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"ASKING"}, problem{}, "ASKING"))
+	return decodeString(run(ctx, r, []any{nameAsking}, problem{}, "ASKING"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c AskingCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"ASKING"}, problem{}, "ASKING", decodeString)
+	return queue(p, []any{nameAsking}, problem{}, "ASKING", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -87,7 +130,7 @@ func (c ClusterScanCmd) Slot(value int64) ClusterScanCmd {
 }
 
 func (c *ClusterScanCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTERSCAN"
+	v.fixed[v.n] = nameClusterScan
 	v.n++
 	v.fixed[v.n] = c.cursor
 	v.n++
@@ -154,7 +197,7 @@ type ClusterAddSlotsCmd struct {
 }
 
 func (c *ClusterAddSlotsCmd) argv() (v argv) {
-	v.add("CLUSTER")
+	v.add(nameClusterAddSlots)
 	v.add("ADDSLOTS")
 	if len(c.slots) == 0 {
 		v.fail(problemEmpty)
@@ -208,7 +251,7 @@ type ClusterAddSlotsRangeRange struct {
 }
 
 func (c *ClusterAddSlotsRangeCmd) argv() (v argv) {
-	v.add("CLUSTER")
+	v.add(nameClusterAddSlotsRange)
 	v.add("ADDSLOTSRANGE")
 	if len(c.ranges) == 0 {
 		v.fail(problemEmpty)
@@ -249,7 +292,7 @@ func ClusterBumpEpoch() ClusterBumpEpochCmd { return ClusterBumpEpochCmd{} }
 type ClusterBumpEpochCmd struct{}
 
 func (c *ClusterBumpEpochCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterBumpEpoch
 	v.n++
 	v.fixed[v.n] = "BUMPEPOCH"
 	v.n++
@@ -258,12 +301,12 @@ func (c *ClusterBumpEpochCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterBumpEpochCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"CLUSTER", "BUMPEPOCH"}, problem{}, "CLUSTER BUMPEPOCH"))
+	return decodeString(run(ctx, r, []any{nameClusterBumpEpoch, "BUMPEPOCH"}, problem{}, "CLUSTER BUMPEPOCH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterBumpEpochCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"CLUSTER", "BUMPEPOCH"}, problem{}, "CLUSTER BUMPEPOCH", decodeString)
+	return queue(p, []any{nameClusterBumpEpoch, "BUMPEPOCH"}, problem{}, "CLUSTER BUMPEPOCH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -287,7 +330,7 @@ func ClusterCancelSlotMigrations() ClusterCancelSlotMigrationsCmd {
 type ClusterCancelSlotMigrationsCmd struct{}
 
 func (c *ClusterCancelSlotMigrationsCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterCancelSlotMigrations
 	v.n++
 	v.fixed[v.n] = "CANCELSLOTMIGRATIONS"
 	v.n++
@@ -296,12 +339,12 @@ func (c *ClusterCancelSlotMigrationsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterCancelSlotMigrationsCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"CLUSTER", "CANCELSLOTMIGRATIONS"}, problem{}, "CLUSTER CANCELSLOTMIGRATIONS"))
+	return decodeString(run(ctx, r, []any{nameClusterCancelSlotMigrations, "CANCELSLOTMIGRATIONS"}, problem{}, "CLUSTER CANCELSLOTMIGRATIONS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterCancelSlotMigrationsCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"CLUSTER", "CANCELSLOTMIGRATIONS"}, problem{}, "CLUSTER CANCELSLOTMIGRATIONS", decodeString)
+	return queue(p, []any{nameClusterCancelSlotMigrations, "CANCELSLOTMIGRATIONS"}, problem{}, "CLUSTER CANCELSLOTMIGRATIONS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -330,7 +373,7 @@ type ClusterCountFailureReportsCmd struct {
 }
 
 func (c *ClusterCountFailureReportsCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterCountFailureReports
 	v.n++
 	v.fixed[v.n] = "COUNT-FAILURE-REPORTS"
 	v.n++
@@ -341,12 +384,12 @@ func (c *ClusterCountFailureReportsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterCountFailureReportsCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"CLUSTER", "COUNT-FAILURE-REPORTS", c.nodeID}, problem{}, "CLUSTER COUNT-FAILURE-REPORTS"))
+	return decodeInt(run(ctx, r, []any{nameClusterCountFailureReports, "COUNT-FAILURE-REPORTS", c.nodeID}, problem{}, "CLUSTER COUNT-FAILURE-REPORTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterCountFailureReportsCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"CLUSTER", "COUNT-FAILURE-REPORTS", c.nodeID}, problem{}, "CLUSTER COUNT-FAILURE-REPORTS", decodeInt)
+	return queue(p, []any{nameClusterCountFailureReports, "COUNT-FAILURE-REPORTS", c.nodeID}, problem{}, "CLUSTER COUNT-FAILURE-REPORTS", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -373,7 +416,7 @@ type ClusterCountKeysInSlotCmd struct {
 }
 
 func (c *ClusterCountKeysInSlotCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterCountKeysInSlot
 	v.n++
 	v.fixed[v.n] = "COUNTKEYSINSLOT"
 	v.n++
@@ -384,12 +427,12 @@ func (c *ClusterCountKeysInSlotCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterCountKeysInSlotCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"CLUSTER", "COUNTKEYSINSLOT", c.slot}, problem{}, "CLUSTER COUNTKEYSINSLOT"))
+	return decodeInt(run(ctx, r, []any{nameClusterCountKeysInSlot, "COUNTKEYSINSLOT", c.slot}, problem{}, "CLUSTER COUNTKEYSINSLOT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterCountKeysInSlotCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"CLUSTER", "COUNTKEYSINSLOT", c.slot}, problem{}, "CLUSTER COUNTKEYSINSLOT", decodeInt)
+	return queue(p, []any{nameClusterCountKeysInSlot, "COUNTKEYSINSLOT", c.slot}, problem{}, "CLUSTER COUNTKEYSINSLOT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -416,7 +459,7 @@ type ClusterDelSlotsCmd struct {
 }
 
 func (c *ClusterDelSlotsCmd) argv() (v argv) {
-	v.add("CLUSTER")
+	v.add(nameClusterDelSlots)
 	v.add("DELSLOTS")
 	if len(c.slots) == 0 {
 		v.fail(problemEmpty)
@@ -470,7 +513,7 @@ type ClusterDelSlotsRangeRange struct {
 }
 
 func (c *ClusterDelSlotsRangeCmd) argv() (v argv) {
-	v.add("CLUSTER")
+	v.add(nameClusterDelSlotsRange)
 	v.add("DELSLOTSRANGE")
 	if len(c.ranges) == 0 {
 		v.fail(problemEmpty)
@@ -526,7 +569,7 @@ func (c ClusterFailoverCmd) Takeover() ClusterFailoverCmd {
 }
 
 func (c *ClusterFailoverCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterFailover
 	v.n++
 	v.fixed[v.n] = "FAILOVER"
 	v.n++
@@ -590,7 +633,7 @@ func (c ClusterFlushSlotCmd) Sync() ClusterFlushSlotCmd {
 }
 
 func (c *ClusterFlushSlotCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterFlushSlot
 	v.n++
 	v.fixed[v.n] = "FLUSHSLOT"
 	v.n++
@@ -637,7 +680,7 @@ func ClusterFlushSlots() ClusterFlushSlotsCmd { return ClusterFlushSlotsCmd{} }
 type ClusterFlushSlotsCmd struct{}
 
 func (c *ClusterFlushSlotsCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterFlushSlots
 	v.n++
 	v.fixed[v.n] = "FLUSHSLOTS"
 	v.n++
@@ -646,12 +689,12 @@ func (c *ClusterFlushSlotsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterFlushSlotsCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"CLUSTER", "FLUSHSLOTS"}, problem{}, "CLUSTER FLUSHSLOTS"))
+	return decodeString(run(ctx, r, []any{nameClusterFlushSlots, "FLUSHSLOTS"}, problem{}, "CLUSTER FLUSHSLOTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterFlushSlotsCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"CLUSTER", "FLUSHSLOTS"}, problem{}, "CLUSTER FLUSHSLOTS", decodeString)
+	return queue(p, []any{nameClusterFlushSlots, "FLUSHSLOTS"}, problem{}, "CLUSTER FLUSHSLOTS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -677,7 +720,7 @@ type ClusterForgetCmd struct {
 }
 
 func (c *ClusterForgetCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterForget
 	v.n++
 	v.fixed[v.n] = "FORGET"
 	v.n++
@@ -688,12 +731,12 @@ func (c *ClusterForgetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterForgetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"CLUSTER", "FORGET", c.nodeID}, problem{}, "CLUSTER FORGET"))
+	return decodeString(run(ctx, r, []any{nameClusterForget, "FORGET", c.nodeID}, problem{}, "CLUSTER FORGET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterForgetCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"CLUSTER", "FORGET", c.nodeID}, problem{}, "CLUSTER FORGET", decodeString)
+	return queue(p, []any{nameClusterForget, "FORGET", c.nodeID}, problem{}, "CLUSTER FORGET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -723,7 +766,7 @@ type ClusterGetKeysInSlotCmd struct {
 }
 
 func (c *ClusterGetKeysInSlotCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterGetKeysInSlot
 	v.n++
 	v.fixed[v.n] = "GETKEYSINSLOT"
 	v.n++
@@ -736,12 +779,12 @@ func (c *ClusterGetKeysInSlotCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterGetKeysInSlotCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"CLUSTER", "GETKEYSINSLOT", c.slot, c.count}, problem{}, "CLUSTER GETKEYSINSLOT"))
+	return decodeStrings(run(ctx, r, []any{nameClusterGetKeysInSlot, "GETKEYSINSLOT", c.slot, c.count}, problem{}, "CLUSTER GETKEYSINSLOT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterGetKeysInSlotCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"CLUSTER", "GETKEYSINSLOT", c.slot, c.count}, problem{}, "CLUSTER GETKEYSINSLOT", decodeStrings)
+	return queue(p, []any{nameClusterGetKeysInSlot, "GETKEYSINSLOT", c.slot, c.count}, problem{}, "CLUSTER GETKEYSINSLOT", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -763,7 +806,7 @@ func ClusterGetSlotMigrations() ClusterGetSlotMigrationsCmd { return ClusterGetS
 type ClusterGetSlotMigrationsCmd struct{}
 
 func (c *ClusterGetSlotMigrationsCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterGetSlotMigrations
 	v.n++
 	v.fixed[v.n] = "GETSLOTMIGRATIONS"
 	v.n++
@@ -772,12 +815,12 @@ func (c *ClusterGetSlotMigrationsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterGetSlotMigrationsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	return decodeValue(run(ctx, r, []any{"CLUSTER", "GETSLOTMIGRATIONS"}, problem{}, "CLUSTER GETSLOTMIGRATIONS"))
+	return decodeValue(run(ctx, r, []any{nameClusterGetSlotMigrations, "GETSLOTMIGRATIONS"}, problem{}, "CLUSTER GETSLOTMIGRATIONS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterGetSlotMigrationsCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{"CLUSTER", "GETSLOTMIGRATIONS"}, problem{}, "CLUSTER GETSLOTMIGRATIONS", decodeValue)
+	return queue(p, []any{nameClusterGetSlotMigrations, "GETSLOTMIGRATIONS"}, problem{}, "CLUSTER GETSLOTMIGRATIONS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -798,7 +841,7 @@ func ClusterHelp() ClusterHelpCmd { return ClusterHelpCmd{} }
 type ClusterHelpCmd struct{}
 
 func (c *ClusterHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -807,12 +850,12 @@ func (c *ClusterHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"CLUSTER", "HELP"}, problem{}, "CLUSTER HELP"))
+	return decodeStrings(run(ctx, r, []any{nameClusterHelp, "HELP"}, problem{}, "CLUSTER HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"CLUSTER", "HELP"}, problem{}, "CLUSTER HELP", decodeStrings)
+	return queue(p, []any{nameClusterHelp, "HELP"}, problem{}, "CLUSTER HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -832,7 +875,7 @@ func ClusterInfo() ClusterInfoCmd { return ClusterInfoCmd{} }
 type ClusterInfoCmd struct{}
 
 func (c *ClusterInfoCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterInfo
 	v.n++
 	v.fixed[v.n] = "INFO"
 	v.n++
@@ -841,12 +884,12 @@ func (c *ClusterInfoCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterInfoCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"CLUSTER", "INFO"}, problem{}, "CLUSTER INFO"))
+	return decodeString(run(ctx, r, []any{nameClusterInfo, "INFO"}, problem{}, "CLUSTER INFO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterInfoCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"CLUSTER", "INFO"}, problem{}, "CLUSTER INFO", decodeString)
+	return queue(p, []any{nameClusterInfo, "INFO"}, problem{}, "CLUSTER INFO", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -873,7 +916,7 @@ type ClusterKeySlotCmd struct {
 }
 
 func (c *ClusterKeySlotCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterKeySlot
 	v.n++
 	v.fixed[v.n] = "KEYSLOT"
 	v.n++
@@ -884,12 +927,12 @@ func (c *ClusterKeySlotCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterKeySlotCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"CLUSTER", "KEYSLOT", c.key}, problem{}, "CLUSTER KEYSLOT"))
+	return decodeInt(run(ctx, r, []any{nameClusterKeySlot, "KEYSLOT", c.key}, problem{}, "CLUSTER KEYSLOT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterKeySlotCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"CLUSTER", "KEYSLOT", c.key}, problem{}, "CLUSTER KEYSLOT", decodeInt)
+	return queue(p, []any{nameClusterKeySlot, "KEYSLOT", c.key}, problem{}, "CLUSTER KEYSLOT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -911,7 +954,7 @@ func ClusterLinks() ClusterLinksCmd { return ClusterLinksCmd{} }
 type ClusterLinksCmd struct{}
 
 func (c *ClusterLinksCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterLinks
 	v.n++
 	v.fixed[v.n] = "LINKS"
 	v.n++
@@ -920,12 +963,12 @@ func (c *ClusterLinksCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterLinksCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	return decodeValue(run(ctx, r, []any{"CLUSTER", "LINKS"}, problem{}, "CLUSTER LINKS"))
+	return decodeValue(run(ctx, r, []any{nameClusterLinks, "LINKS"}, problem{}, "CLUSTER LINKS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterLinksCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{"CLUSTER", "LINKS"}, problem{}, "CLUSTER LINKS", decodeValue)
+	return queue(p, []any{nameClusterLinks, "LINKS"}, problem{}, "CLUSTER LINKS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -960,7 +1003,7 @@ func (c ClusterMeetCmd) ClusterBusPort(value int64) ClusterMeetCmd {
 }
 
 func (c *ClusterMeetCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterMeet
 	v.n++
 	v.fixed[v.n] = "MEET"
 	v.n++
@@ -1012,7 +1055,7 @@ type ClusterMigrateSlotsCmd struct {
 }
 
 func (c *ClusterMigrateSlotsCmd) argv() (v argv) {
-	v.add("CLUSTER")
+	v.add(nameClusterMigrateSlots)
 	v.add("MIGRATESLOTS")
 	for _, x := range c.migrationGroupArgs {
 		v.add(x)
@@ -1079,7 +1122,7 @@ func (c ClusterMigrationCmd) Status(args ...any) ClusterMigrationCmd {
 }
 
 func (c *ClusterMigrationCmd) argv() (v argv) {
-	v.add("CLUSTER")
+	v.add(nameClusterMigration)
 	v.add("MIGRATION")
 	switch c.subcommand {
 	case 1:
@@ -1129,7 +1172,7 @@ func ClusterMyID() ClusterMyIDCmd { return ClusterMyIDCmd{} }
 type ClusterMyIDCmd struct{}
 
 func (c *ClusterMyIDCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterMyID
 	v.n++
 	v.fixed[v.n] = "MYID"
 	v.n++
@@ -1138,12 +1181,12 @@ func (c *ClusterMyIDCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterMyIDCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"CLUSTER", "MYID"}, problem{}, "CLUSTER MYID"))
+	return decodeString(run(ctx, r, []any{nameClusterMyID, "MYID"}, problem{}, "CLUSTER MYID"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterMyIDCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"CLUSTER", "MYID"}, problem{}, "CLUSTER MYID", decodeString)
+	return queue(p, []any{nameClusterMyID, "MYID"}, problem{}, "CLUSTER MYID", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1163,7 +1206,7 @@ func ClusterMyShardID() ClusterMyShardIDCmd { return ClusterMyShardIDCmd{} }
 type ClusterMyShardIDCmd struct{}
 
 func (c *ClusterMyShardIDCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterMyShardID
 	v.n++
 	v.fixed[v.n] = "MYSHARDID"
 	v.n++
@@ -1172,12 +1215,12 @@ func (c *ClusterMyShardIDCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterMyShardIDCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"CLUSTER", "MYSHARDID"}, problem{}, "CLUSTER MYSHARDID"))
+	return decodeString(run(ctx, r, []any{nameClusterMyShardID, "MYSHARDID"}, problem{}, "CLUSTER MYSHARDID"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterMyShardIDCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"CLUSTER", "MYSHARDID"}, problem{}, "CLUSTER MYSHARDID", decodeString)
+	return queue(p, []any{nameClusterMyShardID, "MYSHARDID"}, problem{}, "CLUSTER MYSHARDID", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1198,7 +1241,7 @@ func ClusterNodes() ClusterNodesCmd { return ClusterNodesCmd{} }
 type ClusterNodesCmd struct{}
 
 func (c *ClusterNodesCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterNodes
 	v.n++
 	v.fixed[v.n] = "NODES"
 	v.n++
@@ -1207,12 +1250,12 @@ func (c *ClusterNodesCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterNodesCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"CLUSTER", "NODES"}, problem{}, "CLUSTER NODES"))
+	return decodeString(run(ctx, r, []any{nameClusterNodes, "NODES"}, problem{}, "CLUSTER NODES"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterNodesCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"CLUSTER", "NODES"}, problem{}, "CLUSTER NODES", decodeString)
+	return queue(p, []any{nameClusterNodes, "NODES"}, problem{}, "CLUSTER NODES", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1238,7 +1281,7 @@ type ClusterReplicasCmd struct {
 }
 
 func (c *ClusterReplicasCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterReplicas
 	v.n++
 	v.fixed[v.n] = "REPLICAS"
 	v.n++
@@ -1249,12 +1292,12 @@ func (c *ClusterReplicasCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterReplicasCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"CLUSTER", "REPLICAS", c.nodeID}, problem{}, "CLUSTER REPLICAS"))
+	return decodeStrings(run(ctx, r, []any{nameClusterReplicas, "REPLICAS", c.nodeID}, problem{}, "CLUSTER REPLICAS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterReplicasCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"CLUSTER", "REPLICAS", c.nodeID}, problem{}, "CLUSTER REPLICAS", decodeStrings)
+	return queue(p, []any{nameClusterReplicas, "REPLICAS", c.nodeID}, problem{}, "CLUSTER REPLICAS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1293,7 +1336,7 @@ func (c ClusterReplicateCmd) No() ClusterReplicateCmd {
 }
 
 func (c *ClusterReplicateCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterReplicate
 	v.n++
 	v.fixed[v.n] = "REPLICATE"
 	v.n++
@@ -1356,7 +1399,7 @@ func (c ClusterResetCmd) Soft() ClusterResetCmd {
 }
 
 func (c *ClusterResetCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterReset
 	v.n++
 	v.fixed[v.n] = "RESET"
 	v.n++
@@ -1401,7 +1444,7 @@ func ClusterSaveConfig() ClusterSaveConfigCmd { return ClusterSaveConfigCmd{} }
 type ClusterSaveConfigCmd struct{}
 
 func (c *ClusterSaveConfigCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterSaveConfig
 	v.n++
 	v.fixed[v.n] = "SAVECONFIG"
 	v.n++
@@ -1410,12 +1453,12 @@ func (c *ClusterSaveConfigCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterSaveConfigCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"CLUSTER", "SAVECONFIG"}, problem{}, "CLUSTER SAVECONFIG"))
+	return decodeString(run(ctx, r, []any{nameClusterSaveConfig, "SAVECONFIG"}, problem{}, "CLUSTER SAVECONFIG"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSaveConfigCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"CLUSTER", "SAVECONFIG"}, problem{}, "CLUSTER SAVECONFIG", decodeString)
+	return queue(p, []any{nameClusterSaveConfig, "SAVECONFIG"}, problem{}, "CLUSTER SAVECONFIG", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1442,7 +1485,7 @@ type ClusterSetConfigEpochCmd struct {
 }
 
 func (c *ClusterSetConfigEpochCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterSetConfigEpoch
 	v.n++
 	v.fixed[v.n] = "SET-CONFIG-EPOCH"
 	v.n++
@@ -1453,12 +1496,12 @@ func (c *ClusterSetConfigEpochCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterSetConfigEpochCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"CLUSTER", "SET-CONFIG-EPOCH", c.configEpoch}, problem{}, "CLUSTER SET-CONFIG-EPOCH"))
+	return decodeString(run(ctx, r, []any{nameClusterSetConfigEpoch, "SET-CONFIG-EPOCH", c.configEpoch}, problem{}, "CLUSTER SET-CONFIG-EPOCH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSetConfigEpochCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"CLUSTER", "SET-CONFIG-EPOCH", c.configEpoch}, problem{}, "CLUSTER SET-CONFIG-EPOCH", decodeString)
+	return queue(p, []any{nameClusterSetConfigEpoch, "SET-CONFIG-EPOCH", c.configEpoch}, problem{}, "CLUSTER SET-CONFIG-EPOCH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1524,7 +1567,7 @@ func (c ClusterSetSlotCmd) Timeout(value int64) ClusterSetSlotCmd {
 }
 
 func (c *ClusterSetSlotCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterSetSlot
 	v.n++
 	v.fixed[v.n] = "SETSLOT"
 	v.n++
@@ -1591,7 +1634,7 @@ func ClusterShards() ClusterShardsCmd { return ClusterShardsCmd{} }
 type ClusterShardsCmd struct{}
 
 func (c *ClusterShardsCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterShards
 	v.n++
 	v.fixed[v.n] = "SHARDS"
 	v.n++
@@ -1600,12 +1643,12 @@ func (c *ClusterShardsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterShardsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	return decodeValue(run(ctx, r, []any{"CLUSTER", "SHARDS"}, problem{}, "CLUSTER SHARDS"))
+	return decodeValue(run(ctx, r, []any{nameClusterShards, "SHARDS"}, problem{}, "CLUSTER SHARDS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterShardsCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{"CLUSTER", "SHARDS"}, problem{}, "CLUSTER SHARDS", decodeValue)
+	return queue(p, []any{nameClusterShards, "SHARDS"}, problem{}, "CLUSTER SHARDS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1633,7 +1676,7 @@ type ClusterSlavesCmd struct {
 }
 
 func (c *ClusterSlavesCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterSlaves
 	v.n++
 	v.fixed[v.n] = "SLAVES"
 	v.n++
@@ -1644,12 +1687,12 @@ func (c *ClusterSlavesCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterSlavesCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"CLUSTER", "SLAVES", c.nodeID}, problem{}, "CLUSTER SLAVES"))
+	return decodeStrings(run(ctx, r, []any{nameClusterSlaves, "SLAVES", c.nodeID}, problem{}, "CLUSTER SLAVES"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSlavesCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"CLUSTER", "SLAVES", c.nodeID}, problem{}, "CLUSTER SLAVES", decodeStrings)
+	return queue(p, []any{nameClusterSlaves, "SLAVES", c.nodeID}, problem{}, "CLUSTER SLAVES", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1692,7 +1735,7 @@ func (c ClusterSlotStatsCmd) Orderby(args ...any) ClusterSlotStatsCmd {
 }
 
 func (c *ClusterSlotStatsCmd) argv() (v argv) {
-	v.add("CLUSTER")
+	v.add(nameClusterSlotStats)
 	v.add("SLOT-STATS")
 	switch c.filter {
 	case 1:
@@ -1739,7 +1782,7 @@ func ClusterSlots() ClusterSlotsCmd { return ClusterSlotsCmd{} }
 type ClusterSlotsCmd struct{}
 
 func (c *ClusterSlotsCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterSlots
 	v.n++
 	v.fixed[v.n] = "SLOTS"
 	v.n++
@@ -1748,12 +1791,12 @@ func (c *ClusterSlotsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterSlotsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	return decodeValue(run(ctx, r, []any{"CLUSTER", "SLOTS"}, problem{}, "CLUSTER SLOTS"))
+	return decodeValue(run(ctx, r, []any{nameClusterSlots, "SLOTS"}, problem{}, "CLUSTER SLOTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSlotsCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{"CLUSTER", "SLOTS"}, problem{}, "CLUSTER SLOTS", decodeValue)
+	return queue(p, []any{nameClusterSlots, "SLOTS"}, problem{}, "CLUSTER SLOTS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1834,7 +1877,7 @@ func (c ClusterSyncSlotsCmd) Conf(args ...any) ClusterSyncSlotsCmd {
 }
 
 func (c *ClusterSyncSlotsCmd) argv() (v argv) {
-	v.add("CLUSTER")
+	v.add(nameClusterSyncSlots)
 	v.add("SYNCSLOTS")
 	switch c.subcommand {
 	case 1:
@@ -1895,19 +1938,19 @@ func ReadOnly() ReadOnlyCmd { return ReadOnlyCmd{} }
 type ReadOnlyCmd struct{}
 
 func (c *ReadOnlyCmd) argv() (v argv) {
-	v.fixed[v.n] = "READONLY"
+	v.fixed[v.n] = nameReadOnly
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ReadOnlyCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"READONLY"}, problem{}, "READONLY"))
+	return decodeString(run(ctx, r, []any{nameReadOnly}, problem{}, "READONLY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ReadOnlyCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"READONLY"}, problem{}, "READONLY", decodeString)
+	return queue(p, []any{nameReadOnly}, problem{}, "READONLY", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1928,19 +1971,19 @@ func ReadWrite() ReadWriteCmd { return ReadWriteCmd{} }
 type ReadWriteCmd struct{}
 
 func (c *ReadWriteCmd) argv() (v argv) {
-	v.fixed[v.n] = "READWRITE"
+	v.fixed[v.n] = nameReadWrite
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ReadWriteCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"READWRITE"}, problem{}, "READWRITE"))
+	return decodeString(run(ctx, r, []any{nameReadWrite}, problem{}, "READWRITE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ReadWriteCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"READWRITE"}, problem{}, "READWRITE", decodeString)
+	return queue(p, []any{nameReadWrite}, problem{}, "READWRITE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -6,7 +6,38 @@ package cmds
 import (
 	"context"
 
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/resp"
+)
+
+var (
+	nameAuth               = &argkind.Name{Text: "AUTH", Entry: entry("auth")}
+	nameClientCaching      = &argkind.Name{Text: "CLIENT", Entry: entry("client|caching")}
+	nameClientCAPA         = &argkind.Name{Text: "CLIENT", Entry: entry("client|capa")}
+	nameClientGetName      = &argkind.Name{Text: "CLIENT", Entry: entry("client|getname")}
+	nameClientGetRedir     = &argkind.Name{Text: "CLIENT", Entry: entry("client|getredir")}
+	nameClientHelp         = &argkind.Name{Text: "CLIENT", Entry: entry("client|help")}
+	nameClientID           = &argkind.Name{Text: "CLIENT", Entry: entry("client|id")}
+	nameClientImportSource = &argkind.Name{Text: "CLIENT", Entry: entry("client|import-source")}
+	nameClientInfo         = &argkind.Name{Text: "CLIENT", Entry: entry("client|info")}
+	nameClientKill         = &argkind.Name{Text: "CLIENT", Entry: entry("client|kill")}
+	nameClientList         = &argkind.Name{Text: "CLIENT", Entry: entry("client|list")}
+	nameClientNoEvict      = &argkind.Name{Text: "CLIENT", Entry: entry("client|no-evict")}
+	nameClientNoTouch      = &argkind.Name{Text: "CLIENT", Entry: entry("client|no-touch")}
+	nameClientPause        = &argkind.Name{Text: "CLIENT", Entry: entry("client|pause")}
+	nameClientReply        = &argkind.Name{Text: "CLIENT", Entry: entry("client|reply")}
+	nameClientSetInfo      = &argkind.Name{Text: "CLIENT", Entry: entry("client|setinfo")}
+	nameClientSetName      = &argkind.Name{Text: "CLIENT", Entry: entry("client|setname")}
+	nameClientTracking     = &argkind.Name{Text: "CLIENT", Entry: entry("client|tracking")}
+	nameClientTrackingInfo = &argkind.Name{Text: "CLIENT", Entry: entry("client|trackinginfo")}
+	nameClientUnblock      = &argkind.Name{Text: "CLIENT", Entry: entry("client|unblock")}
+	nameClientUnpause      = &argkind.Name{Text: "CLIENT", Entry: entry("client|unpause")}
+	nameEcho               = &argkind.Name{Text: "ECHO", Entry: entry("echo")}
+	nameHello              = &argkind.Name{Text: "HELLO", Entry: entry("hello")}
+	namePing               = &argkind.Name{Text: "PING", Entry: entry("ping")}
+	nameQuit               = &argkind.Name{Text: "QUIT", Entry: entry("quit")}
+	nameReset              = &argkind.Name{Text: "RESET", Entry: entry("reset")}
+	nameSelect             = &argkind.Name{Text: "SELECT", Entry: entry("select")}
 )
 
 // Auth builds AUTH: authenticates the connection.
@@ -34,7 +65,7 @@ func (c AuthCmd) Username(value string) AuthCmd {
 }
 
 func (c *AuthCmd) argv() (v argv) {
-	v.fixed[v.n] = "AUTH"
+	v.fixed[v.n] = nameAuth
 	v.n++
 	if c.username != nil {
 		v.fixed[v.n] = c.username
@@ -90,7 +121,7 @@ const (
 )
 
 func (c *ClientCachingCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientCaching
 	v.n++
 	v.fixed[v.n] = "CACHING"
 	v.n++
@@ -101,12 +132,12 @@ func (c *ClientCachingCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientCachingCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"CLIENT", "CACHING", c.mode}, problem{}, "CLIENT CACHING"))
+	return decodeString(run(ctx, r, []any{nameClientCaching, "CACHING", c.mode}, problem{}, "CLIENT CACHING"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientCachingCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"CLIENT", "CACHING", c.mode}, problem{}, "CLIENT CACHING", decodeString)
+	return queue(p, []any{nameClientCaching, "CACHING", c.mode}, problem{}, "CLIENT CACHING", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -132,7 +163,7 @@ type ClientCAPACmd struct {
 }
 
 func (c *ClientCAPACmd) argv() (v argv) {
-	v.add("CLIENT")
+	v.add(nameClientCAPA)
 	v.add("CAPA")
 	if len(c.capabilities) == 0 {
 		v.fail(problemEmpty)
@@ -172,7 +203,7 @@ func ClientGetName() ClientGetNameCmd { return ClientGetNameCmd{} }
 type ClientGetNameCmd struct{}
 
 func (c *ClientGetNameCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientGetName
 	v.n++
 	v.fixed[v.n] = "GETNAME"
 	v.n++
@@ -182,12 +213,12 @@ func (c *ClientGetNameCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: connection name was not set.
 func (c ClientGetNameCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"CLIENT", "GETNAME"}, problem{}, "CLIENT GETNAME"))
+	return decodeString(run(ctx, r, []any{nameClientGetName, "GETNAME"}, problem{}, "CLIENT GETNAME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientGetNameCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"CLIENT", "GETNAME"}, problem{}, "CLIENT GETNAME", decodeString)
+	return queue(p, []any{nameClientGetName, "GETNAME"}, problem{}, "CLIENT GETNAME", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -208,7 +239,7 @@ func ClientGetRedir() ClientGetRedirCmd { return ClientGetRedirCmd{} }
 type ClientGetRedirCmd struct{}
 
 func (c *ClientGetRedirCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientGetRedir
 	v.n++
 	v.fixed[v.n] = "GETREDIR"
 	v.n++
@@ -217,12 +248,12 @@ func (c *ClientGetRedirCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientGetRedirCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"CLIENT", "GETREDIR"}, problem{}, "CLIENT GETREDIR"))
+	return decodeInt(run(ctx, r, []any{nameClientGetRedir, "GETREDIR"}, problem{}, "CLIENT GETREDIR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientGetRedirCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"CLIENT", "GETREDIR"}, problem{}, "CLIENT GETREDIR", decodeInt)
+	return queue(p, []any{nameClientGetRedir, "GETREDIR"}, problem{}, "CLIENT GETREDIR", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -242,7 +273,7 @@ func ClientHelp() ClientHelpCmd { return ClientHelpCmd{} }
 type ClientHelpCmd struct{}
 
 func (c *ClientHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -251,12 +282,12 @@ func (c *ClientHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"CLIENT", "HELP"}, problem{}, "CLIENT HELP"))
+	return decodeStrings(run(ctx, r, []any{nameClientHelp, "HELP"}, problem{}, "CLIENT HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"CLIENT", "HELP"}, problem{}, "CLIENT HELP", decodeStrings)
+	return queue(p, []any{nameClientHelp, "HELP"}, problem{}, "CLIENT HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -276,7 +307,7 @@ func ClientID() ClientIDCmd { return ClientIDCmd{} }
 type ClientIDCmd struct{}
 
 func (c *ClientIDCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientID
 	v.n++
 	v.fixed[v.n] = "ID"
 	v.n++
@@ -285,12 +316,12 @@ func (c *ClientIDCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientIDCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"CLIENT", "ID"}, problem{}, "CLIENT ID"))
+	return decodeInt(run(ctx, r, []any{nameClientID, "ID"}, problem{}, "CLIENT ID"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientIDCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"CLIENT", "ID"}, problem{}, "CLIENT ID", decodeInt)
+	return queue(p, []any{nameClientID, "ID"}, problem{}, "CLIENT ID", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -326,7 +357,7 @@ const (
 )
 
 func (c *ClientImportSourceCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientImportSource
 	v.n++
 	v.fixed[v.n] = "IMPORT-SOURCE"
 	v.n++
@@ -337,12 +368,12 @@ func (c *ClientImportSourceCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientImportSourceCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"CLIENT", "IMPORT-SOURCE", c.enabled}, problem{}, "CLIENT IMPORT-SOURCE"))
+	return decodeString(run(ctx, r, []any{nameClientImportSource, "IMPORT-SOURCE", c.enabled}, problem{}, "CLIENT IMPORT-SOURCE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientImportSourceCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"CLIENT", "IMPORT-SOURCE", c.enabled}, problem{}, "CLIENT IMPORT-SOURCE", decodeString)
+	return queue(p, []any{nameClientImportSource, "IMPORT-SOURCE", c.enabled}, problem{}, "CLIENT IMPORT-SOURCE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -362,7 +393,7 @@ func ClientInfo() ClientInfoCmd { return ClientInfoCmd{} }
 type ClientInfoCmd struct{}
 
 func (c *ClientInfoCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientInfo
 	v.n++
 	v.fixed[v.n] = "INFO"
 	v.n++
@@ -371,12 +402,12 @@ func (c *ClientInfoCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientInfoCmd) Do(ctx context.Context, r Doer) (ConnectedClient, error) {
-	return decodeClientInfo(run(ctx, r, []any{"CLIENT", "INFO"}, problem{}, "CLIENT INFO"))
+	return decodeClientInfo(run(ctx, r, []any{nameClientInfo, "INFO"}, problem{}, "CLIENT INFO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientInfoCmd) In(p *Pipeline) Reply[ConnectedClient] {
-	return queue(p, []any{"CLIENT", "INFO"}, problem{}, "CLIENT INFO", decodeClientInfo)
+	return queue(p, []any{nameClientInfo, "INFO"}, problem{}, "CLIENT INFO", decodeClientInfo)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -433,7 +464,7 @@ func (c ClientKillCmd) NewFormat(args ...any) ClientKillCmd {
 }
 
 func (c *ClientKillCmd) argv() (v argv) {
-	v.add("CLIENT")
+	v.add(nameClientKill)
 	v.add("KILL")
 	switch c.filter {
 	case 1:
@@ -711,7 +742,7 @@ func (c ClientListCmd) NotIP(value string) ClientListCmd {
 }
 
 func (c *ClientListCmd) argv() (v argv) {
-	v.add("CLIENT")
+	v.add(nameClientList)
 	v.add("LIST")
 	switch c.clientType {
 	case 1:
@@ -897,7 +928,7 @@ const (
 )
 
 func (c *ClientNoEvictCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientNoEvict
 	v.n++
 	v.fixed[v.n] = "NO-EVICT"
 	v.n++
@@ -908,12 +939,12 @@ func (c *ClientNoEvictCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientNoEvictCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"CLIENT", "NO-EVICT", c.enabled}, problem{}, "CLIENT NO-EVICT"))
+	return decodeString(run(ctx, r, []any{nameClientNoEvict, "NO-EVICT", c.enabled}, problem{}, "CLIENT NO-EVICT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientNoEvictCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"CLIENT", "NO-EVICT", c.enabled}, problem{}, "CLIENT NO-EVICT", decodeString)
+	return queue(p, []any{nameClientNoEvict, "NO-EVICT", c.enabled}, problem{}, "CLIENT NO-EVICT", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -949,7 +980,7 @@ const (
 )
 
 func (c *ClientNoTouchCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientNoTouch
 	v.n++
 	v.fixed[v.n] = "NO-TOUCH"
 	v.n++
@@ -960,12 +991,12 @@ func (c *ClientNoTouchCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientNoTouchCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"CLIENT", "NO-TOUCH", c.enabled}, problem{}, "CLIENT NO-TOUCH"))
+	return decodeString(run(ctx, r, []any{nameClientNoTouch, "NO-TOUCH", c.enabled}, problem{}, "CLIENT NO-TOUCH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientNoTouchCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"CLIENT", "NO-TOUCH", c.enabled}, problem{}, "CLIENT NO-TOUCH", decodeString)
+	return queue(p, []any{nameClientNoTouch, "NO-TOUCH", c.enabled}, problem{}, "CLIENT NO-TOUCH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1004,7 +1035,7 @@ func (c ClientPauseCmd) All() ClientPauseCmd {
 }
 
 func (c *ClientPauseCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientPause
 	v.n++
 	v.fixed[v.n] = "PAUSE"
 	v.n++
@@ -1066,7 +1097,7 @@ const (
 )
 
 func (c *ClientReplyCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientReply
 	v.n++
 	v.fixed[v.n] = "REPLY"
 	v.n++
@@ -1077,12 +1108,12 @@ func (c *ClientReplyCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientReplyCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"CLIENT", "REPLY", c.action}, problem{}, "CLIENT REPLY"))
+	return decodeString(run(ctx, r, []any{nameClientReply, "REPLY", c.action}, problem{}, "CLIENT REPLY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientReplyCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"CLIENT", "REPLY", c.action}, problem{}, "CLIENT REPLY", decodeString)
+	return queue(p, []any{nameClientReply, "REPLY", c.action}, problem{}, "CLIENT REPLY", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1121,7 +1152,7 @@ func (c ClientSetInfoCmd) Libver(value string) ClientSetInfoCmd {
 }
 
 func (c *ClientSetInfoCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientSetInfo
 	v.n++
 	v.fixed[v.n] = "SETINFO"
 	v.n++
@@ -1177,7 +1208,7 @@ type ClientSetNameCmd struct {
 }
 
 func (c *ClientSetNameCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientSetName
 	v.n++
 	v.fixed[v.n] = "SETNAME"
 	v.n++
@@ -1188,12 +1219,12 @@ func (c *ClientSetNameCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientSetNameCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"CLIENT", "SETNAME", c.connectionName}, problem{}, "CLIENT SETNAME"))
+	return decodeString(run(ctx, r, []any{nameClientSetName, "SETNAME", c.connectionName}, problem{}, "CLIENT SETNAME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientSetNameCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"CLIENT", "SETNAME", c.connectionName}, problem{}, "CLIENT SETNAME", decodeString)
+	return queue(p, []any{nameClientSetName, "SETNAME", c.connectionName}, problem{}, "CLIENT SETNAME", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1272,7 +1303,7 @@ func (c ClientTrackingCmd) NoLoop() ClientTrackingCmd {
 }
 
 func (c *ClientTrackingCmd) argv() (v argv) {
-	v.add("CLIENT")
+	v.add(nameClientTracking)
 	v.add("TRACKING")
 	v.add(c.status)
 	if c.clientID != nil {
@@ -1330,7 +1361,7 @@ func ClientTrackingInfo() ClientTrackingInfoCmd { return ClientTrackingInfoCmd{}
 type ClientTrackingInfoCmd struct{}
 
 func (c *ClientTrackingInfoCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientTrackingInfo
 	v.n++
 	v.fixed[v.n] = "TRACKINGINFO"
 	v.n++
@@ -1339,12 +1370,12 @@ func (c *ClientTrackingInfoCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientTrackingInfoCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	return decodeValue(run(ctx, r, []any{"CLIENT", "TRACKINGINFO"}, problem{}, "CLIENT TRACKINGINFO"))
+	return decodeValue(run(ctx, r, []any{nameClientTrackingInfo, "TRACKINGINFO"}, problem{}, "CLIENT TRACKINGINFO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientTrackingInfoCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{"CLIENT", "TRACKINGINFO"}, problem{}, "CLIENT TRACKINGINFO", decodeValue)
+	return queue(p, []any{nameClientTrackingInfo, "TRACKINGINFO"}, problem{}, "CLIENT TRACKINGINFO", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1385,7 +1416,7 @@ func (c ClientUnblockCmd) Error() ClientUnblockCmd {
 }
 
 func (c *ClientUnblockCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientUnblock
 	v.n++
 	v.fixed[v.n] = "UNBLOCK"
 	v.n++
@@ -1432,7 +1463,7 @@ func ClientUnpause() ClientUnpauseCmd { return ClientUnpauseCmd{} }
 type ClientUnpauseCmd struct{}
 
 func (c *ClientUnpauseCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientUnpause
 	v.n++
 	v.fixed[v.n] = "UNPAUSE"
 	v.n++
@@ -1441,12 +1472,12 @@ func (c *ClientUnpauseCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientUnpauseCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"CLIENT", "UNPAUSE"}, problem{}, "CLIENT UNPAUSE"))
+	return decodeString(run(ctx, r, []any{nameClientUnpause, "UNPAUSE"}, problem{}, "CLIENT UNPAUSE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientUnpauseCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"CLIENT", "UNPAUSE"}, problem{}, "CLIENT UNPAUSE", decodeString)
+	return queue(p, []any{nameClientUnpause, "UNPAUSE"}, problem{}, "CLIENT UNPAUSE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1472,7 +1503,7 @@ type EchoCmd struct {
 }
 
 func (c *EchoCmd) argv() (v argv) {
-	v.fixed[v.n] = "ECHO"
+	v.fixed[v.n] = nameEcho
 	v.n++
 	v.fixed[v.n] = c.message
 	v.n++
@@ -1481,12 +1512,12 @@ func (c *EchoCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c EchoCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"ECHO", c.message}, problem{}, "ECHO"))
+	return decodeString(run(ctx, r, []any{nameEcho, c.message}, problem{}, "ECHO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c EchoCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"ECHO", c.message}, problem{}, "ECHO", decodeString)
+	return queue(p, []any{nameEcho, c.message}, problem{}, "ECHO", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1536,7 +1567,7 @@ func (c HelloCmd) Arguments(protover int64) HelloCmd {
 }
 
 func (c *HelloCmd) argv() (v argv) {
-	v.fixed[v.n] = "HELLO"
+	v.fixed[v.n] = nameHello
 	v.n++
 	if c.arguments {
 		v.fixed[v.n] = c.argumentsProtover
@@ -1596,7 +1627,7 @@ func (c PingCmd) Message(value any) PingCmd {
 }
 
 func (c *PingCmd) argv() (v argv) {
-	v.fixed[v.n] = "PING"
+	v.fixed[v.n] = namePing
 	v.n++
 	if c.message != nil {
 		v.fixed[v.n] = c.message
@@ -1634,19 +1665,19 @@ func Quit() QuitCmd { return QuitCmd{} }
 type QuitCmd struct{}
 
 func (c *QuitCmd) argv() (v argv) {
-	v.fixed[v.n] = "QUIT"
+	v.fixed[v.n] = nameQuit
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c QuitCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"QUIT"}, problem{}, "QUIT"))
+	return decodeString(run(ctx, r, []any{nameQuit}, problem{}, "QUIT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c QuitCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"QUIT"}, problem{}, "QUIT", decodeString)
+	return queue(p, []any{nameQuit}, problem{}, "QUIT", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1666,19 +1697,19 @@ func Reset() ResetCmd { return ResetCmd{} }
 type ResetCmd struct{}
 
 func (c *ResetCmd) argv() (v argv) {
-	v.fixed[v.n] = "RESET"
+	v.fixed[v.n] = nameReset
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ResetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"RESET"}, problem{}, "RESET"))
+	return decodeString(run(ctx, r, []any{nameReset}, problem{}, "RESET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ResetCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"RESET"}, problem{}, "RESET", decodeString)
+	return queue(p, []any{nameReset}, problem{}, "RESET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1704,7 +1735,7 @@ type SelectCmd struct {
 }
 
 func (c *SelectCmd) argv() (v argv) {
-	v.fixed[v.n] = "SELECT"
+	v.fixed[v.n] = nameSelect
 	v.n++
 	v.fixed[v.n] = c.index
 	v.n++
@@ -1713,12 +1744,12 @@ func (c *SelectCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SelectCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"SELECT", c.index}, problem{}, "SELECT"))
+	return decodeString(run(ctx, r, []any{nameSelect, c.index}, problem{}, "SELECT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SelectCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"SELECT", c.index}, problem{}, "SELECT", decodeString)
+	return queue(p, []any{nameSelect, c.index}, problem{}, "SELECT", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

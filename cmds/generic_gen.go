@@ -8,6 +8,43 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/argkind"
+)
+
+var (
+	nameCopy           = &argkind.Name{Text: "COPY", Entry: entry("copy")}
+	nameDel            = &argkind.Name{Text: "DEL", Entry: entry("del")}
+	nameDump           = &argkind.Name{Text: "DUMP", Entry: entry("dump")}
+	nameExists         = &argkind.Name{Text: "EXISTS", Entry: entry("exists")}
+	nameExpire         = &argkind.Name{Text: "EXPIRE", Entry: entry("expire")}
+	nameExpireAt       = &argkind.Name{Text: "EXPIREAT", Entry: entry("expireat")}
+	nameExpireTime     = &argkind.Name{Text: "EXPIRETIME", Entry: entry("expiretime")}
+	nameKeys           = &argkind.Name{Text: "KEYS", Entry: entry("keys")}
+	nameMigrate        = &argkind.Name{Text: "MIGRATE", Entry: entry("migrate")}
+	nameMove           = &argkind.Name{Text: "MOVE", Entry: entry("move")}
+	nameObjectEncoding = &argkind.Name{Text: "OBJECT", Entry: entry("object|encoding")}
+	nameObjectFreq     = &argkind.Name{Text: "OBJECT", Entry: entry("object|freq")}
+	nameObjectHelp     = &argkind.Name{Text: "OBJECT", Entry: entry("object|help")}
+	nameObjectIdleTime = &argkind.Name{Text: "OBJECT", Entry: entry("object|idletime")}
+	nameObjectRefCount = &argkind.Name{Text: "OBJECT", Entry: entry("object|refcount")}
+	namePersist        = &argkind.Name{Text: "PERSIST", Entry: entry("persist")}
+	namePExpire        = &argkind.Name{Text: "PEXPIRE", Entry: entry("pexpire")}
+	namePExpireAt      = &argkind.Name{Text: "PEXPIREAT", Entry: entry("pexpireat")}
+	namePExpireTime    = &argkind.Name{Text: "PEXPIRETIME", Entry: entry("pexpiretime")}
+	namePTTL           = &argkind.Name{Text: "PTTL", Entry: entry("pttl")}
+	nameRandomKey      = &argkind.Name{Text: "RANDOMKEY", Entry: entry("randomkey")}
+	nameRename         = &argkind.Name{Text: "RENAME", Entry: entry("rename")}
+	nameRenameNX       = &argkind.Name{Text: "RENAMENX", Entry: entry("renamenx")}
+	nameRestore        = &argkind.Name{Text: "RESTORE", Entry: entry("restore")}
+	nameScan           = &argkind.Name{Text: "SCAN", Entry: entry("scan")}
+	nameSort           = &argkind.Name{Text: "SORT", Entry: entry("sort")}
+	nameSortRO         = &argkind.Name{Text: "SORT_RO", Entry: entry("sort_ro")}
+	nameTouch          = &argkind.Name{Text: "TOUCH", Entry: entry("touch")}
+	nameTTL            = &argkind.Name{Text: "TTL", Entry: entry("ttl")}
+	nameType           = &argkind.Name{Text: "TYPE", Entry: entry("type")}
+	nameUnlink         = &argkind.Name{Text: "UNLINK", Entry: entry("unlink")}
+	nameWait           = &argkind.Name{Text: "WAIT", Entry: entry("wait")}
+	nameWaitAOF        = &argkind.Name{Text: "WAITAOF", Entry: entry("waitaof")}
 )
 
 // Copy builds COPY: copies the value of a key to a new key.
@@ -44,7 +81,7 @@ func (c CopyCmd) Replace() CopyCmd {
 }
 
 func (c *CopyCmd) argv() (v argv) {
-	v.fixed[v.n] = "COPY"
+	v.fixed[v.n] = nameCopy
 	v.n++
 	v.fixed[v.n] = c.source
 	v.n++
@@ -101,7 +138,7 @@ type DelCmd struct {
 }
 
 func (c *DelCmd) argv() (v argv) {
-	v.add("DEL")
+	v.add(nameDel)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -149,7 +186,7 @@ type DumpCmd struct {
 }
 
 func (c *DumpCmd) argv() (v argv) {
-	v.fixed[v.n] = "DUMP"
+	v.fixed[v.n] = nameDump
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -159,12 +196,12 @@ func (c *DumpCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c DumpCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"DUMP", c.key}, problem{}, "DUMP"))
+	return decodeString(run(ctx, r, []any{nameDump, c.key}, problem{}, "DUMP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DumpCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"DUMP", c.key}, problem{}, "DUMP", decodeString)
+	return queue(p, []any{nameDump, c.key}, problem{}, "DUMP", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -191,7 +228,7 @@ type ExistsCmd struct {
 }
 
 func (c *ExistsCmd) argv() (v argv) {
-	v.add("EXISTS")
+	v.add(nameExists)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -265,7 +302,7 @@ func (c ExpireCmd) LT() ExpireCmd {
 
 func (c *ExpireCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "EXPIRE"
+	v.fixed[v.n] = nameExpire
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -350,7 +387,7 @@ func (c ExpireAtCmd) LT() ExpireAtCmd {
 }
 
 func (c *ExpireAtCmd) argv() (v argv) {
-	v.fixed[v.n] = "EXPIREAT"
+	v.fixed[v.n] = nameExpireAt
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -409,7 +446,7 @@ type ExpireTimeCmd struct {
 }
 
 func (c *ExpireTimeCmd) argv() (v argv) {
-	v.fixed[v.n] = "EXPIRETIME"
+	v.fixed[v.n] = nameExpireTime
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -418,12 +455,12 @@ func (c *ExpireTimeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ExpireTimeCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"EXPIRETIME", c.key}, problem{}, "EXPIRETIME"))
+	return decodeInt(run(ctx, r, []any{nameExpireTime, c.key}, problem{}, "EXPIRETIME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ExpireTimeCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"EXPIRETIME", c.key}, problem{}, "EXPIRETIME", decodeInt)
+	return queue(p, []any{nameExpireTime, c.key}, problem{}, "EXPIRETIME", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -451,7 +488,7 @@ type KeysCmd struct {
 }
 
 func (c *KeysCmd) argv() (v argv) {
-	v.fixed[v.n] = "KEYS"
+	v.fixed[v.n] = nameKeys
 	v.n++
 	v.fixed[v.n] = c.pattern
 	v.n++
@@ -460,12 +497,12 @@ func (c *KeysCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c KeysCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"KEYS", c.pattern}, problem{}, "KEYS"))
+	return decodeStrings(run(ctx, r, []any{nameKeys, c.pattern}, problem{}, "KEYS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c KeysCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"KEYS", c.pattern}, problem{}, "KEYS", decodeStrings)
+	return queue(p, []any{nameKeys, c.pattern}, problem{}, "KEYS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -555,7 +592,7 @@ func (c MigrateCmd) Keys(values ...string) MigrateCmd {
 }
 
 func (c *MigrateCmd) argv() (v argv) {
-	v.add("MIGRATE")
+	v.add(nameMigrate)
 	v.add(c.host)
 	v.add(c.port)
 	switch c.keySelector {
@@ -629,7 +666,7 @@ type MoveCmd struct {
 }
 
 func (c *MoveCmd) argv() (v argv) {
-	v.fixed[v.n] = "MOVE"
+	v.fixed[v.n] = nameMove
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -640,12 +677,12 @@ func (c *MoveCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MoveCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	return decodeBool(run(ctx, r, []any{"MOVE", c.key, c.db}, problem{}, "MOVE"))
+	return decodeBool(run(ctx, r, []any{nameMove, c.key, c.db}, problem{}, "MOVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MoveCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{"MOVE", c.key, c.db}, problem{}, "MOVE", decodeBool)
+	return queue(p, []any{nameMove, c.key, c.db}, problem{}, "MOVE", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -671,7 +708,7 @@ type ObjectEncodingCmd struct {
 }
 
 func (c *ObjectEncodingCmd) argv() (v argv) {
-	v.fixed[v.n] = "OBJECT"
+	v.fixed[v.n] = nameObjectEncoding
 	v.n++
 	v.fixed[v.n] = "ENCODING"
 	v.n++
@@ -683,12 +720,12 @@ func (c *ObjectEncodingCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key doesn't exist.
 func (c ObjectEncodingCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"OBJECT", "ENCODING", c.key}, problem{}, "OBJECT ENCODING"))
+	return decodeString(run(ctx, r, []any{nameObjectEncoding, "ENCODING", c.key}, problem{}, "OBJECT ENCODING"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ObjectEncodingCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"OBJECT", "ENCODING", c.key}, problem{}, "OBJECT ENCODING", decodeString)
+	return queue(p, []any{nameObjectEncoding, "ENCODING", c.key}, problem{}, "OBJECT ENCODING", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -715,7 +752,7 @@ type ObjectFreqCmd struct {
 }
 
 func (c *ObjectFreqCmd) argv() (v argv) {
-	v.fixed[v.n] = "OBJECT"
+	v.fixed[v.n] = nameObjectFreq
 	v.n++
 	v.fixed[v.n] = "FREQ"
 	v.n++
@@ -726,12 +763,12 @@ func (c *ObjectFreqCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ObjectFreqCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"OBJECT", "FREQ", c.key}, problem{}, "OBJECT FREQ"))
+	return decodeInt(run(ctx, r, []any{nameObjectFreq, "FREQ", c.key}, problem{}, "OBJECT FREQ"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ObjectFreqCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"OBJECT", "FREQ", c.key}, problem{}, "OBJECT FREQ", decodeInt)
+	return queue(p, []any{nameObjectFreq, "FREQ", c.key}, problem{}, "OBJECT FREQ", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -751,7 +788,7 @@ func ObjectHelp() ObjectHelpCmd { return ObjectHelpCmd{} }
 type ObjectHelpCmd struct{}
 
 func (c *ObjectHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "OBJECT"
+	v.fixed[v.n] = nameObjectHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -760,12 +797,12 @@ func (c *ObjectHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ObjectHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"OBJECT", "HELP"}, problem{}, "OBJECT HELP"))
+	return decodeStrings(run(ctx, r, []any{nameObjectHelp, "HELP"}, problem{}, "OBJECT HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ObjectHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"OBJECT", "HELP"}, problem{}, "OBJECT HELP", decodeStrings)
+	return queue(p, []any{nameObjectHelp, "HELP"}, problem{}, "OBJECT HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -792,7 +829,7 @@ type ObjectIdleTimeCmd struct {
 }
 
 func (c *ObjectIdleTimeCmd) argv() (v argv) {
-	v.fixed[v.n] = "OBJECT"
+	v.fixed[v.n] = nameObjectIdleTime
 	v.n++
 	v.fixed[v.n] = "IDLETIME"
 	v.n++
@@ -803,12 +840,12 @@ func (c *ObjectIdleTimeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ObjectIdleTimeCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"OBJECT", "IDLETIME", c.key}, problem{}, "OBJECT IDLETIME"))
+	return decodeInt(run(ctx, r, []any{nameObjectIdleTime, "IDLETIME", c.key}, problem{}, "OBJECT IDLETIME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ObjectIdleTimeCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"OBJECT", "IDLETIME", c.key}, problem{}, "OBJECT IDLETIME", decodeInt)
+	return queue(p, []any{nameObjectIdleTime, "IDLETIME", c.key}, problem{}, "OBJECT IDLETIME", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -835,7 +872,7 @@ type ObjectRefCountCmd struct {
 }
 
 func (c *ObjectRefCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "OBJECT"
+	v.fixed[v.n] = nameObjectRefCount
 	v.n++
 	v.fixed[v.n] = "REFCOUNT"
 	v.n++
@@ -846,12 +883,12 @@ func (c *ObjectRefCountCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ObjectRefCountCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"OBJECT", "REFCOUNT", c.key}, problem{}, "OBJECT REFCOUNT"))
+	return decodeInt(run(ctx, r, []any{nameObjectRefCount, "REFCOUNT", c.key}, problem{}, "OBJECT REFCOUNT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ObjectRefCountCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"OBJECT", "REFCOUNT", c.key}, problem{}, "OBJECT REFCOUNT", decodeInt)
+	return queue(p, []any{nameObjectRefCount, "REFCOUNT", c.key}, problem{}, "OBJECT REFCOUNT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -877,7 +914,7 @@ type PersistCmd struct {
 }
 
 func (c *PersistCmd) argv() (v argv) {
-	v.fixed[v.n] = "PERSIST"
+	v.fixed[v.n] = namePersist
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -886,12 +923,12 @@ func (c *PersistCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PersistCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	return decodeBool(run(ctx, r, []any{"PERSIST", c.key}, problem{}, "PERSIST"))
+	return decodeBool(run(ctx, r, []any{namePersist, c.key}, problem{}, "PERSIST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PersistCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{"PERSIST", c.key}, problem{}, "PERSIST", decodeBool)
+	return queue(p, []any{namePersist, c.key}, problem{}, "PERSIST", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -946,7 +983,7 @@ func (c PExpireCmd) LT() PExpireCmd {
 
 func (c *PExpireCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "PEXPIRE"
+	v.fixed[v.n] = namePExpire
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1032,7 +1069,7 @@ func (c PExpireAtCmd) LT() PExpireAtCmd {
 }
 
 func (c *PExpireAtCmd) argv() (v argv) {
-	v.fixed[v.n] = "PEXPIREAT"
+	v.fixed[v.n] = namePExpireAt
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1091,7 +1128,7 @@ type PExpireTimeCmd struct {
 }
 
 func (c *PExpireTimeCmd) argv() (v argv) {
-	v.fixed[v.n] = "PEXPIRETIME"
+	v.fixed[v.n] = namePExpireTime
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1100,12 +1137,12 @@ func (c *PExpireTimeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PExpireTimeCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"PEXPIRETIME", c.key}, problem{}, "PEXPIRETIME"))
+	return decodeInt(run(ctx, r, []any{namePExpireTime, c.key}, problem{}, "PEXPIRETIME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PExpireTimeCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"PEXPIRETIME", c.key}, problem{}, "PEXPIRETIME", decodeInt)
+	return queue(p, []any{namePExpireTime, c.key}, problem{}, "PEXPIRETIME", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1131,7 +1168,7 @@ type PTTLCmd struct {
 }
 
 func (c *PTTLCmd) argv() (v argv) {
-	v.fixed[v.n] = "PTTL"
+	v.fixed[v.n] = namePTTL
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1140,12 +1177,12 @@ func (c *PTTLCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PTTLCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"PTTL", c.key}, problem{}, "PTTL"))
+	return decodeInt(run(ctx, r, []any{namePTTL, c.key}, problem{}, "PTTL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PTTLCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"PTTL", c.key}, problem{}, "PTTL", decodeInt)
+	return queue(p, []any{namePTTL, c.key}, problem{}, "PTTL", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1165,7 +1202,7 @@ func RandomKey() RandomKeyCmd { return RandomKeyCmd{} }
 type RandomKeyCmd struct{}
 
 func (c *RandomKeyCmd) argv() (v argv) {
-	v.fixed[v.n] = "RANDOMKEY"
+	v.fixed[v.n] = nameRandomKey
 	v.n++
 	return v
 }
@@ -1173,12 +1210,12 @@ func (c *RandomKeyCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: when the database is empty.
 func (c RandomKeyCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"RANDOMKEY"}, problem{}, "RANDOMKEY"))
+	return decodeString(run(ctx, r, []any{nameRandomKey}, problem{}, "RANDOMKEY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RandomKeyCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"RANDOMKEY"}, problem{}, "RANDOMKEY", decodeString)
+	return queue(p, []any{nameRandomKey}, problem{}, "RANDOMKEY", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1206,7 +1243,7 @@ type RenameCmd struct {
 }
 
 func (c *RenameCmd) argv() (v argv) {
-	v.fixed[v.n] = "RENAME"
+	v.fixed[v.n] = nameRename
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1217,12 +1254,12 @@ func (c *RenameCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c RenameCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"RENAME", c.key, c.newkey}, problem{}, "RENAME"))
+	return decodeString(run(ctx, r, []any{nameRename, c.key, c.newkey}, problem{}, "RENAME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RenameCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"RENAME", c.key, c.newkey}, problem{}, "RENAME", decodeString)
+	return queue(p, []any{nameRename, c.key, c.newkey}, problem{}, "RENAME", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1250,7 +1287,7 @@ type RenameNXCmd struct {
 }
 
 func (c *RenameNXCmd) argv() (v argv) {
-	v.fixed[v.n] = "RENAMENX"
+	v.fixed[v.n] = nameRenameNX
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1261,12 +1298,12 @@ func (c *RenameNXCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c RenameNXCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	return decodeBool(run(ctx, r, []any{"RENAMENX", c.key, c.newkey}, problem{}, "RENAMENX"))
+	return decodeBool(run(ctx, r, []any{nameRenameNX, c.key, c.newkey}, problem{}, "RENAMENX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RenameNXCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{"RENAMENX", c.key, c.newkey}, problem{}, "RENAMENX", decodeBool)
+	return queue(p, []any{nameRenameNX, c.key, c.newkey}, problem{}, "RENAMENX", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1331,7 +1368,7 @@ func (c RestoreCmd) Freq(value int64) RestoreCmd {
 
 func (c *RestoreCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "RESTORE"
+	v.fixed[v.n] = nameRestore
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1420,7 +1457,7 @@ func (c ScanCmd) Type(value string) ScanCmd {
 }
 
 func (c *ScanCmd) argv() (v argv) {
-	v.fixed[v.n] = "SCAN"
+	v.fixed[v.n] = nameScan
 	v.n++
 	v.fixed[v.n] = c.cursor
 	v.n++
@@ -1528,7 +1565,7 @@ func (c SortCmd) Alpha() SortCmd {
 }
 
 func (c *SortCmd) argv() (v argv) {
-	v.add("SORT")
+	v.add(nameSort)
 	v.add(c.key)
 	if c.byPattern != nil {
 		v.add("BY")
@@ -1642,7 +1679,7 @@ func (c SortStoreCmd) Alpha() SortStoreCmd {
 }
 
 func (c *SortStoreCmd) argv() (v argv) {
-	v.add("SORT")
+	v.add(nameSort)
 	v.add(c.key)
 	if c.byPattern != nil {
 		v.add("BY")
@@ -1755,7 +1792,7 @@ func (c SortROCmd) Alpha() SortROCmd {
 }
 
 func (c *SortROCmd) argv() (v argv) {
-	v.add("SORT_RO")
+	v.add(nameSortRO)
 	v.add(c.key)
 	if c.byPattern != nil {
 		v.add("BY")
@@ -1821,7 +1858,7 @@ type TouchCmd struct {
 }
 
 func (c *TouchCmd) argv() (v argv) {
-	v.add("TOUCH")
+	v.add(nameTouch)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -1866,7 +1903,7 @@ type TTLCmd struct {
 }
 
 func (c *TTLCmd) argv() (v argv) {
-	v.fixed[v.n] = "TTL"
+	v.fixed[v.n] = nameTTL
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1875,12 +1912,12 @@ func (c *TTLCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c TTLCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"TTL", c.key}, problem{}, "TTL"))
+	return decodeInt(run(ctx, r, []any{nameTTL, c.key}, problem{}, "TTL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c TTLCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"TTL", c.key}, problem{}, "TTL", decodeInt)
+	return queue(p, []any{nameTTL, c.key}, problem{}, "TTL", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1906,7 +1943,7 @@ type TypeCmd struct {
 }
 
 func (c *TypeCmd) argv() (v argv) {
-	v.fixed[v.n] = "TYPE"
+	v.fixed[v.n] = nameType
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1916,18 +1953,18 @@ func (c *TypeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key doesn't exist.
 func (c TypeCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"TYPE", c.key}, problem{}, "TYPE"))
+	return decodeString(run(ctx, r, []any{nameType, c.key}, problem{}, "TYPE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c TypeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (string, error) {
-	return decodeString(cached(ctx, cl, ttl, []any{"TYPE", c.key}, problem{}, "TYPE"))
+	return decodeString(cached(ctx, cl, ttl, []any{nameType, c.key}, problem{}, "TYPE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c TypeCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"TYPE", c.key}, problem{}, "TYPE", decodeString)
+	return queue(p, []any{nameType, c.key}, problem{}, "TYPE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1955,7 +1992,7 @@ type UnlinkCmd struct {
 }
 
 func (c *UnlinkCmd) argv() (v argv) {
-	v.add("UNLINK")
+	v.add(nameUnlink)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -2003,7 +2040,7 @@ type WaitCmd struct {
 }
 
 func (c *WaitCmd) argv() (v argv) {
-	v.fixed[v.n] = "WAIT"
+	v.fixed[v.n] = nameWait
 	v.n++
 	v.fixed[v.n] = c.numreplicas
 	v.n++
@@ -2014,12 +2051,12 @@ func (c *WaitCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c WaitCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"WAIT", c.numreplicas, c.timeout}, problem{}, "WAIT"))
+	return decodeInt(run(ctx, r, []any{nameWait, c.numreplicas, c.timeout}, problem{}, "WAIT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c WaitCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"WAIT", c.numreplicas, c.timeout}, problem{}, "WAIT", decodeInt)
+	return queue(p, []any{nameWait, c.numreplicas, c.timeout}, problem{}, "WAIT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2050,7 +2087,7 @@ type WaitAOFCmd struct {
 }
 
 func (c *WaitAOFCmd) argv() (v argv) {
-	v.fixed[v.n] = "WAITAOF"
+	v.fixed[v.n] = nameWaitAOF
 	v.n++
 	v.fixed[v.n] = c.numlocal
 	v.n++
@@ -2063,12 +2100,12 @@ func (c *WaitAOFCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c WaitAOFCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
-	return decodeInts(run(ctx, r, []any{"WAITAOF", c.numlocal, c.numreplicas, c.timeout}, problem{}, "WAITAOF"))
+	return decodeInts(run(ctx, r, []any{nameWaitAOF, c.numlocal, c.numreplicas, c.timeout}, problem{}, "WAITAOF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c WaitAOFCmd) In(p *Pipeline) Reply[[]int64] {
-	return queue(p, []any{"WAITAOF", c.numlocal, c.numreplicas, c.timeout}, problem{}, "WAITAOF", decodeInts)
+	return queue(p, []any{nameWaitAOF, c.numlocal, c.numreplicas, c.timeout}, problem{}, "WAITAOF", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

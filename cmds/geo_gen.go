@@ -8,7 +8,21 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/resp"
+)
+
+var (
+	nameGeoAdd              = &argkind.Name{Text: "GEOADD", Entry: entry("geoadd")}
+	nameGeoDist             = &argkind.Name{Text: "GEODIST", Entry: entry("geodist")}
+	nameGeoHash             = &argkind.Name{Text: "GEOHASH", Entry: entry("geohash")}
+	nameGeoPos              = &argkind.Name{Text: "GEOPOS", Entry: entry("geopos")}
+	nameGeoRadius           = &argkind.Name{Text: "GEORADIUS", Entry: entry("georadius")}
+	nameGeoRadiusRO         = &argkind.Name{Text: "GEORADIUS_RO", Entry: entry("georadius_ro")}
+	nameGeoRadiusByMember   = &argkind.Name{Text: "GEORADIUSBYMEMBER", Entry: entry("georadiusbymember")}
+	nameGeoRadiusByMemberRO = &argkind.Name{Text: "GEORADIUSBYMEMBER_RO", Entry: entry("georadiusbymember_ro")}
+	nameGeoSearch           = &argkind.Name{Text: "GEOSEARCH", Entry: entry("geosearch")}
+	nameGeoSearchStore      = &argkind.Name{Text: "GEOSEARCHSTORE", Entry: entry("geosearchstore")}
 )
 
 // GeoAdd builds GEOADD: adds one or more members to a geospatial index. The key is
@@ -52,7 +66,7 @@ func (c GeoAddCmd) CH() GeoAddCmd {
 }
 
 func (c *GeoAddCmd) argv() (v argv) {
-	v.add("GEOADD")
+	v.add(nameGeoAdd)
 	v.add(c.key)
 	switch c.condition {
 	case 1:
@@ -121,7 +135,7 @@ func (c GeoDistCmd) Unit(value Unit) GeoDistCmd {
 }
 
 func (c *GeoDistCmd) argv() (v argv) {
-	v.fixed[v.n] = "GEODIST"
+	v.fixed[v.n] = nameGeoDist
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -181,7 +195,7 @@ type GeoHashCmd struct {
 }
 
 func (c *GeoHashCmd) argv() (v argv) {
-	v.add("GEOHASH")
+	v.add(nameGeoHash)
 	v.add(c.key)
 	for _, x := range c.members {
 		v.add(x)
@@ -234,7 +248,7 @@ type GeoPosCmd struct {
 }
 
 func (c *GeoPosCmd) argv() (v argv) {
-	v.add("GEOPOS")
+	v.add(nameGeoPos)
 	v.add(c.key)
 	for _, x := range c.members {
 		v.add(x)
@@ -362,7 +376,7 @@ func (c GeoRadiusCmd) StoreDist(value string) GeoRadiusCmd {
 }
 
 func (c *GeoRadiusCmd) argv() (v argv) {
-	v.fixed[v.n] = "GEORADIUS"
+	v.fixed[v.n] = nameGeoRadius
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -515,7 +529,7 @@ func (c GeoRadiusROCmd) Desc() GeoRadiusROCmd {
 }
 
 func (c *GeoRadiusROCmd) argv() (v argv) {
-	v.fixed[v.n] = "GEORADIUS_RO"
+	v.fixed[v.n] = nameGeoRadiusRO
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -678,7 +692,7 @@ func (c GeoRadiusByMemberCmd) StoreDist(value string) GeoRadiusByMemberCmd {
 }
 
 func (c *GeoRadiusByMemberCmd) argv() (v argv) {
-	v.fixed[v.n] = "GEORADIUSBYMEMBER"
+	v.fixed[v.n] = nameGeoRadiusByMember
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -827,7 +841,7 @@ func (c GeoRadiusByMemberROCmd) Desc() GeoRadiusByMemberROCmd {
 }
 
 func (c *GeoRadiusByMemberROCmd) argv() (v argv) {
-	v.fixed[v.n] = "GEORADIUSBYMEMBER_RO"
+	v.fixed[v.n] = nameGeoRadiusByMemberRO
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1019,7 +1033,7 @@ func (c GeoSearchCmd) WithHash() GeoSearchCmd {
 }
 
 func (c *GeoSearchCmd) argv() (v argv) {
-	v.add("GEOSEARCH")
+	v.add(nameGeoSearch)
 	v.add(c.key)
 	switch c.from {
 	case 1:
@@ -1209,7 +1223,7 @@ func (c GeoSearchStoreCmd) StoreDist() GeoSearchStoreCmd {
 }
 
 func (c *GeoSearchStoreCmd) argv() (v argv) {
-	v.add("GEOSEARCHSTORE")
+	v.add(nameGeoSearchStore)
 	v.add(c.destination)
 	v.add(c.source)
 	switch c.from {

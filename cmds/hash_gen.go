@@ -8,6 +8,38 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/argkind"
+)
+
+var (
+	nameHDel         = &argkind.Name{Text: "HDEL", Entry: entry("hdel")}
+	nameHExists      = &argkind.Name{Text: "HEXISTS", Entry: entry("hexists")}
+	nameHExpire      = &argkind.Name{Text: "HEXPIRE", Entry: entry("hexpire")}
+	nameHExpireAt    = &argkind.Name{Text: "HEXPIREAT", Entry: entry("hexpireat")}
+	nameHExpireTime  = &argkind.Name{Text: "HEXPIRETIME", Entry: entry("hexpiretime")}
+	nameHGet         = &argkind.Name{Text: "HGET", Entry: entry("hget")}
+	nameHGetAll      = &argkind.Name{Text: "HGETALL", Entry: entry("hgetall")}
+	nameHGetDel      = &argkind.Name{Text: "HGETDEL", Entry: entry("hgetdel")}
+	nameHGetEx       = &argkind.Name{Text: "HGETEX", Entry: entry("hgetex")}
+	nameHIncrBy      = &argkind.Name{Text: "HINCRBY", Entry: entry("hincrby")}
+	nameHIncrByFloat = &argkind.Name{Text: "HINCRBYFLOAT", Entry: entry("hincrbyfloat")}
+	nameHKeys        = &argkind.Name{Text: "HKEYS", Entry: entry("hkeys")}
+	nameHLen         = &argkind.Name{Text: "HLEN", Entry: entry("hlen")}
+	nameHMGet        = &argkind.Name{Text: "HMGET", Entry: entry("hmget")}
+	nameHMSet        = &argkind.Name{Text: "HMSET", Entry: entry("hmset")}
+	nameHPersist     = &argkind.Name{Text: "HPERSIST", Entry: entry("hpersist")}
+	nameHPExpire     = &argkind.Name{Text: "HPEXPIRE", Entry: entry("hpexpire")}
+	nameHPExpireAt   = &argkind.Name{Text: "HPEXPIREAT", Entry: entry("hpexpireat")}
+	nameHPExpireTime = &argkind.Name{Text: "HPEXPIRETIME", Entry: entry("hpexpiretime")}
+	nameHPTTL        = &argkind.Name{Text: "HPTTL", Entry: entry("hpttl")}
+	nameHRandField   = &argkind.Name{Text: "HRANDFIELD", Entry: entry("hrandfield")}
+	nameHScan        = &argkind.Name{Text: "HSCAN", Entry: entry("hscan")}
+	nameHSet         = &argkind.Name{Text: "HSET", Entry: entry("hset")}
+	nameHSetEx       = &argkind.Name{Text: "HSETEX", Entry: entry("hsetex")}
+	nameHSetNX       = &argkind.Name{Text: "HSETNX", Entry: entry("hsetnx")}
+	nameHStrLen      = &argkind.Name{Text: "HSTRLEN", Entry: entry("hstrlen")}
+	nameHTTL         = &argkind.Name{Text: "HTTL", Entry: entry("httl")}
+	nameHVals        = &argkind.Name{Text: "HVALS", Entry: entry("hvals")}
 )
 
 // HDel builds HDEL: deletes one or more fields and their values from a hash. Deletes
@@ -31,7 +63,7 @@ type HDelCmd struct {
 }
 
 func (c *HDelCmd) argv() (v argv) {
-	v.add("HDEL")
+	v.add(nameHDel)
 	v.add(c.key)
 	if len(c.fields) == 0 {
 		v.fail(problemEmpty)
@@ -79,7 +111,7 @@ type HExistsCmd struct {
 }
 
 func (c *HExistsCmd) argv() (v argv) {
-	v.fixed[v.n] = "HEXISTS"
+	v.fixed[v.n] = nameHExists
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -90,18 +122,18 @@ func (c *HExistsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HExistsCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	return decodeBool(run(ctx, r, []any{"HEXISTS", c.key, c.field}, problem{}, "HEXISTS"))
+	return decodeBool(run(ctx, r, []any{nameHExists, c.key, c.field}, problem{}, "HEXISTS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HExistsCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (bool, error) {
-	return decodeBool(cached(ctx, cl, ttl, []any{"HEXISTS", c.key, c.field}, problem{}, "HEXISTS"))
+	return decodeBool(cached(ctx, cl, ttl, []any{nameHExists, c.key, c.field}, problem{}, "HEXISTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HExistsCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{"HEXISTS", c.key, c.field}, problem{}, "HEXISTS", decodeBool)
+	return queue(p, []any{nameHExists, c.key, c.field}, problem{}, "HEXISTS", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -159,7 +191,7 @@ func (c HExpireCmd) LT() HExpireCmd {
 
 func (c *HExpireCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.add("HEXPIRE")
+	v.add(nameHExpire)
 	v.add(c.key)
 	v.add(c.seconds)
 	switch c.condition {
@@ -249,7 +281,7 @@ func (c HExpireAtCmd) LT() HExpireAtCmd {
 }
 
 func (c *HExpireAtCmd) argv() (v argv) {
-	v.add("HEXPIREAT")
+	v.add(nameHExpireAt)
 	v.add(c.key)
 	v.add(c.unixTimeSeconds)
 	switch c.condition {
@@ -312,7 +344,7 @@ type HExpireTimeCmd struct {
 }
 
 func (c *HExpireTimeCmd) argv() (v argv) {
-	v.add("HEXPIRETIME")
+	v.add(nameHExpireTime)
 	v.add(c.key)
 	v.add("FIELDS")
 	if len(c.fields) == 0 {
@@ -369,7 +401,7 @@ type HGetCmd struct {
 }
 
 func (c *HGetCmd) argv() (v argv) {
-	v.fixed[v.n] = "HGET"
+	v.fixed[v.n] = nameHGet
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -382,18 +414,18 @@ func (c *HGetCmd) argv() (v argv) {
 // A null reply is the error Nil: if the field is not present in the hash or key does
 // not exist.
 func (c HGetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"HGET", c.key, c.field}, problem{}, "HGET"))
+	return decodeString(run(ctx, r, []any{nameHGet, c.key, c.field}, problem{}, "HGET"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HGetCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (string, error) {
-	return decodeString(cached(ctx, cl, ttl, []any{"HGET", c.key, c.field}, problem{}, "HGET"))
+	return decodeString(cached(ctx, cl, ttl, []any{nameHGet, c.key, c.field}, problem{}, "HGET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HGetCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"HGET", c.key, c.field}, problem{}, "HGET", decodeString)
+	return queue(p, []any{nameHGet, c.key, c.field}, problem{}, "HGET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -419,7 +451,7 @@ type HGetAllCmd struct {
 }
 
 func (c *HGetAllCmd) argv() (v argv) {
-	v.fixed[v.n] = "HGETALL"
+	v.fixed[v.n] = nameHGetAll
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -428,18 +460,18 @@ func (c *HGetAllCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HGetAllCmd) Do(ctx context.Context, r Doer) (map[string]string, error) {
-	return decodeStringMap(run(ctx, r, []any{"HGETALL", c.key}, problem{}, "HGETALL"))
+	return decodeStringMap(run(ctx, r, []any{nameHGetAll, c.key}, problem{}, "HGETALL"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HGetAllCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (map[string]string, error) {
-	return decodeStringMap(cached(ctx, cl, ttl, []any{"HGETALL", c.key}, problem{}, "HGETALL"))
+	return decodeStringMap(cached(ctx, cl, ttl, []any{nameHGetAll, c.key}, problem{}, "HGETALL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HGetAllCmd) In(p *Pipeline) Reply[map[string]string] {
-	return queue(p, []any{"HGETALL", c.key}, problem{}, "HGETALL", decodeStringMap)
+	return queue(p, []any{nameHGetAll, c.key}, problem{}, "HGETALL", decodeStringMap)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -469,7 +501,7 @@ type HGetDelCmd struct {
 }
 
 func (c *HGetDelCmd) argv() (v argv) {
-	v.add("HGETDEL")
+	v.add(nameHGetDel)
 	v.add(c.key)
 	v.add("FIELDS")
 	if len(c.fields) == 0 {
@@ -550,7 +582,7 @@ func (c HGetExCmd) Persist() HGetExCmd {
 
 func (c *HGetExCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.add("HGETEX")
+	v.add(nameHGetEx)
 	v.add(c.key)
 	switch c.expiration {
 	case 1:
@@ -613,7 +645,7 @@ type HIncrByCmd struct {
 }
 
 func (c *HIncrByCmd) argv() (v argv) {
-	v.fixed[v.n] = "HINCRBY"
+	v.fixed[v.n] = nameHIncrBy
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -626,12 +658,12 @@ func (c *HIncrByCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HIncrByCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"HINCRBY", c.key, c.field, c.increment}, problem{}, "HINCRBY"))
+	return decodeInt(run(ctx, r, []any{nameHIncrBy, c.key, c.field, c.increment}, problem{}, "HINCRBY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HIncrByCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"HINCRBY", c.key, c.field, c.increment}, problem{}, "HINCRBY", decodeInt)
+	return queue(p, []any{nameHIncrBy, c.key, c.field, c.increment}, problem{}, "HINCRBY", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -662,7 +694,7 @@ type HIncrByFloatCmd struct {
 }
 
 func (c *HIncrByFloatCmd) argv() (v argv) {
-	v.fixed[v.n] = "HINCRBYFLOAT"
+	v.fixed[v.n] = nameHIncrByFloat
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -675,12 +707,12 @@ func (c *HIncrByFloatCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HIncrByFloatCmd) Do(ctx context.Context, r Doer) (float64, error) {
-	return decodeFloat(run(ctx, r, []any{"HINCRBYFLOAT", c.key, c.field, c.increment}, problem{}, "HINCRBYFLOAT"))
+	return decodeFloat(run(ctx, r, []any{nameHIncrByFloat, c.key, c.field, c.increment}, problem{}, "HINCRBYFLOAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HIncrByFloatCmd) In(p *Pipeline) Reply[float64] {
-	return queue(p, []any{"HINCRBYFLOAT", c.key, c.field, c.increment}, problem{}, "HINCRBYFLOAT", decodeFloat)
+	return queue(p, []any{nameHIncrByFloat, c.key, c.field, c.increment}, problem{}, "HINCRBYFLOAT", decodeFloat)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -706,7 +738,7 @@ type HKeysCmd struct {
 }
 
 func (c *HKeysCmd) argv() (v argv) {
-	v.fixed[v.n] = "HKEYS"
+	v.fixed[v.n] = nameHKeys
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -715,18 +747,18 @@ func (c *HKeysCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HKeysCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"HKEYS", c.key}, problem{}, "HKEYS"))
+	return decodeStrings(run(ctx, r, []any{nameHKeys, c.key}, problem{}, "HKEYS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HKeysCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
-	return decodeStrings(cached(ctx, cl, ttl, []any{"HKEYS", c.key}, problem{}, "HKEYS"))
+	return decodeStrings(cached(ctx, cl, ttl, []any{nameHKeys, c.key}, problem{}, "HKEYS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HKeysCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"HKEYS", c.key}, problem{}, "HKEYS", decodeStrings)
+	return queue(p, []any{nameHKeys, c.key}, problem{}, "HKEYS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -752,7 +784,7 @@ type HLenCmd struct {
 }
 
 func (c *HLenCmd) argv() (v argv) {
-	v.fixed[v.n] = "HLEN"
+	v.fixed[v.n] = nameHLen
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -761,18 +793,18 @@ func (c *HLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"HLEN", c.key}, problem{}, "HLEN"))
+	return decodeInt(run(ctx, r, []any{nameHLen, c.key}, problem{}, "HLEN"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HLenCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	return decodeInt(cached(ctx, cl, ttl, []any{"HLEN", c.key}, problem{}, "HLEN"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameHLen, c.key}, problem{}, "HLEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HLenCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"HLEN", c.key}, problem{}, "HLEN", decodeInt)
+	return queue(p, []any{nameHLen, c.key}, problem{}, "HLEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -801,7 +833,7 @@ type HMGetCmd struct {
 }
 
 func (c *HMGetCmd) argv() (v argv) {
-	v.add("HMGET")
+	v.add(nameHMGet)
 	v.add(c.key)
 	if len(c.fields) == 0 {
 		v.fail(problemEmpty)
@@ -857,7 +889,7 @@ type HMSetCmd struct {
 }
 
 func (c *HMSetCmd) argv() (v argv) {
-	v.add("HMSET")
+	v.add(nameHMSet)
 	v.add(c.key)
 	if len(c.data) == 0 {
 		v.fail(problemEmpty)
@@ -907,7 +939,7 @@ type HPersistCmd struct {
 }
 
 func (c *HPersistCmd) argv() (v argv) {
-	v.add("HPERSIST")
+	v.add(nameHPersist)
 	v.add(c.key)
 	v.add("FIELDS")
 	if len(c.fields) == 0 {
@@ -988,7 +1020,7 @@ func (c HPExpireCmd) LT() HPExpireCmd {
 
 func (c *HPExpireCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.add("HPEXPIRE")
+	v.add(nameHPExpire)
 	v.add(c.key)
 	v.add(c.milliseconds)
 	switch c.condition {
@@ -1078,7 +1110,7 @@ func (c HPExpireAtCmd) LT() HPExpireAtCmd {
 }
 
 func (c *HPExpireAtCmd) argv() (v argv) {
-	v.add("HPEXPIREAT")
+	v.add(nameHPExpireAt)
 	v.add(c.key)
 	v.add(c.unixTimeMilliseconds)
 	switch c.condition {
@@ -1141,7 +1173,7 @@ type HPExpireTimeCmd struct {
 }
 
 func (c *HPExpireTimeCmd) argv() (v argv) {
-	v.add("HPEXPIRETIME")
+	v.add(nameHPExpireTime)
 	v.add(c.key)
 	v.add("FIELDS")
 	if len(c.fields) == 0 {
@@ -1200,7 +1232,7 @@ type HPTTLCmd struct {
 }
 
 func (c *HPTTLCmd) argv() (v argv) {
-	v.add("HPTTL")
+	v.add(nameHPTTL)
 	v.add(c.key)
 	v.add("FIELDS")
 	if len(c.fields) == 0 {
@@ -1256,7 +1288,7 @@ type HRandFieldCmd struct {
 }
 
 func (c *HRandFieldCmd) argv() (v argv) {
-	v.fixed[v.n] = "HRANDFIELD"
+	v.fixed[v.n] = nameHRandField
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1266,12 +1298,12 @@ func (c *HRandFieldCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key doesn't exist.
 func (c HRandFieldCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"HRANDFIELD", c.key}, problem{}, "HRANDFIELD"))
+	return decodeString(run(ctx, r, []any{nameHRandField, c.key}, problem{}, "HRANDFIELD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HRandFieldCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"HRANDFIELD", c.key}, problem{}, "HRANDFIELD", decodeString)
+	return queue(p, []any{nameHRandField, c.key}, problem{}, "HRANDFIELD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1301,7 +1333,7 @@ type HRandFieldCountCmd struct {
 }
 
 func (c *HRandFieldCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "HRANDFIELD"
+	v.fixed[v.n] = nameHRandField
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1313,12 +1345,12 @@ func (c *HRandFieldCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key doesn't exist.
 func (c HRandFieldCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"HRANDFIELD", c.key, c.count}, problem{}, "HRANDFIELD"))
+	return decodeStrings(run(ctx, r, []any{nameHRandField, c.key, c.count}, problem{}, "HRANDFIELD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HRandFieldCountCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"HRANDFIELD", c.key, c.count}, problem{}, "HRANDFIELD", decodeStrings)
+	return queue(p, []any{nameHRandField, c.key, c.count}, problem{}, "HRANDFIELD", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1348,7 +1380,7 @@ type HRandFieldWithValuesCmd struct {
 }
 
 func (c *HRandFieldWithValuesCmd) argv() (v argv) {
-	v.fixed[v.n] = "HRANDFIELD"
+	v.fixed[v.n] = nameHRandField
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1362,12 +1394,12 @@ func (c *HRandFieldWithValuesCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key doesn't exist.
 func (c HRandFieldWithValuesCmd) Do(ctx context.Context, r Doer) ([]FieldValue, error) {
-	return decodeFieldValues(run(ctx, r, []any{"HRANDFIELD", c.key, c.count, "WITHVALUES"}, problem{}, "HRANDFIELD"))
+	return decodeFieldValues(run(ctx, r, []any{nameHRandField, c.key, c.count, "WITHVALUES"}, problem{}, "HRANDFIELD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HRandFieldWithValuesCmd) In(p *Pipeline) Reply[[]FieldValue] {
-	return queue(p, []any{"HRANDFIELD", c.key, c.count, "WITHVALUES"}, problem{}, "HRANDFIELD", decodeFieldValues)
+	return queue(p, []any{nameHRandField, c.key, c.count, "WITHVALUES"}, problem{}, "HRANDFIELD", decodeFieldValues)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1418,7 +1450,7 @@ func (c HScanCmd) Novalues() HScanCmd {
 }
 
 func (c *HScanCmd) argv() (v argv) {
-	v.fixed[v.n] = "HSCAN"
+	v.fixed[v.n] = nameHScan
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1482,7 +1514,7 @@ type HSetCmd struct {
 }
 
 func (c *HSetCmd) argv() (v argv) {
-	v.add("HSET")
+	v.add(nameHSet)
 	v.add(c.key)
 	if len(c.data) == 0 {
 		v.fail(problemEmpty)
@@ -1589,7 +1621,7 @@ func (c HSetExCmd) KeepTTL() HSetExCmd {
 
 func (c *HSetExCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.add("HSETEX")
+	v.add(nameHSetEx)
 	v.add(c.key)
 	switch c.keyCondition {
 	case 1:
@@ -1659,7 +1691,7 @@ type HSetNXCmd struct {
 }
 
 func (c *HSetNXCmd) argv() (v argv) {
-	v.fixed[v.n] = "HSETNX"
+	v.fixed[v.n] = nameHSetNX
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1672,12 +1704,12 @@ func (c *HSetNXCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HSetNXCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	return decodeBool(run(ctx, r, []any{"HSETNX", c.key, c.field, c.value}, problem{}, "HSETNX"))
+	return decodeBool(run(ctx, r, []any{nameHSetNX, c.key, c.field, c.value}, problem{}, "HSETNX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HSetNXCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{"HSETNX", c.key, c.field, c.value}, problem{}, "HSETNX", decodeBool)
+	return queue(p, []any{nameHSetNX, c.key, c.field, c.value}, problem{}, "HSETNX", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1705,7 +1737,7 @@ type HStrLenCmd struct {
 }
 
 func (c *HStrLenCmd) argv() (v argv) {
-	v.fixed[v.n] = "HSTRLEN"
+	v.fixed[v.n] = nameHStrLen
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1716,18 +1748,18 @@ func (c *HStrLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HStrLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"HSTRLEN", c.key, c.field}, problem{}, "HSTRLEN"))
+	return decodeInt(run(ctx, r, []any{nameHStrLen, c.key, c.field}, problem{}, "HSTRLEN"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HStrLenCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	return decodeInt(cached(ctx, cl, ttl, []any{"HSTRLEN", c.key, c.field}, problem{}, "HSTRLEN"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameHStrLen, c.key, c.field}, problem{}, "HSTRLEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HStrLenCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"HSTRLEN", c.key, c.field}, problem{}, "HSTRLEN", decodeInt)
+	return queue(p, []any{nameHStrLen, c.key, c.field}, problem{}, "HSTRLEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1757,7 +1789,7 @@ type HTTLCmd struct {
 }
 
 func (c *HTTLCmd) argv() (v argv) {
-	v.add("HTTL")
+	v.add(nameHTTL)
 	v.add(c.key)
 	v.add("FIELDS")
 	if len(c.fields) == 0 {
@@ -1812,7 +1844,7 @@ type HValsCmd struct {
 }
 
 func (c *HValsCmd) argv() (v argv) {
-	v.fixed[v.n] = "HVALS"
+	v.fixed[v.n] = nameHVals
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1821,18 +1853,18 @@ func (c *HValsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HValsCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"HVALS", c.key}, problem{}, "HVALS"))
+	return decodeStrings(run(ctx, r, []any{nameHVals, c.key}, problem{}, "HVALS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HValsCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
-	return decodeStrings(cached(ctx, cl, ttl, []any{"HVALS", c.key}, problem{}, "HVALS"))
+	return decodeStrings(cached(ctx, cl, ttl, []any{nameHVals, c.key}, problem{}, "HVALS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HValsCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"HVALS", c.key}, problem{}, "HVALS", decodeStrings)
+	return queue(p, []any{nameHVals, c.key}, problem{}, "HVALS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -8,6 +8,32 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/argkind"
+)
+
+var (
+	nameBLMove     = &argkind.Name{Text: "BLMOVE", Entry: entry("blmove")}
+	nameBLMPop     = &argkind.Name{Text: "BLMPOP", Entry: entry("blmpop")}
+	nameBLPop      = &argkind.Name{Text: "BLPOP", Entry: entry("blpop")}
+	nameBRPop      = &argkind.Name{Text: "BRPOP", Entry: entry("brpop")}
+	nameBRPopLPush = &argkind.Name{Text: "BRPOPLPUSH", Entry: entry("brpoplpush")}
+	nameLIndex     = &argkind.Name{Text: "LINDEX", Entry: entry("lindex")}
+	nameLInsert    = &argkind.Name{Text: "LINSERT", Entry: entry("linsert")}
+	nameLLen       = &argkind.Name{Text: "LLEN", Entry: entry("llen")}
+	nameLMove      = &argkind.Name{Text: "LMOVE", Entry: entry("lmove")}
+	nameLMPop      = &argkind.Name{Text: "LMPOP", Entry: entry("lmpop")}
+	nameLPop       = &argkind.Name{Text: "LPOP", Entry: entry("lpop")}
+	nameLPos       = &argkind.Name{Text: "LPOS", Entry: entry("lpos")}
+	nameLPush      = &argkind.Name{Text: "LPUSH", Entry: entry("lpush")}
+	nameLPushX     = &argkind.Name{Text: "LPUSHX", Entry: entry("lpushx")}
+	nameLRange     = &argkind.Name{Text: "LRANGE", Entry: entry("lrange")}
+	nameLRem       = &argkind.Name{Text: "LREM", Entry: entry("lrem")}
+	nameLSet       = &argkind.Name{Text: "LSET", Entry: entry("lset")}
+	nameLTrim      = &argkind.Name{Text: "LTRIM", Entry: entry("ltrim")}
+	nameRPop       = &argkind.Name{Text: "RPOP", Entry: entry("rpop")}
+	nameRPopLPush  = &argkind.Name{Text: "RPOPLPUSH", Entry: entry("rpoplpush")}
+	nameRPush      = &argkind.Name{Text: "RPUSH", Entry: entry("rpush")}
+	nameRPushX     = &argkind.Name{Text: "RPUSHX", Entry: entry("rpushx")}
 )
 
 // BLMove builds BLMOVE: pops an element from a list, pushes it to another list and
@@ -37,7 +63,7 @@ type BLMoveCmd struct {
 }
 
 func (c *BLMoveCmd) argv() (v argv) {
-	v.fixed[v.n] = "BLMOVE"
+	v.fixed[v.n] = nameBLMove
 	v.n++
 	v.fixed[v.n] = c.source
 	v.n++
@@ -56,12 +82,12 @@ func (c *BLMoveCmd) argv() (v argv) {
 // A null reply is the error Nil: operation timed-out or the command is issued from a
 // transaction or a script and the source does not exist.
 func (c BLMoveCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"BLMOVE", c.source, c.destination, c.wherefrom, c.whereto, c.timeout}, problem{}, "BLMOVE"))
+	return decodeString(run(ctx, r, []any{nameBLMove, c.source, c.destination, c.wherefrom, c.whereto, c.timeout}, problem{}, "BLMOVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BLMoveCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"BLMOVE", c.source, c.destination, c.wherefrom, c.whereto, c.timeout}, problem{}, "BLMOVE", decodeString)
+	return queue(p, []any{nameBLMove, c.source, c.destination, c.wherefrom, c.whereto, c.timeout}, problem{}, "BLMOVE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -100,7 +126,7 @@ func (c BLMPopCmd) Count(value int64) BLMPopCmd {
 }
 
 func (c *BLMPopCmd) argv() (v argv) {
-	v.add("BLMPOP")
+	v.add(nameBLMPop)
 	v.add(c.timeout)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
@@ -157,7 +183,7 @@ type BLPopCmd struct {
 }
 
 func (c *BLPopCmd) argv() (v argv) {
-	v.add("BLPOP")
+	v.add(nameBLPop)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -208,7 +234,7 @@ type BRPopCmd struct {
 }
 
 func (c *BRPopCmd) argv() (v argv) {
-	v.add("BRPOP")
+	v.add(nameBRPop)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -261,7 +287,7 @@ type BRPopLPushCmd struct {
 }
 
 func (c *BRPopLPushCmd) argv() (v argv) {
-	v.fixed[v.n] = "BRPOPLPUSH"
+	v.fixed[v.n] = nameBRPopLPush
 	v.n++
 	v.fixed[v.n] = c.source
 	v.n++
@@ -275,12 +301,12 @@ func (c *BRPopLPushCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: timeout is reached.
 func (c BRPopLPushCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"BRPOPLPUSH", c.source, c.destination, c.timeout}, problem{}, "BRPOPLPUSH"))
+	return decodeString(run(ctx, r, []any{nameBRPopLPush, c.source, c.destination, c.timeout}, problem{}, "BRPOPLPUSH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BRPopLPushCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"BRPOPLPUSH", c.source, c.destination, c.timeout}, problem{}, "BRPOPLPUSH", decodeString)
+	return queue(p, []any{nameBRPopLPush, c.source, c.destination, c.timeout}, problem{}, "BRPOPLPUSH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -310,7 +336,7 @@ type LIndexCmd struct {
 }
 
 func (c *LIndexCmd) argv() (v argv) {
-	v.fixed[v.n] = "LINDEX"
+	v.fixed[v.n] = nameLIndex
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -322,18 +348,18 @@ func (c *LIndexCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: index is out of range.
 func (c LIndexCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"LINDEX", c.key, c.index}, problem{}, "LINDEX"))
+	return decodeString(run(ctx, r, []any{nameLIndex, c.key, c.index}, problem{}, "LINDEX"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c LIndexCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (string, error) {
-	return decodeString(cached(ctx, cl, ttl, []any{"LINDEX", c.key, c.index}, problem{}, "LINDEX"))
+	return decodeString(cached(ctx, cl, ttl, []any{nameLIndex, c.key, c.index}, problem{}, "LINDEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LIndexCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"LINDEX", c.key, c.index}, problem{}, "LINDEX", decodeString)
+	return queue(p, []any{nameLIndex, c.key, c.index}, problem{}, "LINDEX", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -377,7 +403,7 @@ const (
 )
 
 func (c *LInsertCmd) argv() (v argv) {
-	v.fixed[v.n] = "LINSERT"
+	v.fixed[v.n] = nameLInsert
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -392,12 +418,12 @@ func (c *LInsertCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LInsertCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"LINSERT", c.key, c.where, c.pivot, c.element}, problem{}, "LINSERT"))
+	return decodeInt(run(ctx, r, []any{nameLInsert, c.key, c.where, c.pivot, c.element}, problem{}, "LINSERT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LInsertCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"LINSERT", c.key, c.where, c.pivot, c.element}, problem{}, "LINSERT", decodeInt)
+	return queue(p, []any{nameLInsert, c.key, c.where, c.pivot, c.element}, problem{}, "LINSERT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -423,7 +449,7 @@ type LLenCmd struct {
 }
 
 func (c *LLenCmd) argv() (v argv) {
-	v.fixed[v.n] = "LLEN"
+	v.fixed[v.n] = nameLLen
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -432,18 +458,18 @@ func (c *LLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"LLEN", c.key}, problem{}, "LLEN"))
+	return decodeInt(run(ctx, r, []any{nameLLen, c.key}, problem{}, "LLEN"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c LLenCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	return decodeInt(cached(ctx, cl, ttl, []any{"LLEN", c.key}, problem{}, "LLEN"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameLLen, c.key}, problem{}, "LLEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LLenCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"LLEN", c.key}, problem{}, "LLEN", decodeInt)
+	return queue(p, []any{nameLLen, c.key}, problem{}, "LLEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -476,7 +502,7 @@ type LMoveCmd struct {
 }
 
 func (c *LMoveCmd) argv() (v argv) {
-	v.fixed[v.n] = "LMOVE"
+	v.fixed[v.n] = nameLMove
 	v.n++
 	v.fixed[v.n] = c.source
 	v.n++
@@ -492,12 +518,12 @@ func (c *LMoveCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: source does not exist.
 func (c LMoveCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"LMOVE", c.source, c.destination, c.wherefrom, c.whereto}, problem{}, "LMOVE"))
+	return decodeString(run(ctx, r, []any{nameLMove, c.source, c.destination, c.wherefrom, c.whereto}, problem{}, "LMOVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LMoveCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"LMOVE", c.source, c.destination, c.wherefrom, c.whereto}, problem{}, "LMOVE", decodeString)
+	return queue(p, []any{nameLMove, c.source, c.destination, c.wherefrom, c.whereto}, problem{}, "LMOVE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -534,7 +560,7 @@ func (c LMPopCmd) Count(value int64) LMPopCmd {
 }
 
 func (c *LMPopCmd) argv() (v argv) {
-	v.add("LMPOP")
+	v.add(nameLMPop)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -588,7 +614,7 @@ type LPopCmd struct {
 }
 
 func (c *LPopCmd) argv() (v argv) {
-	v.fixed[v.n] = "LPOP"
+	v.fixed[v.n] = nameLPop
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -598,12 +624,12 @@ func (c *LPopCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c LPopCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"LPOP", c.key}, problem{}, "LPOP"))
+	return decodeString(run(ctx, r, []any{nameLPop, c.key}, problem{}, "LPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LPopCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"LPOP", c.key}, problem{}, "LPOP", decodeString)
+	return queue(p, []any{nameLPop, c.key}, problem{}, "LPOP", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -633,7 +659,7 @@ type LPopCountCmd struct {
 }
 
 func (c *LPopCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "LPOP"
+	v.fixed[v.n] = nameLPop
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -645,12 +671,12 @@ func (c *LPopCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c LPopCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"LPOP", c.key, c.count}, problem{}, "LPOP"))
+	return decodeStrings(run(ctx, r, []any{nameLPop, c.key, c.count}, problem{}, "LPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LPopCountCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"LPOP", c.key, c.count}, problem{}, "LPOP", decodeStrings)
+	return queue(p, []any{nameLPop, c.key, c.count}, problem{}, "LPOP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -695,7 +721,7 @@ func (c LPosCmd) MaxLen(value int64) LPosCmd {
 }
 
 func (c *LPosCmd) argv() (v argv) {
-	v.fixed[v.n] = "LPOS"
+	v.fixed[v.n] = nameLPos
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -781,7 +807,7 @@ func (c LPosCountCmd) MaxLen(value int64) LPosCountCmd {
 }
 
 func (c *LPosCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "LPOS"
+	v.fixed[v.n] = nameLPos
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -853,7 +879,7 @@ type LPushCmd struct {
 }
 
 func (c *LPushCmd) argv() (v argv) {
-	v.add("LPUSH")
+	v.add(nameLPush)
 	v.add(c.key)
 	if len(c.elements) == 0 {
 		v.fail(problemEmpty)
@@ -903,7 +929,7 @@ type LPushXCmd struct {
 }
 
 func (c *LPushXCmd) argv() (v argv) {
-	v.add("LPUSHX")
+	v.add(nameLPushX)
 	v.add(c.key)
 	if len(c.elements) == 0 {
 		v.fail(problemEmpty)
@@ -955,7 +981,7 @@ type LRangeCmd struct {
 }
 
 func (c *LRangeCmd) argv() (v argv) {
-	v.fixed[v.n] = "LRANGE"
+	v.fixed[v.n] = nameLRange
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -968,18 +994,18 @@ func (c *LRangeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LRangeCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"LRANGE", c.key, c.start, c.stop}, problem{}, "LRANGE"))
+	return decodeStrings(run(ctx, r, []any{nameLRange, c.key, c.start, c.stop}, problem{}, "LRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c LRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
-	return decodeStrings(cached(ctx, cl, ttl, []any{"LRANGE", c.key, c.start, c.stop}, problem{}, "LRANGE"))
+	return decodeStrings(cached(ctx, cl, ttl, []any{nameLRange, c.key, c.start, c.stop}, problem{}, "LRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LRangeCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"LRANGE", c.key, c.start, c.stop}, problem{}, "LRANGE", decodeStrings)
+	return queue(p, []any{nameLRange, c.key, c.start, c.stop}, problem{}, "LRANGE", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1011,7 +1037,7 @@ type LRemCmd struct {
 }
 
 func (c *LRemCmd) argv() (v argv) {
-	v.fixed[v.n] = "LREM"
+	v.fixed[v.n] = nameLRem
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1024,12 +1050,12 @@ func (c *LRemCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LRemCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"LREM", c.key, c.count, c.element}, problem{}, "LREM"))
+	return decodeInt(run(ctx, r, []any{nameLRem, c.key, c.count, c.element}, problem{}, "LREM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LRemCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"LREM", c.key, c.count, c.element}, problem{}, "LREM", decodeInt)
+	return queue(p, []any{nameLRem, c.key, c.count, c.element}, problem{}, "LREM", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1060,7 +1086,7 @@ type LSetCmd struct {
 }
 
 func (c *LSetCmd) argv() (v argv) {
-	v.fixed[v.n] = "LSET"
+	v.fixed[v.n] = nameLSet
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1073,12 +1099,12 @@ func (c *LSetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LSetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"LSET", c.key, c.index, c.element}, problem{}, "LSET"))
+	return decodeString(run(ctx, r, []any{nameLSet, c.key, c.index, c.element}, problem{}, "LSET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LSetCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"LSET", c.key, c.index, c.element}, problem{}, "LSET", decodeString)
+	return queue(p, []any{nameLSet, c.key, c.index, c.element}, problem{}, "LSET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1110,7 +1136,7 @@ type LTrimCmd struct {
 }
 
 func (c *LTrimCmd) argv() (v argv) {
-	v.fixed[v.n] = "LTRIM"
+	v.fixed[v.n] = nameLTrim
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1123,12 +1149,12 @@ func (c *LTrimCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LTrimCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"LTRIM", c.key, c.start, c.stop}, problem{}, "LTRIM"))
+	return decodeString(run(ctx, r, []any{nameLTrim, c.key, c.start, c.stop}, problem{}, "LTRIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LTrimCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"LTRIM", c.key, c.start, c.stop}, problem{}, "LTRIM", decodeString)
+	return queue(p, []any{nameLTrim, c.key, c.start, c.stop}, problem{}, "LTRIM", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1156,7 +1182,7 @@ type RPopCmd struct {
 }
 
 func (c *RPopCmd) argv() (v argv) {
-	v.fixed[v.n] = "RPOP"
+	v.fixed[v.n] = nameRPop
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1166,12 +1192,12 @@ func (c *RPopCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c RPopCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"RPOP", c.key}, problem{}, "RPOP"))
+	return decodeString(run(ctx, r, []any{nameRPop, c.key}, problem{}, "RPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RPopCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"RPOP", c.key}, problem{}, "RPOP", decodeString)
+	return queue(p, []any{nameRPop, c.key}, problem{}, "RPOP", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1201,7 +1227,7 @@ type RPopCountCmd struct {
 }
 
 func (c *RPopCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "RPOP"
+	v.fixed[v.n] = nameRPop
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1213,12 +1239,12 @@ func (c *RPopCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c RPopCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"RPOP", c.key, c.count}, problem{}, "RPOP"))
+	return decodeStrings(run(ctx, r, []any{nameRPop, c.key, c.count}, problem{}, "RPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RPopCountCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"RPOP", c.key, c.count}, problem{}, "RPOP", decodeStrings)
+	return queue(p, []any{nameRPop, c.key, c.count}, problem{}, "RPOP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1247,7 +1273,7 @@ type RPopLPushCmd struct {
 }
 
 func (c *RPopLPushCmd) argv() (v argv) {
-	v.fixed[v.n] = "RPOPLPUSH"
+	v.fixed[v.n] = nameRPopLPush
 	v.n++
 	v.fixed[v.n] = c.source
 	v.n++
@@ -1259,12 +1285,12 @@ func (c *RPopLPushCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: source list is empty.
 func (c RPopLPushCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"RPOPLPUSH", c.source, c.destination}, problem{}, "RPOPLPUSH"))
+	return decodeString(run(ctx, r, []any{nameRPopLPush, c.source, c.destination}, problem{}, "RPOPLPUSH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RPopLPushCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"RPOPLPUSH", c.source, c.destination}, problem{}, "RPOPLPUSH", decodeString)
+	return queue(p, []any{nameRPopLPush, c.source, c.destination}, problem{}, "RPOPLPUSH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1294,7 +1320,7 @@ type RPushCmd struct {
 }
 
 func (c *RPushCmd) argv() (v argv) {
-	v.add("RPUSH")
+	v.add(nameRPush)
 	v.add(c.key)
 	if len(c.elements) == 0 {
 		v.fail(problemEmpty)
@@ -1344,7 +1370,7 @@ type RPushXCmd struct {
 }
 
 func (c *RPushXCmd) argv() (v argv) {
-	v.add("RPUSHX")
+	v.add(nameRPushX)
 	v.add(c.key)
 	if len(c.elements) == 0 {
 		v.fail(problemEmpty)

@@ -6,7 +6,25 @@ package cmds
 import (
 	"context"
 
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/resp"
+)
+
+var (
+	namePSubscribe          = &argkind.Name{Text: "PSUBSCRIBE", Entry: entry("psubscribe")}
+	namePublish             = &argkind.Name{Text: "PUBLISH", Entry: entry("publish")}
+	namePubSubChannels      = &argkind.Name{Text: "PUBSUB", Entry: entry("pubsub|channels")}
+	namePubSubHelp          = &argkind.Name{Text: "PUBSUB", Entry: entry("pubsub|help")}
+	namePubSubNumPat        = &argkind.Name{Text: "PUBSUB", Entry: entry("pubsub|numpat")}
+	namePubSubNumSub        = &argkind.Name{Text: "PUBSUB", Entry: entry("pubsub|numsub")}
+	namePubSubShardChannels = &argkind.Name{Text: "PUBSUB", Entry: entry("pubsub|shardchannels")}
+	namePubSubShardNumSub   = &argkind.Name{Text: "PUBSUB", Entry: entry("pubsub|shardnumsub")}
+	namePUnsubscribe        = &argkind.Name{Text: "PUNSUBSCRIBE", Entry: entry("punsubscribe")}
+	nameSPublish            = &argkind.Name{Text: "SPUBLISH", Entry: entry("spublish")}
+	nameSSubscribe          = &argkind.Name{Text: "SSUBSCRIBE", Entry: entry("ssubscribe")}
+	nameSubscribe           = &argkind.Name{Text: "SUBSCRIBE", Entry: entry("subscribe")}
+	nameSUnsubscribe        = &argkind.Name{Text: "SUNSUBSCRIBE", Entry: entry("sunsubscribe")}
+	nameUnsubscribe         = &argkind.Name{Text: "UNSUBSCRIBE", Entry: entry("unsubscribe")}
 )
 
 // PSubscribe builds PSUBSCRIBE: listens for messages published to channels that match
@@ -28,7 +46,7 @@ type PSubscribeCmd struct {
 }
 
 func (c *PSubscribeCmd) argv() (v argv) {
-	v.add("PSUBSCRIBE")
+	v.add(namePSubscribe)
 	if len(c.patterns) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -77,7 +95,7 @@ type PublishCmd struct {
 }
 
 func (c *PublishCmd) argv() (v argv) {
-	v.fixed[v.n] = "PUBLISH"
+	v.fixed[v.n] = namePublish
 	v.n++
 	v.fixed[v.n] = c.channel
 	v.n++
@@ -88,12 +106,12 @@ func (c *PublishCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PublishCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"PUBLISH", c.channel, c.message}, problem{}, "PUBLISH"))
+	return decodeInt(run(ctx, r, []any{namePublish, c.channel, c.message}, problem{}, "PUBLISH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PublishCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"PUBLISH", c.channel, c.message}, problem{}, "PUBLISH", decodeInt)
+	return queue(p, []any{namePublish, c.channel, c.message}, problem{}, "PUBLISH", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -123,7 +141,7 @@ func (c PubSubChannelsCmd) Pattern(value string) PubSubChannelsCmd {
 }
 
 func (c *PubSubChannelsCmd) argv() (v argv) {
-	v.fixed[v.n] = "PUBSUB"
+	v.fixed[v.n] = namePubSubChannels
 	v.n++
 	v.fixed[v.n] = "CHANNELS"
 	v.n++
@@ -163,7 +181,7 @@ func PubSubHelp() PubSubHelpCmd { return PubSubHelpCmd{} }
 type PubSubHelpCmd struct{}
 
 func (c *PubSubHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "PUBSUB"
+	v.fixed[v.n] = namePubSubHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -172,12 +190,12 @@ func (c *PubSubHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PubSubHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"PUBSUB", "HELP"}, problem{}, "PUBSUB HELP"))
+	return decodeStrings(run(ctx, r, []any{namePubSubHelp, "HELP"}, problem{}, "PUBSUB HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PubSubHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"PUBSUB", "HELP"}, problem{}, "PUBSUB HELP", decodeStrings)
+	return queue(p, []any{namePubSubHelp, "HELP"}, problem{}, "PUBSUB HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -197,7 +215,7 @@ func PubSubNumPat() PubSubNumPatCmd { return PubSubNumPatCmd{} }
 type PubSubNumPatCmd struct{}
 
 func (c *PubSubNumPatCmd) argv() (v argv) {
-	v.fixed[v.n] = "PUBSUB"
+	v.fixed[v.n] = namePubSubNumPat
 	v.n++
 	v.fixed[v.n] = "NUMPAT"
 	v.n++
@@ -206,12 +224,12 @@ func (c *PubSubNumPatCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PubSubNumPatCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"PUBSUB", "NUMPAT"}, problem{}, "PUBSUB NUMPAT"))
+	return decodeInt(run(ctx, r, []any{namePubSubNumPat, "NUMPAT"}, problem{}, "PUBSUB NUMPAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PubSubNumPatCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"PUBSUB", "NUMPAT"}, problem{}, "PUBSUB NUMPAT", decodeInt)
+	return queue(p, []any{namePubSubNumPat, "NUMPAT"}, problem{}, "PUBSUB NUMPAT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -238,7 +256,7 @@ type PubSubNumSubCmd struct {
 }
 
 func (c *PubSubNumSubCmd) argv() (v argv) {
-	v.add("PUBSUB")
+	v.add(namePubSubNumSub)
 	v.add("NUMSUB")
 	for _, x := range c.channels {
 		v.add(x)
@@ -285,7 +303,7 @@ func (c PubSubShardChannelsCmd) Pattern(value string) PubSubShardChannelsCmd {
 }
 
 func (c *PubSubShardChannelsCmd) argv() (v argv) {
-	v.fixed[v.n] = "PUBSUB"
+	v.fixed[v.n] = namePubSubShardChannels
 	v.n++
 	v.fixed[v.n] = "SHARDCHANNELS"
 	v.n++
@@ -333,7 +351,7 @@ type PubSubShardNumSubCmd struct {
 }
 
 func (c *PubSubShardNumSubCmd) argv() (v argv) {
-	v.add("PUBSUB")
+	v.add(namePubSubShardNumSub)
 	v.add("SHARDNUMSUB")
 	for _, x := range c.shardchannels {
 		v.add(x)
@@ -378,7 +396,7 @@ type PUnsubscribeCmd struct {
 }
 
 func (c *PUnsubscribeCmd) argv() (v argv) {
-	v.add("PUNSUBSCRIBE")
+	v.add(namePUnsubscribe)
 	for _, x := range c.patterns {
 		v.add(x)
 	}
@@ -423,7 +441,7 @@ type SPublishCmd struct {
 }
 
 func (c *SPublishCmd) argv() (v argv) {
-	v.fixed[v.n] = "SPUBLISH"
+	v.fixed[v.n] = nameSPublish
 	v.n++
 	v.fixed[v.n] = c.shardchannel
 	v.n++
@@ -434,12 +452,12 @@ func (c *SPublishCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SPublishCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"SPUBLISH", c.shardchannel, c.message}, problem{}, "SPUBLISH"))
+	return decodeInt(run(ctx, r, []any{nameSPublish, c.shardchannel, c.message}, problem{}, "SPUBLISH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SPublishCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"SPUBLISH", c.shardchannel, c.message}, problem{}, "SPUBLISH", decodeInt)
+	return queue(p, []any{nameSPublish, c.shardchannel, c.message}, problem{}, "SPUBLISH", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -466,7 +484,7 @@ type SSubscribeCmd struct {
 }
 
 func (c *SSubscribeCmd) argv() (v argv) {
-	v.add("SSUBSCRIBE")
+	v.add(nameSSubscribe)
 	if len(c.shardchannels) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -512,7 +530,7 @@ type SubscribeCmd struct {
 }
 
 func (c *SubscribeCmd) argv() (v argv) {
-	v.add("SUBSCRIBE")
+	v.add(nameSubscribe)
 	if len(c.channels) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -559,7 +577,7 @@ type SUnsubscribeCmd struct {
 }
 
 func (c *SUnsubscribeCmd) argv() (v argv) {
-	v.add("SUNSUBSCRIBE")
+	v.add(nameSUnsubscribe)
 	for _, x := range c.shardchannels {
 		v.add(x)
 	}
@@ -602,7 +620,7 @@ type UnsubscribeCmd struct {
 }
 
 func (c *UnsubscribeCmd) argv() (v argv) {
-	v.add("UNSUBSCRIBE")
+	v.add(nameUnsubscribe)
 	for _, x := range c.channels {
 		v.add(x)
 	}

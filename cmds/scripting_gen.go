@@ -6,7 +6,33 @@ package cmds
 import (
 	"context"
 
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/resp"
+)
+
+var (
+	nameEval            = &argkind.Name{Text: "EVAL", Entry: entry("eval")}
+	nameEvalRO          = &argkind.Name{Text: "EVAL_RO", Entry: entry("eval_ro")}
+	nameEvalSha         = &argkind.Name{Text: "EVALSHA", Entry: entry("evalsha")}
+	nameEvalShaRO       = &argkind.Name{Text: "EVALSHA_RO", Entry: entry("evalsha_ro")}
+	nameFCall           = &argkind.Name{Text: "FCALL", Entry: entry("fcall")}
+	nameFCallRO         = &argkind.Name{Text: "FCALL_RO", Entry: entry("fcall_ro")}
+	nameFunctionDelete  = &argkind.Name{Text: "FUNCTION", Entry: entry("function|delete")}
+	nameFunctionDump    = &argkind.Name{Text: "FUNCTION", Entry: entry("function|dump")}
+	nameFunctionFlush   = &argkind.Name{Text: "FUNCTION", Entry: entry("function|flush")}
+	nameFunctionHelp    = &argkind.Name{Text: "FUNCTION", Entry: entry("function|help")}
+	nameFunctionKill    = &argkind.Name{Text: "FUNCTION", Entry: entry("function|kill")}
+	nameFunctionList    = &argkind.Name{Text: "FUNCTION", Entry: entry("function|list")}
+	nameFunctionLoad    = &argkind.Name{Text: "FUNCTION", Entry: entry("function|load")}
+	nameFunctionRestore = &argkind.Name{Text: "FUNCTION", Entry: entry("function|restore")}
+	nameFunctionStats   = &argkind.Name{Text: "FUNCTION", Entry: entry("function|stats")}
+	nameScriptDebug     = &argkind.Name{Text: "SCRIPT", Entry: entry("script|debug")}
+	nameScriptExists    = &argkind.Name{Text: "SCRIPT", Entry: entry("script|exists")}
+	nameScriptFlush     = &argkind.Name{Text: "SCRIPT", Entry: entry("script|flush")}
+	nameScriptHelp      = &argkind.Name{Text: "SCRIPT", Entry: entry("script|help")}
+	nameScriptKill      = &argkind.Name{Text: "SCRIPT", Entry: entry("script|kill")}
+	nameScriptLoad      = &argkind.Name{Text: "SCRIPT", Entry: entry("script|load")}
+	nameScriptShow      = &argkind.Name{Text: "SCRIPT", Entry: entry("script|show")}
 )
 
 // Eval builds EVAL: executes a server-side Lua script.
@@ -30,7 +56,7 @@ type EvalCmd struct {
 }
 
 func (c *EvalCmd) argv() (v argv) {
-	v.add("EVAL")
+	v.add(nameEval)
 	v.add(c.script)
 	v.add(int64(len(c.keys)))
 	for _, x := range c.keys {
@@ -81,7 +107,7 @@ type EvalROCmd struct {
 }
 
 func (c *EvalROCmd) argv() (v argv) {
-	v.add("EVAL_RO")
+	v.add(nameEvalRO)
 	v.add(c.script)
 	v.add(int64(len(c.keys)))
 	for _, x := range c.keys {
@@ -132,7 +158,7 @@ type EvalShaCmd struct {
 }
 
 func (c *EvalShaCmd) argv() (v argv) {
-	v.add("EVALSHA")
+	v.add(nameEvalSha)
 	v.add(c.sha1)
 	v.add(int64(len(c.keys)))
 	for _, x := range c.keys {
@@ -184,7 +210,7 @@ type EvalShaROCmd struct {
 }
 
 func (c *EvalShaROCmd) argv() (v argv) {
-	v.add("EVALSHA_RO")
+	v.add(nameEvalShaRO)
 	v.add(c.sha1)
 	v.add(int64(len(c.keys)))
 	for _, x := range c.keys {
@@ -235,7 +261,7 @@ type FCallCmd struct {
 }
 
 func (c *FCallCmd) argv() (v argv) {
-	v.add("FCALL")
+	v.add(nameFCall)
 	v.add(c.function)
 	v.add(int64(len(c.keys)))
 	for _, x := range c.keys {
@@ -286,7 +312,7 @@ type FCallROCmd struct {
 }
 
 func (c *FCallROCmd) argv() (v argv) {
-	v.add("FCALL_RO")
+	v.add(nameFCallRO)
 	v.add(c.function)
 	v.add(int64(len(c.keys)))
 	for _, x := range c.keys {
@@ -333,7 +359,7 @@ type FunctionDeleteCmd struct {
 }
 
 func (c *FunctionDeleteCmd) argv() (v argv) {
-	v.fixed[v.n] = "FUNCTION"
+	v.fixed[v.n] = nameFunctionDelete
 	v.n++
 	v.fixed[v.n] = "DELETE"
 	v.n++
@@ -344,12 +370,12 @@ func (c *FunctionDeleteCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionDeleteCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"FUNCTION", "DELETE", c.libraryName}, problem{}, "FUNCTION DELETE"))
+	return decodeString(run(ctx, r, []any{nameFunctionDelete, "DELETE", c.libraryName}, problem{}, "FUNCTION DELETE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionDeleteCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"FUNCTION", "DELETE", c.libraryName}, problem{}, "FUNCTION DELETE", decodeString)
+	return queue(p, []any{nameFunctionDelete, "DELETE", c.libraryName}, problem{}, "FUNCTION DELETE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -370,7 +396,7 @@ func FunctionDump() FunctionDumpCmd { return FunctionDumpCmd{} }
 type FunctionDumpCmd struct{}
 
 func (c *FunctionDumpCmd) argv() (v argv) {
-	v.fixed[v.n] = "FUNCTION"
+	v.fixed[v.n] = nameFunctionDump
 	v.n++
 	v.fixed[v.n] = "DUMP"
 	v.n++
@@ -379,12 +405,12 @@ func (c *FunctionDumpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionDumpCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"FUNCTION", "DUMP"}, problem{}, "FUNCTION DUMP"))
+	return decodeString(run(ctx, r, []any{nameFunctionDump, "DUMP"}, problem{}, "FUNCTION DUMP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionDumpCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"FUNCTION", "DUMP"}, problem{}, "FUNCTION DUMP", decodeString)
+	return queue(p, []any{nameFunctionDump, "DUMP"}, problem{}, "FUNCTION DUMP", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -419,7 +445,7 @@ func (c FunctionFlushCmd) Sync() FunctionFlushCmd {
 }
 
 func (c *FunctionFlushCmd) argv() (v argv) {
-	v.fixed[v.n] = "FUNCTION"
+	v.fixed[v.n] = nameFunctionFlush
 	v.n++
 	v.fixed[v.n] = "FLUSH"
 	v.n++
@@ -464,7 +490,7 @@ func FunctionHelp() FunctionHelpCmd { return FunctionHelpCmd{} }
 type FunctionHelpCmd struct{}
 
 func (c *FunctionHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "FUNCTION"
+	v.fixed[v.n] = nameFunctionHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -473,12 +499,12 @@ func (c *FunctionHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"FUNCTION", "HELP"}, problem{}, "FUNCTION HELP"))
+	return decodeStrings(run(ctx, r, []any{nameFunctionHelp, "HELP"}, problem{}, "FUNCTION HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"FUNCTION", "HELP"}, problem{}, "FUNCTION HELP", decodeStrings)
+	return queue(p, []any{nameFunctionHelp, "HELP"}, problem{}, "FUNCTION HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -498,7 +524,7 @@ func FunctionKill() FunctionKillCmd { return FunctionKillCmd{} }
 type FunctionKillCmd struct{}
 
 func (c *FunctionKillCmd) argv() (v argv) {
-	v.fixed[v.n] = "FUNCTION"
+	v.fixed[v.n] = nameFunctionKill
 	v.n++
 	v.fixed[v.n] = "KILL"
 	v.n++
@@ -507,12 +533,12 @@ func (c *FunctionKillCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionKillCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"FUNCTION", "KILL"}, problem{}, "FUNCTION KILL"))
+	return decodeString(run(ctx, r, []any{nameFunctionKill, "KILL"}, problem{}, "FUNCTION KILL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionKillCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"FUNCTION", "KILL"}, problem{}, "FUNCTION KILL", decodeString)
+	return queue(p, []any{nameFunctionKill, "KILL"}, problem{}, "FUNCTION KILL", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -547,7 +573,7 @@ func (c FunctionListCmd) WithCode() FunctionListCmd {
 }
 
 func (c *FunctionListCmd) argv() (v argv) {
-	v.fixed[v.n] = "FUNCTION"
+	v.fixed[v.n] = nameFunctionList
 	v.n++
 	v.fixed[v.n] = "LIST"
 	v.n++
@@ -607,7 +633,7 @@ func (c FunctionLoadCmd) Replace() FunctionLoadCmd {
 }
 
 func (c *FunctionLoadCmd) argv() (v argv) {
-	v.fixed[v.n] = "FUNCTION"
+	v.fixed[v.n] = nameFunctionLoad
 	v.n++
 	v.fixed[v.n] = "LOAD"
 	v.n++
@@ -675,7 +701,7 @@ func (c FunctionRestoreCmd) Replace() FunctionRestoreCmd {
 }
 
 func (c *FunctionRestoreCmd) argv() (v argv) {
-	v.fixed[v.n] = "FUNCTION"
+	v.fixed[v.n] = nameFunctionRestore
 	v.n++
 	v.fixed[v.n] = "RESTORE"
 	v.n++
@@ -725,7 +751,7 @@ func FunctionStats() FunctionStatsCmd { return FunctionStatsCmd{} }
 type FunctionStatsCmd struct{}
 
 func (c *FunctionStatsCmd) argv() (v argv) {
-	v.fixed[v.n] = "FUNCTION"
+	v.fixed[v.n] = nameFunctionStats
 	v.n++
 	v.fixed[v.n] = "STATS"
 	v.n++
@@ -734,12 +760,12 @@ func (c *FunctionStatsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionStatsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	return decodeValue(run(ctx, r, []any{"FUNCTION", "STATS"}, problem{}, "FUNCTION STATS"))
+	return decodeValue(run(ctx, r, []any{nameFunctionStats, "STATS"}, problem{}, "FUNCTION STATS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionStatsCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{"FUNCTION", "STATS"}, problem{}, "FUNCTION STATS", decodeValue)
+	return queue(p, []any{nameFunctionStats, "STATS"}, problem{}, "FUNCTION STATS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -784,7 +810,7 @@ func (c ScriptDebugCmd) Engine(value string) ScriptDebugCmd {
 }
 
 func (c *ScriptDebugCmd) argv() (v argv) {
-	v.fixed[v.n] = "SCRIPT"
+	v.fixed[v.n] = nameScriptDebug
 	v.n++
 	v.fixed[v.n] = "DEBUG"
 	v.n++
@@ -834,7 +860,7 @@ type ScriptExistsCmd struct {
 }
 
 func (c *ScriptExistsCmd) argv() (v argv) {
-	v.add("SCRIPT")
+	v.add(nameScriptExists)
 	v.add("EXISTS")
 	if len(c.sha1s) == 0 {
 		v.fail(problemEmpty)
@@ -890,7 +916,7 @@ func (c ScriptFlushCmd) Sync() ScriptFlushCmd {
 }
 
 func (c *ScriptFlushCmd) argv() (v argv) {
-	v.fixed[v.n] = "SCRIPT"
+	v.fixed[v.n] = nameScriptFlush
 	v.n++
 	v.fixed[v.n] = "FLUSH"
 	v.n++
@@ -934,7 +960,7 @@ func ScriptHelp() ScriptHelpCmd { return ScriptHelpCmd{} }
 type ScriptHelpCmd struct{}
 
 func (c *ScriptHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "SCRIPT"
+	v.fixed[v.n] = nameScriptHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -943,12 +969,12 @@ func (c *ScriptHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ScriptHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"SCRIPT", "HELP"}, problem{}, "SCRIPT HELP"))
+	return decodeStrings(run(ctx, r, []any{nameScriptHelp, "HELP"}, problem{}, "SCRIPT HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"SCRIPT", "HELP"}, problem{}, "SCRIPT HELP", decodeStrings)
+	return queue(p, []any{nameScriptHelp, "HELP"}, problem{}, "SCRIPT HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -968,7 +994,7 @@ func ScriptKill() ScriptKillCmd { return ScriptKillCmd{} }
 type ScriptKillCmd struct{}
 
 func (c *ScriptKillCmd) argv() (v argv) {
-	v.fixed[v.n] = "SCRIPT"
+	v.fixed[v.n] = nameScriptKill
 	v.n++
 	v.fixed[v.n] = "KILL"
 	v.n++
@@ -977,12 +1003,12 @@ func (c *ScriptKillCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ScriptKillCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"SCRIPT", "KILL"}, problem{}, "SCRIPT KILL"))
+	return decodeString(run(ctx, r, []any{nameScriptKill, "KILL"}, problem{}, "SCRIPT KILL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptKillCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"SCRIPT", "KILL"}, problem{}, "SCRIPT KILL", decodeString)
+	return queue(p, []any{nameScriptKill, "KILL"}, problem{}, "SCRIPT KILL", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1009,7 +1035,7 @@ type ScriptLoadCmd struct {
 }
 
 func (c *ScriptLoadCmd) argv() (v argv) {
-	v.fixed[v.n] = "SCRIPT"
+	v.fixed[v.n] = nameScriptLoad
 	v.n++
 	v.fixed[v.n] = "LOAD"
 	v.n++
@@ -1020,12 +1046,12 @@ func (c *ScriptLoadCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ScriptLoadCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"SCRIPT", "LOAD", c.script}, problem{}, "SCRIPT LOAD"))
+	return decodeString(run(ctx, r, []any{nameScriptLoad, "LOAD", c.script}, problem{}, "SCRIPT LOAD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptLoadCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"SCRIPT", "LOAD", c.script}, problem{}, "SCRIPT LOAD", decodeString)
+	return queue(p, []any{nameScriptLoad, "LOAD", c.script}, problem{}, "SCRIPT LOAD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1051,7 +1077,7 @@ type ScriptShowCmd struct {
 }
 
 func (c *ScriptShowCmd) argv() (v argv) {
-	v.fixed[v.n] = "SCRIPT"
+	v.fixed[v.n] = nameScriptShow
 	v.n++
 	v.fixed[v.n] = "SHOW"
 	v.n++
@@ -1062,12 +1088,12 @@ func (c *ScriptShowCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ScriptShowCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"SCRIPT", "SHOW", c.sha1}, problem{}, "SCRIPT SHOW"))
+	return decodeString(run(ctx, r, []any{nameScriptShow, "SHOW", c.sha1}, problem{}, "SCRIPT SHOW"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptShowCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"SCRIPT", "SHOW", c.sha1}, problem{}, "SCRIPT SHOW", decodeString)
+	return queue(p, []any{nameScriptShow, "SHOW", c.sha1}, problem{}, "SCRIPT SHOW", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -8,7 +8,91 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/resp"
+)
+
+var (
+	nameACLCat                 = &argkind.Name{Text: "ACL", Entry: entry("acl|cat")}
+	nameACLDelUser             = &argkind.Name{Text: "ACL", Entry: entry("acl|deluser")}
+	nameACLDryRun              = &argkind.Name{Text: "ACL", Entry: entry("acl|dryrun")}
+	nameACLGenPass             = &argkind.Name{Text: "ACL", Entry: entry("acl|genpass")}
+	nameACLGetUser             = &argkind.Name{Text: "ACL", Entry: entry("acl|getuser")}
+	nameACLHelp                = &argkind.Name{Text: "ACL", Entry: entry("acl|help")}
+	nameACLList                = &argkind.Name{Text: "ACL", Entry: entry("acl|list")}
+	nameACLLoad                = &argkind.Name{Text: "ACL", Entry: entry("acl|load")}
+	nameACLLog                 = &argkind.Name{Text: "ACL", Entry: entry("acl|log")}
+	nameACLSave                = &argkind.Name{Text: "ACL", Entry: entry("acl|save")}
+	nameACLSetUser             = &argkind.Name{Text: "ACL", Entry: entry("acl|setuser")}
+	nameACLUsers               = &argkind.Name{Text: "ACL", Entry: entry("acl|users")}
+	nameACLWhoAmI              = &argkind.Name{Text: "ACL", Entry: entry("acl|whoami")}
+	nameBgRewriteAOF           = &argkind.Name{Text: "BGREWRITEAOF", Entry: entry("bgrewriteaof")}
+	nameBgSave                 = &argkind.Name{Text: "BGSAVE", Entry: entry("bgsave")}
+	nameCommandLogGet          = &argkind.Name{Text: "COMMANDLOG", Entry: entry("commandlog|get")}
+	nameCommandLogHelp         = &argkind.Name{Text: "COMMANDLOG", Entry: entry("commandlog|help")}
+	nameCommandLogLen          = &argkind.Name{Text: "COMMANDLOG", Entry: entry("commandlog|len")}
+	nameCommandLogReset        = &argkind.Name{Text: "COMMANDLOG", Entry: entry("commandlog|reset")}
+	nameCommandCount           = &argkind.Name{Text: "COMMAND", Entry: entry("command|count")}
+	nameCommandDocs            = &argkind.Name{Text: "COMMAND", Entry: entry("command|docs")}
+	nameCommandGetKeys         = &argkind.Name{Text: "COMMAND", Entry: entry("command|getkeys")}
+	nameCommandGetKeysAndFlags = &argkind.Name{Text: "COMMAND", Entry: entry("command|getkeysandflags")}
+	nameCommandHelp            = &argkind.Name{Text: "COMMAND", Entry: entry("command|help")}
+	nameCommandInfo            = &argkind.Name{Text: "COMMAND", Entry: entry("command|info")}
+	nameCommandList            = &argkind.Name{Text: "COMMAND", Entry: entry("command|list")}
+	nameConfigGet              = &argkind.Name{Text: "CONFIG", Entry: entry("config|get")}
+	nameConfigHelp             = &argkind.Name{Text: "CONFIG", Entry: entry("config|help")}
+	nameConfigResetStat        = &argkind.Name{Text: "CONFIG", Entry: entry("config|resetstat")}
+	nameConfigRewrite          = &argkind.Name{Text: "CONFIG", Entry: entry("config|rewrite")}
+	nameConfigSet              = &argkind.Name{Text: "CONFIG", Entry: entry("config|set")}
+	nameDBSize                 = &argkind.Name{Text: "DBSIZE", Entry: entry("dbsize")}
+	nameDebug                  = &argkind.Name{Text: "DEBUG", Entry: entry("debug")}
+	nameFailover               = &argkind.Name{Text: "FAILOVER", Entry: entry("failover")}
+	nameFlushAll               = &argkind.Name{Text: "FLUSHALL", Entry: entry("flushall")}
+	nameFlushDB                = &argkind.Name{Text: "FLUSHDB", Entry: entry("flushdb")}
+	nameHotKeysGet             = &argkind.Name{Text: "HOTKEYS", Entry: entry("hotkeys|get")}
+	nameHotKeysHelp            = &argkind.Name{Text: "HOTKEYS", Entry: entry("hotkeys|help")}
+	nameHotKeysReset           = &argkind.Name{Text: "HOTKEYS", Entry: entry("hotkeys|reset")}
+	nameHotKeysStart           = &argkind.Name{Text: "HOTKEYS", Entry: entry("hotkeys|start")}
+	nameHotKeysStop            = &argkind.Name{Text: "HOTKEYS", Entry: entry("hotkeys|stop")}
+	nameInfo                   = &argkind.Name{Text: "INFO", Entry: entry("info")}
+	nameLastSave               = &argkind.Name{Text: "LASTSAVE", Entry: entry("lastsave")}
+	nameLatencyDoctor          = &argkind.Name{Text: "LATENCY", Entry: entry("latency|doctor")}
+	nameLatencyGraph           = &argkind.Name{Text: "LATENCY", Entry: entry("latency|graph")}
+	nameLatencyHelp            = &argkind.Name{Text: "LATENCY", Entry: entry("latency|help")}
+	nameLatencyHistogram       = &argkind.Name{Text: "LATENCY", Entry: entry("latency|histogram")}
+	nameLatencyHistory         = &argkind.Name{Text: "LATENCY", Entry: entry("latency|history")}
+	nameLatencyLatest          = &argkind.Name{Text: "LATENCY", Entry: entry("latency|latest")}
+	nameLatencyReset           = &argkind.Name{Text: "LATENCY", Entry: entry("latency|reset")}
+	nameLolwut                 = &argkind.Name{Text: "LOLWUT", Entry: entry("lolwut")}
+	nameMemoryDoctor           = &argkind.Name{Text: "MEMORY", Entry: entry("memory|doctor")}
+	nameMemoryHelp             = &argkind.Name{Text: "MEMORY", Entry: entry("memory|help")}
+	nameMemoryMallocStats      = &argkind.Name{Text: "MEMORY", Entry: entry("memory|malloc-stats")}
+	nameMemoryPurge            = &argkind.Name{Text: "MEMORY", Entry: entry("memory|purge")}
+	nameMemoryStats            = &argkind.Name{Text: "MEMORY", Entry: entry("memory|stats")}
+	nameMemoryUsage            = &argkind.Name{Text: "MEMORY", Entry: entry("memory|usage")}
+	nameModuleHelp             = &argkind.Name{Text: "MODULE", Entry: entry("module|help")}
+	nameModuleList             = &argkind.Name{Text: "MODULE", Entry: entry("module|list")}
+	nameModuleLoad             = &argkind.Name{Text: "MODULE", Entry: entry("module|load")}
+	nameModuleLoadEx           = &argkind.Name{Text: "MODULE", Entry: entry("module|loadex")}
+	nameModuleUnload           = &argkind.Name{Text: "MODULE", Entry: entry("module|unload")}
+	nameMonitor                = &argkind.Name{Text: "MONITOR", Entry: entry("monitor")}
+	namePSync                  = &argkind.Name{Text: "PSYNC", Entry: entry("psync")}
+	nameReplConf               = &argkind.Name{Text: "REPLCONF", Entry: entry("replconf")}
+	nameReplicaOf              = &argkind.Name{Text: "REPLICAOF", Entry: entry("replicaof")}
+	nameRestoreAsking          = &argkind.Name{Text: "RESTORE-ASKING", Entry: entry("restore-asking")}
+	nameRole                   = &argkind.Name{Text: "ROLE", Entry: entry("role")}
+	nameSave                   = &argkind.Name{Text: "SAVE", Entry: entry("save")}
+	nameSFlush                 = &argkind.Name{Text: "SFLUSH", Entry: entry("sflush")}
+	nameShutdown               = &argkind.Name{Text: "SHUTDOWN", Entry: entry("shutdown")}
+	nameSlaveOf                = &argkind.Name{Text: "SLAVEOF", Entry: entry("slaveof")}
+	nameSlowLogGet             = &argkind.Name{Text: "SLOWLOG", Entry: entry("slowlog|get")}
+	nameSlowLogHelp            = &argkind.Name{Text: "SLOWLOG", Entry: entry("slowlog|help")}
+	nameSlowLogLen             = &argkind.Name{Text: "SLOWLOG", Entry: entry("slowlog|len")}
+	nameSlowLogReset           = &argkind.Name{Text: "SLOWLOG", Entry: entry("slowlog|reset")}
+	nameSwapDB                 = &argkind.Name{Text: "SWAPDB", Entry: entry("swapdb")}
+	nameSync                   = &argkind.Name{Text: "SYNC", Entry: entry("sync")}
+	nameTime                   = &argkind.Name{Text: "TIME", Entry: entry("time")}
+	nameTrimSlots              = &argkind.Name{Text: "TRIMSLOTS", Entry: entry("trimslots")}
 )
 
 // ACLCat builds ACL CAT: lists the ACL categories, or the commands inside a category.
@@ -31,7 +115,7 @@ func (c ACLCatCmd) Category(value string) ACLCatCmd {
 }
 
 func (c *ACLCatCmd) argv() (v argv) {
-	v.fixed[v.n] = "ACL"
+	v.fixed[v.n] = nameACLCat
 	v.n++
 	v.fixed[v.n] = "CAT"
 	v.n++
@@ -78,7 +162,7 @@ type ACLDelUserCmd struct {
 }
 
 func (c *ACLDelUserCmd) argv() (v argv) {
-	v.add("ACL")
+	v.add(nameACLDelUser)
 	v.add("DELUSER")
 	if len(c.usernames) == 0 {
 		v.fail(problemEmpty)
@@ -129,7 +213,7 @@ type ACLDryRunCmd struct {
 }
 
 func (c *ACLDryRunCmd) argv() (v argv) {
-	v.add("ACL")
+	v.add(nameACLDryRun)
 	v.add("DRYRUN")
 	v.add(c.username)
 	v.add(c.command)
@@ -177,7 +261,7 @@ func (c ACLGenPassCmd) Bits(value int64) ACLGenPassCmd {
 }
 
 func (c *ACLGenPassCmd) argv() (v argv) {
-	v.fixed[v.n] = "ACL"
+	v.fixed[v.n] = nameACLGenPass
 	v.n++
 	v.fixed[v.n] = "GENPASS"
 	v.n++
@@ -224,7 +308,7 @@ type ACLGetUserCmd struct {
 }
 
 func (c *ACLGetUserCmd) argv() (v argv) {
-	v.fixed[v.n] = "ACL"
+	v.fixed[v.n] = nameACLGetUser
 	v.n++
 	v.fixed[v.n] = "GETUSER"
 	v.n++
@@ -235,12 +319,12 @@ func (c *ACLGetUserCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLGetUserCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	return decodeValue(run(ctx, r, []any{"ACL", "GETUSER", c.username}, problem{}, "ACL GETUSER"))
+	return decodeValue(run(ctx, r, []any{nameACLGetUser, "GETUSER", c.username}, problem{}, "ACL GETUSER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLGetUserCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{"ACL", "GETUSER", c.username}, problem{}, "ACL GETUSER", decodeValue)
+	return queue(p, []any{nameACLGetUser, "GETUSER", c.username}, problem{}, "ACL GETUSER", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -260,7 +344,7 @@ func ACLHelp() ACLHelpCmd { return ACLHelpCmd{} }
 type ACLHelpCmd struct{}
 
 func (c *ACLHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "ACL"
+	v.fixed[v.n] = nameACLHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -269,12 +353,12 @@ func (c *ACLHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"ACL", "HELP"}, problem{}, "ACL HELP"))
+	return decodeStrings(run(ctx, r, []any{nameACLHelp, "HELP"}, problem{}, "ACL HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"ACL", "HELP"}, problem{}, "ACL HELP", decodeStrings)
+	return queue(p, []any{nameACLHelp, "HELP"}, problem{}, "ACL HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -295,7 +379,7 @@ func ACLList() ACLListCmd { return ACLListCmd{} }
 type ACLListCmd struct{}
 
 func (c *ACLListCmd) argv() (v argv) {
-	v.fixed[v.n] = "ACL"
+	v.fixed[v.n] = nameACLList
 	v.n++
 	v.fixed[v.n] = "LIST"
 	v.n++
@@ -304,12 +388,12 @@ func (c *ACLListCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLListCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"ACL", "LIST"}, problem{}, "ACL LIST"))
+	return decodeStrings(run(ctx, r, []any{nameACLList, "LIST"}, problem{}, "ACL LIST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLListCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"ACL", "LIST"}, problem{}, "ACL LIST", decodeStrings)
+	return queue(p, []any{nameACLList, "LIST"}, problem{}, "ACL LIST", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -330,7 +414,7 @@ func ACLLoad() ACLLoadCmd { return ACLLoadCmd{} }
 type ACLLoadCmd struct{}
 
 func (c *ACLLoadCmd) argv() (v argv) {
-	v.fixed[v.n] = "ACL"
+	v.fixed[v.n] = nameACLLoad
 	v.n++
 	v.fixed[v.n] = "LOAD"
 	v.n++
@@ -339,12 +423,12 @@ func (c *ACLLoadCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLLoadCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"ACL", "LOAD"}, problem{}, "ACL LOAD"))
+	return decodeString(run(ctx, r, []any{nameACLLoad, "LOAD"}, problem{}, "ACL LOAD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLLoadCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"ACL", "LOAD"}, problem{}, "ACL LOAD", decodeString)
+	return queue(p, []any{nameACLLoad, "LOAD"}, problem{}, "ACL LOAD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -381,7 +465,7 @@ func (c ACLLogCmd) Reset() ACLLogCmd {
 }
 
 func (c *ACLLogCmd) argv() (v argv) {
-	v.fixed[v.n] = "ACL"
+	v.fixed[v.n] = nameACLLog
 	v.n++
 	v.fixed[v.n] = "LOG"
 	v.n++
@@ -426,7 +510,7 @@ func ACLSave() ACLSaveCmd { return ACLSaveCmd{} }
 type ACLSaveCmd struct{}
 
 func (c *ACLSaveCmd) argv() (v argv) {
-	v.fixed[v.n] = "ACL"
+	v.fixed[v.n] = nameACLSave
 	v.n++
 	v.fixed[v.n] = "SAVE"
 	v.n++
@@ -435,12 +519,12 @@ func (c *ACLSaveCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLSaveCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"ACL", "SAVE"}, problem{}, "ACL SAVE"))
+	return decodeString(run(ctx, r, []any{nameACLSave, "SAVE"}, problem{}, "ACL SAVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLSaveCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"ACL", "SAVE"}, problem{}, "ACL SAVE", decodeString)
+	return queue(p, []any{nameACLSave, "SAVE"}, problem{}, "ACL SAVE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -469,7 +553,7 @@ type ACLSetUserCmd struct {
 }
 
 func (c *ACLSetUserCmd) argv() (v argv) {
-	v.add("ACL")
+	v.add(nameACLSetUser)
 	v.add("SETUSER")
 	v.add(c.username)
 	for _, x := range c.rules {
@@ -508,7 +592,7 @@ func ACLUsers() ACLUsersCmd { return ACLUsersCmd{} }
 type ACLUsersCmd struct{}
 
 func (c *ACLUsersCmd) argv() (v argv) {
-	v.fixed[v.n] = "ACL"
+	v.fixed[v.n] = nameACLUsers
 	v.n++
 	v.fixed[v.n] = "USERS"
 	v.n++
@@ -517,12 +601,12 @@ func (c *ACLUsersCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLUsersCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"ACL", "USERS"}, problem{}, "ACL USERS"))
+	return decodeStrings(run(ctx, r, []any{nameACLUsers, "USERS"}, problem{}, "ACL USERS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLUsersCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"ACL", "USERS"}, problem{}, "ACL USERS", decodeStrings)
+	return queue(p, []any{nameACLUsers, "USERS"}, problem{}, "ACL USERS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -543,7 +627,7 @@ func ACLWhoAmI() ACLWhoAmICmd { return ACLWhoAmICmd{} }
 type ACLWhoAmICmd struct{}
 
 func (c *ACLWhoAmICmd) argv() (v argv) {
-	v.fixed[v.n] = "ACL"
+	v.fixed[v.n] = nameACLWhoAmI
 	v.n++
 	v.fixed[v.n] = "WHOAMI"
 	v.n++
@@ -552,12 +636,12 @@ func (c *ACLWhoAmICmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLWhoAmICmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"ACL", "WHOAMI"}, problem{}, "ACL WHOAMI"))
+	return decodeString(run(ctx, r, []any{nameACLWhoAmI, "WHOAMI"}, problem{}, "ACL WHOAMI"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLWhoAmICmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"ACL", "WHOAMI"}, problem{}, "ACL WHOAMI", decodeString)
+	return queue(p, []any{nameACLWhoAmI, "WHOAMI"}, problem{}, "ACL WHOAMI", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -578,19 +662,19 @@ func BgRewriteAOF() BgRewriteAOFCmd { return BgRewriteAOFCmd{} }
 type BgRewriteAOFCmd struct{}
 
 func (c *BgRewriteAOFCmd) argv() (v argv) {
-	v.fixed[v.n] = "BGREWRITEAOF"
+	v.fixed[v.n] = nameBgRewriteAOF
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c BgRewriteAOFCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"BGREWRITEAOF"}, problem{}, "BGREWRITEAOF"))
+	return decodeString(run(ctx, r, []any{nameBgRewriteAOF}, problem{}, "BGREWRITEAOF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BgRewriteAOFCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"BGREWRITEAOF"}, problem{}, "BGREWRITEAOF", decodeString)
+	return queue(p, []any{nameBgRewriteAOF}, problem{}, "BGREWRITEAOF", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -626,7 +710,7 @@ func (c BgSaveCmd) Cancel() BgSaveCmd {
 }
 
 func (c *BgSaveCmd) argv() (v argv) {
-	v.fixed[v.n] = "BGSAVE"
+	v.fixed[v.n] = nameBgSave
 	v.n++
 	switch c.operation {
 	case 1:
@@ -687,7 +771,7 @@ const (
 )
 
 func (c *CommandLogGetCmd) argv() (v argv) {
-	v.fixed[v.n] = "COMMANDLOG"
+	v.fixed[v.n] = nameCommandLogGet
 	v.n++
 	v.fixed[v.n] = "GET"
 	v.n++
@@ -700,12 +784,12 @@ func (c *CommandLogGetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandLogGetCmd) Do(ctx context.Context, r Doer) ([]CommandLogEntry, error) {
-	return decodeCommandLog(run(ctx, r, []any{"COMMANDLOG", "GET", c.count, c.type_}, problem{}, "COMMANDLOG GET"))
+	return decodeCommandLog(run(ctx, r, []any{nameCommandLogGet, "GET", c.count, c.type_}, problem{}, "COMMANDLOG GET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandLogGetCmd) In(p *Pipeline) Reply[[]CommandLogEntry] {
-	return queue(p, []any{"COMMANDLOG", "GET", c.count, c.type_}, problem{}, "COMMANDLOG GET", decodeCommandLog)
+	return queue(p, []any{nameCommandLogGet, "GET", c.count, c.type_}, problem{}, "COMMANDLOG GET", decodeCommandLog)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -726,7 +810,7 @@ func CommandLogHelp() CommandLogHelpCmd { return CommandLogHelpCmd{} }
 type CommandLogHelpCmd struct{}
 
 func (c *CommandLogHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "COMMANDLOG"
+	v.fixed[v.n] = nameCommandLogHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -735,12 +819,12 @@ func (c *CommandLogHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandLogHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"COMMANDLOG", "HELP"}, problem{}, "COMMANDLOG HELP"))
+	return decodeStrings(run(ctx, r, []any{nameCommandLogHelp, "HELP"}, problem{}, "COMMANDLOG HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandLogHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"COMMANDLOG", "HELP"}, problem{}, "COMMANDLOG HELP", decodeStrings)
+	return queue(p, []any{nameCommandLogHelp, "HELP"}, problem{}, "COMMANDLOG HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -777,7 +861,7 @@ const (
 )
 
 func (c *CommandLogLenCmd) argv() (v argv) {
-	v.fixed[v.n] = "COMMANDLOG"
+	v.fixed[v.n] = nameCommandLogLen
 	v.n++
 	v.fixed[v.n] = "LEN"
 	v.n++
@@ -788,12 +872,12 @@ func (c *CommandLogLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandLogLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"COMMANDLOG", "LEN", c.type_}, problem{}, "COMMANDLOG LEN"))
+	return decodeInt(run(ctx, r, []any{nameCommandLogLen, "LEN", c.type_}, problem{}, "COMMANDLOG LEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandLogLenCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"COMMANDLOG", "LEN", c.type_}, problem{}, "COMMANDLOG LEN", decodeInt)
+	return queue(p, []any{nameCommandLogLen, "LEN", c.type_}, problem{}, "COMMANDLOG LEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -831,7 +915,7 @@ const (
 )
 
 func (c *CommandLogResetCmd) argv() (v argv) {
-	v.fixed[v.n] = "COMMANDLOG"
+	v.fixed[v.n] = nameCommandLogReset
 	v.n++
 	v.fixed[v.n] = "RESET"
 	v.n++
@@ -842,12 +926,12 @@ func (c *CommandLogResetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandLogResetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"COMMANDLOG", "RESET", c.type_}, problem{}, "COMMANDLOG RESET"))
+	return decodeString(run(ctx, r, []any{nameCommandLogReset, "RESET", c.type_}, problem{}, "COMMANDLOG RESET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandLogResetCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"COMMANDLOG", "RESET", c.type_}, problem{}, "COMMANDLOG RESET", decodeString)
+	return queue(p, []any{nameCommandLogReset, "RESET", c.type_}, problem{}, "COMMANDLOG RESET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -867,7 +951,7 @@ func CommandCount() CommandCountCmd { return CommandCountCmd{} }
 type CommandCountCmd struct{}
 
 func (c *CommandCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "COMMAND"
+	v.fixed[v.n] = nameCommandCount
 	v.n++
 	v.fixed[v.n] = "COUNT"
 	v.n++
@@ -876,12 +960,12 @@ func (c *CommandCountCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandCountCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"COMMAND", "COUNT"}, problem{}, "COMMAND COUNT"))
+	return decodeInt(run(ctx, r, []any{nameCommandCount, "COUNT"}, problem{}, "COMMAND COUNT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandCountCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"COMMAND", "COUNT"}, problem{}, "COMMAND COUNT", decodeInt)
+	return queue(p, []any{nameCommandCount, "COUNT"}, problem{}, "COMMAND COUNT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -909,7 +993,7 @@ type CommandDocsCmd struct {
 }
 
 func (c *CommandDocsCmd) argv() (v argv) {
-	v.add("COMMAND")
+	v.add(nameCommandDocs)
 	v.add("DOCS")
 	for _, x := range c.commandNames {
 		v.add(x)
@@ -956,7 +1040,7 @@ type CommandGetKeysCmd struct {
 }
 
 func (c *CommandGetKeysCmd) argv() (v argv) {
-	v.add("COMMAND")
+	v.add(nameCommandGetKeys)
 	v.add("GETKEYS")
 	v.add(c.command)
 	for _, x := range c.args {
@@ -1004,7 +1088,7 @@ type CommandGetKeysAndFlagsCmd struct {
 }
 
 func (c *CommandGetKeysAndFlagsCmd) argv() (v argv) {
-	v.add("COMMAND")
+	v.add(nameCommandGetKeysAndFlags)
 	v.add("GETKEYSANDFLAGS")
 	v.add(c.command)
 	for _, x := range c.args {
@@ -1043,7 +1127,7 @@ func CommandHelp() CommandHelpCmd { return CommandHelpCmd{} }
 type CommandHelpCmd struct{}
 
 func (c *CommandHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "COMMAND"
+	v.fixed[v.n] = nameCommandHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -1052,12 +1136,12 @@ func (c *CommandHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"COMMAND", "HELP"}, problem{}, "COMMAND HELP"))
+	return decodeStrings(run(ctx, r, []any{nameCommandHelp, "HELP"}, problem{}, "COMMAND HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"COMMAND", "HELP"}, problem{}, "COMMAND HELP", decodeStrings)
+	return queue(p, []any{nameCommandHelp, "HELP"}, problem{}, "COMMAND HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1085,7 +1169,7 @@ type CommandInfoCmd struct {
 }
 
 func (c *CommandInfoCmd) argv() (v argv) {
-	v.add("COMMAND")
+	v.add(nameCommandInfo)
 	v.add("INFO")
 	for _, x := range c.commandNames {
 		v.add(x)
@@ -1149,7 +1233,7 @@ func (c CommandListCmd) Pattern(value string) CommandListCmd {
 }
 
 func (c *CommandListCmd) argv() (v argv) {
-	v.fixed[v.n] = "COMMAND"
+	v.fixed[v.n] = nameCommandList
 	v.n++
 	v.fixed[v.n] = "LIST"
 	v.n++
@@ -1216,7 +1300,7 @@ type ConfigGetCmd struct {
 }
 
 func (c *ConfigGetCmd) argv() (v argv) {
-	v.add("CONFIG")
+	v.add(nameConfigGet)
 	v.add("GET")
 	if len(c.parameters) == 0 {
 		v.fail(problemEmpty)
@@ -1256,7 +1340,7 @@ func ConfigHelp() ConfigHelpCmd { return ConfigHelpCmd{} }
 type ConfigHelpCmd struct{}
 
 func (c *ConfigHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "CONFIG"
+	v.fixed[v.n] = nameConfigHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -1265,12 +1349,12 @@ func (c *ConfigHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ConfigHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"CONFIG", "HELP"}, problem{}, "CONFIG HELP"))
+	return decodeStrings(run(ctx, r, []any{nameConfigHelp, "HELP"}, problem{}, "CONFIG HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ConfigHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"CONFIG", "HELP"}, problem{}, "CONFIG HELP", decodeStrings)
+	return queue(p, []any{nameConfigHelp, "HELP"}, problem{}, "CONFIG HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1290,7 +1374,7 @@ func ConfigResetStat() ConfigResetStatCmd { return ConfigResetStatCmd{} }
 type ConfigResetStatCmd struct{}
 
 func (c *ConfigResetStatCmd) argv() (v argv) {
-	v.fixed[v.n] = "CONFIG"
+	v.fixed[v.n] = nameConfigResetStat
 	v.n++
 	v.fixed[v.n] = "RESETSTAT"
 	v.n++
@@ -1299,12 +1383,12 @@ func (c *ConfigResetStatCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ConfigResetStatCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"CONFIG", "RESETSTAT"}, problem{}, "CONFIG RESETSTAT"))
+	return decodeString(run(ctx, r, []any{nameConfigResetStat, "RESETSTAT"}, problem{}, "CONFIG RESETSTAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ConfigResetStatCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"CONFIG", "RESETSTAT"}, problem{}, "CONFIG RESETSTAT", decodeString)
+	return queue(p, []any{nameConfigResetStat, "RESETSTAT"}, problem{}, "CONFIG RESETSTAT", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1324,7 +1408,7 @@ func ConfigRewrite() ConfigRewriteCmd { return ConfigRewriteCmd{} }
 type ConfigRewriteCmd struct{}
 
 func (c *ConfigRewriteCmd) argv() (v argv) {
-	v.fixed[v.n] = "CONFIG"
+	v.fixed[v.n] = nameConfigRewrite
 	v.n++
 	v.fixed[v.n] = "REWRITE"
 	v.n++
@@ -1333,12 +1417,12 @@ func (c *ConfigRewriteCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ConfigRewriteCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"CONFIG", "REWRITE"}, problem{}, "CONFIG REWRITE"))
+	return decodeString(run(ctx, r, []any{nameConfigRewrite, "REWRITE"}, problem{}, "CONFIG REWRITE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ConfigRewriteCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"CONFIG", "REWRITE"}, problem{}, "CONFIG REWRITE", decodeString)
+	return queue(p, []any{nameConfigRewrite, "REWRITE"}, problem{}, "CONFIG REWRITE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1371,7 +1455,7 @@ type ConfigSetData struct {
 }
 
 func (c *ConfigSetCmd) argv() (v argv) {
-	v.add("CONFIG")
+	v.add(nameConfigSet)
 	v.add("SET")
 	if len(c.data) == 0 {
 		v.fail(problemEmpty)
@@ -1412,19 +1496,19 @@ func DBSize() DBSizeCmd { return DBSizeCmd{} }
 type DBSizeCmd struct{}
 
 func (c *DBSizeCmd) argv() (v argv) {
-	v.fixed[v.n] = "DBSIZE"
+	v.fixed[v.n] = nameDBSize
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c DBSizeCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"DBSIZE"}, problem{}, "DBSIZE"))
+	return decodeInt(run(ctx, r, []any{nameDBSize}, problem{}, "DBSIZE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DBSizeCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"DBSIZE"}, problem{}, "DBSIZE", decodeInt)
+	return queue(p, []any{nameDBSize}, problem{}, "DBSIZE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1450,7 +1534,7 @@ type DebugCmd struct {
 }
 
 func (c *DebugCmd) argv() (v argv) {
-	v.add("DEBUG")
+	v.add(nameDebug)
 	for _, x := range c.args {
 		v.add(x)
 	}
@@ -1522,7 +1606,7 @@ func (c FailoverCmd) Timeout(value time.Duration) FailoverCmd {
 
 func (c *FailoverCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "FAILOVER"
+	v.fixed[v.n] = nameFailover
 	v.n++
 	if c.target {
 		v.fixed[v.n] = "TO"
@@ -1593,7 +1677,7 @@ func (c FlushAllCmd) Sync() FlushAllCmd {
 }
 
 func (c *FlushAllCmd) argv() (v argv) {
-	v.fixed[v.n] = "FLUSHALL"
+	v.fixed[v.n] = nameFlushAll
 	v.n++
 	switch c.flushType {
 	case 1:
@@ -1650,7 +1734,7 @@ func (c FlushDBCmd) Sync() FlushDBCmd {
 }
 
 func (c *FlushDBCmd) argv() (v argv) {
-	v.fixed[v.n] = "FLUSHDB"
+	v.fixed[v.n] = nameFlushDB
 	v.n++
 	switch c.flushType {
 	case 1:
@@ -1694,7 +1778,7 @@ func HotKeysGet() HotKeysGetCmd { return HotKeysGetCmd{} }
 type HotKeysGetCmd struct{}
 
 func (c *HotKeysGetCmd) argv() (v argv) {
-	v.fixed[v.n] = "HOTKEYS"
+	v.fixed[v.n] = nameHotKeysGet
 	v.n++
 	v.fixed[v.n] = "GET"
 	v.n++
@@ -1703,12 +1787,12 @@ func (c *HotKeysGetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HotKeysGetCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	return decodeValue(run(ctx, r, []any{"HOTKEYS", "GET"}, problem{}, "HOTKEYS GET"))
+	return decodeValue(run(ctx, r, []any{nameHotKeysGet, "GET"}, problem{}, "HOTKEYS GET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HotKeysGetCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{"HOTKEYS", "GET"}, problem{}, "HOTKEYS GET", decodeValue)
+	return queue(p, []any{nameHotKeysGet, "GET"}, problem{}, "HOTKEYS GET", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1729,7 +1813,7 @@ func HotKeysHelp() HotKeysHelpCmd { return HotKeysHelpCmd{} }
 type HotKeysHelpCmd struct{}
 
 func (c *HotKeysHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "HOTKEYS"
+	v.fixed[v.n] = nameHotKeysHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -1738,12 +1822,12 @@ func (c *HotKeysHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HotKeysHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"HOTKEYS", "HELP"}, problem{}, "HOTKEYS HELP"))
+	return decodeStrings(run(ctx, r, []any{nameHotKeysHelp, "HELP"}, problem{}, "HOTKEYS HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HotKeysHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"HOTKEYS", "HELP"}, problem{}, "HOTKEYS HELP", decodeStrings)
+	return queue(p, []any{nameHotKeysHelp, "HELP"}, problem{}, "HOTKEYS HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1763,7 +1847,7 @@ func HotKeysReset() HotKeysResetCmd { return HotKeysResetCmd{} }
 type HotKeysResetCmd struct{}
 
 func (c *HotKeysResetCmd) argv() (v argv) {
-	v.fixed[v.n] = "HOTKEYS"
+	v.fixed[v.n] = nameHotKeysReset
 	v.n++
 	v.fixed[v.n] = "RESET"
 	v.n++
@@ -1772,12 +1856,12 @@ func (c *HotKeysResetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HotKeysResetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"HOTKEYS", "RESET"}, problem{}, "HOTKEYS RESET"))
+	return decodeString(run(ctx, r, []any{nameHotKeysReset, "RESET"}, problem{}, "HOTKEYS RESET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HotKeysResetCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"HOTKEYS", "RESET"}, problem{}, "HOTKEYS RESET", decodeString)
+	return queue(p, []any{nameHotKeysReset, "RESET"}, problem{}, "HOTKEYS RESET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1851,7 +1935,7 @@ func (c HotKeysStartCmd) Slots(count int64, slot ...int64) HotKeysStartCmd {
 
 func (c *HotKeysStartCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.add("HOTKEYS")
+	v.add(nameHotKeysStart)
 	v.add("START")
 	v.add("METRICS")
 	v.add(c.count)
@@ -1912,7 +1996,7 @@ func HotKeysStop() HotKeysStopCmd { return HotKeysStopCmd{} }
 type HotKeysStopCmd struct{}
 
 func (c *HotKeysStopCmd) argv() (v argv) {
-	v.fixed[v.n] = "HOTKEYS"
+	v.fixed[v.n] = nameHotKeysStop
 	v.n++
 	v.fixed[v.n] = "STOP"
 	v.n++
@@ -1921,12 +2005,12 @@ func (c *HotKeysStopCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HotKeysStopCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"HOTKEYS", "STOP"}, problem{}, "HOTKEYS STOP"))
+	return decodeString(run(ctx, r, []any{nameHotKeysStop, "STOP"}, problem{}, "HOTKEYS STOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HotKeysStopCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"HOTKEYS", "STOP"}, problem{}, "HOTKEYS STOP", decodeString)
+	return queue(p, []any{nameHotKeysStop, "STOP"}, problem{}, "HOTKEYS STOP", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1952,7 +2036,7 @@ type InfoCmd struct {
 }
 
 func (c *InfoCmd) argv() (v argv) {
-	v.add("INFO")
+	v.add(nameInfo)
 	for _, x := range c.sections {
 		v.add(x)
 	}
@@ -1989,19 +2073,19 @@ func LastSave() LastSaveCmd { return LastSaveCmd{} }
 type LastSaveCmd struct{}
 
 func (c *LastSaveCmd) argv() (v argv) {
-	v.fixed[v.n] = "LASTSAVE"
+	v.fixed[v.n] = nameLastSave
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LastSaveCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"LASTSAVE"}, problem{}, "LASTSAVE"))
+	return decodeInt(run(ctx, r, []any{nameLastSave}, problem{}, "LASTSAVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LastSaveCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"LASTSAVE"}, problem{}, "LASTSAVE", decodeInt)
+	return queue(p, []any{nameLastSave}, problem{}, "LASTSAVE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2022,7 +2106,7 @@ func LatencyDoctor() LatencyDoctorCmd { return LatencyDoctorCmd{} }
 type LatencyDoctorCmd struct{}
 
 func (c *LatencyDoctorCmd) argv() (v argv) {
-	v.fixed[v.n] = "LATENCY"
+	v.fixed[v.n] = nameLatencyDoctor
 	v.n++
 	v.fixed[v.n] = "DOCTOR"
 	v.n++
@@ -2031,12 +2115,12 @@ func (c *LatencyDoctorCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LatencyDoctorCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"LATENCY", "DOCTOR"}, problem{}, "LATENCY DOCTOR"))
+	return decodeString(run(ctx, r, []any{nameLatencyDoctor, "DOCTOR"}, problem{}, "LATENCY DOCTOR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyDoctorCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"LATENCY", "DOCTOR"}, problem{}, "LATENCY DOCTOR", decodeString)
+	return queue(p, []any{nameLatencyDoctor, "DOCTOR"}, problem{}, "LATENCY DOCTOR", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2062,7 +2146,7 @@ type LatencyGraphCmd struct {
 }
 
 func (c *LatencyGraphCmd) argv() (v argv) {
-	v.fixed[v.n] = "LATENCY"
+	v.fixed[v.n] = nameLatencyGraph
 	v.n++
 	v.fixed[v.n] = "GRAPH"
 	v.n++
@@ -2073,12 +2157,12 @@ func (c *LatencyGraphCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LatencyGraphCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"LATENCY", "GRAPH", c.event}, problem{}, "LATENCY GRAPH"))
+	return decodeString(run(ctx, r, []any{nameLatencyGraph, "GRAPH", c.event}, problem{}, "LATENCY GRAPH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyGraphCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"LATENCY", "GRAPH", c.event}, problem{}, "LATENCY GRAPH", decodeString)
+	return queue(p, []any{nameLatencyGraph, "GRAPH", c.event}, problem{}, "LATENCY GRAPH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2099,7 +2183,7 @@ func LatencyHelp() LatencyHelpCmd { return LatencyHelpCmd{} }
 type LatencyHelpCmd struct{}
 
 func (c *LatencyHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "LATENCY"
+	v.fixed[v.n] = nameLatencyHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -2108,12 +2192,12 @@ func (c *LatencyHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LatencyHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"LATENCY", "HELP"}, problem{}, "LATENCY HELP"))
+	return decodeStrings(run(ctx, r, []any{nameLatencyHelp, "HELP"}, problem{}, "LATENCY HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"LATENCY", "HELP"}, problem{}, "LATENCY HELP", decodeStrings)
+	return queue(p, []any{nameLatencyHelp, "HELP"}, problem{}, "LATENCY HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2141,7 +2225,7 @@ type LatencyHistogramCmd struct {
 }
 
 func (c *LatencyHistogramCmd) argv() (v argv) {
-	v.add("LATENCY")
+	v.add(nameLatencyHistogram)
 	v.add("HISTOGRAM")
 	for _, x := range c.commands {
 		v.add(x)
@@ -2185,7 +2269,7 @@ type LatencyHistoryCmd struct {
 }
 
 func (c *LatencyHistoryCmd) argv() (v argv) {
-	v.fixed[v.n] = "LATENCY"
+	v.fixed[v.n] = nameLatencyHistory
 	v.n++
 	v.fixed[v.n] = "HISTORY"
 	v.n++
@@ -2196,12 +2280,12 @@ func (c *LatencyHistoryCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LatencyHistoryCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	return decodeValue(run(ctx, r, []any{"LATENCY", "HISTORY", c.event}, problem{}, "LATENCY HISTORY"))
+	return decodeValue(run(ctx, r, []any{nameLatencyHistory, "HISTORY", c.event}, problem{}, "LATENCY HISTORY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyHistoryCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{"LATENCY", "HISTORY", c.event}, problem{}, "LATENCY HISTORY", decodeValue)
+	return queue(p, []any{nameLatencyHistory, "HISTORY", c.event}, problem{}, "LATENCY HISTORY", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2222,7 +2306,7 @@ func LatencyLatest() LatencyLatestCmd { return LatencyLatestCmd{} }
 type LatencyLatestCmd struct{}
 
 func (c *LatencyLatestCmd) argv() (v argv) {
-	v.fixed[v.n] = "LATENCY"
+	v.fixed[v.n] = nameLatencyLatest
 	v.n++
 	v.fixed[v.n] = "LATEST"
 	v.n++
@@ -2231,12 +2315,12 @@ func (c *LatencyLatestCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LatencyLatestCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	return decodeValue(run(ctx, r, []any{"LATENCY", "LATEST"}, problem{}, "LATENCY LATEST"))
+	return decodeValue(run(ctx, r, []any{nameLatencyLatest, "LATEST"}, problem{}, "LATENCY LATEST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyLatestCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{"LATENCY", "LATEST"}, problem{}, "LATENCY LATEST", decodeValue)
+	return queue(p, []any{nameLatencyLatest, "LATEST"}, problem{}, "LATENCY LATEST", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2262,7 +2346,7 @@ type LatencyResetCmd struct {
 }
 
 func (c *LatencyResetCmd) argv() (v argv) {
-	v.add("LATENCY")
+	v.add(nameLatencyReset)
 	v.add("RESET")
 	for _, x := range c.events {
 		v.add(x)
@@ -2307,7 +2391,7 @@ func (c LolwutCmd) Version(value int64) LolwutCmd {
 }
 
 func (c *LolwutCmd) argv() (v argv) {
-	v.fixed[v.n] = "LOLWUT"
+	v.fixed[v.n] = nameLolwut
 	v.n++
 	if c.version != nil {
 		v.fixed[v.n] = "VERSION"
@@ -2347,7 +2431,7 @@ func MemoryDoctor() MemoryDoctorCmd { return MemoryDoctorCmd{} }
 type MemoryDoctorCmd struct{}
 
 func (c *MemoryDoctorCmd) argv() (v argv) {
-	v.fixed[v.n] = "MEMORY"
+	v.fixed[v.n] = nameMemoryDoctor
 	v.n++
 	v.fixed[v.n] = "DOCTOR"
 	v.n++
@@ -2356,12 +2440,12 @@ func (c *MemoryDoctorCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MemoryDoctorCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"MEMORY", "DOCTOR"}, problem{}, "MEMORY DOCTOR"))
+	return decodeString(run(ctx, r, []any{nameMemoryDoctor, "DOCTOR"}, problem{}, "MEMORY DOCTOR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryDoctorCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"MEMORY", "DOCTOR"}, problem{}, "MEMORY DOCTOR", decodeString)
+	return queue(p, []any{nameMemoryDoctor, "DOCTOR"}, problem{}, "MEMORY DOCTOR", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2381,7 +2465,7 @@ func MemoryHelp() MemoryHelpCmd { return MemoryHelpCmd{} }
 type MemoryHelpCmd struct{}
 
 func (c *MemoryHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "MEMORY"
+	v.fixed[v.n] = nameMemoryHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -2390,12 +2474,12 @@ func (c *MemoryHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MemoryHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"MEMORY", "HELP"}, problem{}, "MEMORY HELP"))
+	return decodeStrings(run(ctx, r, []any{nameMemoryHelp, "HELP"}, problem{}, "MEMORY HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"MEMORY", "HELP"}, problem{}, "MEMORY HELP", decodeStrings)
+	return queue(p, []any{nameMemoryHelp, "HELP"}, problem{}, "MEMORY HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2416,7 +2500,7 @@ func MemoryMallocStats() MemoryMallocStatsCmd { return MemoryMallocStatsCmd{} }
 type MemoryMallocStatsCmd struct{}
 
 func (c *MemoryMallocStatsCmd) argv() (v argv) {
-	v.fixed[v.n] = "MEMORY"
+	v.fixed[v.n] = nameMemoryMallocStats
 	v.n++
 	v.fixed[v.n] = "MALLOC-STATS"
 	v.n++
@@ -2425,12 +2509,12 @@ func (c *MemoryMallocStatsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MemoryMallocStatsCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"MEMORY", "MALLOC-STATS"}, problem{}, "MEMORY MALLOC-STATS"))
+	return decodeString(run(ctx, r, []any{nameMemoryMallocStats, "MALLOC-STATS"}, problem{}, "MEMORY MALLOC-STATS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryMallocStatsCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"MEMORY", "MALLOC-STATS"}, problem{}, "MEMORY MALLOC-STATS", decodeString)
+	return queue(p, []any{nameMemoryMallocStats, "MALLOC-STATS"}, problem{}, "MEMORY MALLOC-STATS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2451,7 +2535,7 @@ func MemoryPurge() MemoryPurgeCmd { return MemoryPurgeCmd{} }
 type MemoryPurgeCmd struct{}
 
 func (c *MemoryPurgeCmd) argv() (v argv) {
-	v.fixed[v.n] = "MEMORY"
+	v.fixed[v.n] = nameMemoryPurge
 	v.n++
 	v.fixed[v.n] = "PURGE"
 	v.n++
@@ -2460,12 +2544,12 @@ func (c *MemoryPurgeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MemoryPurgeCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"MEMORY", "PURGE"}, problem{}, "MEMORY PURGE"))
+	return decodeString(run(ctx, r, []any{nameMemoryPurge, "PURGE"}, problem{}, "MEMORY PURGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryPurgeCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"MEMORY", "PURGE"}, problem{}, "MEMORY PURGE", decodeString)
+	return queue(p, []any{nameMemoryPurge, "PURGE"}, problem{}, "MEMORY PURGE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2485,7 +2569,7 @@ func MemoryStats() MemoryStatsCmd { return MemoryStatsCmd{} }
 type MemoryStatsCmd struct{}
 
 func (c *MemoryStatsCmd) argv() (v argv) {
-	v.fixed[v.n] = "MEMORY"
+	v.fixed[v.n] = nameMemoryStats
 	v.n++
 	v.fixed[v.n] = "STATS"
 	v.n++
@@ -2494,12 +2578,12 @@ func (c *MemoryStatsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MemoryStatsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	return decodeValue(run(ctx, r, []any{"MEMORY", "STATS"}, problem{}, "MEMORY STATS"))
+	return decodeValue(run(ctx, r, []any{nameMemoryStats, "STATS"}, problem{}, "MEMORY STATS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryStatsCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{"MEMORY", "STATS"}, problem{}, "MEMORY STATS", decodeValue)
+	return queue(p, []any{nameMemoryStats, "STATS"}, problem{}, "MEMORY STATS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2532,7 +2616,7 @@ func (c MemoryUsageCmd) Samples(value int64) MemoryUsageCmd {
 }
 
 func (c *MemoryUsageCmd) argv() (v argv) {
-	v.fixed[v.n] = "MEMORY"
+	v.fixed[v.n] = nameMemoryUsage
 	v.n++
 	v.fixed[v.n] = "USAGE"
 	v.n++
@@ -2584,7 +2668,7 @@ func ModuleHelp() ModuleHelpCmd { return ModuleHelpCmd{} }
 type ModuleHelpCmd struct{}
 
 func (c *ModuleHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "MODULE"
+	v.fixed[v.n] = nameModuleHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -2593,12 +2677,12 @@ func (c *ModuleHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ModuleHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"MODULE", "HELP"}, problem{}, "MODULE HELP"))
+	return decodeStrings(run(ctx, r, []any{nameModuleHelp, "HELP"}, problem{}, "MODULE HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ModuleHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"MODULE", "HELP"}, problem{}, "MODULE HELP", decodeStrings)
+	return queue(p, []any{nameModuleHelp, "HELP"}, problem{}, "MODULE HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2619,7 +2703,7 @@ func ModuleList() ModuleListCmd { return ModuleListCmd{} }
 type ModuleListCmd struct{}
 
 func (c *ModuleListCmd) argv() (v argv) {
-	v.fixed[v.n] = "MODULE"
+	v.fixed[v.n] = nameModuleList
 	v.n++
 	v.fixed[v.n] = "LIST"
 	v.n++
@@ -2628,12 +2712,12 @@ func (c *ModuleListCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ModuleListCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	return decodeValue(run(ctx, r, []any{"MODULE", "LIST"}, problem{}, "MODULE LIST"))
+	return decodeValue(run(ctx, r, []any{nameModuleList, "LIST"}, problem{}, "MODULE LIST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ModuleListCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{"MODULE", "LIST"}, problem{}, "MODULE LIST", decodeValue)
+	return queue(p, []any{nameModuleList, "LIST"}, problem{}, "MODULE LIST", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2661,7 +2745,7 @@ type ModuleLoadCmd struct {
 }
 
 func (c *ModuleLoadCmd) argv() (v argv) {
-	v.add("MODULE")
+	v.add(nameModuleLoad)
 	v.add("LOAD")
 	v.add(c.path)
 	for _, x := range c.args {
@@ -2725,7 +2809,7 @@ func (c ModuleLoadExCmd) Args2(values ...any) ModuleLoadExCmd {
 }
 
 func (c *ModuleLoadExCmd) argv() (v argv) {
-	v.add("MODULE")
+	v.add(nameModuleLoadEx)
 	v.add("LOADEX")
 	v.add(c.path)
 	if len(c.configs) > 0 {
@@ -2779,7 +2863,7 @@ type ModuleUnloadCmd struct {
 }
 
 func (c *ModuleUnloadCmd) argv() (v argv) {
-	v.fixed[v.n] = "MODULE"
+	v.fixed[v.n] = nameModuleUnload
 	v.n++
 	v.fixed[v.n] = "UNLOAD"
 	v.n++
@@ -2790,12 +2874,12 @@ func (c *ModuleUnloadCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ModuleUnloadCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"MODULE", "UNLOAD", c.name}, problem{}, "MODULE UNLOAD"))
+	return decodeString(run(ctx, r, []any{nameModuleUnload, "UNLOAD", c.name}, problem{}, "MODULE UNLOAD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ModuleUnloadCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"MODULE", "UNLOAD", c.name}, problem{}, "MODULE UNLOAD", decodeString)
+	return queue(p, []any{nameModuleUnload, "UNLOAD", c.name}, problem{}, "MODULE UNLOAD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2815,19 +2899,19 @@ func Monitor() MonitorCmd { return MonitorCmd{} }
 type MonitorCmd struct{}
 
 func (c *MonitorCmd) argv() (v argv) {
-	v.fixed[v.n] = "MONITOR"
+	v.fixed[v.n] = nameMonitor
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MonitorCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	return decodeValue(run(ctx, r, []any{"MONITOR"}, problem{}, "MONITOR"))
+	return decodeValue(run(ctx, r, []any{nameMonitor}, problem{}, "MONITOR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MonitorCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{"MONITOR"}, problem{}, "MONITOR", decodeValue)
+	return queue(p, []any{nameMonitor}, problem{}, "MONITOR", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2855,7 +2939,7 @@ type PSyncCmd struct {
 }
 
 func (c *PSyncCmd) argv() (v argv) {
-	v.fixed[v.n] = "PSYNC"
+	v.fixed[v.n] = namePSync
 	v.n++
 	v.fixed[v.n] = c.replicationid
 	v.n++
@@ -2866,12 +2950,12 @@ func (c *PSyncCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PSyncCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	return decodeValue(run(ctx, r, []any{"PSYNC", c.replicationid, c.offset}, problem{}, "PSYNC"))
+	return decodeValue(run(ctx, r, []any{namePSync, c.replicationid, c.offset}, problem{}, "PSYNC"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PSyncCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{"PSYNC", c.replicationid, c.offset}, problem{}, "PSYNC", decodeValue)
+	return queue(p, []any{namePSync, c.replicationid, c.offset}, problem{}, "PSYNC", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2891,19 +2975,19 @@ func ReplConf() ReplConfCmd { return ReplConfCmd{} }
 type ReplConfCmd struct{}
 
 func (c *ReplConfCmd) argv() (v argv) {
-	v.fixed[v.n] = "REPLCONF"
+	v.fixed[v.n] = nameReplConf
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ReplConfCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"REPLCONF"}, problem{}, "REPLCONF"))
+	return decodeString(run(ctx, r, []any{nameReplConf}, problem{}, "REPLCONF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ReplConfCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"REPLCONF"}, problem{}, "REPLCONF", decodeString)
+	return queue(p, []any{nameReplConf}, problem{}, "REPLCONF", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2942,7 +3026,7 @@ func (c ReplicaOfCmd) No() ReplicaOfCmd {
 }
 
 func (c *ReplicaOfCmd) argv() (v argv) {
-	v.fixed[v.n] = "REPLICAOF"
+	v.fixed[v.n] = nameReplicaOf
 	v.n++
 	switch c.args {
 	case 1:
@@ -3036,7 +3120,7 @@ func (c RestoreAskingCmd) Freq(value int64) RestoreAskingCmd {
 
 func (c *RestoreAskingCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "RESTORE-ASKING"
+	v.fixed[v.n] = nameRestoreAsking
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -3096,19 +3180,19 @@ func Role() RoleCmd { return RoleCmd{} }
 type RoleCmd struct{}
 
 func (c *RoleCmd) argv() (v argv) {
-	v.fixed[v.n] = "ROLE"
+	v.fixed[v.n] = nameRole
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c RoleCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	return decodeValue(run(ctx, r, []any{"ROLE"}, problem{}, "ROLE"))
+	return decodeValue(run(ctx, r, []any{nameRole}, problem{}, "ROLE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RoleCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{"ROLE"}, problem{}, "ROLE", decodeValue)
+	return queue(p, []any{nameRole}, problem{}, "ROLE", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3129,19 +3213,19 @@ func Save() SaveCmd { return SaveCmd{} }
 type SaveCmd struct{}
 
 func (c *SaveCmd) argv() (v argv) {
-	v.fixed[v.n] = "SAVE"
+	v.fixed[v.n] = nameSave
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SaveCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"SAVE"}, problem{}, "SAVE"))
+	return decodeString(run(ctx, r, []any{nameSave}, problem{}, "SAVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SaveCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"SAVE"}, problem{}, "SAVE", decodeString)
+	return queue(p, []any{nameSave}, problem{}, "SAVE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3187,7 +3271,7 @@ func (c SFlushCmd) Sync() SFlushCmd {
 }
 
 func (c *SFlushCmd) argv() (v argv) {
-	v.add("SFLUSH")
+	v.add(nameSFlush)
 	if len(c.data) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -3254,7 +3338,7 @@ func (c ShutdownCmd) Abort() ShutdownCmd {
 }
 
 func (c *ShutdownCmd) argv() (v argv) {
-	v.add("SHUTDOWN")
+	v.add(nameShutdown)
 	switch c.abortSelector {
 	case 1:
 		for _, x := range c.abortSelectorSaveSelectorBlockArgs {
@@ -3316,7 +3400,7 @@ func (c SlaveOfCmd) No() SlaveOfCmd {
 }
 
 func (c *SlaveOfCmd) argv() (v argv) {
-	v.fixed[v.n] = "SLAVEOF"
+	v.fixed[v.n] = nameSlaveOf
 	v.n++
 	switch c.args {
 	case 1:
@@ -3373,7 +3457,7 @@ func (c SlowLogGetCmd) Count(value int64) SlowLogGetCmd {
 }
 
 func (c *SlowLogGetCmd) argv() (v argv) {
-	v.fixed[v.n] = "SLOWLOG"
+	v.fixed[v.n] = nameSlowLogGet
 	v.n++
 	v.fixed[v.n] = "GET"
 	v.n++
@@ -3413,7 +3497,7 @@ func SlowLogHelp() SlowLogHelpCmd { return SlowLogHelpCmd{} }
 type SlowLogHelpCmd struct{}
 
 func (c *SlowLogHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "SLOWLOG"
+	v.fixed[v.n] = nameSlowLogHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -3422,12 +3506,12 @@ func (c *SlowLogHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SlowLogHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"SLOWLOG", "HELP"}, problem{}, "SLOWLOG HELP"))
+	return decodeStrings(run(ctx, r, []any{nameSlowLogHelp, "HELP"}, problem{}, "SLOWLOG HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SlowLogHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"SLOWLOG", "HELP"}, problem{}, "SLOWLOG HELP", decodeStrings)
+	return queue(p, []any{nameSlowLogHelp, "HELP"}, problem{}, "SLOWLOG HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3447,7 +3531,7 @@ func SlowLogLen() SlowLogLenCmd { return SlowLogLenCmd{} }
 type SlowLogLenCmd struct{}
 
 func (c *SlowLogLenCmd) argv() (v argv) {
-	v.fixed[v.n] = "SLOWLOG"
+	v.fixed[v.n] = nameSlowLogLen
 	v.n++
 	v.fixed[v.n] = "LEN"
 	v.n++
@@ -3456,12 +3540,12 @@ func (c *SlowLogLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SlowLogLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"SLOWLOG", "LEN"}, problem{}, "SLOWLOG LEN"))
+	return decodeInt(run(ctx, r, []any{nameSlowLogLen, "LEN"}, problem{}, "SLOWLOG LEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SlowLogLenCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"SLOWLOG", "LEN"}, problem{}, "SLOWLOG LEN", decodeInt)
+	return queue(p, []any{nameSlowLogLen, "LEN"}, problem{}, "SLOWLOG LEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3482,7 +3566,7 @@ func SlowLogReset() SlowLogResetCmd { return SlowLogResetCmd{} }
 type SlowLogResetCmd struct{}
 
 func (c *SlowLogResetCmd) argv() (v argv) {
-	v.fixed[v.n] = "SLOWLOG"
+	v.fixed[v.n] = nameSlowLogReset
 	v.n++
 	v.fixed[v.n] = "RESET"
 	v.n++
@@ -3491,12 +3575,12 @@ func (c *SlowLogResetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SlowLogResetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"SLOWLOG", "RESET"}, problem{}, "SLOWLOG RESET"))
+	return decodeString(run(ctx, r, []any{nameSlowLogReset, "RESET"}, problem{}, "SLOWLOG RESET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SlowLogResetCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"SLOWLOG", "RESET"}, problem{}, "SLOWLOG RESET", decodeString)
+	return queue(p, []any{nameSlowLogReset, "RESET"}, problem{}, "SLOWLOG RESET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3525,7 +3609,7 @@ type SwapDBCmd struct {
 }
 
 func (c *SwapDBCmd) argv() (v argv) {
-	v.fixed[v.n] = "SWAPDB"
+	v.fixed[v.n] = nameSwapDB
 	v.n++
 	v.fixed[v.n] = c.index1
 	v.n++
@@ -3536,12 +3620,12 @@ func (c *SwapDBCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SwapDBCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"SWAPDB", c.index1, c.index2}, problem{}, "SWAPDB"))
+	return decodeString(run(ctx, r, []any{nameSwapDB, c.index1, c.index2}, problem{}, "SWAPDB"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SwapDBCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"SWAPDB", c.index1, c.index2}, problem{}, "SWAPDB", decodeString)
+	return queue(p, []any{nameSwapDB, c.index1, c.index2}, problem{}, "SWAPDB", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3561,19 +3645,19 @@ func Sync() SyncCmd { return SyncCmd{} }
 type SyncCmd struct{}
 
 func (c *SyncCmd) argv() (v argv) {
-	v.fixed[v.n] = "SYNC"
+	v.fixed[v.n] = nameSync
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SyncCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	return decodeValue(run(ctx, r, []any{"SYNC"}, problem{}, "SYNC"))
+	return decodeValue(run(ctx, r, []any{nameSync}, problem{}, "SYNC"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SyncCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{"SYNC"}, problem{}, "SYNC", decodeValue)
+	return queue(p, []any{nameSync}, problem{}, "SYNC", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3593,19 +3677,19 @@ func Time() TimeCmd { return TimeCmd{} }
 type TimeCmd struct{}
 
 func (c *TimeCmd) argv() (v argv) {
-	v.fixed[v.n] = "TIME"
+	v.fixed[v.n] = nameTime
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c TimeCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"TIME"}, problem{}, "TIME"))
+	return decodeStrings(run(ctx, r, []any{nameTime}, problem{}, "TIME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c TimeCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"TIME"}, problem{}, "TIME", decodeStrings)
+	return queue(p, []any{nameTime}, problem{}, "TIME", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3632,7 +3716,7 @@ type TrimSlotsCmd struct {
 }
 
 func (c *TrimSlotsCmd) argv() (v argv) {
-	v.add("TRIMSLOTS")
+	v.add(nameTrimSlots)
 	for _, x := range c.rangesArgs {
 		v.add(x)
 	}

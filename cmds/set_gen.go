@@ -8,6 +8,27 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/argkind"
+)
+
+var (
+	nameSAdd        = &argkind.Name{Text: "SADD", Entry: entry("sadd")}
+	nameSCard       = &argkind.Name{Text: "SCARD", Entry: entry("scard")}
+	nameSDiff       = &argkind.Name{Text: "SDIFF", Entry: entry("sdiff")}
+	nameSDiffStore  = &argkind.Name{Text: "SDIFFSTORE", Entry: entry("sdiffstore")}
+	nameSInter      = &argkind.Name{Text: "SINTER", Entry: entry("sinter")}
+	nameSInterCard  = &argkind.Name{Text: "SINTERCARD", Entry: entry("sintercard")}
+	nameSInterStore = &argkind.Name{Text: "SINTERSTORE", Entry: entry("sinterstore")}
+	nameSIsMember   = &argkind.Name{Text: "SISMEMBER", Entry: entry("sismember")}
+	nameSMembers    = &argkind.Name{Text: "SMEMBERS", Entry: entry("smembers")}
+	nameSMIsMember  = &argkind.Name{Text: "SMISMEMBER", Entry: entry("smismember")}
+	nameSMove       = &argkind.Name{Text: "SMOVE", Entry: entry("smove")}
+	nameSPop        = &argkind.Name{Text: "SPOP", Entry: entry("spop")}
+	nameSRandMember = &argkind.Name{Text: "SRANDMEMBER", Entry: entry("srandmember")}
+	nameSRem        = &argkind.Name{Text: "SREM", Entry: entry("srem")}
+	nameSScan       = &argkind.Name{Text: "SSCAN", Entry: entry("sscan")}
+	nameSUnion      = &argkind.Name{Text: "SUNION", Entry: entry("sunion")}
+	nameSUnionStore = &argkind.Name{Text: "SUNIONSTORE", Entry: entry("sunionstore")}
 )
 
 // SAdd builds SADD: adds one or more members to a set. Creates the key if it doesn't
@@ -31,7 +52,7 @@ type SAddCmd struct {
 }
 
 func (c *SAddCmd) argv() (v argv) {
-	v.add("SADD")
+	v.add(nameSAdd)
 	v.add(c.key)
 	if len(c.members) == 0 {
 		v.fail(problemEmpty)
@@ -77,7 +98,7 @@ type SCardCmd struct {
 }
 
 func (c *SCardCmd) argv() (v argv) {
-	v.fixed[v.n] = "SCARD"
+	v.fixed[v.n] = nameSCard
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -86,18 +107,18 @@ func (c *SCardCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SCardCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"SCARD", c.key}, problem{}, "SCARD"))
+	return decodeInt(run(ctx, r, []any{nameSCard, c.key}, problem{}, "SCARD"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c SCardCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	return decodeInt(cached(ctx, cl, ttl, []any{"SCARD", c.key}, problem{}, "SCARD"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameSCard, c.key}, problem{}, "SCARD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SCardCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"SCARD", c.key}, problem{}, "SCARD", decodeInt)
+	return queue(p, []any{nameSCard, c.key}, problem{}, "SCARD", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -124,7 +145,7 @@ type SDiffCmd struct {
 }
 
 func (c *SDiffCmd) argv() (v argv) {
-	v.add("SDIFF")
+	v.add(nameSDiff)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -172,7 +193,7 @@ type SDiffStoreCmd struct {
 }
 
 func (c *SDiffStoreCmd) argv() (v argv) {
-	v.add("SDIFFSTORE")
+	v.add(nameSDiffStore)
 	v.add(c.destination)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
@@ -219,7 +240,7 @@ type SInterCmd struct {
 }
 
 func (c *SInterCmd) argv() (v argv) {
-	v.add("SINTER")
+	v.add(nameSInter)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -273,7 +294,7 @@ func (c SInterCardCmd) Limit(value int64) SInterCardCmd {
 }
 
 func (c *SInterCardCmd) argv() (v argv) {
-	v.add("SINTERCARD")
+	v.add(nameSInterCard)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -326,7 +347,7 @@ type SInterStoreCmd struct {
 }
 
 func (c *SInterStoreCmd) argv() (v argv) {
-	v.add("SINTERSTORE")
+	v.add(nameSInterStore)
 	v.add(c.destination)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
@@ -374,7 +395,7 @@ type SIsMemberCmd struct {
 }
 
 func (c *SIsMemberCmd) argv() (v argv) {
-	v.fixed[v.n] = "SISMEMBER"
+	v.fixed[v.n] = nameSIsMember
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -385,18 +406,18 @@ func (c *SIsMemberCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SIsMemberCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	return decodeBool(run(ctx, r, []any{"SISMEMBER", c.key, c.member}, problem{}, "SISMEMBER"))
+	return decodeBool(run(ctx, r, []any{nameSIsMember, c.key, c.member}, problem{}, "SISMEMBER"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c SIsMemberCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (bool, error) {
-	return decodeBool(cached(ctx, cl, ttl, []any{"SISMEMBER", c.key, c.member}, problem{}, "SISMEMBER"))
+	return decodeBool(cached(ctx, cl, ttl, []any{nameSIsMember, c.key, c.member}, problem{}, "SISMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SIsMemberCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{"SISMEMBER", c.key, c.member}, problem{}, "SISMEMBER", decodeBool)
+	return queue(p, []any{nameSIsMember, c.key, c.member}, problem{}, "SISMEMBER", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -422,7 +443,7 @@ type SMembersCmd struct {
 }
 
 func (c *SMembersCmd) argv() (v argv) {
-	v.fixed[v.n] = "SMEMBERS"
+	v.fixed[v.n] = nameSMembers
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -431,18 +452,18 @@ func (c *SMembersCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SMembersCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"SMEMBERS", c.key}, problem{}, "SMEMBERS"))
+	return decodeStrings(run(ctx, r, []any{nameSMembers, c.key}, problem{}, "SMEMBERS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c SMembersCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
-	return decodeStrings(cached(ctx, cl, ttl, []any{"SMEMBERS", c.key}, problem{}, "SMEMBERS"))
+	return decodeStrings(cached(ctx, cl, ttl, []any{nameSMembers, c.key}, problem{}, "SMEMBERS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SMembersCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"SMEMBERS", c.key}, problem{}, "SMEMBERS", decodeStrings)
+	return queue(p, []any{nameSMembers, c.key}, problem{}, "SMEMBERS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -471,7 +492,7 @@ type SMIsMemberCmd struct {
 }
 
 func (c *SMIsMemberCmd) argv() (v argv) {
-	v.add("SMISMEMBER")
+	v.add(nameSMIsMember)
 	v.add(c.key)
 	if len(c.members) == 0 {
 		v.fail(problemEmpty)
@@ -528,7 +549,7 @@ type SMoveCmd struct {
 }
 
 func (c *SMoveCmd) argv() (v argv) {
-	v.fixed[v.n] = "SMOVE"
+	v.fixed[v.n] = nameSMove
 	v.n++
 	v.fixed[v.n] = c.source
 	v.n++
@@ -541,12 +562,12 @@ func (c *SMoveCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SMoveCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	return decodeBool(run(ctx, r, []any{"SMOVE", c.source, c.destination, c.member}, problem{}, "SMOVE"))
+	return decodeBool(run(ctx, r, []any{nameSMove, c.source, c.destination, c.member}, problem{}, "SMOVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SMoveCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{"SMOVE", c.source, c.destination, c.member}, problem{}, "SMOVE", decodeBool)
+	return queue(p, []any{nameSMove, c.source, c.destination, c.member}, problem{}, "SMOVE", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -574,7 +595,7 @@ type SPopCmd struct {
 }
 
 func (c *SPopCmd) argv() (v argv) {
-	v.fixed[v.n] = "SPOP"
+	v.fixed[v.n] = nameSPop
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -584,12 +605,12 @@ func (c *SPopCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: the key does not exist.
 func (c SPopCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"SPOP", c.key}, problem{}, "SPOP"))
+	return decodeString(run(ctx, r, []any{nameSPop, c.key}, problem{}, "SPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SPopCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"SPOP", c.key}, problem{}, "SPOP", decodeString)
+	return queue(p, []any{nameSPop, c.key}, problem{}, "SPOP", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -619,7 +640,7 @@ type SPopCountCmd struct {
 }
 
 func (c *SPopCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "SPOP"
+	v.fixed[v.n] = nameSPop
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -631,12 +652,12 @@ func (c *SPopCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: the key does not exist.
 func (c SPopCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"SPOP", c.key, c.count}, problem{}, "SPOP"))
+	return decodeStrings(run(ctx, r, []any{nameSPop, c.key, c.count}, problem{}, "SPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SPopCountCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"SPOP", c.key, c.count}, problem{}, "SPOP", decodeStrings)
+	return queue(p, []any{nameSPop, c.key, c.count}, problem{}, "SPOP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -663,7 +684,7 @@ type SRandMemberCmd struct {
 }
 
 func (c *SRandMemberCmd) argv() (v argv) {
-	v.fixed[v.n] = "SRANDMEMBER"
+	v.fixed[v.n] = nameSRandMember
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -673,12 +694,12 @@ func (c *SRandMemberCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: in case count is not given and key doesn't exist.
 func (c SRandMemberCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"SRANDMEMBER", c.key}, problem{}, "SRANDMEMBER"))
+	return decodeString(run(ctx, r, []any{nameSRandMember, c.key}, problem{}, "SRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SRandMemberCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"SRANDMEMBER", c.key}, problem{}, "SRANDMEMBER", decodeString)
+	return queue(p, []any{nameSRandMember, c.key}, problem{}, "SRANDMEMBER", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -708,7 +729,7 @@ type SRandMemberCountCmd struct {
 }
 
 func (c *SRandMemberCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "SRANDMEMBER"
+	v.fixed[v.n] = nameSRandMember
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -720,12 +741,12 @@ func (c *SRandMemberCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: in case count is not given and key doesn't exist.
 func (c SRandMemberCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"SRANDMEMBER", c.key, c.count}, problem{}, "SRANDMEMBER"))
+	return decodeStrings(run(ctx, r, []any{nameSRandMember, c.key, c.count}, problem{}, "SRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SRandMemberCountCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"SRANDMEMBER", c.key, c.count}, problem{}, "SRANDMEMBER", decodeStrings)
+	return queue(p, []any{nameSRandMember, c.key, c.count}, problem{}, "SRANDMEMBER", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -755,7 +776,7 @@ type SRemCmd struct {
 }
 
 func (c *SRemCmd) argv() (v argv) {
-	v.add("SREM")
+	v.add(nameSRem)
 	v.add(c.key)
 	if len(c.members) == 0 {
 		v.fail(problemEmpty)
@@ -819,7 +840,7 @@ func (c SScanCmd) Count(value int64) SScanCmd {
 }
 
 func (c *SScanCmd) argv() (v argv) {
-	v.fixed[v.n] = "SSCAN"
+	v.fixed[v.n] = nameSScan
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -876,7 +897,7 @@ type SUnionCmd struct {
 }
 
 func (c *SUnionCmd) argv() (v argv) {
-	v.add("SUNION")
+	v.add(nameSUnion)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -924,7 +945,7 @@ type SUnionStoreCmd struct {
 }
 
 func (c *SUnionStoreCmd) argv() (v argv) {
-	v.add("SUNIONSTORE")
+	v.add(nameSUnionStore)
 	v.add(c.destination)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)

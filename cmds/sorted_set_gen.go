@@ -8,6 +8,45 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/argkind"
+)
+
+var (
+	nameBZMPop           = &argkind.Name{Text: "BZMPOP", Entry: entry("bzmpop")}
+	nameBZPopMax         = &argkind.Name{Text: "BZPOPMAX", Entry: entry("bzpopmax")}
+	nameBZPopMin         = &argkind.Name{Text: "BZPOPMIN", Entry: entry("bzpopmin")}
+	nameZAdd             = &argkind.Name{Text: "ZADD", Entry: entry("zadd")}
+	nameZCard            = &argkind.Name{Text: "ZCARD", Entry: entry("zcard")}
+	nameZCount           = &argkind.Name{Text: "ZCOUNT", Entry: entry("zcount")}
+	nameZDiff            = &argkind.Name{Text: "ZDIFF", Entry: entry("zdiff")}
+	nameZDiffStore       = &argkind.Name{Text: "ZDIFFSTORE", Entry: entry("zdiffstore")}
+	nameZIncrBy          = &argkind.Name{Text: "ZINCRBY", Entry: entry("zincrby")}
+	nameZInter           = &argkind.Name{Text: "ZINTER", Entry: entry("zinter")}
+	nameZInterCard       = &argkind.Name{Text: "ZINTERCARD", Entry: entry("zintercard")}
+	nameZInterStore      = &argkind.Name{Text: "ZINTERSTORE", Entry: entry("zinterstore")}
+	nameZLexCount        = &argkind.Name{Text: "ZLEXCOUNT", Entry: entry("zlexcount")}
+	nameZMPop            = &argkind.Name{Text: "ZMPOP", Entry: entry("zmpop")}
+	nameZMScore          = &argkind.Name{Text: "ZMSCORE", Entry: entry("zmscore")}
+	nameZPopMax          = &argkind.Name{Text: "ZPOPMAX", Entry: entry("zpopmax")}
+	nameZPopMin          = &argkind.Name{Text: "ZPOPMIN", Entry: entry("zpopmin")}
+	nameZRandMember      = &argkind.Name{Text: "ZRANDMEMBER", Entry: entry("zrandmember")}
+	nameZRange           = &argkind.Name{Text: "ZRANGE", Entry: entry("zrange")}
+	nameZRangeByLex      = &argkind.Name{Text: "ZRANGEBYLEX", Entry: entry("zrangebylex")}
+	nameZRangeByScore    = &argkind.Name{Text: "ZRANGEBYSCORE", Entry: entry("zrangebyscore")}
+	nameZRangeStore      = &argkind.Name{Text: "ZRANGESTORE", Entry: entry("zrangestore")}
+	nameZRank            = &argkind.Name{Text: "ZRANK", Entry: entry("zrank")}
+	nameZRem             = &argkind.Name{Text: "ZREM", Entry: entry("zrem")}
+	nameZRemRangeByLex   = &argkind.Name{Text: "ZREMRANGEBYLEX", Entry: entry("zremrangebylex")}
+	nameZRemRangeByRank  = &argkind.Name{Text: "ZREMRANGEBYRANK", Entry: entry("zremrangebyrank")}
+	nameZRemRangeByScore = &argkind.Name{Text: "ZREMRANGEBYSCORE", Entry: entry("zremrangebyscore")}
+	nameZRevRange        = &argkind.Name{Text: "ZREVRANGE", Entry: entry("zrevrange")}
+	nameZRevRangeByLex   = &argkind.Name{Text: "ZREVRANGEBYLEX", Entry: entry("zrevrangebylex")}
+	nameZRevRangeByScore = &argkind.Name{Text: "ZREVRANGEBYSCORE", Entry: entry("zrevrangebyscore")}
+	nameZRevRank         = &argkind.Name{Text: "ZREVRANK", Entry: entry("zrevrank")}
+	nameZScan            = &argkind.Name{Text: "ZSCAN", Entry: entry("zscan")}
+	nameZScore           = &argkind.Name{Text: "ZSCORE", Entry: entry("zscore")}
+	nameZUnion           = &argkind.Name{Text: "ZUNION", Entry: entry("zunion")}
+	nameZUnionStore      = &argkind.Name{Text: "ZUNIONSTORE", Entry: entry("zunionstore")}
 )
 
 // BZMPop builds BZMPOP: removes and returns a member by score from one or more sorted
@@ -51,7 +90,7 @@ func (c BZMPopCmd) Count(value int64) BZMPopCmd {
 }
 
 func (c *BZMPopCmd) argv() (v argv) {
-	v.add("BZMPOP")
+	v.add(nameBZMPop)
 	v.add(c.timeout)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
@@ -109,7 +148,7 @@ type BZPopMaxCmd struct {
 }
 
 func (c *BZPopMaxCmd) argv() (v argv) {
-	v.add("BZPOPMAX")
+	v.add(nameBZPopMax)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -161,7 +200,7 @@ type BZPopMinCmd struct {
 }
 
 func (c *BZPopMinCmd) argv() (v argv) {
-	v.add("BZPOPMIN")
+	v.add(nameBZPopMin)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -245,7 +284,7 @@ func (c ZAddCmd) CH() ZAddCmd {
 }
 
 func (c *ZAddCmd) argv() (v argv) {
-	v.add("ZADD")
+	v.add(nameZAdd)
 	v.add(c.key)
 	switch c.condition {
 	case 1:
@@ -346,7 +385,7 @@ func (c ZAddIncrCmd) CH() ZAddIncrCmd {
 }
 
 func (c *ZAddIncrCmd) argv() (v argv) {
-	v.add("ZADD")
+	v.add(nameZAdd)
 	v.add(c.key)
 	switch c.condition {
 	case 1:
@@ -411,7 +450,7 @@ type ZCardCmd struct {
 }
 
 func (c *ZCardCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZCARD"
+	v.fixed[v.n] = nameZCard
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -420,18 +459,18 @@ func (c *ZCardCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZCardCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"ZCARD", c.key}, problem{}, "ZCARD"))
+	return decodeInt(run(ctx, r, []any{nameZCard, c.key}, problem{}, "ZCARD"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZCardCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	return decodeInt(cached(ctx, cl, ttl, []any{"ZCARD", c.key}, problem{}, "ZCARD"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameZCard, c.key}, problem{}, "ZCARD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZCardCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"ZCARD", c.key}, problem{}, "ZCARD", decodeInt)
+	return queue(p, []any{nameZCard, c.key}, problem{}, "ZCARD", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -463,7 +502,7 @@ type ZCountCmd struct {
 }
 
 func (c *ZCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZCOUNT"
+	v.fixed[v.n] = nameZCount
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -476,18 +515,18 @@ func (c *ZCountCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZCountCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"ZCOUNT", c.key, c.min_, c.max_}, problem{}, "ZCOUNT"))
+	return decodeInt(run(ctx, r, []any{nameZCount, c.key, c.min_, c.max_}, problem{}, "ZCOUNT"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZCountCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	return decodeInt(cached(ctx, cl, ttl, []any{"ZCOUNT", c.key, c.min_, c.max_}, problem{}, "ZCOUNT"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameZCount, c.key, c.min_, c.max_}, problem{}, "ZCOUNT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZCountCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"ZCOUNT", c.key, c.min_, c.max_}, problem{}, "ZCOUNT", decodeInt)
+	return queue(p, []any{nameZCount, c.key, c.min_, c.max_}, problem{}, "ZCOUNT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -515,7 +554,7 @@ type ZDiffCmd struct {
 }
 
 func (c *ZDiffCmd) argv() (v argv) {
-	v.add("ZDIFF")
+	v.add(nameZDiff)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -564,7 +603,7 @@ type ZDiffWithScoresCmd struct {
 }
 
 func (c *ZDiffWithScoresCmd) argv() (v argv) {
-	v.add("ZDIFF")
+	v.add(nameZDiff)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -615,7 +654,7 @@ type ZDiffStoreCmd struct {
 }
 
 func (c *ZDiffStoreCmd) argv() (v argv) {
-	v.add("ZDIFFSTORE")
+	v.add(nameZDiffStore)
 	v.add(c.destination)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
@@ -667,7 +706,7 @@ type ZIncrByCmd struct {
 }
 
 func (c *ZIncrByCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZINCRBY"
+	v.fixed[v.n] = nameZIncrBy
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -680,12 +719,12 @@ func (c *ZIncrByCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZIncrByCmd) Do(ctx context.Context, r Doer) (float64, error) {
-	return decodeFloat(run(ctx, r, []any{"ZINCRBY", c.key, c.increment, c.member}, problem{}, "ZINCRBY"))
+	return decodeFloat(run(ctx, r, []any{nameZIncrBy, c.key, c.increment, c.member}, problem{}, "ZINCRBY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZIncrByCmd) In(p *Pipeline) Reply[float64] {
-	return queue(p, []any{"ZINCRBY", c.key, c.increment, c.member}, problem{}, "ZINCRBY", decodeFloat)
+	return queue(p, []any{nameZIncrBy, c.key, c.increment, c.member}, problem{}, "ZINCRBY", decodeFloat)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -739,7 +778,7 @@ func (c ZInterCmd) Max() ZInterCmd {
 }
 
 func (c *ZInterCmd) argv() (v argv) {
-	v.add("ZINTER")
+	v.add(nameZInter)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -831,7 +870,7 @@ func (c ZInterWithScoresCmd) Max() ZInterWithScoresCmd {
 }
 
 func (c *ZInterWithScoresCmd) argv() (v argv) {
-	v.add("ZINTER")
+	v.add(nameZInter)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -904,7 +943,7 @@ func (c ZInterCardCmd) Limit(value int64) ZInterCardCmd {
 }
 
 func (c *ZInterCardCmd) argv() (v argv) {
-	v.add("ZINTERCARD")
+	v.add(nameZInterCard)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -985,7 +1024,7 @@ func (c ZInterStoreCmd) Max() ZInterStoreCmd {
 }
 
 func (c *ZInterStoreCmd) argv() (v argv) {
-	v.add("ZINTERSTORE")
+	v.add(nameZInterStore)
 	v.add(c.destination)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
@@ -1055,7 +1094,7 @@ type ZLexCountCmd struct {
 }
 
 func (c *ZLexCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZLEXCOUNT"
+	v.fixed[v.n] = nameZLexCount
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1068,18 +1107,18 @@ func (c *ZLexCountCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZLexCountCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"ZLEXCOUNT", c.key, c.min_, c.max_}, problem{}, "ZLEXCOUNT"))
+	return decodeInt(run(ctx, r, []any{nameZLexCount, c.key, c.min_, c.max_}, problem{}, "ZLEXCOUNT"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZLexCountCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	return decodeInt(cached(ctx, cl, ttl, []any{"ZLEXCOUNT", c.key, c.min_, c.max_}, problem{}, "ZLEXCOUNT"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameZLexCount, c.key, c.min_, c.max_}, problem{}, "ZLEXCOUNT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZLexCountCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"ZLEXCOUNT", c.key, c.min_, c.max_}, problem{}, "ZLEXCOUNT", decodeInt)
+	return queue(p, []any{nameZLexCount, c.key, c.min_, c.max_}, problem{}, "ZLEXCOUNT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1127,7 +1166,7 @@ func (c ZMPopCmd) Count(value int64) ZMPopCmd {
 }
 
 func (c *ZMPopCmd) argv() (v argv) {
-	v.add("ZMPOP")
+	v.add(nameZMPop)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -1182,7 +1221,7 @@ type ZMScoreCmd struct {
 }
 
 func (c *ZMScoreCmd) argv() (v argv) {
-	v.add("ZMSCORE")
+	v.add(nameZMScore)
 	v.add(c.key)
 	if len(c.members) == 0 {
 		v.fail(problemEmpty)
@@ -1244,7 +1283,7 @@ func (c ZPopMaxCmd) Count(value int64) ZPopMaxCmd {
 }
 
 func (c *ZPopMaxCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZPOPMAX"
+	v.fixed[v.n] = nameZPopMax
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1299,7 +1338,7 @@ func (c ZPopMinCmd) Count(value int64) ZPopMinCmd {
 }
 
 func (c *ZPopMinCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZPOPMIN"
+	v.fixed[v.n] = nameZPopMin
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1346,7 +1385,7 @@ type ZRandMemberCmd struct {
 }
 
 func (c *ZRandMemberCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANDMEMBER"
+	v.fixed[v.n] = nameZRandMember
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1356,12 +1395,12 @@ func (c *ZRandMemberCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c ZRandMemberCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"ZRANDMEMBER", c.key}, problem{}, "ZRANDMEMBER"))
+	return decodeString(run(ctx, r, []any{nameZRandMember, c.key}, problem{}, "ZRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRandMemberCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"ZRANDMEMBER", c.key}, problem{}, "ZRANDMEMBER", decodeString)
+	return queue(p, []any{nameZRandMember, c.key}, problem{}, "ZRANDMEMBER", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1391,7 +1430,7 @@ type ZRandMemberCountCmd struct {
 }
 
 func (c *ZRandMemberCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANDMEMBER"
+	v.fixed[v.n] = nameZRandMember
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1403,12 +1442,12 @@ func (c *ZRandMemberCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c ZRandMemberCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"ZRANDMEMBER", c.key, c.count}, problem{}, "ZRANDMEMBER"))
+	return decodeStrings(run(ctx, r, []any{nameZRandMember, c.key, c.count}, problem{}, "ZRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRandMemberCountCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"ZRANDMEMBER", c.key, c.count}, problem{}, "ZRANDMEMBER", decodeStrings)
+	return queue(p, []any{nameZRandMember, c.key, c.count}, problem{}, "ZRANDMEMBER", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1438,7 +1477,7 @@ type ZRandMemberWithScoresCmd struct {
 }
 
 func (c *ZRandMemberWithScoresCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANDMEMBER"
+	v.fixed[v.n] = nameZRandMember
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1452,12 +1491,12 @@ func (c *ZRandMemberWithScoresCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c ZRandMemberWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
-	return decodeZ(run(ctx, r, []any{"ZRANDMEMBER", c.key, c.count, "WITHSCORES"}, problem{}, "ZRANDMEMBER"))
+	return decodeZ(run(ctx, r, []any{nameZRandMember, c.key, c.count, "WITHSCORES"}, problem{}, "ZRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRandMemberWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
-	return queue(p, []any{"ZRANDMEMBER", c.key, c.count, "WITHSCORES"}, problem{}, "ZRANDMEMBER", decodeZ)
+	return queue(p, []any{nameZRandMember, c.key, c.count, "WITHSCORES"}, problem{}, "ZRANDMEMBER", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1519,7 +1558,7 @@ func (c ZRangeCmd) Limit(offset int64, count int64) ZRangeCmd {
 }
 
 func (c *ZRangeCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANGE"
+	v.fixed[v.n] = nameZRange
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1629,7 +1668,7 @@ func (c ZRangeWithScoresCmd) Limit(offset int64, count int64) ZRangeWithScoresCm
 }
 
 func (c *ZRangeWithScoresCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANGE"
+	v.fixed[v.n] = nameZRange
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1723,7 +1762,7 @@ func (c ZRangeByLexCmd) Limit(offset int64, count int64) ZRangeByLexCmd {
 }
 
 func (c *ZRangeByLexCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANGEBYLEX"
+	v.fixed[v.n] = nameZRangeByLex
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1803,7 +1842,7 @@ func (c ZRangeByScoreCmd) Limit(offset int64, count int64) ZRangeByScoreCmd {
 }
 
 func (c *ZRangeByScoreCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANGEBYSCORE"
+	v.fixed[v.n] = nameZRangeByScore
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1883,7 +1922,7 @@ func (c ZRangeByScoreWithScoresCmd) Limit(offset int64, count int64) ZRangeBySco
 }
 
 func (c *ZRangeByScoreWithScoresCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANGEBYSCORE"
+	v.fixed[v.n] = nameZRangeByScore
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1985,7 +2024,7 @@ func (c ZRangeStoreCmd) Limit(offset int64, count int64) ZRangeStoreCmd {
 }
 
 func (c *ZRangeStoreCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANGESTORE"
+	v.fixed[v.n] = nameZRangeStore
 	v.n++
 	v.fixed[v.n] = c.dst
 	v.n++
@@ -2056,7 +2095,7 @@ type ZRankCmd struct {
 }
 
 func (c *ZRankCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANK"
+	v.fixed[v.n] = nameZRank
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2069,18 +2108,18 @@ func (c *ZRankCmd) argv() (v argv) {
 // A null reply is the error Nil: key does not exist or the member does not exist in the
 // sorted set.
 func (c ZRankCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"ZRANK", c.key, c.member}, problem{}, "ZRANK"))
+	return decodeInt(run(ctx, r, []any{nameZRank, c.key, c.member}, problem{}, "ZRANK"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRankCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	return decodeInt(cached(ctx, cl, ttl, []any{"ZRANK", c.key, c.member}, problem{}, "ZRANK"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameZRank, c.key, c.member}, problem{}, "ZRANK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRankCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"ZRANK", c.key, c.member}, problem{}, "ZRANK", decodeInt)
+	return queue(p, []any{nameZRank, c.key, c.member}, problem{}, "ZRANK", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2109,7 +2148,7 @@ type ZRankWithScoreCmd struct {
 }
 
 func (c *ZRankWithScoreCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANK"
+	v.fixed[v.n] = nameZRank
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2124,18 +2163,18 @@ func (c *ZRankWithScoreCmd) argv() (v argv) {
 // A null reply is the error Nil: key does not exist or the member does not exist in the
 // sorted set.
 func (c ZRankWithScoreCmd) Do(ctx context.Context, r Doer) (RankScore, error) {
-	return decodeRankScore(run(ctx, r, []any{"ZRANK", c.key, c.member, "WITHSCORE"}, problem{}, "ZRANK"))
+	return decodeRankScore(run(ctx, r, []any{nameZRank, c.key, c.member, "WITHSCORE"}, problem{}, "ZRANK"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRankWithScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (RankScore, error) {
-	return decodeRankScore(cached(ctx, cl, ttl, []any{"ZRANK", c.key, c.member, "WITHSCORE"}, problem{}, "ZRANK"))
+	return decodeRankScore(cached(ctx, cl, ttl, []any{nameZRank, c.key, c.member, "WITHSCORE"}, problem{}, "ZRANK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRankWithScoreCmd) In(p *Pipeline) Reply[RankScore] {
-	return queue(p, []any{"ZRANK", c.key, c.member, "WITHSCORE"}, problem{}, "ZRANK", decodeRankScore)
+	return queue(p, []any{nameZRank, c.key, c.member, "WITHSCORE"}, problem{}, "ZRANK", decodeRankScore)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2165,7 +2204,7 @@ type ZRemCmd struct {
 }
 
 func (c *ZRemCmd) argv() (v argv) {
-	v.add("ZREM")
+	v.add(nameZRem)
 	v.add(c.key)
 	if len(c.members) == 0 {
 		v.fail(problemEmpty)
@@ -2217,7 +2256,7 @@ type ZRemRangeByLexCmd struct {
 }
 
 func (c *ZRemRangeByLexCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZREMRANGEBYLEX"
+	v.fixed[v.n] = nameZRemRangeByLex
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2230,12 +2269,12 @@ func (c *ZRemRangeByLexCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRemRangeByLexCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"ZREMRANGEBYLEX", c.key, c.min_, c.max_}, problem{}, "ZREMRANGEBYLEX"))
+	return decodeInt(run(ctx, r, []any{nameZRemRangeByLex, c.key, c.min_, c.max_}, problem{}, "ZREMRANGEBYLEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRemRangeByLexCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"ZREMRANGEBYLEX", c.key, c.min_, c.max_}, problem{}, "ZREMRANGEBYLEX", decodeInt)
+	return queue(p, []any{nameZRemRangeByLex, c.key, c.min_, c.max_}, problem{}, "ZREMRANGEBYLEX", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2267,7 +2306,7 @@ type ZRemRangeByRankCmd struct {
 }
 
 func (c *ZRemRangeByRankCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZREMRANGEBYRANK"
+	v.fixed[v.n] = nameZRemRangeByRank
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2280,12 +2319,12 @@ func (c *ZRemRangeByRankCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRemRangeByRankCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"ZREMRANGEBYRANK", c.key, c.start, c.stop}, problem{}, "ZREMRANGEBYRANK"))
+	return decodeInt(run(ctx, r, []any{nameZRemRangeByRank, c.key, c.start, c.stop}, problem{}, "ZREMRANGEBYRANK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRemRangeByRankCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"ZREMRANGEBYRANK", c.key, c.start, c.stop}, problem{}, "ZREMRANGEBYRANK", decodeInt)
+	return queue(p, []any{nameZRemRangeByRank, c.key, c.start, c.stop}, problem{}, "ZREMRANGEBYRANK", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2317,7 +2356,7 @@ type ZRemRangeByScoreCmd struct {
 }
 
 func (c *ZRemRangeByScoreCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZREMRANGEBYSCORE"
+	v.fixed[v.n] = nameZRemRangeByScore
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2330,12 +2369,12 @@ func (c *ZRemRangeByScoreCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRemRangeByScoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"ZREMRANGEBYSCORE", c.key, c.min_, c.max_}, problem{}, "ZREMRANGEBYSCORE"))
+	return decodeInt(run(ctx, r, []any{nameZRemRangeByScore, c.key, c.min_, c.max_}, problem{}, "ZREMRANGEBYSCORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRemRangeByScoreCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"ZREMRANGEBYSCORE", c.key, c.min_, c.max_}, problem{}, "ZREMRANGEBYSCORE", decodeInt)
+	return queue(p, []any{nameZRemRangeByScore, c.key, c.min_, c.max_}, problem{}, "ZREMRANGEBYSCORE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2367,7 +2406,7 @@ type ZRevRangeCmd struct {
 }
 
 func (c *ZRevRangeCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZREVRANGE"
+	v.fixed[v.n] = nameZRevRange
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2380,18 +2419,18 @@ func (c *ZRevRangeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRevRangeCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"ZREVRANGE", c.key, c.start, c.stop}, problem{}, "ZREVRANGE"))
+	return decodeStrings(run(ctx, r, []any{nameZRevRange, c.key, c.start, c.stop}, problem{}, "ZREVRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRevRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
-	return decodeStrings(cached(ctx, cl, ttl, []any{"ZREVRANGE", c.key, c.start, c.stop}, problem{}, "ZREVRANGE"))
+	return decodeStrings(cached(ctx, cl, ttl, []any{nameZRevRange, c.key, c.start, c.stop}, problem{}, "ZREVRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRangeCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"ZREVRANGE", c.key, c.start, c.stop}, problem{}, "ZREVRANGE", decodeStrings)
+	return queue(p, []any{nameZRevRange, c.key, c.start, c.stop}, problem{}, "ZREVRANGE", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2423,7 +2462,7 @@ type ZRevRangeWithScoresCmd struct {
 }
 
 func (c *ZRevRangeWithScoresCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZREVRANGE"
+	v.fixed[v.n] = nameZRevRange
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2438,18 +2477,18 @@ func (c *ZRevRangeWithScoresCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRevRangeWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
-	return decodeZ(run(ctx, r, []any{"ZREVRANGE", c.key, c.start, c.stop, "WITHSCORES"}, problem{}, "ZREVRANGE"))
+	return decodeZ(run(ctx, r, []any{nameZRevRange, c.key, c.start, c.stop, "WITHSCORES"}, problem{}, "ZREVRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRevRangeWithScoresCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]Z, error) {
-	return decodeZ(cached(ctx, cl, ttl, []any{"ZREVRANGE", c.key, c.start, c.stop, "WITHSCORES"}, problem{}, "ZREVRANGE"))
+	return decodeZ(cached(ctx, cl, ttl, []any{nameZRevRange, c.key, c.start, c.stop, "WITHSCORES"}, problem{}, "ZREVRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRangeWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
-	return queue(p, []any{"ZREVRANGE", c.key, c.start, c.stop, "WITHSCORES"}, problem{}, "ZREVRANGE", decodeZ)
+	return queue(p, []any{nameZRevRange, c.key, c.start, c.stop, "WITHSCORES"}, problem{}, "ZREVRANGE", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2494,7 +2533,7 @@ func (c ZRevRangeByLexCmd) Limit(offset int64, count int64) ZRevRangeByLexCmd {
 }
 
 func (c *ZRevRangeByLexCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZREVRANGEBYLEX"
+	v.fixed[v.n] = nameZRevRangeByLex
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2574,7 +2613,7 @@ func (c ZRevRangeByScoreCmd) Limit(offset int64, count int64) ZRevRangeByScoreCm
 }
 
 func (c *ZRevRangeByScoreCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZREVRANGEBYSCORE"
+	v.fixed[v.n] = nameZRevRangeByScore
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2654,7 +2693,7 @@ func (c ZRevRangeByScoreWithScoresCmd) Limit(offset int64, count int64) ZRevRang
 }
 
 func (c *ZRevRangeByScoreWithScoresCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZREVRANGEBYSCORE"
+	v.fixed[v.n] = nameZRevRangeByScore
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2720,7 +2759,7 @@ type ZRevRankCmd struct {
 }
 
 func (c *ZRevRankCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZREVRANK"
+	v.fixed[v.n] = nameZRevRank
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2733,18 +2772,18 @@ func (c *ZRevRankCmd) argv() (v argv) {
 // A null reply is the error Nil: key does not exist or the member does not exist in the
 // sorted set.
 func (c ZRevRankCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"ZREVRANK", c.key, c.member}, problem{}, "ZREVRANK"))
+	return decodeInt(run(ctx, r, []any{nameZRevRank, c.key, c.member}, problem{}, "ZREVRANK"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRevRankCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	return decodeInt(cached(ctx, cl, ttl, []any{"ZREVRANK", c.key, c.member}, problem{}, "ZREVRANK"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameZRevRank, c.key, c.member}, problem{}, "ZREVRANK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRankCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"ZREVRANK", c.key, c.member}, problem{}, "ZREVRANK", decodeInt)
+	return queue(p, []any{nameZRevRank, c.key, c.member}, problem{}, "ZREVRANK", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2773,7 +2812,7 @@ type ZRevRankWithScoreCmd struct {
 }
 
 func (c *ZRevRankWithScoreCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZREVRANK"
+	v.fixed[v.n] = nameZRevRank
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2788,18 +2827,18 @@ func (c *ZRevRankWithScoreCmd) argv() (v argv) {
 // A null reply is the error Nil: key does not exist or the member does not exist in the
 // sorted set.
 func (c ZRevRankWithScoreCmd) Do(ctx context.Context, r Doer) (RankScore, error) {
-	return decodeRankScore(run(ctx, r, []any{"ZREVRANK", c.key, c.member, "WITHSCORE"}, problem{}, "ZREVRANK"))
+	return decodeRankScore(run(ctx, r, []any{nameZRevRank, c.key, c.member, "WITHSCORE"}, problem{}, "ZREVRANK"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRevRankWithScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (RankScore, error) {
-	return decodeRankScore(cached(ctx, cl, ttl, []any{"ZREVRANK", c.key, c.member, "WITHSCORE"}, problem{}, "ZREVRANK"))
+	return decodeRankScore(cached(ctx, cl, ttl, []any{nameZRevRank, c.key, c.member, "WITHSCORE"}, problem{}, "ZREVRANK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRankWithScoreCmd) In(p *Pipeline) Reply[RankScore] {
-	return queue(p, []any{"ZREVRANK", c.key, c.member, "WITHSCORE"}, problem{}, "ZREVRANK", decodeRankScore)
+	return queue(p, []any{nameZRevRank, c.key, c.member, "WITHSCORE"}, problem{}, "ZREVRANK", decodeRankScore)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2852,7 +2891,7 @@ func (c ZScanCmd) Noscores() ZScanCmd {
 }
 
 func (c *ZScanCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZSCAN"
+	v.fixed[v.n] = nameZScan
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2914,7 +2953,7 @@ type ZScoreCmd struct {
 }
 
 func (c *ZScoreCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZSCORE"
+	v.fixed[v.n] = nameZScore
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2927,18 +2966,18 @@ func (c *ZScoreCmd) argv() (v argv) {
 // A null reply is the error Nil: member does not exist in the sorted set, or key does
 // not exist.
 func (c ZScoreCmd) Do(ctx context.Context, r Doer) (float64, error) {
-	return decodeFloat(run(ctx, r, []any{"ZSCORE", c.key, c.member}, problem{}, "ZSCORE"))
+	return decodeFloat(run(ctx, r, []any{nameZScore, c.key, c.member}, problem{}, "ZSCORE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (float64, error) {
-	return decodeFloat(cached(ctx, cl, ttl, []any{"ZSCORE", c.key, c.member}, problem{}, "ZSCORE"))
+	return decodeFloat(cached(ctx, cl, ttl, []any{nameZScore, c.key, c.member}, problem{}, "ZSCORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZScoreCmd) In(p *Pipeline) Reply[float64] {
-	return queue(p, []any{"ZSCORE", c.key, c.member}, problem{}, "ZSCORE", decodeFloat)
+	return queue(p, []any{nameZScore, c.key, c.member}, problem{}, "ZSCORE", decodeFloat)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2992,7 +3031,7 @@ func (c ZUnionCmd) Max() ZUnionCmd {
 }
 
 func (c *ZUnionCmd) argv() (v argv) {
-	v.add("ZUNION")
+	v.add(nameZUnion)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -3084,7 +3123,7 @@ func (c ZUnionWithScoresCmd) Max() ZUnionWithScoresCmd {
 }
 
 func (c *ZUnionWithScoresCmd) argv() (v argv) {
-	v.add("ZUNION")
+	v.add(nameZUnion)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -3178,7 +3217,7 @@ func (c ZUnionStoreCmd) Max() ZUnionStoreCmd {
 }
 
 func (c *ZUnionStoreCmd) argv() (v argv) {
-	v.add("ZUNIONSTORE")
+	v.add(nameZUnionStore)
 	v.add(c.destination)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)

@@ -8,6 +8,37 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/argkind"
+)
+
+var (
+	nameXAck                 = &argkind.Name{Text: "XACK", Entry: entry("xack")}
+	nameXAckDel              = &argkind.Name{Text: "XACKDEL", Entry: entry("xackdel")}
+	nameXAdd                 = &argkind.Name{Text: "XADD", Entry: entry("xadd")}
+	nameXAutoClaim           = &argkind.Name{Text: "XAUTOCLAIM", Entry: entry("xautoclaim")}
+	nameXCfgSet              = &argkind.Name{Text: "XCFGSET", Entry: entry("xcfgset")}
+	nameXClaim               = &argkind.Name{Text: "XCLAIM", Entry: entry("xclaim")}
+	nameXDel                 = &argkind.Name{Text: "XDEL", Entry: entry("xdel")}
+	nameXDelEx               = &argkind.Name{Text: "XDELEX", Entry: entry("xdelex")}
+	nameXGroupCreate         = &argkind.Name{Text: "XGROUP", Entry: entry("xgroup|create")}
+	nameXGroupCreateConsumer = &argkind.Name{Text: "XGROUP", Entry: entry("xgroup|createconsumer")}
+	nameXGroupDelConsumer    = &argkind.Name{Text: "XGROUP", Entry: entry("xgroup|delconsumer")}
+	nameXGroupDestroy        = &argkind.Name{Text: "XGROUP", Entry: entry("xgroup|destroy")}
+	nameXGroupHelp           = &argkind.Name{Text: "XGROUP", Entry: entry("xgroup|help")}
+	nameXGroupSetID          = &argkind.Name{Text: "XGROUP", Entry: entry("xgroup|setid")}
+	nameXIDMPRecord          = &argkind.Name{Text: "XIDMPRECORD", Entry: entry("xidmprecord")}
+	nameXInfoConsumers       = &argkind.Name{Text: "XINFO", Entry: entry("xinfo|consumers")}
+	nameXInfoGroups          = &argkind.Name{Text: "XINFO", Entry: entry("xinfo|groups")}
+	nameXInfoHelp            = &argkind.Name{Text: "XINFO", Entry: entry("xinfo|help")}
+	nameXInfoStream          = &argkind.Name{Text: "XINFO", Entry: entry("xinfo|stream")}
+	nameXLen                 = &argkind.Name{Text: "XLEN", Entry: entry("xlen")}
+	nameXPending             = &argkind.Name{Text: "XPENDING", Entry: entry("xpending")}
+	nameXRange               = &argkind.Name{Text: "XRANGE", Entry: entry("xrange")}
+	nameXRead                = &argkind.Name{Text: "XREAD", Entry: entry("xread")}
+	nameXReadGroup           = &argkind.Name{Text: "XREADGROUP", Entry: entry("xreadgroup")}
+	nameXRevRange            = &argkind.Name{Text: "XREVRANGE", Entry: entry("xrevrange")}
+	nameXSetID               = &argkind.Name{Text: "XSETID", Entry: entry("xsetid")}
+	nameXTrim                = &argkind.Name{Text: "XTRIM", Entry: entry("xtrim")}
 )
 
 // XAck builds XACK: returns the number of messages that were successfully acknowledged
@@ -32,7 +63,7 @@ type XAckCmd struct {
 }
 
 func (c *XAckCmd) argv() (v argv) {
-	v.add("XACK")
+	v.add(nameXAck)
 	v.add(c.key)
 	v.add(c.group)
 	if len(c.ids) == 0 {
@@ -104,7 +135,7 @@ func (c XAckDelCmd) Acked() XAckDelCmd {
 }
 
 func (c *XAckDelCmd) argv() (v argv) {
-	v.add("XACKDEL")
+	v.add(nameXAckDel)
 	v.add(c.key)
 	v.add(c.group)
 	switch c.condition {
@@ -271,7 +302,7 @@ func (c XAddCmd) ID(value string) XAddCmd {
 }
 
 func (c *XAddCmd) argv() (v argv) {
-	v.add("XADD")
+	v.add(nameXAdd)
 	v.add(c.key)
 	if c.noMkStream {
 		v.add("NOMKSTREAM")
@@ -377,7 +408,7 @@ func (c XAutoClaimCmd) Count(value int64) XAutoClaimCmd {
 
 func (c *XAutoClaimCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "XAUTOCLAIM"
+	v.fixed[v.n] = nameXAutoClaim
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -452,7 +483,7 @@ func (c XAutoClaimJustIDCmd) Count(value int64) XAutoClaimJustIDCmd {
 
 func (c *XAutoClaimJustIDCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "XAUTOCLAIM"
+	v.fixed[v.n] = nameXAutoClaim
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -528,7 +559,7 @@ func (c XCfgSetCmd) IDMPMaxsizeToken(maxsize int64) XCfgSetCmd {
 }
 
 func (c *XCfgSetCmd) argv() (v argv) {
-	v.fixed[v.n] = "XCFGSET"
+	v.fixed[v.n] = nameXCfgSet
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -629,7 +660,7 @@ func (c XClaimCmd) LastID(value string) XClaimCmd {
 
 func (c *XClaimCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.add("XCLAIM")
+	v.add(nameXClaim)
 	v.add(c.key)
 	v.add(c.group)
 	v.add(c.consumer)
@@ -745,7 +776,7 @@ func (c XClaimJustIDCmd) LastID(value string) XClaimJustIDCmd {
 
 func (c *XClaimJustIDCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.add("XCLAIM")
+	v.add(nameXClaim)
 	v.add(c.key)
 	v.add(c.group)
 	v.add(c.consumer)
@@ -817,7 +848,7 @@ type XDelCmd struct {
 }
 
 func (c *XDelCmd) argv() (v argv) {
-	v.add("XDEL")
+	v.add(nameXDel)
 	v.add(c.key)
 	if len(c.ids) == 0 {
 		v.fail(problemEmpty)
@@ -885,7 +916,7 @@ func (c XDelExCmd) Acked() XDelExCmd {
 }
 
 func (c *XDelExCmd) argv() (v argv) {
-	v.add("XDELEX")
+	v.add(nameXDelEx)
 	v.add(c.key)
 	switch c.condition {
 	case 1:
@@ -972,7 +1003,7 @@ func (c XGroupCreateCmd) EntriesRead(value int64) XGroupCreateCmd {
 }
 
 func (c *XGroupCreateCmd) argv() (v argv) {
-	v.fixed[v.n] = "XGROUP"
+	v.fixed[v.n] = nameXGroupCreate
 	v.n++
 	v.fixed[v.n] = "CREATE"
 	v.n++
@@ -1043,7 +1074,7 @@ type XGroupCreateConsumerCmd struct {
 }
 
 func (c *XGroupCreateConsumerCmd) argv() (v argv) {
-	v.fixed[v.n] = "XGROUP"
+	v.fixed[v.n] = nameXGroupCreateConsumer
 	v.n++
 	v.fixed[v.n] = "CREATECONSUMER"
 	v.n++
@@ -1058,12 +1089,12 @@ func (c *XGroupCreateConsumerCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XGroupCreateConsumerCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	return decodeBool(run(ctx, r, []any{"XGROUP", "CREATECONSUMER", c.key, c.group, c.consumer}, problem{}, "XGROUP CREATECONSUMER"))
+	return decodeBool(run(ctx, r, []any{nameXGroupCreateConsumer, "CREATECONSUMER", c.key, c.group, c.consumer}, problem{}, "XGROUP CREATECONSUMER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupCreateConsumerCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{"XGROUP", "CREATECONSUMER", c.key, c.group, c.consumer}, problem{}, "XGROUP CREATECONSUMER", decodeBool)
+	return queue(p, []any{nameXGroupCreateConsumer, "CREATECONSUMER", c.key, c.group, c.consumer}, problem{}, "XGROUP CREATECONSUMER", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1094,7 +1125,7 @@ type XGroupDelConsumerCmd struct {
 }
 
 func (c *XGroupDelConsumerCmd) argv() (v argv) {
-	v.fixed[v.n] = "XGROUP"
+	v.fixed[v.n] = nameXGroupDelConsumer
 	v.n++
 	v.fixed[v.n] = "DELCONSUMER"
 	v.n++
@@ -1109,12 +1140,12 @@ func (c *XGroupDelConsumerCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XGroupDelConsumerCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"XGROUP", "DELCONSUMER", c.key, c.group, c.consumer}, problem{}, "XGROUP DELCONSUMER"))
+	return decodeInt(run(ctx, r, []any{nameXGroupDelConsumer, "DELCONSUMER", c.key, c.group, c.consumer}, problem{}, "XGROUP DELCONSUMER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupDelConsumerCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"XGROUP", "DELCONSUMER", c.key, c.group, c.consumer}, problem{}, "XGROUP DELCONSUMER", decodeInt)
+	return queue(p, []any{nameXGroupDelConsumer, "DELCONSUMER", c.key, c.group, c.consumer}, problem{}, "XGROUP DELCONSUMER", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1143,7 +1174,7 @@ type XGroupDestroyCmd struct {
 }
 
 func (c *XGroupDestroyCmd) argv() (v argv) {
-	v.fixed[v.n] = "XGROUP"
+	v.fixed[v.n] = nameXGroupDestroy
 	v.n++
 	v.fixed[v.n] = "DESTROY"
 	v.n++
@@ -1156,12 +1187,12 @@ func (c *XGroupDestroyCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XGroupDestroyCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	return decodeBool(run(ctx, r, []any{"XGROUP", "DESTROY", c.key, c.group}, problem{}, "XGROUP DESTROY"))
+	return decodeBool(run(ctx, r, []any{nameXGroupDestroy, "DESTROY", c.key, c.group}, problem{}, "XGROUP DESTROY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupDestroyCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{"XGROUP", "DESTROY", c.key, c.group}, problem{}, "XGROUP DESTROY", decodeBool)
+	return queue(p, []any{nameXGroupDestroy, "DESTROY", c.key, c.group}, problem{}, "XGROUP DESTROY", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1181,7 +1212,7 @@ func XGroupHelp() XGroupHelpCmd { return XGroupHelpCmd{} }
 type XGroupHelpCmd struct{}
 
 func (c *XGroupHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "XGROUP"
+	v.fixed[v.n] = nameXGroupHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -1190,12 +1221,12 @@ func (c *XGroupHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XGroupHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"XGROUP", "HELP"}, problem{}, "XGROUP HELP"))
+	return decodeStrings(run(ctx, r, []any{nameXGroupHelp, "HELP"}, problem{}, "XGROUP HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"XGROUP", "HELP"}, problem{}, "XGROUP HELP", decodeStrings)
+	return queue(p, []any{nameXGroupHelp, "HELP"}, problem{}, "XGROUP HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1245,7 +1276,7 @@ func (c XGroupSetIDCmd) EntriesRead(value int64) XGroupSetIDCmd {
 }
 
 func (c *XGroupSetIDCmd) argv() (v argv) {
-	v.fixed[v.n] = "XGROUP"
+	v.fixed[v.n] = nameXGroupSetID
 	v.n++
 	v.fixed[v.n] = "SETID"
 	v.n++
@@ -1314,7 +1345,7 @@ type XIDMPRecordCmd struct {
 }
 
 func (c *XIDMPRecordCmd) argv() (v argv) {
-	v.fixed[v.n] = "XIDMPRECORD"
+	v.fixed[v.n] = nameXIDMPRecord
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1329,12 +1360,12 @@ func (c *XIDMPRecordCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XIDMPRecordCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"XIDMPRECORD", c.key, c.pid, c.iid, c.streamID}, problem{}, "XIDMPRECORD"))
+	return decodeString(run(ctx, r, []any{nameXIDMPRecord, c.key, c.pid, c.iid, c.streamID}, problem{}, "XIDMPRECORD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XIDMPRecordCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"XIDMPRECORD", c.key, c.pid, c.iid, c.streamID}, problem{}, "XIDMPRECORD", decodeString)
+	return queue(p, []any{nameXIDMPRecord, c.key, c.pid, c.iid, c.streamID}, problem{}, "XIDMPRECORD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1363,7 +1394,7 @@ type XInfoConsumersCmd struct {
 }
 
 func (c *XInfoConsumersCmd) argv() (v argv) {
-	v.fixed[v.n] = "XINFO"
+	v.fixed[v.n] = nameXInfoConsumers
 	v.n++
 	v.fixed[v.n] = "CONSUMERS"
 	v.n++
@@ -1376,12 +1407,12 @@ func (c *XInfoConsumersCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XInfoConsumersCmd) Do(ctx context.Context, r Doer) ([]XConsumerInfo, error) {
-	return decodeXInfoConsumers(run(ctx, r, []any{"XINFO", "CONSUMERS", c.key, c.group}, problem{}, "XINFO CONSUMERS"))
+	return decodeXInfoConsumers(run(ctx, r, []any{nameXInfoConsumers, "CONSUMERS", c.key, c.group}, problem{}, "XINFO CONSUMERS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XInfoConsumersCmd) In(p *Pipeline) Reply[[]XConsumerInfo] {
-	return queue(p, []any{"XINFO", "CONSUMERS", c.key, c.group}, problem{}, "XINFO CONSUMERS", decodeXInfoConsumers)
+	return queue(p, []any{nameXInfoConsumers, "CONSUMERS", c.key, c.group}, problem{}, "XINFO CONSUMERS", decodeXInfoConsumers)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1407,7 +1438,7 @@ type XInfoGroupsCmd struct {
 }
 
 func (c *XInfoGroupsCmd) argv() (v argv) {
-	v.fixed[v.n] = "XINFO"
+	v.fixed[v.n] = nameXInfoGroups
 	v.n++
 	v.fixed[v.n] = "GROUPS"
 	v.n++
@@ -1418,18 +1449,18 @@ func (c *XInfoGroupsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XInfoGroupsCmd) Do(ctx context.Context, r Doer) ([]XGroupInfo, error) {
-	return decodeXInfoGroups(run(ctx, r, []any{"XINFO", "GROUPS", c.key}, problem{}, "XINFO GROUPS"))
+	return decodeXInfoGroups(run(ctx, r, []any{nameXInfoGroups, "GROUPS", c.key}, problem{}, "XINFO GROUPS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c XInfoGroupsCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]XGroupInfo, error) {
-	return decodeXInfoGroups(cached(ctx, cl, ttl, []any{"XINFO", "GROUPS", c.key}, problem{}, "XINFO GROUPS"))
+	return decodeXInfoGroups(cached(ctx, cl, ttl, []any{nameXInfoGroups, "GROUPS", c.key}, problem{}, "XINFO GROUPS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XInfoGroupsCmd) In(p *Pipeline) Reply[[]XGroupInfo] {
-	return queue(p, []any{"XINFO", "GROUPS", c.key}, problem{}, "XINFO GROUPS", decodeXInfoGroups)
+	return queue(p, []any{nameXInfoGroups, "GROUPS", c.key}, problem{}, "XINFO GROUPS", decodeXInfoGroups)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1449,7 +1480,7 @@ func XInfoHelp() XInfoHelpCmd { return XInfoHelpCmd{} }
 type XInfoHelpCmd struct{}
 
 func (c *XInfoHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "XINFO"
+	v.fixed[v.n] = nameXInfoHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -1458,12 +1489,12 @@ func (c *XInfoHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XInfoHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"XINFO", "HELP"}, problem{}, "XINFO HELP"))
+	return decodeStrings(run(ctx, r, []any{nameXInfoHelp, "HELP"}, problem{}, "XINFO HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XInfoHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"XINFO", "HELP"}, problem{}, "XINFO HELP", decodeStrings)
+	return queue(p, []any{nameXInfoHelp, "HELP"}, problem{}, "XINFO HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1489,7 +1520,7 @@ type XInfoStreamCmd struct {
 }
 
 func (c *XInfoStreamCmd) argv() (v argv) {
-	v.fixed[v.n] = "XINFO"
+	v.fixed[v.n] = nameXInfoStream
 	v.n++
 	v.fixed[v.n] = "STREAM"
 	v.n++
@@ -1500,18 +1531,18 @@ func (c *XInfoStreamCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XInfoStreamCmd) Do(ctx context.Context, r Doer) (XStreamInfo, error) {
-	return decodeXInfoStream(run(ctx, r, []any{"XINFO", "STREAM", c.key}, problem{}, "XINFO STREAM"))
+	return decodeXInfoStream(run(ctx, r, []any{nameXInfoStream, "STREAM", c.key}, problem{}, "XINFO STREAM"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c XInfoStreamCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (XStreamInfo, error) {
-	return decodeXInfoStream(cached(ctx, cl, ttl, []any{"XINFO", "STREAM", c.key}, problem{}, "XINFO STREAM"))
+	return decodeXInfoStream(cached(ctx, cl, ttl, []any{nameXInfoStream, "STREAM", c.key}, problem{}, "XINFO STREAM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XInfoStreamCmd) In(p *Pipeline) Reply[XStreamInfo] {
-	return queue(p, []any{"XINFO", "STREAM", c.key}, problem{}, "XINFO STREAM", decodeXInfoStream)
+	return queue(p, []any{nameXInfoStream, "STREAM", c.key}, problem{}, "XINFO STREAM", decodeXInfoStream)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1537,7 +1568,7 @@ type XLenCmd struct {
 }
 
 func (c *XLenCmd) argv() (v argv) {
-	v.fixed[v.n] = "XLEN"
+	v.fixed[v.n] = nameXLen
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1546,18 +1577,18 @@ func (c *XLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"XLEN", c.key}, problem{}, "XLEN"))
+	return decodeInt(run(ctx, r, []any{nameXLen, c.key}, problem{}, "XLEN"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c XLenCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	return decodeInt(cached(ctx, cl, ttl, []any{"XLEN", c.key}, problem{}, "XLEN"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameXLen, c.key}, problem{}, "XLEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XLenCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"XLEN", c.key}, problem{}, "XLEN", decodeInt)
+	return queue(p, []any{nameXLen, c.key}, problem{}, "XLEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1590,7 +1621,7 @@ type XPendingCmd struct {
 }
 
 func (c *XPendingCmd) argv() (v argv) {
-	v.fixed[v.n] = "XPENDING"
+	v.fixed[v.n] = nameXPending
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1601,12 +1632,12 @@ func (c *XPendingCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XPendingCmd) Do(ctx context.Context, r Doer) (XPendingSummary, error) {
-	return decodeXPendingSummary(run(ctx, r, []any{"XPENDING", c.key, c.group}, problem{}, "XPENDING"))
+	return decodeXPendingSummary(run(ctx, r, []any{nameXPending, c.key, c.group}, problem{}, "XPENDING"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XPendingCmd) In(p *Pipeline) Reply[XPendingSummary] {
-	return queue(p, []any{"XPENDING", c.key, c.group}, problem{}, "XPENDING", decodeXPendingSummary)
+	return queue(p, []any{nameXPending, c.key, c.group}, problem{}, "XPENDING", decodeXPendingSummary)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1661,7 +1692,7 @@ func (c XPendingExtCmd) Consumer(value string) XPendingExtCmd {
 
 func (c *XPendingExtCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "XPENDING"
+	v.fixed[v.n] = nameXPending
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1734,7 +1765,7 @@ func (c XRangeCmd) Count(value int64) XRangeCmd {
 }
 
 func (c *XRangeCmd) argv() (v argv) {
-	v.fixed[v.n] = "XRANGE"
+	v.fixed[v.n] = nameXRange
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1810,7 +1841,7 @@ func (c XReadCmd) Block(value time.Duration) XReadCmd {
 
 func (c *XReadCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.add("XREAD")
+	v.add(nameXRead)
 	if c.count != nil {
 		v.add("COUNT")
 		v.add(c.count)
@@ -1910,7 +1941,7 @@ func (c XReadGroupCmd) Noack() XReadGroupCmd {
 
 func (c *XReadGroupCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.add("XREADGROUP")
+	v.add(nameXReadGroup)
 	v.add("GROUP")
 	v.add(c.group)
 	v.add(c.consumer)
@@ -1992,7 +2023,7 @@ func (c XRevRangeCmd) Count(value int64) XRevRangeCmd {
 }
 
 func (c *XRevRangeCmd) argv() (v argv) {
-	v.fixed[v.n] = "XREVRANGE"
+	v.fixed[v.n] = nameXRevRange
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2067,7 +2098,7 @@ func (c XSetIDCmd) MaxDeletedID(value string) XSetIDCmd {
 }
 
 func (c *XSetIDCmd) argv() (v argv) {
-	v.fixed[v.n] = "XSETID"
+	v.fixed[v.n] = nameXSetID
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2179,7 +2210,7 @@ func (c XTrimCmd) Acked() XTrimCmd {
 }
 
 func (c *XTrimCmd) argv() (v argv) {
-	v.fixed[v.n] = "XTRIM"
+	v.fixed[v.n] = nameXTrim
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++

@@ -8,6 +8,36 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/argkind"
+)
+
+var (
+	nameAppend      = &argkind.Name{Text: "APPEND", Entry: entry("append")}
+	nameDecr        = &argkind.Name{Text: "DECR", Entry: entry("decr")}
+	nameDecrBy      = &argkind.Name{Text: "DECRBY", Entry: entry("decrby")}
+	nameDelEx       = &argkind.Name{Text: "DELEX", Entry: entry("delex")}
+	nameDelIfEq     = &argkind.Name{Text: "DELIFEQ", Entry: entry("delifeq")}
+	nameDigest      = &argkind.Name{Text: "DIGEST", Entry: entry("digest")}
+	nameGet         = &argkind.Name{Text: "GET", Entry: entry("get")}
+	nameGetDel      = &argkind.Name{Text: "GETDEL", Entry: entry("getdel")}
+	nameGetEx       = &argkind.Name{Text: "GETEX", Entry: entry("getex")}
+	nameGetRange    = &argkind.Name{Text: "GETRANGE", Entry: entry("getrange")}
+	nameGetSet      = &argkind.Name{Text: "GETSET", Entry: entry("getset")}
+	nameIncr        = &argkind.Name{Text: "INCR", Entry: entry("incr")}
+	nameIncrBy      = &argkind.Name{Text: "INCRBY", Entry: entry("incrby")}
+	nameIncrByFloat = &argkind.Name{Text: "INCRBYFLOAT", Entry: entry("incrbyfloat")}
+	nameLCS         = &argkind.Name{Text: "LCS", Entry: entry("lcs")}
+	nameMGet        = &argkind.Name{Text: "MGET", Entry: entry("mget")}
+	nameMSet        = &argkind.Name{Text: "MSET", Entry: entry("mset")}
+	nameMSetEx      = &argkind.Name{Text: "MSETEX", Entry: entry("msetex")}
+	nameMSetNX      = &argkind.Name{Text: "MSETNX", Entry: entry("msetnx")}
+	namePSetEx      = &argkind.Name{Text: "PSETEX", Entry: entry("psetex")}
+	nameSet         = &argkind.Name{Text: "SET", Entry: entry("set")}
+	nameSetEx       = &argkind.Name{Text: "SETEX", Entry: entry("setex")}
+	nameSetNX       = &argkind.Name{Text: "SETNX", Entry: entry("setnx")}
+	nameSetRange    = &argkind.Name{Text: "SETRANGE", Entry: entry("setrange")}
+	nameStrLen      = &argkind.Name{Text: "STRLEN", Entry: entry("strlen")}
+	nameSubStr      = &argkind.Name{Text: "SUBSTR", Entry: entry("substr")}
 )
 
 // Append builds APPEND: appends a string to the value of a key. Creates the key if it
@@ -33,7 +63,7 @@ type AppendCmd struct {
 }
 
 func (c *AppendCmd) argv() (v argv) {
-	v.fixed[v.n] = "APPEND"
+	v.fixed[v.n] = nameAppend
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -44,12 +74,12 @@ func (c *AppendCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c AppendCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"APPEND", c.key, c.value}, problem{}, "APPEND"))
+	return decodeInt(run(ctx, r, []any{nameAppend, c.key, c.value}, problem{}, "APPEND"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c AppendCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"APPEND", c.key, c.value}, problem{}, "APPEND", decodeInt)
+	return queue(p, []any{nameAppend, c.key, c.value}, problem{}, "APPEND", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -76,7 +106,7 @@ type DecrCmd struct {
 }
 
 func (c *DecrCmd) argv() (v argv) {
-	v.fixed[v.n] = "DECR"
+	v.fixed[v.n] = nameDecr
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -85,12 +115,12 @@ func (c *DecrCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c DecrCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"DECR", c.key}, problem{}, "DECR"))
+	return decodeInt(run(ctx, r, []any{nameDecr, c.key}, problem{}, "DECR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DecrCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"DECR", c.key}, problem{}, "DECR", decodeInt)
+	return queue(p, []any{nameDecr, c.key}, problem{}, "DECR", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -119,7 +149,7 @@ type DecrByCmd struct {
 }
 
 func (c *DecrByCmd) argv() (v argv) {
-	v.fixed[v.n] = "DECRBY"
+	v.fixed[v.n] = nameDecrBy
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -130,12 +160,12 @@ func (c *DecrByCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c DecrByCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"DECRBY", c.key, c.decrement}, problem{}, "DECRBY"))
+	return decodeInt(run(ctx, r, []any{nameDecrBy, c.key, c.decrement}, problem{}, "DECRBY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DecrByCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"DECRBY", c.key, c.decrement}, problem{}, "DECRBY", decodeInt)
+	return queue(p, []any{nameDecrBy, c.key, c.decrement}, problem{}, "DECRBY", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -196,7 +226,7 @@ func (c DelExCmd) IfDNe(value string) DelExCmd {
 }
 
 func (c *DelExCmd) argv() (v argv) {
-	v.fixed[v.n] = "DELEX"
+	v.fixed[v.n] = nameDelEx
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -262,7 +292,7 @@ type DelIfEqCmd struct {
 }
 
 func (c *DelIfEqCmd) argv() (v argv) {
-	v.fixed[v.n] = "DELIFEQ"
+	v.fixed[v.n] = nameDelIfEq
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -273,12 +303,12 @@ func (c *DelIfEqCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c DelIfEqCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	return decodeBool(run(ctx, r, []any{"DELIFEQ", c.key, c.value}, problem{}, "DELIFEQ"))
+	return decodeBool(run(ctx, r, []any{nameDelIfEq, c.key, c.value}, problem{}, "DELIFEQ"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DelIfEqCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{"DELIFEQ", c.key, c.value}, problem{}, "DELIFEQ", decodeBool)
+	return queue(p, []any{nameDelIfEq, c.key, c.value}, problem{}, "DELIFEQ", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -305,7 +335,7 @@ type DigestCmd struct {
 }
 
 func (c *DigestCmd) argv() (v argv) {
-	v.fixed[v.n] = "DIGEST"
+	v.fixed[v.n] = nameDigest
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -315,18 +345,18 @@ func (c *DigestCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c DigestCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"DIGEST", c.key}, problem{}, "DIGEST"))
+	return decodeString(run(ctx, r, []any{nameDigest, c.key}, problem{}, "DIGEST"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c DigestCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (string, error) {
-	return decodeString(cached(ctx, cl, ttl, []any{"DIGEST", c.key}, problem{}, "DIGEST"))
+	return decodeString(cached(ctx, cl, ttl, []any{nameDigest, c.key}, problem{}, "DIGEST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DigestCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"DIGEST", c.key}, problem{}, "DIGEST", decodeString)
+	return queue(p, []any{nameDigest, c.key}, problem{}, "DIGEST", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -352,7 +382,7 @@ type GetCmd struct {
 }
 
 func (c *GetCmd) argv() (v argv) {
-	v.fixed[v.n] = "GET"
+	v.fixed[v.n] = nameGet
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -362,18 +392,18 @@ func (c *GetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c GetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"GET", c.key}, problem{}, "GET"))
+	return decodeString(run(ctx, r, []any{nameGet, c.key}, problem{}, "GET"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c GetCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (string, error) {
-	return decodeString(cached(ctx, cl, ttl, []any{"GET", c.key}, problem{}, "GET"))
+	return decodeString(cached(ctx, cl, ttl, []any{nameGet, c.key}, problem{}, "GET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"GET", c.key}, problem{}, "GET", decodeString)
+	return queue(p, []any{nameGet, c.key}, problem{}, "GET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -399,7 +429,7 @@ type GetDelCmd struct {
 }
 
 func (c *GetDelCmd) argv() (v argv) {
-	v.fixed[v.n] = "GETDEL"
+	v.fixed[v.n] = nameGetDel
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -409,12 +439,12 @@ func (c *GetDelCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: the key does not exist.
 func (c GetDelCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"GETDEL", c.key}, problem{}, "GETDEL"))
+	return decodeString(run(ctx, r, []any{nameGetDel, c.key}, problem{}, "GETDEL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetDelCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"GETDEL", c.key}, problem{}, "GETDEL", decodeString)
+	return queue(p, []any{nameGetDel, c.key}, problem{}, "GETDEL", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -470,7 +500,7 @@ func (c GetExCmd) Persist() GetExCmd {
 
 func (c *GetExCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "GETEX"
+	v.fixed[v.n] = nameGetEx
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -535,7 +565,7 @@ type GetRangeCmd struct {
 }
 
 func (c *GetRangeCmd) argv() (v argv) {
-	v.fixed[v.n] = "GETRANGE"
+	v.fixed[v.n] = nameGetRange
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -548,18 +578,18 @@ func (c *GetRangeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GetRangeCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"GETRANGE", c.key, c.start, c.end}, problem{}, "GETRANGE"))
+	return decodeString(run(ctx, r, []any{nameGetRange, c.key, c.start, c.end}, problem{}, "GETRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c GetRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (string, error) {
-	return decodeString(cached(ctx, cl, ttl, []any{"GETRANGE", c.key, c.start, c.end}, problem{}, "GETRANGE"))
+	return decodeString(cached(ctx, cl, ttl, []any{nameGetRange, c.key, c.start, c.end}, problem{}, "GETRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetRangeCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"GETRANGE", c.key, c.start, c.end}, problem{}, "GETRANGE", decodeString)
+	return queue(p, []any{nameGetRange, c.key, c.start, c.end}, problem{}, "GETRANGE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -588,7 +618,7 @@ type GetSetCmd struct {
 }
 
 func (c *GetSetCmd) argv() (v argv) {
-	v.fixed[v.n] = "GETSET"
+	v.fixed[v.n] = nameGetSet
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -600,12 +630,12 @@ func (c *GetSetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: the key does not exist.
 func (c GetSetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"GETSET", c.key, c.value}, problem{}, "GETSET"))
+	return decodeString(run(ctx, r, []any{nameGetSet, c.key, c.value}, problem{}, "GETSET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetSetCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"GETSET", c.key, c.value}, problem{}, "GETSET", decodeString)
+	return queue(p, []any{nameGetSet, c.key, c.value}, problem{}, "GETSET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -632,7 +662,7 @@ type IncrCmd struct {
 }
 
 func (c *IncrCmd) argv() (v argv) {
-	v.fixed[v.n] = "INCR"
+	v.fixed[v.n] = nameIncr
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -641,12 +671,12 @@ func (c *IncrCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c IncrCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"INCR", c.key}, problem{}, "INCR"))
+	return decodeInt(run(ctx, r, []any{nameIncr, c.key}, problem{}, "INCR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c IncrCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"INCR", c.key}, problem{}, "INCR", decodeInt)
+	return queue(p, []any{nameIncr, c.key}, problem{}, "INCR", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -675,7 +705,7 @@ type IncrByCmd struct {
 }
 
 func (c *IncrByCmd) argv() (v argv) {
-	v.fixed[v.n] = "INCRBY"
+	v.fixed[v.n] = nameIncrBy
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -686,12 +716,12 @@ func (c *IncrByCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c IncrByCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"INCRBY", c.key, c.increment}, problem{}, "INCRBY"))
+	return decodeInt(run(ctx, r, []any{nameIncrBy, c.key, c.increment}, problem{}, "INCRBY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c IncrByCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"INCRBY", c.key, c.increment}, problem{}, "INCRBY", decodeInt)
+	return queue(p, []any{nameIncrBy, c.key, c.increment}, problem{}, "INCRBY", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -720,7 +750,7 @@ type IncrByFloatCmd struct {
 }
 
 func (c *IncrByFloatCmd) argv() (v argv) {
-	v.fixed[v.n] = "INCRBYFLOAT"
+	v.fixed[v.n] = nameIncrByFloat
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -731,12 +761,12 @@ func (c *IncrByFloatCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c IncrByFloatCmd) Do(ctx context.Context, r Doer) (float64, error) {
-	return decodeFloat(run(ctx, r, []any{"INCRBYFLOAT", c.key, c.increment}, problem{}, "INCRBYFLOAT"))
+	return decodeFloat(run(ctx, r, []any{nameIncrByFloat, c.key, c.increment}, problem{}, "INCRBYFLOAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c IncrByFloatCmd) In(p *Pipeline) Reply[float64] {
-	return queue(p, []any{"INCRBYFLOAT", c.key, c.increment}, problem{}, "INCRBYFLOAT", decodeFloat)
+	return queue(p, []any{nameIncrByFloat, c.key, c.increment}, problem{}, "INCRBYFLOAT", decodeFloat)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -765,7 +795,7 @@ type LCSCmd struct {
 }
 
 func (c *LCSCmd) argv() (v argv) {
-	v.fixed[v.n] = "LCS"
+	v.fixed[v.n] = nameLCS
 	v.n++
 	v.fixed[v.n] = c.key1
 	v.n++
@@ -776,12 +806,12 @@ func (c *LCSCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LCSCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"LCS", c.key1, c.key2}, problem{}, "LCS"))
+	return decodeString(run(ctx, r, []any{nameLCS, c.key1, c.key2}, problem{}, "LCS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LCSCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"LCS", c.key1, c.key2}, problem{}, "LCS", decodeString)
+	return queue(p, []any{nameLCS, c.key1, c.key2}, problem{}, "LCS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -810,7 +840,7 @@ type LCSLenCmd struct {
 }
 
 func (c *LCSLenCmd) argv() (v argv) {
-	v.fixed[v.n] = "LCS"
+	v.fixed[v.n] = nameLCS
 	v.n++
 	v.fixed[v.n] = c.key1
 	v.n++
@@ -823,12 +853,12 @@ func (c *LCSLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LCSLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"LCS", c.key1, c.key2, "LEN"}, problem{}, "LCS"))
+	return decodeInt(run(ctx, r, []any{nameLCS, c.key1, c.key2, "LEN"}, problem{}, "LCS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LCSLenCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"LCS", c.key1, c.key2, "LEN"}, problem{}, "LCS", decodeInt)
+	return queue(p, []any{nameLCS, c.key1, c.key2, "LEN"}, problem{}, "LCS", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -871,7 +901,7 @@ func (c LCSIdxCmd) WithMatchLen() LCSIdxCmd {
 }
 
 func (c *LCSIdxCmd) argv() (v argv) {
-	v.fixed[v.n] = "LCS"
+	v.fixed[v.n] = nameLCS
 	v.n++
 	v.fixed[v.n] = c.key1
 	v.n++
@@ -928,7 +958,7 @@ type MGetCmd struct {
 }
 
 func (c *MGetCmd) argv() (v argv) {
-	v.add("MGET")
+	v.add(nameMGet)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -974,7 +1004,7 @@ type MSetCmd struct {
 }
 
 func (c *MSetCmd) argv() (v argv) {
-	v.add("MSET")
+	v.add(nameMSet)
 	if len(c.data) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -1063,7 +1093,7 @@ func (c MSetExCmd) KeepTTL() MSetExCmd {
 
 func (c *MSetExCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.add("MSETEX")
+	v.add(nameMSetEx)
 	if len(c.data) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -1127,7 +1157,7 @@ type MSetNXCmd struct {
 }
 
 func (c *MSetNXCmd) argv() (v argv) {
-	v.add("MSETNX")
+	v.add(nameMSetNX)
 	if len(c.data) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -1180,7 +1210,7 @@ type PSetExCmd struct {
 
 func (c *PSetExCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "PSETEX"
+	v.fixed[v.n] = namePSetEx
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1312,7 +1342,7 @@ func (c SetCmd) KeepTTL() SetCmd {
 
 func (c *SetCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "SET"
+	v.fixed[v.n] = nameSet
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1413,7 +1443,7 @@ type SetExCmd struct {
 
 func (c *SetExCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "SETEX"
+	v.fixed[v.n] = nameSetEx
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1461,7 +1491,7 @@ type SetNXCmd struct {
 }
 
 func (c *SetNXCmd) argv() (v argv) {
-	v.fixed[v.n] = "SETNX"
+	v.fixed[v.n] = nameSetNX
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1472,12 +1502,12 @@ func (c *SetNXCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SetNXCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	return decodeBool(run(ctx, r, []any{"SETNX", c.key, c.value}, problem{}, "SETNX"))
+	return decodeBool(run(ctx, r, []any{nameSetNX, c.key, c.value}, problem{}, "SETNX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SetNXCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{"SETNX", c.key, c.value}, problem{}, "SETNX", decodeBool)
+	return queue(p, []any{nameSetNX, c.key, c.value}, problem{}, "SETNX", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1511,7 +1541,7 @@ type SetRangeCmd struct {
 }
 
 func (c *SetRangeCmd) argv() (v argv) {
-	v.fixed[v.n] = "SETRANGE"
+	v.fixed[v.n] = nameSetRange
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1524,12 +1554,12 @@ func (c *SetRangeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SetRangeCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"SETRANGE", c.key, c.offset, c.value}, problem{}, "SETRANGE"))
+	return decodeInt(run(ctx, r, []any{nameSetRange, c.key, c.offset, c.value}, problem{}, "SETRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SetRangeCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"SETRANGE", c.key, c.offset, c.value}, problem{}, "SETRANGE", decodeInt)
+	return queue(p, []any{nameSetRange, c.key, c.offset, c.value}, problem{}, "SETRANGE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1555,7 +1585,7 @@ type StrLenCmd struct {
 }
 
 func (c *StrLenCmd) argv() (v argv) {
-	v.fixed[v.n] = "STRLEN"
+	v.fixed[v.n] = nameStrLen
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1564,18 +1594,18 @@ func (c *StrLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c StrLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"STRLEN", c.key}, problem{}, "STRLEN"))
+	return decodeInt(run(ctx, r, []any{nameStrLen, c.key}, problem{}, "STRLEN"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c StrLenCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	return decodeInt(cached(ctx, cl, ttl, []any{"STRLEN", c.key}, problem{}, "STRLEN"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameStrLen, c.key}, problem{}, "STRLEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c StrLenCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"STRLEN", c.key}, problem{}, "STRLEN", decodeInt)
+	return queue(p, []any{nameStrLen, c.key}, problem{}, "STRLEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1608,7 +1638,7 @@ type SubStrCmd struct {
 }
 
 func (c *SubStrCmd) argv() (v argv) {
-	v.fixed[v.n] = "SUBSTR"
+	v.fixed[v.n] = nameSubStr
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1621,18 +1651,18 @@ func (c *SubStrCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SubStrCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"SUBSTR", c.key, c.start, c.end}, problem{}, "SUBSTR"))
+	return decodeString(run(ctx, r, []any{nameSubStr, c.key, c.start, c.end}, problem{}, "SUBSTR"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c SubStrCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (string, error) {
-	return decodeString(cached(ctx, cl, ttl, []any{"SUBSTR", c.key, c.start, c.end}, problem{}, "SUBSTR"))
+	return decodeString(cached(ctx, cl, ttl, []any{nameSubStr, c.key, c.start, c.end}, problem{}, "SUBSTR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SubStrCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"SUBSTR", c.key, c.start, c.end}, problem{}, "SUBSTR", decodeString)
+	return queue(p, []any{nameSubStr, c.key, c.start, c.end}, problem{}, "SUBSTR", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

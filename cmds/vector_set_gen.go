@@ -5,6 +5,24 @@ package cmds
 
 import (
 	"context"
+
+	"github.com/respire/respire/internal/argkind"
+)
+
+var (
+	nameVAdd        = &argkind.Name{Text: "VADD", Entry: entry("vadd")}
+	nameVCard       = &argkind.Name{Text: "VCARD", Entry: entry("vcard")}
+	nameVDim        = &argkind.Name{Text: "VDIM", Entry: entry("vdim")}
+	nameVEmb        = &argkind.Name{Text: "VEMB", Entry: entry("vemb")}
+	nameVGetAttr    = &argkind.Name{Text: "VGETATTR", Entry: entry("vgetattr")}
+	nameVInfo       = &argkind.Name{Text: "VINFO", Entry: entry("vinfo")}
+	nameVIsMember   = &argkind.Name{Text: "VISMEMBER", Entry: entry("vismember")}
+	nameVLinks      = &argkind.Name{Text: "VLINKS", Entry: entry("vlinks")}
+	nameVRandMember = &argkind.Name{Text: "VRANDMEMBER", Entry: entry("vrandmember")}
+	nameVRange      = &argkind.Name{Text: "VRANGE", Entry: entry("vrange")}
+	nameVRem        = &argkind.Name{Text: "VREM", Entry: entry("vrem")}
+	nameVSetAttr    = &argkind.Name{Text: "VSETATTR", Entry: entry("vsetattr")}
+	nameVSim        = &argkind.Name{Text: "VSIM", Entry: entry("vsim")}
 )
 
 // VAdd builds VADD: add one or more elements to a vector set, or update its vector if
@@ -98,7 +116,7 @@ func (c VAddCmd) M(value int64) VAddCmd {
 }
 
 func (c *VAddCmd) argv() (v argv) {
-	v.add("VADD")
+	v.add(nameVAdd)
 	v.add(c.key)
 	if c.reduce {
 		v.add("REDUCE")
@@ -171,7 +189,7 @@ type VCardCmd struct {
 }
 
 func (c *VCardCmd) argv() (v argv) {
-	v.fixed[v.n] = "VCARD"
+	v.fixed[v.n] = nameVCard
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -180,12 +198,12 @@ func (c *VCardCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VCardCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"VCARD", c.key}, problem{}, "VCARD"))
+	return decodeInt(run(ctx, r, []any{nameVCard, c.key}, problem{}, "VCARD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VCardCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"VCARD", c.key}, problem{}, "VCARD", decodeInt)
+	return queue(p, []any{nameVCard, c.key}, problem{}, "VCARD", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -212,7 +230,7 @@ type VDimCmd struct {
 }
 
 func (c *VDimCmd) argv() (v argv) {
-	v.fixed[v.n] = "VDIM"
+	v.fixed[v.n] = nameVDim
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -221,12 +239,12 @@ func (c *VDimCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VDimCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{"VDIM", c.key}, problem{}, "VDIM"))
+	return decodeInt(run(ctx, r, []any{nameVDim, c.key}, problem{}, "VDIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VDimCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{"VDIM", c.key}, problem{}, "VDIM", decodeInt)
+	return queue(p, []any{nameVDim, c.key}, problem{}, "VDIM", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -255,7 +273,7 @@ type VEmbCmd struct {
 }
 
 func (c *VEmbCmd) argv() (v argv) {
-	v.fixed[v.n] = "VEMB"
+	v.fixed[v.n] = nameVEmb
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -266,12 +284,12 @@ func (c *VEmbCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VEmbCmd) Do(ctx context.Context, r Doer) ([]float64, error) {
-	return decodeFloats(run(ctx, r, []any{"VEMB", c.key, c.element}, problem{}, "VEMB"))
+	return decodeFloats(run(ctx, r, []any{nameVEmb, c.key, c.element}, problem{}, "VEMB"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VEmbCmd) In(p *Pipeline) Reply[[]float64] {
-	return queue(p, []any{"VEMB", c.key, c.element}, problem{}, "VEMB", decodeFloats)
+	return queue(p, []any{nameVEmb, c.key, c.element}, problem{}, "VEMB", decodeFloats)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -301,7 +319,7 @@ type VEmbRawCmd struct {
 }
 
 func (c *VEmbRawCmd) argv() (v argv) {
-	v.fixed[v.n] = "VEMB"
+	v.fixed[v.n] = nameVEmb
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -314,12 +332,12 @@ func (c *VEmbRawCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VEmbRawCmd) Do(ctx context.Context, r Doer) (VectorRaw, error) {
-	return decodeVectorRaw(run(ctx, r, []any{"VEMB", c.key, c.element, "RAW"}, problem{}, "VEMB"))
+	return decodeVectorRaw(run(ctx, r, []any{nameVEmb, c.key, c.element, "RAW"}, problem{}, "VEMB"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VEmbRawCmd) In(p *Pipeline) Reply[VectorRaw] {
-	return queue(p, []any{"VEMB", c.key, c.element, "RAW"}, problem{}, "VEMB", decodeVectorRaw)
+	return queue(p, []any{nameVEmb, c.key, c.element, "RAW"}, problem{}, "VEMB", decodeVectorRaw)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -348,7 +366,7 @@ type VGetAttrCmd struct {
 }
 
 func (c *VGetAttrCmd) argv() (v argv) {
-	v.fixed[v.n] = "VGETATTR"
+	v.fixed[v.n] = nameVGetAttr
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -359,12 +377,12 @@ func (c *VGetAttrCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VGetAttrCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"VGETATTR", c.key, c.element}, problem{}, "VGETATTR"))
+	return decodeString(run(ctx, r, []any{nameVGetAttr, c.key, c.element}, problem{}, "VGETATTR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VGetAttrCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"VGETATTR", c.key, c.element}, problem{}, "VGETATTR", decodeString)
+	return queue(p, []any{nameVGetAttr, c.key, c.element}, problem{}, "VGETATTR", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -391,7 +409,7 @@ type VInfoCmd struct {
 }
 
 func (c *VInfoCmd) argv() (v argv) {
-	v.fixed[v.n] = "VINFO"
+	v.fixed[v.n] = nameVInfo
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -400,12 +418,12 @@ func (c *VInfoCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VInfoCmd) Do(ctx context.Context, r Doer) (VectorSetInfo, error) {
-	return decodeVectorSetInfo(run(ctx, r, []any{"VINFO", c.key}, problem{}, "VINFO"))
+	return decodeVectorSetInfo(run(ctx, r, []any{nameVInfo, c.key}, problem{}, "VINFO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VInfoCmd) In(p *Pipeline) Reply[VectorSetInfo] {
-	return queue(p, []any{"VINFO", c.key}, problem{}, "VINFO", decodeVectorSetInfo)
+	return queue(p, []any{nameVInfo, c.key}, problem{}, "VINFO", decodeVectorSetInfo)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -434,7 +452,7 @@ type VIsMemberCmd struct {
 }
 
 func (c *VIsMemberCmd) argv() (v argv) {
-	v.fixed[v.n] = "VISMEMBER"
+	v.fixed[v.n] = nameVIsMember
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -445,12 +463,12 @@ func (c *VIsMemberCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VIsMemberCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	return decodeBool(run(ctx, r, []any{"VISMEMBER", c.key, c.element}, problem{}, "VISMEMBER"))
+	return decodeBool(run(ctx, r, []any{nameVIsMember, c.key, c.element}, problem{}, "VISMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VIsMemberCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{"VISMEMBER", c.key, c.element}, problem{}, "VISMEMBER", decodeBool)
+	return queue(p, []any{nameVIsMember, c.key, c.element}, problem{}, "VISMEMBER", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -480,7 +498,7 @@ type VLinksCmd struct {
 }
 
 func (c *VLinksCmd) argv() (v argv) {
-	v.fixed[v.n] = "VLINKS"
+	v.fixed[v.n] = nameVLinks
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -491,12 +509,12 @@ func (c *VLinksCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VLinksCmd) Do(ctx context.Context, r Doer) ([][]string, error) {
-	return decodeLevels(run(ctx, r, []any{"VLINKS", c.key, c.element}, problem{}, "VLINKS"))
+	return decodeLevels(run(ctx, r, []any{nameVLinks, c.key, c.element}, problem{}, "VLINKS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VLinksCmd) In(p *Pipeline) Reply[[][]string] {
-	return queue(p, []any{"VLINKS", c.key, c.element}, problem{}, "VLINKS", decodeLevels)
+	return queue(p, []any{nameVLinks, c.key, c.element}, problem{}, "VLINKS", decodeLevels)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -526,7 +544,7 @@ type VLinksWithScoresCmd struct {
 }
 
 func (c *VLinksWithScoresCmd) argv() (v argv) {
-	v.fixed[v.n] = "VLINKS"
+	v.fixed[v.n] = nameVLinks
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -539,12 +557,12 @@ func (c *VLinksWithScoresCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VLinksWithScoresCmd) Do(ctx context.Context, r Doer) ([][]Z, error) {
-	return decodeZLevels(run(ctx, r, []any{"VLINKS", c.key, c.element, "WITHSCORES"}, problem{}, "VLINKS"))
+	return decodeZLevels(run(ctx, r, []any{nameVLinks, c.key, c.element, "WITHSCORES"}, problem{}, "VLINKS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VLinksWithScoresCmd) In(p *Pipeline) Reply[[][]Z] {
-	return queue(p, []any{"VLINKS", c.key, c.element, "WITHSCORES"}, problem{}, "VLINKS", decodeZLevels)
+	return queue(p, []any{nameVLinks, c.key, c.element, "WITHSCORES"}, problem{}, "VLINKS", decodeZLevels)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -572,7 +590,7 @@ type VRandMemberCmd struct {
 }
 
 func (c *VRandMemberCmd) argv() (v argv) {
-	v.fixed[v.n] = "VRANDMEMBER"
+	v.fixed[v.n] = nameVRandMember
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -581,12 +599,12 @@ func (c *VRandMemberCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VRandMemberCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{"VRANDMEMBER", c.key}, problem{}, "VRANDMEMBER"))
+	return decodeString(run(ctx, r, []any{nameVRandMember, c.key}, problem{}, "VRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VRandMemberCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{"VRANDMEMBER", c.key}, problem{}, "VRANDMEMBER", decodeString)
+	return queue(p, []any{nameVRandMember, c.key}, problem{}, "VRANDMEMBER", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -616,7 +634,7 @@ type VRandMemberCountCmd struct {
 }
 
 func (c *VRandMemberCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "VRANDMEMBER"
+	v.fixed[v.n] = nameVRandMember
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -627,12 +645,12 @@ func (c *VRandMemberCountCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VRandMemberCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	return decodeStrings(run(ctx, r, []any{"VRANDMEMBER", c.key, c.count}, problem{}, "VRANDMEMBER"))
+	return decodeStrings(run(ctx, r, []any{nameVRandMember, c.key, c.count}, problem{}, "VRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VRandMemberCountCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{"VRANDMEMBER", c.key, c.count}, problem{}, "VRANDMEMBER", decodeStrings)
+	return queue(p, []any{nameVRandMember, c.key, c.count}, problem{}, "VRANDMEMBER", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -671,7 +689,7 @@ func (c VRangeCmd) Count(value int64) VRangeCmd {
 }
 
 func (c *VRangeCmd) argv() (v argv) {
-	v.fixed[v.n] = "VRANGE"
+	v.fixed[v.n] = nameVRange
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -725,7 +743,7 @@ type VRemCmd struct {
 }
 
 func (c *VRemCmd) argv() (v argv) {
-	v.fixed[v.n] = "VREM"
+	v.fixed[v.n] = nameVRem
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -736,12 +754,12 @@ func (c *VRemCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VRemCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	return decodeBool(run(ctx, r, []any{"VREM", c.key, c.element}, problem{}, "VREM"))
+	return decodeBool(run(ctx, r, []any{nameVRem, c.key, c.element}, problem{}, "VREM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VRemCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{"VREM", c.key, c.element}, problem{}, "VREM", decodeBool)
+	return queue(p, []any{nameVRem, c.key, c.element}, problem{}, "VREM", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -772,7 +790,7 @@ type VSetAttrCmd struct {
 }
 
 func (c *VSetAttrCmd) argv() (v argv) {
-	v.fixed[v.n] = "VSETATTR"
+	v.fixed[v.n] = nameVSetAttr
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -785,12 +803,12 @@ func (c *VSetAttrCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VSetAttrCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	return decodeBool(run(ctx, r, []any{"VSETATTR", c.key, c.element, c.json}, problem{}, "VSETATTR"))
+	return decodeBool(run(ctx, r, []any{nameVSetAttr, c.key, c.element, c.json}, problem{}, "VSETATTR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VSetAttrCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{"VSETATTR", c.key, c.element, c.json}, problem{}, "VSETATTR", decodeBool)
+	return queue(p, []any{nameVSetAttr, c.key, c.element, c.json}, problem{}, "VSETATTR", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -870,7 +888,7 @@ func (c VSimCmd) Nothread() VSimCmd {
 }
 
 func (c *VSimCmd) argv() (v argv) {
-	v.add("VSIM")
+	v.add(nameVSim)
 	v.add(c.key)
 	v.add(c.format)
 	for _, x := range vectorValues(c.vectorOrElement) {
@@ -995,7 +1013,7 @@ func (c VSimWithScoresCmd) Nothread() VSimWithScoresCmd {
 }
 
 func (c *VSimWithScoresCmd) argv() (v argv) {
-	v.add("VSIM")
+	v.add(nameVSim)
 	v.add(c.key)
 	v.add(c.format)
 	for _, x := range vectorValues(c.vectorOrElement) {

@@ -18,6 +18,9 @@ type command struct {
 	name   string // constructor: ZRangeWithScores
 	typ    string // value type: ZRangeWithScoresCmd
 	reply  reply
+	// nameVar is the package variable holding the command's *argkind.Name, shared
+	// by the variants of one command: nameZRange.
+	nameVar string
 
 	params  []string // constructor parameters, "key string"
 	inits   []string // constructor statements
@@ -58,7 +61,13 @@ func newCommand(c *cmdspec.Command, v variant, only string, differ bool) (*comma
 	g := &command{spec: c, v: v, only: only, differ: differ, taken: map[string]bool{}}
 	g.name = goName(c.Name) + v.suffix
 	g.typ = g.name + "Cmd"
-	for _, w := range c.Words() {
+	g.nameVar = "name" + goName(c.Name)
+	for i, w := range c.Words() {
+		if i == 0 {
+			// The command's name carries its table entry (argkind.Name).
+			g.emit = append(g.emit, fmt.Sprintf("v.add(%s)", g.nameVar))
+			continue
+		}
 		g.emit = append(g.emit, fmt.Sprintf("v.add(%q)", w))
 	}
 	args := c.Args

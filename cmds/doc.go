@@ -51,8 +51,10 @@
 // Cached runs a read-only command of one key through the client-side cache
 // (Client.DoCached). In queues it in a Pipeline (NewPipeline for one round trip,
 // NewTxPipeline for a transaction's MULTI/EXEC) and returns a Reply whose Result holds
-// the typed reply after the pipeline's Exec. The Reply is a small value rather than a
-// pointer, so queuing a command allocates nothing beyond the pipeline's own buffer.
+// the typed reply after the pipeline's Exec; a command that cannot be built as asked
+// makes that Exec send nothing and return its ErrInvalidArg. The Reply is a small
+// value rather than a pointer, so queuing a command allocates nothing beyond the
+// pipeline's own buffer.
 // Args returns the arguments, for Client.Do, Client.DoMulti or Pipeline.Do.
 //
 // Commands that change a connection's state (SELECT, MULTI, EXEC, WATCH, SUBSCRIBE,

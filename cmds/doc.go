@@ -21,9 +21,10 @@
 // EVAL's numkeys, is computed), repeated groups as a slice of an element type
 // (FieldValue, KeyValue, Z, GeoLocation), a choice among keywords as a typed constant
 // (Left, Right). Durations and times are time.Duration and time.Time: Expire(d) on SET
-// sends EX when d is a whole number of seconds and PX otherwise, ExpireAt(t) EXAT or
-// PXAT likewise, and a command that takes whole seconds (EXPIRE) refuses a d that is
-// not one with ErrInvalidArg rather than rounding it. The vector of VADD and VSIM is
+// sends EX when d is a whole number of seconds and PX otherwise, and no expiration at
+// all for a d of 0, as go-redis's expiration 0 means; ExpireAt(t) sends EXAT or PXAT
+// likewise, and a command that takes whole seconds (EXPIRE) refuses a d that is not
+// one with ErrInvalidArg rather than rounding it. The vector of VADD and VSIM is
 // FP32's blob ([]byte) or VALUES' numbers ([]float64 or []float32, sent as their
 // count and each number).
 //

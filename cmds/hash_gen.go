@@ -559,8 +559,13 @@ type HGetExCmd struct {
 }
 
 // Expire sets the expiration: EX seconds when d is a whole number of seconds, else PX
-// milliseconds.
+// milliseconds. A d of 0 sends no expiration, as go-redis's expiration 0 does (it
+// undoes an earlier choice of this option group).
 func (c HGetExCmd) Expire(d time.Duration) HGetExCmd {
+	if d == 0 {
+		c.expiration = 0
+		return c
+	}
 	c.expiration = 1
 	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX", c.bad)
 	return c
@@ -1598,8 +1603,13 @@ func (c HSetExCmd) Fxx() HSetExCmd {
 }
 
 // Expire sets the expiration: EX seconds when d is a whole number of seconds, else PX
-// milliseconds.
+// milliseconds. A d of 0 sends no expiration, as go-redis's expiration 0 does (it
+// undoes an earlier choice of this option group).
 func (c HSetExCmd) Expire(d time.Duration) HSetExCmd {
+	if d == 0 {
+		c.expiration = 0
+		return c
+	}
 	c.expiration = 1
 	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX", c.bad)
 	return c

@@ -477,8 +477,13 @@ type GetExCmd struct {
 }
 
 // Expire sets the expiration: EX seconds when d is a whole number of seconds, else PX
-// milliseconds.
+// milliseconds. A d of 0 sends no expiration, as go-redis's expiration 0 does (it
+// undoes an earlier choice of this option group).
 func (c GetExCmd) Expire(d time.Duration) GetExCmd {
+	if d == 0 {
+		c.expiration = 0
+		return c
+	}
 	c.expiration = 1
 	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX", c.bad)
 	return c
@@ -1070,8 +1075,13 @@ func (c MSetExCmd) XX() MSetExCmd {
 }
 
 // Expire sets the expiration: EX seconds when d is a whole number of seconds, else PX
-// milliseconds.
+// milliseconds. A d of 0 sends no expiration, as go-redis's expiration 0 does (it
+// undoes an earlier choice of this option group).
 func (c MSetExCmd) Expire(d time.Duration) MSetExCmd {
+	if d == 0 {
+		c.expiration = 0
+		return c
+	}
 	c.expiration = 1
 	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX", c.bad)
 	return c
@@ -1319,8 +1329,13 @@ func (c SetCmd) Get() SetCmd {
 }
 
 // Expire sets the expiration: EX seconds when d is a whole number of seconds, else PX
-// milliseconds.
+// milliseconds. A d of 0 sends no expiration, as go-redis's expiration 0 does (it
+// undoes an earlier choice of this option group).
 func (c SetCmd) Expire(d time.Duration) SetCmd {
+	if d == 0 {
+		c.expiration = 0
+		return c
+	}
 	c.expiration = 1
 	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX", c.bad)
 	return c

@@ -1011,8 +1011,8 @@ var fewest = []struct {
 		v := c.argv()
 		return v.args()
 	}, nil},
-	{"hsetex", -6, func() []any { return HSetEx("k", []any{"FIELDS", "1", "1", "1"}).Args() }, func() []any {
-		c := HSetEx("k", []any{"FIELDS", "1", "1", "1"})
+	{"hsetex", -6, func() []any { return HSetEx("k", FieldValue{Field: "s", Value: "v"}).Args() }, func() []any {
+		c := HSetEx("k", FieldValue{Field: "s", Value: "v"})
 		v := c.argv()
 		return v.args()
 	}, nil},
@@ -1951,8 +1951,8 @@ var fewest = []struct {
 		v := c.argv()
 		return v.args()
 	}, nil},
-	{"trimslots", -5, func() []any { return TrimSlots([]any{"RANGES", "1", "1", "1"}).Args() }, func() []any {
-		c := TrimSlots([]any{"RANGES", "1", "1", "1"})
+	{"trimslots", -5, func() []any { return TrimSlots(TrimSlotsSlots{Startslot: 1, Endslot: 1}).Args() }, func() []any {
+		c := TrimSlots(TrimSlotsSlots{Startslot: 1, Endslot: 1})
 		v := c.argv()
 		return v.args()
 	}, nil},

@@ -1557,10 +1557,10 @@ func (c HSetCmd) Args() []any {
 // Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
 // Valkey. Redis and Valkey describe its arguments differently; these are the fuller
 // description's, and the server may refuse an option it does not have.
-func HSetEx(key string, fieldsArgs []any) HSetExCmd {
+func HSetEx(key string, data ...FieldValue) HSetExCmd {
 	var c HSetExCmd
 	c.key = key
-	c.fieldsArgs = fieldsArgs
+	c.data = data
 	return c
 }
 
@@ -1574,7 +1574,7 @@ type HSetExCmd struct {
 	expirationValue   any
 	expirationAtToken any
 	expirationAtValue any
-	fieldsArgs        []any
+	data              []FieldValue
 	bad               problem
 }
 
@@ -1655,8 +1655,14 @@ func (c *HSetExCmd) argv() (v argv) {
 	case 3:
 		v.add("KEEPTTL")
 	}
-	for _, x := range c.fieldsArgs {
-		v.add(x)
+	v.add("FIELDS")
+	if len(c.data) == 0 {
+		v.fail(problemEmpty)
+	}
+	v.add(int64(len(c.data)))
+	for _, e := range c.data {
+		v.add(e.Field)
+		v.add(e.Value)
 	}
 	return v
 }

@@ -3704,21 +3704,33 @@ func (c TimeCmd) Args() []any {
 //
 // Complexity: O(N) where N is the total number of keys in all databases. Since Redis
 // 8.4.0; Redis only (not in Valkey 9.1).
-func TrimSlots(rangesArgs []any) TrimSlotsCmd {
+func TrimSlots(slots ...TrimSlotsSlots) TrimSlotsCmd {
 	var c TrimSlotsCmd
-	c.rangesArgs = rangesArgs
+	c.slots = slots
 	return c
 }
 
 // TrimSlotsCmd is the TRIMSLOTS command built by TrimSlots; its methods add options and run it.
 type TrimSlotsCmd struct {
-	rangesArgs []any
+	slots []TrimSlotsSlots
+}
+
+// TrimSlotsSlots is one slots of TrimSlots.
+type TrimSlotsSlots struct {
+	Startslot int64
+	Endslot   int64
 }
 
 func (c *TrimSlotsCmd) argv() (v argv) {
 	v.add(nameTrimSlots)
-	for _, x := range c.rangesArgs {
-		v.add(x)
+	v.add("RANGES")
+	if len(c.slots) == 0 {
+		v.fail(problemEmpty)
+	}
+	v.add(int64(len(c.slots)))
+	for _, e := range c.slots {
+		v.add(e.Startslot)
+		v.add(e.Endslot)
 	}
 	return v
 }

@@ -263,7 +263,7 @@ func (g *command) required(a *cmdspec.Arg, variadic, counted bool) (string, erro
 			return g.enum(a), nil
 		}
 		return "", g.choice(a, true)
-	case a.Type == "block" && !a.Multiple && (simpleBlock(a.Args) || optionBlock(a.Args)):
+	case a.Type == "block" && !a.Multiple && (simpleBlock(a.Args) || optionBlock(a.Args) || countedElements(a.Args)):
 		// A required block's arguments are the command's own: its required ones
 		// parameters, its optional ones methods.
 		if a.Token != "" {
@@ -640,6 +640,13 @@ func simpleBlock(args []*cmdspec.Arg) bool {
 		}
 	}
 	return true
+}
+
+// countedElements reports a block of a count and the list of element blocks it
+// counts (HSETEX's FIELDS numfields field value [field value ...]): the elements are
+// a parameter, the count computed.
+func countedElements(args []*cmdspec.Arg) bool {
+	return len(args) == 2 && isCount(args, 0) && args[1].Type == "block" && elementBlock(args[1].Args)
 }
 
 // elementBlock reports whether a block can be an element of a list: scalars and

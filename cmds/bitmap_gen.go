@@ -37,12 +37,12 @@ func BitCount(key string) BitCountCmd {
 
 // BitCountCmd is the BITCOUNT command built by BitCount; its methods add options and run it.
 type BitCountCmd struct {
-	key         any
-	range_      bool
-	rangeStart  any
-	rangeEndSet bool
-	rangeEnd    any
-	rangeUnit   any
+	key            any
+	rangeOpt       bool
+	rangeOptStart  any
+	rangeOptEndSet bool
+	rangeOptEnd    any
+	rangeOptUnit   any
 }
 
 // BitCountUnit is the unit argument of BitCount.
@@ -57,21 +57,21 @@ const (
 // RangeUnit adds [BYTE | BIT] to Range's arguments (since 7.0.0); it is sent only with
 // them.
 func (c BitCountCmd) RangeUnit(value BitCountUnit) BitCountCmd {
-	c.rangeUnit = string(value)
+	c.rangeOptUnit = string(value)
 	return c
 }
 
 // RangeEnd adds [end [BYTE | BIT]] to Range's arguments; it is sent only with them.
 func (c BitCountCmd) RangeEnd(end int64) BitCountCmd {
-	c.rangeEndSet = true
-	c.rangeEnd = end
+	c.rangeOptEndSet = true
+	c.rangeOptEnd = end
 	return c
 }
 
 // Range adds [start [end [BYTE | BIT]]].
 func (c BitCountCmd) Range(start int64) BitCountCmd {
-	c.range_ = true
-	c.rangeStart = start
+	c.rangeOpt = true
+	c.rangeOptStart = start
 	return c
 }
 
@@ -80,14 +80,14 @@ func (c *BitCountCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	if c.range_ {
-		v.fixed[v.n] = c.rangeStart
+	if c.rangeOpt {
+		v.fixed[v.n] = c.rangeOptStart
 		v.n++
-		if c.rangeEndSet {
-			v.fixed[v.n] = c.rangeEnd
+		if c.rangeOptEndSet {
+			v.fixed[v.n] = c.rangeOptEnd
 			v.n++
-			if c.rangeUnit != nil {
-				v.fixed[v.n] = c.rangeUnit
+			if c.rangeOptUnit != nil {
+				v.fixed[v.n] = c.rangeOptUnit
 				v.n++
 			}
 		}
@@ -325,13 +325,13 @@ func BitPos(key string, bit int64) BitPosCmd {
 
 // BitPosCmd is the BITPOS command built by BitPos; its methods add options and run it.
 type BitPosCmd struct {
-	key         any
-	bit         any
-	range_      bool
-	rangeStart  any
-	rangeEndSet bool
-	rangeEnd    any
-	rangeUnit   any
+	key            any
+	bit            any
+	rangeOpt       bool
+	rangeOptStart  any
+	rangeOptEndSet bool
+	rangeOptEnd    any
+	rangeOptUnit   any
 }
 
 // BitPosUnit is the unit argument of BitPos.
@@ -346,21 +346,21 @@ const (
 // RangeUnit adds [BYTE | BIT] to Range's arguments (since 7.0.0); it is sent only with
 // them.
 func (c BitPosCmd) RangeUnit(value BitPosUnit) BitPosCmd {
-	c.rangeUnit = string(value)
+	c.rangeOptUnit = string(value)
 	return c
 }
 
 // RangeEnd adds [end [BYTE | BIT]] to Range's arguments; it is sent only with them.
 func (c BitPosCmd) RangeEnd(end int64) BitPosCmd {
-	c.rangeEndSet = true
-	c.rangeEnd = end
+	c.rangeOptEndSet = true
+	c.rangeOptEnd = end
 	return c
 }
 
 // Range adds [start [end [BYTE | BIT]]].
 func (c BitPosCmd) Range(start int64) BitPosCmd {
-	c.range_ = true
-	c.rangeStart = start
+	c.rangeOpt = true
+	c.rangeOptStart = start
 	return c
 }
 
@@ -371,14 +371,14 @@ func (c *BitPosCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.bit
 	v.n++
-	if c.range_ {
-		v.fixed[v.n] = c.rangeStart
+	if c.rangeOpt {
+		v.fixed[v.n] = c.rangeOptStart
 		v.n++
-		if c.rangeEndSet {
-			v.fixed[v.n] = c.rangeEnd
+		if c.rangeOptEndSet {
+			v.fixed[v.n] = c.rangeOptEnd
 			v.n++
-			if c.rangeUnit != nil {
-				v.fixed[v.n] = c.rangeUnit
+			if c.rangeOptUnit != nil {
+				v.fixed[v.n] = c.rangeOptUnit
 				v.n++
 			}
 		}

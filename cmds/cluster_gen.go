@@ -101,7 +101,7 @@ type ClusterScanCmd struct {
 	cursor       any
 	matchPattern any
 	count        any
-	type_        any
+	typ          any
 	slot         any
 }
 
@@ -119,7 +119,7 @@ func (c ClusterScanCmd) Count(value int64) ClusterScanCmd {
 
 // Type adds [TYPE type].
 func (c ClusterScanCmd) Type(value string) ClusterScanCmd {
-	c.type_ = value
+	c.typ = value
 	return c
 }
 
@@ -146,10 +146,10 @@ func (c *ClusterScanCmd) argv() (v argv) {
 		v.fixed[v.n] = c.count
 		v.n++
 	}
-	if c.type_ != nil {
+	if c.typ != nil {
 		v.fixed[v.n] = "TYPE"
 		v.n++
-		v.fixed[v.n] = c.type_
+		v.fixed[v.n] = c.typ
 		v.n++
 	}
 	if c.slot != nil {

@@ -514,7 +514,7 @@ type ClientListCmd struct {
 	addr          any
 	laddr         any
 	skipme        uint8
-	maxage        any
+	maxAge        any
 	name          any
 	idle          any
 	flags         any
@@ -597,9 +597,9 @@ func (c ClientListCmd) No() ClientListCmd {
 	return c
 }
 
-// Maxage adds [MAXAGE maxage] (since 8.1.0).
-func (c ClientListCmd) Maxage(value int64) ClientListCmd {
-	c.maxage = value
+// MaxAge adds [MAXAGE maxage] (since 8.1.0).
+func (c ClientListCmd) MaxAge(value int64) ClientListCmd {
+	c.maxAge = value
 	return c
 }
 
@@ -651,26 +651,26 @@ func (c ClientListCmd) IP(value string) ClientListCmd {
 	return c
 }
 
-// Normal2 chooses normal.
-func (c ClientListCmd) Normal2() ClientListCmd {
+// NotClientTypeNormal chooses normal.
+func (c ClientListCmd) NotClientTypeNormal() ClientListCmd {
 	c.notClientType = 1
 	return c
 }
 
-// Master2 chooses master.
-func (c ClientListCmd) Master2() ClientListCmd {
+// NotClientTypeMaster chooses master.
+func (c ClientListCmd) NotClientTypeMaster() ClientListCmd {
 	c.notClientType = 2
 	return c
 }
 
-// Replica2 chooses replica.
-func (c ClientListCmd) Replica2() ClientListCmd {
+// NotClientTypeReplica chooses replica.
+func (c ClientListCmd) NotClientTypeReplica() ClientListCmd {
 	c.notClientType = 3
 	return c
 }
 
-// PubSub2 chooses pubsub.
-func (c ClientListCmd) PubSub2() ClientListCmd {
+// NotClientTypePubSub chooses pubsub.
+func (c ClientListCmd) NotClientTypePubSub() ClientListCmd {
 	c.notClientType = 4
 	return c
 }
@@ -784,9 +784,9 @@ func (c *ClientListCmd) argv() (v argv) {
 		v.add("SKIPME")
 		v.add("NO")
 	}
-	if c.maxage != nil {
+	if c.maxAge != nil {
 		v.add("MAXAGE")
-		v.add(c.maxage)
+		v.add(c.maxAge)
 	}
 	if c.name != nil {
 		v.add("NAME")

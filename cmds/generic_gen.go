@@ -536,7 +536,7 @@ type MigrateCmd struct {
 	keySelectorKey         any
 	destinationDB          any
 	timeout                any
-	copy_                  bool
+	copyKey                bool
 	replace                bool
 	authentication         uint8
 	authenticationAuth     any
@@ -560,7 +560,7 @@ func (c MigrateCmd) EmptyString() MigrateCmd {
 
 // Copy adds COPY (since 3.0.0).
 func (c MigrateCmd) Copy() MigrateCmd {
-	c.copy_ = true
+	c.copyKey = true
 	return c
 }
 
@@ -605,7 +605,7 @@ func (c *MigrateCmd) argv() (v argv) {
 	}
 	v.add(c.destinationDB)
 	v.add(c.timeout)
-	if c.copy_ {
+	if c.copyKey {
 		v.add("COPY")
 	}
 	if c.replace {
@@ -1322,10 +1322,10 @@ func (c RenameNXCmd) Args() []any {
 // is small, so simply O(1). However for sorted set values the complexity is
 // O(N*M*log(N)) because inserting values into sorted sets is O(log(N)). Since 2.6.0;
 // Redis and Valkey.
-func Restore(key string, ttl_ int64, serializedValue any) RestoreCmd {
+func Restore(key string, keyTTL int64, serializedValue any) RestoreCmd {
 	var c RestoreCmd
 	c.key = key
-	c.ttl_ = ttl_
+	c.keyTTL = keyTTL
 	c.serializedValue = serializedValue
 	return c
 }
@@ -1333,7 +1333,7 @@ func Restore(key string, ttl_ int64, serializedValue any) RestoreCmd {
 // RestoreCmd is the RESTORE command built by Restore; its methods add options and run it.
 type RestoreCmd struct {
 	key             any
-	ttl_            any
+	keyTTL          any
 	serializedValue any
 	replace         bool
 	absttl          bool
@@ -1372,7 +1372,7 @@ func (c *RestoreCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.ttl_
+	v.fixed[v.n] = c.keyTTL
 	v.n++
 	v.fixed[v.n] = c.serializedValue
 	v.n++
@@ -1435,7 +1435,7 @@ type ScanCmd struct {
 	cursor  any
 	pattern any
 	count   any
-	type_   any
+	typ     any
 }
 
 // Match adds [MATCH pattern].
@@ -1452,7 +1452,7 @@ func (c ScanCmd) Count(value int64) ScanCmd {
 
 // Type adds [TYPE type] (since 6.0.0).
 func (c ScanCmd) Type(value string) ScanCmd {
-	c.type_ = value
+	c.typ = value
 	return c
 }
 
@@ -1473,10 +1473,10 @@ func (c *ScanCmd) argv() (v argv) {
 		v.fixed[v.n] = c.count
 		v.n++
 	}
-	if c.type_ != nil {
+	if c.typ != nil {
 		v.fixed[v.n] = "TYPE"
 		v.n++
-		v.fixed[v.n] = c.type_
+		v.fixed[v.n] = c.typ
 		v.n++
 	}
 	return v

@@ -1590,14 +1590,14 @@ func (c HSetExCmd) XX() HSetExCmd {
 	return c
 }
 
-// Fnx chooses FNX.
-func (c HSetExCmd) Fnx() HSetExCmd {
+// FNX chooses FNX.
+func (c HSetExCmd) FNX() HSetExCmd {
 	c.fieldsCondition = 1
 	return c
 }
 
-// Fxx chooses FXX.
-func (c HSetExCmd) Fxx() HSetExCmd {
+// FXX chooses FXX.
+func (c HSetExCmd) FXX() HSetExCmd {
 	c.fieldsCondition = 2
 	return c
 }

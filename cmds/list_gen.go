@@ -705,7 +705,7 @@ type LPosCmd struct {
 	key     any
 	element any
 	rank    any
-	len_    any
+	length  any
 }
 
 // Rank adds [RANK rank].
@@ -716,7 +716,7 @@ func (c LPosCmd) Rank(value int64) LPosCmd {
 
 // MaxLen adds [MAXLEN len].
 func (c LPosCmd) MaxLen(value int64) LPosCmd {
-	c.len_ = value
+	c.length = value
 	return c
 }
 
@@ -733,10 +733,10 @@ func (c *LPosCmd) argv() (v argv) {
 		v.fixed[v.n] = c.rank
 		v.n++
 	}
-	if c.len_ != nil {
+	if c.length != nil {
 		v.fixed[v.n] = "MAXLEN"
 		v.n++
-		v.fixed[v.n] = c.len_
+		v.fixed[v.n] = c.length
 		v.n++
 	}
 	return v
@@ -791,7 +791,7 @@ type LPosCountCmd struct {
 	element    any
 	rank       any
 	numMatches any
-	len_       any
+	length     any
 }
 
 // Rank adds [RANK rank].
@@ -802,7 +802,7 @@ func (c LPosCountCmd) Rank(value int64) LPosCountCmd {
 
 // MaxLen adds [MAXLEN len].
 func (c LPosCountCmd) MaxLen(value int64) LPosCountCmd {
-	c.len_ = value
+	c.length = value
 	return c
 }
 
@@ -823,10 +823,10 @@ func (c *LPosCountCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.numMatches
 	v.n++
-	if c.len_ != nil {
+	if c.length != nil {
 		v.fixed[v.n] = "MAXLEN"
 		v.n++
-		v.fixed[v.n] = c.len_
+		v.fixed[v.n] = c.length
 		v.n++
 	}
 	return v

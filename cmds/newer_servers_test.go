@@ -133,7 +133,7 @@ var redis86Cases = append(bothCases(), []newerCase{
 		return typed(HGetEx("n:hge", "a", "b").Expire(time.Minute).Do(ctx, c))
 	}, want: []Null[string]{{"1", true}, {}}}},
 	{"hsetex", replyCase{name: "HSETEX FNX PX", run: func(ctx context.Context, c *respire.Client) (any, error) {
-		return typed(HSetEx("n:hse", FieldValue{"a", "1"}, FieldValue{"b", 2}).Fnx().Expire(1500*time.Millisecond).Do(ctx, c))
+		return typed(HSetEx("n:hse", FieldValue{"a", "1"}, FieldValue{"b", 2}).FNX().Expire(1500*time.Millisecond).Do(ctx, c))
 	}, want: true}},
 	{"msetex", replyCase{name: "MSETEX NX EX", run: func(ctx context.Context, c *respire.Client) (any, error) {
 		return typed(MSetEx(KeyValue{"n:m1", 1}, KeyValue{"n:m2", "x"}).NX().Expire(time.Minute).Do(ctx, c))

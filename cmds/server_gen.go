@@ -747,17 +747,17 @@ func (c BgSaveCmd) Args() []any {
 //
 // Complexity: O(N) where N is the number of entries returned. Since Valkey 8.1.0;
 // Valkey only (not in Redis 8.6).
-func CommandLogGet(count int64, type_ CommandLogGetType) CommandLogGetCmd {
+func CommandLogGet(count int64, typ CommandLogGetType) CommandLogGetCmd {
 	var c CommandLogGetCmd
 	c.count = count
-	c.type_ = string(type_)
+	c.typ = string(typ)
 	return c
 }
 
 // CommandLogGetCmd is the COMMANDLOG GET command built by CommandLogGet; its methods add options and run it.
 type CommandLogGetCmd struct {
 	count any
-	type_ any
+	typ   any
 }
 
 // CommandLogGetType is the type argument of CommandLogGet.
@@ -777,19 +777,19 @@ func (c *CommandLogGetCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.count
 	v.n++
-	v.fixed[v.n] = c.type_
+	v.fixed[v.n] = c.typ
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandLogGetCmd) Do(ctx context.Context, r Doer) ([]CommandLogEntry, error) {
-	return decodeCommandLog(run(ctx, r, []any{nameCommandLogGet, "GET", c.count, c.type_}, problem{}, "COMMANDLOG GET"))
+	return decodeCommandLog(run(ctx, r, []any{nameCommandLogGet, "GET", c.count, c.typ}, problem{}, "COMMANDLOG GET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandLogGetCmd) In(p *Pipeline) Reply[[]CommandLogEntry] {
-	return queue(p, []any{nameCommandLogGet, "GET", c.count, c.type_}, problem{}, "COMMANDLOG GET", decodeCommandLog)
+	return queue(p, []any{nameCommandLogGet, "GET", c.count, c.typ}, problem{}, "COMMANDLOG GET", decodeCommandLog)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -839,15 +839,15 @@ func (c CommandLogHelpCmd) Args() []any {
 //	COMMANDLOG LEN <slow | large-request | large-reply>
 //
 // Complexity: O(1). Since Valkey 8.1.0; Valkey only (not in Redis 8.6).
-func CommandLogLen(type_ CommandLogLenType) CommandLogLenCmd {
+func CommandLogLen(typ CommandLogLenType) CommandLogLenCmd {
 	var c CommandLogLenCmd
-	c.type_ = string(type_)
+	c.typ = string(typ)
 	return c
 }
 
 // CommandLogLenCmd is the COMMANDLOG LEN command built by CommandLogLen; its methods add options and run it.
 type CommandLogLenCmd struct {
-	type_ any
+	typ any
 }
 
 // CommandLogLenType is the type argument of CommandLogLen.
@@ -865,19 +865,19 @@ func (c *CommandLogLenCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = "LEN"
 	v.n++
-	v.fixed[v.n] = c.type_
+	v.fixed[v.n] = c.typ
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandLogLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{nameCommandLogLen, "LEN", c.type_}, problem{}, "COMMANDLOG LEN"))
+	return decodeInt(run(ctx, r, []any{nameCommandLogLen, "LEN", c.typ}, problem{}, "COMMANDLOG LEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandLogLenCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameCommandLogLen, "LEN", c.type_}, problem{}, "COMMANDLOG LEN", decodeInt)
+	return queue(p, []any{nameCommandLogLen, "LEN", c.typ}, problem{}, "COMMANDLOG LEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -893,15 +893,15 @@ func (c CommandLogLenCmd) Args() []any {
 //
 // Complexity: O(N) where N is the number of entries in the commandlog. Since Valkey
 // 8.1.0; Valkey only (not in Redis 8.6).
-func CommandLogReset(type_ CommandLogResetType) CommandLogResetCmd {
+func CommandLogReset(typ CommandLogResetType) CommandLogResetCmd {
 	var c CommandLogResetCmd
-	c.type_ = string(type_)
+	c.typ = string(typ)
 	return c
 }
 
 // CommandLogResetCmd is the COMMANDLOG RESET command built by CommandLogReset; its methods add options and run it.
 type CommandLogResetCmd struct {
-	type_ any
+	typ any
 }
 
 // CommandLogResetType is the type argument of CommandLogReset.
@@ -919,19 +919,19 @@ func (c *CommandLogResetCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = "RESET"
 	v.n++
-	v.fixed[v.n] = c.type_
+	v.fixed[v.n] = c.typ
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandLogResetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	return decodeString(run(ctx, r, []any{nameCommandLogReset, "RESET", c.type_}, problem{}, "COMMANDLOG RESET"))
+	return decodeString(run(ctx, r, []any{nameCommandLogReset, "RESET", c.typ}, problem{}, "COMMANDLOG RESET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandLogResetCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameCommandLogReset, "RESET", c.type_}, problem{}, "COMMANDLOG RESET", decodeString)
+	return queue(p, []any{nameCommandLogReset, "RESET", c.typ}, problem{}, "COMMANDLOG RESET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2802,8 +2802,8 @@ func (c ModuleLoadExCmd) Config(elems ...ModuleLoadExConfigs) ModuleLoadExCmd {
 	return c
 }
 
-// Args2 adds [ARGS args [ARGS args ...]].
-func (c ModuleLoadExCmd) Args2(values ...any) ModuleLoadExCmd {
+// Arguments adds [ARGS args [ARGS args ...]].
+func (c ModuleLoadExCmd) Arguments(values ...any) ModuleLoadExCmd {
 	c.args = values
 	return c
 }
@@ -3074,10 +3074,10 @@ func (c ReplicaOfCmd) Args() []any {
 // is small, so simply O(1). However for sorted set values the complexity is
 // O(N*M*log(N)) because inserting values into sorted sets is O(log(N)). Since 3.0.0;
 // Redis and Valkey.
-func RestoreAsking(key string, ttl_ int64, serializedValue any) RestoreAskingCmd {
+func RestoreAsking(key string, keyTTL int64, serializedValue any) RestoreAskingCmd {
 	var c RestoreAskingCmd
 	c.key = key
-	c.ttl_ = ttl_
+	c.keyTTL = keyTTL
 	c.serializedValue = serializedValue
 	return c
 }
@@ -3085,7 +3085,7 @@ func RestoreAsking(key string, ttl_ int64, serializedValue any) RestoreAskingCmd
 // RestoreAskingCmd is the RESTORE-ASKING command built by RestoreAsking; its methods add options and run it.
 type RestoreAskingCmd struct {
 	key             any
-	ttl_            any
+	keyTTL          any
 	serializedValue any
 	replace         bool
 	absttl          bool
@@ -3124,7 +3124,7 @@ func (c *RestoreAskingCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.ttl_
+	v.fixed[v.n] = c.keyTTL
 	v.n++
 	v.fixed[v.n] = c.serializedValue
 	v.n++

@@ -486,19 +486,19 @@ func (c ZCardCmd) Args() []any {
 //
 // Complexity: O(log(N)) with N being the number of elements in the sorted set. Since
 // 2.0.0; Redis and Valkey.
-func ZCount(key string, min_ string, max_ string) ZCountCmd {
+func ZCount(key string, minimum string, maximum string) ZCountCmd {
 	var c ZCountCmd
 	c.key = key
-	c.min_ = min_
-	c.max_ = max_
+	c.minimum = minimum
+	c.maximum = maximum
 	return c
 }
 
 // ZCountCmd is the ZCOUNT command built by ZCount; its methods add options and run it.
 type ZCountCmd struct {
-	key  any
-	min_ any
-	max_ any
+	key     any
+	minimum any
+	maximum any
 }
 
 func (c *ZCountCmd) argv() (v argv) {
@@ -506,27 +506,27 @@ func (c *ZCountCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZCountCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{nameZCount, c.key, c.min_, c.max_}, problem{}, "ZCOUNT"))
+	return decodeInt(run(ctx, r, []any{nameZCount, c.key, c.minimum, c.maximum}, problem{}, "ZCOUNT"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZCountCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	return decodeInt(cached(ctx, cl, ttl, []any{nameZCount, c.key, c.min_, c.max_}, problem{}, "ZCOUNT"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameZCount, c.key, c.minimum, c.maximum}, problem{}, "ZCOUNT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZCountCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameZCount, c.key, c.min_, c.max_}, problem{}, "ZCOUNT", decodeInt)
+	return queue(p, []any{nameZCount, c.key, c.minimum, c.maximum}, problem{}, "ZCOUNT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1078,19 +1078,19 @@ func (c ZInterStoreCmd) Args() []any {
 //
 // Complexity: O(log(N)) with N being the number of elements in the sorted set. Since
 // 2.8.9; Redis and Valkey.
-func ZLexCount(key string, min_ string, max_ string) ZLexCountCmd {
+func ZLexCount(key string, minimum string, maximum string) ZLexCountCmd {
 	var c ZLexCountCmd
 	c.key = key
-	c.min_ = min_
-	c.max_ = max_
+	c.minimum = minimum
+	c.maximum = maximum
 	return c
 }
 
 // ZLexCountCmd is the ZLEXCOUNT command built by ZLexCount; its methods add options and run it.
 type ZLexCountCmd struct {
-	key  any
-	min_ any
-	max_ any
+	key     any
+	minimum any
+	maximum any
 }
 
 func (c *ZLexCountCmd) argv() (v argv) {
@@ -1098,27 +1098,27 @@ func (c *ZLexCountCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZLexCountCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{nameZLexCount, c.key, c.min_, c.max_}, problem{}, "ZLEXCOUNT"))
+	return decodeInt(run(ctx, r, []any{nameZLexCount, c.key, c.minimum, c.maximum}, problem{}, "ZLEXCOUNT"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZLexCountCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	return decodeInt(cached(ctx, cl, ttl, []any{nameZLexCount, c.key, c.min_, c.max_}, problem{}, "ZLEXCOUNT"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameZLexCount, c.key, c.minimum, c.maximum}, problem{}, "ZLEXCOUNT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZLexCountCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameZLexCount, c.key, c.min_, c.max_}, problem{}, "ZLEXCOUNT", decodeInt)
+	return queue(p, []any{nameZLexCount, c.key, c.minimum, c.maximum}, problem{}, "ZLEXCOUNT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1735,19 +1735,19 @@ func (c ZRangeWithScoresCmd) Args() []any {
 // the number of elements being returned. If M is constant (e.g. always asking for the
 // first 10 elements with LIMIT), you can consider it O(log(N)). Since 2.8.9; Redis and
 // Valkey.
-func ZRangeByLex(key string, min_ string, max_ string) ZRangeByLexCmd {
+func ZRangeByLex(key string, minimum string, maximum string) ZRangeByLexCmd {
 	var c ZRangeByLexCmd
 	c.key = key
-	c.min_ = min_
-	c.max_ = max_
+	c.minimum = minimum
+	c.maximum = maximum
 	return c
 }
 
 // ZRangeByLexCmd is the ZRANGEBYLEX command built by ZRangeByLex; its methods add options and run it.
 type ZRangeByLexCmd struct {
 	key         any
-	min_        any
-	max_        any
+	minimum     any
+	maximum     any
 	limit       bool
 	limitOffset any
 	limitCount  any
@@ -1766,9 +1766,9 @@ func (c *ZRangeByLexCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
 	if c.limit {
 		v.fixed[v.n] = "LIMIT"
@@ -1815,19 +1815,19 @@ func (c ZRangeByLexCmd) Args() []any {
 // the number of elements being returned. If M is constant (e.g. always asking for the
 // first 10 elements with LIMIT), you can consider it O(log(N)). Since 1.0.5; Redis and
 // Valkey.
-func ZRangeByScore(key string, min_ string, max_ string) ZRangeByScoreCmd {
+func ZRangeByScore(key string, minimum string, maximum string) ZRangeByScoreCmd {
 	var c ZRangeByScoreCmd
 	c.key = key
-	c.min_ = min_
-	c.max_ = max_
+	c.minimum = minimum
+	c.maximum = maximum
 	return c
 }
 
 // ZRangeByScoreCmd is the ZRANGEBYSCORE command built by ZRangeByScore; its methods add options and run it.
 type ZRangeByScoreCmd struct {
 	key         any
-	min_        any
-	max_        any
+	minimum     any
+	maximum     any
 	limit       bool
 	limitOffset any
 	limitCount  any
@@ -1846,9 +1846,9 @@ func (c *ZRangeByScoreCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
 	if c.limit {
 		v.fixed[v.n] = "LIMIT"
@@ -1895,19 +1895,19 @@ func (c ZRangeByScoreCmd) Args() []any {
 // the number of elements being returned. If M is constant (e.g. always asking for the
 // first 10 elements with LIMIT), you can consider it O(log(N)). Since 1.0.5; Redis and
 // Valkey.
-func ZRangeByScoreWithScores(key string, min_ string, max_ string) ZRangeByScoreWithScoresCmd {
+func ZRangeByScoreWithScores(key string, minimum string, maximum string) ZRangeByScoreWithScoresCmd {
 	var c ZRangeByScoreWithScoresCmd
 	c.key = key
-	c.min_ = min_
-	c.max_ = max_
+	c.minimum = minimum
+	c.maximum = maximum
 	return c
 }
 
 // ZRangeByScoreWithScoresCmd is the ZRANGEBYSCORE command built by ZRangeByScoreWithScores; its methods add options and run it.
 type ZRangeByScoreWithScoresCmd struct {
 	key         any
-	min_        any
-	max_        any
+	minimum     any
+	maximum     any
 	limit       bool
 	limitOffset any
 	limitCount  any
@@ -1926,9 +1926,9 @@ func (c *ZRangeByScoreWithScoresCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
 	v.fixed[v.n] = "WITHSCORES"
 	v.n++
@@ -1975,12 +1975,12 @@ func (c ZRangeByScoreWithScoresCmd) Args() []any {
 // Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M
 // the number of elements stored into the destination key. Since 6.2.0; Redis and
 // Valkey.
-func ZRangeStore(dst string, src string, min_ string, max_ string) ZRangeStoreCmd {
+func ZRangeStore(dst string, src string, minimum string, maximum string) ZRangeStoreCmd {
 	var c ZRangeStoreCmd
 	c.dst = dst
 	c.src = src
-	c.min_ = min_
-	c.max_ = max_
+	c.minimum = minimum
+	c.maximum = maximum
 	return c
 }
 
@@ -1988,8 +1988,8 @@ func ZRangeStore(dst string, src string, min_ string, max_ string) ZRangeStoreCm
 type ZRangeStoreCmd struct {
 	dst         any
 	src         any
-	min_        any
-	max_        any
+	minimum     any
+	maximum     any
 	sortby      uint8
 	rev         bool
 	limit       bool
@@ -2030,9 +2030,9 @@ func (c *ZRangeStoreCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.src
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
 	switch c.sortby {
 	case 1:
@@ -2240,19 +2240,19 @@ func (c ZRemCmd) Args() []any {
 //
 // Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M
 // the number of elements removed by the operation. Since 2.8.9; Redis and Valkey.
-func ZRemRangeByLex(key string, min_ string, max_ string) ZRemRangeByLexCmd {
+func ZRemRangeByLex(key string, minimum string, maximum string) ZRemRangeByLexCmd {
 	var c ZRemRangeByLexCmd
 	c.key = key
-	c.min_ = min_
-	c.max_ = max_
+	c.minimum = minimum
+	c.maximum = maximum
 	return c
 }
 
 // ZRemRangeByLexCmd is the ZREMRANGEBYLEX command built by ZRemRangeByLex; its methods add options and run it.
 type ZRemRangeByLexCmd struct {
-	key  any
-	min_ any
-	max_ any
+	key     any
+	minimum any
+	maximum any
 }
 
 func (c *ZRemRangeByLexCmd) argv() (v argv) {
@@ -2260,21 +2260,21 @@ func (c *ZRemRangeByLexCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRemRangeByLexCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{nameZRemRangeByLex, c.key, c.min_, c.max_}, problem{}, "ZREMRANGEBYLEX"))
+	return decodeInt(run(ctx, r, []any{nameZRemRangeByLex, c.key, c.minimum, c.maximum}, problem{}, "ZREMRANGEBYLEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRemRangeByLexCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameZRemRangeByLex, c.key, c.min_, c.max_}, problem{}, "ZREMRANGEBYLEX", decodeInt)
+	return queue(p, []any{nameZRemRangeByLex, c.key, c.minimum, c.maximum}, problem{}, "ZREMRANGEBYLEX", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2340,19 +2340,19 @@ func (c ZRemRangeByRankCmd) Args() []any {
 //
 // Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M
 // the number of elements removed by the operation. Since 1.2.0; Redis and Valkey.
-func ZRemRangeByScore(key string, min_ string, max_ string) ZRemRangeByScoreCmd {
+func ZRemRangeByScore(key string, minimum string, maximum string) ZRemRangeByScoreCmd {
 	var c ZRemRangeByScoreCmd
 	c.key = key
-	c.min_ = min_
-	c.max_ = max_
+	c.minimum = minimum
+	c.maximum = maximum
 	return c
 }
 
 // ZRemRangeByScoreCmd is the ZREMRANGEBYSCORE command built by ZRemRangeByScore; its methods add options and run it.
 type ZRemRangeByScoreCmd struct {
-	key  any
-	min_ any
-	max_ any
+	key     any
+	minimum any
+	maximum any
 }
 
 func (c *ZRemRangeByScoreCmd) argv() (v argv) {
@@ -2360,21 +2360,21 @@ func (c *ZRemRangeByScoreCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRemRangeByScoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{nameZRemRangeByScore, c.key, c.min_, c.max_}, problem{}, "ZREMRANGEBYSCORE"))
+	return decodeInt(run(ctx, r, []any{nameZRemRangeByScore, c.key, c.minimum, c.maximum}, problem{}, "ZREMRANGEBYSCORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRemRangeByScoreCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameZRemRangeByScore, c.key, c.min_, c.max_}, problem{}, "ZREMRANGEBYSCORE", decodeInt)
+	return queue(p, []any{nameZRemRangeByScore, c.key, c.minimum, c.maximum}, problem{}, "ZREMRANGEBYSCORE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2506,19 +2506,19 @@ func (c ZRevRangeWithScoresCmd) Args() []any {
 // the number of elements being returned. If M is constant (e.g. always asking for the
 // first 10 elements with LIMIT), you can consider it O(log(N)). Since 2.8.9; Redis and
 // Valkey.
-func ZRevRangeByLex(key string, max_ string, min_ string) ZRevRangeByLexCmd {
+func ZRevRangeByLex(key string, maximum string, minimum string) ZRevRangeByLexCmd {
 	var c ZRevRangeByLexCmd
 	c.key = key
-	c.max_ = max_
-	c.min_ = min_
+	c.maximum = maximum
+	c.minimum = minimum
 	return c
 }
 
 // ZRevRangeByLexCmd is the ZREVRANGEBYLEX command built by ZRevRangeByLex; its methods add options and run it.
 type ZRevRangeByLexCmd struct {
 	key         any
-	max_        any
-	min_        any
+	maximum     any
+	minimum     any
 	limit       bool
 	limitOffset any
 	limitCount  any
@@ -2537,9 +2537,9 @@ func (c *ZRevRangeByLexCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
 	if c.limit {
 		v.fixed[v.n] = "LIMIT"
@@ -2586,19 +2586,19 @@ func (c ZRevRangeByLexCmd) Args() []any {
 // the number of elements being returned. If M is constant (e.g. always asking for the
 // first 10 elements with LIMIT), you can consider it O(log(N)). Since 2.2.0; Redis and
 // Valkey.
-func ZRevRangeByScore(key string, max_ string, min_ string) ZRevRangeByScoreCmd {
+func ZRevRangeByScore(key string, maximum string, minimum string) ZRevRangeByScoreCmd {
 	var c ZRevRangeByScoreCmd
 	c.key = key
-	c.max_ = max_
-	c.min_ = min_
+	c.maximum = maximum
+	c.minimum = minimum
 	return c
 }
 
 // ZRevRangeByScoreCmd is the ZREVRANGEBYSCORE command built by ZRevRangeByScore; its methods add options and run it.
 type ZRevRangeByScoreCmd struct {
 	key         any
-	max_        any
-	min_        any
+	maximum     any
+	minimum     any
 	limit       bool
 	limitOffset any
 	limitCount  any
@@ -2617,9 +2617,9 @@ func (c *ZRevRangeByScoreCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
 	if c.limit {
 		v.fixed[v.n] = "LIMIT"
@@ -2666,19 +2666,19 @@ func (c ZRevRangeByScoreCmd) Args() []any {
 // the number of elements being returned. If M is constant (e.g. always asking for the
 // first 10 elements with LIMIT), you can consider it O(log(N)). Since 2.2.0; Redis and
 // Valkey.
-func ZRevRangeByScoreWithScores(key string, max_ string, min_ string) ZRevRangeByScoreWithScoresCmd {
+func ZRevRangeByScoreWithScores(key string, maximum string, minimum string) ZRevRangeByScoreWithScoresCmd {
 	var c ZRevRangeByScoreWithScoresCmd
 	c.key = key
-	c.max_ = max_
-	c.min_ = min_
+	c.maximum = maximum
+	c.minimum = minimum
 	return c
 }
 
 // ZRevRangeByScoreWithScoresCmd is the ZREVRANGEBYSCORE command built by ZRevRangeByScoreWithScores; its methods add options and run it.
 type ZRevRangeByScoreWithScoresCmd struct {
 	key         any
-	max_        any
-	min_        any
+	maximum     any
+	minimum     any
 	limit       bool
 	limitOffset any
 	limitCount  any
@@ -2697,9 +2697,9 @@ func (c *ZRevRangeByScoreWithScoresCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
 	v.fixed[v.n] = "WITHSCORES"
 	v.n++

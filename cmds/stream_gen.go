@@ -1910,7 +1910,7 @@ type XReadGroupCmd struct {
 	count        any
 	milliseconds any
 	minIdleTime  any
-	noack        bool
+	noAck        bool
 	streams      []StreamID
 	bad          problem
 }
@@ -1933,9 +1933,9 @@ func (c XReadGroupCmd) Claim(value time.Duration) XReadGroupCmd {
 	return c
 }
 
-// Noack adds NOACK.
-func (c XReadGroupCmd) Noack() XReadGroupCmd {
-	c.noack = true
+// NoAck adds NOACK.
+func (c XReadGroupCmd) NoAck() XReadGroupCmd {
+	c.noAck = true
 	return c
 }
 
@@ -1957,7 +1957,7 @@ func (c *XReadGroupCmd) argv() (v argv) {
 		v.add("CLAIM")
 		v.add(c.minIdleTime)
 	}
-	if c.noack {
+	if c.noAck {
 		v.add("NOACK")
 	}
 	if len(c.streams) == 0 {

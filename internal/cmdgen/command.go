@@ -57,6 +57,10 @@ func requireArg(args []*cmdspec.Arg, name string) []*cmdspec.Arg {
 // Methods every command type has, which options must not be named.
 var commandMethods = map[string]bool{"Do": true, "Cached": true, "In": true, "Args": true}
 
+// methodAlternatives name the options that would take the name of a method every
+// command has (MODULE LOADEX's ARGS).
+var methodAlternatives = map[string]string{"Args": "Arguments"}
+
 func newCommand(c *cmdspec.Command, v variant, only string, differ bool) (*command, error) {
 	g := &command{spec: c, v: v, only: only, differ: differ, taken: map[string]bool{}}
 	g.name = goName(c.Name) + v.suffix
@@ -96,6 +100,9 @@ func (g *command) exported() []string {
 
 // unique returns base, or base with a number, not yet used in the command.
 func (g *command) unique(base string) string {
+	if alt, ok := methodAlternatives[base]; ok && commandMethods[base] {
+		base = alt
+	}
 	name := base
 	for i := 2; g.taken[name] || commandMethods[name] || goKeywords[name]; i++ {
 		name = fmt.Sprintf("%s%d", base, i)
@@ -584,6 +591,17 @@ func (g *command) enumParam(a *cmdspec.Arg, typ, first string) string {
 
 // tokenName is the Go name of an argument that is sent as a keyword: from its
 // keyword when it is a word, else from its name.
+// choiceMethod names the method choosing alt of the choice a: after alt, or, when
+// another method has that name, after the choice and alt (CLIENT LIST's NOT-TYPE
+// normal is NotTypeNormal, TYPE normal being Normal).
+func (g *command) choiceMethod(a, alt *cmdspec.Arg) string {
+	name := tokenName(alt)
+	if g.taken[name] || commandMethods[name] {
+		name = tokenName(&cmdspec.Arg{Name: a.Name, Token: a.Token}) + name
+	}
+	return g.unique(name)
+}
+
 func tokenName(a *cmdspec.Arg) string {
 	if a.Token == "" && a.Type == "block" && a.Args[0].Token != "" {
 		a = a.Args[0] // BYRADIUS radius unit is ByRadius
@@ -981,7 +999,7 @@ func (g *command) choice(a *cmdspec.Arg, required bool) error {
 			i++
 			continue
 		}
-		method := g.unique(tokenName(alt))
+		method := g.choiceMethod(a, alt)
 		doc := "chooses " + synopsis([]*cmdspec.Arg{alt}) + since(alt) + "."
 		switch {
 		case alt.Type == "pure-token":

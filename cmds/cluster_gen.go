@@ -5,6 +5,7 @@ package cmds
 
 import (
 	"context"
+	"time"
 
 	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/resp"
@@ -1531,6 +1532,7 @@ type ClusterSetSlotCmd struct {
 	subcommandMigrating any
 	subcommandNode      any
 	timeout             any
+	bad                 problem
 }
 
 // Importing chooses IMPORTING node-id.
@@ -1561,12 +1563,13 @@ func (c ClusterSetSlotCmd) Stable() ClusterSetSlotCmd {
 }
 
 // Timeout adds [TIMEOUT timeout] (since 8.0.0).
-func (c ClusterSetSlotCmd) Timeout(value int64) ClusterSetSlotCmd {
-	c.timeout = value
+func (c ClusterSetSlotCmd) Timeout(value time.Duration) ClusterSetSlotCmd {
+	c.timeout, c.bad = durationMilliseconds(value, c.bad)
 	return c
 }
 
 func (c *ClusterSetSlotCmd) argv() (v argv) {
+	v.bad = c.bad
 	v.fixed[v.n] = nameClusterSetSlot
 	v.n++
 	v.fixed[v.n] = "SETSLOT"

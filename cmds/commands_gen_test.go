@@ -244,8 +244,8 @@ var fewest = []struct {
 		v := c.argv()
 		return v.args()
 	}, nil},
-	{"client|pause", -3, func() []any { return ClientPause(1).Args() }, func() []any {
-		c := ClientPause(1)
+	{"client|pause", -3, func() []any { return ClientPause(time.Second).Args() }, func() []any {
+		c := ClientPause(time.Second)
 		v := c.argv()
 		return v.args()
 	}, nil},
@@ -852,8 +852,8 @@ var fewest = []struct {
 		v := c.argv()
 		return v.args()
 	}, nil},
-	{"hexpireat", -6, func() []any { return HExpireAt("k", 1, "s").Args() }, func() []any {
-		c := HExpireAt("k", 1, "s")
+	{"hexpireat", -6, func() []any { return HExpireAt("k", time.Unix(1, 0), "s").Args() }, func() []any {
+		c := HExpireAt("k", time.Unix(1, 0), "s")
 		v := c.argv()
 		return v.args()
 	}, nil},
@@ -965,8 +965,8 @@ var fewest = []struct {
 		v := c.argv()
 		return v.args()
 	}, nil},
-	{"hpexpireat", -6, func() []any { return HPExpireAt("k", 1, "s").Args() }, func() []any {
-		c := HPExpireAt("k", 1, "s")
+	{"hpexpireat", -6, func() []any { return HPExpireAt("k", time.Unix(1, 0), "s").Args() }, func() []any {
+		c := HPExpireAt("k", time.Unix(1, 0), "s")
 		v := c.argv()
 		return v.args()
 	}, nil},
@@ -1258,8 +1258,8 @@ var fewest = []struct {
 		v := c.argv()
 		return v.args()
 	}, nil},
-	{"migrate", -6, func() []any { return Migrate("s", 1, 1, 1).Key("k").Args() }, func() []any {
-		c := Migrate("s", 1, 1, 1).Key("k")
+	{"migrate", -6, func() []any { return Migrate("s", 1, 1, time.Second).Key("k").Args() }, func() []any {
+		c := Migrate("s", 1, 1, time.Second).Key("k")
 		v := c.argv()
 		return v.args()
 	}, nil},
@@ -1498,13 +1498,13 @@ var fewest = []struct {
 		v := c.argv()
 		return v.args()
 	}, nil},
-	{"restore", -4, func() []any { return Restore("k", 1, "v").Args() }, func() []any {
-		c := Restore("k", 1, "v")
+	{"restore", -4, func() []any { return Restore("k", time.Second, "v").Args() }, func() []any {
+		c := Restore("k", time.Second, "v")
 		v := c.argv()
 		return v.args()
 	}, nil},
-	{"restore-asking", -4, func() []any { return RestoreAsking("k", 1, "v").Args() }, func() []any {
-		c := RestoreAsking("k", 1, "v")
+	{"restore-asking", -4, func() []any { return RestoreAsking("k", time.Second, "v").Args() }, func() []any {
+		c := RestoreAsking("k", time.Second, "v")
 		v := c.argv()
 		return v.args()
 	}, nil},
@@ -2069,13 +2069,13 @@ var fewest = []struct {
 		v := c.argv()
 		return v.args()
 	}, nil},
-	{"wait", 3, func() []any { return Wait(1, 1).Args() }, func() []any {
-		c := Wait(1, 1)
+	{"wait", 3, func() []any { return Wait(1, time.Second).Args() }, func() []any {
+		c := Wait(1, time.Second)
 		v := c.argv()
 		return v.args()
 	}, nil},
-	{"waitaof", 4, func() []any { return WaitAOF(1, 1, 1).Args() }, func() []any {
-		c := WaitAOF(1, 1, 1)
+	{"waitaof", 4, func() []any { return WaitAOF(1, 1, time.Second).Args() }, func() []any {
+		c := WaitAOF(1, 1, time.Second)
 		v := c.argv()
 		return v.args()
 	}, nil},

@@ -5,6 +5,7 @@ package cmds
 
 import (
 	"context"
+	"time"
 
 	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/resp"
@@ -1010,9 +1011,9 @@ func (c ClientNoTouchCmd) Args() []any {
 //	CLIENT PAUSE timeout [WRITE | ALL]
 //
 // Complexity: O(1). Since 3.0.0; Redis and Valkey.
-func ClientPause(timeout int64) ClientPauseCmd {
+func ClientPause(timeout time.Duration) ClientPauseCmd {
 	var c ClientPauseCmd
-	c.timeout = timeout
+	c.timeout, c.bad = durationMilliseconds(timeout, c.bad)
 	return c
 }
 
@@ -1020,6 +1021,7 @@ func ClientPause(timeout int64) ClientPauseCmd {
 type ClientPauseCmd struct {
 	timeout any
 	mode    uint8
+	bad     problem
 }
 
 // Write chooses WRITE.
@@ -1035,6 +1037,7 @@ func (c ClientPauseCmd) All() ClientPauseCmd {
 }
 
 func (c *ClientPauseCmd) argv() (v argv) {
+	v.bad = c.bad
 	v.fixed[v.n] = nameClientPause
 	v.n++
 	v.fixed[v.n] = "PAUSE"

@@ -24,7 +24,10 @@
 // sends EX when d is a whole number of seconds and PX otherwise, and no expiration at
 // all for a d of 0, as go-redis's expiration 0 means; ExpireAt(t) sends EXAT or PXAT
 // likewise, and a command that takes whole seconds (EXPIRE) refuses a d that is not
-// one with ErrInvalidArg rather than rounding it. The vector of VADD and VSIM is
+// one with ErrInvalidArg rather than rounding it. Arguments the servers take in
+// milliseconds are durations too (WAIT's and MIGRATE's timeouts, XCLAIM's IDLE,
+// RESTORE's ttl, which with AbsTTL the server reads as a Unix time in milliseconds:
+// time.Duration(t.UnixMilli())*time.Millisecond), and HEXPIREAT's time a time.Time. The vector of VADD and VSIM is
 // FP32's blob ([]byte) or VALUES' numbers ([]float64 or []float32, sent as their
 // count and each number).
 //

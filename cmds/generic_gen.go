@@ -348,18 +348,18 @@ func (c ExpireCmd) Args() []any {
 //	EXPIREAT key unix-time-seconds [NX | XX | GT | LT]
 //
 // Complexity: O(1). Since 1.2.0; Redis and Valkey.
-func ExpireAt(key string, unixTimeSeconds time.Time) ExpireAtCmd {
+func ExpireAt(key string, at time.Time) ExpireAtCmd {
 	var c ExpireAtCmd
 	c.key = key
-	c.unixTimeSeconds = unixTimeSeconds.Unix()
+	c.at = at.Unix()
 	return c
 }
 
 // ExpireAtCmd is the EXPIREAT command built by ExpireAt; its methods add options and run it.
 type ExpireAtCmd struct {
-	key             any
-	unixTimeSeconds any
-	condition       uint8
+	key       any
+	at        any
+	condition uint8
 }
 
 // NX chooses NX.
@@ -391,7 +391,7 @@ func (c *ExpireAtCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.unixTimeSeconds
+	v.fixed[v.n] = c.at
 	v.n++
 	switch c.condition {
 	case 1:
@@ -519,12 +519,12 @@ func (c KeysCmd) Args() []any {
 // RESTORE in the target instance. See the pages of these commands for time complexity.
 // Also an O(N) data transfer between the two instances is performed. Since 2.6.0; Redis
 // and Valkey.
-func Migrate(host string, port int64, destinationDB int64, timeout int64) MigrateCmd {
+func Migrate(host string, port int64, destinationDB int64, timeout time.Duration) MigrateCmd {
 	var c MigrateCmd
 	c.host = host
 	c.port = port
 	c.destinationDB = destinationDB
-	c.timeout = timeout
+	c.timeout, c.bad = durationMilliseconds(timeout, c.bad)
 	return c
 }
 
@@ -543,6 +543,7 @@ type MigrateCmd struct {
 	authenticationUsername any
 	authenticationPassword any
 	keys                   []string
+	bad                    problem
 }
 
 // Key chooses key.
@@ -592,6 +593,7 @@ func (c MigrateCmd) Keys(values ...string) MigrateCmd {
 }
 
 func (c *MigrateCmd) argv() (v argv) {
+	v.bad = c.bad
 	v.add(nameMigrate)
 	v.add(c.host)
 	v.add(c.port)
@@ -1030,18 +1032,18 @@ func (c PExpireCmd) Args() []any {
 //	PEXPIREAT key unix-time-milliseconds [NX | XX | GT | LT]
 //
 // Complexity: O(1). Since 2.6.0; Redis and Valkey.
-func PExpireAt(key string, unixTimeMilliseconds time.Time) PExpireAtCmd {
+func PExpireAt(key string, at time.Time) PExpireAtCmd {
 	var c PExpireAtCmd
 	c.key = key
-	c.unixTimeMilliseconds = unixTimeMilliseconds.UnixMilli()
+	c.at = at.UnixMilli()
 	return c
 }
 
 // PExpireAtCmd is the PEXPIREAT command built by PExpireAt; its methods add options and run it.
 type PExpireAtCmd struct {
-	key                  any
-	unixTimeMilliseconds any
-	condition            uint8
+	key       any
+	at        any
+	condition uint8
 }
 
 // NX chooses NX.
@@ -1073,7 +1075,7 @@ func (c *PExpireAtCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.unixTimeMilliseconds
+	v.fixed[v.n] = c.at
 	v.n++
 	switch c.condition {
 	case 1:
@@ -1322,10 +1324,10 @@ func (c RenameNXCmd) Args() []any {
 // is small, so simply O(1). However for sorted set values the complexity is
 // O(N*M*log(N)) because inserting values into sorted sets is O(log(N)). Since 2.6.0;
 // Redis and Valkey.
-func Restore(key string, keyTTL int64, serializedValue any) RestoreCmd {
+func Restore(key string, keyTTL time.Duration, serializedValue any) RestoreCmd {
 	var c RestoreCmd
 	c.key = key
-	c.keyTTL = keyTTL
+	c.keyTTL, c.bad = durationMilliseconds(keyTTL, c.bad)
 	c.serializedValue = serializedValue
 	return c
 }
@@ -2026,10 +2028,10 @@ func (c UnlinkCmd) Args() []any {
 //	WAIT numreplicas timeout
 //
 // Complexity: O(1). Since 3.0.0; Redis and Valkey.
-func Wait(numreplicas int64, timeout int64) WaitCmd {
+func Wait(numreplicas int64, timeout time.Duration) WaitCmd {
 	var c WaitCmd
 	c.numreplicas = numreplicas
-	c.timeout = timeout
+	c.timeout, c.bad = durationMilliseconds(timeout, c.bad)
 	return c
 }
 
@@ -2037,9 +2039,11 @@ func Wait(numreplicas int64, timeout int64) WaitCmd {
 type WaitCmd struct {
 	numreplicas any
 	timeout     any
+	bad         problem
 }
 
 func (c *WaitCmd) argv() (v argv) {
+	v.bad = c.bad
 	v.fixed[v.n] = nameWait
 	v.n++
 	v.fixed[v.n] = c.numreplicas
@@ -2051,12 +2055,14 @@ func (c *WaitCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c WaitCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	return decodeInt(run(ctx, r, []any{nameWait, c.numreplicas, c.timeout}, problem{}, "WAIT"))
+	v := c.argv()
+	return decodeInt(run(ctx, r, v.args(), v.bad, "WAIT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c WaitCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameWait, c.numreplicas, c.timeout}, problem{}, "WAIT", decodeInt)
+	v := c.argv()
+	return queue(p, v.args(), v.bad, "WAIT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2071,11 +2077,11 @@ func (c WaitCmd) Args() []any {
 //	WAITAOF numlocal numreplicas timeout
 //
 // Complexity: O(1). Since 7.2.0; Redis and Valkey.
-func WaitAOF(numlocal int64, numreplicas int64, timeout int64) WaitAOFCmd {
+func WaitAOF(numlocal int64, numreplicas int64, timeout time.Duration) WaitAOFCmd {
 	var c WaitAOFCmd
 	c.numlocal = numlocal
 	c.numreplicas = numreplicas
-	c.timeout = timeout
+	c.timeout, c.bad = durationMilliseconds(timeout, c.bad)
 	return c
 }
 
@@ -2084,9 +2090,11 @@ type WaitAOFCmd struct {
 	numlocal    any
 	numreplicas any
 	timeout     any
+	bad         problem
 }
 
 func (c *WaitAOFCmd) argv() (v argv) {
+	v.bad = c.bad
 	v.fixed[v.n] = nameWaitAOF
 	v.n++
 	v.fixed[v.n] = c.numlocal
@@ -2100,12 +2108,14 @@ func (c *WaitAOFCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c WaitAOFCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
-	return decodeInts(run(ctx, r, []any{nameWaitAOF, c.numlocal, c.numreplicas, c.timeout}, problem{}, "WAITAOF"))
+	v := c.argv()
+	return decodeInts(run(ctx, r, v.args(), v.bad, "WAITAOF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c WaitAOFCmd) In(p *Pipeline) Reply[[]int64] {
-	return queue(p, []any{nameWaitAOF, c.numlocal, c.numreplicas, c.timeout}, problem{}, "WAITAOF", decodeInts)
+	v := c.argv()
+	return queue(p, v.args(), v.bad, "WAITAOF", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

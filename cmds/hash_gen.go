@@ -240,20 +240,20 @@ func (c HExpireCmd) Args() []any {
 // Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
 // Valkey. Redis and Valkey describe its arguments differently; these are the fuller
 // description's, and the server may refuse an option it does not have.
-func HExpireAt(key string, unixTimeSeconds int64, fields ...string) HExpireAtCmd {
+func HExpireAt(key string, at time.Time, fields ...string) HExpireAtCmd {
 	var c HExpireAtCmd
 	c.key = key
-	c.unixTimeSeconds = unixTimeSeconds
+	c.at = at.Unix()
 	c.fields = fields
 	return c
 }
 
 // HExpireAtCmd is the HEXPIREAT command built by HExpireAt; its methods add options and run it.
 type HExpireAtCmd struct {
-	key             any
-	unixTimeSeconds any
-	condition       uint8
-	fields          []string
+	key       any
+	at        any
+	condition uint8
+	fields    []string
 }
 
 // NX chooses NX.
@@ -283,7 +283,7 @@ func (c HExpireAtCmd) LT() HExpireAtCmd {
 func (c *HExpireAtCmd) argv() (v argv) {
 	v.add(nameHExpireAt)
 	v.add(c.key)
-	v.add(c.unixTimeSeconds)
+	v.add(c.at)
 	switch c.condition {
 	case 1:
 		v.add("NX")
@@ -1074,20 +1074,20 @@ func (c HPExpireCmd) Args() []any {
 // Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
 // Valkey. Redis and Valkey describe its arguments differently; these are the fuller
 // description's, and the server may refuse an option it does not have.
-func HPExpireAt(key string, unixTimeMilliseconds int64, fields ...string) HPExpireAtCmd {
+func HPExpireAt(key string, at time.Time, fields ...string) HPExpireAtCmd {
 	var c HPExpireAtCmd
 	c.key = key
-	c.unixTimeMilliseconds = unixTimeMilliseconds
+	c.at = at.UnixMilli()
 	c.fields = fields
 	return c
 }
 
 // HPExpireAtCmd is the HPEXPIREAT command built by HPExpireAt; its methods add options and run it.
 type HPExpireAtCmd struct {
-	key                  any
-	unixTimeMilliseconds any
-	condition            uint8
-	fields               []string
+	key       any
+	at        any
+	condition uint8
+	fields    []string
 }
 
 // NX chooses NX.
@@ -1117,7 +1117,7 @@ func (c HPExpireAtCmd) LT() HPExpireAtCmd {
 func (c *HPExpireAtCmd) argv() (v argv) {
 	v.add(nameHPExpireAt)
 	v.add(c.key)
-	v.add(c.unixTimeMilliseconds)
+	v.add(c.at)
 	switch c.condition {
 	case 1:
 		v.add("NX")

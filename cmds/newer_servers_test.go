@@ -45,10 +45,10 @@ func bothCases() []newerCase {
 			return typed(HPExpire("n:hp", time.Minute, "a").Do(ctx, c))
 		}, want: []int64{1}}},
 		{"hexpireat", replyCase{name: "HEXPIREAT", setup: [][]any{{"HSET", "n:ha", "a", "1"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
-			return typed(HExpireAt("n:ha", 4102444800, "a").Do(ctx, c))
+			return typed(HExpireAt("n:ha", time.Unix(4102444800, 0), "a").Do(ctx, c))
 		}, want: []int64{1}}},
 		{"hpexpireat", replyCase{name: "HPEXPIREAT", setup: [][]any{{"HSET", "n:hpa", "a", "1"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
-			return typed(HPExpireAt("n:hpa", 4102444800000, "a").Do(ctx, c))
+			return typed(HPExpireAt("n:hpa", time.UnixMilli(4102444800123), "a").Do(ctx, c))
 		}, want: []int64{1}}},
 		{"hexpiretime", replyCase{name: "HEXPIRETIME", setup: [][]any{{"HSET", "n:het", "a", "1"}, {"HEXPIREAT", "n:het", "4102444800", "FIELDS", "1", "a"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
 			return typed(HExpireTime("n:het", "a", "b").Do(ctx, c))
@@ -127,7 +127,7 @@ var redis86Cases = append(bothCases(), []newerCase{
 		return typed(BitOp(BitOpOne, "n:bo", "n:o1", "n:o2").Do(ctx, c))
 	}, want: int64(1)}},
 	{"hexpireat", replyCase{name: "HEXPIREAT in the past deletes", setup: [][]any{{"HSET", "n:hap", "a", "1"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
-		return typed(HExpireAt("n:hap", 1, "a").Do(ctx, c))
+		return typed(HExpireAt("n:hap", time.Unix(1, 0), "a").Do(ctx, c))
 	}, want: []int64{2}}},
 	{"hgetex", replyCase{name: "HGETEX EX", setup: [][]any{{"HSET", "n:hge", "a", "1"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
 		return typed(HGetEx("n:hge", "a", "b").Expire(time.Minute).Do(ctx, c))

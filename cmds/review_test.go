@@ -30,3 +30,32 @@ func TestExpireZeroIsNoExpiration(t *testing.T) {
 		}
 	})
 }
+
+// TestMillisecondsAreDurations checks the arguments the servers take in milliseconds
+// that the package takes as a time.Duration, as it does every other: RESTORE's ttl,
+// WAIT's timeout, XCLAIM's IDLE.
+func TestMillisecondsAreDurations(t *testing.T) {
+	forEachProtocol(t, func(t *testing.T, c *respire.Client, _ string) {
+		ctx := context.Background()
+		if _, err := Set("ms:src", "v").Do(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		dump, err := Dump("ms:src").Do(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Restore("ms:dst", 90*time.Second, dump).Do(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if ttl, err := PTTL("ms:dst").Do(ctx, c); err != nil || ttl <= 60_000 || ttl > 90_000 {
+			t.Errorf("PTTL after RESTORE with a ttl of 90s: %d, %v; want at most 90000 ms", ttl, err)
+		}
+		if n, err := Wait(0, 10*time.Millisecond).Do(ctx, c); err != nil || n != 0 {
+			t.Errorf("WAIT 0 10ms: %d, %v", n, err)
+		}
+		got := XClaim("ms:s", "g", "c", time.Second, "0-1").Idle(time.Hour).Args()
+		if want := []any{"XCLAIM", "ms:s", "g", "c", int64(1000), "0-1", "IDLE", int64(3_600_000)}; !slices.Equal(got, want) {
+			t.Errorf("XCLAIM with Idle(time.Hour) sends %v, want %v", got, want)
+		}
+	})
+}

@@ -3074,10 +3074,10 @@ func (c ReplicaOfCmd) Args() []any {
 // is small, so simply O(1). However for sorted set values the complexity is
 // O(N*M*log(N)) because inserting values into sorted sets is O(log(N)). Since 3.0.0;
 // Redis and Valkey.
-func RestoreAsking(key string, keyTTL int64, serializedValue any) RestoreAskingCmd {
+func RestoreAsking(key string, keyTTL time.Duration, serializedValue any) RestoreAskingCmd {
 	var c RestoreAskingCmd
 	c.key = key
-	c.keyTTL = keyTTL
+	c.keyTTL, c.bad = durationMilliseconds(keyTTL, c.bad)
 	c.serializedValue = serializedValue
 	return c
 }

@@ -629,8 +629,8 @@ type XClaimCmd struct {
 }
 
 // Idle adds [IDLE ms].
-func (c XClaimCmd) Idle(value int64) XClaimCmd {
-	c.ms = value
+func (c XClaimCmd) Idle(value time.Duration) XClaimCmd {
+	c.ms, c.bad = durationMilliseconds(value, c.bad)
 	return c
 }
 
@@ -745,8 +745,8 @@ type XClaimJustIDCmd struct {
 }
 
 // Idle adds [IDLE ms].
-func (c XClaimJustIDCmd) Idle(value int64) XClaimJustIDCmd {
-	c.ms = value
+func (c XClaimJustIDCmd) Idle(value time.Duration) XClaimJustIDCmd {
+	c.ms, c.bad = durationMilliseconds(value, c.bad)
 	return c
 }
 

@@ -142,8 +142,15 @@ func scalarOf(a *cmdspec.Arg) (scalar, bool) {
 		switch name {
 		case "seconds":
 			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationSeconds(" + x + ", c.bad)" }, zero: "time.Second"}, true
-		case "milliseconds", "min-idle-time":
+		case "milliseconds", "min-idle-time", "ms", "timeout", "ttl":
+			// Every integer timeout (WAIT, MIGRATE, CLIENT PAUSE), XCLAIM's IDLE ms
+			// and RESTORE's ttl are milliseconds.
 			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationMilliseconds(" + x + ", c.bad)" }, zero: "time.Second"}, true
+		case "unix-time-seconds":
+			// HEXPIREAT's time, which the specification gives as an integer.
+			return scalar{goType: "time.Time", conv: func(x string) string { return x + ".Unix()" }, zero: "time.Unix(1, 0)"}, true
+		case "unix-time-milliseconds":
+			return scalar{goType: "time.Time", conv: func(x string) string { return x + ".UnixMilli()" }, zero: "time.Unix(1, 0)"}, true
 		case "ifdeq-digest", "ifdne-digest":
 			// The specification says integer, but the server takes the digest as DIGEST
 			// returns it: 16 hexadecimal characters.
@@ -295,7 +302,11 @@ func (g *command) required(a *cmdspec.Arg, variadic, counted bool) (string, erro
 
 // param is a required scalar: a constructor parameter.
 func (g *command) param(a *cmdspec.Arg, s scalar) string {
-	name := g.unique(lowerFirst(argName(a.Name)))
+	base := lowerFirst(argName(a.Name))
+	if s.goType == "time.Time" && strings.HasPrefix(base, "unixTime") {
+		base = "at" // HEXPIREAT's unix-time-seconds is a time.Time, whatever its unit
+	}
+	name := g.unique(base)
 	g.params = append(g.params, name+" "+s.goType)
 	g.fields = append(g.fields, name+" any")
 	if s.convErr != nil {

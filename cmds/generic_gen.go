@@ -601,7 +601,7 @@ func (c *MigrateCmd) argv() (v argv) {
 	case 1:
 		v.add(c.keySelectorKey)
 	case 2:
-		v.add("\"\"")
+		v.add("")
 	default:
 		v.fail(problemChoice)
 	}

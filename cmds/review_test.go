@@ -2,11 +2,14 @@ package cmds
 
 import (
 	"context"
+	"net"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/test/testserver"
 )
 
 // TestExpireZeroIsNoExpiration checks that Expire(0) sends no expiration, as go-redis's
@@ -56,6 +59,33 @@ func TestMillisecondsAreDurations(t *testing.T) {
 		got := XClaim("ms:s", "g", "c", time.Second, "0-1").Idle(time.Hour).Args()
 		if want := []any{"XCLAIM", "ms:s", "g", "c", int64(1000), "0-1", "IDLE", int64(3_600_000)}; !slices.Equal(got, want) {
 			t.Errorf("XCLAIM with Idle(time.Hour) sends %v, want %v", got, want)
+		}
+	})
+}
+
+// TestMigrateKeys moves keys with MIGRATE ... "" ... KEYS: EmptyString sends the empty
+// key the server requires with KEYS, not the two quote characters of the
+// specification's token.
+func TestMigrateKeys(t *testing.T) {
+	dst := testserver.Start(t, testserver.Config{})
+	forEachProtocol(t, func(t *testing.T, c *respire.Client, _ string) {
+		ctx := context.Background()
+		if _, err := MSet(KeyValue{"mig:a", "1"}, KeyValue{"mig:b", "2"}).Do(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		host, port, err := net.SplitHostPort(dst.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := strconv.ParseInt(port, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Migrate(host, n, 0, 5*time.Second).EmptyString().Replace().Keys("mig:a", "mig:b").Do(ctx, c); err != nil {
+			t.Fatalf("MIGRATE with KEYS: %v", err)
+		}
+		if left, err := Exists("mig:a", "mig:b").Do(ctx, c); err != nil || left != 0 {
+			t.Errorf("keys left on the source: %d, %v", left, err)
 		}
 	})
 }

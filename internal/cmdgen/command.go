@@ -602,6 +602,15 @@ func (g *command) enumParam(a *cmdspec.Arg, typ, first string) string {
 
 // tokenName is the Go name of an argument that is sent as a keyword: from its
 // keyword when it is a word, else from its name.
+// wireToken is a keyword as it is sent: the specifications write MIGRATE's empty
+// key, an empty argument, as the token "" in quotes.
+func wireToken(token string) string {
+	if token == `""` {
+		return ""
+	}
+	return token
+}
+
 // choiceMethod names the method choosing alt of the choice a: after alt, or, when
 // another method has that name, after the choice and alt (CLIENT LIST's NOT-TYPE
 // normal is NotTypeNormal, TYPE normal being Normal).
@@ -1015,7 +1024,7 @@ func (g *command) choice(a *cmdspec.Arg, required bool) error {
 		switch {
 		case alt.Type == "pure-token":
 			g.addMethod(method, doc, "", set)
-			cases = append(cases, fmt.Sprintf("case %d:\nv.add(%q)", k, alt.Token))
+			cases = append(cases, fmt.Sprintf("case %d:\nv.add(%q)", k, wireToken(alt.Token)))
 		case alt.Type == "block" && !alt.Multiple && simpleBlock(alt.Args):
 			params, body, emit := g.block(field, alt, nil)
 			body = append([]string{set}, body...)

@@ -363,13 +363,6 @@ func (c HExpireTimeCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	return decodeInts(run(ctx, r, v.args(), v.bad, "HEXPIRETIME"))
 }
 
-// Cached runs the command through cl's client-side cache (Client.DoCached), keeping
-// its reply for at most ttl.
-func (c HExpireTimeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]int64, error) {
-	v := c.argv()
-	return decodeInts(cached(ctx, cl, ttl, v.args(), v.bad, "HEXPIRETIME"))
-}
-
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HExpireTimeCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
@@ -1197,13 +1190,6 @@ func (c HPExpireTimeCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	return decodeInts(run(ctx, r, v.args(), v.bad, "HPEXPIRETIME"))
 }
 
-// Cached runs the command through cl's client-side cache (Client.DoCached), keeping
-// its reply for at most ttl.
-func (c HPExpireTimeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]int64, error) {
-	v := c.argv()
-	return decodeInts(cached(ctx, cl, ttl, v.args(), v.bad, "HPEXPIRETIME"))
-}
-
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HPExpireTimeCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
@@ -1254,13 +1240,6 @@ func (c *HPTTLCmd) argv() (v argv) {
 func (c HPTTLCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
 	return decodeInts(run(ctx, r, v.args(), v.bad, "HPTTL"))
-}
-
-// Cached runs the command through cl's client-side cache (Client.DoCached), keeping
-// its reply for at most ttl.
-func (c HPTTLCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]int64, error) {
-	v := c.argv()
-	return decodeInts(cached(ctx, cl, ttl, v.args(), v.bad, "HPTTL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
@@ -1822,13 +1801,6 @@ func (c *HTTLCmd) argv() (v argv) {
 func (c HTTLCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
 	return decodeInts(run(ctx, r, v.args(), v.bad, "HTTL"))
-}
-
-// Cached runs the command through cl's client-side cache (Client.DoCached), keeping
-// its reply for at most ttl.
-func (c HTTLCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]int64, error) {
-	v := c.argv()
-	return decodeInts(cached(ctx, cl, ttl, v.args(), v.bad, "HTTL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.

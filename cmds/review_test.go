@@ -89,3 +89,23 @@ func TestMigrateKeys(t *testing.T) {
 		}
 	})
 }
+
+// TestExpiryReadsAreNotCached checks that the reads of an expiry, whose reply changes
+// with time and not with the key, have no Cached method: either server calling their
+// output nondeterministic is enough (Redis says so of HTTL, Valkey does not).
+func TestExpiryReadsAreNotCached(t *testing.T) {
+	expiries := []string{"ttl", "pttl", "expiretime", "pexpiretime", "httl", "hpttl", "hexpiretime", "hpexpiretime"}
+	found := 0
+	for _, f := range fewest {
+		if !slices.Contains(expiries, f.name) {
+			continue
+		}
+		found++
+		if f.cached != nil {
+			t.Errorf("%s has a Cached method", f.name)
+		}
+	}
+	if found != len(expiries) {
+		t.Errorf("found %d of the %d expiry reads", found, len(expiries))
+	}
+}

@@ -88,6 +88,9 @@ func generate(specs, pkg string) ([]file, error) {
 		if pick.cmd.Container {
 			continue // CLIENT, CONFIG...: only their subcommands are commands
 		}
+		// A tip either server gives holds for the command: Redis calls HTTL's
+		// output nondeterministic, Valkey does not say.
+		pick.cmd.Tips = unionTips(srcs)
 		var only string
 		if len(srcs) == 1 {
 			only = srcs[0].server
@@ -133,6 +136,19 @@ func choose(srcs []source) source {
 		}
 	}
 	return best
+}
+
+// unionTips returns the command tips of every description of a command, once each.
+func unionTips(srcs []source) []string {
+	var tips []string
+	for _, s := range srcs {
+		for _, t := range s.cmd.Tips {
+			if !slices.ContainsFunc(tips, func(u string) bool { return strings.EqualFold(t, u) }) {
+				tips = append(tips, t)
+			}
+		}
+	}
+	return tips
 }
 
 func sameArgs(srcs []source) bool {

@@ -338,7 +338,7 @@ func (c ZAddCmd) Args() []any {
 //
 // Complexity: O(log(N)) for each item added, where N is the number of elements in the
 // sorted set. Since 1.2.0; Redis and Valkey.
-func ZAddIncr(key string, data ...Z) ZAddIncrCmd {
+func ZAddIncr(key string, data Z) ZAddIncrCmd {
 	var c ZAddIncrCmd
 	c.key = key
 	c.data = data
@@ -351,7 +351,7 @@ type ZAddIncrCmd struct {
 	condition  uint8
 	comparison uint8
 	ch         bool
-	data       []Z
+	data       Z
 }
 
 // NX chooses NX.
@@ -385,31 +385,36 @@ func (c ZAddIncrCmd) CH() ZAddIncrCmd {
 }
 
 func (c *ZAddIncrCmd) argv() (v argv) {
-	v.add(nameZAdd)
-	v.add(c.key)
+	v.fixed[v.n] = nameZAdd
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
 	switch c.condition {
 	case 1:
-		v.add("NX")
+		v.fixed[v.n] = "NX"
+		v.n++
 	case 2:
-		v.add("XX")
+		v.fixed[v.n] = "XX"
+		v.n++
 	}
 	switch c.comparison {
 	case 1:
-		v.add("GT")
+		v.fixed[v.n] = "GT"
+		v.n++
 	case 2:
-		v.add("LT")
+		v.fixed[v.n] = "LT"
+		v.n++
 	}
 	if c.ch {
-		v.add("CH")
+		v.fixed[v.n] = "CH"
+		v.n++
 	}
-	v.add("INCR")
-	if len(c.data) == 0 {
-		v.fail(problemEmpty)
-	}
-	for _, e := range c.data {
-		v.add(e.Score)
-		v.add(e.Member)
-	}
+	v.fixed[v.n] = "INCR"
+	v.n++
+	v.fixed[v.n] = c.data.Score
+	v.n++
+	v.fixed[v.n] = c.data.Member
+	v.n++
 	return v
 }
 
@@ -690,7 +695,7 @@ func (c ZDiffStoreCmd) Args() []any {
 //
 // Complexity: O(log(N)) where N is the number of elements in the sorted set. Since
 // 1.2.0; Redis and Valkey.
-func ZIncrBy(key string, increment int64, member any) ZIncrByCmd {
+func ZIncrBy(key string, increment float64, member any) ZIncrByCmd {
 	var c ZIncrByCmd
 	c.key = key
 	c.increment = increment
@@ -749,12 +754,12 @@ func ZInter(keys ...string) ZInterCmd {
 // ZInterCmd is the ZINTER command built by ZInter; its methods add options and run it.
 type ZInterCmd struct {
 	keys      []string
-	weights   []int64
+	weights   []float64
 	aggregate uint8
 }
 
 // Weights adds [WEIGHTS weight [WEIGHTS weight ...]].
-func (c ZInterCmd) Weights(values ...int64) ZInterCmd {
+func (c ZInterCmd) Weights(values ...float64) ZInterCmd {
 	c.weights = values
 	return c
 }
@@ -841,12 +846,12 @@ func ZInterWithScores(keys ...string) ZInterWithScoresCmd {
 // ZInterWithScoresCmd is the ZINTER command built by ZInterWithScores; its methods add options and run it.
 type ZInterWithScoresCmd struct {
 	keys      []string
-	weights   []int64
+	weights   []float64
 	aggregate uint8
 }
 
 // Weights adds [WEIGHTS weight [WEIGHTS weight ...]].
-func (c ZInterWithScoresCmd) Weights(values ...int64) ZInterWithScoresCmd {
+func (c ZInterWithScoresCmd) Weights(values ...float64) ZInterWithScoresCmd {
 	c.weights = values
 	return c
 }
@@ -995,12 +1000,12 @@ func ZInterStore(destination string, keys ...string) ZInterStoreCmd {
 type ZInterStoreCmd struct {
 	destination any
 	keys        []string
-	weights     []int64
+	weights     []float64
 	aggregate   uint8
 }
 
 // Weights adds [WEIGHTS weight [WEIGHTS weight ...]].
-func (c ZInterStoreCmd) Weights(values ...int64) ZInterStoreCmd {
+func (c ZInterStoreCmd) Weights(values ...float64) ZInterStoreCmd {
 	c.weights = values
 	return c
 }
@@ -3002,12 +3007,12 @@ func ZUnion(keys ...string) ZUnionCmd {
 // ZUnionCmd is the ZUNION command built by ZUnion; its methods add options and run it.
 type ZUnionCmd struct {
 	keys      []string
-	weights   []int64
+	weights   []float64
 	aggregate uint8
 }
 
 // Weights adds [WEIGHTS weight [WEIGHTS weight ...]].
-func (c ZUnionCmd) Weights(values ...int64) ZUnionCmd {
+func (c ZUnionCmd) Weights(values ...float64) ZUnionCmd {
 	c.weights = values
 	return c
 }
@@ -3094,12 +3099,12 @@ func ZUnionWithScores(keys ...string) ZUnionWithScoresCmd {
 // ZUnionWithScoresCmd is the ZUNION command built by ZUnionWithScores; its methods add options and run it.
 type ZUnionWithScoresCmd struct {
 	keys      []string
-	weights   []int64
+	weights   []float64
 	aggregate uint8
 }
 
 // Weights adds [WEIGHTS weight [WEIGHTS weight ...]].
-func (c ZUnionWithScoresCmd) Weights(values ...int64) ZUnionWithScoresCmd {
+func (c ZUnionWithScoresCmd) Weights(values ...float64) ZUnionWithScoresCmd {
 	c.weights = values
 	return c
 }
@@ -3188,12 +3193,12 @@ func ZUnionStore(destination string, keys ...string) ZUnionStoreCmd {
 type ZUnionStoreCmd struct {
 	destination any
 	keys        []string
-	weights     []int64
+	weights     []float64
 	aggregate   uint8
 }
 
 // Weights adds [WEIGHTS weight [WEIGHTS weight ...]].
-func (c ZUnionStoreCmd) Weights(values ...int64) ZUnionStoreCmd {
+func (c ZUnionStoreCmd) Weights(values ...float64) ZUnionStoreCmd {
 	c.weights = values
 	return c
 }

@@ -36,6 +36,27 @@ type command struct {
 	taken map[string]bool // field, parameter and method names in use
 }
 
+// doubleArgs are arguments a specification calls integer that the server reads as a
+// double (ZINCRBY's increment, the weights of ZUNION and ZINTER), by command.
+var doubleArgs = map[string]string{
+	"zincrby": "increment", "zunion": "weight", "zinter": "weight",
+	"zunionstore": "weight", "zinterstore": "weight",
+}
+
+// withType returns args with the arguments named name, at any depth, of type typ.
+func withType(args []*cmdspec.Arg, name, typ string) []*cmdspec.Arg {
+	out := make([]*cmdspec.Arg, len(args))
+	for i, a := range args {
+		fixed := *a
+		if a.Name == name {
+			fixed.Type = typ
+		}
+		fixed.Args = withType(a.Args, name, typ)
+		out[i] = &fixed
+	}
+	return out
+}
+
 // specFixes are arguments a specification marks optional that the command's arity
 // requires: SENTINEL SIMULATE-FAILURE needs at least one mode.
 var specFixes = map[string]string{"sentinel|simulate-failure": "mode"}
@@ -77,6 +98,9 @@ func newCommand(c *cmdspec.Command, v variant, only string, differ bool) (*comma
 	args := c.Args
 	if name, ok := specFixes[c.Name]; ok {
 		args = requireArg(args, name)
+	}
+	if name, ok := doubleArgs[c.Name]; ok {
+		args = withType(args, name, "double")
 	}
 	if err := g.seq(args, true); err != nil {
 		return nil, err
@@ -391,6 +415,9 @@ func (g *command) list(a *cmdspec.Arg, s scalar, variadic, counted bool, kind li
 // variadic parameter of an element type.
 func (g *command) elements(a *cmdspec.Arg, variadic, counted, optional bool) string {
 	elem := g.elementType(a)
+	if g.v.single && !optional && !counted {
+		return g.element(a, elem)
+	}
 	name := g.unique(lowerFirst(plural(argName(a.Name))))
 	if !optional {
 		g.elementParam(elem, name, variadic)
@@ -424,6 +451,25 @@ func (g *command) elements(a *cmdspec.Arg, variadic, counted, optional bool) str
 		g.emit = append(g.emit, fmt.Sprintf("if len(c.%s) > 0 {\n%s\n}", name, strings.Join(body, "\n")))
 	} else {
 		g.emit = append(g.emit, body...)
+	}
+	return name
+}
+
+// element is a list of blocks of which the form takes exactly one (ZADD INCR's
+// score member): a parameter of the element type.
+func (g *command) element(a *cmdspec.Arg, elem element) string {
+	name := g.unique(lowerFirst(argName(a.Name)))
+	g.params = append(g.params, name+" "+elem.name)
+	g.minArgs = append(g.minArgs, elem.zero)
+	g.fields = append(g.fields, name+" "+elem.name)
+	g.inits = append(g.inits, fmt.Sprintf("c.%s = %s", name, name))
+	for _, f := range elem.fields {
+		if f.token != "" {
+			g.emit = append(g.emit, fmt.Sprintf("v.add(%q)", f.token))
+		}
+		if f.name != "" {
+			g.emit = append(g.emit, "v.add("+f.conv("c."+name+"."+f.name)+")")
+		}
 	}
 	return name
 }

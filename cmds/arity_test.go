@@ -43,10 +43,7 @@ func TestFewestArgumentsMatchArity(t *testing.T) {
 
 // arityExceptions are the commands whose fewest arguments by their specification are
 // fewer than their arity, and why.
-var arityExceptions = map[string]string{
-	"geosearch":      "Valkey 9.1 made FROMMEMBER/FROMLONLAT optional (BYPOLYGON needs neither) and kept the arity that counts it",
-	"geosearchstore": "Valkey 9.1 made FROMMEMBER/FROMLONLAT optional (BYPOLYGON needs neither) and kept the arity that counts it",
-}
+var arityExceptions = map[string]string{}
 
 func checkArity(t *testing.T, name, source string, arity int, args []any) {
 	t.Helper()

@@ -777,16 +777,16 @@ var fewest = []struct {
 		_, err := GeoRadiusByMemberRO("k", "v", 1, Meters).Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"geosearch", -7, func() []any { return GeoSearch("k").ByRadius(1, Meters).Args() }, func() []any {
-		c := GeoSearch("k").ByRadius(1, Meters)
+	{"geosearch", -7, func() []any { return GeoSearch("k").ByRadius(1, Meters).FromMember("m").Args() }, func() []any {
+		c := GeoSearch("k").ByRadius(1, Meters).FromMember("m")
 		v := c.argv()
 		return v.args()
 	}, func(ctx context.Context, c *respire.Client) error {
-		_, err := GeoSearch("k").ByRadius(1, Meters).Cached(ctx, c, time.Minute)
+		_, err := GeoSearch("k").ByRadius(1, Meters).FromMember("m").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"geosearchstore", -8, func() []any { return GeoSearchStore("k", "k").ByRadius(1, Meters).Args() }, func() []any {
-		c := GeoSearchStore("k", "k").ByRadius(1, Meters)
+	{"geosearchstore", -8, func() []any { return GeoSearchStore("k", "k").ByRadius(1, Meters).FromMember("m").Args() }, func() []any {
+		c := GeoSearchStore("k", "k").ByRadius(1, Meters).FromMember("m")
 		v := c.argv()
 		return v.args()
 	}, nil},

@@ -1043,6 +1043,10 @@ func (c *GeoSearchCmd) argv() (v argv) {
 		v.add("FROMLONLAT")
 		v.add(c.fromLongitude)
 		v.add(c.fromLatitude)
+	default:
+		if c.by != 3 {
+			v.fail(problemChoice)
+		}
 	}
 	switch c.by {
 	case 1:
@@ -1234,6 +1238,10 @@ func (c *GeoSearchStoreCmd) argv() (v argv) {
 		v.add("FROMLONLAT")
 		v.add(c.fromLongitude)
 		v.add(c.fromLatitude)
+	default:
+		if c.by != 3 {
+			v.fail(problemChoice)
+		}
 	}
 	switch c.by {
 	case 1:

@@ -2,6 +2,7 @@ package cmds
 
 import (
 	"context"
+	"errors"
 	"net"
 	"slices"
 	"strconv"
@@ -107,5 +108,30 @@ func TestExpiryReadsAreNotCached(t *testing.T) {
 	}
 	if found != len(expiries) {
 		t.Errorf("found %d of the %d expiry reads", found, len(expiries))
+	}
+}
+
+// TestGeoSearchRequiresFrom checks that GEOSEARCH without FROMMEMBER or FROMLONLAT
+// fails before it is sent, as a search without its BY choice does, unless it is
+// BYPOLYGON, which needs no centre.
+func TestGeoSearchRequiresFrom(t *testing.T) {
+	c := benchClient(t)
+	ctx := context.Background()
+	if _, err := GeoAdd("geo:k", GeoLocation{13.361389, 38.115556, "Palermo"}).Do(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := GeoSearch("geo:k").ByRadius(100, Kilometers).Do(ctx, c); !errors.Is(err, ErrInvalidArg) {
+		t.Errorf("GEOSEARCH without FROM: %v, want ErrInvalidArg", err)
+	}
+	if _, err := GeoSearchStore("geo:dst", "geo:k").ByRadius(100, Kilometers).Do(ctx, c); !errors.Is(err, ErrInvalidArg) {
+		t.Errorf("GEOSEARCHSTORE without FROM: %v, want ErrInvalidArg", err)
+	}
+	found, err := GeoSearch("geo:k").FromLonLat(13.36, 38.11).ByRadius(100, Kilometers).Do(ctx, c)
+	if err != nil || len(found) != 1 {
+		t.Errorf("GEOSEARCH FROMLONLAT: %v, %v", found, err)
+	}
+	polygon := GeoSearch("geo:k").ByPolygon(3, 0, 0, 1, 0, 1, 1)
+	if v := polygon.argv(); v.bad.kind != problemNone {
+		t.Errorf("GEOSEARCH BYPOLYGON without FROM is refused: %v", v.bad.err("GEOSEARCH"))
 	}
 }

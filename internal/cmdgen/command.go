@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/respire/respire/internal/cmdspec"
@@ -114,9 +115,36 @@ func newCommand(c *cmdspec.Command, v variant, only string, differ bool) (*comma
 		g.emit = append(g.emit, "for _, x := range c.args {\nv.add(x)\n}")
 		g.minArgs = append(g.minArgs, `"1"`)
 	}
+	g.requireFrom()
 	g.reply = replyOf(c, v)
 	return g, nil
 }
+
+// requireFrom makes GEOSEARCH's and GEOSEARCHSTORE's FROM choice required unless the
+// area is BYPOLYGON: Valkey 9.1's specification made FROM optional because BYPOLYGON
+// needs none, and without one any other search is refused by the server.
+func (g *command) requireFrom() {
+	if g.spec.Name != "geosearch" && g.spec.Name != "geosearchstore" {
+		return
+	}
+	from, polygon := -1, ""
+	for i, e := range g.emit {
+		if strings.HasPrefix(e, "switch c.from {") {
+			from = i
+		}
+		if m := polygonCase.FindStringSubmatch(e); m != nil {
+			polygon = m[1]
+		}
+	}
+	if from < 0 || polygon == "" {
+		panic("cmdgen: " + g.spec.Name + " has no FROM choice or no BYPOLYGON")
+	}
+	g.emit[from] = strings.TrimSuffix(g.emit[from], "}") + "default:\nif c.by != " + polygon + " {\nv.fail(problemChoice)\n}\n}"
+	g.minOpts = append(g.minOpts, `.FromMember("m")`)
+}
+
+// polygonCase finds the case of the BY choice that lays out BYPOLYGON.
+var polygonCase = regexp.MustCompile(`(?s)^switch c\.by \{.*case (\d+):\nfor _, x := range c\.byPolygonArgs`)
 
 func (g *command) exported() []string {
 	return append([]string{g.name, g.typ}, g.names...)

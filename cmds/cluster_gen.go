@@ -1710,7 +1710,7 @@ func (c ClusterSlavesCmd) Args() []any {
 //	CLUSTER SLOT-STATS <SLOTSRANGE start-slot end-slot | ORDERBY metric [LIMIT limit] [ASC | DESC]>
 //
 // Complexity: O(N) where N is the total number of slots based on arguments. O(N*log(N))
-// with ORDERBY subcommand. Since 8.0.0; Redis and Valkey.
+// with ORDERBY subcommand. Since Redis 8.2.0, Valkey 8.0.0; Redis and Valkey.
 func ClusterSlotStats() ClusterSlotStatsCmd { return ClusterSlotStatsCmd{} }
 
 // ClusterSlotStatsCmd is the CLUSTER SLOT-STATS command built by ClusterSlotStats; its methods add options and run it.
@@ -1813,9 +1813,9 @@ func (c ClusterSlotsCmd) Args() []any {
 //
 //	CLUSTER SYNCSLOTS <SYNC task-id start-slot end-slot [start-slot end-slot ...] | RDBCHANNEL task-id | SNAPSHOT-EOF | STREAM-EOF | ACK state offset | FAIL error | CONF option [option ...] value [value ...]>
 //
-// Complexity: O(1). Since 8.4.0; Redis and Valkey. Redis and Valkey describe its
-// arguments differently; these are the fuller description's, and the server may refuse
-// an option it does not have.
+// Complexity: O(1). Since Redis 8.4.0, Valkey 9.0.0; Redis and Valkey. Redis and Valkey
+// describe its arguments differently; these are the fuller description's, and the
+// server may refuse an option it does not have.
 func ClusterSyncSlots() ClusterSyncSlotsCmd { return ClusterSyncSlotsCmd{} }
 
 // ClusterSyncSlotsCmd is the CLUSTER SYNCSLOTS command built by ClusterSyncSlots; its methods add options and run it.

@@ -146,8 +146,8 @@ func (c HExistsCmd) Args() []any {
 //
 //	HEXPIRE key seconds [NX | XX | GT | LT] FIELDS numfields field [field ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey.
+// Complexity: O(N) where N is the number of specified fields. Since Redis 7.4.0, Valkey
+// 9.0.0; Redis and Valkey.
 func HExpire(key string, seconds time.Duration, fields ...string) HExpireCmd {
 	var c HExpireCmd
 	c.key = key
@@ -237,9 +237,9 @@ func (c HExpireCmd) Args() []any {
 //
 //	HEXPIREAT key unix-time-seconds [NX | XX | GT | LT] FIELDS numfields field [field ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey. Redis and Valkey describe its arguments differently; these are the fuller
-// description's, and the server may refuse an option it does not have.
+// Complexity: O(N) where N is the number of specified fields. Since Redis 7.4.0, Valkey
+// 9.0.0; Redis and Valkey. Redis and Valkey describe its arguments differently; these
+// are the fuller description's, and the server may refuse an option it does not have.
 func HExpireAt(key string, at time.Time, fields ...string) HExpireAtCmd {
 	var c HExpireAtCmd
 	c.key = key
@@ -328,8 +328,8 @@ func (c HExpireAtCmd) Args() []any {
 //
 //	HEXPIRETIME key FIELDS numfields field [field ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey.
+// Complexity: O(N) where N is the number of specified fields. Since Redis 7.4.0, Valkey
+// 9.0.0; Redis and Valkey.
 func HExpireTime(key string, fields ...string) HExpireTimeCmd {
 	var c HExpireTimeCmd
 	c.key = key
@@ -479,7 +479,7 @@ func (c HGetAllCmd) Args() []any {
 //	HGETDEL key FIELDS numfields field [field ...]
 //
 // Complexity: O(N) where N is the number of fields to be retrieved and deleted. Since
-// 9.1.0; Redis and Valkey.
+// Redis 8.0.0, Valkey 9.1.0; Redis and Valkey.
 func HGetDel(key string, fields ...string) HGetDelCmd {
 	var c HGetDelCmd
 	c.key = key
@@ -530,8 +530,8 @@ func (c HGetDelCmd) Args() []any {
 //
 //	HGETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | PERSIST] FIELDS numfields field [field ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey.
+// Complexity: O(N) where N is the number of specified fields. Since Redis 8.0.0, Valkey
+// 9.0.0; Redis and Valkey.
 func HGetEx(key string, fields ...string) HGetExCmd {
 	var c HGetExCmd
 	c.key = key
@@ -921,8 +921,8 @@ func (c HMSetCmd) Args() []any {
 //
 //	HPERSIST key FIELDS numfields field [field ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey.
+// Complexity: O(N) where N is the number of specified fields. Since Redis 7.4.0, Valkey
+// 9.0.0; Redis and Valkey.
 func HPersist(key string, fields ...string) HPersistCmd {
 	var c HPersistCmd
 	c.key = key
@@ -972,9 +972,9 @@ func (c HPersistCmd) Args() []any {
 //
 //	HPEXPIRE key milliseconds [NX | XX | GT | LT] FIELDS numfields field [field ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey. Redis and Valkey describe its arguments differently; these are the fuller
-// description's, and the server may refuse an option it does not have.
+// Complexity: O(N) where N is the number of specified fields. Since Redis 7.4.0, Valkey
+// 9.0.0; Redis and Valkey. Redis and Valkey describe its arguments differently; these
+// are the fuller description's, and the server may refuse an option it does not have.
 func HPExpire(key string, milliseconds time.Duration, fields ...string) HPExpireCmd {
 	var c HPExpireCmd
 	c.key = key
@@ -1064,9 +1064,9 @@ func (c HPExpireCmd) Args() []any {
 //
 //	HPEXPIREAT key unix-time-milliseconds [NX | XX | GT | LT] FIELDS numfields field [field ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey. Redis and Valkey describe its arguments differently; these are the fuller
-// description's, and the server may refuse an option it does not have.
+// Complexity: O(N) where N is the number of specified fields. Since Redis 7.4.0, Valkey
+// 9.0.0; Redis and Valkey. Redis and Valkey describe its arguments differently; these
+// are the fuller description's, and the server may refuse an option it does not have.
 func HPExpireAt(key string, at time.Time, fields ...string) HPExpireAtCmd {
 	var c HPExpireAtCmd
 	c.key = key
@@ -1155,8 +1155,8 @@ func (c HPExpireAtCmd) Args() []any {
 //
 //	HPEXPIRETIME key FIELDS numfields field [field ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey.
+// Complexity: O(N) where N is the number of specified fields. Since Redis 7.4.0, Valkey
+// 9.0.0; Redis and Valkey.
 func HPExpireTime(key string, fields ...string) HPExpireTimeCmd {
 	var c HPExpireTimeCmd
 	c.key = key
@@ -1207,8 +1207,8 @@ func (c HPExpireTimeCmd) Args() []any {
 //
 //	HPTTL key FIELDS numfields field [field ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey.
+// Complexity: O(N) where N is the number of specified fields. Since Redis 7.4.0, Valkey
+// 9.0.0; Redis and Valkey.
 func HPTTL(key string, fields ...string) HPTTLCmd {
 	var c HPTTLCmd
 	c.key = key
@@ -1533,9 +1533,9 @@ func (c HSetCmd) Args() []any {
 //
 //	HSETEX key [NX | XX] [FNX | FXX] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL] FIELDS numfields field value [field value ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey. Redis and Valkey describe its arguments differently; these are the fuller
-// description's, and the server may refuse an option it does not have.
+// Complexity: O(N) where N is the number of specified fields. Since Redis 8.0.0, Valkey
+// 9.0.0; Redis and Valkey. Redis and Valkey describe its arguments differently; these
+// are the fuller description's, and the server may refuse an option it does not have.
 func HSetEx(key string, data ...FieldValue) HSetExCmd {
 	var c HSetExCmd
 	c.key = key
@@ -1768,8 +1768,8 @@ func (c HStrLenCmd) Args() []any {
 //
 //	HTTL key FIELDS numfields field [field ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey.
+// Complexity: O(N) where N is the number of specified fields. Since Redis 7.4.0, Valkey
+// 9.0.0; Redis and Valkey.
 func HTTL(key string, fields ...string) HTTLCmd {
 	var c HTTLCmd
 	c.key = key

@@ -1043,7 +1043,8 @@ func (c MSetCmd) Args() []any {
 //
 //	MSETEX numkeys key value [key value ...] [NX | XX] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]
 //
-// Complexity: O(N) where N is the number of keys to set. Since 9.1.0; Redis and Valkey.
+// Complexity: O(N) where N is the number of keys to set. Since Redis 8.4.0, Valkey
+// 9.1.0; Redis and Valkey.
 func MSetEx(data ...KeyValue) MSetExCmd {
 	var c MSetExCmd
 	c.data = data

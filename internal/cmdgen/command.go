@@ -16,6 +16,7 @@ type command struct {
 	v      variant
 	only   string // the server that alone has the command, or ""
 	differ bool   // the servers describe its arguments differently
+	since  string // each server's version when they added it in different ones
 	name   string // constructor: ZRangeWithScores
 	typ    string // value type: ZRangeWithScoresCmd
 	reply  reply

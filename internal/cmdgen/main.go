@@ -100,6 +100,7 @@ func generate(specs, pkg string) ([]file, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
+			c.since = sinceBoth(srcs)
 			all = append(all, c)
 		}
 	}
@@ -136,6 +137,21 @@ func choose(srcs []source) source {
 		}
 	}
 	return best
+}
+
+// sinceBoth is the version each server added the command in, when both have it and
+// they differ ("Redis 8.0.0, Valkey 9.0.0"), or "".
+func sinceBoth(srcs []source) string {
+	if len(srcs) < 2 || srcs[0].cmd.Since == srcs[1].cmd.Since {
+		return ""
+	}
+	var parts []string
+	for _, s := range srcs {
+		product, _, _ := strings.Cut(s.server, " ")
+		parts = append(parts, product+" "+s.cmd.Since)
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
 }
 
 // unionTips returns the command tips of every description of a command, once each.

@@ -185,6 +185,9 @@ func (g *command) availability() string {
 	case g.only == "Redis 8.6":
 		return "Since Redis " + c.Since + "; Redis only (not in Valkey 9.1)."
 	}
+	if g.since != "" {
+		return "Since " + g.since + "; Redis and Valkey."
+	}
 	return "Since " + c.Since + "; Redis and Valkey."
 }
 

@@ -234,7 +234,7 @@ func (c ClusterAddSlotsCmd) Args() []any {
 //
 // Complexity: O(N) where N is the total number of the slots between the start slot and
 // end slot arguments. Since 7.0.0; Redis and Valkey.
-func ClusterAddSlotsRange(ranges ...ClusterAddSlotsRangeRange) ClusterAddSlotsRangeCmd {
+func ClusterAddSlotsRange(ranges ...SlotRange) ClusterAddSlotsRangeCmd {
 	var c ClusterAddSlotsRangeCmd
 	c.ranges = ranges
 	return c
@@ -242,13 +242,7 @@ func ClusterAddSlotsRange(ranges ...ClusterAddSlotsRangeRange) ClusterAddSlotsRa
 
 // ClusterAddSlotsRangeCmd is the CLUSTER ADDSLOTSRANGE command built by ClusterAddSlotsRange; its methods add options and run it.
 type ClusterAddSlotsRangeCmd struct {
-	ranges []ClusterAddSlotsRangeRange
-}
-
-// ClusterAddSlotsRangeRange is one range of ClusterAddSlotsRange.
-type ClusterAddSlotsRangeRange struct {
-	StartSlot int64
-	EndSlot   int64
+	ranges []SlotRange
 }
 
 func (c *ClusterAddSlotsRangeCmd) argv() (v argv) {
@@ -258,8 +252,8 @@ func (c *ClusterAddSlotsRangeCmd) argv() (v argv) {
 		v.fail(problemEmpty)
 	}
 	for _, e := range c.ranges {
-		v.add(e.StartSlot)
-		v.add(e.EndSlot)
+		v.add(e.Start)
+		v.add(e.End)
 	}
 	return v
 }
@@ -496,7 +490,7 @@ func (c ClusterDelSlotsCmd) Args() []any {
 //
 // Complexity: O(N) where N is the total number of the slots between the start slot and
 // end slot arguments. Since 7.0.0; Redis and Valkey.
-func ClusterDelSlotsRange(ranges ...ClusterDelSlotsRangeRange) ClusterDelSlotsRangeCmd {
+func ClusterDelSlotsRange(ranges ...SlotRange) ClusterDelSlotsRangeCmd {
 	var c ClusterDelSlotsRangeCmd
 	c.ranges = ranges
 	return c
@@ -504,13 +498,7 @@ func ClusterDelSlotsRange(ranges ...ClusterDelSlotsRangeRange) ClusterDelSlotsRa
 
 // ClusterDelSlotsRangeCmd is the CLUSTER DELSLOTSRANGE command built by ClusterDelSlotsRange; its methods add options and run it.
 type ClusterDelSlotsRangeCmd struct {
-	ranges []ClusterDelSlotsRangeRange
-}
-
-// ClusterDelSlotsRangeRange is one range of ClusterDelSlotsRange.
-type ClusterDelSlotsRangeRange struct {
-	StartSlot int64
-	EndSlot   int64
+	ranges []SlotRange
 }
 
 func (c *ClusterDelSlotsRangeCmd) argv() (v argv) {
@@ -520,8 +508,8 @@ func (c *ClusterDelSlotsRangeCmd) argv() (v argv) {
 		v.fail(problemEmpty)
 	}
 	for _, e := range c.ranges {
-		v.add(e.StartSlot)
-		v.add(e.EndSlot)
+		v.add(e.Start)
+		v.add(e.End)
 	}
 	return v
 }

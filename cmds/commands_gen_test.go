@@ -294,8 +294,8 @@ var fewest = []struct {
 		v := c.argv()
 		return v.args()
 	}, nil},
-	{"cluster|addslotsrange", -4, func() []any { return ClusterAddSlotsRange(ClusterAddSlotsRangeRange{StartSlot: 1, EndSlot: 1}).Args() }, func() []any {
-		c := ClusterAddSlotsRange(ClusterAddSlotsRangeRange{StartSlot: 1, EndSlot: 1})
+	{"cluster|addslotsrange", -4, func() []any { return ClusterAddSlotsRange(SlotRange{Start: 1, End: 1}).Args() }, func() []any {
+		c := ClusterAddSlotsRange(SlotRange{Start: 1, End: 1})
 		v := c.argv()
 		return v.args()
 	}, nil},
@@ -324,8 +324,8 @@ var fewest = []struct {
 		v := c.argv()
 		return v.args()
 	}, nil},
-	{"cluster|delslotsrange", -4, func() []any { return ClusterDelSlotsRange(ClusterDelSlotsRangeRange{StartSlot: 1, EndSlot: 1}).Args() }, func() []any {
-		c := ClusterDelSlotsRange(ClusterDelSlotsRangeRange{StartSlot: 1, EndSlot: 1})
+	{"cluster|delslotsrange", -4, func() []any { return ClusterDelSlotsRange(SlotRange{Start: 1, End: 1}).Args() }, func() []any {
+		c := ClusterDelSlotsRange(SlotRange{Start: 1, End: 1})
 		v := c.argv()
 		return v.args()
 	}, nil},
@@ -1749,8 +1749,8 @@ var fewest = []struct {
 		v := c.argv()
 		return v.args()
 	}, nil},
-	{"sflush", -3, func() []any { return SFlush(SFlushData{SlotStart: 1, SlotLast: 1}).Args() }, func() []any {
-		c := SFlush(SFlushData{SlotStart: 1, SlotLast: 1})
+	{"sflush", -3, func() []any { return SFlush(SlotRange{Start: 1, End: 1}).Args() }, func() []any {
+		c := SFlush(SlotRange{Start: 1, End: 1})
 		v := c.argv()
 		return v.args()
 	}, nil},
@@ -1939,8 +1939,8 @@ var fewest = []struct {
 		v := c.argv()
 		return v.args()
 	}, nil},
-	{"trimslots", -5, func() []any { return TrimSlots(TrimSlotsSlots{Startslot: 1, Endslot: 1}).Args() }, func() []any {
-		c := TrimSlots(TrimSlotsSlots{Startslot: 1, Endslot: 1})
+	{"trimslots", -5, func() []any { return TrimSlots(SlotRange{Start: 1, End: 1}).Args() }, func() []any {
+		c := TrimSlots(SlotRange{Start: 1, End: 1})
 		v := c.argv()
 		return v.args()
 	}, nil},

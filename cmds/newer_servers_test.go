@@ -474,7 +474,7 @@ var redis86ClusterCases = append(clusterBothCases(), []newerCase{
 	// TRIMSLOTS drops the keys of slots the node does not serve: the case gives up
 	// slot 16383 for the command and takes it back.
 	{"trimslots", replyCase{name: "TRIMSLOTS", setup: [][]any{{"CLUSTER", "DELSLOTS", "16383"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
-		ok, err := TrimSlots(TrimSlotsSlots{16383, 16383}).Do(ctx, c)
+		ok, err := TrimSlots(SlotRange{16383, 16383}).Do(ctx, c)
 		if _, addErr := c.Do(ctx, "CLUSTER", "ADDSLOTS", "16383"); addErr != nil {
 			return nil, addErr
 		}

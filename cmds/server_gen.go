@@ -3240,7 +3240,7 @@ func (c SaveCmd) Args() []any {
 //
 // Complexity: O(N)+O(k) where N is the number of keys and k is the number of slots.
 // Since Redis 8.0.0; Redis only (not in Valkey 9.1).
-func SFlush(data ...SFlushData) SFlushCmd {
+func SFlush(data ...SlotRange) SFlushCmd {
 	var c SFlushCmd
 	c.data = data
 	return c
@@ -3248,14 +3248,8 @@ func SFlush(data ...SFlushData) SFlushCmd {
 
 // SFlushCmd is the SFLUSH command built by SFlush; its methods add options and run it.
 type SFlushCmd struct {
-	data      []SFlushData
+	data      []SlotRange
 	flushType uint8
-}
-
-// SFlushData is one data of SFlush.
-type SFlushData struct {
-	SlotStart int64
-	SlotLast  int64
 }
 
 // Async chooses ASYNC.
@@ -3276,8 +3270,8 @@ func (c *SFlushCmd) argv() (v argv) {
 		v.fail(problemEmpty)
 	}
 	for _, e := range c.data {
-		v.add(e.SlotStart)
-		v.add(e.SlotLast)
+		v.add(e.Start)
+		v.add(e.End)
 	}
 	switch c.flushType {
 	case 1:
@@ -3704,7 +3698,7 @@ func (c TimeCmd) Args() []any {
 //
 // Complexity: O(N) where N is the total number of keys in all databases. Since Redis
 // 8.4.0; Redis only (not in Valkey 9.1).
-func TrimSlots(slots ...TrimSlotsSlots) TrimSlotsCmd {
+func TrimSlots(slots ...SlotRange) TrimSlotsCmd {
 	var c TrimSlotsCmd
 	c.slots = slots
 	return c
@@ -3712,13 +3706,7 @@ func TrimSlots(slots ...TrimSlotsSlots) TrimSlotsCmd {
 
 // TrimSlotsCmd is the TRIMSLOTS command built by TrimSlots; its methods add options and run it.
 type TrimSlotsCmd struct {
-	slots []TrimSlotsSlots
-}
-
-// TrimSlotsSlots is one slots of TrimSlots.
-type TrimSlotsSlots struct {
-	Startslot int64
-	Endslot   int64
+	slots []SlotRange
 }
 
 func (c *TrimSlotsCmd) argv() (v argv) {
@@ -3729,8 +3717,8 @@ func (c *TrimSlotsCmd) argv() (v argv) {
 	}
 	v.add(int64(len(c.slots)))
 	for _, e := range c.slots {
-		v.add(e.Startslot)
-		v.add(e.Endslot)
+		v.add(e.Start)
+		v.add(e.End)
 	}
 	return v
 }

@@ -570,6 +570,16 @@ var sharedElements = map[string]string{
 	"score member":              "Z",
 	"longitude latitude member": "GeoLocation",
 	"key id":                    "StreamID",
+	"start-slot end-slot":       "SlotRange",
+	"startslot endslot":         "SlotRange",
+	"slot-start slot-last":      "SlotRange",
+}
+
+// sharedFields are the fields of a shared element type whose arguments the servers
+// name differently (a slot range's start-slot, startslot and slot-start).
+var sharedFields = map[string]string{
+	"start-slot": "Start", "startslot": "Start", "slot-start": "Start",
+	"end-slot": "End", "endslot": "End", "slot-last": "End",
 }
 
 func (g *command) elementType(a *cmdspec.Arg) element {
@@ -595,6 +605,9 @@ func (g *command) elementType(a *cmdspec.Arg) element {
 		}
 		s, _ := scalarOf(c)
 		f := elementField{name: argName(c.Name), token: c.Token, conv: s.conv}
+		if field, renamed := sharedFields[strings.ToLower(c.Name)]; renamed && ok {
+			f.name = field
+		}
 		e.fields = append(e.fields, f)
 		fmt.Fprintf(&decl, "%s %s\n", f.name, s.goType)
 		zero = append(zero, f.name+": "+s.zero)

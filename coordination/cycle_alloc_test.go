@@ -4,6 +4,8 @@ package coordination
 
 import (
 	"context"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +17,30 @@ import (
 // respbench's redlock scenario on one goroutine.
 func BenchmarkRedlockCycle(b *testing.B) {
 	benchCycle(b, redlockCycle(b, redlockBenchGroup(b)))
+}
+
+// BenchmarkRedlockCycleParallel is respbench's redlock scenario in miniature: 16
+// goroutines (2 CPUs × 8), each cycling on a key of its own.
+func BenchmarkRedlockCycleParallel(b *testing.B) {
+	g := redlockBenchGroup(b)
+	var id atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(8)
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		key := "bench:rl:" + strconv.FormatInt(id.Add(1), 10)
+		for pb.Next() {
+			rl, ok, err := g.TryAcquire(ctx, key, time.Minute)
+			if err != nil || !ok {
+				b.Error(ok, err)
+				return
+			}
+			if ok, err := rl.Release(ctx); !ok || err != nil {
+				b.Error(ok, err)
+				return
+			}
+		}
+	})
 }
 
 // BenchmarkFencedCycle measures one TryAcquireFencedLock+Release.

@@ -71,10 +71,7 @@ func (p *Pipeline) Exec(ctx context.Context) error {
 		p.results, p.err = nil, refused
 		p.queued = nil
 	case refused != nil:
-		// An empty command makes the client's Exec return at once, sending nothing,
-		// and empty the pipeline for its next batch.
-		p.p.Do()
-		p.p.Exec(ctx)
+		p.p.Discard()
 		p.results, p.err = nil, refused
 	case p.tx != nil:
 		p.results, p.err = p.tx.Exec(ctx, p.queued...)

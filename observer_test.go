@@ -958,3 +958,37 @@ func TestObserverUnknownCommandName(t *testing.T) {
 		}
 	}
 }
+
+// A discarded pipeline sends nothing and reports no batch; its next Exec carries only
+// what was added after the Discard, under that command's name.
+func TestPipelineDiscard(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	rec := &batchEvents{recorder: &recorder{}}
+	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Observer: rec})
+	ctx := context.Background()
+	p := c.Pipeline()
+	p.Do("SET", "discard:a", "1").Do("INCR", "discard:n")
+	p.Discard()
+	if p.Len() != 0 {
+		t.Fatalf("Len after Discard = %d, want 0", p.Len())
+	}
+	rec.mu.Lock()
+	started := len(rec.starts)
+	rec.mu.Unlock()
+	if started != 0 {
+		t.Fatalf("Discard reported %d batches", started)
+	}
+	res, err := p.Do("GET", "discard:a").Exec(ctx)
+	if err != nil || len(res) != 1 {
+		t.Fatalf("Exec after Discard = %v, %v; want one result", res, err)
+	}
+	if v, err := res[0].Value, res[0].Err; err != nil || !v.IsNull() {
+		t.Fatalf("GET discard:a = %v, %v; want null: the discarded SET was sent", v, err)
+	}
+	if start, _ := rec.last(t); start.Name != "GET" || start.Len != 1 {
+		t.Fatalf("the batch after Discard started as %q of %d, want GET of 1", start.Name, start.Len)
+	}
+	if v := srv.Do(t, "EXISTS", "discard:n"); v != "0" {
+		t.Fatalf("EXISTS discard:n = %v: the discarded INCR ran", v)
+	}
+}

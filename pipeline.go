@@ -136,6 +136,15 @@ func (c *Client) planAsking(ctx context.Context, plan *route.Plan, args []any) e
 // Len returns the number of commands added since the last Exec.
 func (p *Pipeline) Len() int { return p.n }
 
+// Discard empties the pipeline without sending anything, as go-redis's
+// Pipeliner.Discard does: the commands added since the last Exec are dropped, and an
+// observer sees no batch.
+func (p *Pipeline) Discard() {
+	p.plan = p.plan.Recycle()
+	p.later, p.nLater, p.n, p.err = p.later[:0], 0, 0, nil
+	p.first, p.mixed = "", false
+}
+
 // Exec sends every command added in one round trip, as DoMulti does, and empties the
 // pipeline. The error is for the batch as a whole; single commands' error replies are
 // in their Result.

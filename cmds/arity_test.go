@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/internal/command"
 	"github.com/respire/respire/resp"
 )
@@ -42,10 +43,7 @@ func TestFewestArgumentsMatchArity(t *testing.T) {
 
 // arityExceptions are the commands whose fewest arguments by their specification are
 // fewer than their arity, and why.
-var arityExceptions = map[string]string{
-	"geosearch":      "Valkey 9.1 made FROMMEMBER/FROMLONLAT optional (BYPOLYGON needs neither) and kept the arity that counts it",
-	"geosearchstore": "Valkey 9.1 made FROMMEMBER/FROMLONLAT optional (BYPOLYGON needs neither) and kept the arity that counts it",
-}
+var arityExceptions = map[string]string{}
 
 func checkArity(t *testing.T, name, source string, arity int, args []any) {
 	t.Helper()
@@ -86,5 +84,33 @@ func TestFewestKeysAreKeys(t *testing.T) {
 	}
 	if checked < 300 {
 		t.Errorf("only %d commands checked against the key table", checked)
+	}
+}
+
+// TestCommandsSendTheirName checks that every generated command sends, as its first
+// argument, an *argkind.Name of its own: the name the server receives (a subcommand's
+// container) and the key table's entry of the command, so that the client need not
+// look the name up; Args gives the name as a string.
+func TestCommandsSendTheirName(t *testing.T) {
+	for _, f := range fewest {
+		sent := f.sent()
+		name, ok := sent[0].(*argkind.Name)
+		if !ok {
+			t.Errorf("%s: sends %T %v as its name, want an *argkind.Name", f.name, sent[0], sent[0])
+			continue
+		}
+		if want := strings.ToUpper(strings.Split(f.name, "|")[0]); name.Text != want {
+			t.Errorf("%s: sends the name %q, want %q", f.name, name.Text, want)
+		}
+		info, known := command.Lookup(f.name)
+		switch entry, _ := name.Entry.(*command.Info); {
+		case known && entry != info:
+			t.Errorf("%s: its name carries the entry %v, want the key table's %v", f.name, name.Entry, info)
+		case !known && name.Entry != nil:
+			t.Errorf("%s: its name carries the entry %v, which the key table lacks", f.name, name.Entry)
+		}
+		if args := f.args(); args[0] != name.Text {
+			t.Errorf("%s: Args gives %#v as its name, want %q", f.name, args[0], name.Text)
+		}
 	}
 }

@@ -218,3 +218,61 @@ func BenchmarkTypedLayer(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkQueueGet measures what a pipelined GET costs the client apart from the
+// round trip, whose time on a shared machine varies by more than the typed layer
+// adds: each operation queues pipelined GETs, typed and by Client.Pipeline's Do,
+// ends the batch with an empty command so that Exec fails without sending (and
+// recycles the batch's buffers as a sent one does), and reads as many replies, as the
+// typed Reply and as the Value.
+func BenchmarkQueueGet(b *testing.B) {
+	c, ctx := benchClient(b), context.Background()
+	key := strings.Clone("bench:key")
+	results := make([]respire.Result, pipelined)
+	for i := range results {
+		results[i].Value = resp.BulkString(strings.Repeat("v", 16))
+	}
+	b.Run("typed", func(b *testing.B) {
+		p := NewPipeline(c)
+		replies := make([]Reply[string], pipelined)
+		b.ReportAllocs()
+		defer cpuPerOp(b)()
+		for b.Loop() {
+			for i := range replies {
+				replies[i] = Get(key).In(p)
+			}
+			p.p.Do()
+			if err := p.Exec(ctx); err == nil {
+				b.Fatal("an empty command was sent")
+			}
+			p.results, p.err = results, nil
+			for _, r := range replies {
+				if _, err := r.Result(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("Do", func(b *testing.B) {
+		p := c.Pipeline()
+		b.ReportAllocs()
+		defer cpuPerOp(b)()
+		for b.Loop() {
+			for range pipelined {
+				p.Do("GET", key)
+			}
+			p.Do()
+			if _, err := p.Exec(ctx); err == nil {
+				b.Fatal("an empty command was sent")
+			}
+			for _, r := range results {
+				if r.Err != nil {
+					b.Fatal(r.Err)
+				}
+				if _, err := r.Value.Text(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}

@@ -8,6 +8,17 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/argkind"
+)
+
+var (
+	nameBitCount   = &argkind.Name{Text: "BITCOUNT", Entry: entry("bitcount")}
+	nameBitField   = &argkind.Name{Text: "BITFIELD", Entry: entry("bitfield")}
+	nameBitFieldRO = &argkind.Name{Text: "BITFIELD_RO", Entry: entry("bitfield_ro")}
+	nameBitOp      = &argkind.Name{Text: "BITOP", Entry: entry("bitop")}
+	nameBitPos     = &argkind.Name{Text: "BITPOS", Entry: entry("bitpos")}
+	nameGetBit     = &argkind.Name{Text: "GETBIT", Entry: entry("getbit")}
+	nameSetBit     = &argkind.Name{Text: "SETBIT", Entry: entry("setbit")}
 )
 
 // BitCount builds BITCOUNT: counts the number of set bits (population counting) in a
@@ -26,12 +37,12 @@ func BitCount(key string) BitCountCmd {
 
 // BitCountCmd is the BITCOUNT command built by BitCount; its methods add options and run it.
 type BitCountCmd struct {
-	key         any
-	range_      bool
-	rangeStart  any
-	rangeEndSet bool
-	rangeEnd    any
-	rangeUnit   any
+	key            any
+	rangeOpt       bool
+	rangeOptStart  any
+	rangeOptEndSet bool
+	rangeOptEnd    any
+	rangeOptUnit   any
 }
 
 // BitCountUnit is the unit argument of BitCount.
@@ -46,37 +57,37 @@ const (
 // RangeUnit adds [BYTE | BIT] to Range's arguments (since 7.0.0); it is sent only with
 // them.
 func (c BitCountCmd) RangeUnit(value BitCountUnit) BitCountCmd {
-	c.rangeUnit = string(value)
+	c.rangeOptUnit = string(value)
 	return c
 }
 
 // RangeEnd adds [end [BYTE | BIT]] to Range's arguments; it is sent only with them.
 func (c BitCountCmd) RangeEnd(end int64) BitCountCmd {
-	c.rangeEndSet = true
-	c.rangeEnd = end
+	c.rangeOptEndSet = true
+	c.rangeOptEnd = end
 	return c
 }
 
 // Range adds [start [end [BYTE | BIT]]].
 func (c BitCountCmd) Range(start int64) BitCountCmd {
-	c.range_ = true
-	c.rangeStart = start
+	c.rangeOpt = true
+	c.rangeOptStart = start
 	return c
 }
 
 func (c *BitCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "BITCOUNT"
+	v.fixed[v.n] = nameBitCount
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	if c.range_ {
-		v.fixed[v.n] = c.rangeStart
+	if c.rangeOpt {
+		v.fixed[v.n] = c.rangeOptStart
 		v.n++
-		if c.rangeEndSet {
-			v.fixed[v.n] = c.rangeEnd
+		if c.rangeOptEndSet {
+			v.fixed[v.n] = c.rangeOptEnd
 			v.n++
-			if c.rangeUnit != nil {
-				v.fixed[v.n] = c.rangeUnit
+			if c.rangeOptUnit != nil {
+				v.fixed[v.n] = c.rangeOptUnit
 				v.n++
 			}
 		}
@@ -87,20 +98,20 @@ func (c *BitCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c BitCountCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "BITCOUNT"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "BITCOUNT"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c BitCountCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
 	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "BITCOUNT"))
+	return decodeInt(cached(ctx, cl, ttl, v.args(), v.bad, "BITCOUNT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BitCountCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "BITCOUNT", decodeInt)
+	return queue(p, v.args(), v.bad, "BITCOUNT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -137,7 +148,7 @@ func (c BitFieldCmd) Operation(args ...any) BitFieldCmd {
 }
 
 func (c *BitFieldCmd) argv() (v argv) {
-	v.add("BITFIELD")
+	v.add(nameBitField)
 	v.add(c.key)
 	for _, x := range c.operationArgs {
 		v.add(x)
@@ -148,13 +159,13 @@ func (c *BitFieldCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c BitFieldCmd) Do(ctx context.Context, r Doer) ([]Null[int64], error) {
 	v := c.argv()
-	return decodeNullInts(run(ctx, r, &v, "BITFIELD"))
+	return decodeNullInts(run(ctx, r, v.args(), v.bad, "BITFIELD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BitFieldCmd) In(p *Pipeline) Reply[[]Null[int64]] {
 	v := c.argv()
-	return queue(p, &v, "BITFIELD", decodeNullInts)
+	return queue(p, v.args(), v.bad, "BITFIELD", decodeNullInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -194,7 +205,7 @@ func (c BitFieldROCmd) Get(elems ...BitFieldROGetBlock) BitFieldROCmd {
 }
 
 func (c *BitFieldROCmd) argv() (v argv) {
-	v.add("BITFIELD_RO")
+	v.add(nameBitFieldRO)
 	v.add(c.key)
 	if len(c.getBlocks) > 0 {
 		for _, e := range c.getBlocks {
@@ -209,20 +220,20 @@ func (c *BitFieldROCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c BitFieldROCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "BITFIELD_RO"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "BITFIELD_RO"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c BitFieldROCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(cached(ctx, cl, ttl, &v, "BITFIELD_RO"))
+	return decodeInts(cached(ctx, cl, ttl, v.args(), v.bad, "BITFIELD_RO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BitFieldROCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "BITFIELD_RO", decodeInts)
+	return queue(p, v.args(), v.bad, "BITFIELD_RO", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -270,7 +281,7 @@ const (
 )
 
 func (c *BitOpCmd) argv() (v argv) {
-	v.add("BITOP")
+	v.add(nameBitOp)
 	v.add(c.operation)
 	v.add(c.destkey)
 	if len(c.keys) == 0 {
@@ -285,13 +296,13 @@ func (c *BitOpCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c BitOpCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "BITOP"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "BITOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BitOpCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "BITOP", decodeInt)
+	return queue(p, v.args(), v.bad, "BITOP", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -314,13 +325,13 @@ func BitPos(key string, bit int64) BitPosCmd {
 
 // BitPosCmd is the BITPOS command built by BitPos; its methods add options and run it.
 type BitPosCmd struct {
-	key         any
-	bit         any
-	range_      bool
-	rangeStart  any
-	rangeEndSet bool
-	rangeEnd    any
-	rangeUnit   any
+	key            any
+	bit            any
+	rangeOpt       bool
+	rangeOptStart  any
+	rangeOptEndSet bool
+	rangeOptEnd    any
+	rangeOptUnit   any
 }
 
 // BitPosUnit is the unit argument of BitPos.
@@ -335,39 +346,39 @@ const (
 // RangeUnit adds [BYTE | BIT] to Range's arguments (since 7.0.0); it is sent only with
 // them.
 func (c BitPosCmd) RangeUnit(value BitPosUnit) BitPosCmd {
-	c.rangeUnit = string(value)
+	c.rangeOptUnit = string(value)
 	return c
 }
 
 // RangeEnd adds [end [BYTE | BIT]] to Range's arguments; it is sent only with them.
 func (c BitPosCmd) RangeEnd(end int64) BitPosCmd {
-	c.rangeEndSet = true
-	c.rangeEnd = end
+	c.rangeOptEndSet = true
+	c.rangeOptEnd = end
 	return c
 }
 
 // Range adds [start [end [BYTE | BIT]]].
 func (c BitPosCmd) Range(start int64) BitPosCmd {
-	c.range_ = true
-	c.rangeStart = start
+	c.rangeOpt = true
+	c.rangeOptStart = start
 	return c
 }
 
 func (c *BitPosCmd) argv() (v argv) {
-	v.fixed[v.n] = "BITPOS"
+	v.fixed[v.n] = nameBitPos
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
 	v.fixed[v.n] = c.bit
 	v.n++
-	if c.range_ {
-		v.fixed[v.n] = c.rangeStart
+	if c.rangeOpt {
+		v.fixed[v.n] = c.rangeOptStart
 		v.n++
-		if c.rangeEndSet {
-			v.fixed[v.n] = c.rangeEnd
+		if c.rangeOptEndSet {
+			v.fixed[v.n] = c.rangeOptEnd
 			v.n++
-			if c.rangeUnit != nil {
-				v.fixed[v.n] = c.rangeUnit
+			if c.rangeOptUnit != nil {
+				v.fixed[v.n] = c.rangeOptUnit
 				v.n++
 			}
 		}
@@ -378,20 +389,20 @@ func (c *BitPosCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c BitPosCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "BITPOS"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "BITPOS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c BitPosCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
 	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "BITPOS"))
+	return decodeInt(cached(ctx, cl, ttl, v.args(), v.bad, "BITPOS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BitPosCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "BITPOS", decodeInt)
+	return queue(p, v.args(), v.bad, "BITPOS", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -419,7 +430,7 @@ type GetBitCmd struct {
 }
 
 func (c *GetBitCmd) argv() (v argv) {
-	v.fixed[v.n] = "GETBIT"
+	v.fixed[v.n] = nameGetBit
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -430,21 +441,18 @@ func (c *GetBitCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GetBitCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "GETBIT"))
+	return decodeBool(run(ctx, r, []any{nameGetBit, c.key, c.offset}, problem{}, "GETBIT"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c GetBitCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (bool, error) {
-	v := c.argv()
-	return decodeBool(cached(ctx, cl, ttl, &v, "GETBIT"))
+	return decodeBool(cached(ctx, cl, ttl, []any{nameGetBit, c.key, c.offset}, problem{}, "GETBIT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetBitCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "GETBIT", decodeBool)
+	return queue(p, []any{nameGetBit, c.key, c.offset}, problem{}, "GETBIT", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -475,7 +483,7 @@ type SetBitCmd struct {
 }
 
 func (c *SetBitCmd) argv() (v argv) {
-	v.fixed[v.n] = "SETBIT"
+	v.fixed[v.n] = nameSetBit
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -488,14 +496,12 @@ func (c *SetBitCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SetBitCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "SETBIT"))
+	return decodeBool(run(ctx, r, []any{nameSetBit, c.key, c.offset, c.value}, problem{}, "SETBIT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SetBitCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "SETBIT", decodeBool)
+	return queue(p, []any{nameSetBit, c.key, c.offset, c.value}, problem{}, "SETBIT", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

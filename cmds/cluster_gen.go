@@ -5,8 +5,52 @@ package cmds
 
 import (
 	"context"
+	"time"
 
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/resp"
+)
+
+var (
+	nameAsking                      = &argkind.Name{Text: "ASKING", Entry: entry("asking")}
+	nameClusterScan                 = &argkind.Name{Text: "CLUSTERSCAN", Entry: entry("clusterscan")}
+	nameClusterAddSlots             = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|addslots")}
+	nameClusterAddSlotsRange        = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|addslotsrange")}
+	nameClusterBumpEpoch            = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|bumpepoch")}
+	nameClusterCancelSlotMigrations = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|cancelslotmigrations")}
+	nameClusterCountFailureReports  = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|count-failure-reports")}
+	nameClusterCountKeysInSlot      = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|countkeysinslot")}
+	nameClusterDelSlots             = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|delslots")}
+	nameClusterDelSlotsRange        = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|delslotsrange")}
+	nameClusterFailover             = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|failover")}
+	nameClusterFlushSlot            = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|flushslot")}
+	nameClusterFlushSlots           = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|flushslots")}
+	nameClusterForget               = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|forget")}
+	nameClusterGetKeysInSlot        = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|getkeysinslot")}
+	nameClusterGetSlotMigrations    = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|getslotmigrations")}
+	nameClusterHelp                 = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|help")}
+	nameClusterInfo                 = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|info")}
+	nameClusterKeySlot              = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|keyslot")}
+	nameClusterLinks                = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|links")}
+	nameClusterMeet                 = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|meet")}
+	nameClusterMigrateSlots         = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|migrateslots")}
+	nameClusterMigration            = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|migration")}
+	nameClusterMyID                 = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|myid")}
+	nameClusterMyShardID            = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|myshardid")}
+	nameClusterNodes                = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|nodes")}
+	nameClusterReplicas             = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|replicas")}
+	nameClusterReplicate            = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|replicate")}
+	nameClusterReset                = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|reset")}
+	nameClusterSaveConfig           = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|saveconfig")}
+	nameClusterSetConfigEpoch       = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|set-config-epoch")}
+	nameClusterSetSlot              = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|setslot")}
+	nameClusterShards               = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|shards")}
+	nameClusterSlaves               = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|slaves")}
+	nameClusterSlotStats            = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|slot-stats")}
+	nameClusterSlots                = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|slots")}
+	nameClusterSyncSlots            = &argkind.Name{Text: "CLUSTER", Entry: entry("cluster|syncslots")}
+	nameReadOnly                    = &argkind.Name{Text: "READONLY", Entry: entry("readonly")}
+	nameReadWrite                   = &argkind.Name{Text: "READWRITE", Entry: entry("readwrite")}
 )
 
 // Asking builds ASKING: signals that a cluster client is following an -ASK redirect.
@@ -20,21 +64,19 @@ func Asking() AskingCmd { return AskingCmd{} }
 type AskingCmd struct{}
 
 func (c *AskingCmd) argv() (v argv) {
-	v.fixed[v.n] = "ASKING"
+	v.fixed[v.n] = nameAsking
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c AskingCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "ASKING"))
+	return decodeString(run(ctx, r, []any{nameAsking}, problem{}, "ASKING"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c AskingCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "ASKING", decodeString)
+	return queue(p, []any{nameAsking}, problem{}, "ASKING", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -60,7 +102,7 @@ type ClusterScanCmd struct {
 	cursor       any
 	matchPattern any
 	count        any
-	type_        any
+	typ          any
 	slot         any
 }
 
@@ -78,7 +120,7 @@ func (c ClusterScanCmd) Count(value int64) ClusterScanCmd {
 
 // Type adds [TYPE type].
 func (c ClusterScanCmd) Type(value string) ClusterScanCmd {
-	c.type_ = value
+	c.typ = value
 	return c
 }
 
@@ -89,7 +131,7 @@ func (c ClusterScanCmd) Slot(value int64) ClusterScanCmd {
 }
 
 func (c *ClusterScanCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTERSCAN"
+	v.fixed[v.n] = nameClusterScan
 	v.n++
 	v.fixed[v.n] = c.cursor
 	v.n++
@@ -105,10 +147,10 @@ func (c *ClusterScanCmd) argv() (v argv) {
 		v.fixed[v.n] = c.count
 		v.n++
 	}
-	if c.type_ != nil {
+	if c.typ != nil {
 		v.fixed[v.n] = "TYPE"
 		v.n++
-		v.fixed[v.n] = c.type_
+		v.fixed[v.n] = c.typ
 		v.n++
 	}
 	if c.slot != nil {
@@ -123,13 +165,13 @@ func (c *ClusterScanCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterScanCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "CLUSTERSCAN"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "CLUSTERSCAN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterScanCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTERSCAN", decodeValue)
+	return queue(p, v.args(), v.bad, "CLUSTERSCAN", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -156,7 +198,7 @@ type ClusterAddSlotsCmd struct {
 }
 
 func (c *ClusterAddSlotsCmd) argv() (v argv) {
-	v.add("CLUSTER")
+	v.add(nameClusterAddSlots)
 	v.add("ADDSLOTS")
 	if len(c.slots) == 0 {
 		v.fail(problemEmpty)
@@ -170,13 +212,13 @@ func (c *ClusterAddSlotsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterAddSlotsCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER ADDSLOTS"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER ADDSLOTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterAddSlotsCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER ADDSLOTS", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER ADDSLOTS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -192,7 +234,7 @@ func (c ClusterAddSlotsCmd) Args() []any {
 //
 // Complexity: O(N) where N is the total number of the slots between the start slot and
 // end slot arguments. Since 7.0.0; Redis and Valkey.
-func ClusterAddSlotsRange(ranges ...ClusterAddSlotsRangeRange) ClusterAddSlotsRangeCmd {
+func ClusterAddSlotsRange(ranges ...SlotRange) ClusterAddSlotsRangeCmd {
 	var c ClusterAddSlotsRangeCmd
 	c.ranges = ranges
 	return c
@@ -200,24 +242,18 @@ func ClusterAddSlotsRange(ranges ...ClusterAddSlotsRangeRange) ClusterAddSlotsRa
 
 // ClusterAddSlotsRangeCmd is the CLUSTER ADDSLOTSRANGE command built by ClusterAddSlotsRange; its methods add options and run it.
 type ClusterAddSlotsRangeCmd struct {
-	ranges []ClusterAddSlotsRangeRange
-}
-
-// ClusterAddSlotsRangeRange is one range of ClusterAddSlotsRange.
-type ClusterAddSlotsRangeRange struct {
-	StartSlot int64
-	EndSlot   int64
+	ranges []SlotRange
 }
 
 func (c *ClusterAddSlotsRangeCmd) argv() (v argv) {
-	v.add("CLUSTER")
+	v.add(nameClusterAddSlotsRange)
 	v.add("ADDSLOTSRANGE")
 	if len(c.ranges) == 0 {
 		v.fail(problemEmpty)
 	}
 	for _, e := range c.ranges {
-		v.add(e.StartSlot)
-		v.add(e.EndSlot)
+		v.add(e.Start)
+		v.add(e.End)
 	}
 	return v
 }
@@ -225,13 +261,13 @@ func (c *ClusterAddSlotsRangeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterAddSlotsRangeCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER ADDSLOTSRANGE"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER ADDSLOTSRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterAddSlotsRangeCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER ADDSLOTSRANGE", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER ADDSLOTSRANGE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -251,7 +287,7 @@ func ClusterBumpEpoch() ClusterBumpEpochCmd { return ClusterBumpEpochCmd{} }
 type ClusterBumpEpochCmd struct{}
 
 func (c *ClusterBumpEpochCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterBumpEpoch
 	v.n++
 	v.fixed[v.n] = "BUMPEPOCH"
 	v.n++
@@ -260,14 +296,12 @@ func (c *ClusterBumpEpochCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterBumpEpochCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER BUMPEPOCH"))
+	return decodeString(run(ctx, r, []any{nameClusterBumpEpoch, "BUMPEPOCH"}, problem{}, "CLUSTER BUMPEPOCH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterBumpEpochCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER BUMPEPOCH", decodeString)
+	return queue(p, []any{nameClusterBumpEpoch, "BUMPEPOCH"}, problem{}, "CLUSTER BUMPEPOCH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -291,7 +325,7 @@ func ClusterCancelSlotMigrations() ClusterCancelSlotMigrationsCmd {
 type ClusterCancelSlotMigrationsCmd struct{}
 
 func (c *ClusterCancelSlotMigrationsCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterCancelSlotMigrations
 	v.n++
 	v.fixed[v.n] = "CANCELSLOTMIGRATIONS"
 	v.n++
@@ -300,14 +334,12 @@ func (c *ClusterCancelSlotMigrationsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterCancelSlotMigrationsCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER CANCELSLOTMIGRATIONS"))
+	return decodeString(run(ctx, r, []any{nameClusterCancelSlotMigrations, "CANCELSLOTMIGRATIONS"}, problem{}, "CLUSTER CANCELSLOTMIGRATIONS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterCancelSlotMigrationsCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER CANCELSLOTMIGRATIONS", decodeString)
+	return queue(p, []any{nameClusterCancelSlotMigrations, "CANCELSLOTMIGRATIONS"}, problem{}, "CLUSTER CANCELSLOTMIGRATIONS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -336,7 +368,7 @@ type ClusterCountFailureReportsCmd struct {
 }
 
 func (c *ClusterCountFailureReportsCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterCountFailureReports
 	v.n++
 	v.fixed[v.n] = "COUNT-FAILURE-REPORTS"
 	v.n++
@@ -347,14 +379,12 @@ func (c *ClusterCountFailureReportsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterCountFailureReportsCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "CLUSTER COUNT-FAILURE-REPORTS"))
+	return decodeInt(run(ctx, r, []any{nameClusterCountFailureReports, "COUNT-FAILURE-REPORTS", c.nodeID}, problem{}, "CLUSTER COUNT-FAILURE-REPORTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterCountFailureReportsCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER COUNT-FAILURE-REPORTS", decodeInt)
+	return queue(p, []any{nameClusterCountFailureReports, "COUNT-FAILURE-REPORTS", c.nodeID}, problem{}, "CLUSTER COUNT-FAILURE-REPORTS", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -381,7 +411,7 @@ type ClusterCountKeysInSlotCmd struct {
 }
 
 func (c *ClusterCountKeysInSlotCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterCountKeysInSlot
 	v.n++
 	v.fixed[v.n] = "COUNTKEYSINSLOT"
 	v.n++
@@ -392,14 +422,12 @@ func (c *ClusterCountKeysInSlotCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterCountKeysInSlotCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "CLUSTER COUNTKEYSINSLOT"))
+	return decodeInt(run(ctx, r, []any{nameClusterCountKeysInSlot, "COUNTKEYSINSLOT", c.slot}, problem{}, "CLUSTER COUNTKEYSINSLOT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterCountKeysInSlotCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER COUNTKEYSINSLOT", decodeInt)
+	return queue(p, []any{nameClusterCountKeysInSlot, "COUNTKEYSINSLOT", c.slot}, problem{}, "CLUSTER COUNTKEYSINSLOT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -426,7 +454,7 @@ type ClusterDelSlotsCmd struct {
 }
 
 func (c *ClusterDelSlotsCmd) argv() (v argv) {
-	v.add("CLUSTER")
+	v.add(nameClusterDelSlots)
 	v.add("DELSLOTS")
 	if len(c.slots) == 0 {
 		v.fail(problemEmpty)
@@ -440,13 +468,13 @@ func (c *ClusterDelSlotsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterDelSlotsCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER DELSLOTS"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER DELSLOTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterDelSlotsCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER DELSLOTS", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER DELSLOTS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -462,7 +490,7 @@ func (c ClusterDelSlotsCmd) Args() []any {
 //
 // Complexity: O(N) where N is the total number of the slots between the start slot and
 // end slot arguments. Since 7.0.0; Redis and Valkey.
-func ClusterDelSlotsRange(ranges ...ClusterDelSlotsRangeRange) ClusterDelSlotsRangeCmd {
+func ClusterDelSlotsRange(ranges ...SlotRange) ClusterDelSlotsRangeCmd {
 	var c ClusterDelSlotsRangeCmd
 	c.ranges = ranges
 	return c
@@ -470,24 +498,18 @@ func ClusterDelSlotsRange(ranges ...ClusterDelSlotsRangeRange) ClusterDelSlotsRa
 
 // ClusterDelSlotsRangeCmd is the CLUSTER DELSLOTSRANGE command built by ClusterDelSlotsRange; its methods add options and run it.
 type ClusterDelSlotsRangeCmd struct {
-	ranges []ClusterDelSlotsRangeRange
-}
-
-// ClusterDelSlotsRangeRange is one range of ClusterDelSlotsRange.
-type ClusterDelSlotsRangeRange struct {
-	StartSlot int64
-	EndSlot   int64
+	ranges []SlotRange
 }
 
 func (c *ClusterDelSlotsRangeCmd) argv() (v argv) {
-	v.add("CLUSTER")
+	v.add(nameClusterDelSlotsRange)
 	v.add("DELSLOTSRANGE")
 	if len(c.ranges) == 0 {
 		v.fail(problemEmpty)
 	}
 	for _, e := range c.ranges {
-		v.add(e.StartSlot)
-		v.add(e.EndSlot)
+		v.add(e.Start)
+		v.add(e.End)
 	}
 	return v
 }
@@ -495,13 +517,13 @@ func (c *ClusterDelSlotsRangeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterDelSlotsRangeCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER DELSLOTSRANGE"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER DELSLOTSRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterDelSlotsRangeCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER DELSLOTSRANGE", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER DELSLOTSRANGE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -536,7 +558,7 @@ func (c ClusterFailoverCmd) Takeover() ClusterFailoverCmd {
 }
 
 func (c *ClusterFailoverCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterFailover
 	v.n++
 	v.fixed[v.n] = "FAILOVER"
 	v.n++
@@ -554,13 +576,13 @@ func (c *ClusterFailoverCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterFailoverCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER FAILOVER"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER FAILOVER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterFailoverCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER FAILOVER", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER FAILOVER", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -600,7 +622,7 @@ func (c ClusterFlushSlotCmd) Sync() ClusterFlushSlotCmd {
 }
 
 func (c *ClusterFlushSlotCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterFlushSlot
 	v.n++
 	v.fixed[v.n] = "FLUSHSLOT"
 	v.n++
@@ -620,13 +642,13 @@ func (c *ClusterFlushSlotCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterFlushSlotCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER FLUSHSLOT"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER FLUSHSLOT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterFlushSlotCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER FLUSHSLOT", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER FLUSHSLOT", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -647,7 +669,7 @@ func ClusterFlushSlots() ClusterFlushSlotsCmd { return ClusterFlushSlotsCmd{} }
 type ClusterFlushSlotsCmd struct{}
 
 func (c *ClusterFlushSlotsCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterFlushSlots
 	v.n++
 	v.fixed[v.n] = "FLUSHSLOTS"
 	v.n++
@@ -656,14 +678,12 @@ func (c *ClusterFlushSlotsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterFlushSlotsCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER FLUSHSLOTS"))
+	return decodeString(run(ctx, r, []any{nameClusterFlushSlots, "FLUSHSLOTS"}, problem{}, "CLUSTER FLUSHSLOTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterFlushSlotsCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER FLUSHSLOTS", decodeString)
+	return queue(p, []any{nameClusterFlushSlots, "FLUSHSLOTS"}, problem{}, "CLUSTER FLUSHSLOTS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -689,7 +709,7 @@ type ClusterForgetCmd struct {
 }
 
 func (c *ClusterForgetCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterForget
 	v.n++
 	v.fixed[v.n] = "FORGET"
 	v.n++
@@ -700,14 +720,12 @@ func (c *ClusterForgetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterForgetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER FORGET"))
+	return decodeString(run(ctx, r, []any{nameClusterForget, "FORGET", c.nodeID}, problem{}, "CLUSTER FORGET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterForgetCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER FORGET", decodeString)
+	return queue(p, []any{nameClusterForget, "FORGET", c.nodeID}, problem{}, "CLUSTER FORGET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -737,7 +755,7 @@ type ClusterGetKeysInSlotCmd struct {
 }
 
 func (c *ClusterGetKeysInSlotCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterGetKeysInSlot
 	v.n++
 	v.fixed[v.n] = "GETKEYSINSLOT"
 	v.n++
@@ -750,14 +768,12 @@ func (c *ClusterGetKeysInSlotCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterGetKeysInSlotCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "CLUSTER GETKEYSINSLOT"))
+	return decodeStrings(run(ctx, r, []any{nameClusterGetKeysInSlot, "GETKEYSINSLOT", c.slot, c.count}, problem{}, "CLUSTER GETKEYSINSLOT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterGetKeysInSlotCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER GETKEYSINSLOT", decodeStrings)
+	return queue(p, []any{nameClusterGetKeysInSlot, "GETKEYSINSLOT", c.slot, c.count}, problem{}, "CLUSTER GETKEYSINSLOT", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -779,7 +795,7 @@ func ClusterGetSlotMigrations() ClusterGetSlotMigrationsCmd { return ClusterGetS
 type ClusterGetSlotMigrationsCmd struct{}
 
 func (c *ClusterGetSlotMigrationsCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterGetSlotMigrations
 	v.n++
 	v.fixed[v.n] = "GETSLOTMIGRATIONS"
 	v.n++
@@ -788,14 +804,12 @@ func (c *ClusterGetSlotMigrationsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterGetSlotMigrationsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "CLUSTER GETSLOTMIGRATIONS"))
+	return decodeValue(run(ctx, r, []any{nameClusterGetSlotMigrations, "GETSLOTMIGRATIONS"}, problem{}, "CLUSTER GETSLOTMIGRATIONS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterGetSlotMigrationsCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER GETSLOTMIGRATIONS", decodeValue)
+	return queue(p, []any{nameClusterGetSlotMigrations, "GETSLOTMIGRATIONS"}, problem{}, "CLUSTER GETSLOTMIGRATIONS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -816,7 +830,7 @@ func ClusterHelp() ClusterHelpCmd { return ClusterHelpCmd{} }
 type ClusterHelpCmd struct{}
 
 func (c *ClusterHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -825,14 +839,12 @@ func (c *ClusterHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "CLUSTER HELP"))
+	return decodeStrings(run(ctx, r, []any{nameClusterHelp, "HELP"}, problem{}, "CLUSTER HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER HELP", decodeStrings)
+	return queue(p, []any{nameClusterHelp, "HELP"}, problem{}, "CLUSTER HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -852,7 +864,7 @@ func ClusterInfo() ClusterInfoCmd { return ClusterInfoCmd{} }
 type ClusterInfoCmd struct{}
 
 func (c *ClusterInfoCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterInfo
 	v.n++
 	v.fixed[v.n] = "INFO"
 	v.n++
@@ -861,14 +873,12 @@ func (c *ClusterInfoCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterInfoCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER INFO"))
+	return decodeString(run(ctx, r, []any{nameClusterInfo, "INFO"}, problem{}, "CLUSTER INFO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterInfoCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER INFO", decodeString)
+	return queue(p, []any{nameClusterInfo, "INFO"}, problem{}, "CLUSTER INFO", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -895,7 +905,7 @@ type ClusterKeySlotCmd struct {
 }
 
 func (c *ClusterKeySlotCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterKeySlot
 	v.n++
 	v.fixed[v.n] = "KEYSLOT"
 	v.n++
@@ -906,14 +916,12 @@ func (c *ClusterKeySlotCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterKeySlotCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "CLUSTER KEYSLOT"))
+	return decodeInt(run(ctx, r, []any{nameClusterKeySlot, "KEYSLOT", c.key}, problem{}, "CLUSTER KEYSLOT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterKeySlotCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER KEYSLOT", decodeInt)
+	return queue(p, []any{nameClusterKeySlot, "KEYSLOT", c.key}, problem{}, "CLUSTER KEYSLOT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -935,7 +943,7 @@ func ClusterLinks() ClusterLinksCmd { return ClusterLinksCmd{} }
 type ClusterLinksCmd struct{}
 
 func (c *ClusterLinksCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterLinks
 	v.n++
 	v.fixed[v.n] = "LINKS"
 	v.n++
@@ -944,14 +952,12 @@ func (c *ClusterLinksCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterLinksCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "CLUSTER LINKS"))
+	return decodeValue(run(ctx, r, []any{nameClusterLinks, "LINKS"}, problem{}, "CLUSTER LINKS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterLinksCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER LINKS", decodeValue)
+	return queue(p, []any{nameClusterLinks, "LINKS"}, problem{}, "CLUSTER LINKS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -986,7 +992,7 @@ func (c ClusterMeetCmd) ClusterBusPort(value int64) ClusterMeetCmd {
 }
 
 func (c *ClusterMeetCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterMeet
 	v.n++
 	v.fixed[v.n] = "MEET"
 	v.n++
@@ -1004,13 +1010,13 @@ func (c *ClusterMeetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterMeetCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER MEET"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER MEET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterMeetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER MEET", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER MEET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1038,7 +1044,7 @@ type ClusterMigrateSlotsCmd struct {
 }
 
 func (c *ClusterMigrateSlotsCmd) argv() (v argv) {
-	v.add("CLUSTER")
+	v.add(nameClusterMigrateSlots)
 	v.add("MIGRATESLOTS")
 	for _, x := range c.migrationGroupArgs {
 		v.add(x)
@@ -1049,13 +1055,13 @@ func (c *ClusterMigrateSlotsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterMigrateSlotsCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER MIGRATESLOTS"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER MIGRATESLOTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterMigrateSlotsCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER MIGRATESLOTS", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER MIGRATESLOTS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1105,7 +1111,7 @@ func (c ClusterMigrationCmd) Status(args ...any) ClusterMigrationCmd {
 }
 
 func (c *ClusterMigrationCmd) argv() (v argv) {
-	v.add("CLUSTER")
+	v.add(nameClusterMigration)
 	v.add("MIGRATION")
 	switch c.subcommand {
 	case 1:
@@ -1129,13 +1135,13 @@ func (c *ClusterMigrationCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterMigrationCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "CLUSTER MIGRATION"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "CLUSTER MIGRATION"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterMigrationCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER MIGRATION", decodeValue)
+	return queue(p, v.args(), v.bad, "CLUSTER MIGRATION", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1155,7 +1161,7 @@ func ClusterMyID() ClusterMyIDCmd { return ClusterMyIDCmd{} }
 type ClusterMyIDCmd struct{}
 
 func (c *ClusterMyIDCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterMyID
 	v.n++
 	v.fixed[v.n] = "MYID"
 	v.n++
@@ -1164,14 +1170,12 @@ func (c *ClusterMyIDCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterMyIDCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER MYID"))
+	return decodeString(run(ctx, r, []any{nameClusterMyID, "MYID"}, problem{}, "CLUSTER MYID"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterMyIDCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER MYID", decodeString)
+	return queue(p, []any{nameClusterMyID, "MYID"}, problem{}, "CLUSTER MYID", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1191,7 +1195,7 @@ func ClusterMyShardID() ClusterMyShardIDCmd { return ClusterMyShardIDCmd{} }
 type ClusterMyShardIDCmd struct{}
 
 func (c *ClusterMyShardIDCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterMyShardID
 	v.n++
 	v.fixed[v.n] = "MYSHARDID"
 	v.n++
@@ -1200,14 +1204,12 @@ func (c *ClusterMyShardIDCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterMyShardIDCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER MYSHARDID"))
+	return decodeString(run(ctx, r, []any{nameClusterMyShardID, "MYSHARDID"}, problem{}, "CLUSTER MYSHARDID"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterMyShardIDCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER MYSHARDID", decodeString)
+	return queue(p, []any{nameClusterMyShardID, "MYSHARDID"}, problem{}, "CLUSTER MYSHARDID", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1228,7 +1230,7 @@ func ClusterNodes() ClusterNodesCmd { return ClusterNodesCmd{} }
 type ClusterNodesCmd struct{}
 
 func (c *ClusterNodesCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterNodes
 	v.n++
 	v.fixed[v.n] = "NODES"
 	v.n++
@@ -1237,14 +1239,12 @@ func (c *ClusterNodesCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterNodesCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER NODES"))
+	return decodeString(run(ctx, r, []any{nameClusterNodes, "NODES"}, problem{}, "CLUSTER NODES"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterNodesCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER NODES", decodeString)
+	return queue(p, []any{nameClusterNodes, "NODES"}, problem{}, "CLUSTER NODES", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1270,7 +1270,7 @@ type ClusterReplicasCmd struct {
 }
 
 func (c *ClusterReplicasCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterReplicas
 	v.n++
 	v.fixed[v.n] = "REPLICAS"
 	v.n++
@@ -1281,14 +1281,12 @@ func (c *ClusterReplicasCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterReplicasCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "CLUSTER REPLICAS"))
+	return decodeStrings(run(ctx, r, []any{nameClusterReplicas, "REPLICAS", c.nodeID}, problem{}, "CLUSTER REPLICAS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterReplicasCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER REPLICAS", decodeStrings)
+	return queue(p, []any{nameClusterReplicas, "REPLICAS", c.nodeID}, problem{}, "CLUSTER REPLICAS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1327,7 +1325,7 @@ func (c ClusterReplicateCmd) No() ClusterReplicateCmd {
 }
 
 func (c *ClusterReplicateCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterReplicate
 	v.n++
 	v.fixed[v.n] = "REPLICATE"
 	v.n++
@@ -1349,13 +1347,13 @@ func (c *ClusterReplicateCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterReplicateCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER REPLICATE"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER REPLICATE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterReplicateCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER REPLICATE", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER REPLICATE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1390,7 +1388,7 @@ func (c ClusterResetCmd) Soft() ClusterResetCmd {
 }
 
 func (c *ClusterResetCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterReset
 	v.n++
 	v.fixed[v.n] = "RESET"
 	v.n++
@@ -1408,13 +1406,13 @@ func (c *ClusterResetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterResetCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER RESET"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER RESET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterResetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER RESET", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER RESET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1435,7 +1433,7 @@ func ClusterSaveConfig() ClusterSaveConfigCmd { return ClusterSaveConfigCmd{} }
 type ClusterSaveConfigCmd struct{}
 
 func (c *ClusterSaveConfigCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterSaveConfig
 	v.n++
 	v.fixed[v.n] = "SAVECONFIG"
 	v.n++
@@ -1444,14 +1442,12 @@ func (c *ClusterSaveConfigCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterSaveConfigCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER SAVECONFIG"))
+	return decodeString(run(ctx, r, []any{nameClusterSaveConfig, "SAVECONFIG"}, problem{}, "CLUSTER SAVECONFIG"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSaveConfigCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER SAVECONFIG", decodeString)
+	return queue(p, []any{nameClusterSaveConfig, "SAVECONFIG"}, problem{}, "CLUSTER SAVECONFIG", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1478,7 +1474,7 @@ type ClusterSetConfigEpochCmd struct {
 }
 
 func (c *ClusterSetConfigEpochCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterSetConfigEpoch
 	v.n++
 	v.fixed[v.n] = "SET-CONFIG-EPOCH"
 	v.n++
@@ -1489,14 +1485,12 @@ func (c *ClusterSetConfigEpochCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterSetConfigEpochCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER SET-CONFIG-EPOCH"))
+	return decodeString(run(ctx, r, []any{nameClusterSetConfigEpoch, "SET-CONFIG-EPOCH", c.configEpoch}, problem{}, "CLUSTER SET-CONFIG-EPOCH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSetConfigEpochCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER SET-CONFIG-EPOCH", decodeString)
+	return queue(p, []any{nameClusterSetConfigEpoch, "SET-CONFIG-EPOCH", c.configEpoch}, problem{}, "CLUSTER SET-CONFIG-EPOCH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1526,6 +1520,7 @@ type ClusterSetSlotCmd struct {
 	subcommandMigrating any
 	subcommandNode      any
 	timeout             any
+	bad                 problem
 }
 
 // Importing chooses IMPORTING node-id.
@@ -1556,13 +1551,14 @@ func (c ClusterSetSlotCmd) Stable() ClusterSetSlotCmd {
 }
 
 // Timeout adds [TIMEOUT timeout] (since 8.0.0).
-func (c ClusterSetSlotCmd) Timeout(value int64) ClusterSetSlotCmd {
-	c.timeout = value
+func (c ClusterSetSlotCmd) Timeout(value time.Duration) ClusterSetSlotCmd {
+	c.timeout, c.bad = durationMilliseconds(value, c.bad)
 	return c
 }
 
 func (c *ClusterSetSlotCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.bad = c.bad
+	v.fixed[v.n] = nameClusterSetSlot
 	v.n++
 	v.fixed[v.n] = "SETSLOT"
 	v.n++
@@ -1602,13 +1598,13 @@ func (c *ClusterSetSlotCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterSetSlotCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER SETSLOT"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER SETSLOT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSetSlotCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER SETSLOT", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER SETSLOT", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1629,7 +1625,7 @@ func ClusterShards() ClusterShardsCmd { return ClusterShardsCmd{} }
 type ClusterShardsCmd struct{}
 
 func (c *ClusterShardsCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterShards
 	v.n++
 	v.fixed[v.n] = "SHARDS"
 	v.n++
@@ -1638,14 +1634,12 @@ func (c *ClusterShardsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterShardsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "CLUSTER SHARDS"))
+	return decodeValue(run(ctx, r, []any{nameClusterShards, "SHARDS"}, problem{}, "CLUSTER SHARDS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterShardsCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER SHARDS", decodeValue)
+	return queue(p, []any{nameClusterShards, "SHARDS"}, problem{}, "CLUSTER SHARDS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1673,7 +1667,7 @@ type ClusterSlavesCmd struct {
 }
 
 func (c *ClusterSlavesCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterSlaves
 	v.n++
 	v.fixed[v.n] = "SLAVES"
 	v.n++
@@ -1684,14 +1678,12 @@ func (c *ClusterSlavesCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterSlavesCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "CLUSTER SLAVES"))
+	return decodeStrings(run(ctx, r, []any{nameClusterSlaves, "SLAVES", c.nodeID}, problem{}, "CLUSTER SLAVES"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSlavesCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER SLAVES", decodeStrings)
+	return queue(p, []any{nameClusterSlaves, "SLAVES", c.nodeID}, problem{}, "CLUSTER SLAVES", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1706,7 +1698,7 @@ func (c ClusterSlavesCmd) Args() []any {
 //	CLUSTER SLOT-STATS <SLOTSRANGE start-slot end-slot | ORDERBY metric [LIMIT limit] [ASC | DESC]>
 //
 // Complexity: O(N) where N is the total number of slots based on arguments. O(N*log(N))
-// with ORDERBY subcommand. Since 8.0.0; Redis and Valkey.
+// with ORDERBY subcommand. Since Redis 8.2.0, Valkey 8.0.0; Redis and Valkey.
 func ClusterSlotStats() ClusterSlotStatsCmd { return ClusterSlotStatsCmd{} }
 
 // ClusterSlotStatsCmd is the CLUSTER SLOT-STATS command built by ClusterSlotStats; its methods add options and run it.
@@ -1734,7 +1726,7 @@ func (c ClusterSlotStatsCmd) Orderby(args ...any) ClusterSlotStatsCmd {
 }
 
 func (c *ClusterSlotStatsCmd) argv() (v argv) {
-	v.add("CLUSTER")
+	v.add(nameClusterSlotStats)
 	v.add("SLOT-STATS")
 	switch c.filter {
 	case 1:
@@ -1754,13 +1746,13 @@ func (c *ClusterSlotStatsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterSlotStatsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "CLUSTER SLOT-STATS"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "CLUSTER SLOT-STATS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSlotStatsCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER SLOT-STATS", decodeValue)
+	return queue(p, v.args(), v.bad, "CLUSTER SLOT-STATS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1781,7 +1773,7 @@ func ClusterSlots() ClusterSlotsCmd { return ClusterSlotsCmd{} }
 type ClusterSlotsCmd struct{}
 
 func (c *ClusterSlotsCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLUSTER"
+	v.fixed[v.n] = nameClusterSlots
 	v.n++
 	v.fixed[v.n] = "SLOTS"
 	v.n++
@@ -1790,14 +1782,12 @@ func (c *ClusterSlotsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterSlotsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "CLUSTER SLOTS"))
+	return decodeValue(run(ctx, r, []any{nameClusterSlots, "SLOTS"}, problem{}, "CLUSTER SLOTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSlotsCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "CLUSTER SLOTS", decodeValue)
+	return queue(p, []any{nameClusterSlots, "SLOTS"}, problem{}, "CLUSTER SLOTS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1811,9 +1801,9 @@ func (c ClusterSlotsCmd) Args() []any {
 //
 //	CLUSTER SYNCSLOTS <SYNC task-id start-slot end-slot [start-slot end-slot ...] | RDBCHANNEL task-id | SNAPSHOT-EOF | STREAM-EOF | ACK state offset | FAIL error | CONF option [option ...] value [value ...]>
 //
-// Complexity: O(1). Since 8.4.0; Redis and Valkey. Redis and Valkey describe its
-// arguments differently; these are the fuller description's, and the server may refuse
-// an option it does not have.
+// Complexity: O(1). Since Redis 8.4.0, Valkey 9.0.0; Redis and Valkey. Redis and Valkey
+// describe its arguments differently; these are the fuller description's, and the
+// server may refuse an option it does not have.
 func ClusterSyncSlots() ClusterSyncSlotsCmd { return ClusterSyncSlotsCmd{} }
 
 // ClusterSyncSlotsCmd is the CLUSTER SYNCSLOTS command built by ClusterSyncSlots; its methods add options and run it.
@@ -1878,7 +1868,7 @@ func (c ClusterSyncSlotsCmd) Conf(args ...any) ClusterSyncSlotsCmd {
 }
 
 func (c *ClusterSyncSlotsCmd) argv() (v argv) {
-	v.add("CLUSTER")
+	v.add(nameClusterSyncSlots)
 	v.add("SYNCSLOTS")
 	switch c.subcommand {
 	case 1:
@@ -1912,13 +1902,13 @@ func (c *ClusterSyncSlotsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClusterSyncSlotsCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLUSTER SYNCSLOTS"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLUSTER SYNCSLOTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSyncSlotsCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLUSTER SYNCSLOTS", decodeString)
+	return queue(p, v.args(), v.bad, "CLUSTER SYNCSLOTS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1939,21 +1929,19 @@ func ReadOnly() ReadOnlyCmd { return ReadOnlyCmd{} }
 type ReadOnlyCmd struct{}
 
 func (c *ReadOnlyCmd) argv() (v argv) {
-	v.fixed[v.n] = "READONLY"
+	v.fixed[v.n] = nameReadOnly
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ReadOnlyCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "READONLY"))
+	return decodeString(run(ctx, r, []any{nameReadOnly}, problem{}, "READONLY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ReadOnlyCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "READONLY", decodeString)
+	return queue(p, []any{nameReadOnly}, problem{}, "READONLY", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1974,21 +1962,19 @@ func ReadWrite() ReadWriteCmd { return ReadWriteCmd{} }
 type ReadWriteCmd struct{}
 
 func (c *ReadWriteCmd) argv() (v argv) {
-	v.fixed[v.n] = "READWRITE"
+	v.fixed[v.n] = nameReadWrite
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ReadWriteCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "READWRITE"))
+	return decodeString(run(ctx, r, []any{nameReadWrite}, problem{}, "READWRITE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ReadWriteCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "READWRITE", decodeString)
+	return queue(p, []any{nameReadWrite}, problem{}, "READWRITE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/argkind"
+	"github.com/respire/respire/internal/command"
 	"github.com/respire/respire/resp"
 )
 
@@ -150,12 +152,17 @@ func (v *argv) fail(kind problemKind) {
 	}
 }
 
-// list returns a heap copy of the arguments, which the caller may keep.
+// list returns a heap copy of the arguments, which the caller may keep, the name
+// as a string: what a person printing or comparing them expects to see.
 func (v *argv) list() []any {
 	if v.over != nil {
 		return *v.over
 	}
-	return append([]any(nil), v.fixed[:v.n]...)
+	out := append([]any(nil), v.fixed[:v.n]...)
+	if n, ok := out[0].(*argkind.Name); ok {
+		out[0] = n.Text
+	}
+	return out
 }
 
 // args returns the arguments laid out.
@@ -167,7 +174,9 @@ func (v *argv) args() []any {
 }
 
 // detach returns a heap copy of args that shares nothing with them: each argument as
-// its text.
+// its text. A command's *argkind.Name becomes its name too, though it is static and
+// could be kept: storing anything read from args would move every caller's arguments
+// to the heap, escape analysis not telling the name from the rest.
 func detach(args []any) ([]any, problem) {
 	var v argv
 	out := make([]any, len(args))
@@ -177,32 +186,45 @@ func detach(args []any) ([]any, problem) {
 	return out, v.bad
 }
 
-// run sends the command v, named name, through r.
-func run(ctx context.Context, r Doer, v *argv, name string) (resp.Value, error) {
-	if v.bad.kind != problemNone {
-		return resp.Value{}, v.bad.err(name)
+// entry returns the key table's entry of the command name ("get", "config|get") for
+// the command's argkind.Name, or nil for a command the table lacks: the client then
+// looks the name up as it does an untyped command's.
+func entry(name string) any {
+	if info, ok := command.Lookup(name); ok {
+		return info
 	}
-	switch d := r.(type) {
-	case *respire.Client:
-		return d.Do(ctx, v.args()...)
-	case *respire.Tx:
-		return d.Do(ctx, v.args()...)
-	case nil:
-		return resp.Value{}, problem{kind: problemNilDoer}.err(name)
-	}
-	args, bad := detach(v.args())
+	return nil
+}
+
+// run sends the command laid out in args, named name, through r, unless it has the
+// problem bad. The generated commands call it with their arguments on their own
+// stack: a command of a fixed layout as a slice literal, the others from their argv.
+func run(ctx context.Context, r Doer, args []any, bad problem, name string) (resp.Value, error) {
 	if bad.kind != problemNone {
 		return resp.Value{}, bad.err(name)
 	}
-	return r.Do(ctx, args...)
+	switch d := r.(type) {
+	case *respire.Client:
+		return d.Do(ctx, args...)
+	case *respire.Tx:
+		return d.Do(ctx, args...)
+	case nil:
+		return resp.Value{}, problem{kind: problemNilDoer}.err(name)
+	}
+	copied, bad := detach(args)
+	if bad.kind != problemNone {
+		return resp.Value{}, bad.err(name)
+	}
+	return r.Do(ctx, copied...)
 }
 
-// cached sends the command v, named name, through c's client-side cache.
-func cached(ctx context.Context, c *respire.Client, ttl time.Duration, v *argv, name string) (resp.Value, error) {
-	if v.bad.kind != problemNone {
-		return resp.Value{}, v.bad.err(name)
+// cached sends the command laid out in args, named name, through c's client-side
+// cache, as run does.
+func cached(ctx context.Context, c *respire.Client, ttl time.Duration, args []any, bad problem, name string) (resp.Value, error) {
+	if bad.kind != problemNone {
+		return resp.Value{}, bad.err(name)
 	}
-	return c.DoCached(ctx, ttl, v.args()...)
+	return c.DoCached(ctx, ttl, args...)
 }
 
 // durationSeconds is d as a whole number of seconds, for arguments given in seconds.

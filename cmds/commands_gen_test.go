@@ -11,661 +11,2507 @@ import (
 
 // fewest builds every generated command with its fewest arguments: one element for
 // each list, every choice the command requires made with its first alternative.
-// cached runs that form through Cached, for the commands that have it.
+// sent is that form's arguments as they are sent, the name an *argkind.Name; cached
+// runs that form through Cached, for the commands that have it.
 var fewest = []struct {
 	name   string
 	arity  int
 	args   func() []any
+	sent   func() []any
 	cached func(context.Context, *respire.Client) error
 }{
-	{"acl|cat", -2, func() []any { return ACLCat().Args() }, nil},
-	{"acl|deluser", -3, func() []any { return ACLDelUser("s").Args() }, nil},
-	{"acl|dryrun", -4, func() []any { return ACLDryRun("s", "s", "v").Args() }, nil},
-	{"acl|genpass", -2, func() []any { return ACLGenPass().Args() }, nil},
-	{"acl|getuser", 3, func() []any { return ACLGetUser("s").Args() }, nil},
-	{"acl|help", 2, func() []any { return ACLHelp().Args() }, nil},
-	{"acl|list", 2, func() []any { return ACLList().Args() }, nil},
-	{"acl|load", 2, func() []any { return ACLLoad().Args() }, nil},
-	{"acl|log", -2, func() []any { return ACLLog().Args() }, nil},
-	{"acl|save", 2, func() []any { return ACLSave().Args() }, nil},
-	{"acl|setuser", -3, func() []any { return ACLSetUser("s", "s").Args() }, nil},
-	{"acl|users", 2, func() []any { return ACLUsers().Args() }, nil},
-	{"acl|whoami", 2, func() []any { return ACLWhoAmI().Args() }, nil},
-	{"append", 3, func() []any { return Append("k", "v").Args() }, nil},
-	{"asking", 1, func() []any { return Asking().Args() }, nil},
-	{"auth", -2, func() []any { return Auth("s").Args() }, nil},
-	{"bgrewriteaof", 1, func() []any { return BgRewriteAOF().Args() }, nil},
-	{"bgsave", -1, func() []any { return BgSave().Args() }, nil},
-	{"bitcount", -2, func() []any { return BitCount("k").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"acl|cat", -2, func() []any { return ACLCat().Args() }, func() []any {
+		c := ACLCat()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"acl|deluser", -3, func() []any { return ACLDelUser("s").Args() }, func() []any {
+		c := ACLDelUser("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"acl|dryrun", -4, func() []any { return ACLDryRun("s", "s", "v").Args() }, func() []any {
+		c := ACLDryRun("s", "s", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"acl|genpass", -2, func() []any { return ACLGenPass().Args() }, func() []any {
+		c := ACLGenPass()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"acl|getuser", 3, func() []any { return ACLGetUser("s").Args() }, func() []any {
+		c := ACLGetUser("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"acl|help", 2, func() []any { return ACLHelp().Args() }, func() []any {
+		c := ACLHelp()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"acl|list", 2, func() []any { return ACLList().Args() }, func() []any {
+		c := ACLList()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"acl|load", 2, func() []any { return ACLLoad().Args() }, func() []any {
+		c := ACLLoad()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"acl|log", -2, func() []any { return ACLLog().Args() }, func() []any {
+		c := ACLLog()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"acl|save", 2, func() []any { return ACLSave().Args() }, func() []any {
+		c := ACLSave()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"acl|setuser", -3, func() []any { return ACLSetUser("s", "s").Args() }, func() []any {
+		c := ACLSetUser("s", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"acl|users", 2, func() []any { return ACLUsers().Args() }, func() []any {
+		c := ACLUsers()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"acl|whoami", 2, func() []any { return ACLWhoAmI().Args() }, func() []any {
+		c := ACLWhoAmI()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"append", 3, func() []any { return Append("k", "v").Args() }, func() []any {
+		c := Append("k", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"asking", 1, func() []any { return Asking().Args() }, func() []any {
+		c := Asking()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"auth", -2, func() []any { return Auth("s").Args() }, func() []any {
+		c := Auth("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"bgrewriteaof", 1, func() []any { return BgRewriteAOF().Args() }, func() []any {
+		c := BgRewriteAOF()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"bgsave", -1, func() []any { return BgSave().Args() }, func() []any {
+		c := BgSave()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"bitcount", -2, func() []any { return BitCount("k").Args() }, func() []any {
+		c := BitCount("k")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := BitCount("k").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"bitfield", -2, func() []any { return BitField("k").Args() }, nil},
-	{"bitfield_ro", -2, func() []any { return BitFieldRO("k").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"bitfield", -2, func() []any { return BitField("k").Args() }, func() []any {
+		c := BitField("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"bitfield_ro", -2, func() []any { return BitFieldRO("k").Args() }, func() []any {
+		c := BitFieldRO("k")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := BitFieldRO("k").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"bitop", -4, func() []any { return BitOp(BitOpAnd, "k", "k").Args() }, nil},
-	{"bitpos", -3, func() []any { return BitPos("k", 1).Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"bitop", -4, func() []any { return BitOp(BitOpAnd, "k", "k").Args() }, func() []any {
+		c := BitOp(BitOpAnd, "k", "k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"bitpos", -3, func() []any { return BitPos("k", 1).Args() }, func() []any {
+		c := BitPos("k", 1)
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := BitPos("k", 1).Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"blmove", 6, func() []any { return BLMove("k", "k", Left, Left, time.Second).Args() }, nil},
-	{"blmpop", -5, func() []any { return BLMPop(time.Second, []string{"k"}, Left).Args() }, nil},
-	{"blpop", -3, func() []any { return BLPop([]string{"k"}, time.Second).Args() }, nil},
-	{"brpop", -3, func() []any { return BRPop([]string{"k"}, time.Second).Args() }, nil},
-	{"brpoplpush", 4, func() []any { return BRPopLPush("k", "k", time.Second).Args() }, nil},
-	{"bzmpop", -5, func() []any { return BZMPop(time.Second, []string{"k"}, BZMPopMin).Args() }, nil},
-	{"bzpopmax", -3, func() []any { return BZPopMax([]string{"k"}, time.Second).Args() }, nil},
-	{"bzpopmin", -3, func() []any { return BZPopMin([]string{"k"}, time.Second).Args() }, nil},
-	{"client|caching", 3, func() []any { return ClientCaching(ClientCachingYes).Args() }, nil},
-	{"client|capa", -3, func() []any { return ClientCAPA("s").Args() }, nil},
-	{"client|getname", 2, func() []any { return ClientGetName().Args() }, nil},
-	{"client|getredir", 2, func() []any { return ClientGetRedir().Args() }, nil},
-	{"client|help", 2, func() []any { return ClientHelp().Args() }, nil},
-	{"client|id", 2, func() []any { return ClientID().Args() }, nil},
-	{"client|import-source", 3, func() []any { return ClientImportSource(ClientImportSourceOn).Args() }, nil},
-	{"client|info", 2, func() []any { return ClientInfo().Args() }, nil},
-	{"client|kill", -3, func() []any { return ClientKill().OldFormat("s").Args() }, nil},
-	{"client|list", -2, func() []any { return ClientList().Args() }, nil},
-	{"client|no-evict", 3, func() []any { return ClientNoEvict(ClientNoEvictOn).Args() }, nil},
-	{"client|no-touch", 3, func() []any { return ClientNoTouch(ClientNoTouchOn).Args() }, nil},
-	{"client|pause", -3, func() []any { return ClientPause(1).Args() }, nil},
-	{"client|reply", 3, func() []any { return ClientReply(ClientReplyOn).Args() }, nil},
-	{"client|setinfo", 4, func() []any { return ClientSetInfo().Libname("s").Args() }, nil},
-	{"client|setname", 3, func() []any { return ClientSetName("s").Args() }, nil},
-	{"client|tracking", -3, func() []any { return ClientTracking(ClientTrackingOn).Args() }, nil},
-	{"client|trackinginfo", 2, func() []any { return ClientTrackingInfo().Args() }, nil},
-	{"client|unblock", -3, func() []any { return ClientUnblock(1).Args() }, nil},
-	{"client|unpause", 2, func() []any { return ClientUnpause().Args() }, nil},
-	{"clusterscan", -2, func() []any { return ClusterScan("s").Args() }, nil},
-	{"cluster|addslots", -3, func() []any { return ClusterAddSlots(1).Args() }, nil},
-	{"cluster|addslotsrange", -4, func() []any { return ClusterAddSlotsRange(ClusterAddSlotsRangeRange{StartSlot: 1, EndSlot: 1}).Args() }, nil},
-	{"cluster|bumpepoch", 2, func() []any { return ClusterBumpEpoch().Args() }, nil},
-	{"cluster|cancelslotmigrations", 2, func() []any { return ClusterCancelSlotMigrations().Args() }, nil},
-	{"cluster|count-failure-reports", 3, func() []any { return ClusterCountFailureReports("s").Args() }, nil},
-	{"cluster|countkeysinslot", 3, func() []any { return ClusterCountKeysInSlot(1).Args() }, nil},
-	{"cluster|delslots", -3, func() []any { return ClusterDelSlots(1).Args() }, nil},
-	{"cluster|delslotsrange", -4, func() []any { return ClusterDelSlotsRange(ClusterDelSlotsRangeRange{StartSlot: 1, EndSlot: 1}).Args() }, nil},
-	{"cluster|failover", -2, func() []any { return ClusterFailover().Args() }, nil},
-	{"cluster|flushslot", -3, func() []any { return ClusterFlushSlot(1).Args() }, nil},
-	{"cluster|flushslots", 2, func() []any { return ClusterFlushSlots().Args() }, nil},
-	{"cluster|forget", 3, func() []any { return ClusterForget("s").Args() }, nil},
-	{"cluster|getkeysinslot", 4, func() []any { return ClusterGetKeysInSlot(1, 1).Args() }, nil},
-	{"cluster|getslotmigrations", 2, func() []any { return ClusterGetSlotMigrations().Args() }, nil},
-	{"cluster|help", 2, func() []any { return ClusterHelp().Args() }, nil},
-	{"cluster|info", 2, func() []any { return ClusterInfo().Args() }, nil},
-	{"cluster|keyslot", 3, func() []any { return ClusterKeySlot("s").Args() }, nil},
-	{"cluster|links", 2, func() []any { return ClusterLinks().Args() }, nil},
-	{"cluster|meet", -4, func() []any { return ClusterMeet("s", 1).Args() }, nil},
-	{"cluster|migrateslots", -4, func() []any { return ClusterMigrateSlots([]any{"SLOTSRANGE", "1", "1", "NODE", "1"}).Args() }, nil},
-	{"cluster|migration", -4, func() []any { return ClusterMigration().Import("IMPORT", "1", "1").Args() }, nil},
-	{"cluster|myid", 2, func() []any { return ClusterMyID().Args() }, nil},
-	{"cluster|myshardid", 2, func() []any { return ClusterMyShardID().Args() }, nil},
-	{"cluster|nodes", 2, func() []any { return ClusterNodes().Args() }, nil},
-	{"cluster|replicas", 3, func() []any { return ClusterReplicas("s").Args() }, nil},
-	{"cluster|replicate", -3, func() []any { return ClusterReplicate().NodeID("s").Args() }, nil},
-	{"cluster|reset", -2, func() []any { return ClusterReset().Args() }, nil},
-	{"cluster|saveconfig", 2, func() []any { return ClusterSaveConfig().Args() }, nil},
-	{"cluster|set-config-epoch", 3, func() []any { return ClusterSetConfigEpoch(1).Args() }, nil},
-	{"cluster|setslot", -4, func() []any { return ClusterSetSlot(1).Importing("s").Args() }, nil},
-	{"cluster|shards", 2, func() []any { return ClusterShards().Args() }, nil},
-	{"cluster|slaves", 3, func() []any { return ClusterSlaves("s").Args() }, nil},
-	{"cluster|slot-stats", -4, func() []any { return ClusterSlotStats().Slotsrange(1, 1).Args() }, nil},
-	{"cluster|slots", 2, func() []any { return ClusterSlots().Args() }, nil},
-	{"cluster|syncslots", -3, func() []any { return ClusterSyncSlots().Sync("SYNC", "1", "1", "1").Args() }, nil},
-	{"commandlog|get", 4, func() []any { return CommandLogGet(1, CommandLogGetSlow).Args() }, nil},
-	{"commandlog|help", 2, func() []any { return CommandLogHelp().Args() }, nil},
-	{"commandlog|len", 3, func() []any { return CommandLogLen(CommandLogLenSlow).Args() }, nil},
-	{"commandlog|reset", 3, func() []any { return CommandLogReset(CommandLogResetSlow).Args() }, nil},
-	{"command|count", 2, func() []any { return CommandCount().Args() }, nil},
-	{"command|docs", -2, func() []any { return CommandDocs("s").Args() }, nil},
-	{"command|getkeys", -3, func() []any { return CommandGetKeys("s", "v").Args() }, nil},
-	{"command|getkeysandflags", -3, func() []any { return CommandGetKeysAndFlags("s", "v").Args() }, nil},
-	{"command|help", 2, func() []any { return CommandHelp().Args() }, nil},
-	{"command|info", -2, func() []any { return CommandInfo("s").Args() }, nil},
-	{"command|list", -2, func() []any { return CommandList().Args() }, nil},
-	{"config|get", -3, func() []any { return ConfigGet("s").Args() }, nil},
-	{"config|help", 2, func() []any { return ConfigHelp().Args() }, nil},
-	{"config|resetstat", 2, func() []any { return ConfigResetStat().Args() }, nil},
-	{"config|rewrite", 2, func() []any { return ConfigRewrite().Args() }, nil},
-	{"config|set", -4, func() []any { return ConfigSet(ConfigSetData{Parameter: "s", Value: "v"}).Args() }, nil},
-	{"copy", -3, func() []any { return Copy("k", "k").Args() }, nil},
-	{"dbsize", 1, func() []any { return DBSize().Args() }, nil},
-	{"debug", -2, func() []any { return Debug("1").Args() }, nil},
-	{"decr", 2, func() []any { return Decr("k").Args() }, nil},
-	{"decrby", 3, func() []any { return DecrBy("k", 1).Args() }, nil},
-	{"del", -2, func() []any { return Del("k").Args() }, nil},
-	{"delex", -2, func() []any { return DelEx("k").Args() }, nil},
-	{"delifeq", 3, func() []any { return DelIfEq("k", "v").Args() }, nil},
-	{"digest", 2, func() []any { return Digest("k").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"blmove", 6, func() []any { return BLMove("k", "k", Left, Left, time.Second).Args() }, func() []any {
+		c := BLMove("k", "k", Left, Left, time.Second)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"blmpop", -5, func() []any { return BLMPop(time.Second, []string{"k"}, Left).Args() }, func() []any {
+		c := BLMPop(time.Second, []string{"k"}, Left)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"blpop", -3, func() []any { return BLPop([]string{"k"}, time.Second).Args() }, func() []any {
+		c := BLPop([]string{"k"}, time.Second)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"brpop", -3, func() []any { return BRPop([]string{"k"}, time.Second).Args() }, func() []any {
+		c := BRPop([]string{"k"}, time.Second)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"brpoplpush", 4, func() []any { return BRPopLPush("k", "k", time.Second).Args() }, func() []any {
+		c := BRPopLPush("k", "k", time.Second)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"bzmpop", -5, func() []any { return BZMPop(time.Second, []string{"k"}, BZMPopMin).Args() }, func() []any {
+		c := BZMPop(time.Second, []string{"k"}, BZMPopMin)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"bzpopmax", -3, func() []any { return BZPopMax([]string{"k"}, time.Second).Args() }, func() []any {
+		c := BZPopMax([]string{"k"}, time.Second)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"bzpopmin", -3, func() []any { return BZPopMin([]string{"k"}, time.Second).Args() }, func() []any {
+		c := BZPopMin([]string{"k"}, time.Second)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"client|caching", 3, func() []any { return ClientCaching(ClientCachingYes).Args() }, func() []any {
+		c := ClientCaching(ClientCachingYes)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"client|capa", -3, func() []any { return ClientCAPA("s").Args() }, func() []any {
+		c := ClientCAPA("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"client|getname", 2, func() []any { return ClientGetName().Args() }, func() []any {
+		c := ClientGetName()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"client|getredir", 2, func() []any { return ClientGetRedir().Args() }, func() []any {
+		c := ClientGetRedir()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"client|help", 2, func() []any { return ClientHelp().Args() }, func() []any {
+		c := ClientHelp()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"client|id", 2, func() []any { return ClientID().Args() }, func() []any {
+		c := ClientID()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"client|import-source", 3, func() []any { return ClientImportSource(ClientImportSourceOn).Args() }, func() []any {
+		c := ClientImportSource(ClientImportSourceOn)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"client|info", 2, func() []any { return ClientInfo().Args() }, func() []any {
+		c := ClientInfo()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"client|kill", -3, func() []any { return ClientKill().OldFormat("s").Args() }, func() []any {
+		c := ClientKill().OldFormat("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"client|list", -2, func() []any { return ClientList().Args() }, func() []any {
+		c := ClientList()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"client|no-evict", 3, func() []any { return ClientNoEvict(ClientNoEvictOn).Args() }, func() []any {
+		c := ClientNoEvict(ClientNoEvictOn)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"client|no-touch", 3, func() []any { return ClientNoTouch(ClientNoTouchOn).Args() }, func() []any {
+		c := ClientNoTouch(ClientNoTouchOn)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"client|pause", -3, func() []any { return ClientPause(time.Second).Args() }, func() []any {
+		c := ClientPause(time.Second)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"client|reply", 3, func() []any { return ClientReply(ClientReplyOn).Args() }, func() []any {
+		c := ClientReply(ClientReplyOn)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"client|setinfo", 4, func() []any { return ClientSetInfo().Libname("s").Args() }, func() []any {
+		c := ClientSetInfo().Libname("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"client|setname", 3, func() []any { return ClientSetName("s").Args() }, func() []any {
+		c := ClientSetName("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"client|tracking", -3, func() []any { return ClientTracking(ClientTrackingOn).Args() }, func() []any {
+		c := ClientTracking(ClientTrackingOn)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"client|trackinginfo", 2, func() []any { return ClientTrackingInfo().Args() }, func() []any {
+		c := ClientTrackingInfo()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"client|unblock", -3, func() []any { return ClientUnblock(1).Args() }, func() []any {
+		c := ClientUnblock(1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"client|unpause", 2, func() []any { return ClientUnpause().Args() }, func() []any {
+		c := ClientUnpause()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"clusterscan", -2, func() []any { return ClusterScan("s").Args() }, func() []any {
+		c := ClusterScan("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|addslots", -3, func() []any { return ClusterAddSlots(1).Args() }, func() []any {
+		c := ClusterAddSlots(1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|addslotsrange", -4, func() []any { return ClusterAddSlotsRange(SlotRange{Start: 1, End: 1}).Args() }, func() []any {
+		c := ClusterAddSlotsRange(SlotRange{Start: 1, End: 1})
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|bumpepoch", 2, func() []any { return ClusterBumpEpoch().Args() }, func() []any {
+		c := ClusterBumpEpoch()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|cancelslotmigrations", 2, func() []any { return ClusterCancelSlotMigrations().Args() }, func() []any {
+		c := ClusterCancelSlotMigrations()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|count-failure-reports", 3, func() []any { return ClusterCountFailureReports("s").Args() }, func() []any {
+		c := ClusterCountFailureReports("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|countkeysinslot", 3, func() []any { return ClusterCountKeysInSlot(1).Args() }, func() []any {
+		c := ClusterCountKeysInSlot(1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|delslots", -3, func() []any { return ClusterDelSlots(1).Args() }, func() []any {
+		c := ClusterDelSlots(1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|delslotsrange", -4, func() []any { return ClusterDelSlotsRange(SlotRange{Start: 1, End: 1}).Args() }, func() []any {
+		c := ClusterDelSlotsRange(SlotRange{Start: 1, End: 1})
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|failover", -2, func() []any { return ClusterFailover().Args() }, func() []any {
+		c := ClusterFailover()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|flushslot", -3, func() []any { return ClusterFlushSlot(1).Args() }, func() []any {
+		c := ClusterFlushSlot(1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|flushslots", 2, func() []any { return ClusterFlushSlots().Args() }, func() []any {
+		c := ClusterFlushSlots()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|forget", 3, func() []any { return ClusterForget("s").Args() }, func() []any {
+		c := ClusterForget("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|getkeysinslot", 4, func() []any { return ClusterGetKeysInSlot(1, 1).Args() }, func() []any {
+		c := ClusterGetKeysInSlot(1, 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|getslotmigrations", 2, func() []any { return ClusterGetSlotMigrations().Args() }, func() []any {
+		c := ClusterGetSlotMigrations()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|help", 2, func() []any { return ClusterHelp().Args() }, func() []any {
+		c := ClusterHelp()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|info", 2, func() []any { return ClusterInfo().Args() }, func() []any {
+		c := ClusterInfo()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|keyslot", 3, func() []any { return ClusterKeySlot("s").Args() }, func() []any {
+		c := ClusterKeySlot("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|links", 2, func() []any { return ClusterLinks().Args() }, func() []any {
+		c := ClusterLinks()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|meet", -4, func() []any { return ClusterMeet("s", 1).Args() }, func() []any {
+		c := ClusterMeet("s", 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|migrateslots", -4, func() []any { return ClusterMigrateSlots([]any{"SLOTSRANGE", "1", "1", "NODE", "1"}).Args() }, func() []any {
+		c := ClusterMigrateSlots([]any{"SLOTSRANGE", "1", "1", "NODE", "1"})
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|migration", -4, func() []any { return ClusterMigration().Import("IMPORT", "1", "1").Args() }, func() []any {
+		c := ClusterMigration().Import("IMPORT", "1", "1")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|myid", 2, func() []any { return ClusterMyID().Args() }, func() []any {
+		c := ClusterMyID()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|myshardid", 2, func() []any { return ClusterMyShardID().Args() }, func() []any {
+		c := ClusterMyShardID()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|nodes", 2, func() []any { return ClusterNodes().Args() }, func() []any {
+		c := ClusterNodes()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|replicas", 3, func() []any { return ClusterReplicas("s").Args() }, func() []any {
+		c := ClusterReplicas("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|replicate", -3, func() []any { return ClusterReplicate().NodeID("s").Args() }, func() []any {
+		c := ClusterReplicate().NodeID("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|reset", -2, func() []any { return ClusterReset().Args() }, func() []any {
+		c := ClusterReset()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|saveconfig", 2, func() []any { return ClusterSaveConfig().Args() }, func() []any {
+		c := ClusterSaveConfig()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|set-config-epoch", 3, func() []any { return ClusterSetConfigEpoch(1).Args() }, func() []any {
+		c := ClusterSetConfigEpoch(1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|setslot", -4, func() []any { return ClusterSetSlot(1).Importing("s").Args() }, func() []any {
+		c := ClusterSetSlot(1).Importing("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|shards", 2, func() []any { return ClusterShards().Args() }, func() []any {
+		c := ClusterShards()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|slaves", 3, func() []any { return ClusterSlaves("s").Args() }, func() []any {
+		c := ClusterSlaves("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|slot-stats", -4, func() []any { return ClusterSlotStats().Slotsrange(1, 1).Args() }, func() []any {
+		c := ClusterSlotStats().Slotsrange(1, 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|slots", 2, func() []any { return ClusterSlots().Args() }, func() []any {
+		c := ClusterSlots()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"cluster|syncslots", -3, func() []any { return ClusterSyncSlots().Sync("SYNC", "1", "1", "1").Args() }, func() []any {
+		c := ClusterSyncSlots().Sync("SYNC", "1", "1", "1")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"commandlog|get", 4, func() []any { return CommandLogGet(1, CommandLogGetSlow).Args() }, func() []any {
+		c := CommandLogGet(1, CommandLogGetSlow)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"commandlog|help", 2, func() []any { return CommandLogHelp().Args() }, func() []any {
+		c := CommandLogHelp()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"commandlog|len", 3, func() []any { return CommandLogLen(CommandLogLenSlow).Args() }, func() []any {
+		c := CommandLogLen(CommandLogLenSlow)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"commandlog|reset", 3, func() []any { return CommandLogReset(CommandLogResetSlow).Args() }, func() []any {
+		c := CommandLogReset(CommandLogResetSlow)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"command|count", 2, func() []any { return CommandCount().Args() }, func() []any {
+		c := CommandCount()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"command|docs", -2, func() []any { return CommandDocs("s").Args() }, func() []any {
+		c := CommandDocs("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"command|getkeys", -3, func() []any { return CommandGetKeys("s", "v").Args() }, func() []any {
+		c := CommandGetKeys("s", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"command|getkeysandflags", -3, func() []any { return CommandGetKeysAndFlags("s", "v").Args() }, func() []any {
+		c := CommandGetKeysAndFlags("s", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"command|help", 2, func() []any { return CommandHelp().Args() }, func() []any {
+		c := CommandHelp()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"command|info", -2, func() []any { return CommandInfo("s").Args() }, func() []any {
+		c := CommandInfo("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"command|list", -2, func() []any { return CommandList().Args() }, func() []any {
+		c := CommandList()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"config|get", -3, func() []any { return ConfigGet("s").Args() }, func() []any {
+		c := ConfigGet("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"config|help", 2, func() []any { return ConfigHelp().Args() }, func() []any {
+		c := ConfigHelp()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"config|resetstat", 2, func() []any { return ConfigResetStat().Args() }, func() []any {
+		c := ConfigResetStat()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"config|rewrite", 2, func() []any { return ConfigRewrite().Args() }, func() []any {
+		c := ConfigRewrite()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"config|set", -4, func() []any { return ConfigSet(ConfigSetData{Parameter: "s", Value: "v"}).Args() }, func() []any {
+		c := ConfigSet(ConfigSetData{Parameter: "s", Value: "v"})
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"copy", -3, func() []any { return Copy("k", "k").Args() }, func() []any {
+		c := Copy("k", "k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"dbsize", 1, func() []any { return DBSize().Args() }, func() []any {
+		c := DBSize()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"debug", -2, func() []any { return Debug("1").Args() }, func() []any {
+		c := Debug("1")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"decr", 2, func() []any { return Decr("k").Args() }, func() []any {
+		c := Decr("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"decrby", 3, func() []any { return DecrBy("k", 1).Args() }, func() []any {
+		c := DecrBy("k", 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"del", -2, func() []any { return Del("k").Args() }, func() []any {
+		c := Del("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"delex", -2, func() []any { return DelEx("k").Args() }, func() []any {
+		c := DelEx("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"delifeq", 3, func() []any { return DelIfEq("k", "v").Args() }, func() []any {
+		c := DelIfEq("k", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"digest", 2, func() []any { return Digest("k").Args() }, func() []any {
+		c := Digest("k")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := Digest("k").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"discard", 1, func() []any { return Discard().Args() }, nil},
-	{"dump", 2, func() []any { return Dump("k").Args() }, nil},
-	{"echo", 2, func() []any { return Echo("v").Args() }, nil},
-	{"eval", -3, func() []any { return Eval("s", []string{"k"}, "v").Args() }, nil},
-	{"eval_ro", -3, func() []any { return EvalRO("s", []string{"k"}, "v").Args() }, nil},
-	{"evalsha", -3, func() []any { return EvalSha("s", []string{"k"}, "v").Args() }, nil},
-	{"evalsha_ro", -3, func() []any { return EvalShaRO("s", []string{"k"}, "v").Args() }, nil},
-	{"exec", 1, func() []any { return Exec().Args() }, nil},
-	{"exists", -2, func() []any { return Exists("k").Args() }, nil},
-	{"expire", -3, func() []any { return Expire("k", time.Second).Args() }, nil},
-	{"expireat", -3, func() []any { return ExpireAt("k", time.Unix(1, 0)).Args() }, nil},
-	{"expiretime", 2, func() []any { return ExpireTime("k").Args() }, nil},
-	{"failover", -1, func() []any { return Failover().Args() }, nil},
-	{"fcall", -3, func() []any { return FCall("s", []string{"k"}, "v").Args() }, nil},
-	{"fcall_ro", -3, func() []any { return FCallRO("s", []string{"k"}, "v").Args() }, nil},
-	{"flushall", -1, func() []any { return FlushAll().Args() }, nil},
-	{"flushdb", -1, func() []any { return FlushDB().Args() }, nil},
-	{"function|delete", 3, func() []any { return FunctionDelete("s").Args() }, nil},
-	{"function|dump", 2, func() []any { return FunctionDump().Args() }, nil},
-	{"function|flush", -2, func() []any { return FunctionFlush().Args() }, nil},
-	{"function|help", 2, func() []any { return FunctionHelp().Args() }, nil},
-	{"function|kill", 2, func() []any { return FunctionKill().Args() }, nil},
-	{"function|list", -2, func() []any { return FunctionList().Args() }, nil},
-	{"function|load", -3, func() []any { return FunctionLoad("s").Args() }, nil},
-	{"function|restore", -3, func() []any { return FunctionRestore("v").Args() }, nil},
-	{"function|stats", 2, func() []any { return FunctionStats().Args() }, nil},
-	{"geoadd", -5, func() []any { return GeoAdd("k", GeoLocation{Longitude: 1, Latitude: 1, Member: "v"}).Args() }, nil},
-	{"geodist", -4, func() []any { return GeoDist("k", "v", "v").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"discard", 1, func() []any { return Discard().Args() }, func() []any {
+		c := Discard()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"dump", 2, func() []any { return Dump("k").Args() }, func() []any {
+		c := Dump("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"echo", 2, func() []any { return Echo("v").Args() }, func() []any {
+		c := Echo("v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"eval", -3, func() []any { return Eval("s", []string{"k"}, "v").Args() }, func() []any {
+		c := Eval("s", []string{"k"}, "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"eval_ro", -3, func() []any { return EvalRO("s", []string{"k"}, "v").Args() }, func() []any {
+		c := EvalRO("s", []string{"k"}, "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"evalsha", -3, func() []any { return EvalSha("s", []string{"k"}, "v").Args() }, func() []any {
+		c := EvalSha("s", []string{"k"}, "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"evalsha_ro", -3, func() []any { return EvalShaRO("s", []string{"k"}, "v").Args() }, func() []any {
+		c := EvalShaRO("s", []string{"k"}, "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"exec", 1, func() []any { return Exec().Args() }, func() []any {
+		c := Exec()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"exists", -2, func() []any { return Exists("k").Args() }, func() []any {
+		c := Exists("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"expire", -3, func() []any { return Expire("k", time.Second).Args() }, func() []any {
+		c := Expire("k", time.Second)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"expireat", -3, func() []any { return ExpireAt("k", time.Unix(1, 0)).Args() }, func() []any {
+		c := ExpireAt("k", time.Unix(1, 0))
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"expiretime", 2, func() []any { return ExpireTime("k").Args() }, func() []any {
+		c := ExpireTime("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"failover", -1, func() []any { return Failover().Args() }, func() []any {
+		c := Failover()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"fcall", -3, func() []any { return FCall("s", []string{"k"}, "v").Args() }, func() []any {
+		c := FCall("s", []string{"k"}, "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"fcall_ro", -3, func() []any { return FCallRO("s", []string{"k"}, "v").Args() }, func() []any {
+		c := FCallRO("s", []string{"k"}, "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"flushall", -1, func() []any { return FlushAll().Args() }, func() []any {
+		c := FlushAll()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"flushdb", -1, func() []any { return FlushDB().Args() }, func() []any {
+		c := FlushDB()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"function|delete", 3, func() []any { return FunctionDelete("s").Args() }, func() []any {
+		c := FunctionDelete("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"function|dump", 2, func() []any { return FunctionDump().Args() }, func() []any {
+		c := FunctionDump()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"function|flush", -2, func() []any { return FunctionFlush().Args() }, func() []any {
+		c := FunctionFlush()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"function|help", 2, func() []any { return FunctionHelp().Args() }, func() []any {
+		c := FunctionHelp()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"function|kill", 2, func() []any { return FunctionKill().Args() }, func() []any {
+		c := FunctionKill()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"function|list", -2, func() []any { return FunctionList().Args() }, func() []any {
+		c := FunctionList()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"function|load", -3, func() []any { return FunctionLoad("s").Args() }, func() []any {
+		c := FunctionLoad("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"function|restore", -3, func() []any { return FunctionRestore("v").Args() }, func() []any {
+		c := FunctionRestore("v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"function|stats", 2, func() []any { return FunctionStats().Args() }, func() []any {
+		c := FunctionStats()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"geoadd", -5, func() []any { return GeoAdd("k", GeoLocation{Longitude: 1, Latitude: 1, Member: "v"}).Args() }, func() []any {
+		c := GeoAdd("k", GeoLocation{Longitude: 1, Latitude: 1, Member: "v"})
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"geodist", -4, func() []any { return GeoDist("k", "v", "v").Args() }, func() []any {
+		c := GeoDist("k", "v", "v")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := GeoDist("k", "v", "v").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"geohash", -2, func() []any { return GeoHash("k", "v").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"geohash", -2, func() []any { return GeoHash("k", "v").Args() }, func() []any {
+		c := GeoHash("k", "v")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := GeoHash("k", "v").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"geopos", -2, func() []any { return GeoPos("k", "v").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"geopos", -2, func() []any { return GeoPos("k", "v").Args() }, func() []any {
+		c := GeoPos("k", "v")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := GeoPos("k", "v").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"georadius", -6, func() []any { return GeoRadius("k", 1, 1, 1, Meters).Args() }, nil},
-	{"georadius_ro", -6, func() []any { return GeoRadiusRO("k", 1, 1, 1, Meters).Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"georadius", -6, func() []any { return GeoRadius("k", 1, 1, 1, Meters).Args() }, func() []any {
+		c := GeoRadius("k", 1, 1, 1, Meters)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"georadius_ro", -6, func() []any { return GeoRadiusRO("k", 1, 1, 1, Meters).Args() }, func() []any {
+		c := GeoRadiusRO("k", 1, 1, 1, Meters)
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := GeoRadiusRO("k", 1, 1, 1, Meters).Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"georadiusbymember", -5, func() []any { return GeoRadiusByMember("k", "v", 1, Meters).Args() }, nil},
-	{"georadiusbymember_ro", -5, func() []any { return GeoRadiusByMemberRO("k", "v", 1, Meters).Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"georadiusbymember", -5, func() []any { return GeoRadiusByMember("k", "v", 1, Meters).Args() }, func() []any {
+		c := GeoRadiusByMember("k", "v", 1, Meters)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"georadiusbymember_ro", -5, func() []any { return GeoRadiusByMemberRO("k", "v", 1, Meters).Args() }, func() []any {
+		c := GeoRadiusByMemberRO("k", "v", 1, Meters)
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := GeoRadiusByMemberRO("k", "v", 1, Meters).Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"geosearch", -7, func() []any { return GeoSearch("k").ByRadius(1, Meters).Args() }, func(ctx context.Context, c *respire.Client) error {
-		_, err := GeoSearch("k").ByRadius(1, Meters).Cached(ctx, c, time.Minute)
+	{"geosearch", -7, func() []any { return GeoSearch("k").ByRadius(1, Meters).FromMember("m").Args() }, func() []any {
+		c := GeoSearch("k").ByRadius(1, Meters).FromMember("m")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
+		_, err := GeoSearch("k").ByRadius(1, Meters).FromMember("m").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"geosearchstore", -8, func() []any { return GeoSearchStore("k", "k").ByRadius(1, Meters).Args() }, nil},
-	{"get", 2, func() []any { return Get("k").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"geosearchstore", -8, func() []any { return GeoSearchStore("k", "k").ByRadius(1, Meters).FromMember("m").Args() }, func() []any {
+		c := GeoSearchStore("k", "k").ByRadius(1, Meters).FromMember("m")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"get", 2, func() []any { return Get("k").Args() }, func() []any {
+		c := Get("k")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := Get("k").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"getbit", 3, func() []any { return GetBit("k", 1).Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"getbit", 3, func() []any { return GetBit("k", 1).Args() }, func() []any {
+		c := GetBit("k", 1)
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := GetBit("k", 1).Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"getdel", 2, func() []any { return GetDel("k").Args() }, nil},
-	{"getex", -2, func() []any { return GetEx("k").Args() }, nil},
-	{"getrange", 4, func() []any { return GetRange("k", 1, 1).Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"getdel", 2, func() []any { return GetDel("k").Args() }, func() []any {
+		c := GetDel("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"getex", -2, func() []any { return GetEx("k").Args() }, func() []any {
+		c := GetEx("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"getrange", 4, func() []any { return GetRange("k", 1, 1).Args() }, func() []any {
+		c := GetRange("k", 1, 1)
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := GetRange("k", 1, 1).Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"getset", 3, func() []any { return GetSet("k", "v").Args() }, nil},
-	{"hdel", -3, func() []any { return HDel("k", "s").Args() }, nil},
-	{"hello", -1, func() []any { return Hello().Args() }, nil},
-	{"hexists", 3, func() []any { return HExists("k", "s").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"getset", 3, func() []any { return GetSet("k", "v").Args() }, func() []any {
+		c := GetSet("k", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hdel", -3, func() []any { return HDel("k", "s").Args() }, func() []any {
+		c := HDel("k", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hello", -1, func() []any { return Hello().Args() }, func() []any {
+		c := Hello()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hexists", 3, func() []any { return HExists("k", "s").Args() }, func() []any {
+		c := HExists("k", "s")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := HExists("k", "s").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"hexpire", -6, func() []any { return HExpire("k", time.Second, "s").Args() }, nil},
-	{"hexpireat", -6, func() []any { return HExpireAt("k", 1, "s").Args() }, nil},
-	{"hexpiretime", -5, func() []any { return HExpireTime("k", "s").Args() }, func(ctx context.Context, c *respire.Client) error {
-		_, err := HExpireTime("k", "s").Cached(ctx, c, time.Minute)
-		return err
-	}},
-	{"hget", 3, func() []any { return HGet("k", "s").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"hexpire", -6, func() []any { return HExpire("k", time.Second, "s").Args() }, func() []any {
+		c := HExpire("k", time.Second, "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hexpireat", -6, func() []any { return HExpireAt("k", time.Unix(1, 0), "s").Args() }, func() []any {
+		c := HExpireAt("k", time.Unix(1, 0), "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hexpiretime", -5, func() []any { return HExpireTime("k", "s").Args() }, func() []any {
+		c := HExpireTime("k", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hget", 3, func() []any { return HGet("k", "s").Args() }, func() []any {
+		c := HGet("k", "s")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := HGet("k", "s").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"hgetall", 2, func() []any { return HGetAll("k").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"hgetall", 2, func() []any { return HGetAll("k").Args() }, func() []any {
+		c := HGetAll("k")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := HGetAll("k").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"hgetdel", -5, func() []any { return HGetDel("k", "s").Args() }, nil},
-	{"hgetex", -5, func() []any { return HGetEx("k", "s").Args() }, nil},
-	{"hincrby", 4, func() []any { return HIncrBy("k", "s", 1).Args() }, nil},
-	{"hincrbyfloat", 4, func() []any { return HIncrByFloat("k", "s", 1).Args() }, nil},
-	{"hkeys", 2, func() []any { return HKeys("k").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"hgetdel", -5, func() []any { return HGetDel("k", "s").Args() }, func() []any {
+		c := HGetDel("k", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hgetex", -5, func() []any { return HGetEx("k", "s").Args() }, func() []any {
+		c := HGetEx("k", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hincrby", 4, func() []any { return HIncrBy("k", "s", 1).Args() }, func() []any {
+		c := HIncrBy("k", "s", 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hincrbyfloat", 4, func() []any { return HIncrByFloat("k", "s", 1).Args() }, func() []any {
+		c := HIncrByFloat("k", "s", 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hkeys", 2, func() []any { return HKeys("k").Args() }, func() []any {
+		c := HKeys("k")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := HKeys("k").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"hlen", 2, func() []any { return HLen("k").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"hlen", 2, func() []any { return HLen("k").Args() }, func() []any {
+		c := HLen("k")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := HLen("k").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"hmget", -3, func() []any { return HMGet("k", "s").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"hmget", -3, func() []any { return HMGet("k", "s").Args() }, func() []any {
+		c := HMGet("k", "s")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := HMGet("k", "s").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"hmset", -4, func() []any { return HMSet("k", FieldValue{Field: "s", Value: "v"}).Args() }, nil},
-	{"hotkeys|get", 2, func() []any { return HotKeysGet().Args() }, nil},
-	{"hotkeys|help", 2, func() []any { return HotKeysHelp().Args() }, nil},
-	{"hotkeys|reset", 2, func() []any { return HotKeysReset().Args() }, nil},
-	{"hotkeys|start", -2, func() []any { return HotKeysStart(1).Args() }, nil},
-	{"hotkeys|stop", 2, func() []any { return HotKeysStop().Args() }, nil},
-	{"hpersist", -5, func() []any { return HPersist("k", "s").Args() }, nil},
-	{"hpexpire", -6, func() []any { return HPExpire("k", time.Second, "s").Args() }, nil},
-	{"hpexpireat", -6, func() []any { return HPExpireAt("k", 1, "s").Args() }, nil},
-	{"hpexpiretime", -5, func() []any { return HPExpireTime("k", "s").Args() }, func(ctx context.Context, c *respire.Client) error {
-		_, err := HPExpireTime("k", "s").Cached(ctx, c, time.Minute)
-		return err
-	}},
-	{"hpttl", -5, func() []any { return HPTTL("k", "s").Args() }, func(ctx context.Context, c *respire.Client) error {
-		_, err := HPTTL("k", "s").Cached(ctx, c, time.Minute)
-		return err
-	}},
-	{"hrandfield", -2, func() []any { return HRandField("k").Args() }, nil},
-	{"hrandfield", -2, func() []any { return HRandFieldCount("k", 1).Args() }, nil},
-	{"hrandfield", -2, func() []any { return HRandFieldWithValues("k", 1).Args() }, nil},
-	{"hscan", -3, func() []any { return HScan("k", 0).Args() }, nil},
-	{"hset", -4, func() []any { return HSet("k", FieldValue{Field: "s", Value: "v"}).Args() }, nil},
-	{"hsetex", -6, func() []any { return HSetEx("k", []any{"FIELDS", "1", "1", "1"}).Args() }, nil},
-	{"hsetnx", 4, func() []any { return HSetNX("k", "s", "v").Args() }, nil},
-	{"hstrlen", 3, func() []any { return HStrLen("k", "s").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"hmset", -4, func() []any { return HMSet("k", FieldValue{Field: "s", Value: "v"}).Args() }, func() []any {
+		c := HMSet("k", FieldValue{Field: "s", Value: "v"})
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hotkeys|get", 2, func() []any { return HotKeysGet().Args() }, func() []any {
+		c := HotKeysGet()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hotkeys|help", 2, func() []any { return HotKeysHelp().Args() }, func() []any {
+		c := HotKeysHelp()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hotkeys|reset", 2, func() []any { return HotKeysReset().Args() }, func() []any {
+		c := HotKeysReset()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hotkeys|start", -2, func() []any { return HotKeysStart(1).Args() }, func() []any {
+		c := HotKeysStart(1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hotkeys|stop", 2, func() []any { return HotKeysStop().Args() }, func() []any {
+		c := HotKeysStop()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hpersist", -5, func() []any { return HPersist("k", "s").Args() }, func() []any {
+		c := HPersist("k", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hpexpire", -6, func() []any { return HPExpire("k", time.Second, "s").Args() }, func() []any {
+		c := HPExpire("k", time.Second, "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hpexpireat", -6, func() []any { return HPExpireAt("k", time.Unix(1, 0), "s").Args() }, func() []any {
+		c := HPExpireAt("k", time.Unix(1, 0), "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hpexpiretime", -5, func() []any { return HPExpireTime("k", "s").Args() }, func() []any {
+		c := HPExpireTime("k", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hpttl", -5, func() []any { return HPTTL("k", "s").Args() }, func() []any {
+		c := HPTTL("k", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hrandfield", -2, func() []any { return HRandField("k").Args() }, func() []any {
+		c := HRandField("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hrandfield", -2, func() []any { return HRandFieldCount("k", 1).Args() }, func() []any {
+		c := HRandFieldCount("k", 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hrandfield", -2, func() []any { return HRandFieldWithValues("k", 1).Args() }, func() []any {
+		c := HRandFieldWithValues("k", 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hscan", -3, func() []any { return HScan("k", 0).Args() }, func() []any {
+		c := HScan("k", 0)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hset", -4, func() []any { return HSet("k", FieldValue{Field: "s", Value: "v"}).Args() }, func() []any {
+		c := HSet("k", FieldValue{Field: "s", Value: "v"})
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hsetex", -6, func() []any { return HSetEx("k", FieldValue{Field: "s", Value: "v"}).Args() }, func() []any {
+		c := HSetEx("k", FieldValue{Field: "s", Value: "v"})
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hsetnx", 4, func() []any { return HSetNX("k", "s", "v").Args() }, func() []any {
+		c := HSetNX("k", "s", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hstrlen", 3, func() []any { return HStrLen("k", "s").Args() }, func() []any {
+		c := HStrLen("k", "s")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := HStrLen("k", "s").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"httl", -5, func() []any { return HTTL("k", "s").Args() }, func(ctx context.Context, c *respire.Client) error {
-		_, err := HTTL("k", "s").Cached(ctx, c, time.Minute)
-		return err
-	}},
-	{"hvals", 2, func() []any { return HVals("k").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"httl", -5, func() []any { return HTTL("k", "s").Args() }, func() []any {
+		c := HTTL("k", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"hvals", 2, func() []any { return HVals("k").Args() }, func() []any {
+		c := HVals("k")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := HVals("k").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"incr", 2, func() []any { return Incr("k").Args() }, nil},
-	{"incrby", 3, func() []any { return IncrBy("k", 1).Args() }, nil},
-	{"incrbyfloat", 3, func() []any { return IncrByFloat("k", 1).Args() }, nil},
-	{"info", -1, func() []any { return Info("s").Args() }, nil},
-	{"keys", 2, func() []any { return Keys("p").Args() }, nil},
-	{"lastsave", 1, func() []any { return LastSave().Args() }, nil},
-	{"latency|doctor", 2, func() []any { return LatencyDoctor().Args() }, nil},
-	{"latency|graph", 3, func() []any { return LatencyGraph("s").Args() }, nil},
-	{"latency|help", 2, func() []any { return LatencyHelp().Args() }, nil},
-	{"latency|histogram", -2, func() []any { return LatencyHistogram("s").Args() }, nil},
-	{"latency|history", 3, func() []any { return LatencyHistory("s").Args() }, nil},
-	{"latency|latest", 2, func() []any { return LatencyLatest().Args() }, nil},
-	{"latency|reset", -2, func() []any { return LatencyReset("s").Args() }, nil},
-	{"lcs", -3, func() []any { return LCS("k", "k").Args() }, nil},
-	{"lcs", -3, func() []any { return LCSLen("k", "k").Args() }, nil},
-	{"lcs", -3, func() []any { return LCSIdx("k", "k").Args() }, nil},
-	{"lindex", 3, func() []any { return LIndex("k", 1).Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"incr", 2, func() []any { return Incr("k").Args() }, func() []any {
+		c := Incr("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"incrby", 3, func() []any { return IncrBy("k", 1).Args() }, func() []any {
+		c := IncrBy("k", 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"incrbyfloat", 3, func() []any { return IncrByFloat("k", 1).Args() }, func() []any {
+		c := IncrByFloat("k", 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"info", -1, func() []any { return Info("s").Args() }, func() []any {
+		c := Info("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"keys", 2, func() []any { return Keys("p").Args() }, func() []any {
+		c := Keys("p")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"lastsave", 1, func() []any { return LastSave().Args() }, func() []any {
+		c := LastSave()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"latency|doctor", 2, func() []any { return LatencyDoctor().Args() }, func() []any {
+		c := LatencyDoctor()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"latency|graph", 3, func() []any { return LatencyGraph("s").Args() }, func() []any {
+		c := LatencyGraph("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"latency|help", 2, func() []any { return LatencyHelp().Args() }, func() []any {
+		c := LatencyHelp()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"latency|histogram", -2, func() []any { return LatencyHistogram("s").Args() }, func() []any {
+		c := LatencyHistogram("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"latency|history", 3, func() []any { return LatencyHistory("s").Args() }, func() []any {
+		c := LatencyHistory("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"latency|latest", 2, func() []any { return LatencyLatest().Args() }, func() []any {
+		c := LatencyLatest()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"latency|reset", -2, func() []any { return LatencyReset("s").Args() }, func() []any {
+		c := LatencyReset("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"lcs", -3, func() []any { return LCS("k", "k").Args() }, func() []any {
+		c := LCS("k", "k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"lcs", -3, func() []any { return LCSLen("k", "k").Args() }, func() []any {
+		c := LCSLen("k", "k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"lcs", -3, func() []any { return LCSIdx("k", "k").Args() }, func() []any {
+		c := LCSIdx("k", "k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"lindex", 3, func() []any { return LIndex("k", 1).Args() }, func() []any {
+		c := LIndex("k", 1)
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := LIndex("k", 1).Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"linsert", 5, func() []any { return LInsert("k", LInsertBefore, "v", "v").Args() }, nil},
-	{"llen", 2, func() []any { return LLen("k").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"linsert", 5, func() []any { return LInsert("k", LInsertBefore, "v", "v").Args() }, func() []any {
+		c := LInsert("k", LInsertBefore, "v", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"llen", 2, func() []any { return LLen("k").Args() }, func() []any {
+		c := LLen("k")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := LLen("k").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"lmove", 5, func() []any { return LMove("k", "k", Left, Left).Args() }, nil},
-	{"lmpop", -4, func() []any { return LMPop([]string{"k"}, Left).Args() }, nil},
-	{"lolwut", -1, func() []any { return Lolwut().Args() }, nil},
-	{"lpop", -2, func() []any { return LPop("k").Args() }, nil},
-	{"lpop", -2, func() []any { return LPopCount("k", 1).Args() }, nil},
-	{"lpos", -3, func() []any { return LPos("k", "v").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"lmove", 5, func() []any { return LMove("k", "k", Left, Left).Args() }, func() []any {
+		c := LMove("k", "k", Left, Left)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"lmpop", -4, func() []any { return LMPop([]string{"k"}, Left).Args() }, func() []any {
+		c := LMPop([]string{"k"}, Left)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"lolwut", -1, func() []any { return Lolwut().Args() }, func() []any {
+		c := Lolwut()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"lpop", -2, func() []any { return LPop("k").Args() }, func() []any {
+		c := LPop("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"lpop", -2, func() []any { return LPopCount("k", 1).Args() }, func() []any {
+		c := LPopCount("k", 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"lpos", -3, func() []any { return LPos("k", "v").Args() }, func() []any {
+		c := LPos("k", "v")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := LPos("k", "v").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"lpos", -3, func() []any { return LPosCount("k", "v", 1).Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"lpos", -3, func() []any { return LPosCount("k", "v", 1).Args() }, func() []any {
+		c := LPosCount("k", "v", 1)
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := LPosCount("k", "v", 1).Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"lpush", -3, func() []any { return LPush("k", "v").Args() }, nil},
-	{"lpushx", -3, func() []any { return LPushX("k", "v").Args() }, nil},
-	{"lrange", 4, func() []any { return LRange("k", 1, 1).Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"lpush", -3, func() []any { return LPush("k", "v").Args() }, func() []any {
+		c := LPush("k", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"lpushx", -3, func() []any { return LPushX("k", "v").Args() }, func() []any {
+		c := LPushX("k", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"lrange", 4, func() []any { return LRange("k", 1, 1).Args() }, func() []any {
+		c := LRange("k", 1, 1)
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := LRange("k", 1, 1).Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"lrem", 4, func() []any { return LRem("k", 1, "v").Args() }, nil},
-	{"lset", 4, func() []any { return LSet("k", 1, "v").Args() }, nil},
-	{"ltrim", 4, func() []any { return LTrim("k", 1, 1).Args() }, nil},
-	{"memory|doctor", 2, func() []any { return MemoryDoctor().Args() }, nil},
-	{"memory|help", 2, func() []any { return MemoryHelp().Args() }, nil},
-	{"memory|malloc-stats", 2, func() []any { return MemoryMallocStats().Args() }, nil},
-	{"memory|purge", 2, func() []any { return MemoryPurge().Args() }, nil},
-	{"memory|stats", 2, func() []any { return MemoryStats().Args() }, nil},
-	{"memory|usage", -3, func() []any { return MemoryUsage("k").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"lrem", 4, func() []any { return LRem("k", 1, "v").Args() }, func() []any {
+		c := LRem("k", 1, "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"lset", 4, func() []any { return LSet("k", 1, "v").Args() }, func() []any {
+		c := LSet("k", 1, "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"ltrim", 4, func() []any { return LTrim("k", 1, 1).Args() }, func() []any {
+		c := LTrim("k", 1, 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"memory|doctor", 2, func() []any { return MemoryDoctor().Args() }, func() []any {
+		c := MemoryDoctor()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"memory|help", 2, func() []any { return MemoryHelp().Args() }, func() []any {
+		c := MemoryHelp()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"memory|malloc-stats", 2, func() []any { return MemoryMallocStats().Args() }, func() []any {
+		c := MemoryMallocStats()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"memory|purge", 2, func() []any { return MemoryPurge().Args() }, func() []any {
+		c := MemoryPurge()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"memory|stats", 2, func() []any { return MemoryStats().Args() }, func() []any {
+		c := MemoryStats()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"memory|usage", -3, func() []any { return MemoryUsage("k").Args() }, func() []any {
+		c := MemoryUsage("k")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := MemoryUsage("k").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"mget", -2, func() []any { return MGet("k").Args() }, nil},
-	{"migrate", -6, func() []any { return Migrate("s", 1, 1, 1).Key("k").Args() }, nil},
-	{"module|help", 2, func() []any { return ModuleHelp().Args() }, nil},
-	{"module|list", 2, func() []any { return ModuleList().Args() }, nil},
-	{"module|load", -3, func() []any { return ModuleLoad("s", "v").Args() }, nil},
-	{"module|loadex", -3, func() []any { return ModuleLoadEx("s").Args() }, nil},
-	{"module|unload", 3, func() []any { return ModuleUnload("s").Args() }, nil},
-	{"monitor", 1, func() []any { return Monitor().Args() }, nil},
-	{"move", 3, func() []any { return Move("k", 1).Args() }, nil},
-	{"mset", -3, func() []any { return MSet(KeyValue{Key: "k", Value: "v"}).Args() }, nil},
-	{"msetex", -4, func() []any { return MSetEx(KeyValue{Key: "k", Value: "v"}).Args() }, nil},
-	{"msetnx", -3, func() []any { return MSetNX(KeyValue{Key: "k", Value: "v"}).Args() }, nil},
-	{"multi", 1, func() []any { return Multi().Args() }, nil},
-	{"object|encoding", 3, func() []any { return ObjectEncoding("k").Args() }, nil},
-	{"object|freq", 3, func() []any { return ObjectFreq("k").Args() }, nil},
-	{"object|help", 2, func() []any { return ObjectHelp().Args() }, nil},
-	{"object|idletime", 3, func() []any { return ObjectIdleTime("k").Args() }, nil},
-	{"object|refcount", 3, func() []any { return ObjectRefCount("k").Args() }, nil},
-	{"persist", 2, func() []any { return Persist("k").Args() }, nil},
-	{"pexpire", -3, func() []any { return PExpire("k", time.Second).Args() }, nil},
-	{"pexpireat", -3, func() []any { return PExpireAt("k", time.Unix(1, 0)).Args() }, nil},
-	{"pexpiretime", 2, func() []any { return PExpireTime("k").Args() }, nil},
-	{"pfadd", -2, func() []any { return PFAdd("k", "v").Args() }, nil},
-	{"pfcount", -2, func() []any { return PFCount("k").Args() }, nil},
-	{"pfdebug", 3, func() []any { return PFDebug("s", "k").Args() }, nil},
-	{"pfmerge", -2, func() []any { return PFMerge("k", "k").Args() }, nil},
-	{"pfselftest", 1, func() []any { return PFSelfTest().Args() }, nil},
-	{"ping", -1, func() []any { return Ping().Args() }, nil},
-	{"psetex", 4, func() []any { return PSetEx("k", time.Second, "v").Args() }, nil},
-	{"psubscribe", -2, func() []any { return PSubscribe("p").Args() }, nil},
-	{"psync", -3, func() []any { return PSync("s", 1).Args() }, nil},
-	{"pttl", 2, func() []any { return PTTL("k").Args() }, nil},
-	{"publish", 3, func() []any { return Publish("s", "v").Args() }, nil},
-	{"pubsub|channels", -2, func() []any { return PubSubChannels().Args() }, nil},
-	{"pubsub|help", 2, func() []any { return PubSubHelp().Args() }, nil},
-	{"pubsub|numpat", 2, func() []any { return PubSubNumPat().Args() }, nil},
-	{"pubsub|numsub", -2, func() []any { return PubSubNumSub("s").Args() }, nil},
-	{"pubsub|shardchannels", -2, func() []any { return PubSubShardChannels().Args() }, nil},
-	{"pubsub|shardnumsub", -2, func() []any { return PubSubShardNumSub("s").Args() }, nil},
-	{"punsubscribe", -1, func() []any { return PUnsubscribe("p").Args() }, nil},
-	{"quit", -1, func() []any { return Quit().Args() }, nil},
-	{"randomkey", 1, func() []any { return RandomKey().Args() }, nil},
-	{"readonly", 1, func() []any { return ReadOnly().Args() }, nil},
-	{"readwrite", 1, func() []any { return ReadWrite().Args() }, nil},
-	{"rename", 3, func() []any { return Rename("k", "k").Args() }, nil},
-	{"renamenx", 3, func() []any { return RenameNX("k", "k").Args() }, nil},
-	{"replconf", -1, func() []any { return ReplConf().Args() }, nil},
-	{"replicaof", 3, func() []any { return ReplicaOf().HostPort("s", 1).Args() }, nil},
-	{"reset", 1, func() []any { return Reset().Args() }, nil},
-	{"restore", -4, func() []any { return Restore("k", 1, "v").Args() }, nil},
-	{"restore-asking", -4, func() []any { return RestoreAsking("k", 1, "v").Args() }, nil},
-	{"role", 1, func() []any { return Role().Args() }, nil},
-	{"rpop", -2, func() []any { return RPop("k").Args() }, nil},
-	{"rpop", -2, func() []any { return RPopCount("k", 1).Args() }, nil},
-	{"rpoplpush", 3, func() []any { return RPopLPush("k", "k").Args() }, nil},
-	{"rpush", -3, func() []any { return RPush("k", "v").Args() }, nil},
-	{"rpushx", -3, func() []any { return RPushX("k", "v").Args() }, nil},
-	{"sadd", -3, func() []any { return SAdd("k", "v").Args() }, nil},
-	{"save", 1, func() []any { return Save().Args() }, nil},
-	{"scan", -2, func() []any { return Scan(0).Args() }, nil},
-	{"scard", 2, func() []any { return SCard("k").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"mget", -2, func() []any { return MGet("k").Args() }, func() []any {
+		c := MGet("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"migrate", -6, func() []any { return Migrate("s", 1, 1, time.Second).Key("k").Args() }, func() []any {
+		c := Migrate("s", 1, 1, time.Second).Key("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"module|help", 2, func() []any { return ModuleHelp().Args() }, func() []any {
+		c := ModuleHelp()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"module|list", 2, func() []any { return ModuleList().Args() }, func() []any {
+		c := ModuleList()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"module|load", -3, func() []any { return ModuleLoad("s", "v").Args() }, func() []any {
+		c := ModuleLoad("s", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"module|loadex", -3, func() []any { return ModuleLoadEx("s").Args() }, func() []any {
+		c := ModuleLoadEx("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"module|unload", 3, func() []any { return ModuleUnload("s").Args() }, func() []any {
+		c := ModuleUnload("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"monitor", 1, func() []any { return Monitor().Args() }, func() []any {
+		c := Monitor()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"move", 3, func() []any { return Move("k", 1).Args() }, func() []any {
+		c := Move("k", 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"mset", -3, func() []any { return MSet(KeyValue{Key: "k", Value: "v"}).Args() }, func() []any {
+		c := MSet(KeyValue{Key: "k", Value: "v"})
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"msetex", -4, func() []any { return MSetEx(KeyValue{Key: "k", Value: "v"}).Args() }, func() []any {
+		c := MSetEx(KeyValue{Key: "k", Value: "v"})
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"msetnx", -3, func() []any { return MSetNX(KeyValue{Key: "k", Value: "v"}).Args() }, func() []any {
+		c := MSetNX(KeyValue{Key: "k", Value: "v"})
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"multi", 1, func() []any { return Multi().Args() }, func() []any {
+		c := Multi()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"object|encoding", 3, func() []any { return ObjectEncoding("k").Args() }, func() []any {
+		c := ObjectEncoding("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"object|freq", 3, func() []any { return ObjectFreq("k").Args() }, func() []any {
+		c := ObjectFreq("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"object|help", 2, func() []any { return ObjectHelp().Args() }, func() []any {
+		c := ObjectHelp()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"object|idletime", 3, func() []any { return ObjectIdleTime("k").Args() }, func() []any {
+		c := ObjectIdleTime("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"object|refcount", 3, func() []any { return ObjectRefCount("k").Args() }, func() []any {
+		c := ObjectRefCount("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"persist", 2, func() []any { return Persist("k").Args() }, func() []any {
+		c := Persist("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"pexpire", -3, func() []any { return PExpire("k", time.Second).Args() }, func() []any {
+		c := PExpire("k", time.Second)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"pexpireat", -3, func() []any { return PExpireAt("k", time.Unix(1, 0)).Args() }, func() []any {
+		c := PExpireAt("k", time.Unix(1, 0))
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"pexpiretime", 2, func() []any { return PExpireTime("k").Args() }, func() []any {
+		c := PExpireTime("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"pfadd", -2, func() []any { return PFAdd("k", "v").Args() }, func() []any {
+		c := PFAdd("k", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"pfcount", -2, func() []any { return PFCount("k").Args() }, func() []any {
+		c := PFCount("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"pfdebug", 3, func() []any { return PFDebug("s", "k").Args() }, func() []any {
+		c := PFDebug("s", "k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"pfmerge", -2, func() []any { return PFMerge("k", "k").Args() }, func() []any {
+		c := PFMerge("k", "k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"pfselftest", 1, func() []any { return PFSelfTest().Args() }, func() []any {
+		c := PFSelfTest()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"ping", -1, func() []any { return Ping().Args() }, func() []any {
+		c := Ping()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"psetex", 4, func() []any { return PSetEx("k", time.Second, "v").Args() }, func() []any {
+		c := PSetEx("k", time.Second, "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"psubscribe", -2, func() []any { return PSubscribe("p").Args() }, func() []any {
+		c := PSubscribe("p")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"psync", -3, func() []any { return PSync("s", 1).Args() }, func() []any {
+		c := PSync("s", 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"pttl", 2, func() []any { return PTTL("k").Args() }, func() []any {
+		c := PTTL("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"publish", 3, func() []any { return Publish("s", "v").Args() }, func() []any {
+		c := Publish("s", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"pubsub|channels", -2, func() []any { return PubSubChannels().Args() }, func() []any {
+		c := PubSubChannels()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"pubsub|help", 2, func() []any { return PubSubHelp().Args() }, func() []any {
+		c := PubSubHelp()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"pubsub|numpat", 2, func() []any { return PubSubNumPat().Args() }, func() []any {
+		c := PubSubNumPat()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"pubsub|numsub", -2, func() []any { return PubSubNumSub("s").Args() }, func() []any {
+		c := PubSubNumSub("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"pubsub|shardchannels", -2, func() []any { return PubSubShardChannels().Args() }, func() []any {
+		c := PubSubShardChannels()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"pubsub|shardnumsub", -2, func() []any { return PubSubShardNumSub("s").Args() }, func() []any {
+		c := PubSubShardNumSub("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"punsubscribe", -1, func() []any { return PUnsubscribe("p").Args() }, func() []any {
+		c := PUnsubscribe("p")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"quit", -1, func() []any { return Quit().Args() }, func() []any {
+		c := Quit()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"randomkey", 1, func() []any { return RandomKey().Args() }, func() []any {
+		c := RandomKey()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"readonly", 1, func() []any { return ReadOnly().Args() }, func() []any {
+		c := ReadOnly()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"readwrite", 1, func() []any { return ReadWrite().Args() }, func() []any {
+		c := ReadWrite()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"rename", 3, func() []any { return Rename("k", "k").Args() }, func() []any {
+		c := Rename("k", "k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"renamenx", 3, func() []any { return RenameNX("k", "k").Args() }, func() []any {
+		c := RenameNX("k", "k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"replconf", -1, func() []any { return ReplConf().Args() }, func() []any {
+		c := ReplConf()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"replicaof", 3, func() []any { return ReplicaOf().HostPort("s", 1).Args() }, func() []any {
+		c := ReplicaOf().HostPort("s", 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"reset", 1, func() []any { return Reset().Args() }, func() []any {
+		c := Reset()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"restore", -4, func() []any { return Restore("k", time.Second, "v").Args() }, func() []any {
+		c := Restore("k", time.Second, "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"restore-asking", -4, func() []any { return RestoreAsking("k", time.Second, "v").Args() }, func() []any {
+		c := RestoreAsking("k", time.Second, "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"role", 1, func() []any { return Role().Args() }, func() []any {
+		c := Role()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"rpop", -2, func() []any { return RPop("k").Args() }, func() []any {
+		c := RPop("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"rpop", -2, func() []any { return RPopCount("k", 1).Args() }, func() []any {
+		c := RPopCount("k", 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"rpoplpush", 3, func() []any { return RPopLPush("k", "k").Args() }, func() []any {
+		c := RPopLPush("k", "k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"rpush", -3, func() []any { return RPush("k", "v").Args() }, func() []any {
+		c := RPush("k", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"rpushx", -3, func() []any { return RPushX("k", "v").Args() }, func() []any {
+		c := RPushX("k", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sadd", -3, func() []any { return SAdd("k", "v").Args() }, func() []any {
+		c := SAdd("k", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"save", 1, func() []any { return Save().Args() }, func() []any {
+		c := Save()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"scan", -2, func() []any { return Scan(0).Args() }, func() []any {
+		c := Scan(0)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"scard", 2, func() []any { return SCard("k").Args() }, func() []any {
+		c := SCard("k")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := SCard("k").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"script|debug", -3, func() []any { return ScriptDebug(ScriptDebugYes).Args() }, nil},
-	{"script|exists", -3, func() []any { return ScriptExists("s").Args() }, nil},
-	{"script|flush", -2, func() []any { return ScriptFlush().Args() }, nil},
-	{"script|help", 2, func() []any { return ScriptHelp().Args() }, nil},
-	{"script|kill", 2, func() []any { return ScriptKill().Args() }, nil},
-	{"script|load", 3, func() []any { return ScriptLoad("s").Args() }, nil},
-	{"script|show", 3, func() []any { return ScriptShow("s").Args() }, nil},
-	{"sdiff", -2, func() []any { return SDiff("k").Args() }, nil},
-	{"sdiffstore", -3, func() []any { return SDiffStore("k", "k").Args() }, nil},
-	{"select", 2, func() []any { return Select(1).Args() }, nil},
-	{"sentinel|ckquorum", 3, func() []any { return SentinelCKQuorum("s").Args() }, nil},
-	{"sentinel|config", -4, func() []any { return SentinelConfig().Set("SET", "1", "1").Args() }, nil},
-	{"sentinel|debug", -2, func() []any { return SentinelDebug().Args() }, nil},
-	{"sentinel|failover", -3, func() []any { return SentinelFailover("s").Args() }, nil},
-	{"sentinel|flushconfig", 2, func() []any { return SentinelFlushConfig().Args() }, nil},
-	{"sentinel|get-master-addr-by-name", 3, func() []any { return SentinelGetMasterAddrByName("s").Args() }, nil},
-	{"sentinel|get-primary-addr-by-name", 3, func() []any { return SentinelGetPrimaryAddrByName("s").Args() }, nil},
-	{"sentinel|help", 2, func() []any { return SentinelHelp().Args() }, nil},
-	{"sentinel|info-cache", -3, func() []any { return SentinelInfoCache("s").Args() }, nil},
-	{"sentinel|is-master-down-by-addr", 6, func() []any { return SentinelIsMasterDownByAddr("s", 1, 1, "s").Args() }, nil},
-	{"sentinel|is-primary-down-by-addr", 6, func() []any { return SentinelIsPrimaryDownByAddr("s", 1, 1, "s").Args() }, nil},
-	{"sentinel|master", 3, func() []any { return SentinelMaster("s").Args() }, nil},
-	{"sentinel|masters", 2, func() []any { return SentinelMasters().Args() }, nil},
-	{"sentinel|monitor", 6, func() []any { return SentinelMonitor("s", "s", 1, 1).Args() }, nil},
-	{"sentinel|myid", 2, func() []any { return SentinelMyID().Args() }, nil},
-	{"sentinel|pending-scripts", 2, func() []any { return SentinelPendingScripts().Args() }, nil},
-	{"sentinel|primaries", 2, func() []any { return SentinelPrimaries().Args() }, nil},
-	{"sentinel|primary", 3, func() []any { return SentinelPrimary("s").Args() }, nil},
-	{"sentinel|remove", 3, func() []any { return SentinelRemove("s").Args() }, nil},
-	{"sentinel|replicas", 3, func() []any { return SentinelReplicas("s").Args() }, nil},
-	{"sentinel|reset", 3, func() []any { return SentinelReset("p").Args() }, nil},
-	{"sentinel|sentinels", 3, func() []any { return SentinelSentinels("s").Args() }, nil},
-	{"sentinel|set", -5, func() []any { return SentinelSet("s", SentinelSetData{Option: "s", Value: "v"}).Args() }, nil},
-	{"sentinel|simulate-failure", -3, func() []any { return SentinelSimulateFailure([]any{"CRASH-AFTER-ELECTION"}).Args() }, nil},
-	{"sentinel|slaves", 3, func() []any { return SentinelSlaves("s").Args() }, nil},
-	{"set", -3, func() []any { return Set("k", "v").Args() }, nil},
-	{"setbit", 4, func() []any { return SetBit("k", 1, 1).Args() }, nil},
-	{"setex", 4, func() []any { return SetEx("k", time.Second, "v").Args() }, nil},
-	{"setnx", 3, func() []any { return SetNX("k", "v").Args() }, nil},
-	{"setrange", 4, func() []any { return SetRange("k", 1, "v").Args() }, nil},
-	{"sflush", -3, func() []any { return SFlush(SFlushData{SlotStart: 1, SlotLast: 1}).Args() }, nil},
-	{"shutdown", -1, func() []any { return Shutdown().Args() }, nil},
-	{"sinter", -2, func() []any { return SInter("k").Args() }, nil},
-	{"sintercard", -3, func() []any { return SInterCard("k").Args() }, nil},
-	{"sinterstore", -3, func() []any { return SInterStore("k", "k").Args() }, nil},
-	{"sismember", 3, func() []any { return SIsMember("k", "v").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"script|debug", -3, func() []any { return ScriptDebug(ScriptDebugYes).Args() }, func() []any {
+		c := ScriptDebug(ScriptDebugYes)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"script|exists", -3, func() []any { return ScriptExists("s").Args() }, func() []any {
+		c := ScriptExists("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"script|flush", -2, func() []any { return ScriptFlush().Args() }, func() []any {
+		c := ScriptFlush()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"script|help", 2, func() []any { return ScriptHelp().Args() }, func() []any {
+		c := ScriptHelp()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"script|kill", 2, func() []any { return ScriptKill().Args() }, func() []any {
+		c := ScriptKill()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"script|load", 3, func() []any { return ScriptLoad("s").Args() }, func() []any {
+		c := ScriptLoad("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"script|show", 3, func() []any { return ScriptShow("s").Args() }, func() []any {
+		c := ScriptShow("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sdiff", -2, func() []any { return SDiff("k").Args() }, func() []any {
+		c := SDiff("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sdiffstore", -3, func() []any { return SDiffStore("k", "k").Args() }, func() []any {
+		c := SDiffStore("k", "k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"select", 2, func() []any { return Select(1).Args() }, func() []any {
+		c := Select(1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|ckquorum", 3, func() []any { return SentinelCKQuorum("s").Args() }, func() []any {
+		c := SentinelCKQuorum("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|config", -4, func() []any { return SentinelConfig().Set("SET", "1", "1").Args() }, func() []any {
+		c := SentinelConfig().Set("SET", "1", "1")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|debug", -2, func() []any { return SentinelDebug().Args() }, func() []any {
+		c := SentinelDebug()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|failover", -3, func() []any { return SentinelFailover("s").Args() }, func() []any {
+		c := SentinelFailover("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|flushconfig", 2, func() []any { return SentinelFlushConfig().Args() }, func() []any {
+		c := SentinelFlushConfig()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|get-master-addr-by-name", 3, func() []any { return SentinelGetMasterAddrByName("s").Args() }, func() []any {
+		c := SentinelGetMasterAddrByName("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|get-primary-addr-by-name", 3, func() []any { return SentinelGetPrimaryAddrByName("s").Args() }, func() []any {
+		c := SentinelGetPrimaryAddrByName("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|help", 2, func() []any { return SentinelHelp().Args() }, func() []any {
+		c := SentinelHelp()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|info-cache", -3, func() []any { return SentinelInfoCache("s").Args() }, func() []any {
+		c := SentinelInfoCache("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|is-master-down-by-addr", 6, func() []any { return SentinelIsMasterDownByAddr("s", 1, 1, "s").Args() }, func() []any {
+		c := SentinelIsMasterDownByAddr("s", 1, 1, "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|is-primary-down-by-addr", 6, func() []any { return SentinelIsPrimaryDownByAddr("s", 1, 1, "s").Args() }, func() []any {
+		c := SentinelIsPrimaryDownByAddr("s", 1, 1, "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|master", 3, func() []any { return SentinelMaster("s").Args() }, func() []any {
+		c := SentinelMaster("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|masters", 2, func() []any { return SentinelMasters().Args() }, func() []any {
+		c := SentinelMasters()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|monitor", 6, func() []any { return SentinelMonitor("s", "s", 1, 1).Args() }, func() []any {
+		c := SentinelMonitor("s", "s", 1, 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|myid", 2, func() []any { return SentinelMyID().Args() }, func() []any {
+		c := SentinelMyID()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|pending-scripts", 2, func() []any { return SentinelPendingScripts().Args() }, func() []any {
+		c := SentinelPendingScripts()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|primaries", 2, func() []any { return SentinelPrimaries().Args() }, func() []any {
+		c := SentinelPrimaries()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|primary", 3, func() []any { return SentinelPrimary("s").Args() }, func() []any {
+		c := SentinelPrimary("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|remove", 3, func() []any { return SentinelRemove("s").Args() }, func() []any {
+		c := SentinelRemove("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|replicas", 3, func() []any { return SentinelReplicas("s").Args() }, func() []any {
+		c := SentinelReplicas("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|reset", 3, func() []any { return SentinelReset("p").Args() }, func() []any {
+		c := SentinelReset("p")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|sentinels", 3, func() []any { return SentinelSentinels("s").Args() }, func() []any {
+		c := SentinelSentinels("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|set", -5, func() []any { return SentinelSet("s", SentinelSetData{Option: "s", Value: "v"}).Args() }, func() []any {
+		c := SentinelSet("s", SentinelSetData{Option: "s", Value: "v"})
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|simulate-failure", -3, func() []any { return SentinelSimulateFailure([]any{"CRASH-AFTER-ELECTION"}).Args() }, func() []any {
+		c := SentinelSimulateFailure([]any{"CRASH-AFTER-ELECTION"})
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sentinel|slaves", 3, func() []any { return SentinelSlaves("s").Args() }, func() []any {
+		c := SentinelSlaves("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"set", -3, func() []any { return Set("k", "v").Args() }, func() []any {
+		c := Set("k", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"setbit", 4, func() []any { return SetBit("k", 1, 1).Args() }, func() []any {
+		c := SetBit("k", 1, 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"setex", 4, func() []any { return SetEx("k", time.Second, "v").Args() }, func() []any {
+		c := SetEx("k", time.Second, "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"setnx", 3, func() []any { return SetNX("k", "v").Args() }, func() []any {
+		c := SetNX("k", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"setrange", 4, func() []any { return SetRange("k", 1, "v").Args() }, func() []any {
+		c := SetRange("k", 1, "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sflush", -3, func() []any { return SFlush(SlotRange{Start: 1, End: 1}).Args() }, func() []any {
+		c := SFlush(SlotRange{Start: 1, End: 1})
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"shutdown", -1, func() []any { return Shutdown().Args() }, func() []any {
+		c := Shutdown()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sinter", -2, func() []any { return SInter("k").Args() }, func() []any {
+		c := SInter("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sintercard", -3, func() []any { return SInterCard("k").Args() }, func() []any {
+		c := SInterCard("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sinterstore", -3, func() []any { return SInterStore("k", "k").Args() }, func() []any {
+		c := SInterStore("k", "k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sismember", 3, func() []any { return SIsMember("k", "v").Args() }, func() []any {
+		c := SIsMember("k", "v")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := SIsMember("k", "v").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"slaveof", 3, func() []any { return SlaveOf().HostPort("s", 1).Args() }, nil},
-	{"slowlog|get", -2, func() []any { return SlowLogGet().Args() }, nil},
-	{"slowlog|help", 2, func() []any { return SlowLogHelp().Args() }, nil},
-	{"slowlog|len", 2, func() []any { return SlowLogLen().Args() }, nil},
-	{"slowlog|reset", 2, func() []any { return SlowLogReset().Args() }, nil},
-	{"smembers", 2, func() []any { return SMembers("k").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"slaveof", 3, func() []any { return SlaveOf().HostPort("s", 1).Args() }, func() []any {
+		c := SlaveOf().HostPort("s", 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"slowlog|get", -2, func() []any { return SlowLogGet().Args() }, func() []any {
+		c := SlowLogGet()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"slowlog|help", 2, func() []any { return SlowLogHelp().Args() }, func() []any {
+		c := SlowLogHelp()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"slowlog|len", 2, func() []any { return SlowLogLen().Args() }, func() []any {
+		c := SlowLogLen()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"slowlog|reset", 2, func() []any { return SlowLogReset().Args() }, func() []any {
+		c := SlowLogReset()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"smembers", 2, func() []any { return SMembers("k").Args() }, func() []any {
+		c := SMembers("k")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := SMembers("k").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"smismember", -3, func() []any { return SMIsMember("k", "v").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"smismember", -3, func() []any { return SMIsMember("k", "v").Args() }, func() []any {
+		c := SMIsMember("k", "v")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := SMIsMember("k", "v").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"smove", 4, func() []any { return SMove("k", "k", "v").Args() }, nil},
-	{"sort", -2, func() []any { return Sort("k").Args() }, nil},
-	{"sort", -2, func() []any { return SortStore("k", "k").Args() }, nil},
-	{"sort_ro", -2, func() []any { return SortRO("k").Args() }, nil},
-	{"spop", -2, func() []any { return SPop("k").Args() }, nil},
-	{"spop", -2, func() []any { return SPopCount("k", 1).Args() }, nil},
-	{"spublish", 3, func() []any { return SPublish("s", "v").Args() }, nil},
-	{"srandmember", -2, func() []any { return SRandMember("k").Args() }, nil},
-	{"srandmember", -2, func() []any { return SRandMemberCount("k", 1).Args() }, nil},
-	{"srem", -3, func() []any { return SRem("k", "v").Args() }, nil},
-	{"sscan", -3, func() []any { return SScan("k", 0).Args() }, nil},
-	{"ssubscribe", -2, func() []any { return SSubscribe("s").Args() }, nil},
-	{"strlen", 2, func() []any { return StrLen("k").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"smove", 4, func() []any { return SMove("k", "k", "v").Args() }, func() []any {
+		c := SMove("k", "k", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sort", -2, func() []any { return Sort("k").Args() }, func() []any {
+		c := Sort("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sort", -2, func() []any { return SortStore("k", "k").Args() }, func() []any {
+		c := SortStore("k", "k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sort_ro", -2, func() []any { return SortRO("k").Args() }, func() []any {
+		c := SortRO("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"spop", -2, func() []any { return SPop("k").Args() }, func() []any {
+		c := SPop("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"spop", -2, func() []any { return SPopCount("k", 1).Args() }, func() []any {
+		c := SPopCount("k", 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"spublish", 3, func() []any { return SPublish("s", "v").Args() }, func() []any {
+		c := SPublish("s", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"srandmember", -2, func() []any { return SRandMember("k").Args() }, func() []any {
+		c := SRandMember("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"srandmember", -2, func() []any { return SRandMemberCount("k", 1).Args() }, func() []any {
+		c := SRandMemberCount("k", 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"srem", -3, func() []any { return SRem("k", "v").Args() }, func() []any {
+		c := SRem("k", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sscan", -3, func() []any { return SScan("k", 0).Args() }, func() []any {
+		c := SScan("k", 0)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"ssubscribe", -2, func() []any { return SSubscribe("s").Args() }, func() []any {
+		c := SSubscribe("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"strlen", 2, func() []any { return StrLen("k").Args() }, func() []any {
+		c := StrLen("k")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := StrLen("k").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"subscribe", -2, func() []any { return Subscribe("s").Args() }, nil},
-	{"substr", 4, func() []any { return SubStr("k", 1, 1).Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"subscribe", -2, func() []any { return Subscribe("s").Args() }, func() []any {
+		c := Subscribe("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"substr", 4, func() []any { return SubStr("k", 1, 1).Args() }, func() []any {
+		c := SubStr("k", 1, 1)
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := SubStr("k", 1, 1).Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"sunion", -2, func() []any { return SUnion("k").Args() }, nil},
-	{"sunionstore", -3, func() []any { return SUnionStore("k", "k").Args() }, nil},
-	{"sunsubscribe", -1, func() []any { return SUnsubscribe("s").Args() }, nil},
-	{"swapdb", 3, func() []any { return SwapDB(1, 1).Args() }, nil},
-	{"sync", 1, func() []any { return Sync().Args() }, nil},
-	{"time", 1, func() []any { return Time().Args() }, nil},
-	{"touch", -2, func() []any { return Touch("k").Args() }, nil},
-	{"trimslots", -5, func() []any { return TrimSlots([]any{"RANGES", "1", "1", "1"}).Args() }, nil},
-	{"ttl", 2, func() []any { return TTL("k").Args() }, nil},
-	{"type", 2, func() []any { return Type("k").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"sunion", -2, func() []any { return SUnion("k").Args() }, func() []any {
+		c := SUnion("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sunionstore", -3, func() []any { return SUnionStore("k", "k").Args() }, func() []any {
+		c := SUnionStore("k", "k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sunsubscribe", -1, func() []any { return SUnsubscribe("s").Args() }, func() []any {
+		c := SUnsubscribe("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"swapdb", 3, func() []any { return SwapDB(1, 1).Args() }, func() []any {
+		c := SwapDB(1, 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"sync", 1, func() []any { return Sync().Args() }, func() []any {
+		c := Sync()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"time", 1, func() []any { return Time().Args() }, func() []any {
+		c := Time()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"touch", -2, func() []any { return Touch("k").Args() }, func() []any {
+		c := Touch("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"trimslots", -5, func() []any { return TrimSlots(SlotRange{Start: 1, End: 1}).Args() }, func() []any {
+		c := TrimSlots(SlotRange{Start: 1, End: 1})
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"ttl", 2, func() []any { return TTL("k").Args() }, func() []any {
+		c := TTL("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"type", 2, func() []any { return Type("k").Args() }, func() []any {
+		c := Type("k")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := Type("k").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"unlink", -2, func() []any { return Unlink("k").Args() }, nil},
-	{"unsubscribe", -1, func() []any { return Unsubscribe("s").Args() }, nil},
-	{"unwatch", 1, func() []any { return Unwatch().Args() }, nil},
-	{"vadd", -5, func() []any { return VAdd("k", VAddFP32, "v", "v").Args() }, nil},
-	{"vcard", 2, func() []any { return VCard("k").Args() }, nil},
-	{"vdim", 2, func() []any { return VDim("k").Args() }, nil},
-	{"vemb", -3, func() []any { return VEmb("k", "v").Args() }, nil},
-	{"vemb", -3, func() []any { return VEmbRaw("k", "v").Args() }, nil},
-	{"vgetattr", 3, func() []any { return VGetAttr("k", "v").Args() }, nil},
-	{"vinfo", 2, func() []any { return VInfo("k").Args() }, nil},
-	{"vismember", 3, func() []any { return VIsMember("k", "v").Args() }, nil},
-	{"vlinks", -3, func() []any { return VLinks("k", "v").Args() }, nil},
-	{"vlinks", -3, func() []any { return VLinksWithScores("k", "v").Args() }, nil},
-	{"vrandmember", -2, func() []any { return VRandMember("k").Args() }, nil},
-	{"vrandmember", -2, func() []any { return VRandMemberCount("k", 1).Args() }, nil},
-	{"vrange", -4, func() []any { return VRange("k", "s", "s").Args() }, nil},
-	{"vrem", 3, func() []any { return VRem("k", "v").Args() }, nil},
-	{"vsetattr", 4, func() []any { return VSetAttr("k", "v", "s").Args() }, nil},
-	{"vsim", -4, func() []any { return VSim("k", VSimEle, "v").Args() }, nil},
-	{"vsim", -4, func() []any { return VSimWithScores("k", VSimEle, "v").Args() }, nil},
-	{"wait", 3, func() []any { return Wait(1, 1).Args() }, nil},
-	{"waitaof", 4, func() []any { return WaitAOF(1, 1, 1).Args() }, nil},
-	{"watch", -2, func() []any { return Watch("k").Args() }, nil},
-	{"xack", -4, func() []any { return XAck("k", "s", "s").Args() }, nil},
-	{"xackdel", -6, func() []any { return XAckDel("k", "s", "s").Args() }, nil},
-	{"xadd", -5, func() []any { return XAdd("k", FieldValue{Field: "s", Value: "v"}).AutoID().Args() }, nil},
-	{"xautoclaim", -6, func() []any { return XAutoClaim("k", "s", "s", time.Second, "s").Args() }, nil},
-	{"xautoclaim", -6, func() []any { return XAutoClaimJustID("k", "s", "s", time.Second, "s").Args() }, nil},
-	{"xcfgset", -2, func() []any { return XCfgSet("k").Args() }, nil},
-	{"xclaim", -6, func() []any { return XClaim("k", "s", "s", time.Second, "s").Args() }, nil},
-	{"xclaim", -6, func() []any { return XClaimJustID("k", "s", "s", time.Second, "s").Args() }, nil},
-	{"xdel", -3, func() []any { return XDel("k", "s").Args() }, nil},
-	{"xdelex", -5, func() []any { return XDelEx("k", "s").Args() }, nil},
-	{"xgroup|create", -5, func() []any { return XGroupCreate("k", "s").ID("s").Args() }, nil},
-	{"xgroup|createconsumer", 5, func() []any { return XGroupCreateConsumer("k", "s", "s").Args() }, nil},
-	{"xgroup|delconsumer", 5, func() []any { return XGroupDelConsumer("k", "s", "s").Args() }, nil},
-	{"xgroup|destroy", 4, func() []any { return XGroupDestroy("k", "s").Args() }, nil},
-	{"xgroup|help", 2, func() []any { return XGroupHelp().Args() }, nil},
-	{"xgroup|setid", -5, func() []any { return XGroupSetID("k", "s").ID("s").Args() }, nil},
-	{"xidmprecord", 5, func() []any { return XIDMPRecord("k", "s", "s", "s").Args() }, nil},
-	{"xinfo|consumers", 4, func() []any { return XInfoConsumers("k", "s").Args() }, nil},
-	{"xinfo|groups", 3, func() []any { return XInfoGroups("k").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"unlink", -2, func() []any { return Unlink("k").Args() }, func() []any {
+		c := Unlink("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"unsubscribe", -1, func() []any { return Unsubscribe("s").Args() }, func() []any {
+		c := Unsubscribe("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"unwatch", 1, func() []any { return Unwatch().Args() }, func() []any {
+		c := Unwatch()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"vadd", -5, func() []any { return VAdd("k", VAddFP32, "v", "v").Args() }, func() []any {
+		c := VAdd("k", VAddFP32, "v", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"vcard", 2, func() []any { return VCard("k").Args() }, func() []any {
+		c := VCard("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"vdim", 2, func() []any { return VDim("k").Args() }, func() []any {
+		c := VDim("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"vemb", -3, func() []any { return VEmb("k", "v").Args() }, func() []any {
+		c := VEmb("k", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"vemb", -3, func() []any { return VEmbRaw("k", "v").Args() }, func() []any {
+		c := VEmbRaw("k", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"vgetattr", 3, func() []any { return VGetAttr("k", "v").Args() }, func() []any {
+		c := VGetAttr("k", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"vinfo", 2, func() []any { return VInfo("k").Args() }, func() []any {
+		c := VInfo("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"vismember", 3, func() []any { return VIsMember("k", "v").Args() }, func() []any {
+		c := VIsMember("k", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"vlinks", -3, func() []any { return VLinks("k", "v").Args() }, func() []any {
+		c := VLinks("k", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"vlinks", -3, func() []any { return VLinksWithScores("k", "v").Args() }, func() []any {
+		c := VLinksWithScores("k", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"vrandmember", -2, func() []any { return VRandMember("k").Args() }, func() []any {
+		c := VRandMember("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"vrandmember", -2, func() []any { return VRandMemberCount("k", 1).Args() }, func() []any {
+		c := VRandMemberCount("k", 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"vrange", -4, func() []any { return VRange("k", "s", "s").Args() }, func() []any {
+		c := VRange("k", "s", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"vrem", 3, func() []any { return VRem("k", "v").Args() }, func() []any {
+		c := VRem("k", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"vsetattr", 4, func() []any { return VSetAttr("k", "v", "s").Args() }, func() []any {
+		c := VSetAttr("k", "v", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"vsim", -4, func() []any { return VSim("k", VSimEle, "v").Args() }, func() []any {
+		c := VSim("k", VSimEle, "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"vsim", -4, func() []any { return VSimWithScores("k", VSimEle, "v").Args() }, func() []any {
+		c := VSimWithScores("k", VSimEle, "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"wait", 3, func() []any { return Wait(1, time.Second).Args() }, func() []any {
+		c := Wait(1, time.Second)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"waitaof", 4, func() []any { return WaitAOF(1, 1, time.Second).Args() }, func() []any {
+		c := WaitAOF(1, 1, time.Second)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"watch", -2, func() []any { return Watch("k").Args() }, func() []any {
+		c := Watch("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xack", -4, func() []any { return XAck("k", "s", "s").Args() }, func() []any {
+		c := XAck("k", "s", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xackdel", -6, func() []any { return XAckDel("k", "s", "s").Args() }, func() []any {
+		c := XAckDel("k", "s", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xadd", -5, func() []any { return XAdd("k", FieldValue{Field: "s", Value: "v"}).AutoID().Args() }, func() []any {
+		c := XAdd("k", FieldValue{Field: "s", Value: "v"}).AutoID()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xautoclaim", -6, func() []any { return XAutoClaim("k", "s", "s", time.Second, "s").Args() }, func() []any {
+		c := XAutoClaim("k", "s", "s", time.Second, "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xautoclaim", -6, func() []any { return XAutoClaimJustID("k", "s", "s", time.Second, "s").Args() }, func() []any {
+		c := XAutoClaimJustID("k", "s", "s", time.Second, "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xcfgset", -2, func() []any { return XCfgSet("k").Args() }, func() []any {
+		c := XCfgSet("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xclaim", -6, func() []any { return XClaim("k", "s", "s", time.Second, "s").Args() }, func() []any {
+		c := XClaim("k", "s", "s", time.Second, "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xclaim", -6, func() []any { return XClaimJustID("k", "s", "s", time.Second, "s").Args() }, func() []any {
+		c := XClaimJustID("k", "s", "s", time.Second, "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xdel", -3, func() []any { return XDel("k", "s").Args() }, func() []any {
+		c := XDel("k", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xdelex", -5, func() []any { return XDelEx("k", "s").Args() }, func() []any {
+		c := XDelEx("k", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xgroup|create", -5, func() []any { return XGroupCreate("k", "s").ID("s").Args() }, func() []any {
+		c := XGroupCreate("k", "s").ID("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xgroup|createconsumer", 5, func() []any { return XGroupCreateConsumer("k", "s", "s").Args() }, func() []any {
+		c := XGroupCreateConsumer("k", "s", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xgroup|delconsumer", 5, func() []any { return XGroupDelConsumer("k", "s", "s").Args() }, func() []any {
+		c := XGroupDelConsumer("k", "s", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xgroup|destroy", 4, func() []any { return XGroupDestroy("k", "s").Args() }, func() []any {
+		c := XGroupDestroy("k", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xgroup|help", 2, func() []any { return XGroupHelp().Args() }, func() []any {
+		c := XGroupHelp()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xgroup|setid", -5, func() []any { return XGroupSetID("k", "s").ID("s").Args() }, func() []any {
+		c := XGroupSetID("k", "s").ID("s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xidmprecord", 5, func() []any { return XIDMPRecord("k", "s", "s", "s").Args() }, func() []any {
+		c := XIDMPRecord("k", "s", "s", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xinfo|consumers", 4, func() []any { return XInfoConsumers("k", "s").Args() }, func() []any {
+		c := XInfoConsumers("k", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xinfo|groups", 3, func() []any { return XInfoGroups("k").Args() }, func() []any {
+		c := XInfoGroups("k")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := XInfoGroups("k").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"xinfo|help", 2, func() []any { return XInfoHelp().Args() }, nil},
-	{"xinfo|stream", -3, func() []any { return XInfoStream("k").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"xinfo|help", 2, func() []any { return XInfoHelp().Args() }, func() []any {
+		c := XInfoHelp()
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xinfo|stream", -3, func() []any { return XInfoStream("k").Args() }, func() []any {
+		c := XInfoStream("k")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := XInfoStream("k").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"xlen", 2, func() []any { return XLen("k").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"xlen", 2, func() []any { return XLen("k").Args() }, func() []any {
+		c := XLen("k")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := XLen("k").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"xpending", -3, func() []any { return XPending("k", "s").Args() }, nil},
-	{"xpending", -3, func() []any { return XPendingExt("k", "s", "s", "s", 1).Args() }, nil},
-	{"xrange", -4, func() []any { return XRange("k", "s", "s").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"xpending", -3, func() []any { return XPending("k", "s").Args() }, func() []any {
+		c := XPending("k", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xpending", -3, func() []any { return XPendingExt("k", "s", "s", "s", 1).Args() }, func() []any {
+		c := XPendingExt("k", "s", "s", "s", 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xrange", -4, func() []any { return XRange("k", "s", "s").Args() }, func() []any {
+		c := XRange("k", "s", "s")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := XRange("k", "s", "s").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"xread", -4, func() []any { return XRead(StreamID{Key: "k", ID: "s"}).Args() }, nil},
-	{"xreadgroup", -7, func() []any { return XReadGroup("s", "s", StreamID{Key: "k", ID: "s"}).Args() }, nil},
-	{"xrevrange", -4, func() []any { return XRevRange("k", "s", "s").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"xread", -4, func() []any { return XRead(StreamID{Key: "k", ID: "s"}).Args() }, func() []any {
+		c := XRead(StreamID{Key: "k", ID: "s"})
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xreadgroup", -7, func() []any { return XReadGroup("s", "s", StreamID{Key: "k", ID: "s"}).Args() }, func() []any {
+		c := XReadGroup("s", "s", StreamID{Key: "k", ID: "s"})
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xrevrange", -4, func() []any { return XRevRange("k", "s", "s").Args() }, func() []any {
+		c := XRevRange("k", "s", "s")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := XRevRange("k", "s", "s").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"xsetid", -3, func() []any { return XSetID("k", "s").Args() }, nil},
-	{"xtrim", -4, func() []any { return XTrim("k", XTrimMaxLen, "s").Args() }, nil},
-	{"zadd", -4, func() []any { return ZAdd("k", Z{Score: 1, Member: "v"}).Args() }, nil},
-	{"zadd", -4, func() []any { return ZAddIncr("k", Z{Score: 1, Member: "v"}).Args() }, nil},
-	{"zcard", 2, func() []any { return ZCard("k").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"xsetid", -3, func() []any { return XSetID("k", "s").Args() }, func() []any {
+		c := XSetID("k", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"xtrim", -4, func() []any { return XTrim("k", XTrimMaxLen, "s").Args() }, func() []any {
+		c := XTrim("k", XTrimMaxLen, "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zadd", -4, func() []any { return ZAdd("k", Z{Score: 1, Member: "v"}).Args() }, func() []any {
+		c := ZAdd("k", Z{Score: 1, Member: "v"})
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zadd", -4, func() []any { return ZAddIncr("k", Z{Score: 1, Member: "v"}).Args() }, func() []any {
+		c := ZAddIncr("k", Z{Score: 1, Member: "v"})
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zcard", 2, func() []any { return ZCard("k").Args() }, func() []any {
+		c := ZCard("k")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := ZCard("k").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"zcount", 4, func() []any { return ZCount("k", "1", "1").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"zcount", 4, func() []any { return ZCount("k", "1", "1").Args() }, func() []any {
+		c := ZCount("k", "1", "1")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := ZCount("k", "1", "1").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"zdiff", -3, func() []any { return ZDiff("k").Args() }, nil},
-	{"zdiff", -3, func() []any { return ZDiffWithScores("k").Args() }, nil},
-	{"zdiffstore", -4, func() []any { return ZDiffStore("k", "k").Args() }, nil},
-	{"zincrby", 4, func() []any { return ZIncrBy("k", 1, "v").Args() }, nil},
-	{"zinter", -3, func() []any { return ZInter("k").Args() }, nil},
-	{"zinter", -3, func() []any { return ZInterWithScores("k").Args() }, nil},
-	{"zintercard", -3, func() []any { return ZInterCard("k").Args() }, nil},
-	{"zinterstore", -4, func() []any { return ZInterStore("k", "k").Args() }, nil},
-	{"zlexcount", 4, func() []any { return ZLexCount("k", "s", "s").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"zdiff", -3, func() []any { return ZDiff("k").Args() }, func() []any {
+		c := ZDiff("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zdiff", -3, func() []any { return ZDiffWithScores("k").Args() }, func() []any {
+		c := ZDiffWithScores("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zdiffstore", -4, func() []any { return ZDiffStore("k", "k").Args() }, func() []any {
+		c := ZDiffStore("k", "k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zincrby", 4, func() []any { return ZIncrBy("k", 1, "v").Args() }, func() []any {
+		c := ZIncrBy("k", 1, "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zinter", -3, func() []any { return ZInter("k").Args() }, func() []any {
+		c := ZInter("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zinter", -3, func() []any { return ZInterWithScores("k").Args() }, func() []any {
+		c := ZInterWithScores("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zintercard", -3, func() []any { return ZInterCard("k").Args() }, func() []any {
+		c := ZInterCard("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zinterstore", -4, func() []any { return ZInterStore("k", "k").Args() }, func() []any {
+		c := ZInterStore("k", "k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zlexcount", 4, func() []any { return ZLexCount("k", "s", "s").Args() }, func() []any {
+		c := ZLexCount("k", "s", "s")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := ZLexCount("k", "s", "s").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"zmpop", -4, func() []any { return ZMPop([]string{"k"}, ZMPopMin).Args() }, nil},
-	{"zmscore", -3, func() []any { return ZMScore("k", "v").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"zmpop", -4, func() []any { return ZMPop([]string{"k"}, ZMPopMin).Args() }, func() []any {
+		c := ZMPop([]string{"k"}, ZMPopMin)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zmscore", -3, func() []any { return ZMScore("k", "v").Args() }, func() []any {
+		c := ZMScore("k", "v")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := ZMScore("k", "v").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"zpopmax", -2, func() []any { return ZPopMax("k").Args() }, nil},
-	{"zpopmin", -2, func() []any { return ZPopMin("k").Args() }, nil},
-	{"zrandmember", -2, func() []any { return ZRandMember("k").Args() }, nil},
-	{"zrandmember", -2, func() []any { return ZRandMemberCount("k", 1).Args() }, nil},
-	{"zrandmember", -2, func() []any { return ZRandMemberWithScores("k", 1).Args() }, nil},
-	{"zrange", -4, func() []any { return ZRange("k", "s", "s").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"zpopmax", -2, func() []any { return ZPopMax("k").Args() }, func() []any {
+		c := ZPopMax("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zpopmin", -2, func() []any { return ZPopMin("k").Args() }, func() []any {
+		c := ZPopMin("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zrandmember", -2, func() []any { return ZRandMember("k").Args() }, func() []any {
+		c := ZRandMember("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zrandmember", -2, func() []any { return ZRandMemberCount("k", 1).Args() }, func() []any {
+		c := ZRandMemberCount("k", 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zrandmember", -2, func() []any { return ZRandMemberWithScores("k", 1).Args() }, func() []any {
+		c := ZRandMemberWithScores("k", 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zrange", -4, func() []any { return ZRange("k", "s", "s").Args() }, func() []any {
+		c := ZRange("k", "s", "s")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := ZRange("k", "s", "s").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"zrange", -4, func() []any { return ZRangeWithScores("k", "s", "s").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"zrange", -4, func() []any { return ZRangeWithScores("k", "s", "s").Args() }, func() []any {
+		c := ZRangeWithScores("k", "s", "s")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := ZRangeWithScores("k", "s", "s").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"zrangebylex", -4, func() []any { return ZRangeByLex("k", "s", "s").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"zrangebylex", -4, func() []any { return ZRangeByLex("k", "s", "s").Args() }, func() []any {
+		c := ZRangeByLex("k", "s", "s")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := ZRangeByLex("k", "s", "s").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"zrangebyscore", -4, func() []any { return ZRangeByScore("k", "1", "1").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"zrangebyscore", -4, func() []any { return ZRangeByScore("k", "1", "1").Args() }, func() []any {
+		c := ZRangeByScore("k", "1", "1")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := ZRangeByScore("k", "1", "1").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"zrangebyscore", -4, func() []any { return ZRangeByScoreWithScores("k", "1", "1").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"zrangebyscore", -4, func() []any { return ZRangeByScoreWithScores("k", "1", "1").Args() }, func() []any {
+		c := ZRangeByScoreWithScores("k", "1", "1")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := ZRangeByScoreWithScores("k", "1", "1").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"zrangestore", -5, func() []any { return ZRangeStore("k", "k", "s", "s").Args() }, nil},
-	{"zrank", -3, func() []any { return ZRank("k", "v").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"zrangestore", -5, func() []any { return ZRangeStore("k", "k", "s", "s").Args() }, func() []any {
+		c := ZRangeStore("k", "k", "s", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zrank", -3, func() []any { return ZRank("k", "v").Args() }, func() []any {
+		c := ZRank("k", "v")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := ZRank("k", "v").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"zrank", -3, func() []any { return ZRankWithScore("k", "v").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"zrank", -3, func() []any { return ZRankWithScore("k", "v").Args() }, func() []any {
+		c := ZRankWithScore("k", "v")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := ZRankWithScore("k", "v").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"zrem", -3, func() []any { return ZRem("k", "v").Args() }, nil},
-	{"zremrangebylex", 4, func() []any { return ZRemRangeByLex("k", "s", "s").Args() }, nil},
-	{"zremrangebyrank", 4, func() []any { return ZRemRangeByRank("k", 1, 1).Args() }, nil},
-	{"zremrangebyscore", 4, func() []any { return ZRemRangeByScore("k", "1", "1").Args() }, nil},
-	{"zrevrange", -4, func() []any { return ZRevRange("k", 1, 1).Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"zrem", -3, func() []any { return ZRem("k", "v").Args() }, func() []any {
+		c := ZRem("k", "v")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zremrangebylex", 4, func() []any { return ZRemRangeByLex("k", "s", "s").Args() }, func() []any {
+		c := ZRemRangeByLex("k", "s", "s")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zremrangebyrank", 4, func() []any { return ZRemRangeByRank("k", 1, 1).Args() }, func() []any {
+		c := ZRemRangeByRank("k", 1, 1)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zremrangebyscore", 4, func() []any { return ZRemRangeByScore("k", "1", "1").Args() }, func() []any {
+		c := ZRemRangeByScore("k", "1", "1")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zrevrange", -4, func() []any { return ZRevRange("k", 1, 1).Args() }, func() []any {
+		c := ZRevRange("k", 1, 1)
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := ZRevRange("k", 1, 1).Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"zrevrange", -4, func() []any { return ZRevRangeWithScores("k", 1, 1).Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"zrevrange", -4, func() []any { return ZRevRangeWithScores("k", 1, 1).Args() }, func() []any {
+		c := ZRevRangeWithScores("k", 1, 1)
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := ZRevRangeWithScores("k", 1, 1).Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"zrevrangebylex", -4, func() []any { return ZRevRangeByLex("k", "s", "s").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"zrevrangebylex", -4, func() []any { return ZRevRangeByLex("k", "s", "s").Args() }, func() []any {
+		c := ZRevRangeByLex("k", "s", "s")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := ZRevRangeByLex("k", "s", "s").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"zrevrangebyscore", -4, func() []any { return ZRevRangeByScore("k", "1", "1").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"zrevrangebyscore", -4, func() []any { return ZRevRangeByScore("k", "1", "1").Args() }, func() []any {
+		c := ZRevRangeByScore("k", "1", "1")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := ZRevRangeByScore("k", "1", "1").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"zrevrangebyscore", -4, func() []any { return ZRevRangeByScoreWithScores("k", "1", "1").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"zrevrangebyscore", -4, func() []any { return ZRevRangeByScoreWithScores("k", "1", "1").Args() }, func() []any {
+		c := ZRevRangeByScoreWithScores("k", "1", "1")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := ZRevRangeByScoreWithScores("k", "1", "1").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"zrevrank", -3, func() []any { return ZRevRank("k", "v").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"zrevrank", -3, func() []any { return ZRevRank("k", "v").Args() }, func() []any {
+		c := ZRevRank("k", "v")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := ZRevRank("k", "v").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"zrevrank", -3, func() []any { return ZRevRankWithScore("k", "v").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"zrevrank", -3, func() []any { return ZRevRankWithScore("k", "v").Args() }, func() []any {
+		c := ZRevRankWithScore("k", "v")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := ZRevRankWithScore("k", "v").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"zscan", -3, func() []any { return ZScan("k", 0).Args() }, nil},
-	{"zscore", 3, func() []any { return ZScore("k", "v").Args() }, func(ctx context.Context, c *respire.Client) error {
+	{"zscan", -3, func() []any { return ZScan("k", 0).Args() }, func() []any {
+		c := ZScan("k", 0)
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zscore", 3, func() []any { return ZScore("k", "v").Args() }, func() []any {
+		c := ZScore("k", "v")
+		v := c.argv()
+		return v.args()
+	}, func(ctx context.Context, c *respire.Client) error {
 		_, err := ZScore("k", "v").Cached(ctx, c, time.Minute)
 		return err
 	}},
-	{"zunion", -3, func() []any { return ZUnion("k").Args() }, nil},
-	{"zunion", -3, func() []any { return ZUnionWithScores("k").Args() }, nil},
-	{"zunionstore", -4, func() []any { return ZUnionStore("k", "k").Args() }, nil},
+	{"zunion", -3, func() []any { return ZUnion("k").Args() }, func() []any {
+		c := ZUnion("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zunion", -3, func() []any { return ZUnionWithScores("k").Args() }, func() []any {
+		c := ZUnionWithScores("k")
+		v := c.argv()
+		return v.args()
+	}, nil},
+	{"zunionstore", -4, func() []any { return ZUnionStore("k", "k").Args() }, func() []any {
+		c := ZUnionStore("k", "k")
+		v := c.argv()
+		return v.args()
+	}, nil},
 }

@@ -5,8 +5,40 @@ package cmds
 
 import (
 	"context"
+	"time"
 
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/resp"
+)
+
+var (
+	nameAuth               = &argkind.Name{Text: "AUTH", Entry: entry("auth")}
+	nameClientCaching      = &argkind.Name{Text: "CLIENT", Entry: entry("client|caching")}
+	nameClientCAPA         = &argkind.Name{Text: "CLIENT", Entry: entry("client|capa")}
+	nameClientGetName      = &argkind.Name{Text: "CLIENT", Entry: entry("client|getname")}
+	nameClientGetRedir     = &argkind.Name{Text: "CLIENT", Entry: entry("client|getredir")}
+	nameClientHelp         = &argkind.Name{Text: "CLIENT", Entry: entry("client|help")}
+	nameClientID           = &argkind.Name{Text: "CLIENT", Entry: entry("client|id")}
+	nameClientImportSource = &argkind.Name{Text: "CLIENT", Entry: entry("client|import-source")}
+	nameClientInfo         = &argkind.Name{Text: "CLIENT", Entry: entry("client|info")}
+	nameClientKill         = &argkind.Name{Text: "CLIENT", Entry: entry("client|kill")}
+	nameClientList         = &argkind.Name{Text: "CLIENT", Entry: entry("client|list")}
+	nameClientNoEvict      = &argkind.Name{Text: "CLIENT", Entry: entry("client|no-evict")}
+	nameClientNoTouch      = &argkind.Name{Text: "CLIENT", Entry: entry("client|no-touch")}
+	nameClientPause        = &argkind.Name{Text: "CLIENT", Entry: entry("client|pause")}
+	nameClientReply        = &argkind.Name{Text: "CLIENT", Entry: entry("client|reply")}
+	nameClientSetInfo      = &argkind.Name{Text: "CLIENT", Entry: entry("client|setinfo")}
+	nameClientSetName      = &argkind.Name{Text: "CLIENT", Entry: entry("client|setname")}
+	nameClientTracking     = &argkind.Name{Text: "CLIENT", Entry: entry("client|tracking")}
+	nameClientTrackingInfo = &argkind.Name{Text: "CLIENT", Entry: entry("client|trackinginfo")}
+	nameClientUnblock      = &argkind.Name{Text: "CLIENT", Entry: entry("client|unblock")}
+	nameClientUnpause      = &argkind.Name{Text: "CLIENT", Entry: entry("client|unpause")}
+	nameEcho               = &argkind.Name{Text: "ECHO", Entry: entry("echo")}
+	nameHello              = &argkind.Name{Text: "HELLO", Entry: entry("hello")}
+	namePing               = &argkind.Name{Text: "PING", Entry: entry("ping")}
+	nameQuit               = &argkind.Name{Text: "QUIT", Entry: entry("quit")}
+	nameReset              = &argkind.Name{Text: "RESET", Entry: entry("reset")}
+	nameSelect             = &argkind.Name{Text: "SELECT", Entry: entry("select")}
 )
 
 // Auth builds AUTH: authenticates the connection.
@@ -34,7 +66,7 @@ func (c AuthCmd) Username(value string) AuthCmd {
 }
 
 func (c *AuthCmd) argv() (v argv) {
-	v.fixed[v.n] = "AUTH"
+	v.fixed[v.n] = nameAuth
 	v.n++
 	if c.username != nil {
 		v.fixed[v.n] = c.username
@@ -48,13 +80,13 @@ func (c *AuthCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c AuthCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "AUTH"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "AUTH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c AuthCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "AUTH", decodeString)
+	return queue(p, v.args(), v.bad, "AUTH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -90,7 +122,7 @@ const (
 )
 
 func (c *ClientCachingCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientCaching
 	v.n++
 	v.fixed[v.n] = "CACHING"
 	v.n++
@@ -101,14 +133,12 @@ func (c *ClientCachingCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientCachingCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT CACHING"))
+	return decodeString(run(ctx, r, []any{nameClientCaching, "CACHING", c.mode}, problem{}, "CLIENT CACHING"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientCachingCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT CACHING", decodeString)
+	return queue(p, []any{nameClientCaching, "CACHING", c.mode}, problem{}, "CLIENT CACHING", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -134,7 +164,7 @@ type ClientCAPACmd struct {
 }
 
 func (c *ClientCAPACmd) argv() (v argv) {
-	v.add("CLIENT")
+	v.add(nameClientCAPA)
 	v.add("CAPA")
 	if len(c.capabilities) == 0 {
 		v.fail(problemEmpty)
@@ -148,13 +178,13 @@ func (c *ClientCAPACmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientCAPACmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT CAPA"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLIENT CAPA"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientCAPACmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLIENT CAPA", decodeString)
+	return queue(p, v.args(), v.bad, "CLIENT CAPA", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -174,7 +204,7 @@ func ClientGetName() ClientGetNameCmd { return ClientGetNameCmd{} }
 type ClientGetNameCmd struct{}
 
 func (c *ClientGetNameCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientGetName
 	v.n++
 	v.fixed[v.n] = "GETNAME"
 	v.n++
@@ -184,14 +214,12 @@ func (c *ClientGetNameCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: connection name was not set.
 func (c ClientGetNameCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT GETNAME"))
+	return decodeString(run(ctx, r, []any{nameClientGetName, "GETNAME"}, problem{}, "CLIENT GETNAME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientGetNameCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT GETNAME", decodeString)
+	return queue(p, []any{nameClientGetName, "GETNAME"}, problem{}, "CLIENT GETNAME", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -212,7 +240,7 @@ func ClientGetRedir() ClientGetRedirCmd { return ClientGetRedirCmd{} }
 type ClientGetRedirCmd struct{}
 
 func (c *ClientGetRedirCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientGetRedir
 	v.n++
 	v.fixed[v.n] = "GETREDIR"
 	v.n++
@@ -221,14 +249,12 @@ func (c *ClientGetRedirCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientGetRedirCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "CLIENT GETREDIR"))
+	return decodeInt(run(ctx, r, []any{nameClientGetRedir, "GETREDIR"}, problem{}, "CLIENT GETREDIR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientGetRedirCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT GETREDIR", decodeInt)
+	return queue(p, []any{nameClientGetRedir, "GETREDIR"}, problem{}, "CLIENT GETREDIR", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -248,7 +274,7 @@ func ClientHelp() ClientHelpCmd { return ClientHelpCmd{} }
 type ClientHelpCmd struct{}
 
 func (c *ClientHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -257,14 +283,12 @@ func (c *ClientHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "CLIENT HELP"))
+	return decodeStrings(run(ctx, r, []any{nameClientHelp, "HELP"}, problem{}, "CLIENT HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT HELP", decodeStrings)
+	return queue(p, []any{nameClientHelp, "HELP"}, problem{}, "CLIENT HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -284,7 +308,7 @@ func ClientID() ClientIDCmd { return ClientIDCmd{} }
 type ClientIDCmd struct{}
 
 func (c *ClientIDCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientID
 	v.n++
 	v.fixed[v.n] = "ID"
 	v.n++
@@ -293,14 +317,12 @@ func (c *ClientIDCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientIDCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "CLIENT ID"))
+	return decodeInt(run(ctx, r, []any{nameClientID, "ID"}, problem{}, "CLIENT ID"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientIDCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT ID", decodeInt)
+	return queue(p, []any{nameClientID, "ID"}, problem{}, "CLIENT ID", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -336,7 +358,7 @@ const (
 )
 
 func (c *ClientImportSourceCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientImportSource
 	v.n++
 	v.fixed[v.n] = "IMPORT-SOURCE"
 	v.n++
@@ -347,14 +369,12 @@ func (c *ClientImportSourceCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientImportSourceCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT IMPORT-SOURCE"))
+	return decodeString(run(ctx, r, []any{nameClientImportSource, "IMPORT-SOURCE", c.enabled}, problem{}, "CLIENT IMPORT-SOURCE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientImportSourceCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT IMPORT-SOURCE", decodeString)
+	return queue(p, []any{nameClientImportSource, "IMPORT-SOURCE", c.enabled}, problem{}, "CLIENT IMPORT-SOURCE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -374,7 +394,7 @@ func ClientInfo() ClientInfoCmd { return ClientInfoCmd{} }
 type ClientInfoCmd struct{}
 
 func (c *ClientInfoCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientInfo
 	v.n++
 	v.fixed[v.n] = "INFO"
 	v.n++
@@ -383,14 +403,12 @@ func (c *ClientInfoCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientInfoCmd) Do(ctx context.Context, r Doer) (ConnectedClient, error) {
-	v := c.argv()
-	return decodeClientInfo(run(ctx, r, &v, "CLIENT INFO"))
+	return decodeClientInfo(run(ctx, r, []any{nameClientInfo, "INFO"}, problem{}, "CLIENT INFO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientInfoCmd) In(p *Pipeline) Reply[ConnectedClient] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT INFO", decodeClientInfo)
+	return queue(p, []any{nameClientInfo, "INFO"}, problem{}, "CLIENT INFO", decodeClientInfo)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -447,7 +465,7 @@ func (c ClientKillCmd) NewFormat(args ...any) ClientKillCmd {
 }
 
 func (c *ClientKillCmd) argv() (v argv) {
-	v.add("CLIENT")
+	v.add(nameClientKill)
 	v.add("KILL")
 	switch c.filter {
 	case 1:
@@ -465,13 +483,13 @@ func (c *ClientKillCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientKillCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "CLIENT KILL"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "CLIENT KILL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientKillCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "CLIENT KILL", decodeValue)
+	return queue(p, v.args(), v.bad, "CLIENT KILL", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -497,7 +515,7 @@ type ClientListCmd struct {
 	addr          any
 	laddr         any
 	skipme        uint8
-	maxage        any
+	maxAge        any
 	name          any
 	idle          any
 	flags         any
@@ -580,9 +598,9 @@ func (c ClientListCmd) No() ClientListCmd {
 	return c
 }
 
-// Maxage adds [MAXAGE maxage] (since 8.1.0).
-func (c ClientListCmd) Maxage(value int64) ClientListCmd {
-	c.maxage = value
+// MaxAge adds [MAXAGE maxage] (since 8.1.0).
+func (c ClientListCmd) MaxAge(value int64) ClientListCmd {
+	c.maxAge = value
 	return c
 }
 
@@ -634,26 +652,26 @@ func (c ClientListCmd) IP(value string) ClientListCmd {
 	return c
 }
 
-// Normal2 chooses normal.
-func (c ClientListCmd) Normal2() ClientListCmd {
+// NotClientTypeNormal chooses normal.
+func (c ClientListCmd) NotClientTypeNormal() ClientListCmd {
 	c.notClientType = 1
 	return c
 }
 
-// Master2 chooses master.
-func (c ClientListCmd) Master2() ClientListCmd {
+// NotClientTypeMaster chooses master.
+func (c ClientListCmd) NotClientTypeMaster() ClientListCmd {
 	c.notClientType = 2
 	return c
 }
 
-// Replica2 chooses replica.
-func (c ClientListCmd) Replica2() ClientListCmd {
+// NotClientTypeReplica chooses replica.
+func (c ClientListCmd) NotClientTypeReplica() ClientListCmd {
 	c.notClientType = 3
 	return c
 }
 
-// PubSub2 chooses pubsub.
-func (c ClientListCmd) PubSub2() ClientListCmd {
+// NotClientTypePubSub chooses pubsub.
+func (c ClientListCmd) NotClientTypePubSub() ClientListCmd {
 	c.notClientType = 4
 	return c
 }
@@ -725,7 +743,7 @@ func (c ClientListCmd) NotIP(value string) ClientListCmd {
 }
 
 func (c *ClientListCmd) argv() (v argv) {
-	v.add("CLIENT")
+	v.add(nameClientList)
 	v.add("LIST")
 	switch c.clientType {
 	case 1:
@@ -767,9 +785,9 @@ func (c *ClientListCmd) argv() (v argv) {
 		v.add("SKIPME")
 		v.add("NO")
 	}
-	if c.maxage != nil {
+	if c.maxAge != nil {
 		v.add("MAXAGE")
-		v.add(c.maxage)
+		v.add(c.maxAge)
 	}
 	if c.name != nil {
 		v.add("NAME")
@@ -869,13 +887,13 @@ func (c *ClientListCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientListCmd) Do(ctx context.Context, r Doer) ([]ConnectedClient, error) {
 	v := c.argv()
-	return decodeClientList(run(ctx, r, &v, "CLIENT LIST"))
+	return decodeClientList(run(ctx, r, v.args(), v.bad, "CLIENT LIST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientListCmd) In(p *Pipeline) Reply[[]ConnectedClient] {
 	v := c.argv()
-	return queue(p, &v, "CLIENT LIST", decodeClientList)
+	return queue(p, v.args(), v.bad, "CLIENT LIST", decodeClientList)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -911,7 +929,7 @@ const (
 )
 
 func (c *ClientNoEvictCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientNoEvict
 	v.n++
 	v.fixed[v.n] = "NO-EVICT"
 	v.n++
@@ -922,14 +940,12 @@ func (c *ClientNoEvictCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientNoEvictCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT NO-EVICT"))
+	return decodeString(run(ctx, r, []any{nameClientNoEvict, "NO-EVICT", c.enabled}, problem{}, "CLIENT NO-EVICT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientNoEvictCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT NO-EVICT", decodeString)
+	return queue(p, []any{nameClientNoEvict, "NO-EVICT", c.enabled}, problem{}, "CLIENT NO-EVICT", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -965,7 +981,7 @@ const (
 )
 
 func (c *ClientNoTouchCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientNoTouch
 	v.n++
 	v.fixed[v.n] = "NO-TOUCH"
 	v.n++
@@ -976,14 +992,12 @@ func (c *ClientNoTouchCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientNoTouchCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT NO-TOUCH"))
+	return decodeString(run(ctx, r, []any{nameClientNoTouch, "NO-TOUCH", c.enabled}, problem{}, "CLIENT NO-TOUCH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientNoTouchCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT NO-TOUCH", decodeString)
+	return queue(p, []any{nameClientNoTouch, "NO-TOUCH", c.enabled}, problem{}, "CLIENT NO-TOUCH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -997,9 +1011,9 @@ func (c ClientNoTouchCmd) Args() []any {
 //	CLIENT PAUSE timeout [WRITE | ALL]
 //
 // Complexity: O(1). Since 3.0.0; Redis and Valkey.
-func ClientPause(timeout int64) ClientPauseCmd {
+func ClientPause(timeout time.Duration) ClientPauseCmd {
 	var c ClientPauseCmd
-	c.timeout = timeout
+	c.timeout, c.bad = durationMilliseconds(timeout, c.bad)
 	return c
 }
 
@@ -1007,6 +1021,7 @@ func ClientPause(timeout int64) ClientPauseCmd {
 type ClientPauseCmd struct {
 	timeout any
 	mode    uint8
+	bad     problem
 }
 
 // Write chooses WRITE.
@@ -1022,7 +1037,8 @@ func (c ClientPauseCmd) All() ClientPauseCmd {
 }
 
 func (c *ClientPauseCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.bad = c.bad
+	v.fixed[v.n] = nameClientPause
 	v.n++
 	v.fixed[v.n] = "PAUSE"
 	v.n++
@@ -1042,13 +1058,13 @@ func (c *ClientPauseCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientPauseCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT PAUSE"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLIENT PAUSE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientPauseCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLIENT PAUSE", decodeString)
+	return queue(p, v.args(), v.bad, "CLIENT PAUSE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1084,7 +1100,7 @@ const (
 )
 
 func (c *ClientReplyCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientReply
 	v.n++
 	v.fixed[v.n] = "REPLY"
 	v.n++
@@ -1095,14 +1111,12 @@ func (c *ClientReplyCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientReplyCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT REPLY"))
+	return decodeString(run(ctx, r, []any{nameClientReply, "REPLY", c.action}, problem{}, "CLIENT REPLY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientReplyCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT REPLY", decodeString)
+	return queue(p, []any{nameClientReply, "REPLY", c.action}, problem{}, "CLIENT REPLY", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1141,7 +1155,7 @@ func (c ClientSetInfoCmd) Libver(value string) ClientSetInfoCmd {
 }
 
 func (c *ClientSetInfoCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientSetInfo
 	v.n++
 	v.fixed[v.n] = "SETINFO"
 	v.n++
@@ -1165,13 +1179,13 @@ func (c *ClientSetInfoCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientSetInfoCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT SETINFO"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLIENT SETINFO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientSetInfoCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLIENT SETINFO", decodeString)
+	return queue(p, v.args(), v.bad, "CLIENT SETINFO", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1197,7 +1211,7 @@ type ClientSetNameCmd struct {
 }
 
 func (c *ClientSetNameCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientSetName
 	v.n++
 	v.fixed[v.n] = "SETNAME"
 	v.n++
@@ -1208,14 +1222,12 @@ func (c *ClientSetNameCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientSetNameCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT SETNAME"))
+	return decodeString(run(ctx, r, []any{nameClientSetName, "SETNAME", c.connectionName}, problem{}, "CLIENT SETNAME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientSetNameCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT SETNAME", decodeString)
+	return queue(p, []any{nameClientSetName, "SETNAME", c.connectionName}, problem{}, "CLIENT SETNAME", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1294,7 +1306,7 @@ func (c ClientTrackingCmd) NoLoop() ClientTrackingCmd {
 }
 
 func (c *ClientTrackingCmd) argv() (v argv) {
-	v.add("CLIENT")
+	v.add(nameClientTracking)
 	v.add("TRACKING")
 	v.add(c.status)
 	if c.clientID != nil {
@@ -1325,13 +1337,13 @@ func (c *ClientTrackingCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientTrackingCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT TRACKING"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CLIENT TRACKING"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientTrackingCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CLIENT TRACKING", decodeString)
+	return queue(p, v.args(), v.bad, "CLIENT TRACKING", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1352,7 +1364,7 @@ func ClientTrackingInfo() ClientTrackingInfoCmd { return ClientTrackingInfoCmd{}
 type ClientTrackingInfoCmd struct{}
 
 func (c *ClientTrackingInfoCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientTrackingInfo
 	v.n++
 	v.fixed[v.n] = "TRACKINGINFO"
 	v.n++
@@ -1361,14 +1373,12 @@ func (c *ClientTrackingInfoCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientTrackingInfoCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "CLIENT TRACKINGINFO"))
+	return decodeValue(run(ctx, r, []any{nameClientTrackingInfo, "TRACKINGINFO"}, problem{}, "CLIENT TRACKINGINFO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientTrackingInfoCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT TRACKINGINFO", decodeValue)
+	return queue(p, []any{nameClientTrackingInfo, "TRACKINGINFO"}, problem{}, "CLIENT TRACKINGINFO", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1409,7 +1419,7 @@ func (c ClientUnblockCmd) Error() ClientUnblockCmd {
 }
 
 func (c *ClientUnblockCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientUnblock
 	v.n++
 	v.fixed[v.n] = "UNBLOCK"
 	v.n++
@@ -1429,13 +1439,13 @@ func (c *ClientUnblockCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientUnblockCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "CLIENT UNBLOCK"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "CLIENT UNBLOCK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientUnblockCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "CLIENT UNBLOCK", decodeBool)
+	return queue(p, v.args(), v.bad, "CLIENT UNBLOCK", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1456,7 +1466,7 @@ func ClientUnpause() ClientUnpauseCmd { return ClientUnpauseCmd{} }
 type ClientUnpauseCmd struct{}
 
 func (c *ClientUnpauseCmd) argv() (v argv) {
-	v.fixed[v.n] = "CLIENT"
+	v.fixed[v.n] = nameClientUnpause
 	v.n++
 	v.fixed[v.n] = "UNPAUSE"
 	v.n++
@@ -1465,14 +1475,12 @@ func (c *ClientUnpauseCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ClientUnpauseCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CLIENT UNPAUSE"))
+	return decodeString(run(ctx, r, []any{nameClientUnpause, "UNPAUSE"}, problem{}, "CLIENT UNPAUSE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientUnpauseCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CLIENT UNPAUSE", decodeString)
+	return queue(p, []any{nameClientUnpause, "UNPAUSE"}, problem{}, "CLIENT UNPAUSE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1498,7 +1506,7 @@ type EchoCmd struct {
 }
 
 func (c *EchoCmd) argv() (v argv) {
-	v.fixed[v.n] = "ECHO"
+	v.fixed[v.n] = nameEcho
 	v.n++
 	v.fixed[v.n] = c.message
 	v.n++
@@ -1507,14 +1515,12 @@ func (c *EchoCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c EchoCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "ECHO"))
+	return decodeString(run(ctx, r, []any{nameEcho, c.message}, problem{}, "ECHO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c EchoCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "ECHO", decodeString)
+	return queue(p, []any{nameEcho, c.message}, problem{}, "ECHO", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1564,7 +1570,7 @@ func (c HelloCmd) Arguments(protover int64) HelloCmd {
 }
 
 func (c *HelloCmd) argv() (v argv) {
-	v.fixed[v.n] = "HELLO"
+	v.fixed[v.n] = nameHello
 	v.n++
 	if c.arguments {
 		v.fixed[v.n] = c.argumentsProtover
@@ -1590,13 +1596,13 @@ func (c *HelloCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HelloCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "HELLO"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "HELLO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HelloCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "HELLO", decodeValue)
+	return queue(p, v.args(), v.bad, "HELLO", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1624,7 +1630,7 @@ func (c PingCmd) Message(value any) PingCmd {
 }
 
 func (c *PingCmd) argv() (v argv) {
-	v.fixed[v.n] = "PING"
+	v.fixed[v.n] = namePing
 	v.n++
 	if c.message != nil {
 		v.fixed[v.n] = c.message
@@ -1636,13 +1642,13 @@ func (c *PingCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PingCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "PING"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "PING"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PingCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "PING", decodeString)
+	return queue(p, v.args(), v.bad, "PING", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1662,21 +1668,19 @@ func Quit() QuitCmd { return QuitCmd{} }
 type QuitCmd struct{}
 
 func (c *QuitCmd) argv() (v argv) {
-	v.fixed[v.n] = "QUIT"
+	v.fixed[v.n] = nameQuit
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c QuitCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "QUIT"))
+	return decodeString(run(ctx, r, []any{nameQuit}, problem{}, "QUIT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c QuitCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "QUIT", decodeString)
+	return queue(p, []any{nameQuit}, problem{}, "QUIT", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1696,21 +1700,19 @@ func Reset() ResetCmd { return ResetCmd{} }
 type ResetCmd struct{}
 
 func (c *ResetCmd) argv() (v argv) {
-	v.fixed[v.n] = "RESET"
+	v.fixed[v.n] = nameReset
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ResetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "RESET"))
+	return decodeString(run(ctx, r, []any{nameReset}, problem{}, "RESET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ResetCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "RESET", decodeString)
+	return queue(p, []any{nameReset}, problem{}, "RESET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1736,7 +1738,7 @@ type SelectCmd struct {
 }
 
 func (c *SelectCmd) argv() (v argv) {
-	v.fixed[v.n] = "SELECT"
+	v.fixed[v.n] = nameSelect
 	v.n++
 	v.fixed[v.n] = c.index
 	v.n++
@@ -1745,14 +1747,12 @@ func (c *SelectCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SelectCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SELECT"))
+	return decodeString(run(ctx, r, []any{nameSelect, c.index}, problem{}, "SELECT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SelectCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SELECT", decodeString)
+	return queue(p, []any{nameSelect, c.index}, problem{}, "SELECT", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -21,9 +21,13 @@
 // EVAL's numkeys, is computed), repeated groups as a slice of an element type
 // (FieldValue, KeyValue, Z, GeoLocation), a choice among keywords as a typed constant
 // (Left, Right). Durations and times are time.Duration and time.Time: Expire(d) on SET
-// sends EX when d is a whole number of seconds and PX otherwise, ExpireAt(t) EXAT or
-// PXAT likewise, and a command that takes whole seconds (EXPIRE) refuses a d that is
-// not one with ErrInvalidArg rather than rounding it. The vector of VADD and VSIM is
+// sends EX when d is a whole number of seconds and PX otherwise, and no expiration at
+// all for a d of 0, as go-redis's expiration 0 means; ExpireAt(t) sends EXAT or PXAT
+// likewise, and a command that takes whole seconds (EXPIRE) refuses a d that is not
+// one with ErrInvalidArg rather than rounding it. Arguments the servers take in
+// milliseconds are durations too (WAIT's and MIGRATE's timeouts, XCLAIM's IDLE,
+// RESTORE's ttl, which with AbsTTL the server reads as a Unix time in milliseconds:
+// time.Duration(t.UnixMilli())*time.Millisecond), and HEXPIREAT's time a time.Time. The vector of VADD and VSIM is
 // FP32's blob ([]byte) or VALUES' numbers ([]float64 or []float32, sent as their
 // count and each number).
 //
@@ -31,8 +35,9 @@
 // value is immutable, each method returning a changed copy, so a command can be built
 // once and run many times, and the order of the methods does not matter: the arguments
 // are laid out in the specification's order when the command runs. Of a one-of choice
-// the last method called wins. A required choice that was not made (GEOSEARCH's BY...)
-// fails the command with ErrInvalidArg before anything is sent.
+// the last method called wins. A required choice that was not made (GEOSEARCH's BY...,
+// and its FROM... unless the area is BYPOLYGON) fails the command with ErrInvalidArg
+// before anything is sent.
 //
 // An optional argument inside an option is a method of its own named after the
 // option's (XAdd's Trim(XAddMaxLen, "1000") with TrimOperator and TrimLimit,
@@ -51,8 +56,10 @@
 // Cached runs a read-only command of one key through the client-side cache
 // (Client.DoCached). In queues it in a Pipeline (NewPipeline for one round trip,
 // NewTxPipeline for a transaction's MULTI/EXEC) and returns a Reply whose Result holds
-// the typed reply after the pipeline's Exec. The Reply is a small value rather than a
-// pointer, so queuing a command allocates nothing beyond the pipeline's own buffer.
+// the typed reply after the pipeline's Exec; a command that cannot be built as asked
+// makes that Exec send nothing and return its ErrInvalidArg. The Reply is a small
+// value rather than a pointer, so queuing a command allocates nothing beyond the
+// pipeline's own buffer.
 // Args returns the arguments, for Client.Do, Client.DoMulti or Pipeline.Do.
 //
 // Commands that change a connection's state (SELECT, MULTI, EXEC, WATCH, SUBSCRIBE,
@@ -133,9 +140,11 @@
 //
 // # Cost
 //
-// A command's arguments are laid out in a fixed array on the caller's stack and handed
-// to Client.Do or Tx.Do directly, so a typed GET, SET or INCR allocates what Client.Do
-// allocates and nothing more beyond its reply's Go value. The constructors and option
+// A command's arguments are laid out on the caller's stack and handed to Client.Do or
+// Tx.Do directly, so a typed GET, SET or INCR allocates what Client.Do allocates and
+// nothing more beyond its reply's Go value. A command that always sends the same
+// arguments (GET, HGET, INCR) hands them over as a slice of their number; one with
+// options lays them out in a fixed array of 16. The constructors and option
 // methods are small enough to be inlined, which is what keeps the arguments off the
 // heap; a command of more than 16 arguments moves them to the heap as copies. A Doer
 // other than *respire.Client and *respire.Tx receives copies of the arguments as

@@ -374,8 +374,7 @@ func Example_fromGoRedisSortedSets() {
 	n, _ = cmds.ZAdd(k, cmds.Z{Member: "ann", Score: 100}).NX().Do(ctx, c)
 	fmt.Println(n)
 	cmds.ZAdd(k, cmds.Z{Member: "bob", Score: 1}).GT().Do(ctx, c)
-	// rdb.ZIncrBy(ctx, k, 4, "ann"): a whole increment here; ZAddIncr takes a fraction.
-	f, _ := cmds.ZIncrBy(k, 4, "ann").Do(ctx, c)
+	f, _ := cmds.ZIncrBy(k, 4, "ann").Do(ctx, c) // rdb.ZIncrBy(ctx, k, 4, "ann")
 	fmt.Println(f)
 	f, _ = cmds.ZAddIncr(k, cmds.Z{Member: "cid", Score: 0.5}).Do(ctx, c) // rdb.ZAddArgsIncr
 	fmt.Println(f)

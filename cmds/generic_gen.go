@@ -8,6 +8,43 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/argkind"
+)
+
+var (
+	nameCopy           = &argkind.Name{Text: "COPY", Entry: entry("copy")}
+	nameDel            = &argkind.Name{Text: "DEL", Entry: entry("del")}
+	nameDump           = &argkind.Name{Text: "DUMP", Entry: entry("dump")}
+	nameExists         = &argkind.Name{Text: "EXISTS", Entry: entry("exists")}
+	nameExpire         = &argkind.Name{Text: "EXPIRE", Entry: entry("expire")}
+	nameExpireAt       = &argkind.Name{Text: "EXPIREAT", Entry: entry("expireat")}
+	nameExpireTime     = &argkind.Name{Text: "EXPIRETIME", Entry: entry("expiretime")}
+	nameKeys           = &argkind.Name{Text: "KEYS", Entry: entry("keys")}
+	nameMigrate        = &argkind.Name{Text: "MIGRATE", Entry: entry("migrate")}
+	nameMove           = &argkind.Name{Text: "MOVE", Entry: entry("move")}
+	nameObjectEncoding = &argkind.Name{Text: "OBJECT", Entry: entry("object|encoding")}
+	nameObjectFreq     = &argkind.Name{Text: "OBJECT", Entry: entry("object|freq")}
+	nameObjectHelp     = &argkind.Name{Text: "OBJECT", Entry: entry("object|help")}
+	nameObjectIdleTime = &argkind.Name{Text: "OBJECT", Entry: entry("object|idletime")}
+	nameObjectRefCount = &argkind.Name{Text: "OBJECT", Entry: entry("object|refcount")}
+	namePersist        = &argkind.Name{Text: "PERSIST", Entry: entry("persist")}
+	namePExpire        = &argkind.Name{Text: "PEXPIRE", Entry: entry("pexpire")}
+	namePExpireAt      = &argkind.Name{Text: "PEXPIREAT", Entry: entry("pexpireat")}
+	namePExpireTime    = &argkind.Name{Text: "PEXPIRETIME", Entry: entry("pexpiretime")}
+	namePTTL           = &argkind.Name{Text: "PTTL", Entry: entry("pttl")}
+	nameRandomKey      = &argkind.Name{Text: "RANDOMKEY", Entry: entry("randomkey")}
+	nameRename         = &argkind.Name{Text: "RENAME", Entry: entry("rename")}
+	nameRenameNX       = &argkind.Name{Text: "RENAMENX", Entry: entry("renamenx")}
+	nameRestore        = &argkind.Name{Text: "RESTORE", Entry: entry("restore")}
+	nameScan           = &argkind.Name{Text: "SCAN", Entry: entry("scan")}
+	nameSort           = &argkind.Name{Text: "SORT", Entry: entry("sort")}
+	nameSortRO         = &argkind.Name{Text: "SORT_RO", Entry: entry("sort_ro")}
+	nameTouch          = &argkind.Name{Text: "TOUCH", Entry: entry("touch")}
+	nameTTL            = &argkind.Name{Text: "TTL", Entry: entry("ttl")}
+	nameType           = &argkind.Name{Text: "TYPE", Entry: entry("type")}
+	nameUnlink         = &argkind.Name{Text: "UNLINK", Entry: entry("unlink")}
+	nameWait           = &argkind.Name{Text: "WAIT", Entry: entry("wait")}
+	nameWaitAOF        = &argkind.Name{Text: "WAITAOF", Entry: entry("waitaof")}
 )
 
 // Copy builds COPY: copies the value of a key to a new key.
@@ -44,7 +81,7 @@ func (c CopyCmd) Replace() CopyCmd {
 }
 
 func (c *CopyCmd) argv() (v argv) {
-	v.fixed[v.n] = "COPY"
+	v.fixed[v.n] = nameCopy
 	v.n++
 	v.fixed[v.n] = c.source
 	v.n++
@@ -66,13 +103,13 @@ func (c *CopyCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CopyCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "COPY"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "COPY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CopyCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "COPY", decodeBool)
+	return queue(p, v.args(), v.bad, "COPY", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -101,7 +138,7 @@ type DelCmd struct {
 }
 
 func (c *DelCmd) argv() (v argv) {
-	v.add("DEL")
+	v.add(nameDel)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -114,13 +151,13 @@ func (c *DelCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c DelCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "DEL"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "DEL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DelCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "DEL", decodeInt)
+	return queue(p, v.args(), v.bad, "DEL", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -149,7 +186,7 @@ type DumpCmd struct {
 }
 
 func (c *DumpCmd) argv() (v argv) {
-	v.fixed[v.n] = "DUMP"
+	v.fixed[v.n] = nameDump
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -159,14 +196,12 @@ func (c *DumpCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c DumpCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "DUMP"))
+	return decodeString(run(ctx, r, []any{nameDump, c.key}, problem{}, "DUMP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DumpCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "DUMP", decodeString)
+	return queue(p, []any{nameDump, c.key}, problem{}, "DUMP", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -193,7 +228,7 @@ type ExistsCmd struct {
 }
 
 func (c *ExistsCmd) argv() (v argv) {
-	v.add("EXISTS")
+	v.add(nameExists)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -206,13 +241,13 @@ func (c *ExistsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ExistsCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "EXISTS"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "EXISTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ExistsCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "EXISTS", decodeInt)
+	return queue(p, v.args(), v.bad, "EXISTS", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -267,7 +302,7 @@ func (c ExpireCmd) LT() ExpireCmd {
 
 func (c *ExpireCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "EXPIRE"
+	v.fixed[v.n] = nameExpire
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -293,13 +328,13 @@ func (c *ExpireCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ExpireCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "EXPIRE"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "EXPIRE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ExpireCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "EXPIRE", decodeBool)
+	return queue(p, v.args(), v.bad, "EXPIRE", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -313,18 +348,18 @@ func (c ExpireCmd) Args() []any {
 //	EXPIREAT key unix-time-seconds [NX | XX | GT | LT]
 //
 // Complexity: O(1). Since 1.2.0; Redis and Valkey.
-func ExpireAt(key string, unixTimeSeconds time.Time) ExpireAtCmd {
+func ExpireAt(key string, at time.Time) ExpireAtCmd {
 	var c ExpireAtCmd
 	c.key = key
-	c.unixTimeSeconds = unixTimeSeconds.Unix()
+	c.at = at.Unix()
 	return c
 }
 
 // ExpireAtCmd is the EXPIREAT command built by ExpireAt; its methods add options and run it.
 type ExpireAtCmd struct {
-	key             any
-	unixTimeSeconds any
-	condition       uint8
+	key       any
+	at        any
+	condition uint8
 }
 
 // NX chooses NX.
@@ -352,11 +387,11 @@ func (c ExpireAtCmd) LT() ExpireAtCmd {
 }
 
 func (c *ExpireAtCmd) argv() (v argv) {
-	v.fixed[v.n] = "EXPIREAT"
+	v.fixed[v.n] = nameExpireAt
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.unixTimeSeconds
+	v.fixed[v.n] = c.at
 	v.n++
 	switch c.condition {
 	case 1:
@@ -378,13 +413,13 @@ func (c *ExpireAtCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ExpireAtCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "EXPIREAT"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "EXPIREAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ExpireAtCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "EXPIREAT", decodeBool)
+	return queue(p, v.args(), v.bad, "EXPIREAT", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -411,7 +446,7 @@ type ExpireTimeCmd struct {
 }
 
 func (c *ExpireTimeCmd) argv() (v argv) {
-	v.fixed[v.n] = "EXPIRETIME"
+	v.fixed[v.n] = nameExpireTime
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -420,14 +455,12 @@ func (c *ExpireTimeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ExpireTimeCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "EXPIRETIME"))
+	return decodeInt(run(ctx, r, []any{nameExpireTime, c.key}, problem{}, "EXPIRETIME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ExpireTimeCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "EXPIRETIME", decodeInt)
+	return queue(p, []any{nameExpireTime, c.key}, problem{}, "EXPIRETIME", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -455,7 +488,7 @@ type KeysCmd struct {
 }
 
 func (c *KeysCmd) argv() (v argv) {
-	v.fixed[v.n] = "KEYS"
+	v.fixed[v.n] = nameKeys
 	v.n++
 	v.fixed[v.n] = c.pattern
 	v.n++
@@ -464,14 +497,12 @@ func (c *KeysCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c KeysCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "KEYS"))
+	return decodeStrings(run(ctx, r, []any{nameKeys, c.pattern}, problem{}, "KEYS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c KeysCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "KEYS", decodeStrings)
+	return queue(p, []any{nameKeys, c.pattern}, problem{}, "KEYS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -488,12 +519,12 @@ func (c KeysCmd) Args() []any {
 // RESTORE in the target instance. See the pages of these commands for time complexity.
 // Also an O(N) data transfer between the two instances is performed. Since 2.6.0; Redis
 // and Valkey.
-func Migrate(host string, port int64, destinationDB int64, timeout int64) MigrateCmd {
+func Migrate(host string, port int64, destinationDB int64, timeout time.Duration) MigrateCmd {
 	var c MigrateCmd
 	c.host = host
 	c.port = port
 	c.destinationDB = destinationDB
-	c.timeout = timeout
+	c.timeout, c.bad = durationMilliseconds(timeout, c.bad)
 	return c
 }
 
@@ -505,13 +536,14 @@ type MigrateCmd struct {
 	keySelectorKey         any
 	destinationDB          any
 	timeout                any
-	copy_                  bool
+	copyKey                bool
 	replace                bool
 	authentication         uint8
 	authenticationAuth     any
 	authenticationUsername any
 	authenticationPassword any
 	keys                   []string
+	bad                    problem
 }
 
 // Key chooses key.
@@ -529,7 +561,7 @@ func (c MigrateCmd) EmptyString() MigrateCmd {
 
 // Copy adds COPY (since 3.0.0).
 func (c MigrateCmd) Copy() MigrateCmd {
-	c.copy_ = true
+	c.copyKey = true
 	return c
 }
 
@@ -561,20 +593,21 @@ func (c MigrateCmd) Keys(values ...string) MigrateCmd {
 }
 
 func (c *MigrateCmd) argv() (v argv) {
-	v.add("MIGRATE")
+	v.bad = c.bad
+	v.add(nameMigrate)
 	v.add(c.host)
 	v.add(c.port)
 	switch c.keySelector {
 	case 1:
 		v.add(c.keySelectorKey)
 	case 2:
-		v.add("\"\"")
+		v.add("")
 	default:
 		v.fail(problemChoice)
 	}
 	v.add(c.destinationDB)
 	v.add(c.timeout)
-	if c.copy_ {
+	if c.copyKey {
 		v.add("COPY")
 	}
 	if c.replace {
@@ -601,13 +634,13 @@ func (c *MigrateCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MigrateCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "MIGRATE"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "MIGRATE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MigrateCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "MIGRATE", decodeString)
+	return queue(p, v.args(), v.bad, "MIGRATE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -635,7 +668,7 @@ type MoveCmd struct {
 }
 
 func (c *MoveCmd) argv() (v argv) {
-	v.fixed[v.n] = "MOVE"
+	v.fixed[v.n] = nameMove
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -646,14 +679,12 @@ func (c *MoveCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MoveCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "MOVE"))
+	return decodeBool(run(ctx, r, []any{nameMove, c.key, c.db}, problem{}, "MOVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MoveCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "MOVE", decodeBool)
+	return queue(p, []any{nameMove, c.key, c.db}, problem{}, "MOVE", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -679,7 +710,7 @@ type ObjectEncodingCmd struct {
 }
 
 func (c *ObjectEncodingCmd) argv() (v argv) {
-	v.fixed[v.n] = "OBJECT"
+	v.fixed[v.n] = nameObjectEncoding
 	v.n++
 	v.fixed[v.n] = "ENCODING"
 	v.n++
@@ -691,14 +722,12 @@ func (c *ObjectEncodingCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key doesn't exist.
 func (c ObjectEncodingCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "OBJECT ENCODING"))
+	return decodeString(run(ctx, r, []any{nameObjectEncoding, "ENCODING", c.key}, problem{}, "OBJECT ENCODING"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ObjectEncodingCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "OBJECT ENCODING", decodeString)
+	return queue(p, []any{nameObjectEncoding, "ENCODING", c.key}, problem{}, "OBJECT ENCODING", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -725,7 +754,7 @@ type ObjectFreqCmd struct {
 }
 
 func (c *ObjectFreqCmd) argv() (v argv) {
-	v.fixed[v.n] = "OBJECT"
+	v.fixed[v.n] = nameObjectFreq
 	v.n++
 	v.fixed[v.n] = "FREQ"
 	v.n++
@@ -736,14 +765,12 @@ func (c *ObjectFreqCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ObjectFreqCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "OBJECT FREQ"))
+	return decodeInt(run(ctx, r, []any{nameObjectFreq, "FREQ", c.key}, problem{}, "OBJECT FREQ"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ObjectFreqCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "OBJECT FREQ", decodeInt)
+	return queue(p, []any{nameObjectFreq, "FREQ", c.key}, problem{}, "OBJECT FREQ", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -763,7 +790,7 @@ func ObjectHelp() ObjectHelpCmd { return ObjectHelpCmd{} }
 type ObjectHelpCmd struct{}
 
 func (c *ObjectHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "OBJECT"
+	v.fixed[v.n] = nameObjectHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -772,14 +799,12 @@ func (c *ObjectHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ObjectHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "OBJECT HELP"))
+	return decodeStrings(run(ctx, r, []any{nameObjectHelp, "HELP"}, problem{}, "OBJECT HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ObjectHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "OBJECT HELP", decodeStrings)
+	return queue(p, []any{nameObjectHelp, "HELP"}, problem{}, "OBJECT HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -806,7 +831,7 @@ type ObjectIdleTimeCmd struct {
 }
 
 func (c *ObjectIdleTimeCmd) argv() (v argv) {
-	v.fixed[v.n] = "OBJECT"
+	v.fixed[v.n] = nameObjectIdleTime
 	v.n++
 	v.fixed[v.n] = "IDLETIME"
 	v.n++
@@ -817,14 +842,12 @@ func (c *ObjectIdleTimeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ObjectIdleTimeCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "OBJECT IDLETIME"))
+	return decodeInt(run(ctx, r, []any{nameObjectIdleTime, "IDLETIME", c.key}, problem{}, "OBJECT IDLETIME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ObjectIdleTimeCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "OBJECT IDLETIME", decodeInt)
+	return queue(p, []any{nameObjectIdleTime, "IDLETIME", c.key}, problem{}, "OBJECT IDLETIME", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -851,7 +874,7 @@ type ObjectRefCountCmd struct {
 }
 
 func (c *ObjectRefCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "OBJECT"
+	v.fixed[v.n] = nameObjectRefCount
 	v.n++
 	v.fixed[v.n] = "REFCOUNT"
 	v.n++
@@ -862,14 +885,12 @@ func (c *ObjectRefCountCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ObjectRefCountCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "OBJECT REFCOUNT"))
+	return decodeInt(run(ctx, r, []any{nameObjectRefCount, "REFCOUNT", c.key}, problem{}, "OBJECT REFCOUNT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ObjectRefCountCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "OBJECT REFCOUNT", decodeInt)
+	return queue(p, []any{nameObjectRefCount, "REFCOUNT", c.key}, problem{}, "OBJECT REFCOUNT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -895,7 +916,7 @@ type PersistCmd struct {
 }
 
 func (c *PersistCmd) argv() (v argv) {
-	v.fixed[v.n] = "PERSIST"
+	v.fixed[v.n] = namePersist
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -904,14 +925,12 @@ func (c *PersistCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PersistCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "PERSIST"))
+	return decodeBool(run(ctx, r, []any{namePersist, c.key}, problem{}, "PERSIST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PersistCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "PERSIST", decodeBool)
+	return queue(p, []any{namePersist, c.key}, problem{}, "PERSIST", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -966,7 +985,7 @@ func (c PExpireCmd) LT() PExpireCmd {
 
 func (c *PExpireCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "PEXPIRE"
+	v.fixed[v.n] = namePExpire
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -992,13 +1011,13 @@ func (c *PExpireCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PExpireCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "PEXPIRE"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "PEXPIRE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PExpireCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "PEXPIRE", decodeBool)
+	return queue(p, v.args(), v.bad, "PEXPIRE", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1013,18 +1032,18 @@ func (c PExpireCmd) Args() []any {
 //	PEXPIREAT key unix-time-milliseconds [NX | XX | GT | LT]
 //
 // Complexity: O(1). Since 2.6.0; Redis and Valkey.
-func PExpireAt(key string, unixTimeMilliseconds time.Time) PExpireAtCmd {
+func PExpireAt(key string, at time.Time) PExpireAtCmd {
 	var c PExpireAtCmd
 	c.key = key
-	c.unixTimeMilliseconds = unixTimeMilliseconds.UnixMilli()
+	c.at = at.UnixMilli()
 	return c
 }
 
 // PExpireAtCmd is the PEXPIREAT command built by PExpireAt; its methods add options and run it.
 type PExpireAtCmd struct {
-	key                  any
-	unixTimeMilliseconds any
-	condition            uint8
+	key       any
+	at        any
+	condition uint8
 }
 
 // NX chooses NX.
@@ -1052,11 +1071,11 @@ func (c PExpireAtCmd) LT() PExpireAtCmd {
 }
 
 func (c *PExpireAtCmd) argv() (v argv) {
-	v.fixed[v.n] = "PEXPIREAT"
+	v.fixed[v.n] = namePExpireAt
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.unixTimeMilliseconds
+	v.fixed[v.n] = c.at
 	v.n++
 	switch c.condition {
 	case 1:
@@ -1078,13 +1097,13 @@ func (c *PExpireAtCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PExpireAtCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "PEXPIREAT"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "PEXPIREAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PExpireAtCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "PEXPIREAT", decodeBool)
+	return queue(p, v.args(), v.bad, "PEXPIREAT", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1111,7 +1130,7 @@ type PExpireTimeCmd struct {
 }
 
 func (c *PExpireTimeCmd) argv() (v argv) {
-	v.fixed[v.n] = "PEXPIRETIME"
+	v.fixed[v.n] = namePExpireTime
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1120,14 +1139,12 @@ func (c *PExpireTimeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PExpireTimeCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "PEXPIRETIME"))
+	return decodeInt(run(ctx, r, []any{namePExpireTime, c.key}, problem{}, "PEXPIRETIME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PExpireTimeCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "PEXPIRETIME", decodeInt)
+	return queue(p, []any{namePExpireTime, c.key}, problem{}, "PEXPIRETIME", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1153,7 +1170,7 @@ type PTTLCmd struct {
 }
 
 func (c *PTTLCmd) argv() (v argv) {
-	v.fixed[v.n] = "PTTL"
+	v.fixed[v.n] = namePTTL
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1162,14 +1179,12 @@ func (c *PTTLCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PTTLCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "PTTL"))
+	return decodeInt(run(ctx, r, []any{namePTTL, c.key}, problem{}, "PTTL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PTTLCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "PTTL", decodeInt)
+	return queue(p, []any{namePTTL, c.key}, problem{}, "PTTL", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1189,7 +1204,7 @@ func RandomKey() RandomKeyCmd { return RandomKeyCmd{} }
 type RandomKeyCmd struct{}
 
 func (c *RandomKeyCmd) argv() (v argv) {
-	v.fixed[v.n] = "RANDOMKEY"
+	v.fixed[v.n] = nameRandomKey
 	v.n++
 	return v
 }
@@ -1197,14 +1212,12 @@ func (c *RandomKeyCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: when the database is empty.
 func (c RandomKeyCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "RANDOMKEY"))
+	return decodeString(run(ctx, r, []any{nameRandomKey}, problem{}, "RANDOMKEY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RandomKeyCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "RANDOMKEY", decodeString)
+	return queue(p, []any{nameRandomKey}, problem{}, "RANDOMKEY", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1232,7 +1245,7 @@ type RenameCmd struct {
 }
 
 func (c *RenameCmd) argv() (v argv) {
-	v.fixed[v.n] = "RENAME"
+	v.fixed[v.n] = nameRename
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1243,14 +1256,12 @@ func (c *RenameCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c RenameCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "RENAME"))
+	return decodeString(run(ctx, r, []any{nameRename, c.key, c.newkey}, problem{}, "RENAME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RenameCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "RENAME", decodeString)
+	return queue(p, []any{nameRename, c.key, c.newkey}, problem{}, "RENAME", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1278,7 +1289,7 @@ type RenameNXCmd struct {
 }
 
 func (c *RenameNXCmd) argv() (v argv) {
-	v.fixed[v.n] = "RENAMENX"
+	v.fixed[v.n] = nameRenameNX
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1289,14 +1300,12 @@ func (c *RenameNXCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c RenameNXCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "RENAMENX"))
+	return decodeBool(run(ctx, r, []any{nameRenameNX, c.key, c.newkey}, problem{}, "RENAMENX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RenameNXCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "RENAMENX", decodeBool)
+	return queue(p, []any{nameRenameNX, c.key, c.newkey}, problem{}, "RENAMENX", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1315,10 +1324,10 @@ func (c RenameNXCmd) Args() []any {
 // is small, so simply O(1). However for sorted set values the complexity is
 // O(N*M*log(N)) because inserting values into sorted sets is O(log(N)). Since 2.6.0;
 // Redis and Valkey.
-func Restore(key string, ttl_ int64, serializedValue any) RestoreCmd {
+func Restore(key string, keyTTL time.Duration, serializedValue any) RestoreCmd {
 	var c RestoreCmd
 	c.key = key
-	c.ttl_ = ttl_
+	c.keyTTL, c.bad = durationMilliseconds(keyTTL, c.bad)
 	c.serializedValue = serializedValue
 	return c
 }
@@ -1326,7 +1335,7 @@ func Restore(key string, ttl_ int64, serializedValue any) RestoreCmd {
 // RestoreCmd is the RESTORE command built by Restore; its methods add options and run it.
 type RestoreCmd struct {
 	key             any
-	ttl_            any
+	keyTTL          any
 	serializedValue any
 	replace         bool
 	absttl          bool
@@ -1361,11 +1370,11 @@ func (c RestoreCmd) Freq(value int64) RestoreCmd {
 
 func (c *RestoreCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "RESTORE"
+	v.fixed[v.n] = nameRestore
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.ttl_
+	v.fixed[v.n] = c.keyTTL
 	v.n++
 	v.fixed[v.n] = c.serializedValue
 	v.n++
@@ -1395,13 +1404,13 @@ func (c *RestoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c RestoreCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "RESTORE"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "RESTORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RestoreCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "RESTORE", decodeString)
+	return queue(p, v.args(), v.bad, "RESTORE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1428,7 +1437,7 @@ type ScanCmd struct {
 	cursor  any
 	pattern any
 	count   any
-	type_   any
+	typ     any
 }
 
 // Match adds [MATCH pattern].
@@ -1445,12 +1454,12 @@ func (c ScanCmd) Count(value int64) ScanCmd {
 
 // Type adds [TYPE type] (since 6.0.0).
 func (c ScanCmd) Type(value string) ScanCmd {
-	c.type_ = value
+	c.typ = value
 	return c
 }
 
 func (c *ScanCmd) argv() (v argv) {
-	v.fixed[v.n] = "SCAN"
+	v.fixed[v.n] = nameScan
 	v.n++
 	v.fixed[v.n] = c.cursor
 	v.n++
@@ -1466,10 +1475,10 @@ func (c *ScanCmd) argv() (v argv) {
 		v.fixed[v.n] = c.count
 		v.n++
 	}
-	if c.type_ != nil {
+	if c.typ != nil {
 		v.fixed[v.n] = "TYPE"
 		v.n++
-		v.fixed[v.n] = c.type_
+		v.fixed[v.n] = c.typ
 		v.n++
 	}
 	return v
@@ -1478,13 +1487,13 @@ func (c *ScanCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ScanCmd) Do(ctx context.Context, r Doer) (ScanPage, error) {
 	v := c.argv()
-	return decodeScan(run(ctx, r, &v, "SCAN"))
+	return decodeScan(run(ctx, r, v.args(), v.bad, "SCAN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScanCmd) In(p *Pipeline) Reply[ScanPage] {
 	v := c.argv()
-	return queue(p, &v, "SCAN", decodeScan)
+	return queue(p, v.args(), v.bad, "SCAN", decodeScan)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1558,7 +1567,7 @@ func (c SortCmd) Alpha() SortCmd {
 }
 
 func (c *SortCmd) argv() (v argv) {
-	v.add("SORT")
+	v.add(nameSort)
 	v.add(c.key)
 	if c.byPattern != nil {
 		v.add("BY")
@@ -1590,13 +1599,13 @@ func (c *SortCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SortCmd) Do(ctx context.Context, r Doer) ([]Null[string], error) {
 	v := c.argv()
-	return decodeNullStrings(run(ctx, r, &v, "SORT"))
+	return decodeNullStrings(run(ctx, r, v.args(), v.bad, "SORT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SortCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, &v, "SORT", decodeNullStrings)
+	return queue(p, v.args(), v.bad, "SORT", decodeNullStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1672,7 +1681,7 @@ func (c SortStoreCmd) Alpha() SortStoreCmd {
 }
 
 func (c *SortStoreCmd) argv() (v argv) {
-	v.add("SORT")
+	v.add(nameSort)
 	v.add(c.key)
 	if c.byPattern != nil {
 		v.add("BY")
@@ -1706,13 +1715,13 @@ func (c *SortStoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SortStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SORT"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "SORT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SortStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "SORT", decodeInt)
+	return queue(p, v.args(), v.bad, "SORT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1785,7 +1794,7 @@ func (c SortROCmd) Alpha() SortROCmd {
 }
 
 func (c *SortROCmd) argv() (v argv) {
-	v.add("SORT_RO")
+	v.add(nameSortRO)
 	v.add(c.key)
 	if c.byPattern != nil {
 		v.add("BY")
@@ -1817,13 +1826,13 @@ func (c *SortROCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SortROCmd) Do(ctx context.Context, r Doer) ([]Null[string], error) {
 	v := c.argv()
-	return decodeNullStrings(run(ctx, r, &v, "SORT_RO"))
+	return decodeNullStrings(run(ctx, r, v.args(), v.bad, "SORT_RO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SortROCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, &v, "SORT_RO", decodeNullStrings)
+	return queue(p, v.args(), v.bad, "SORT_RO", decodeNullStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1851,7 +1860,7 @@ type TouchCmd struct {
 }
 
 func (c *TouchCmd) argv() (v argv) {
-	v.add("TOUCH")
+	v.add(nameTouch)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -1864,13 +1873,13 @@ func (c *TouchCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c TouchCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "TOUCH"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "TOUCH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c TouchCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "TOUCH", decodeInt)
+	return queue(p, v.args(), v.bad, "TOUCH", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1896,7 +1905,7 @@ type TTLCmd struct {
 }
 
 func (c *TTLCmd) argv() (v argv) {
-	v.fixed[v.n] = "TTL"
+	v.fixed[v.n] = nameTTL
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1905,14 +1914,12 @@ func (c *TTLCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c TTLCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "TTL"))
+	return decodeInt(run(ctx, r, []any{nameTTL, c.key}, problem{}, "TTL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c TTLCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "TTL", decodeInt)
+	return queue(p, []any{nameTTL, c.key}, problem{}, "TTL", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1938,7 +1945,7 @@ type TypeCmd struct {
 }
 
 func (c *TypeCmd) argv() (v argv) {
-	v.fixed[v.n] = "TYPE"
+	v.fixed[v.n] = nameType
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1948,21 +1955,18 @@ func (c *TypeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key doesn't exist.
 func (c TypeCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "TYPE"))
+	return decodeString(run(ctx, r, []any{nameType, c.key}, problem{}, "TYPE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c TypeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (string, error) {
-	v := c.argv()
-	return decodeString(cached(ctx, cl, ttl, &v, "TYPE"))
+	return decodeString(cached(ctx, cl, ttl, []any{nameType, c.key}, problem{}, "TYPE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c TypeCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "TYPE", decodeString)
+	return queue(p, []any{nameType, c.key}, problem{}, "TYPE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1990,7 +1994,7 @@ type UnlinkCmd struct {
 }
 
 func (c *UnlinkCmd) argv() (v argv) {
-	v.add("UNLINK")
+	v.add(nameUnlink)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -2003,13 +2007,13 @@ func (c *UnlinkCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c UnlinkCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "UNLINK"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "UNLINK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c UnlinkCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "UNLINK", decodeInt)
+	return queue(p, v.args(), v.bad, "UNLINK", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2024,10 +2028,10 @@ func (c UnlinkCmd) Args() []any {
 //	WAIT numreplicas timeout
 //
 // Complexity: O(1). Since 3.0.0; Redis and Valkey.
-func Wait(numreplicas int64, timeout int64) WaitCmd {
+func Wait(numreplicas int64, timeout time.Duration) WaitCmd {
 	var c WaitCmd
 	c.numreplicas = numreplicas
-	c.timeout = timeout
+	c.timeout, c.bad = durationMilliseconds(timeout, c.bad)
 	return c
 }
 
@@ -2035,10 +2039,12 @@ func Wait(numreplicas int64, timeout int64) WaitCmd {
 type WaitCmd struct {
 	numreplicas any
 	timeout     any
+	bad         problem
 }
 
 func (c *WaitCmd) argv() (v argv) {
-	v.fixed[v.n] = "WAIT"
+	v.bad = c.bad
+	v.fixed[v.n] = nameWait
 	v.n++
 	v.fixed[v.n] = c.numreplicas
 	v.n++
@@ -2050,13 +2056,13 @@ func (c *WaitCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c WaitCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "WAIT"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "WAIT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c WaitCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "WAIT", decodeInt)
+	return queue(p, v.args(), v.bad, "WAIT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2071,11 +2077,11 @@ func (c WaitCmd) Args() []any {
 //	WAITAOF numlocal numreplicas timeout
 //
 // Complexity: O(1). Since 7.2.0; Redis and Valkey.
-func WaitAOF(numlocal int64, numreplicas int64, timeout int64) WaitAOFCmd {
+func WaitAOF(numlocal int64, numreplicas int64, timeout time.Duration) WaitAOFCmd {
 	var c WaitAOFCmd
 	c.numlocal = numlocal
 	c.numreplicas = numreplicas
-	c.timeout = timeout
+	c.timeout, c.bad = durationMilliseconds(timeout, c.bad)
 	return c
 }
 
@@ -2084,10 +2090,12 @@ type WaitAOFCmd struct {
 	numlocal    any
 	numreplicas any
 	timeout     any
+	bad         problem
 }
 
 func (c *WaitAOFCmd) argv() (v argv) {
-	v.fixed[v.n] = "WAITAOF"
+	v.bad = c.bad
+	v.fixed[v.n] = nameWaitAOF
 	v.n++
 	v.fixed[v.n] = c.numlocal
 	v.n++
@@ -2101,13 +2109,13 @@ func (c *WaitAOFCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c WaitAOFCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "WAITAOF"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "WAITAOF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c WaitAOFCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "WAITAOF", decodeInts)
+	return queue(p, v.args(), v.bad, "WAITAOF", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -8,7 +8,21 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/resp"
+)
+
+var (
+	nameGeoAdd              = &argkind.Name{Text: "GEOADD", Entry: entry("geoadd")}
+	nameGeoDist             = &argkind.Name{Text: "GEODIST", Entry: entry("geodist")}
+	nameGeoHash             = &argkind.Name{Text: "GEOHASH", Entry: entry("geohash")}
+	nameGeoPos              = &argkind.Name{Text: "GEOPOS", Entry: entry("geopos")}
+	nameGeoRadius           = &argkind.Name{Text: "GEORADIUS", Entry: entry("georadius")}
+	nameGeoRadiusRO         = &argkind.Name{Text: "GEORADIUS_RO", Entry: entry("georadius_ro")}
+	nameGeoRadiusByMember   = &argkind.Name{Text: "GEORADIUSBYMEMBER", Entry: entry("georadiusbymember")}
+	nameGeoRadiusByMemberRO = &argkind.Name{Text: "GEORADIUSBYMEMBER_RO", Entry: entry("georadiusbymember_ro")}
+	nameGeoSearch           = &argkind.Name{Text: "GEOSEARCH", Entry: entry("geosearch")}
+	nameGeoSearchStore      = &argkind.Name{Text: "GEOSEARCHSTORE", Entry: entry("geosearchstore")}
 )
 
 // GeoAdd builds GEOADD: adds one or more members to a geospatial index. The key is
@@ -52,7 +66,7 @@ func (c GeoAddCmd) CH() GeoAddCmd {
 }
 
 func (c *GeoAddCmd) argv() (v argv) {
-	v.add("GEOADD")
+	v.add(nameGeoAdd)
 	v.add(c.key)
 	switch c.condition {
 	case 1:
@@ -77,13 +91,13 @@ func (c *GeoAddCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GeoAddCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "GEOADD"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "GEOADD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoAddCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "GEOADD", decodeInt)
+	return queue(p, v.args(), v.bad, "GEOADD", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -121,7 +135,7 @@ func (c GeoDistCmd) Unit(value Unit) GeoDistCmd {
 }
 
 func (c *GeoDistCmd) argv() (v argv) {
-	v.fixed[v.n] = "GEODIST"
+	v.fixed[v.n] = nameGeoDist
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -140,20 +154,20 @@ func (c *GeoDistCmd) argv() (v argv) {
 // A null reply is the error Nil: one or both of elements are missing.
 func (c GeoDistCmd) Do(ctx context.Context, r Doer) (float64, error) {
 	v := c.argv()
-	return decodeFloat(run(ctx, r, &v, "GEODIST"))
+	return decodeFloat(run(ctx, r, v.args(), v.bad, "GEODIST"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c GeoDistCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (float64, error) {
 	v := c.argv()
-	return decodeFloat(cached(ctx, cl, ttl, &v, "GEODIST"))
+	return decodeFloat(cached(ctx, cl, ttl, v.args(), v.bad, "GEODIST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoDistCmd) In(p *Pipeline) Reply[float64] {
 	v := c.argv()
-	return queue(p, &v, "GEODIST", decodeFloat)
+	return queue(p, v.args(), v.bad, "GEODIST", decodeFloat)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -181,7 +195,7 @@ type GeoHashCmd struct {
 }
 
 func (c *GeoHashCmd) argv() (v argv) {
-	v.add("GEOHASH")
+	v.add(nameGeoHash)
 	v.add(c.key)
 	for _, x := range c.members {
 		v.add(x)
@@ -192,20 +206,20 @@ func (c *GeoHashCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GeoHashCmd) Do(ctx context.Context, r Doer) ([]Null[string], error) {
 	v := c.argv()
-	return decodeNullStrings(run(ctx, r, &v, "GEOHASH"))
+	return decodeNullStrings(run(ctx, r, v.args(), v.bad, "GEOHASH"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c GeoHashCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]Null[string], error) {
 	v := c.argv()
-	return decodeNullStrings(cached(ctx, cl, ttl, &v, "GEOHASH"))
+	return decodeNullStrings(cached(ctx, cl, ttl, v.args(), v.bad, "GEOHASH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoHashCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, &v, "GEOHASH", decodeNullStrings)
+	return queue(p, v.args(), v.bad, "GEOHASH", decodeNullStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -234,7 +248,7 @@ type GeoPosCmd struct {
 }
 
 func (c *GeoPosCmd) argv() (v argv) {
-	v.add("GEOPOS")
+	v.add(nameGeoPos)
 	v.add(c.key)
 	for _, x := range c.members {
 		v.add(x)
@@ -245,20 +259,20 @@ func (c *GeoPosCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GeoPosCmd) Do(ctx context.Context, r Doer) ([]Null[GeoPosition], error) {
 	v := c.argv()
-	return decodeGeoPositions(run(ctx, r, &v, "GEOPOS"))
+	return decodeGeoPositions(run(ctx, r, v.args(), v.bad, "GEOPOS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c GeoPosCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]Null[GeoPosition], error) {
 	v := c.argv()
-	return decodeGeoPositions(cached(ctx, cl, ttl, &v, "GEOPOS"))
+	return decodeGeoPositions(cached(ctx, cl, ttl, v.args(), v.bad, "GEOPOS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoPosCmd) In(p *Pipeline) Reply[[]Null[GeoPosition]] {
 	v := c.argv()
-	return queue(p, &v, "GEOPOS", decodeGeoPositions)
+	return queue(p, v.args(), v.bad, "GEOPOS", decodeGeoPositions)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -362,7 +376,7 @@ func (c GeoRadiusCmd) StoreDist(value string) GeoRadiusCmd {
 }
 
 func (c *GeoRadiusCmd) argv() (v argv) {
-	v.fixed[v.n] = "GEORADIUS"
+	v.fixed[v.n] = nameGeoRadius
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -422,13 +436,13 @@ func (c *GeoRadiusCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GeoRadiusCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "GEORADIUS"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "GEORADIUS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoRadiusCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "GEORADIUS", decodeValue)
+	return queue(p, v.args(), v.bad, "GEORADIUS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -515,7 +529,7 @@ func (c GeoRadiusROCmd) Desc() GeoRadiusROCmd {
 }
 
 func (c *GeoRadiusROCmd) argv() (v argv) {
-	v.fixed[v.n] = "GEORADIUS_RO"
+	v.fixed[v.n] = nameGeoRadiusRO
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -563,20 +577,20 @@ func (c *GeoRadiusROCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GeoRadiusROCmd) Do(ctx context.Context, r Doer) ([]GeoResult, error) {
 	v := c.argv()
-	return decodeGeoResults(run(ctx, r, &v, "GEORADIUS_RO"))
+	return decodeGeoResults(run(ctx, r, v.args(), v.bad, "GEORADIUS_RO"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c GeoRadiusROCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]GeoResult, error) {
 	v := c.argv()
-	return decodeGeoResults(cached(ctx, cl, ttl, &v, "GEORADIUS_RO"))
+	return decodeGeoResults(cached(ctx, cl, ttl, v.args(), v.bad, "GEORADIUS_RO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoRadiusROCmd) In(p *Pipeline) Reply[[]GeoResult] {
 	v := c.argv()
-	return queue(p, &v, "GEORADIUS_RO", decodeGeoResults)
+	return queue(p, v.args(), v.bad, "GEORADIUS_RO", decodeGeoResults)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -678,7 +692,7 @@ func (c GeoRadiusByMemberCmd) StoreDist(value string) GeoRadiusByMemberCmd {
 }
 
 func (c *GeoRadiusByMemberCmd) argv() (v argv) {
-	v.fixed[v.n] = "GEORADIUSBYMEMBER"
+	v.fixed[v.n] = nameGeoRadiusByMember
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -736,13 +750,13 @@ func (c *GeoRadiusByMemberCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GeoRadiusByMemberCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "GEORADIUSBYMEMBER"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "GEORADIUSBYMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoRadiusByMemberCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "GEORADIUSBYMEMBER", decodeValue)
+	return queue(p, v.args(), v.bad, "GEORADIUSBYMEMBER", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -827,7 +841,7 @@ func (c GeoRadiusByMemberROCmd) Desc() GeoRadiusByMemberROCmd {
 }
 
 func (c *GeoRadiusByMemberROCmd) argv() (v argv) {
-	v.fixed[v.n] = "GEORADIUSBYMEMBER_RO"
+	v.fixed[v.n] = nameGeoRadiusByMemberRO
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -873,20 +887,20 @@ func (c *GeoRadiusByMemberROCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GeoRadiusByMemberROCmd) Do(ctx context.Context, r Doer) ([]GeoResult, error) {
 	v := c.argv()
-	return decodeGeoResults(run(ctx, r, &v, "GEORADIUSBYMEMBER_RO"))
+	return decodeGeoResults(run(ctx, r, v.args(), v.bad, "GEORADIUSBYMEMBER_RO"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c GeoRadiusByMemberROCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]GeoResult, error) {
 	v := c.argv()
-	return decodeGeoResults(cached(ctx, cl, ttl, &v, "GEORADIUSBYMEMBER_RO"))
+	return decodeGeoResults(cached(ctx, cl, ttl, v.args(), v.bad, "GEORADIUSBYMEMBER_RO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoRadiusByMemberROCmd) In(p *Pipeline) Reply[[]GeoResult] {
 	v := c.argv()
-	return queue(p, &v, "GEORADIUSBYMEMBER_RO", decodeGeoResults)
+	return queue(p, v.args(), v.bad, "GEORADIUSBYMEMBER_RO", decodeGeoResults)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1019,7 +1033,7 @@ func (c GeoSearchCmd) WithHash() GeoSearchCmd {
 }
 
 func (c *GeoSearchCmd) argv() (v argv) {
-	v.add("GEOSEARCH")
+	v.add(nameGeoSearch)
 	v.add(c.key)
 	switch c.from {
 	case 1:
@@ -1029,6 +1043,10 @@ func (c *GeoSearchCmd) argv() (v argv) {
 		v.add("FROMLONLAT")
 		v.add(c.fromLongitude)
 		v.add(c.fromLatitude)
+	default:
+		if c.by != 3 {
+			v.fail(problemChoice)
+		}
 	}
 	switch c.by {
 	case 1:
@@ -1075,20 +1093,20 @@ func (c *GeoSearchCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GeoSearchCmd) Do(ctx context.Context, r Doer) ([]GeoResult, error) {
 	v := c.argv()
-	return decodeGeoResults(run(ctx, r, &v, "GEOSEARCH"))
+	return decodeGeoResults(run(ctx, r, v.args(), v.bad, "GEOSEARCH"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c GeoSearchCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]GeoResult, error) {
 	v := c.argv()
-	return decodeGeoResults(cached(ctx, cl, ttl, &v, "GEOSEARCH"))
+	return decodeGeoResults(cached(ctx, cl, ttl, v.args(), v.bad, "GEOSEARCH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoSearchCmd) In(p *Pipeline) Reply[[]GeoResult] {
 	v := c.argv()
-	return queue(p, &v, "GEOSEARCH", decodeGeoResults)
+	return queue(p, v.args(), v.bad, "GEOSEARCH", decodeGeoResults)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1209,7 +1227,7 @@ func (c GeoSearchStoreCmd) StoreDist() GeoSearchStoreCmd {
 }
 
 func (c *GeoSearchStoreCmd) argv() (v argv) {
-	v.add("GEOSEARCHSTORE")
+	v.add(nameGeoSearchStore)
 	v.add(c.destination)
 	v.add(c.source)
 	switch c.from {
@@ -1220,6 +1238,10 @@ func (c *GeoSearchStoreCmd) argv() (v argv) {
 		v.add("FROMLONLAT")
 		v.add(c.fromLongitude)
 		v.add(c.fromLatitude)
+	default:
+		if c.by != 3 {
+			v.fail(problemChoice)
+		}
 	}
 	switch c.by {
 	case 1:
@@ -1260,13 +1282,13 @@ func (c *GeoSearchStoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GeoSearchStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "GEOSEARCHSTORE"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "GEOSEARCHSTORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoSearchStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "GEOSEARCHSTORE", decodeInt)
+	return queue(p, v.args(), v.bad, "GEOSEARCHSTORE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

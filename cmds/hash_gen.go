@@ -8,6 +8,38 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/argkind"
+)
+
+var (
+	nameHDel         = &argkind.Name{Text: "HDEL", Entry: entry("hdel")}
+	nameHExists      = &argkind.Name{Text: "HEXISTS", Entry: entry("hexists")}
+	nameHExpire      = &argkind.Name{Text: "HEXPIRE", Entry: entry("hexpire")}
+	nameHExpireAt    = &argkind.Name{Text: "HEXPIREAT", Entry: entry("hexpireat")}
+	nameHExpireTime  = &argkind.Name{Text: "HEXPIRETIME", Entry: entry("hexpiretime")}
+	nameHGet         = &argkind.Name{Text: "HGET", Entry: entry("hget")}
+	nameHGetAll      = &argkind.Name{Text: "HGETALL", Entry: entry("hgetall")}
+	nameHGetDel      = &argkind.Name{Text: "HGETDEL", Entry: entry("hgetdel")}
+	nameHGetEx       = &argkind.Name{Text: "HGETEX", Entry: entry("hgetex")}
+	nameHIncrBy      = &argkind.Name{Text: "HINCRBY", Entry: entry("hincrby")}
+	nameHIncrByFloat = &argkind.Name{Text: "HINCRBYFLOAT", Entry: entry("hincrbyfloat")}
+	nameHKeys        = &argkind.Name{Text: "HKEYS", Entry: entry("hkeys")}
+	nameHLen         = &argkind.Name{Text: "HLEN", Entry: entry("hlen")}
+	nameHMGet        = &argkind.Name{Text: "HMGET", Entry: entry("hmget")}
+	nameHMSet        = &argkind.Name{Text: "HMSET", Entry: entry("hmset")}
+	nameHPersist     = &argkind.Name{Text: "HPERSIST", Entry: entry("hpersist")}
+	nameHPExpire     = &argkind.Name{Text: "HPEXPIRE", Entry: entry("hpexpire")}
+	nameHPExpireAt   = &argkind.Name{Text: "HPEXPIREAT", Entry: entry("hpexpireat")}
+	nameHPExpireTime = &argkind.Name{Text: "HPEXPIRETIME", Entry: entry("hpexpiretime")}
+	nameHPTTL        = &argkind.Name{Text: "HPTTL", Entry: entry("hpttl")}
+	nameHRandField   = &argkind.Name{Text: "HRANDFIELD", Entry: entry("hrandfield")}
+	nameHScan        = &argkind.Name{Text: "HSCAN", Entry: entry("hscan")}
+	nameHSet         = &argkind.Name{Text: "HSET", Entry: entry("hset")}
+	nameHSetEx       = &argkind.Name{Text: "HSETEX", Entry: entry("hsetex")}
+	nameHSetNX       = &argkind.Name{Text: "HSETNX", Entry: entry("hsetnx")}
+	nameHStrLen      = &argkind.Name{Text: "HSTRLEN", Entry: entry("hstrlen")}
+	nameHTTL         = &argkind.Name{Text: "HTTL", Entry: entry("httl")}
+	nameHVals        = &argkind.Name{Text: "HVALS", Entry: entry("hvals")}
 )
 
 // HDel builds HDEL: deletes one or more fields and their values from a hash. Deletes
@@ -31,7 +63,7 @@ type HDelCmd struct {
 }
 
 func (c *HDelCmd) argv() (v argv) {
-	v.add("HDEL")
+	v.add(nameHDel)
 	v.add(c.key)
 	if len(c.fields) == 0 {
 		v.fail(problemEmpty)
@@ -45,13 +77,13 @@ func (c *HDelCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HDelCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "HDEL"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "HDEL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HDelCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "HDEL", decodeInt)
+	return queue(p, v.args(), v.bad, "HDEL", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -79,7 +111,7 @@ type HExistsCmd struct {
 }
 
 func (c *HExistsCmd) argv() (v argv) {
-	v.fixed[v.n] = "HEXISTS"
+	v.fixed[v.n] = nameHExists
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -90,21 +122,18 @@ func (c *HExistsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HExistsCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "HEXISTS"))
+	return decodeBool(run(ctx, r, []any{nameHExists, c.key, c.field}, problem{}, "HEXISTS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HExistsCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (bool, error) {
-	v := c.argv()
-	return decodeBool(cached(ctx, cl, ttl, &v, "HEXISTS"))
+	return decodeBool(cached(ctx, cl, ttl, []any{nameHExists, c.key, c.field}, problem{}, "HEXISTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HExistsCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "HEXISTS", decodeBool)
+	return queue(p, []any{nameHExists, c.key, c.field}, problem{}, "HEXISTS", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -117,8 +146,8 @@ func (c HExistsCmd) Args() []any {
 //
 //	HEXPIRE key seconds [NX | XX | GT | LT] FIELDS numfields field [field ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey.
+// Complexity: O(N) where N is the number of specified fields. Since Redis 7.4.0, Valkey
+// 9.0.0; Redis and Valkey.
 func HExpire(key string, seconds time.Duration, fields ...string) HExpireCmd {
 	var c HExpireCmd
 	c.key = key
@@ -162,7 +191,7 @@ func (c HExpireCmd) LT() HExpireCmd {
 
 func (c *HExpireCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.add("HEXPIRE")
+	v.add(nameHExpire)
 	v.add(c.key)
 	v.add(c.seconds)
 	switch c.condition {
@@ -189,13 +218,13 @@ func (c *HExpireCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HExpireCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "HEXPIRE"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "HEXPIRE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HExpireCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "HEXPIRE", decodeInts)
+	return queue(p, v.args(), v.bad, "HEXPIRE", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -208,23 +237,23 @@ func (c HExpireCmd) Args() []any {
 //
 //	HEXPIREAT key unix-time-seconds [NX | XX | GT | LT] FIELDS numfields field [field ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey. Redis and Valkey describe its arguments differently; these are the fuller
-// description's, and the server may refuse an option it does not have.
-func HExpireAt(key string, unixTimeSeconds int64, fields ...string) HExpireAtCmd {
+// Complexity: O(N) where N is the number of specified fields. Since Redis 7.4.0, Valkey
+// 9.0.0; Redis and Valkey. Redis and Valkey describe its arguments differently; these
+// are the fuller description's, and the server may refuse an option it does not have.
+func HExpireAt(key string, at time.Time, fields ...string) HExpireAtCmd {
 	var c HExpireAtCmd
 	c.key = key
-	c.unixTimeSeconds = unixTimeSeconds
+	c.at = at.Unix()
 	c.fields = fields
 	return c
 }
 
 // HExpireAtCmd is the HEXPIREAT command built by HExpireAt; its methods add options and run it.
 type HExpireAtCmd struct {
-	key             any
-	unixTimeSeconds any
-	condition       uint8
-	fields          []string
+	key       any
+	at        any
+	condition uint8
+	fields    []string
 }
 
 // NX chooses NX.
@@ -252,9 +281,9 @@ func (c HExpireAtCmd) LT() HExpireAtCmd {
 }
 
 func (c *HExpireAtCmd) argv() (v argv) {
-	v.add("HEXPIREAT")
+	v.add(nameHExpireAt)
 	v.add(c.key)
-	v.add(c.unixTimeSeconds)
+	v.add(c.at)
 	switch c.condition {
 	case 1:
 		v.add("NX")
@@ -279,13 +308,13 @@ func (c *HExpireAtCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HExpireAtCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "HEXPIREAT"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "HEXPIREAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HExpireAtCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "HEXPIREAT", decodeInts)
+	return queue(p, v.args(), v.bad, "HEXPIREAT", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -299,8 +328,8 @@ func (c HExpireAtCmd) Args() []any {
 //
 //	HEXPIRETIME key FIELDS numfields field [field ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey.
+// Complexity: O(N) where N is the number of specified fields. Since Redis 7.4.0, Valkey
+// 9.0.0; Redis and Valkey.
 func HExpireTime(key string, fields ...string) HExpireTimeCmd {
 	var c HExpireTimeCmd
 	c.key = key
@@ -315,7 +344,7 @@ type HExpireTimeCmd struct {
 }
 
 func (c *HExpireTimeCmd) argv() (v argv) {
-	v.add("HEXPIRETIME")
+	v.add(nameHExpireTime)
 	v.add(c.key)
 	v.add("FIELDS")
 	if len(c.fields) == 0 {
@@ -331,20 +360,13 @@ func (c *HExpireTimeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HExpireTimeCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "HEXPIRETIME"))
-}
-
-// Cached runs the command through cl's client-side cache (Client.DoCached), keeping
-// its reply for at most ttl.
-func (c HExpireTimeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]int64, error) {
-	v := c.argv()
-	return decodeInts(cached(ctx, cl, ttl, &v, "HEXPIRETIME"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "HEXPIRETIME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HExpireTimeCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "HEXPIRETIME", decodeInts)
+	return queue(p, v.args(), v.bad, "HEXPIRETIME", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -372,7 +394,7 @@ type HGetCmd struct {
 }
 
 func (c *HGetCmd) argv() (v argv) {
-	v.fixed[v.n] = "HGET"
+	v.fixed[v.n] = nameHGet
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -385,21 +407,18 @@ func (c *HGetCmd) argv() (v argv) {
 // A null reply is the error Nil: if the field is not present in the hash or key does
 // not exist.
 func (c HGetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "HGET"))
+	return decodeString(run(ctx, r, []any{nameHGet, c.key, c.field}, problem{}, "HGET"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HGetCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (string, error) {
-	v := c.argv()
-	return decodeString(cached(ctx, cl, ttl, &v, "HGET"))
+	return decodeString(cached(ctx, cl, ttl, []any{nameHGet, c.key, c.field}, problem{}, "HGET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HGetCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "HGET", decodeString)
+	return queue(p, []any{nameHGet, c.key, c.field}, problem{}, "HGET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -425,7 +444,7 @@ type HGetAllCmd struct {
 }
 
 func (c *HGetAllCmd) argv() (v argv) {
-	v.fixed[v.n] = "HGETALL"
+	v.fixed[v.n] = nameHGetAll
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -434,21 +453,18 @@ func (c *HGetAllCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HGetAllCmd) Do(ctx context.Context, r Doer) (map[string]string, error) {
-	v := c.argv()
-	return decodeStringMap(run(ctx, r, &v, "HGETALL"))
+	return decodeStringMap(run(ctx, r, []any{nameHGetAll, c.key}, problem{}, "HGETALL"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HGetAllCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (map[string]string, error) {
-	v := c.argv()
-	return decodeStringMap(cached(ctx, cl, ttl, &v, "HGETALL"))
+	return decodeStringMap(cached(ctx, cl, ttl, []any{nameHGetAll, c.key}, problem{}, "HGETALL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HGetAllCmd) In(p *Pipeline) Reply[map[string]string] {
-	v := c.argv()
-	return queue(p, &v, "HGETALL", decodeStringMap)
+	return queue(p, []any{nameHGetAll, c.key}, problem{}, "HGETALL", decodeStringMap)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -463,7 +479,7 @@ func (c HGetAllCmd) Args() []any {
 //	HGETDEL key FIELDS numfields field [field ...]
 //
 // Complexity: O(N) where N is the number of fields to be retrieved and deleted. Since
-// 9.1.0; Redis and Valkey.
+// Redis 8.0.0, Valkey 9.1.0; Redis and Valkey.
 func HGetDel(key string, fields ...string) HGetDelCmd {
 	var c HGetDelCmd
 	c.key = key
@@ -478,7 +494,7 @@ type HGetDelCmd struct {
 }
 
 func (c *HGetDelCmd) argv() (v argv) {
-	v.add("HGETDEL")
+	v.add(nameHGetDel)
 	v.add(c.key)
 	v.add("FIELDS")
 	if len(c.fields) == 0 {
@@ -494,13 +510,13 @@ func (c *HGetDelCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HGetDelCmd) Do(ctx context.Context, r Doer) ([]Null[string], error) {
 	v := c.argv()
-	return decodeNullStrings(run(ctx, r, &v, "HGETDEL"))
+	return decodeNullStrings(run(ctx, r, v.args(), v.bad, "HGETDEL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HGetDelCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, &v, "HGETDEL", decodeNullStrings)
+	return queue(p, v.args(), v.bad, "HGETDEL", decodeNullStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -514,8 +530,8 @@ func (c HGetDelCmd) Args() []any {
 //
 //	HGETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | PERSIST] FIELDS numfields field [field ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey.
+// Complexity: O(N) where N is the number of specified fields. Since Redis 8.0.0, Valkey
+// 9.0.0; Redis and Valkey.
 func HGetEx(key string, fields ...string) HGetExCmd {
 	var c HGetExCmd
 	c.key = key
@@ -536,8 +552,13 @@ type HGetExCmd struct {
 }
 
 // Expire sets the expiration: EX seconds when d is a whole number of seconds, else PX
-// milliseconds.
+// milliseconds. A d of 0 sends no expiration, as go-redis's expiration 0 does (it
+// undoes an earlier choice of this option group).
 func (c HGetExCmd) Expire(d time.Duration) HGetExCmd {
+	if d == 0 {
+		c.expiration = 0
+		return c
+	}
 	c.expiration = 1
 	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX", c.bad)
 	return c
@@ -559,7 +580,7 @@ func (c HGetExCmd) Persist() HGetExCmd {
 
 func (c *HGetExCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.add("HGETEX")
+	v.add(nameHGetEx)
 	v.add(c.key)
 	switch c.expiration {
 	case 1:
@@ -585,13 +606,13 @@ func (c *HGetExCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HGetExCmd) Do(ctx context.Context, r Doer) ([]Null[string], error) {
 	v := c.argv()
-	return decodeNullStrings(run(ctx, r, &v, "HGETEX"))
+	return decodeNullStrings(run(ctx, r, v.args(), v.bad, "HGETEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HGetExCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, &v, "HGETEX", decodeNullStrings)
+	return queue(p, v.args(), v.bad, "HGETEX", decodeNullStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -622,7 +643,7 @@ type HIncrByCmd struct {
 }
 
 func (c *HIncrByCmd) argv() (v argv) {
-	v.fixed[v.n] = "HINCRBY"
+	v.fixed[v.n] = nameHIncrBy
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -635,14 +656,12 @@ func (c *HIncrByCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HIncrByCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "HINCRBY"))
+	return decodeInt(run(ctx, r, []any{nameHIncrBy, c.key, c.field, c.increment}, problem{}, "HINCRBY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HIncrByCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "HINCRBY", decodeInt)
+	return queue(p, []any{nameHIncrBy, c.key, c.field, c.increment}, problem{}, "HINCRBY", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -673,7 +692,7 @@ type HIncrByFloatCmd struct {
 }
 
 func (c *HIncrByFloatCmd) argv() (v argv) {
-	v.fixed[v.n] = "HINCRBYFLOAT"
+	v.fixed[v.n] = nameHIncrByFloat
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -686,14 +705,12 @@ func (c *HIncrByFloatCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HIncrByFloatCmd) Do(ctx context.Context, r Doer) (float64, error) {
-	v := c.argv()
-	return decodeFloat(run(ctx, r, &v, "HINCRBYFLOAT"))
+	return decodeFloat(run(ctx, r, []any{nameHIncrByFloat, c.key, c.field, c.increment}, problem{}, "HINCRBYFLOAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HIncrByFloatCmd) In(p *Pipeline) Reply[float64] {
-	v := c.argv()
-	return queue(p, &v, "HINCRBYFLOAT", decodeFloat)
+	return queue(p, []any{nameHIncrByFloat, c.key, c.field, c.increment}, problem{}, "HINCRBYFLOAT", decodeFloat)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -719,7 +736,7 @@ type HKeysCmd struct {
 }
 
 func (c *HKeysCmd) argv() (v argv) {
-	v.fixed[v.n] = "HKEYS"
+	v.fixed[v.n] = nameHKeys
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -728,21 +745,18 @@ func (c *HKeysCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HKeysCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "HKEYS"))
+	return decodeStrings(run(ctx, r, []any{nameHKeys, c.key}, problem{}, "HKEYS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HKeysCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(cached(ctx, cl, ttl, &v, "HKEYS"))
+	return decodeStrings(cached(ctx, cl, ttl, []any{nameHKeys, c.key}, problem{}, "HKEYS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HKeysCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "HKEYS", decodeStrings)
+	return queue(p, []any{nameHKeys, c.key}, problem{}, "HKEYS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -768,7 +782,7 @@ type HLenCmd struct {
 }
 
 func (c *HLenCmd) argv() (v argv) {
-	v.fixed[v.n] = "HLEN"
+	v.fixed[v.n] = nameHLen
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -777,21 +791,18 @@ func (c *HLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "HLEN"))
+	return decodeInt(run(ctx, r, []any{nameHLen, c.key}, problem{}, "HLEN"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HLenCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "HLEN"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameHLen, c.key}, problem{}, "HLEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HLenCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "HLEN", decodeInt)
+	return queue(p, []any{nameHLen, c.key}, problem{}, "HLEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -820,7 +831,7 @@ type HMGetCmd struct {
 }
 
 func (c *HMGetCmd) argv() (v argv) {
-	v.add("HMGET")
+	v.add(nameHMGet)
 	v.add(c.key)
 	if len(c.fields) == 0 {
 		v.fail(problemEmpty)
@@ -834,20 +845,20 @@ func (c *HMGetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HMGetCmd) Do(ctx context.Context, r Doer) ([]Null[string], error) {
 	v := c.argv()
-	return decodeNullStrings(run(ctx, r, &v, "HMGET"))
+	return decodeNullStrings(run(ctx, r, v.args(), v.bad, "HMGET"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HMGetCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]Null[string], error) {
 	v := c.argv()
-	return decodeNullStrings(cached(ctx, cl, ttl, &v, "HMGET"))
+	return decodeNullStrings(cached(ctx, cl, ttl, v.args(), v.bad, "HMGET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HMGetCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, &v, "HMGET", decodeNullStrings)
+	return queue(p, v.args(), v.bad, "HMGET", decodeNullStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -876,7 +887,7 @@ type HMSetCmd struct {
 }
 
 func (c *HMSetCmd) argv() (v argv) {
-	v.add("HMSET")
+	v.add(nameHMSet)
 	v.add(c.key)
 	if len(c.data) == 0 {
 		v.fail(problemEmpty)
@@ -891,13 +902,13 @@ func (c *HMSetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HMSetCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "HMSET"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "HMSET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HMSetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "HMSET", decodeString)
+	return queue(p, v.args(), v.bad, "HMSET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -910,8 +921,8 @@ func (c HMSetCmd) Args() []any {
 //
 //	HPERSIST key FIELDS numfields field [field ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey.
+// Complexity: O(N) where N is the number of specified fields. Since Redis 7.4.0, Valkey
+// 9.0.0; Redis and Valkey.
 func HPersist(key string, fields ...string) HPersistCmd {
 	var c HPersistCmd
 	c.key = key
@@ -926,7 +937,7 @@ type HPersistCmd struct {
 }
 
 func (c *HPersistCmd) argv() (v argv) {
-	v.add("HPERSIST")
+	v.add(nameHPersist)
 	v.add(c.key)
 	v.add("FIELDS")
 	if len(c.fields) == 0 {
@@ -942,13 +953,13 @@ func (c *HPersistCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HPersistCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "HPERSIST"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "HPERSIST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HPersistCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "HPERSIST", decodeInts)
+	return queue(p, v.args(), v.bad, "HPERSIST", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -961,9 +972,9 @@ func (c HPersistCmd) Args() []any {
 //
 //	HPEXPIRE key milliseconds [NX | XX | GT | LT] FIELDS numfields field [field ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey. Redis and Valkey describe its arguments differently; these are the fuller
-// description's, and the server may refuse an option it does not have.
+// Complexity: O(N) where N is the number of specified fields. Since Redis 7.4.0, Valkey
+// 9.0.0; Redis and Valkey. Redis and Valkey describe its arguments differently; these
+// are the fuller description's, and the server may refuse an option it does not have.
 func HPExpire(key string, milliseconds time.Duration, fields ...string) HPExpireCmd {
 	var c HPExpireCmd
 	c.key = key
@@ -1007,7 +1018,7 @@ func (c HPExpireCmd) LT() HPExpireCmd {
 
 func (c *HPExpireCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.add("HPEXPIRE")
+	v.add(nameHPExpire)
 	v.add(c.key)
 	v.add(c.milliseconds)
 	switch c.condition {
@@ -1034,13 +1045,13 @@ func (c *HPExpireCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HPExpireCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "HPEXPIRE"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "HPEXPIRE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HPExpireCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "HPEXPIRE", decodeInts)
+	return queue(p, v.args(), v.bad, "HPEXPIRE", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1053,23 +1064,23 @@ func (c HPExpireCmd) Args() []any {
 //
 //	HPEXPIREAT key unix-time-milliseconds [NX | XX | GT | LT] FIELDS numfields field [field ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey. Redis and Valkey describe its arguments differently; these are the fuller
-// description's, and the server may refuse an option it does not have.
-func HPExpireAt(key string, unixTimeMilliseconds int64, fields ...string) HPExpireAtCmd {
+// Complexity: O(N) where N is the number of specified fields. Since Redis 7.4.0, Valkey
+// 9.0.0; Redis and Valkey. Redis and Valkey describe its arguments differently; these
+// are the fuller description's, and the server may refuse an option it does not have.
+func HPExpireAt(key string, at time.Time, fields ...string) HPExpireAtCmd {
 	var c HPExpireAtCmd
 	c.key = key
-	c.unixTimeMilliseconds = unixTimeMilliseconds
+	c.at = at.UnixMilli()
 	c.fields = fields
 	return c
 }
 
 // HPExpireAtCmd is the HPEXPIREAT command built by HPExpireAt; its methods add options and run it.
 type HPExpireAtCmd struct {
-	key                  any
-	unixTimeMilliseconds any
-	condition            uint8
-	fields               []string
+	key       any
+	at        any
+	condition uint8
+	fields    []string
 }
 
 // NX chooses NX.
@@ -1097,9 +1108,9 @@ func (c HPExpireAtCmd) LT() HPExpireAtCmd {
 }
 
 func (c *HPExpireAtCmd) argv() (v argv) {
-	v.add("HPEXPIREAT")
+	v.add(nameHPExpireAt)
 	v.add(c.key)
-	v.add(c.unixTimeMilliseconds)
+	v.add(c.at)
 	switch c.condition {
 	case 1:
 		v.add("NX")
@@ -1124,13 +1135,13 @@ func (c *HPExpireAtCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HPExpireAtCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "HPEXPIREAT"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "HPEXPIREAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HPExpireAtCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "HPEXPIREAT", decodeInts)
+	return queue(p, v.args(), v.bad, "HPEXPIREAT", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1144,8 +1155,8 @@ func (c HPExpireAtCmd) Args() []any {
 //
 //	HPEXPIRETIME key FIELDS numfields field [field ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey.
+// Complexity: O(N) where N is the number of specified fields. Since Redis 7.4.0, Valkey
+// 9.0.0; Redis and Valkey.
 func HPExpireTime(key string, fields ...string) HPExpireTimeCmd {
 	var c HPExpireTimeCmd
 	c.key = key
@@ -1160,7 +1171,7 @@ type HPExpireTimeCmd struct {
 }
 
 func (c *HPExpireTimeCmd) argv() (v argv) {
-	v.add("HPEXPIRETIME")
+	v.add(nameHPExpireTime)
 	v.add(c.key)
 	v.add("FIELDS")
 	if len(c.fields) == 0 {
@@ -1176,20 +1187,13 @@ func (c *HPExpireTimeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HPExpireTimeCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "HPEXPIRETIME"))
-}
-
-// Cached runs the command through cl's client-side cache (Client.DoCached), keeping
-// its reply for at most ttl.
-func (c HPExpireTimeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]int64, error) {
-	v := c.argv()
-	return decodeInts(cached(ctx, cl, ttl, &v, "HPEXPIRETIME"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "HPEXPIRETIME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HPExpireTimeCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "HPEXPIRETIME", decodeInts)
+	return queue(p, v.args(), v.bad, "HPEXPIRETIME", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1203,8 +1207,8 @@ func (c HPExpireTimeCmd) Args() []any {
 //
 //	HPTTL key FIELDS numfields field [field ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey.
+// Complexity: O(N) where N is the number of specified fields. Since Redis 7.4.0, Valkey
+// 9.0.0; Redis and Valkey.
 func HPTTL(key string, fields ...string) HPTTLCmd {
 	var c HPTTLCmd
 	c.key = key
@@ -1219,7 +1223,7 @@ type HPTTLCmd struct {
 }
 
 func (c *HPTTLCmd) argv() (v argv) {
-	v.add("HPTTL")
+	v.add(nameHPTTL)
 	v.add(c.key)
 	v.add("FIELDS")
 	if len(c.fields) == 0 {
@@ -1235,20 +1239,13 @@ func (c *HPTTLCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HPTTLCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "HPTTL"))
-}
-
-// Cached runs the command through cl's client-side cache (Client.DoCached), keeping
-// its reply for at most ttl.
-func (c HPTTLCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]int64, error) {
-	v := c.argv()
-	return decodeInts(cached(ctx, cl, ttl, &v, "HPTTL"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "HPTTL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HPTTLCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "HPTTL", decodeInts)
+	return queue(p, v.args(), v.bad, "HPTTL", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1275,7 +1272,7 @@ type HRandFieldCmd struct {
 }
 
 func (c *HRandFieldCmd) argv() (v argv) {
-	v.fixed[v.n] = "HRANDFIELD"
+	v.fixed[v.n] = nameHRandField
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1285,14 +1282,12 @@ func (c *HRandFieldCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key doesn't exist.
 func (c HRandFieldCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "HRANDFIELD"))
+	return decodeString(run(ctx, r, []any{nameHRandField, c.key}, problem{}, "HRANDFIELD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HRandFieldCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "HRANDFIELD", decodeString)
+	return queue(p, []any{nameHRandField, c.key}, problem{}, "HRANDFIELD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1322,7 +1317,7 @@ type HRandFieldCountCmd struct {
 }
 
 func (c *HRandFieldCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "HRANDFIELD"
+	v.fixed[v.n] = nameHRandField
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1334,14 +1329,12 @@ func (c *HRandFieldCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key doesn't exist.
 func (c HRandFieldCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "HRANDFIELD"))
+	return decodeStrings(run(ctx, r, []any{nameHRandField, c.key, c.count}, problem{}, "HRANDFIELD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HRandFieldCountCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "HRANDFIELD", decodeStrings)
+	return queue(p, []any{nameHRandField, c.key, c.count}, problem{}, "HRANDFIELD", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1371,7 +1364,7 @@ type HRandFieldWithValuesCmd struct {
 }
 
 func (c *HRandFieldWithValuesCmd) argv() (v argv) {
-	v.fixed[v.n] = "HRANDFIELD"
+	v.fixed[v.n] = nameHRandField
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1385,14 +1378,12 @@ func (c *HRandFieldWithValuesCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key doesn't exist.
 func (c HRandFieldWithValuesCmd) Do(ctx context.Context, r Doer) ([]FieldValue, error) {
-	v := c.argv()
-	return decodeFieldValues(run(ctx, r, &v, "HRANDFIELD"))
+	return decodeFieldValues(run(ctx, r, []any{nameHRandField, c.key, c.count, "WITHVALUES"}, problem{}, "HRANDFIELD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HRandFieldWithValuesCmd) In(p *Pipeline) Reply[[]FieldValue] {
-	v := c.argv()
-	return queue(p, &v, "HRANDFIELD", decodeFieldValues)
+	return queue(p, []any{nameHRandField, c.key, c.count, "WITHVALUES"}, problem{}, "HRANDFIELD", decodeFieldValues)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1443,7 +1434,7 @@ func (c HScanCmd) Novalues() HScanCmd {
 }
 
 func (c *HScanCmd) argv() (v argv) {
-	v.fixed[v.n] = "HSCAN"
+	v.fixed[v.n] = nameHScan
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1471,13 +1462,13 @@ func (c *HScanCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HScanCmd) Do(ctx context.Context, r Doer) (ScanPage, error) {
 	v := c.argv()
-	return decodeScan(run(ctx, r, &v, "HSCAN"))
+	return decodeScan(run(ctx, r, v.args(), v.bad, "HSCAN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HScanCmd) In(p *Pipeline) Reply[ScanPage] {
 	v := c.argv()
-	return queue(p, &v, "HSCAN", decodeScan)
+	return queue(p, v.args(), v.bad, "HSCAN", decodeScan)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1507,7 +1498,7 @@ type HSetCmd struct {
 }
 
 func (c *HSetCmd) argv() (v argv) {
-	v.add("HSET")
+	v.add(nameHSet)
 	v.add(c.key)
 	if len(c.data) == 0 {
 		v.fail(problemEmpty)
@@ -1522,13 +1513,13 @@ func (c *HSetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HSetCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "HSET"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "HSET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HSetCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "HSET", decodeInt)
+	return queue(p, v.args(), v.bad, "HSET", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1542,13 +1533,13 @@ func (c HSetCmd) Args() []any {
 //
 //	HSETEX key [NX | XX] [FNX | FXX] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL] FIELDS numfields field value [field value ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey. Redis and Valkey describe its arguments differently; these are the fuller
-// description's, and the server may refuse an option it does not have.
-func HSetEx(key string, fieldsArgs []any) HSetExCmd {
+// Complexity: O(N) where N is the number of specified fields. Since Redis 8.0.0, Valkey
+// 9.0.0; Redis and Valkey. Redis and Valkey describe its arguments differently; these
+// are the fuller description's, and the server may refuse an option it does not have.
+func HSetEx(key string, data ...FieldValue) HSetExCmd {
 	var c HSetExCmd
 	c.key = key
-	c.fieldsArgs = fieldsArgs
+	c.data = data
 	return c
 }
 
@@ -1562,7 +1553,7 @@ type HSetExCmd struct {
 	expirationValue   any
 	expirationAtToken any
 	expirationAtValue any
-	fieldsArgs        []any
+	data              []FieldValue
 	bad               problem
 }
 
@@ -1578,21 +1569,26 @@ func (c HSetExCmd) XX() HSetExCmd {
 	return c
 }
 
-// Fnx chooses FNX.
-func (c HSetExCmd) Fnx() HSetExCmd {
+// FNX chooses FNX.
+func (c HSetExCmd) FNX() HSetExCmd {
 	c.fieldsCondition = 1
 	return c
 }
 
-// Fxx chooses FXX.
-func (c HSetExCmd) Fxx() HSetExCmd {
+// FXX chooses FXX.
+func (c HSetExCmd) FXX() HSetExCmd {
 	c.fieldsCondition = 2
 	return c
 }
 
 // Expire sets the expiration: EX seconds when d is a whole number of seconds, else PX
-// milliseconds.
+// milliseconds. A d of 0 sends no expiration, as go-redis's expiration 0 does (it
+// undoes an earlier choice of this option group).
 func (c HSetExCmd) Expire(d time.Duration) HSetExCmd {
+	if d == 0 {
+		c.expiration = 0
+		return c
+	}
 	c.expiration = 1
 	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX", c.bad)
 	return c
@@ -1614,7 +1610,7 @@ func (c HSetExCmd) KeepTTL() HSetExCmd {
 
 func (c *HSetExCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.add("HSETEX")
+	v.add(nameHSetEx)
 	v.add(c.key)
 	switch c.keyCondition {
 	case 1:
@@ -1638,8 +1634,14 @@ func (c *HSetExCmd) argv() (v argv) {
 	case 3:
 		v.add("KEEPTTL")
 	}
-	for _, x := range c.fieldsArgs {
-		v.add(x)
+	v.add("FIELDS")
+	if len(c.data) == 0 {
+		v.fail(problemEmpty)
+	}
+	v.add(int64(len(c.data)))
+	for _, e := range c.data {
+		v.add(e.Field)
+		v.add(e.Value)
 	}
 	return v
 }
@@ -1647,13 +1649,13 @@ func (c *HSetExCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HSetExCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "HSETEX"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "HSETEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HSetExCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "HSETEX", decodeBool)
+	return queue(p, v.args(), v.bad, "HSETEX", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1684,7 +1686,7 @@ type HSetNXCmd struct {
 }
 
 func (c *HSetNXCmd) argv() (v argv) {
-	v.fixed[v.n] = "HSETNX"
+	v.fixed[v.n] = nameHSetNX
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1697,14 +1699,12 @@ func (c *HSetNXCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HSetNXCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "HSETNX"))
+	return decodeBool(run(ctx, r, []any{nameHSetNX, c.key, c.field, c.value}, problem{}, "HSETNX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HSetNXCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "HSETNX", decodeBool)
+	return queue(p, []any{nameHSetNX, c.key, c.field, c.value}, problem{}, "HSETNX", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1732,7 +1732,7 @@ type HStrLenCmd struct {
 }
 
 func (c *HStrLenCmd) argv() (v argv) {
-	v.fixed[v.n] = "HSTRLEN"
+	v.fixed[v.n] = nameHStrLen
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1743,21 +1743,18 @@ func (c *HStrLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HStrLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "HSTRLEN"))
+	return decodeInt(run(ctx, r, []any{nameHStrLen, c.key, c.field}, problem{}, "HSTRLEN"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HStrLenCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "HSTRLEN"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameHStrLen, c.key, c.field}, problem{}, "HSTRLEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HStrLenCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "HSTRLEN", decodeInt)
+	return queue(p, []any{nameHStrLen, c.key, c.field}, problem{}, "HSTRLEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1771,8 +1768,8 @@ func (c HStrLenCmd) Args() []any {
 //
 //	HTTL key FIELDS numfields field [field ...]
 //
-// Complexity: O(N) where N is the number of specified fields. Since 9.0.0; Redis and
-// Valkey.
+// Complexity: O(N) where N is the number of specified fields. Since Redis 7.4.0, Valkey
+// 9.0.0; Redis and Valkey.
 func HTTL(key string, fields ...string) HTTLCmd {
 	var c HTTLCmd
 	c.key = key
@@ -1787,7 +1784,7 @@ type HTTLCmd struct {
 }
 
 func (c *HTTLCmd) argv() (v argv) {
-	v.add("HTTL")
+	v.add(nameHTTL)
 	v.add(c.key)
 	v.add("FIELDS")
 	if len(c.fields) == 0 {
@@ -1803,20 +1800,13 @@ func (c *HTTLCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HTTLCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "HTTL"))
-}
-
-// Cached runs the command through cl's client-side cache (Client.DoCached), keeping
-// its reply for at most ttl.
-func (c HTTLCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]int64, error) {
-	v := c.argv()
-	return decodeInts(cached(ctx, cl, ttl, &v, "HTTL"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "HTTL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HTTLCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "HTTL", decodeInts)
+	return queue(p, v.args(), v.bad, "HTTL", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1842,7 +1832,7 @@ type HValsCmd struct {
 }
 
 func (c *HValsCmd) argv() (v argv) {
-	v.fixed[v.n] = "HVALS"
+	v.fixed[v.n] = nameHVals
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1851,21 +1841,18 @@ func (c *HValsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HValsCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "HVALS"))
+	return decodeStrings(run(ctx, r, []any{nameHVals, c.key}, problem{}, "HVALS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c HValsCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(cached(ctx, cl, ttl, &v, "HVALS"))
+	return decodeStrings(cached(ctx, cl, ttl, []any{nameHVals, c.key}, problem{}, "HVALS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HValsCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "HVALS", decodeStrings)
+	return queue(p, []any{nameHVals, c.key}, problem{}, "HVALS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

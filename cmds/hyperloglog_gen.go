@@ -6,7 +6,16 @@ package cmds
 import (
 	"context"
 
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/resp"
+)
+
+var (
+	namePFAdd      = &argkind.Name{Text: "PFADD", Entry: entry("pfadd")}
+	namePFCount    = &argkind.Name{Text: "PFCOUNT", Entry: entry("pfcount")}
+	namePFDebug    = &argkind.Name{Text: "PFDEBUG", Entry: entry("pfdebug")}
+	namePFMerge    = &argkind.Name{Text: "PFMERGE", Entry: entry("pfmerge")}
+	namePFSelfTest = &argkind.Name{Text: "PFSELFTEST", Entry: entry("pfselftest")}
 )
 
 // PFAdd builds PFADD: adds elements to a HyperLogLog key. Creates the key if it doesn't
@@ -29,7 +38,7 @@ type PFAddCmd struct {
 }
 
 func (c *PFAddCmd) argv() (v argv) {
-	v.add("PFADD")
+	v.add(namePFAdd)
 	v.add(c.key)
 	for _, x := range c.elements {
 		v.add(x)
@@ -40,13 +49,13 @@ func (c *PFAddCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PFAddCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "PFADD"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "PFADD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PFAddCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "PFADD", decodeBool)
+	return queue(p, v.args(), v.bad, "PFADD", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -75,7 +84,7 @@ type PFCountCmd struct {
 }
 
 func (c *PFCountCmd) argv() (v argv) {
-	v.add("PFCOUNT")
+	v.add(namePFCount)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -88,13 +97,13 @@ func (c *PFCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PFCountCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "PFCOUNT"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "PFCOUNT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PFCountCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "PFCOUNT", decodeInt)
+	return queue(p, v.args(), v.bad, "PFCOUNT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -122,7 +131,7 @@ type PFDebugCmd struct {
 }
 
 func (c *PFDebugCmd) argv() (v argv) {
-	v.fixed[v.n] = "PFDEBUG"
+	v.fixed[v.n] = namePFDebug
 	v.n++
 	v.fixed[v.n] = c.subcommand
 	v.n++
@@ -133,14 +142,12 @@ func (c *PFDebugCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PFDebugCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "PFDEBUG"))
+	return decodeValue(run(ctx, r, []any{namePFDebug, c.subcommand, c.key}, problem{}, "PFDEBUG"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PFDebugCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "PFDEBUG", decodeValue)
+	return queue(p, []any{namePFDebug, c.subcommand, c.key}, problem{}, "PFDEBUG", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -169,7 +176,7 @@ type PFMergeCmd struct {
 }
 
 func (c *PFMergeCmd) argv() (v argv) {
-	v.add("PFMERGE")
+	v.add(namePFMerge)
 	v.add(c.destkey)
 	for _, x := range c.sourcekeys {
 		v.add(x)
@@ -180,13 +187,13 @@ func (c *PFMergeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PFMergeCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "PFMERGE"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "PFMERGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PFMergeCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "PFMERGE", decodeString)
+	return queue(p, v.args(), v.bad, "PFMERGE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -206,21 +213,19 @@ func PFSelfTest() PFSelfTestCmd { return PFSelfTestCmd{} }
 type PFSelfTestCmd struct{}
 
 func (c *PFSelfTestCmd) argv() (v argv) {
-	v.fixed[v.n] = "PFSELFTEST"
+	v.fixed[v.n] = namePFSelfTest
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PFSelfTestCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "PFSELFTEST"))
+	return decodeString(run(ctx, r, []any{namePFSelfTest}, problem{}, "PFSELFTEST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PFSelfTestCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "PFSELFTEST", decodeString)
+	return queue(p, []any{namePFSelfTest}, problem{}, "PFSELFTEST", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

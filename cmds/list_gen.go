@@ -8,6 +8,32 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/argkind"
+)
+
+var (
+	nameBLMove     = &argkind.Name{Text: "BLMOVE", Entry: entry("blmove")}
+	nameBLMPop     = &argkind.Name{Text: "BLMPOP", Entry: entry("blmpop")}
+	nameBLPop      = &argkind.Name{Text: "BLPOP", Entry: entry("blpop")}
+	nameBRPop      = &argkind.Name{Text: "BRPOP", Entry: entry("brpop")}
+	nameBRPopLPush = &argkind.Name{Text: "BRPOPLPUSH", Entry: entry("brpoplpush")}
+	nameLIndex     = &argkind.Name{Text: "LINDEX", Entry: entry("lindex")}
+	nameLInsert    = &argkind.Name{Text: "LINSERT", Entry: entry("linsert")}
+	nameLLen       = &argkind.Name{Text: "LLEN", Entry: entry("llen")}
+	nameLMove      = &argkind.Name{Text: "LMOVE", Entry: entry("lmove")}
+	nameLMPop      = &argkind.Name{Text: "LMPOP", Entry: entry("lmpop")}
+	nameLPop       = &argkind.Name{Text: "LPOP", Entry: entry("lpop")}
+	nameLPos       = &argkind.Name{Text: "LPOS", Entry: entry("lpos")}
+	nameLPush      = &argkind.Name{Text: "LPUSH", Entry: entry("lpush")}
+	nameLPushX     = &argkind.Name{Text: "LPUSHX", Entry: entry("lpushx")}
+	nameLRange     = &argkind.Name{Text: "LRANGE", Entry: entry("lrange")}
+	nameLRem       = &argkind.Name{Text: "LREM", Entry: entry("lrem")}
+	nameLSet       = &argkind.Name{Text: "LSET", Entry: entry("lset")}
+	nameLTrim      = &argkind.Name{Text: "LTRIM", Entry: entry("ltrim")}
+	nameRPop       = &argkind.Name{Text: "RPOP", Entry: entry("rpop")}
+	nameRPopLPush  = &argkind.Name{Text: "RPOPLPUSH", Entry: entry("rpoplpush")}
+	nameRPush      = &argkind.Name{Text: "RPUSH", Entry: entry("rpush")}
+	nameRPushX     = &argkind.Name{Text: "RPUSHX", Entry: entry("rpushx")}
 )
 
 // BLMove builds BLMOVE: pops an element from a list, pushes it to another list and
@@ -37,7 +63,7 @@ type BLMoveCmd struct {
 }
 
 func (c *BLMoveCmd) argv() (v argv) {
-	v.fixed[v.n] = "BLMOVE"
+	v.fixed[v.n] = nameBLMove
 	v.n++
 	v.fixed[v.n] = c.source
 	v.n++
@@ -56,14 +82,12 @@ func (c *BLMoveCmd) argv() (v argv) {
 // A null reply is the error Nil: operation timed-out or the command is issued from a
 // transaction or a script and the source does not exist.
 func (c BLMoveCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "BLMOVE"))
+	return decodeString(run(ctx, r, []any{nameBLMove, c.source, c.destination, c.wherefrom, c.whereto, c.timeout}, problem{}, "BLMOVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BLMoveCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "BLMOVE", decodeString)
+	return queue(p, []any{nameBLMove, c.source, c.destination, c.wherefrom, c.whereto, c.timeout}, problem{}, "BLMOVE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -102,7 +126,7 @@ func (c BLMPopCmd) Count(value int64) BLMPopCmd {
 }
 
 func (c *BLMPopCmd) argv() (v argv) {
-	v.add("BLMPOP")
+	v.add(nameBLMPop)
 	v.add(c.timeout)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
@@ -123,13 +147,13 @@ func (c *BLMPopCmd) argv() (v argv) {
 // A null reply is the error Nil: operation timed-out.
 func (c BLMPopCmd) Do(ctx context.Context, r Doer) (KeyValues, error) {
 	v := c.argv()
-	return decodeKeyValues(run(ctx, r, &v, "BLMPOP"))
+	return decodeKeyValues(run(ctx, r, v.args(), v.bad, "BLMPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BLMPopCmd) In(p *Pipeline) Reply[KeyValues] {
 	v := c.argv()
-	return queue(p, &v, "BLMPOP", decodeKeyValues)
+	return queue(p, v.args(), v.bad, "BLMPOP", decodeKeyValues)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -159,7 +183,7 @@ type BLPopCmd struct {
 }
 
 func (c *BLPopCmd) argv() (v argv) {
-	v.add("BLPOP")
+	v.add(nameBLPop)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -174,13 +198,13 @@ func (c *BLPopCmd) argv() (v argv) {
 // A null reply is the error Nil: no element could be popped and timeout expired.
 func (c BLPopCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "BLPOP"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "BLPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BLPopCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "BLPOP", decodeStrings)
+	return queue(p, v.args(), v.bad, "BLPOP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -210,7 +234,7 @@ type BRPopCmd struct {
 }
 
 func (c *BRPopCmd) argv() (v argv) {
-	v.add("BRPOP")
+	v.add(nameBRPop)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -225,13 +249,13 @@ func (c *BRPopCmd) argv() (v argv) {
 // A null reply is the error Nil: no element could be popped and the timeout expired.
 func (c BRPopCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "BRPOP"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "BRPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BRPopCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "BRPOP", decodeStrings)
+	return queue(p, v.args(), v.bad, "BRPOP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -263,7 +287,7 @@ type BRPopLPushCmd struct {
 }
 
 func (c *BRPopLPushCmd) argv() (v argv) {
-	v.fixed[v.n] = "BRPOPLPUSH"
+	v.fixed[v.n] = nameBRPopLPush
 	v.n++
 	v.fixed[v.n] = c.source
 	v.n++
@@ -277,14 +301,12 @@ func (c *BRPopLPushCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: timeout is reached.
 func (c BRPopLPushCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "BRPOPLPUSH"))
+	return decodeString(run(ctx, r, []any{nameBRPopLPush, c.source, c.destination, c.timeout}, problem{}, "BRPOPLPUSH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BRPopLPushCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "BRPOPLPUSH", decodeString)
+	return queue(p, []any{nameBRPopLPush, c.source, c.destination, c.timeout}, problem{}, "BRPOPLPUSH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -314,7 +336,7 @@ type LIndexCmd struct {
 }
 
 func (c *LIndexCmd) argv() (v argv) {
-	v.fixed[v.n] = "LINDEX"
+	v.fixed[v.n] = nameLIndex
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -326,21 +348,18 @@ func (c *LIndexCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: index is out of range.
 func (c LIndexCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "LINDEX"))
+	return decodeString(run(ctx, r, []any{nameLIndex, c.key, c.index}, problem{}, "LINDEX"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c LIndexCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (string, error) {
-	v := c.argv()
-	return decodeString(cached(ctx, cl, ttl, &v, "LINDEX"))
+	return decodeString(cached(ctx, cl, ttl, []any{nameLIndex, c.key, c.index}, problem{}, "LINDEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LIndexCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "LINDEX", decodeString)
+	return queue(p, []any{nameLIndex, c.key, c.index}, problem{}, "LINDEX", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -384,7 +403,7 @@ const (
 )
 
 func (c *LInsertCmd) argv() (v argv) {
-	v.fixed[v.n] = "LINSERT"
+	v.fixed[v.n] = nameLInsert
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -399,14 +418,12 @@ func (c *LInsertCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LInsertCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "LINSERT"))
+	return decodeInt(run(ctx, r, []any{nameLInsert, c.key, c.where, c.pivot, c.element}, problem{}, "LINSERT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LInsertCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "LINSERT", decodeInt)
+	return queue(p, []any{nameLInsert, c.key, c.where, c.pivot, c.element}, problem{}, "LINSERT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -432,7 +449,7 @@ type LLenCmd struct {
 }
 
 func (c *LLenCmd) argv() (v argv) {
-	v.fixed[v.n] = "LLEN"
+	v.fixed[v.n] = nameLLen
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -441,21 +458,18 @@ func (c *LLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "LLEN"))
+	return decodeInt(run(ctx, r, []any{nameLLen, c.key}, problem{}, "LLEN"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c LLenCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "LLEN"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameLLen, c.key}, problem{}, "LLEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LLenCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "LLEN", decodeInt)
+	return queue(p, []any{nameLLen, c.key}, problem{}, "LLEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -488,7 +502,7 @@ type LMoveCmd struct {
 }
 
 func (c *LMoveCmd) argv() (v argv) {
-	v.fixed[v.n] = "LMOVE"
+	v.fixed[v.n] = nameLMove
 	v.n++
 	v.fixed[v.n] = c.source
 	v.n++
@@ -504,14 +518,12 @@ func (c *LMoveCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: source does not exist.
 func (c LMoveCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "LMOVE"))
+	return decodeString(run(ctx, r, []any{nameLMove, c.source, c.destination, c.wherefrom, c.whereto}, problem{}, "LMOVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LMoveCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "LMOVE", decodeString)
+	return queue(p, []any{nameLMove, c.source, c.destination, c.wherefrom, c.whereto}, problem{}, "LMOVE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -548,7 +560,7 @@ func (c LMPopCmd) Count(value int64) LMPopCmd {
 }
 
 func (c *LMPopCmd) argv() (v argv) {
-	v.add("LMPOP")
+	v.add(nameLMPop)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -568,13 +580,13 @@ func (c *LMPopCmd) argv() (v argv) {
 // A null reply is the error Nil: if no element could be popped.
 func (c LMPopCmd) Do(ctx context.Context, r Doer) (KeyValues, error) {
 	v := c.argv()
-	return decodeKeyValues(run(ctx, r, &v, "LMPOP"))
+	return decodeKeyValues(run(ctx, r, v.args(), v.bad, "LMPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LMPopCmd) In(p *Pipeline) Reply[KeyValues] {
 	v := c.argv()
-	return queue(p, &v, "LMPOP", decodeKeyValues)
+	return queue(p, v.args(), v.bad, "LMPOP", decodeKeyValues)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -602,7 +614,7 @@ type LPopCmd struct {
 }
 
 func (c *LPopCmd) argv() (v argv) {
-	v.fixed[v.n] = "LPOP"
+	v.fixed[v.n] = nameLPop
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -612,14 +624,12 @@ func (c *LPopCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c LPopCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "LPOP"))
+	return decodeString(run(ctx, r, []any{nameLPop, c.key}, problem{}, "LPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LPopCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "LPOP", decodeString)
+	return queue(p, []any{nameLPop, c.key}, problem{}, "LPOP", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -649,7 +659,7 @@ type LPopCountCmd struct {
 }
 
 func (c *LPopCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "LPOP"
+	v.fixed[v.n] = nameLPop
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -661,14 +671,12 @@ func (c *LPopCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c LPopCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "LPOP"))
+	return decodeStrings(run(ctx, r, []any{nameLPop, c.key, c.count}, problem{}, "LPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LPopCountCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "LPOP", decodeStrings)
+	return queue(p, []any{nameLPop, c.key, c.count}, problem{}, "LPOP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -697,7 +705,7 @@ type LPosCmd struct {
 	key     any
 	element any
 	rank    any
-	len_    any
+	length  any
 }
 
 // Rank adds [RANK rank].
@@ -708,12 +716,12 @@ func (c LPosCmd) Rank(value int64) LPosCmd {
 
 // MaxLen adds [MAXLEN len].
 func (c LPosCmd) MaxLen(value int64) LPosCmd {
-	c.len_ = value
+	c.length = value
 	return c
 }
 
 func (c *LPosCmd) argv() (v argv) {
-	v.fixed[v.n] = "LPOS"
+	v.fixed[v.n] = nameLPos
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -725,10 +733,10 @@ func (c *LPosCmd) argv() (v argv) {
 		v.fixed[v.n] = c.rank
 		v.n++
 	}
-	if c.len_ != nil {
+	if c.length != nil {
 		v.fixed[v.n] = "MAXLEN"
 		v.n++
-		v.fixed[v.n] = c.len_
+		v.fixed[v.n] = c.length
 		v.n++
 	}
 	return v
@@ -738,20 +746,20 @@ func (c *LPosCmd) argv() (v argv) {
 // A null reply is the error Nil: in case there is no matching element.
 func (c LPosCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "LPOS"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "LPOS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c LPosCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
 	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "LPOS"))
+	return decodeInt(cached(ctx, cl, ttl, v.args(), v.bad, "LPOS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LPosCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "LPOS", decodeInt)
+	return queue(p, v.args(), v.bad, "LPOS", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -783,7 +791,7 @@ type LPosCountCmd struct {
 	element    any
 	rank       any
 	numMatches any
-	len_       any
+	length     any
 }
 
 // Rank adds [RANK rank].
@@ -794,12 +802,12 @@ func (c LPosCountCmd) Rank(value int64) LPosCountCmd {
 
 // MaxLen adds [MAXLEN len].
 func (c LPosCountCmd) MaxLen(value int64) LPosCountCmd {
-	c.len_ = value
+	c.length = value
 	return c
 }
 
 func (c *LPosCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "LPOS"
+	v.fixed[v.n] = nameLPos
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -815,10 +823,10 @@ func (c *LPosCountCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.numMatches
 	v.n++
-	if c.len_ != nil {
+	if c.length != nil {
 		v.fixed[v.n] = "MAXLEN"
 		v.n++
-		v.fixed[v.n] = c.len_
+		v.fixed[v.n] = c.length
 		v.n++
 	}
 	return v
@@ -828,20 +836,20 @@ func (c *LPosCountCmd) argv() (v argv) {
 // A null reply is the error Nil: in case there is no matching element.
 func (c LPosCountCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "LPOS"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "LPOS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c LPosCountCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(cached(ctx, cl, ttl, &v, "LPOS"))
+	return decodeInts(cached(ctx, cl, ttl, v.args(), v.bad, "LPOS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LPosCountCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "LPOS", decodeInts)
+	return queue(p, v.args(), v.bad, "LPOS", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -871,7 +879,7 @@ type LPushCmd struct {
 }
 
 func (c *LPushCmd) argv() (v argv) {
-	v.add("LPUSH")
+	v.add(nameLPush)
 	v.add(c.key)
 	if len(c.elements) == 0 {
 		v.fail(problemEmpty)
@@ -885,13 +893,13 @@ func (c *LPushCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LPushCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "LPUSH"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "LPUSH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LPushCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "LPUSH", decodeInt)
+	return queue(p, v.args(), v.bad, "LPUSH", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -921,7 +929,7 @@ type LPushXCmd struct {
 }
 
 func (c *LPushXCmd) argv() (v argv) {
-	v.add("LPUSHX")
+	v.add(nameLPushX)
 	v.add(c.key)
 	if len(c.elements) == 0 {
 		v.fail(problemEmpty)
@@ -935,13 +943,13 @@ func (c *LPushXCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LPushXCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "LPUSHX"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "LPUSHX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LPushXCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "LPUSHX", decodeInt)
+	return queue(p, v.args(), v.bad, "LPUSHX", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -973,7 +981,7 @@ type LRangeCmd struct {
 }
 
 func (c *LRangeCmd) argv() (v argv) {
-	v.fixed[v.n] = "LRANGE"
+	v.fixed[v.n] = nameLRange
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -986,21 +994,18 @@ func (c *LRangeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LRangeCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "LRANGE"))
+	return decodeStrings(run(ctx, r, []any{nameLRange, c.key, c.start, c.stop}, problem{}, "LRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c LRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(cached(ctx, cl, ttl, &v, "LRANGE"))
+	return decodeStrings(cached(ctx, cl, ttl, []any{nameLRange, c.key, c.start, c.stop}, problem{}, "LRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LRangeCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "LRANGE", decodeStrings)
+	return queue(p, []any{nameLRange, c.key, c.start, c.stop}, problem{}, "LRANGE", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1032,7 +1037,7 @@ type LRemCmd struct {
 }
 
 func (c *LRemCmd) argv() (v argv) {
-	v.fixed[v.n] = "LREM"
+	v.fixed[v.n] = nameLRem
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1045,14 +1050,12 @@ func (c *LRemCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LRemCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "LREM"))
+	return decodeInt(run(ctx, r, []any{nameLRem, c.key, c.count, c.element}, problem{}, "LREM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LRemCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "LREM", decodeInt)
+	return queue(p, []any{nameLRem, c.key, c.count, c.element}, problem{}, "LREM", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1083,7 +1086,7 @@ type LSetCmd struct {
 }
 
 func (c *LSetCmd) argv() (v argv) {
-	v.fixed[v.n] = "LSET"
+	v.fixed[v.n] = nameLSet
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1096,14 +1099,12 @@ func (c *LSetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LSetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "LSET"))
+	return decodeString(run(ctx, r, []any{nameLSet, c.key, c.index, c.element}, problem{}, "LSET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LSetCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "LSET", decodeString)
+	return queue(p, []any{nameLSet, c.key, c.index, c.element}, problem{}, "LSET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1135,7 +1136,7 @@ type LTrimCmd struct {
 }
 
 func (c *LTrimCmd) argv() (v argv) {
-	v.fixed[v.n] = "LTRIM"
+	v.fixed[v.n] = nameLTrim
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1148,14 +1149,12 @@ func (c *LTrimCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LTrimCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "LTRIM"))
+	return decodeString(run(ctx, r, []any{nameLTrim, c.key, c.start, c.stop}, problem{}, "LTRIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LTrimCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "LTRIM", decodeString)
+	return queue(p, []any{nameLTrim, c.key, c.start, c.stop}, problem{}, "LTRIM", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1183,7 +1182,7 @@ type RPopCmd struct {
 }
 
 func (c *RPopCmd) argv() (v argv) {
-	v.fixed[v.n] = "RPOP"
+	v.fixed[v.n] = nameRPop
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1193,14 +1192,12 @@ func (c *RPopCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c RPopCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "RPOP"))
+	return decodeString(run(ctx, r, []any{nameRPop, c.key}, problem{}, "RPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RPopCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "RPOP", decodeString)
+	return queue(p, []any{nameRPop, c.key}, problem{}, "RPOP", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1230,7 +1227,7 @@ type RPopCountCmd struct {
 }
 
 func (c *RPopCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "RPOP"
+	v.fixed[v.n] = nameRPop
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1242,14 +1239,12 @@ func (c *RPopCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c RPopCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "RPOP"))
+	return decodeStrings(run(ctx, r, []any{nameRPop, c.key, c.count}, problem{}, "RPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RPopCountCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "RPOP", decodeStrings)
+	return queue(p, []any{nameRPop, c.key, c.count}, problem{}, "RPOP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1278,7 +1273,7 @@ type RPopLPushCmd struct {
 }
 
 func (c *RPopLPushCmd) argv() (v argv) {
-	v.fixed[v.n] = "RPOPLPUSH"
+	v.fixed[v.n] = nameRPopLPush
 	v.n++
 	v.fixed[v.n] = c.source
 	v.n++
@@ -1290,14 +1285,12 @@ func (c *RPopLPushCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: source list is empty.
 func (c RPopLPushCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "RPOPLPUSH"))
+	return decodeString(run(ctx, r, []any{nameRPopLPush, c.source, c.destination}, problem{}, "RPOPLPUSH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RPopLPushCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "RPOPLPUSH", decodeString)
+	return queue(p, []any{nameRPopLPush, c.source, c.destination}, problem{}, "RPOPLPUSH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1327,7 +1320,7 @@ type RPushCmd struct {
 }
 
 func (c *RPushCmd) argv() (v argv) {
-	v.add("RPUSH")
+	v.add(nameRPush)
 	v.add(c.key)
 	if len(c.elements) == 0 {
 		v.fail(problemEmpty)
@@ -1341,13 +1334,13 @@ func (c *RPushCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c RPushCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "RPUSH"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "RPUSH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RPushCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "RPUSH", decodeInt)
+	return queue(p, v.args(), v.bad, "RPUSH", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1377,7 +1370,7 @@ type RPushXCmd struct {
 }
 
 func (c *RPushXCmd) argv() (v argv) {
-	v.add("RPUSHX")
+	v.add(nameRPushX)
 	v.add(c.key)
 	if len(c.elements) == 0 {
 		v.fail(problemEmpty)
@@ -1391,13 +1384,13 @@ func (c *RPushXCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c RPushXCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "RPUSHX"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "RPUSHX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RPushXCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "RPUSHX", decodeInt)
+	return queue(p, v.args(), v.bad, "RPUSHX", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -45,10 +45,10 @@ func bothCases() []newerCase {
 			return typed(HPExpire("n:hp", time.Minute, "a").Do(ctx, c))
 		}, want: []int64{1}}},
 		{"hexpireat", replyCase{name: "HEXPIREAT", setup: [][]any{{"HSET", "n:ha", "a", "1"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
-			return typed(HExpireAt("n:ha", 4102444800, "a").Do(ctx, c))
+			return typed(HExpireAt("n:ha", time.Unix(4102444800, 0), "a").Do(ctx, c))
 		}, want: []int64{1}}},
 		{"hpexpireat", replyCase{name: "HPEXPIREAT", setup: [][]any{{"HSET", "n:hpa", "a", "1"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
-			return typed(HPExpireAt("n:hpa", 4102444800000, "a").Do(ctx, c))
+			return typed(HPExpireAt("n:hpa", time.UnixMilli(4102444800123), "a").Do(ctx, c))
 		}, want: []int64{1}}},
 		{"hexpiretime", replyCase{name: "HEXPIRETIME", setup: [][]any{{"HSET", "n:het", "a", "1"}, {"HEXPIREAT", "n:het", "4102444800", "FIELDS", "1", "a"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
 			return typed(HExpireTime("n:het", "a", "b").Do(ctx, c))
@@ -127,13 +127,13 @@ var redis86Cases = append(bothCases(), []newerCase{
 		return typed(BitOp(BitOpOne, "n:bo", "n:o1", "n:o2").Do(ctx, c))
 	}, want: int64(1)}},
 	{"hexpireat", replyCase{name: "HEXPIREAT in the past deletes", setup: [][]any{{"HSET", "n:hap", "a", "1"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
-		return typed(HExpireAt("n:hap", 1, "a").Do(ctx, c))
+		return typed(HExpireAt("n:hap", time.Unix(1, 0), "a").Do(ctx, c))
 	}, want: []int64{2}}},
 	{"hgetex", replyCase{name: "HGETEX EX", setup: [][]any{{"HSET", "n:hge", "a", "1"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
 		return typed(HGetEx("n:hge", "a", "b").Expire(time.Minute).Do(ctx, c))
 	}, want: []Null[string]{{"1", true}, {}}}},
 	{"hsetex", replyCase{name: "HSETEX FNX PX", run: func(ctx context.Context, c *respire.Client) (any, error) {
-		return typed(HSetEx("n:hse", []any{"FIELDS", 1, "a", "1"}).Fnx().Expire(1500*time.Millisecond).Do(ctx, c))
+		return typed(HSetEx("n:hse", FieldValue{"a", "1"}, FieldValue{"b", 2}).FNX().Expire(1500*time.Millisecond).Do(ctx, c))
 	}, want: true}},
 	{"msetex", replyCase{name: "MSETEX NX EX", run: func(ctx context.Context, c *respire.Client) (any, error) {
 		return typed(MSetEx(KeyValue{"n:m1", 1}, KeyValue{"n:m2", "x"}).NX().Expire(time.Minute).Do(ctx, c))
@@ -350,7 +350,7 @@ var valkey91Cases = append(bothCases(), []newerCase{
 		return typed(HGetEx("n:hge", "a", "b").Persist().Do(ctx, c))
 	}, want: []Null[string]{{"1", true}, {}}}},
 	{"hsetex", replyCase{name: "HSETEX EX", run: func(ctx context.Context, c *respire.Client) (any, error) {
-		return typed(HSetEx("n:hse", []any{"FIELDS", 1, "a", "1"}).Expire(time.Minute).Do(ctx, c))
+		return typed(HSetEx("n:hse", FieldValue{"a", "1"}).Expire(time.Minute).Do(ctx, c))
 	}, want: true}},
 	{"msetex", replyCase{name: "MSETEX PX", run: func(ctx context.Context, c *respire.Client) (any, error) {
 		return typed(MSetEx(KeyValue{"n:m1", 1}, KeyValue{"n:m2", "x"}).Expire(1500*time.Millisecond).Do(ctx, c))
@@ -474,7 +474,7 @@ var redis86ClusterCases = append(clusterBothCases(), []newerCase{
 	// TRIMSLOTS drops the keys of slots the node does not serve: the case gives up
 	// slot 16383 for the command and takes it back.
 	{"trimslots", replyCase{name: "TRIMSLOTS", setup: [][]any{{"CLUSTER", "DELSLOTS", "16383"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
-		ok, err := TrimSlots([]any{"RANGES", 1, 16383, 16383}).Do(ctx, c)
+		ok, err := TrimSlots(SlotRange{16383, 16383}).Do(ctx, c)
 		if _, addErr := c.Do(ctx, "CLUSTER", "ADDSLOTS", "16383"); addErr != nil {
 			return nil, addErr
 		}

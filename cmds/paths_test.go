@@ -74,14 +74,49 @@ func TestPipelineBadCommand(t *testing.T) {
 	p := NewPipeline(c)
 	ok := Set("p:bad", "v").In(p)
 	bad := Expire("p:bad", 10*time.Millisecond+time.Second).In(p)
-	if err := p.Exec(ctx); err == nil {
-		t.Fatal("Exec of a pipeline holding an unusable command succeeded")
+	if p.Len() != 2 {
+		t.Errorf("Len %d, want 2", p.Len())
 	}
-	if !errors.Is(bad.Err(), ErrInvalidArg) || ok.Err() == nil {
+	if err := p.Exec(ctx); !errors.Is(err, ErrInvalidArg) {
+		t.Fatalf("Exec of a pipeline holding an unusable command: %v, want ErrInvalidArg", err)
+	}
+	if !errors.Is(bad.Err(), ErrInvalidArg) || !errors.Is(ok.Err(), ErrInvalidArg) {
 		t.Errorf("replies: bad %v, ok %v", bad.Err(), ok.Err())
 	}
 	if _, err := Get("p:bad").Do(ctx, c); !errors.Is(err, Nil) {
 		t.Errorf("the pipeline's SET ran: %v", err)
+	}
+	// The pipeline is empty again: its next batch runs.
+	again := Set("p:bad", "v").In(p)
+	if err := p.Exec(ctx); err != nil || again.Err() != nil {
+		t.Fatalf("the next batch: Exec %v, SET %v", err, again.Err())
+	}
+	if !errors.Is(ok.Err(), ErrNoResult) {
+		t.Errorf("a reply of the refused batch after the next one: %v, want ErrNoResult", ok.Err())
+	}
+}
+
+// TestTxPipelineBadCommand checks that a transaction holding a command that cannot
+// be built runs none of its commands, as the server does with EXECABORT.
+func TestTxPipelineBadCommand(t *testing.T) {
+	c := benchClient(t)
+	ctx := context.Background()
+	var ok, bad Reply[bool]
+	err := c.Watch(ctx, func(tx *respire.Tx) error {
+		p := NewTxPipeline(tx)
+		Set("tx:bad", "v").In(p)
+		ok = SetNX("tx:bad2", "v").In(p)
+		bad = Expire("tx:bad", 10*time.Millisecond+time.Second).In(p)
+		return p.Exec(ctx)
+	}, "tx:bad")
+	if !errors.Is(err, ErrInvalidArg) {
+		t.Fatalf("Watch of a transaction holding an unusable command: %v, want ErrInvalidArg", err)
+	}
+	if !errors.Is(bad.Err(), ErrInvalidArg) || !errors.Is(ok.Err(), ErrInvalidArg) {
+		t.Errorf("replies: bad %v, ok %v", bad.Err(), ok.Err())
+	}
+	if n, err := Exists("tx:bad", "tx:bad2").Do(ctx, c); err != nil || n != 0 {
+		t.Errorf("the transaction's SETs ran: %d keys, %v", n, err)
 	}
 }
 

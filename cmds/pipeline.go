@@ -2,6 +2,7 @@ package cmds
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/resp"
@@ -12,6 +13,13 @@ import (
 // Made by NewPipeline it wraps a *respire.Pipeline (one round trip, no transaction);
 // made by NewTxPipeline it queues the commands for a transaction's Exec (MULTI/EXEC).
 //
+// A command that cannot be sent as built (an expiration EXPIRE cannot take, a choice
+// GEOSEARCH requires not made) is not queued, and Exec then sends nothing: it returns
+// that command's error, matching ErrInvalidArg and naming it, and so does every Reply
+// of the batch. A batch is sent whole or not at all, as a transaction queued with a
+// command the server refuses is (EXECABORT), rather than run without one of its
+// commands, which a later one may depend on.
+//
 // A Pipeline belongs to one goroutine. It can be reused after Exec; the Replies of
 // the commands before it then report ErrNoResult.
 type Pipeline struct {
@@ -19,8 +27,12 @@ type Pipeline struct {
 	tx      *respire.Tx
 	queued  [][]any // a transaction's commands, kept until Exec
 	results []respire.Result
-	err     error  // Exec's error, for every reply of the batch
-	run     uint64 // how many times Exec ran
+	err     error // Exec's error, for every reply of the batch
+	// refused is the error of the batch's first command that could not be built,
+	// and nRefused how many could not: Exec sends nothing when there is one.
+	refused  error
+	nRefused int
+	run      uint64 // how many times Exec ran
 }
 
 // NewPipeline returns an empty pipeline on c.
@@ -37,87 +49,91 @@ func (p *Pipeline) Do(args ...any) Reply[resp.Value] {
 	for _, a := range args {
 		v.add(a)
 	}
-	return queue(p, &v, "command", decodeValue)
+	return queue(p, v.args(), v.bad, "command", decodeValue)
 }
 
 // Len returns the number of commands added since the last Exec.
 func (p *Pipeline) Len() int {
 	if p.tx != nil {
-		return len(p.queued)
+		return len(p.queued) + p.nRefused
 	}
-	return p.p.Len()
+	return p.p.Len() + p.nRefused
 }
 
 // Exec sends the commands and waits for their replies. Its error is the batch's as a
-// whole (nothing could be sent, the transaction was aborted); a command's own error
-// reply is its Reply's error.
+// whole (a command could not be built, nothing could be sent, the transaction was
+// aborted); a command's own error reply is its Reply's error.
 func (p *Pipeline) Exec(ctx context.Context) error {
-	if p.tx != nil {
+	refused := p.refused
+	p.refused, p.nRefused = nil, 0
+	switch {
+	case refused != nil && p.tx != nil:
+		p.results, p.err = nil, refused
+		p.queued = nil
+	case refused != nil:
+		p.p.Discard()
+		p.results, p.err = nil, refused
+	case p.tx != nil:
 		p.results, p.err = p.tx.Exec(ctx, p.queued...)
 		p.queued = nil
-	} else {
+	default:
 		p.results, p.err = p.p.Exec(ctx)
 	}
 	p.run++
 	return p.err
 }
 
-// queue adds the laid-out command v to p, to be decoded by decode after Exec.
-func queue[T any](p *Pipeline, v *argv, name string, decode func(resp.Value, error) (T, error)) Reply[T] {
+// queue adds the command laid out in args, with the problem bad, to p, to be decoded
+// by decode after Exec.
+func queue[T any](p *Pipeline, args []any, bad problem, name string, decode func(resp.Value, error) (T, error)) Reply[T] {
 	r := Reply[T]{p: p, run: p.run, decode: decode}
-	if p.tx != nil {
-		r.i = len(p.queued)
-		args, bad := detach(v.args())
-		if bad.kind == problemNone {
-			bad = v.bad
+	if bad.kind == problemNone && p.tx != nil {
+		var copied []any
+		if copied, bad = detach(args); bad.kind == problemNone {
+			r.i = len(p.queued)
+			p.queued = append(p.queued, copied)
+			return r
 		}
-		if bad.kind != problemNone {
-			r.err = bad.err(name)
-			args = nil
+	}
+	if bad.kind != problemNone {
+		if p.refused == nil {
+			p.refused = fmt.Errorf("command %d: %w", p.Len(), bad.err(name))
 		}
-		p.queued = append(p.queued, args)
+		p.nRefused++
+		r.i = -1
 		return r
 	}
 	r.i = p.p.Len()
-	if v.bad.kind != problemNone {
-		// The command still takes its place so that later replies keep theirs; an
-		// empty command fails the batch, as an unusable argument does on
-		// Client.Pipeline.
-		r.err = v.bad.err(name)
-		p.p.Do()
-		return r
-	}
-	p.p.Do(v.args()...)
+	p.p.Do(args...)
 	return r
 }
 
 // Reply is the typed result of a pipelined command, read after its pipeline's Exec.
 type Reply[T any] struct {
 	p      *Pipeline
-	i      int
+	i      int // the command's result, -1 for a command that could not be built
 	run    uint64
-	err    error // the command could not be built
 	decode func(resp.Value, error) (T, error)
 }
 
 // Result returns the command's typed reply, or its error: the command's error reply,
 // the batch's error, Nil for a null reply, ErrNoResult before Exec.
 func (r Reply[T]) Result() (T, error) {
-	var zero T
-	switch {
-	case r.p == nil:
-		return zero, ErrNoResult
-	case r.err != nil:
-		return zero, r.err
-	case r.p.run != r.run+1:
-		return zero, ErrNoResult
-	case r.p.err != nil:
-		return zero, r.p.err
-	case r.i >= len(r.p.results):
-		return zero, ErrNoResult
+	if p := r.p; p != nil && p.run == r.run+1 && p.err == nil && uint(r.i) < uint(len(p.results)) {
+		res := &p.results[r.i]
+		return r.decode(res.Value, res.Err)
 	}
-	res := r.p.results[r.i]
-	return r.decode(res.Value, res.Err)
+	var zero T
+	return zero, noResult(r.p, r.run)
+}
+
+// noResult is the error of a Reply, queued in p's batch number run, that has no
+// result to decode: the batch's error, or ErrNoResult.
+func noResult(p *Pipeline, run uint64) error {
+	if p != nil && p.run == run+1 && p.err != nil {
+		return p.err
+	}
+	return ErrNoResult
 }
 
 // Val returns the typed reply, or T's zero value when Result would return an error.

@@ -6,7 +6,25 @@ package cmds
 import (
 	"context"
 
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/resp"
+)
+
+var (
+	namePSubscribe          = &argkind.Name{Text: "PSUBSCRIBE", Entry: entry("psubscribe")}
+	namePublish             = &argkind.Name{Text: "PUBLISH", Entry: entry("publish")}
+	namePubSubChannels      = &argkind.Name{Text: "PUBSUB", Entry: entry("pubsub|channels")}
+	namePubSubHelp          = &argkind.Name{Text: "PUBSUB", Entry: entry("pubsub|help")}
+	namePubSubNumPat        = &argkind.Name{Text: "PUBSUB", Entry: entry("pubsub|numpat")}
+	namePubSubNumSub        = &argkind.Name{Text: "PUBSUB", Entry: entry("pubsub|numsub")}
+	namePubSubShardChannels = &argkind.Name{Text: "PUBSUB", Entry: entry("pubsub|shardchannels")}
+	namePubSubShardNumSub   = &argkind.Name{Text: "PUBSUB", Entry: entry("pubsub|shardnumsub")}
+	namePUnsubscribe        = &argkind.Name{Text: "PUNSUBSCRIBE", Entry: entry("punsubscribe")}
+	nameSPublish            = &argkind.Name{Text: "SPUBLISH", Entry: entry("spublish")}
+	nameSSubscribe          = &argkind.Name{Text: "SSUBSCRIBE", Entry: entry("ssubscribe")}
+	nameSubscribe           = &argkind.Name{Text: "SUBSCRIBE", Entry: entry("subscribe")}
+	nameSUnsubscribe        = &argkind.Name{Text: "SUNSUBSCRIBE", Entry: entry("sunsubscribe")}
+	nameUnsubscribe         = &argkind.Name{Text: "UNSUBSCRIBE", Entry: entry("unsubscribe")}
 )
 
 // PSubscribe builds PSUBSCRIBE: listens for messages published to channels that match
@@ -28,7 +46,7 @@ type PSubscribeCmd struct {
 }
 
 func (c *PSubscribeCmd) argv() (v argv) {
-	v.add("PSUBSCRIBE")
+	v.add(namePSubscribe)
 	if len(c.patterns) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -41,13 +59,13 @@ func (c *PSubscribeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PSubscribeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "PSUBSCRIBE"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "PSUBSCRIBE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PSubscribeCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "PSUBSCRIBE", decodeValue)
+	return queue(p, v.args(), v.bad, "PSUBSCRIBE", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -77,7 +95,7 @@ type PublishCmd struct {
 }
 
 func (c *PublishCmd) argv() (v argv) {
-	v.fixed[v.n] = "PUBLISH"
+	v.fixed[v.n] = namePublish
 	v.n++
 	v.fixed[v.n] = c.channel
 	v.n++
@@ -88,14 +106,12 @@ func (c *PublishCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PublishCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "PUBLISH"))
+	return decodeInt(run(ctx, r, []any{namePublish, c.channel, c.message}, problem{}, "PUBLISH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PublishCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "PUBLISH", decodeInt)
+	return queue(p, []any{namePublish, c.channel, c.message}, problem{}, "PUBLISH", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -125,7 +141,7 @@ func (c PubSubChannelsCmd) Pattern(value string) PubSubChannelsCmd {
 }
 
 func (c *PubSubChannelsCmd) argv() (v argv) {
-	v.fixed[v.n] = "PUBSUB"
+	v.fixed[v.n] = namePubSubChannels
 	v.n++
 	v.fixed[v.n] = "CHANNELS"
 	v.n++
@@ -139,13 +155,13 @@ func (c *PubSubChannelsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PubSubChannelsCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "PUBSUB CHANNELS"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "PUBSUB CHANNELS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PubSubChannelsCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "PUBSUB CHANNELS", decodeStrings)
+	return queue(p, v.args(), v.bad, "PUBSUB CHANNELS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -165,7 +181,7 @@ func PubSubHelp() PubSubHelpCmd { return PubSubHelpCmd{} }
 type PubSubHelpCmd struct{}
 
 func (c *PubSubHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "PUBSUB"
+	v.fixed[v.n] = namePubSubHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -174,14 +190,12 @@ func (c *PubSubHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PubSubHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "PUBSUB HELP"))
+	return decodeStrings(run(ctx, r, []any{namePubSubHelp, "HELP"}, problem{}, "PUBSUB HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PubSubHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "PUBSUB HELP", decodeStrings)
+	return queue(p, []any{namePubSubHelp, "HELP"}, problem{}, "PUBSUB HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -201,7 +215,7 @@ func PubSubNumPat() PubSubNumPatCmd { return PubSubNumPatCmd{} }
 type PubSubNumPatCmd struct{}
 
 func (c *PubSubNumPatCmd) argv() (v argv) {
-	v.fixed[v.n] = "PUBSUB"
+	v.fixed[v.n] = namePubSubNumPat
 	v.n++
 	v.fixed[v.n] = "NUMPAT"
 	v.n++
@@ -210,14 +224,12 @@ func (c *PubSubNumPatCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PubSubNumPatCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "PUBSUB NUMPAT"))
+	return decodeInt(run(ctx, r, []any{namePubSubNumPat, "NUMPAT"}, problem{}, "PUBSUB NUMPAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PubSubNumPatCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "PUBSUB NUMPAT", decodeInt)
+	return queue(p, []any{namePubSubNumPat, "NUMPAT"}, problem{}, "PUBSUB NUMPAT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -244,7 +256,7 @@ type PubSubNumSubCmd struct {
 }
 
 func (c *PubSubNumSubCmd) argv() (v argv) {
-	v.add("PUBSUB")
+	v.add(namePubSubNumSub)
 	v.add("NUMSUB")
 	for _, x := range c.channels {
 		v.add(x)
@@ -255,13 +267,13 @@ func (c *PubSubNumSubCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PubSubNumSubCmd) Do(ctx context.Context, r Doer) (map[string]int64, error) {
 	v := c.argv()
-	return decodeIntMap(run(ctx, r, &v, "PUBSUB NUMSUB"))
+	return decodeIntMap(run(ctx, r, v.args(), v.bad, "PUBSUB NUMSUB"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PubSubNumSubCmd) In(p *Pipeline) Reply[map[string]int64] {
 	v := c.argv()
-	return queue(p, &v, "PUBSUB NUMSUB", decodeIntMap)
+	return queue(p, v.args(), v.bad, "PUBSUB NUMSUB", decodeIntMap)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -291,7 +303,7 @@ func (c PubSubShardChannelsCmd) Pattern(value string) PubSubShardChannelsCmd {
 }
 
 func (c *PubSubShardChannelsCmd) argv() (v argv) {
-	v.fixed[v.n] = "PUBSUB"
+	v.fixed[v.n] = namePubSubShardChannels
 	v.n++
 	v.fixed[v.n] = "SHARDCHANNELS"
 	v.n++
@@ -305,13 +317,13 @@ func (c *PubSubShardChannelsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PubSubShardChannelsCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "PUBSUB SHARDCHANNELS"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "PUBSUB SHARDCHANNELS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PubSubShardChannelsCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "PUBSUB SHARDCHANNELS", decodeStrings)
+	return queue(p, v.args(), v.bad, "PUBSUB SHARDCHANNELS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -339,7 +351,7 @@ type PubSubShardNumSubCmd struct {
 }
 
 func (c *PubSubShardNumSubCmd) argv() (v argv) {
-	v.add("PUBSUB")
+	v.add(namePubSubShardNumSub)
 	v.add("SHARDNUMSUB")
 	for _, x := range c.shardchannels {
 		v.add(x)
@@ -350,13 +362,13 @@ func (c *PubSubShardNumSubCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PubSubShardNumSubCmd) Do(ctx context.Context, r Doer) (map[string]int64, error) {
 	v := c.argv()
-	return decodeIntMap(run(ctx, r, &v, "PUBSUB SHARDNUMSUB"))
+	return decodeIntMap(run(ctx, r, v.args(), v.bad, "PUBSUB SHARDNUMSUB"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PubSubShardNumSubCmd) In(p *Pipeline) Reply[map[string]int64] {
 	v := c.argv()
-	return queue(p, &v, "PUBSUB SHARDNUMSUB", decodeIntMap)
+	return queue(p, v.args(), v.bad, "PUBSUB SHARDNUMSUB", decodeIntMap)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -384,7 +396,7 @@ type PUnsubscribeCmd struct {
 }
 
 func (c *PUnsubscribeCmd) argv() (v argv) {
-	v.add("PUNSUBSCRIBE")
+	v.add(namePUnsubscribe)
 	for _, x := range c.patterns {
 		v.add(x)
 	}
@@ -394,13 +406,13 @@ func (c *PUnsubscribeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PUnsubscribeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "PUNSUBSCRIBE"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "PUNSUBSCRIBE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PUnsubscribeCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "PUNSUBSCRIBE", decodeValue)
+	return queue(p, v.args(), v.bad, "PUNSUBSCRIBE", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -429,7 +441,7 @@ type SPublishCmd struct {
 }
 
 func (c *SPublishCmd) argv() (v argv) {
-	v.fixed[v.n] = "SPUBLISH"
+	v.fixed[v.n] = nameSPublish
 	v.n++
 	v.fixed[v.n] = c.shardchannel
 	v.n++
@@ -440,14 +452,12 @@ func (c *SPublishCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SPublishCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SPUBLISH"))
+	return decodeInt(run(ctx, r, []any{nameSPublish, c.shardchannel, c.message}, problem{}, "SPUBLISH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SPublishCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "SPUBLISH", decodeInt)
+	return queue(p, []any{nameSPublish, c.shardchannel, c.message}, problem{}, "SPUBLISH", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -474,7 +484,7 @@ type SSubscribeCmd struct {
 }
 
 func (c *SSubscribeCmd) argv() (v argv) {
-	v.add("SSUBSCRIBE")
+	v.add(nameSSubscribe)
 	if len(c.shardchannels) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -487,13 +497,13 @@ func (c *SSubscribeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SSubscribeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SSUBSCRIBE"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "SSUBSCRIBE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SSubscribeCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "SSUBSCRIBE", decodeValue)
+	return queue(p, v.args(), v.bad, "SSUBSCRIBE", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -520,7 +530,7 @@ type SubscribeCmd struct {
 }
 
 func (c *SubscribeCmd) argv() (v argv) {
-	v.add("SUBSCRIBE")
+	v.add(nameSubscribe)
 	if len(c.channels) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -533,13 +543,13 @@ func (c *SubscribeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SubscribeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SUBSCRIBE"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "SUBSCRIBE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SubscribeCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "SUBSCRIBE", decodeValue)
+	return queue(p, v.args(), v.bad, "SUBSCRIBE", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -567,7 +577,7 @@ type SUnsubscribeCmd struct {
 }
 
 func (c *SUnsubscribeCmd) argv() (v argv) {
-	v.add("SUNSUBSCRIBE")
+	v.add(nameSUnsubscribe)
 	for _, x := range c.shardchannels {
 		v.add(x)
 	}
@@ -577,13 +587,13 @@ func (c *SUnsubscribeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SUnsubscribeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SUNSUBSCRIBE"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "SUNSUBSCRIBE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SUnsubscribeCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "SUNSUBSCRIBE", decodeValue)
+	return queue(p, v.args(), v.bad, "SUNSUBSCRIBE", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -610,7 +620,7 @@ type UnsubscribeCmd struct {
 }
 
 func (c *UnsubscribeCmd) argv() (v argv) {
-	v.add("UNSUBSCRIBE")
+	v.add(nameUnsubscribe)
 	for _, x := range c.channels {
 		v.add(x)
 	}
@@ -620,13 +630,13 @@ func (c *UnsubscribeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c UnsubscribeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "UNSUBSCRIBE"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "UNSUBSCRIBE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c UnsubscribeCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "UNSUBSCRIBE", decodeValue)
+	return queue(p, v.args(), v.bad, "UNSUBSCRIBE", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

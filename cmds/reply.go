@@ -42,6 +42,12 @@ type KeyValue struct {
 	Value any
 }
 
+// SlotRange is a range of Cluster hash slots, first and last included: an argument of
+// CLUSTER ADDSLOTSRANGE, CLUSTER DELSLOTSRANGE, SFLUSH and TRIMSLOTS.
+type SlotRange struct {
+	Start, End int64
+}
+
 // GeoLocation is a member with its coordinates, an argument of GEOADD.
 type GeoLocation struct {
 	Longitude, Latitude float64

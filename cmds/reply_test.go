@@ -303,6 +303,12 @@ func TestSortedSetReplies(t *testing.T) {
 		{name: "ZINCRBY", setup: board, run: func(ctx context.Context, c *respire.Client) (any, error) {
 			return typed(ZIncrBy("z:b", 1, "a").Do(ctx, c))
 		}, want: 2.5},
+		{name: "ZINCRBY by a fraction", setup: board, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(ZIncrBy("z:b", 0.25, "a").Do(ctx, c))
+		}, want: 1.75},
+		{name: "ZUNION WEIGHTS of fractions", setup: board, run: func(ctx context.Context, c *respire.Client) (any, error) {
+			return typed(ZUnionWithScores("z:b").Weights(0.5).Do(ctx, c))
+		}, want: []Z{{"a", 0.75}, {"b", 1}}},
 		{name: "ZSCAN", setup: [][]any{{"ZADD", "z:scan", "1", "a"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
 			return typed(ZScan("z:scan", 0).Do(ctx, c))
 		}, want: ScanPage{Cursor: 0, Elems: []string{"a", "1"}}},

@@ -6,7 +6,33 @@ package cmds
 import (
 	"context"
 
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/resp"
+)
+
+var (
+	nameEval            = &argkind.Name{Text: "EVAL", Entry: entry("eval")}
+	nameEvalRO          = &argkind.Name{Text: "EVAL_RO", Entry: entry("eval_ro")}
+	nameEvalSha         = &argkind.Name{Text: "EVALSHA", Entry: entry("evalsha")}
+	nameEvalShaRO       = &argkind.Name{Text: "EVALSHA_RO", Entry: entry("evalsha_ro")}
+	nameFCall           = &argkind.Name{Text: "FCALL", Entry: entry("fcall")}
+	nameFCallRO         = &argkind.Name{Text: "FCALL_RO", Entry: entry("fcall_ro")}
+	nameFunctionDelete  = &argkind.Name{Text: "FUNCTION", Entry: entry("function|delete")}
+	nameFunctionDump    = &argkind.Name{Text: "FUNCTION", Entry: entry("function|dump")}
+	nameFunctionFlush   = &argkind.Name{Text: "FUNCTION", Entry: entry("function|flush")}
+	nameFunctionHelp    = &argkind.Name{Text: "FUNCTION", Entry: entry("function|help")}
+	nameFunctionKill    = &argkind.Name{Text: "FUNCTION", Entry: entry("function|kill")}
+	nameFunctionList    = &argkind.Name{Text: "FUNCTION", Entry: entry("function|list")}
+	nameFunctionLoad    = &argkind.Name{Text: "FUNCTION", Entry: entry("function|load")}
+	nameFunctionRestore = &argkind.Name{Text: "FUNCTION", Entry: entry("function|restore")}
+	nameFunctionStats   = &argkind.Name{Text: "FUNCTION", Entry: entry("function|stats")}
+	nameScriptDebug     = &argkind.Name{Text: "SCRIPT", Entry: entry("script|debug")}
+	nameScriptExists    = &argkind.Name{Text: "SCRIPT", Entry: entry("script|exists")}
+	nameScriptFlush     = &argkind.Name{Text: "SCRIPT", Entry: entry("script|flush")}
+	nameScriptHelp      = &argkind.Name{Text: "SCRIPT", Entry: entry("script|help")}
+	nameScriptKill      = &argkind.Name{Text: "SCRIPT", Entry: entry("script|kill")}
+	nameScriptLoad      = &argkind.Name{Text: "SCRIPT", Entry: entry("script|load")}
+	nameScriptShow      = &argkind.Name{Text: "SCRIPT", Entry: entry("script|show")}
 )
 
 // Eval builds EVAL: executes a server-side Lua script.
@@ -30,7 +56,7 @@ type EvalCmd struct {
 }
 
 func (c *EvalCmd) argv() (v argv) {
-	v.add("EVAL")
+	v.add(nameEval)
 	v.add(c.script)
 	v.add(int64(len(c.keys)))
 	for _, x := range c.keys {
@@ -45,13 +71,13 @@ func (c *EvalCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c EvalCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "EVAL"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "EVAL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c EvalCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "EVAL", decodeValue)
+	return queue(p, v.args(), v.bad, "EVAL", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -81,7 +107,7 @@ type EvalROCmd struct {
 }
 
 func (c *EvalROCmd) argv() (v argv) {
-	v.add("EVAL_RO")
+	v.add(nameEvalRO)
 	v.add(c.script)
 	v.add(int64(len(c.keys)))
 	for _, x := range c.keys {
@@ -96,13 +122,13 @@ func (c *EvalROCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c EvalROCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "EVAL_RO"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "EVAL_RO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c EvalROCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "EVAL_RO", decodeValue)
+	return queue(p, v.args(), v.bad, "EVAL_RO", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -132,7 +158,7 @@ type EvalShaCmd struct {
 }
 
 func (c *EvalShaCmd) argv() (v argv) {
-	v.add("EVALSHA")
+	v.add(nameEvalSha)
 	v.add(c.sha1)
 	v.add(int64(len(c.keys)))
 	for _, x := range c.keys {
@@ -147,13 +173,13 @@ func (c *EvalShaCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c EvalShaCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "EVALSHA"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "EVALSHA"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c EvalShaCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "EVALSHA", decodeValue)
+	return queue(p, v.args(), v.bad, "EVALSHA", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -184,7 +210,7 @@ type EvalShaROCmd struct {
 }
 
 func (c *EvalShaROCmd) argv() (v argv) {
-	v.add("EVALSHA_RO")
+	v.add(nameEvalShaRO)
 	v.add(c.sha1)
 	v.add(int64(len(c.keys)))
 	for _, x := range c.keys {
@@ -199,13 +225,13 @@ func (c *EvalShaROCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c EvalShaROCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "EVALSHA_RO"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "EVALSHA_RO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c EvalShaROCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "EVALSHA_RO", decodeValue)
+	return queue(p, v.args(), v.bad, "EVALSHA_RO", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -235,7 +261,7 @@ type FCallCmd struct {
 }
 
 func (c *FCallCmd) argv() (v argv) {
-	v.add("FCALL")
+	v.add(nameFCall)
 	v.add(c.function)
 	v.add(int64(len(c.keys)))
 	for _, x := range c.keys {
@@ -250,13 +276,13 @@ func (c *FCallCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FCallCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "FCALL"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "FCALL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FCallCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "FCALL", decodeValue)
+	return queue(p, v.args(), v.bad, "FCALL", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -286,7 +312,7 @@ type FCallROCmd struct {
 }
 
 func (c *FCallROCmd) argv() (v argv) {
-	v.add("FCALL_RO")
+	v.add(nameFCallRO)
 	v.add(c.function)
 	v.add(int64(len(c.keys)))
 	for _, x := range c.keys {
@@ -301,13 +327,13 @@ func (c *FCallROCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FCallROCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "FCALL_RO"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "FCALL_RO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FCallROCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "FCALL_RO", decodeValue)
+	return queue(p, v.args(), v.bad, "FCALL_RO", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -333,7 +359,7 @@ type FunctionDeleteCmd struct {
 }
 
 func (c *FunctionDeleteCmd) argv() (v argv) {
-	v.fixed[v.n] = "FUNCTION"
+	v.fixed[v.n] = nameFunctionDelete
 	v.n++
 	v.fixed[v.n] = "DELETE"
 	v.n++
@@ -344,14 +370,12 @@ func (c *FunctionDeleteCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionDeleteCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "FUNCTION DELETE"))
+	return decodeString(run(ctx, r, []any{nameFunctionDelete, "DELETE", c.libraryName}, problem{}, "FUNCTION DELETE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionDeleteCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "FUNCTION DELETE", decodeString)
+	return queue(p, []any{nameFunctionDelete, "DELETE", c.libraryName}, problem{}, "FUNCTION DELETE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -372,7 +396,7 @@ func FunctionDump() FunctionDumpCmd { return FunctionDumpCmd{} }
 type FunctionDumpCmd struct{}
 
 func (c *FunctionDumpCmd) argv() (v argv) {
-	v.fixed[v.n] = "FUNCTION"
+	v.fixed[v.n] = nameFunctionDump
 	v.n++
 	v.fixed[v.n] = "DUMP"
 	v.n++
@@ -381,14 +405,12 @@ func (c *FunctionDumpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionDumpCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "FUNCTION DUMP"))
+	return decodeString(run(ctx, r, []any{nameFunctionDump, "DUMP"}, problem{}, "FUNCTION DUMP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionDumpCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "FUNCTION DUMP", decodeString)
+	return queue(p, []any{nameFunctionDump, "DUMP"}, problem{}, "FUNCTION DUMP", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -423,7 +445,7 @@ func (c FunctionFlushCmd) Sync() FunctionFlushCmd {
 }
 
 func (c *FunctionFlushCmd) argv() (v argv) {
-	v.fixed[v.n] = "FUNCTION"
+	v.fixed[v.n] = nameFunctionFlush
 	v.n++
 	v.fixed[v.n] = "FLUSH"
 	v.n++
@@ -441,13 +463,13 @@ func (c *FunctionFlushCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionFlushCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "FUNCTION FLUSH"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "FUNCTION FLUSH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionFlushCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "FUNCTION FLUSH", decodeString)
+	return queue(p, v.args(), v.bad, "FUNCTION FLUSH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -468,7 +490,7 @@ func FunctionHelp() FunctionHelpCmd { return FunctionHelpCmd{} }
 type FunctionHelpCmd struct{}
 
 func (c *FunctionHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "FUNCTION"
+	v.fixed[v.n] = nameFunctionHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -477,14 +499,12 @@ func (c *FunctionHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "FUNCTION HELP"))
+	return decodeStrings(run(ctx, r, []any{nameFunctionHelp, "HELP"}, problem{}, "FUNCTION HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "FUNCTION HELP", decodeStrings)
+	return queue(p, []any{nameFunctionHelp, "HELP"}, problem{}, "FUNCTION HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -504,7 +524,7 @@ func FunctionKill() FunctionKillCmd { return FunctionKillCmd{} }
 type FunctionKillCmd struct{}
 
 func (c *FunctionKillCmd) argv() (v argv) {
-	v.fixed[v.n] = "FUNCTION"
+	v.fixed[v.n] = nameFunctionKill
 	v.n++
 	v.fixed[v.n] = "KILL"
 	v.n++
@@ -513,14 +533,12 @@ func (c *FunctionKillCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionKillCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "FUNCTION KILL"))
+	return decodeString(run(ctx, r, []any{nameFunctionKill, "KILL"}, problem{}, "FUNCTION KILL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionKillCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "FUNCTION KILL", decodeString)
+	return queue(p, []any{nameFunctionKill, "KILL"}, problem{}, "FUNCTION KILL", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -555,7 +573,7 @@ func (c FunctionListCmd) WithCode() FunctionListCmd {
 }
 
 func (c *FunctionListCmd) argv() (v argv) {
-	v.fixed[v.n] = "FUNCTION"
+	v.fixed[v.n] = nameFunctionList
 	v.n++
 	v.fixed[v.n] = "LIST"
 	v.n++
@@ -575,13 +593,13 @@ func (c *FunctionListCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionListCmd) Do(ctx context.Context, r Doer) ([]FunctionLibrary, error) {
 	v := c.argv()
-	return decodeFunctionList(run(ctx, r, &v, "FUNCTION LIST"))
+	return decodeFunctionList(run(ctx, r, v.args(), v.bad, "FUNCTION LIST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionListCmd) In(p *Pipeline) Reply[[]FunctionLibrary] {
 	v := c.argv()
-	return queue(p, &v, "FUNCTION LIST", decodeFunctionList)
+	return queue(p, v.args(), v.bad, "FUNCTION LIST", decodeFunctionList)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -615,7 +633,7 @@ func (c FunctionLoadCmd) Replace() FunctionLoadCmd {
 }
 
 func (c *FunctionLoadCmd) argv() (v argv) {
-	v.fixed[v.n] = "FUNCTION"
+	v.fixed[v.n] = nameFunctionLoad
 	v.n++
 	v.fixed[v.n] = "LOAD"
 	v.n++
@@ -631,13 +649,13 @@ func (c *FunctionLoadCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionLoadCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "FUNCTION LOAD"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "FUNCTION LOAD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionLoadCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "FUNCTION LOAD", decodeString)
+	return queue(p, v.args(), v.bad, "FUNCTION LOAD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -683,7 +701,7 @@ func (c FunctionRestoreCmd) Replace() FunctionRestoreCmd {
 }
 
 func (c *FunctionRestoreCmd) argv() (v argv) {
-	v.fixed[v.n] = "FUNCTION"
+	v.fixed[v.n] = nameFunctionRestore
 	v.n++
 	v.fixed[v.n] = "RESTORE"
 	v.n++
@@ -706,13 +724,13 @@ func (c *FunctionRestoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionRestoreCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "FUNCTION RESTORE"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "FUNCTION RESTORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionRestoreCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "FUNCTION RESTORE", decodeString)
+	return queue(p, v.args(), v.bad, "FUNCTION RESTORE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -733,7 +751,7 @@ func FunctionStats() FunctionStatsCmd { return FunctionStatsCmd{} }
 type FunctionStatsCmd struct{}
 
 func (c *FunctionStatsCmd) argv() (v argv) {
-	v.fixed[v.n] = "FUNCTION"
+	v.fixed[v.n] = nameFunctionStats
 	v.n++
 	v.fixed[v.n] = "STATS"
 	v.n++
@@ -742,14 +760,12 @@ func (c *FunctionStatsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FunctionStatsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "FUNCTION STATS"))
+	return decodeValue(run(ctx, r, []any{nameFunctionStats, "STATS"}, problem{}, "FUNCTION STATS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionStatsCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "FUNCTION STATS", decodeValue)
+	return queue(p, []any{nameFunctionStats, "STATS"}, problem{}, "FUNCTION STATS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -794,7 +810,7 @@ func (c ScriptDebugCmd) Engine(value string) ScriptDebugCmd {
 }
 
 func (c *ScriptDebugCmd) argv() (v argv) {
-	v.fixed[v.n] = "SCRIPT"
+	v.fixed[v.n] = nameScriptDebug
 	v.n++
 	v.fixed[v.n] = "DEBUG"
 	v.n++
@@ -810,13 +826,13 @@ func (c *ScriptDebugCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ScriptDebugCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SCRIPT DEBUG"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "SCRIPT DEBUG"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptDebugCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "SCRIPT DEBUG", decodeString)
+	return queue(p, v.args(), v.bad, "SCRIPT DEBUG", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -844,7 +860,7 @@ type ScriptExistsCmd struct {
 }
 
 func (c *ScriptExistsCmd) argv() (v argv) {
-	v.add("SCRIPT")
+	v.add(nameScriptExists)
 	v.add("EXISTS")
 	if len(c.sha1s) == 0 {
 		v.fail(problemEmpty)
@@ -858,13 +874,13 @@ func (c *ScriptExistsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ScriptExistsCmd) Do(ctx context.Context, r Doer) ([]bool, error) {
 	v := c.argv()
-	return decodeBools(run(ctx, r, &v, "SCRIPT EXISTS"))
+	return decodeBools(run(ctx, r, v.args(), v.bad, "SCRIPT EXISTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptExistsCmd) In(p *Pipeline) Reply[[]bool] {
 	v := c.argv()
-	return queue(p, &v, "SCRIPT EXISTS", decodeBools)
+	return queue(p, v.args(), v.bad, "SCRIPT EXISTS", decodeBools)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -900,7 +916,7 @@ func (c ScriptFlushCmd) Sync() ScriptFlushCmd {
 }
 
 func (c *ScriptFlushCmd) argv() (v argv) {
-	v.fixed[v.n] = "SCRIPT"
+	v.fixed[v.n] = nameScriptFlush
 	v.n++
 	v.fixed[v.n] = "FLUSH"
 	v.n++
@@ -918,13 +934,13 @@ func (c *ScriptFlushCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ScriptFlushCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SCRIPT FLUSH"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "SCRIPT FLUSH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptFlushCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "SCRIPT FLUSH", decodeString)
+	return queue(p, v.args(), v.bad, "SCRIPT FLUSH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -944,7 +960,7 @@ func ScriptHelp() ScriptHelpCmd { return ScriptHelpCmd{} }
 type ScriptHelpCmd struct{}
 
 func (c *ScriptHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "SCRIPT"
+	v.fixed[v.n] = nameScriptHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -953,14 +969,12 @@ func (c *ScriptHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ScriptHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SCRIPT HELP"))
+	return decodeStrings(run(ctx, r, []any{nameScriptHelp, "HELP"}, problem{}, "SCRIPT HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "SCRIPT HELP", decodeStrings)
+	return queue(p, []any{nameScriptHelp, "HELP"}, problem{}, "SCRIPT HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -980,7 +994,7 @@ func ScriptKill() ScriptKillCmd { return ScriptKillCmd{} }
 type ScriptKillCmd struct{}
 
 func (c *ScriptKillCmd) argv() (v argv) {
-	v.fixed[v.n] = "SCRIPT"
+	v.fixed[v.n] = nameScriptKill
 	v.n++
 	v.fixed[v.n] = "KILL"
 	v.n++
@@ -989,14 +1003,12 @@ func (c *ScriptKillCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ScriptKillCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SCRIPT KILL"))
+	return decodeString(run(ctx, r, []any{nameScriptKill, "KILL"}, problem{}, "SCRIPT KILL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptKillCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SCRIPT KILL", decodeString)
+	return queue(p, []any{nameScriptKill, "KILL"}, problem{}, "SCRIPT KILL", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1023,7 +1035,7 @@ type ScriptLoadCmd struct {
 }
 
 func (c *ScriptLoadCmd) argv() (v argv) {
-	v.fixed[v.n] = "SCRIPT"
+	v.fixed[v.n] = nameScriptLoad
 	v.n++
 	v.fixed[v.n] = "LOAD"
 	v.n++
@@ -1034,14 +1046,12 @@ func (c *ScriptLoadCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ScriptLoadCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SCRIPT LOAD"))
+	return decodeString(run(ctx, r, []any{nameScriptLoad, "LOAD", c.script}, problem{}, "SCRIPT LOAD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptLoadCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SCRIPT LOAD", decodeString)
+	return queue(p, []any{nameScriptLoad, "LOAD", c.script}, problem{}, "SCRIPT LOAD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1067,7 +1077,7 @@ type ScriptShowCmd struct {
 }
 
 func (c *ScriptShowCmd) argv() (v argv) {
-	v.fixed[v.n] = "SCRIPT"
+	v.fixed[v.n] = nameScriptShow
 	v.n++
 	v.fixed[v.n] = "SHOW"
 	v.n++
@@ -1078,14 +1088,12 @@ func (c *ScriptShowCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ScriptShowCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SCRIPT SHOW"))
+	return decodeString(run(ctx, r, []any{nameScriptShow, "SHOW", c.sha1}, problem{}, "SCRIPT SHOW"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptShowCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SCRIPT SHOW", decodeString)
+	return queue(p, []any{nameScriptShow, "SHOW", c.sha1}, problem{}, "SCRIPT SHOW", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

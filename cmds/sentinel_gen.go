@@ -6,7 +6,36 @@ package cmds
 import (
 	"context"
 
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/resp"
+)
+
+var (
+	nameSentinelCKQuorum             = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|ckquorum")}
+	nameSentinelConfig               = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|config")}
+	nameSentinelDebug                = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|debug")}
+	nameSentinelFailover             = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|failover")}
+	nameSentinelFlushConfig          = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|flushconfig")}
+	nameSentinelGetMasterAddrByName  = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|get-master-addr-by-name")}
+	nameSentinelGetPrimaryAddrByName = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|get-primary-addr-by-name")}
+	nameSentinelHelp                 = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|help")}
+	nameSentinelInfoCache            = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|info-cache")}
+	nameSentinelIsMasterDownByAddr   = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|is-master-down-by-addr")}
+	nameSentinelIsPrimaryDownByAddr  = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|is-primary-down-by-addr")}
+	nameSentinelMaster               = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|master")}
+	nameSentinelMasters              = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|masters")}
+	nameSentinelMonitor              = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|monitor")}
+	nameSentinelMyID                 = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|myid")}
+	nameSentinelPendingScripts       = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|pending-scripts")}
+	nameSentinelPrimaries            = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|primaries")}
+	nameSentinelPrimary              = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|primary")}
+	nameSentinelRemove               = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|remove")}
+	nameSentinelReplicas             = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|replicas")}
+	nameSentinelReset                = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|reset")}
+	nameSentinelSentinels            = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|sentinels")}
+	nameSentinelSet                  = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|set")}
+	nameSentinelSimulateFailure      = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|simulate-failure")}
+	nameSentinelSlaves               = &argkind.Name{Text: "SENTINEL", Entry: entry("sentinel|slaves")}
 )
 
 // SentinelCKQuorum builds SENTINEL CKQUORUM: checks for a Sentinel quorum.
@@ -28,7 +57,7 @@ type SentinelCKQuorumCmd struct {
 }
 
 func (c *SentinelCKQuorumCmd) argv() (v argv) {
-	v.fixed[v.n] = "SENTINEL"
+	v.fixed[v.n] = nameSentinelCKQuorum
 	v.n++
 	v.fixed[v.n] = "CKQUORUM"
 	v.n++
@@ -39,14 +68,12 @@ func (c *SentinelCKQuorumCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelCKQuorumCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SENTINEL CKQUORUM"))
+	return decodeString(run(ctx, r, []any{nameSentinelCKQuorum, "CKQUORUM", c.primaryName}, problem{}, "SENTINEL CKQUORUM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelCKQuorumCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL CKQUORUM", decodeString)
+	return queue(p, []any{nameSentinelCKQuorum, "CKQUORUM", c.primaryName}, problem{}, "SENTINEL CKQUORUM", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -87,7 +114,7 @@ func (c SentinelConfigCmd) Get(args ...any) SentinelConfigCmd {
 }
 
 func (c *SentinelConfigCmd) argv() (v argv) {
-	v.add("SENTINEL")
+	v.add(nameSentinelConfig)
 	v.add("CONFIG")
 	switch c.action {
 	case 1:
@@ -107,13 +134,13 @@ func (c *SentinelConfigCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelConfigCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SENTINEL CONFIG"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "SENTINEL CONFIG"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelConfigCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "SENTINEL CONFIG", decodeValue)
+	return queue(p, v.args(), v.bad, "SENTINEL CONFIG", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -149,7 +176,7 @@ func (c SentinelDebugCmd) Data(elems ...SentinelDebugData) SentinelDebugCmd {
 }
 
 func (c *SentinelDebugCmd) argv() (v argv) {
-	v.add("SENTINEL")
+	v.add(nameSentinelDebug)
 	v.add("DEBUG")
 	if len(c.data) > 0 {
 		for _, e := range c.data {
@@ -163,13 +190,13 @@ func (c *SentinelDebugCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelDebugCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SENTINEL DEBUG"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "SENTINEL DEBUG"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelDebugCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "SENTINEL DEBUG", decodeValue)
+	return queue(p, v.args(), v.bad, "SENTINEL DEBUG", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -204,7 +231,7 @@ func (c SentinelFailoverCmd) Coordinated() SentinelFailoverCmd {
 }
 
 func (c *SentinelFailoverCmd) argv() (v argv) {
-	v.fixed[v.n] = "SENTINEL"
+	v.fixed[v.n] = nameSentinelFailover
 	v.n++
 	v.fixed[v.n] = "FAILOVER"
 	v.n++
@@ -220,13 +247,13 @@ func (c *SentinelFailoverCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelFailoverCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SENTINEL FAILOVER"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "SENTINEL FAILOVER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelFailoverCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "SENTINEL FAILOVER", decodeString)
+	return queue(p, v.args(), v.bad, "SENTINEL FAILOVER", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -247,7 +274,7 @@ func SentinelFlushConfig() SentinelFlushConfigCmd { return SentinelFlushConfigCm
 type SentinelFlushConfigCmd struct{}
 
 func (c *SentinelFlushConfigCmd) argv() (v argv) {
-	v.fixed[v.n] = "SENTINEL"
+	v.fixed[v.n] = nameSentinelFlushConfig
 	v.n++
 	v.fixed[v.n] = "FLUSHCONFIG"
 	v.n++
@@ -256,14 +283,12 @@ func (c *SentinelFlushConfigCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelFlushConfigCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SENTINEL FLUSHCONFIG"))
+	return decodeString(run(ctx, r, []any{nameSentinelFlushConfig, "FLUSHCONFIG"}, problem{}, "SENTINEL FLUSHCONFIG"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelFlushConfigCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL FLUSHCONFIG", decodeString)
+	return queue(p, []any{nameSentinelFlushConfig, "FLUSHCONFIG"}, problem{}, "SENTINEL FLUSHCONFIG", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -294,7 +319,7 @@ type SentinelGetMasterAddrByNameCmd struct {
 }
 
 func (c *SentinelGetMasterAddrByNameCmd) argv() (v argv) {
-	v.fixed[v.n] = "SENTINEL"
+	v.fixed[v.n] = nameSentinelGetMasterAddrByName
 	v.n++
 	v.fixed[v.n] = "GET-MASTER-ADDR-BY-NAME"
 	v.n++
@@ -305,14 +330,12 @@ func (c *SentinelGetMasterAddrByNameCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelGetMasterAddrByNameCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SENTINEL GET-MASTER-ADDR-BY-NAME"))
+	return decodeStrings(run(ctx, r, []any{nameSentinelGetMasterAddrByName, "GET-MASTER-ADDR-BY-NAME", c.primaryName}, problem{}, "SENTINEL GET-MASTER-ADDR-BY-NAME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelGetMasterAddrByNameCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL GET-MASTER-ADDR-BY-NAME", decodeStrings)
+	return queue(p, []any{nameSentinelGetMasterAddrByName, "GET-MASTER-ADDR-BY-NAME", c.primaryName}, problem{}, "SENTINEL GET-MASTER-ADDR-BY-NAME", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -339,7 +362,7 @@ type SentinelGetPrimaryAddrByNameCmd struct {
 }
 
 func (c *SentinelGetPrimaryAddrByNameCmd) argv() (v argv) {
-	v.fixed[v.n] = "SENTINEL"
+	v.fixed[v.n] = nameSentinelGetPrimaryAddrByName
 	v.n++
 	v.fixed[v.n] = "GET-PRIMARY-ADDR-BY-NAME"
 	v.n++
@@ -350,14 +373,12 @@ func (c *SentinelGetPrimaryAddrByNameCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelGetPrimaryAddrByNameCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SENTINEL GET-PRIMARY-ADDR-BY-NAME"))
+	return decodeStrings(run(ctx, r, []any{nameSentinelGetPrimaryAddrByName, "GET-PRIMARY-ADDR-BY-NAME", c.primaryName}, problem{}, "SENTINEL GET-PRIMARY-ADDR-BY-NAME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelGetPrimaryAddrByNameCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL GET-PRIMARY-ADDR-BY-NAME", decodeStrings)
+	return queue(p, []any{nameSentinelGetPrimaryAddrByName, "GET-PRIMARY-ADDR-BY-NAME", c.primaryName}, problem{}, "SENTINEL GET-PRIMARY-ADDR-BY-NAME", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -378,7 +399,7 @@ func SentinelHelp() SentinelHelpCmd { return SentinelHelpCmd{} }
 type SentinelHelpCmd struct{}
 
 func (c *SentinelHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "SENTINEL"
+	v.fixed[v.n] = nameSentinelHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -387,14 +408,12 @@ func (c *SentinelHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SENTINEL HELP"))
+	return decodeStrings(run(ctx, r, []any{nameSentinelHelp, "HELP"}, problem{}, "SENTINEL HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL HELP", decodeStrings)
+	return queue(p, []any{nameSentinelHelp, "HELP"}, problem{}, "SENTINEL HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -421,7 +440,7 @@ type SentinelInfoCacheCmd struct {
 }
 
 func (c *SentinelInfoCacheCmd) argv() (v argv) {
-	v.add("SENTINEL")
+	v.add(nameSentinelInfoCache)
 	v.add("INFO-CACHE")
 	if len(c.nodenames) == 0 {
 		v.fail(problemEmpty)
@@ -435,13 +454,13 @@ func (c *SentinelInfoCacheCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelInfoCacheCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SENTINEL INFO-CACHE"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "SENTINEL INFO-CACHE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelInfoCacheCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "SENTINEL INFO-CACHE", decodeValue)
+	return queue(p, v.args(), v.bad, "SENTINEL INFO-CACHE", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -476,7 +495,7 @@ type SentinelIsMasterDownByAddrCmd struct {
 }
 
 func (c *SentinelIsMasterDownByAddrCmd) argv() (v argv) {
-	v.fixed[v.n] = "SENTINEL"
+	v.fixed[v.n] = nameSentinelIsMasterDownByAddr
 	v.n++
 	v.fixed[v.n] = "IS-MASTER-DOWN-BY-ADDR"
 	v.n++
@@ -493,14 +512,12 @@ func (c *SentinelIsMasterDownByAddrCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelIsMasterDownByAddrCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SENTINEL IS-MASTER-DOWN-BY-ADDR"))
+	return decodeValue(run(ctx, r, []any{nameSentinelIsMasterDownByAddr, "IS-MASTER-DOWN-BY-ADDR", c.ip, c.port, c.currentEpoch, c.runid}, problem{}, "SENTINEL IS-MASTER-DOWN-BY-ADDR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelIsMasterDownByAddrCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL IS-MASTER-DOWN-BY-ADDR", decodeValue)
+	return queue(p, []any{nameSentinelIsMasterDownByAddr, "IS-MASTER-DOWN-BY-ADDR", c.ip, c.port, c.currentEpoch, c.runid}, problem{}, "SENTINEL IS-MASTER-DOWN-BY-ADDR", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -533,7 +550,7 @@ type SentinelIsPrimaryDownByAddrCmd struct {
 }
 
 func (c *SentinelIsPrimaryDownByAddrCmd) argv() (v argv) {
-	v.fixed[v.n] = "SENTINEL"
+	v.fixed[v.n] = nameSentinelIsPrimaryDownByAddr
 	v.n++
 	v.fixed[v.n] = "IS-PRIMARY-DOWN-BY-ADDR"
 	v.n++
@@ -550,14 +567,12 @@ func (c *SentinelIsPrimaryDownByAddrCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelIsPrimaryDownByAddrCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SENTINEL IS-PRIMARY-DOWN-BY-ADDR"))
+	return decodeValue(run(ctx, r, []any{nameSentinelIsPrimaryDownByAddr, "IS-PRIMARY-DOWN-BY-ADDR", c.ip, c.port, c.currentEpoch, c.runid}, problem{}, "SENTINEL IS-PRIMARY-DOWN-BY-ADDR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelIsPrimaryDownByAddrCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL IS-PRIMARY-DOWN-BY-ADDR", decodeValue)
+	return queue(p, []any{nameSentinelIsPrimaryDownByAddr, "IS-PRIMARY-DOWN-BY-ADDR", c.ip, c.port, c.currentEpoch, c.runid}, problem{}, "SENTINEL IS-PRIMARY-DOWN-BY-ADDR", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -587,7 +602,7 @@ type SentinelMasterCmd struct {
 }
 
 func (c *SentinelMasterCmd) argv() (v argv) {
-	v.fixed[v.n] = "SENTINEL"
+	v.fixed[v.n] = nameSentinelMaster
 	v.n++
 	v.fixed[v.n] = "MASTER"
 	v.n++
@@ -598,14 +613,12 @@ func (c *SentinelMasterCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelMasterCmd) Do(ctx context.Context, r Doer) (map[string]string, error) {
-	v := c.argv()
-	return decodeStringMap(run(ctx, r, &v, "SENTINEL MASTER"))
+	return decodeStringMap(run(ctx, r, []any{nameSentinelMaster, "MASTER", c.primaryName}, problem{}, "SENTINEL MASTER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelMasterCmd) In(p *Pipeline) Reply[map[string]string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL MASTER", decodeStringMap)
+	return queue(p, []any{nameSentinelMaster, "MASTER", c.primaryName}, problem{}, "SENTINEL MASTER", decodeStringMap)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -627,7 +640,7 @@ func SentinelMasters() SentinelMastersCmd { return SentinelMastersCmd{} }
 type SentinelMastersCmd struct{}
 
 func (c *SentinelMastersCmd) argv() (v argv) {
-	v.fixed[v.n] = "SENTINEL"
+	v.fixed[v.n] = nameSentinelMasters
 	v.n++
 	v.fixed[v.n] = "MASTERS"
 	v.n++
@@ -636,14 +649,12 @@ func (c *SentinelMastersCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelMastersCmd) Do(ctx context.Context, r Doer) ([]map[string]string, error) {
-	v := c.argv()
-	return decodeStringMaps(run(ctx, r, &v, "SENTINEL MASTERS"))
+	return decodeStringMaps(run(ctx, r, []any{nameSentinelMasters, "MASTERS"}, problem{}, "SENTINEL MASTERS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelMastersCmd) In(p *Pipeline) Reply[[]map[string]string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL MASTERS", decodeStringMaps)
+	return queue(p, []any{nameSentinelMasters, "MASTERS"}, problem{}, "SENTINEL MASTERS", decodeStringMaps)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -675,7 +686,7 @@ type SentinelMonitorCmd struct {
 }
 
 func (c *SentinelMonitorCmd) argv() (v argv) {
-	v.fixed[v.n] = "SENTINEL"
+	v.fixed[v.n] = nameSentinelMonitor
 	v.n++
 	v.fixed[v.n] = "MONITOR"
 	v.n++
@@ -692,14 +703,12 @@ func (c *SentinelMonitorCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelMonitorCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SENTINEL MONITOR"))
+	return decodeString(run(ctx, r, []any{nameSentinelMonitor, "MONITOR", c.name, c.ip, c.port, c.quorum}, problem{}, "SENTINEL MONITOR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelMonitorCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL MONITOR", decodeString)
+	return queue(p, []any{nameSentinelMonitor, "MONITOR", c.name, c.ip, c.port, c.quorum}, problem{}, "SENTINEL MONITOR", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -719,7 +728,7 @@ func SentinelMyID() SentinelMyIDCmd { return SentinelMyIDCmd{} }
 type SentinelMyIDCmd struct{}
 
 func (c *SentinelMyIDCmd) argv() (v argv) {
-	v.fixed[v.n] = "SENTINEL"
+	v.fixed[v.n] = nameSentinelMyID
 	v.n++
 	v.fixed[v.n] = "MYID"
 	v.n++
@@ -728,14 +737,12 @@ func (c *SentinelMyIDCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelMyIDCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SENTINEL MYID"))
+	return decodeString(run(ctx, r, []any{nameSentinelMyID, "MYID"}, problem{}, "SENTINEL MYID"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelMyIDCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL MYID", decodeString)
+	return queue(p, []any{nameSentinelMyID, "MYID"}, problem{}, "SENTINEL MYID", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -756,7 +763,7 @@ func SentinelPendingScripts() SentinelPendingScriptsCmd { return SentinelPending
 type SentinelPendingScriptsCmd struct{}
 
 func (c *SentinelPendingScriptsCmd) argv() (v argv) {
-	v.fixed[v.n] = "SENTINEL"
+	v.fixed[v.n] = nameSentinelPendingScripts
 	v.n++
 	v.fixed[v.n] = "PENDING-SCRIPTS"
 	v.n++
@@ -765,14 +772,12 @@ func (c *SentinelPendingScriptsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelPendingScriptsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SENTINEL PENDING-SCRIPTS"))
+	return decodeValue(run(ctx, r, []any{nameSentinelPendingScripts, "PENDING-SCRIPTS"}, problem{}, "SENTINEL PENDING-SCRIPTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelPendingScriptsCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL PENDING-SCRIPTS", decodeValue)
+	return queue(p, []any{nameSentinelPendingScripts, "PENDING-SCRIPTS"}, problem{}, "SENTINEL PENDING-SCRIPTS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -793,7 +798,7 @@ func SentinelPrimaries() SentinelPrimariesCmd { return SentinelPrimariesCmd{} }
 type SentinelPrimariesCmd struct{}
 
 func (c *SentinelPrimariesCmd) argv() (v argv) {
-	v.fixed[v.n] = "SENTINEL"
+	v.fixed[v.n] = nameSentinelPrimaries
 	v.n++
 	v.fixed[v.n] = "PRIMARIES"
 	v.n++
@@ -802,14 +807,12 @@ func (c *SentinelPrimariesCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelPrimariesCmd) Do(ctx context.Context, r Doer) ([]map[string]string, error) {
-	v := c.argv()
-	return decodeStringMaps(run(ctx, r, &v, "SENTINEL PRIMARIES"))
+	return decodeStringMaps(run(ctx, r, []any{nameSentinelPrimaries, "PRIMARIES"}, problem{}, "SENTINEL PRIMARIES"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelPrimariesCmd) In(p *Pipeline) Reply[[]map[string]string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL PRIMARIES", decodeStringMaps)
+	return queue(p, []any{nameSentinelPrimaries, "PRIMARIES"}, problem{}, "SENTINEL PRIMARIES", decodeStringMaps)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -835,7 +838,7 @@ type SentinelPrimaryCmd struct {
 }
 
 func (c *SentinelPrimaryCmd) argv() (v argv) {
-	v.fixed[v.n] = "SENTINEL"
+	v.fixed[v.n] = nameSentinelPrimary
 	v.n++
 	v.fixed[v.n] = "PRIMARY"
 	v.n++
@@ -846,14 +849,12 @@ func (c *SentinelPrimaryCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelPrimaryCmd) Do(ctx context.Context, r Doer) (map[string]string, error) {
-	v := c.argv()
-	return decodeStringMap(run(ctx, r, &v, "SENTINEL PRIMARY"))
+	return decodeStringMap(run(ctx, r, []any{nameSentinelPrimary, "PRIMARY", c.primaryName}, problem{}, "SENTINEL PRIMARY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelPrimaryCmd) In(p *Pipeline) Reply[map[string]string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL PRIMARY", decodeStringMap)
+	return queue(p, []any{nameSentinelPrimary, "PRIMARY", c.primaryName}, problem{}, "SENTINEL PRIMARY", decodeStringMap)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -881,7 +882,7 @@ type SentinelRemoveCmd struct {
 }
 
 func (c *SentinelRemoveCmd) argv() (v argv) {
-	v.fixed[v.n] = "SENTINEL"
+	v.fixed[v.n] = nameSentinelRemove
 	v.n++
 	v.fixed[v.n] = "REMOVE"
 	v.n++
@@ -892,14 +893,12 @@ func (c *SentinelRemoveCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelRemoveCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SENTINEL REMOVE"))
+	return decodeString(run(ctx, r, []any{nameSentinelRemove, "REMOVE", c.primaryName}, problem{}, "SENTINEL REMOVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelRemoveCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL REMOVE", decodeString)
+	return queue(p, []any{nameSentinelRemove, "REMOVE", c.primaryName}, problem{}, "SENTINEL REMOVE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -927,7 +926,7 @@ type SentinelReplicasCmd struct {
 }
 
 func (c *SentinelReplicasCmd) argv() (v argv) {
-	v.fixed[v.n] = "SENTINEL"
+	v.fixed[v.n] = nameSentinelReplicas
 	v.n++
 	v.fixed[v.n] = "REPLICAS"
 	v.n++
@@ -938,14 +937,12 @@ func (c *SentinelReplicasCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelReplicasCmd) Do(ctx context.Context, r Doer) ([]map[string]string, error) {
-	v := c.argv()
-	return decodeStringMaps(run(ctx, r, &v, "SENTINEL REPLICAS"))
+	return decodeStringMaps(run(ctx, r, []any{nameSentinelReplicas, "REPLICAS", c.primaryName}, problem{}, "SENTINEL REPLICAS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelReplicasCmd) In(p *Pipeline) Reply[[]map[string]string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL REPLICAS", decodeStringMaps)
+	return queue(p, []any{nameSentinelReplicas, "REPLICAS", c.primaryName}, problem{}, "SENTINEL REPLICAS", decodeStringMaps)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -972,7 +969,7 @@ type SentinelResetCmd struct {
 }
 
 func (c *SentinelResetCmd) argv() (v argv) {
-	v.fixed[v.n] = "SENTINEL"
+	v.fixed[v.n] = nameSentinelReset
 	v.n++
 	v.fixed[v.n] = "RESET"
 	v.n++
@@ -983,14 +980,12 @@ func (c *SentinelResetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelResetCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SENTINEL RESET"))
+	return decodeInt(run(ctx, r, []any{nameSentinelReset, "RESET", c.pattern}, problem{}, "SENTINEL RESET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelResetCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL RESET", decodeInt)
+	return queue(p, []any{nameSentinelReset, "RESET", c.pattern}, problem{}, "SENTINEL RESET", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1018,7 +1013,7 @@ type SentinelSentinelsCmd struct {
 }
 
 func (c *SentinelSentinelsCmd) argv() (v argv) {
-	v.fixed[v.n] = "SENTINEL"
+	v.fixed[v.n] = nameSentinelSentinels
 	v.n++
 	v.fixed[v.n] = "SENTINELS"
 	v.n++
@@ -1029,14 +1024,12 @@ func (c *SentinelSentinelsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelSentinelsCmd) Do(ctx context.Context, r Doer) ([]map[string]string, error) {
-	v := c.argv()
-	return decodeStringMaps(run(ctx, r, &v, "SENTINEL SENTINELS"))
+	return decodeStringMaps(run(ctx, r, []any{nameSentinelSentinels, "SENTINELS", c.primaryName}, problem{}, "SENTINEL SENTINELS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelSentinelsCmd) In(p *Pipeline) Reply[[]map[string]string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL SENTINELS", decodeStringMaps)
+	return queue(p, []any{nameSentinelSentinels, "SENTINELS", c.primaryName}, problem{}, "SENTINEL SENTINELS", decodeStringMaps)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1072,7 +1065,7 @@ type SentinelSetData struct {
 }
 
 func (c *SentinelSetCmd) argv() (v argv) {
-	v.add("SENTINEL")
+	v.add(nameSentinelSet)
 	v.add("SET")
 	v.add(c.primaryName)
 	if len(c.data) == 0 {
@@ -1088,13 +1081,13 @@ func (c *SentinelSetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelSetCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SENTINEL SET"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "SENTINEL SET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelSetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "SENTINEL SET", decodeString)
+	return queue(p, v.args(), v.bad, "SENTINEL SET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1121,7 +1114,7 @@ type SentinelSimulateFailureCmd struct {
 }
 
 func (c *SentinelSimulateFailureCmd) argv() (v argv) {
-	v.add("SENTINEL")
+	v.add(nameSentinelSimulateFailure)
 	v.add("SIMULATE-FAILURE")
 	for _, x := range c.modeArgs {
 		v.add(x)
@@ -1132,13 +1125,13 @@ func (c *SentinelSimulateFailureCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelSimulateFailureCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SENTINEL SIMULATE-FAILURE"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "SENTINEL SIMULATE-FAILURE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelSimulateFailureCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "SENTINEL SIMULATE-FAILURE", decodeValue)
+	return queue(p, v.args(), v.bad, "SENTINEL SIMULATE-FAILURE", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1168,7 +1161,7 @@ type SentinelSlavesCmd struct {
 }
 
 func (c *SentinelSlavesCmd) argv() (v argv) {
-	v.fixed[v.n] = "SENTINEL"
+	v.fixed[v.n] = nameSentinelSlaves
 	v.n++
 	v.fixed[v.n] = "SLAVES"
 	v.n++
@@ -1179,14 +1172,12 @@ func (c *SentinelSlavesCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SentinelSlavesCmd) Do(ctx context.Context, r Doer) ([]map[string]string, error) {
-	v := c.argv()
-	return decodeStringMaps(run(ctx, r, &v, "SENTINEL SLAVES"))
+	return decodeStringMaps(run(ctx, r, []any{nameSentinelSlaves, "SLAVES", c.primaryName}, problem{}, "SENTINEL SLAVES"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelSlavesCmd) In(p *Pipeline) Reply[[]map[string]string] {
-	v := c.argv()
-	return queue(p, &v, "SENTINEL SLAVES", decodeStringMaps)
+	return queue(p, []any{nameSentinelSlaves, "SLAVES", c.primaryName}, problem{}, "SENTINEL SLAVES", decodeStringMaps)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -8,7 +8,91 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/resp"
+)
+
+var (
+	nameACLCat                 = &argkind.Name{Text: "ACL", Entry: entry("acl|cat")}
+	nameACLDelUser             = &argkind.Name{Text: "ACL", Entry: entry("acl|deluser")}
+	nameACLDryRun              = &argkind.Name{Text: "ACL", Entry: entry("acl|dryrun")}
+	nameACLGenPass             = &argkind.Name{Text: "ACL", Entry: entry("acl|genpass")}
+	nameACLGetUser             = &argkind.Name{Text: "ACL", Entry: entry("acl|getuser")}
+	nameACLHelp                = &argkind.Name{Text: "ACL", Entry: entry("acl|help")}
+	nameACLList                = &argkind.Name{Text: "ACL", Entry: entry("acl|list")}
+	nameACLLoad                = &argkind.Name{Text: "ACL", Entry: entry("acl|load")}
+	nameACLLog                 = &argkind.Name{Text: "ACL", Entry: entry("acl|log")}
+	nameACLSave                = &argkind.Name{Text: "ACL", Entry: entry("acl|save")}
+	nameACLSetUser             = &argkind.Name{Text: "ACL", Entry: entry("acl|setuser")}
+	nameACLUsers               = &argkind.Name{Text: "ACL", Entry: entry("acl|users")}
+	nameACLWhoAmI              = &argkind.Name{Text: "ACL", Entry: entry("acl|whoami")}
+	nameBgRewriteAOF           = &argkind.Name{Text: "BGREWRITEAOF", Entry: entry("bgrewriteaof")}
+	nameBgSave                 = &argkind.Name{Text: "BGSAVE", Entry: entry("bgsave")}
+	nameCommandLogGet          = &argkind.Name{Text: "COMMANDLOG", Entry: entry("commandlog|get")}
+	nameCommandLogHelp         = &argkind.Name{Text: "COMMANDLOG", Entry: entry("commandlog|help")}
+	nameCommandLogLen          = &argkind.Name{Text: "COMMANDLOG", Entry: entry("commandlog|len")}
+	nameCommandLogReset        = &argkind.Name{Text: "COMMANDLOG", Entry: entry("commandlog|reset")}
+	nameCommandCount           = &argkind.Name{Text: "COMMAND", Entry: entry("command|count")}
+	nameCommandDocs            = &argkind.Name{Text: "COMMAND", Entry: entry("command|docs")}
+	nameCommandGetKeys         = &argkind.Name{Text: "COMMAND", Entry: entry("command|getkeys")}
+	nameCommandGetKeysAndFlags = &argkind.Name{Text: "COMMAND", Entry: entry("command|getkeysandflags")}
+	nameCommandHelp            = &argkind.Name{Text: "COMMAND", Entry: entry("command|help")}
+	nameCommandInfo            = &argkind.Name{Text: "COMMAND", Entry: entry("command|info")}
+	nameCommandList            = &argkind.Name{Text: "COMMAND", Entry: entry("command|list")}
+	nameConfigGet              = &argkind.Name{Text: "CONFIG", Entry: entry("config|get")}
+	nameConfigHelp             = &argkind.Name{Text: "CONFIG", Entry: entry("config|help")}
+	nameConfigResetStat        = &argkind.Name{Text: "CONFIG", Entry: entry("config|resetstat")}
+	nameConfigRewrite          = &argkind.Name{Text: "CONFIG", Entry: entry("config|rewrite")}
+	nameConfigSet              = &argkind.Name{Text: "CONFIG", Entry: entry("config|set")}
+	nameDBSize                 = &argkind.Name{Text: "DBSIZE", Entry: entry("dbsize")}
+	nameDebug                  = &argkind.Name{Text: "DEBUG", Entry: entry("debug")}
+	nameFailover               = &argkind.Name{Text: "FAILOVER", Entry: entry("failover")}
+	nameFlushAll               = &argkind.Name{Text: "FLUSHALL", Entry: entry("flushall")}
+	nameFlushDB                = &argkind.Name{Text: "FLUSHDB", Entry: entry("flushdb")}
+	nameHotKeysGet             = &argkind.Name{Text: "HOTKEYS", Entry: entry("hotkeys|get")}
+	nameHotKeysHelp            = &argkind.Name{Text: "HOTKEYS", Entry: entry("hotkeys|help")}
+	nameHotKeysReset           = &argkind.Name{Text: "HOTKEYS", Entry: entry("hotkeys|reset")}
+	nameHotKeysStart           = &argkind.Name{Text: "HOTKEYS", Entry: entry("hotkeys|start")}
+	nameHotKeysStop            = &argkind.Name{Text: "HOTKEYS", Entry: entry("hotkeys|stop")}
+	nameInfo                   = &argkind.Name{Text: "INFO", Entry: entry("info")}
+	nameLastSave               = &argkind.Name{Text: "LASTSAVE", Entry: entry("lastsave")}
+	nameLatencyDoctor          = &argkind.Name{Text: "LATENCY", Entry: entry("latency|doctor")}
+	nameLatencyGraph           = &argkind.Name{Text: "LATENCY", Entry: entry("latency|graph")}
+	nameLatencyHelp            = &argkind.Name{Text: "LATENCY", Entry: entry("latency|help")}
+	nameLatencyHistogram       = &argkind.Name{Text: "LATENCY", Entry: entry("latency|histogram")}
+	nameLatencyHistory         = &argkind.Name{Text: "LATENCY", Entry: entry("latency|history")}
+	nameLatencyLatest          = &argkind.Name{Text: "LATENCY", Entry: entry("latency|latest")}
+	nameLatencyReset           = &argkind.Name{Text: "LATENCY", Entry: entry("latency|reset")}
+	nameLolwut                 = &argkind.Name{Text: "LOLWUT", Entry: entry("lolwut")}
+	nameMemoryDoctor           = &argkind.Name{Text: "MEMORY", Entry: entry("memory|doctor")}
+	nameMemoryHelp             = &argkind.Name{Text: "MEMORY", Entry: entry("memory|help")}
+	nameMemoryMallocStats      = &argkind.Name{Text: "MEMORY", Entry: entry("memory|malloc-stats")}
+	nameMemoryPurge            = &argkind.Name{Text: "MEMORY", Entry: entry("memory|purge")}
+	nameMemoryStats            = &argkind.Name{Text: "MEMORY", Entry: entry("memory|stats")}
+	nameMemoryUsage            = &argkind.Name{Text: "MEMORY", Entry: entry("memory|usage")}
+	nameModuleHelp             = &argkind.Name{Text: "MODULE", Entry: entry("module|help")}
+	nameModuleList             = &argkind.Name{Text: "MODULE", Entry: entry("module|list")}
+	nameModuleLoad             = &argkind.Name{Text: "MODULE", Entry: entry("module|load")}
+	nameModuleLoadEx           = &argkind.Name{Text: "MODULE", Entry: entry("module|loadex")}
+	nameModuleUnload           = &argkind.Name{Text: "MODULE", Entry: entry("module|unload")}
+	nameMonitor                = &argkind.Name{Text: "MONITOR", Entry: entry("monitor")}
+	namePSync                  = &argkind.Name{Text: "PSYNC", Entry: entry("psync")}
+	nameReplConf               = &argkind.Name{Text: "REPLCONF", Entry: entry("replconf")}
+	nameReplicaOf              = &argkind.Name{Text: "REPLICAOF", Entry: entry("replicaof")}
+	nameRestoreAsking          = &argkind.Name{Text: "RESTORE-ASKING", Entry: entry("restore-asking")}
+	nameRole                   = &argkind.Name{Text: "ROLE", Entry: entry("role")}
+	nameSave                   = &argkind.Name{Text: "SAVE", Entry: entry("save")}
+	nameSFlush                 = &argkind.Name{Text: "SFLUSH", Entry: entry("sflush")}
+	nameShutdown               = &argkind.Name{Text: "SHUTDOWN", Entry: entry("shutdown")}
+	nameSlaveOf                = &argkind.Name{Text: "SLAVEOF", Entry: entry("slaveof")}
+	nameSlowLogGet             = &argkind.Name{Text: "SLOWLOG", Entry: entry("slowlog|get")}
+	nameSlowLogHelp            = &argkind.Name{Text: "SLOWLOG", Entry: entry("slowlog|help")}
+	nameSlowLogLen             = &argkind.Name{Text: "SLOWLOG", Entry: entry("slowlog|len")}
+	nameSlowLogReset           = &argkind.Name{Text: "SLOWLOG", Entry: entry("slowlog|reset")}
+	nameSwapDB                 = &argkind.Name{Text: "SWAPDB", Entry: entry("swapdb")}
+	nameSync                   = &argkind.Name{Text: "SYNC", Entry: entry("sync")}
+	nameTime                   = &argkind.Name{Text: "TIME", Entry: entry("time")}
+	nameTrimSlots              = &argkind.Name{Text: "TRIMSLOTS", Entry: entry("trimslots")}
 )
 
 // ACLCat builds ACL CAT: lists the ACL categories, or the commands inside a category.
@@ -31,7 +115,7 @@ func (c ACLCatCmd) Category(value string) ACLCatCmd {
 }
 
 func (c *ACLCatCmd) argv() (v argv) {
-	v.fixed[v.n] = "ACL"
+	v.fixed[v.n] = nameACLCat
 	v.n++
 	v.fixed[v.n] = "CAT"
 	v.n++
@@ -45,13 +129,13 @@ func (c *ACLCatCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLCatCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ACL CAT"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "ACL CAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLCatCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ACL CAT", decodeStrings)
+	return queue(p, v.args(), v.bad, "ACL CAT", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -78,7 +162,7 @@ type ACLDelUserCmd struct {
 }
 
 func (c *ACLDelUserCmd) argv() (v argv) {
-	v.add("ACL")
+	v.add(nameACLDelUser)
 	v.add("DELUSER")
 	if len(c.usernames) == 0 {
 		v.fail(problemEmpty)
@@ -92,13 +176,13 @@ func (c *ACLDelUserCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLDelUserCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ACL DELUSER"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "ACL DELUSER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLDelUserCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "ACL DELUSER", decodeInt)
+	return queue(p, v.args(), v.bad, "ACL DELUSER", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -129,7 +213,7 @@ type ACLDryRunCmd struct {
 }
 
 func (c *ACLDryRunCmd) argv() (v argv) {
-	v.add("ACL")
+	v.add(nameACLDryRun)
 	v.add("DRYRUN")
 	v.add(c.username)
 	v.add(c.command)
@@ -142,13 +226,13 @@ func (c *ACLDryRunCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLDryRunCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "ACL DRYRUN"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "ACL DRYRUN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLDryRunCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "ACL DRYRUN", decodeString)
+	return queue(p, v.args(), v.bad, "ACL DRYRUN", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -177,7 +261,7 @@ func (c ACLGenPassCmd) Bits(value int64) ACLGenPassCmd {
 }
 
 func (c *ACLGenPassCmd) argv() (v argv) {
-	v.fixed[v.n] = "ACL"
+	v.fixed[v.n] = nameACLGenPass
 	v.n++
 	v.fixed[v.n] = "GENPASS"
 	v.n++
@@ -191,13 +275,13 @@ func (c *ACLGenPassCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLGenPassCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "ACL GENPASS"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "ACL GENPASS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLGenPassCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "ACL GENPASS", decodeString)
+	return queue(p, v.args(), v.bad, "ACL GENPASS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -224,7 +308,7 @@ type ACLGetUserCmd struct {
 }
 
 func (c *ACLGetUserCmd) argv() (v argv) {
-	v.fixed[v.n] = "ACL"
+	v.fixed[v.n] = nameACLGetUser
 	v.n++
 	v.fixed[v.n] = "GETUSER"
 	v.n++
@@ -235,14 +319,12 @@ func (c *ACLGetUserCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLGetUserCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "ACL GETUSER"))
+	return decodeValue(run(ctx, r, []any{nameACLGetUser, "GETUSER", c.username}, problem{}, "ACL GETUSER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLGetUserCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "ACL GETUSER", decodeValue)
+	return queue(p, []any{nameACLGetUser, "GETUSER", c.username}, problem{}, "ACL GETUSER", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -262,7 +344,7 @@ func ACLHelp() ACLHelpCmd { return ACLHelpCmd{} }
 type ACLHelpCmd struct{}
 
 func (c *ACLHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "ACL"
+	v.fixed[v.n] = nameACLHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -271,14 +353,12 @@ func (c *ACLHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ACL HELP"))
+	return decodeStrings(run(ctx, r, []any{nameACLHelp, "HELP"}, problem{}, "ACL HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "ACL HELP", decodeStrings)
+	return queue(p, []any{nameACLHelp, "HELP"}, problem{}, "ACL HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -299,7 +379,7 @@ func ACLList() ACLListCmd { return ACLListCmd{} }
 type ACLListCmd struct{}
 
 func (c *ACLListCmd) argv() (v argv) {
-	v.fixed[v.n] = "ACL"
+	v.fixed[v.n] = nameACLList
 	v.n++
 	v.fixed[v.n] = "LIST"
 	v.n++
@@ -308,14 +388,12 @@ func (c *ACLListCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLListCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ACL LIST"))
+	return decodeStrings(run(ctx, r, []any{nameACLList, "LIST"}, problem{}, "ACL LIST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLListCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "ACL LIST", decodeStrings)
+	return queue(p, []any{nameACLList, "LIST"}, problem{}, "ACL LIST", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -336,7 +414,7 @@ func ACLLoad() ACLLoadCmd { return ACLLoadCmd{} }
 type ACLLoadCmd struct{}
 
 func (c *ACLLoadCmd) argv() (v argv) {
-	v.fixed[v.n] = "ACL"
+	v.fixed[v.n] = nameACLLoad
 	v.n++
 	v.fixed[v.n] = "LOAD"
 	v.n++
@@ -345,14 +423,12 @@ func (c *ACLLoadCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLLoadCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "ACL LOAD"))
+	return decodeString(run(ctx, r, []any{nameACLLoad, "LOAD"}, problem{}, "ACL LOAD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLLoadCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "ACL LOAD", decodeString)
+	return queue(p, []any{nameACLLoad, "LOAD"}, problem{}, "ACL LOAD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -389,7 +465,7 @@ func (c ACLLogCmd) Reset() ACLLogCmd {
 }
 
 func (c *ACLLogCmd) argv() (v argv) {
-	v.fixed[v.n] = "ACL"
+	v.fixed[v.n] = nameACLLog
 	v.n++
 	v.fixed[v.n] = "LOG"
 	v.n++
@@ -407,13 +483,13 @@ func (c *ACLLogCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLLogCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "ACL LOG"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "ACL LOG"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLLogCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "ACL LOG", decodeValue)
+	return queue(p, v.args(), v.bad, "ACL LOG", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -434,7 +510,7 @@ func ACLSave() ACLSaveCmd { return ACLSaveCmd{} }
 type ACLSaveCmd struct{}
 
 func (c *ACLSaveCmd) argv() (v argv) {
-	v.fixed[v.n] = "ACL"
+	v.fixed[v.n] = nameACLSave
 	v.n++
 	v.fixed[v.n] = "SAVE"
 	v.n++
@@ -443,14 +519,12 @@ func (c *ACLSaveCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLSaveCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "ACL SAVE"))
+	return decodeString(run(ctx, r, []any{nameACLSave, "SAVE"}, problem{}, "ACL SAVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLSaveCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "ACL SAVE", decodeString)
+	return queue(p, []any{nameACLSave, "SAVE"}, problem{}, "ACL SAVE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -479,7 +553,7 @@ type ACLSetUserCmd struct {
 }
 
 func (c *ACLSetUserCmd) argv() (v argv) {
-	v.add("ACL")
+	v.add(nameACLSetUser)
 	v.add("SETUSER")
 	v.add(c.username)
 	for _, x := range c.rules {
@@ -491,13 +565,13 @@ func (c *ACLSetUserCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLSetUserCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "ACL SETUSER"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "ACL SETUSER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLSetUserCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "ACL SETUSER", decodeString)
+	return queue(p, v.args(), v.bad, "ACL SETUSER", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -518,7 +592,7 @@ func ACLUsers() ACLUsersCmd { return ACLUsersCmd{} }
 type ACLUsersCmd struct{}
 
 func (c *ACLUsersCmd) argv() (v argv) {
-	v.fixed[v.n] = "ACL"
+	v.fixed[v.n] = nameACLUsers
 	v.n++
 	v.fixed[v.n] = "USERS"
 	v.n++
@@ -527,14 +601,12 @@ func (c *ACLUsersCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLUsersCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ACL USERS"))
+	return decodeStrings(run(ctx, r, []any{nameACLUsers, "USERS"}, problem{}, "ACL USERS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLUsersCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "ACL USERS", decodeStrings)
+	return queue(p, []any{nameACLUsers, "USERS"}, problem{}, "ACL USERS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -555,7 +627,7 @@ func ACLWhoAmI() ACLWhoAmICmd { return ACLWhoAmICmd{} }
 type ACLWhoAmICmd struct{}
 
 func (c *ACLWhoAmICmd) argv() (v argv) {
-	v.fixed[v.n] = "ACL"
+	v.fixed[v.n] = nameACLWhoAmI
 	v.n++
 	v.fixed[v.n] = "WHOAMI"
 	v.n++
@@ -564,14 +636,12 @@ func (c *ACLWhoAmICmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ACLWhoAmICmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "ACL WHOAMI"))
+	return decodeString(run(ctx, r, []any{nameACLWhoAmI, "WHOAMI"}, problem{}, "ACL WHOAMI"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLWhoAmICmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "ACL WHOAMI", decodeString)
+	return queue(p, []any{nameACLWhoAmI, "WHOAMI"}, problem{}, "ACL WHOAMI", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -592,21 +662,19 @@ func BgRewriteAOF() BgRewriteAOFCmd { return BgRewriteAOFCmd{} }
 type BgRewriteAOFCmd struct{}
 
 func (c *BgRewriteAOFCmd) argv() (v argv) {
-	v.fixed[v.n] = "BGREWRITEAOF"
+	v.fixed[v.n] = nameBgRewriteAOF
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c BgRewriteAOFCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "BGREWRITEAOF"))
+	return decodeString(run(ctx, r, []any{nameBgRewriteAOF}, problem{}, "BGREWRITEAOF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BgRewriteAOFCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "BGREWRITEAOF", decodeString)
+	return queue(p, []any{nameBgRewriteAOF}, problem{}, "BGREWRITEAOF", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -642,7 +710,7 @@ func (c BgSaveCmd) Cancel() BgSaveCmd {
 }
 
 func (c *BgSaveCmd) argv() (v argv) {
-	v.fixed[v.n] = "BGSAVE"
+	v.fixed[v.n] = nameBgSave
 	v.n++
 	switch c.operation {
 	case 1:
@@ -658,13 +726,13 @@ func (c *BgSaveCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c BgSaveCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "BGSAVE"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "BGSAVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BgSaveCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "BGSAVE", decodeString)
+	return queue(p, v.args(), v.bad, "BGSAVE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -679,17 +747,17 @@ func (c BgSaveCmd) Args() []any {
 //
 // Complexity: O(N) where N is the number of entries returned. Since Valkey 8.1.0;
 // Valkey only (not in Redis 8.6).
-func CommandLogGet(count int64, type_ CommandLogGetType) CommandLogGetCmd {
+func CommandLogGet(count int64, typ CommandLogGetType) CommandLogGetCmd {
 	var c CommandLogGetCmd
 	c.count = count
-	c.type_ = string(type_)
+	c.typ = string(typ)
 	return c
 }
 
 // CommandLogGetCmd is the COMMANDLOG GET command built by CommandLogGet; its methods add options and run it.
 type CommandLogGetCmd struct {
 	count any
-	type_ any
+	typ   any
 }
 
 // CommandLogGetType is the type argument of CommandLogGet.
@@ -703,27 +771,25 @@ const (
 )
 
 func (c *CommandLogGetCmd) argv() (v argv) {
-	v.fixed[v.n] = "COMMANDLOG"
+	v.fixed[v.n] = nameCommandLogGet
 	v.n++
 	v.fixed[v.n] = "GET"
 	v.n++
 	v.fixed[v.n] = c.count
 	v.n++
-	v.fixed[v.n] = c.type_
+	v.fixed[v.n] = c.typ
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandLogGetCmd) Do(ctx context.Context, r Doer) ([]CommandLogEntry, error) {
-	v := c.argv()
-	return decodeCommandLog(run(ctx, r, &v, "COMMANDLOG GET"))
+	return decodeCommandLog(run(ctx, r, []any{nameCommandLogGet, "GET", c.count, c.typ}, problem{}, "COMMANDLOG GET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandLogGetCmd) In(p *Pipeline) Reply[[]CommandLogEntry] {
-	v := c.argv()
-	return queue(p, &v, "COMMANDLOG GET", decodeCommandLog)
+	return queue(p, []any{nameCommandLogGet, "GET", c.count, c.typ}, problem{}, "COMMANDLOG GET", decodeCommandLog)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -744,7 +810,7 @@ func CommandLogHelp() CommandLogHelpCmd { return CommandLogHelpCmd{} }
 type CommandLogHelpCmd struct{}
 
 func (c *CommandLogHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "COMMANDLOG"
+	v.fixed[v.n] = nameCommandLogHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -753,14 +819,12 @@ func (c *CommandLogHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandLogHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "COMMANDLOG HELP"))
+	return decodeStrings(run(ctx, r, []any{nameCommandLogHelp, "HELP"}, problem{}, "COMMANDLOG HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandLogHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "COMMANDLOG HELP", decodeStrings)
+	return queue(p, []any{nameCommandLogHelp, "HELP"}, problem{}, "COMMANDLOG HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -775,15 +839,15 @@ func (c CommandLogHelpCmd) Args() []any {
 //	COMMANDLOG LEN <slow | large-request | large-reply>
 //
 // Complexity: O(1). Since Valkey 8.1.0; Valkey only (not in Redis 8.6).
-func CommandLogLen(type_ CommandLogLenType) CommandLogLenCmd {
+func CommandLogLen(typ CommandLogLenType) CommandLogLenCmd {
 	var c CommandLogLenCmd
-	c.type_ = string(type_)
+	c.typ = string(typ)
 	return c
 }
 
 // CommandLogLenCmd is the COMMANDLOG LEN command built by CommandLogLen; its methods add options and run it.
 type CommandLogLenCmd struct {
-	type_ any
+	typ any
 }
 
 // CommandLogLenType is the type argument of CommandLogLen.
@@ -797,25 +861,23 @@ const (
 )
 
 func (c *CommandLogLenCmd) argv() (v argv) {
-	v.fixed[v.n] = "COMMANDLOG"
+	v.fixed[v.n] = nameCommandLogLen
 	v.n++
 	v.fixed[v.n] = "LEN"
 	v.n++
-	v.fixed[v.n] = c.type_
+	v.fixed[v.n] = c.typ
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandLogLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "COMMANDLOG LEN"))
+	return decodeInt(run(ctx, r, []any{nameCommandLogLen, "LEN", c.typ}, problem{}, "COMMANDLOG LEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandLogLenCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "COMMANDLOG LEN", decodeInt)
+	return queue(p, []any{nameCommandLogLen, "LEN", c.typ}, problem{}, "COMMANDLOG LEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -831,15 +893,15 @@ func (c CommandLogLenCmd) Args() []any {
 //
 // Complexity: O(N) where N is the number of entries in the commandlog. Since Valkey
 // 8.1.0; Valkey only (not in Redis 8.6).
-func CommandLogReset(type_ CommandLogResetType) CommandLogResetCmd {
+func CommandLogReset(typ CommandLogResetType) CommandLogResetCmd {
 	var c CommandLogResetCmd
-	c.type_ = string(type_)
+	c.typ = string(typ)
 	return c
 }
 
 // CommandLogResetCmd is the COMMANDLOG RESET command built by CommandLogReset; its methods add options and run it.
 type CommandLogResetCmd struct {
-	type_ any
+	typ any
 }
 
 // CommandLogResetType is the type argument of CommandLogReset.
@@ -853,25 +915,23 @@ const (
 )
 
 func (c *CommandLogResetCmd) argv() (v argv) {
-	v.fixed[v.n] = "COMMANDLOG"
+	v.fixed[v.n] = nameCommandLogReset
 	v.n++
 	v.fixed[v.n] = "RESET"
 	v.n++
-	v.fixed[v.n] = c.type_
+	v.fixed[v.n] = c.typ
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandLogResetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "COMMANDLOG RESET"))
+	return decodeString(run(ctx, r, []any{nameCommandLogReset, "RESET", c.typ}, problem{}, "COMMANDLOG RESET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandLogResetCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "COMMANDLOG RESET", decodeString)
+	return queue(p, []any{nameCommandLogReset, "RESET", c.typ}, problem{}, "COMMANDLOG RESET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -891,7 +951,7 @@ func CommandCount() CommandCountCmd { return CommandCountCmd{} }
 type CommandCountCmd struct{}
 
 func (c *CommandCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "COMMAND"
+	v.fixed[v.n] = nameCommandCount
 	v.n++
 	v.fixed[v.n] = "COUNT"
 	v.n++
@@ -900,14 +960,12 @@ func (c *CommandCountCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandCountCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "COMMAND COUNT"))
+	return decodeInt(run(ctx, r, []any{nameCommandCount, "COUNT"}, problem{}, "COMMAND COUNT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandCountCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "COMMAND COUNT", decodeInt)
+	return queue(p, []any{nameCommandCount, "COUNT"}, problem{}, "COMMAND COUNT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -935,7 +993,7 @@ type CommandDocsCmd struct {
 }
 
 func (c *CommandDocsCmd) argv() (v argv) {
-	v.add("COMMAND")
+	v.add(nameCommandDocs)
 	v.add("DOCS")
 	for _, x := range c.commandNames {
 		v.add(x)
@@ -946,13 +1004,13 @@ func (c *CommandDocsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandDocsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "COMMAND DOCS"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "COMMAND DOCS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandDocsCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "COMMAND DOCS", decodeValue)
+	return queue(p, v.args(), v.bad, "COMMAND DOCS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -982,7 +1040,7 @@ type CommandGetKeysCmd struct {
 }
 
 func (c *CommandGetKeysCmd) argv() (v argv) {
-	v.add("COMMAND")
+	v.add(nameCommandGetKeys)
 	v.add("GETKEYS")
 	v.add(c.command)
 	for _, x := range c.args {
@@ -994,13 +1052,13 @@ func (c *CommandGetKeysCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandGetKeysCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "COMMAND GETKEYS"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "COMMAND GETKEYS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandGetKeysCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "COMMAND GETKEYS", decodeStrings)
+	return queue(p, v.args(), v.bad, "COMMAND GETKEYS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1030,7 +1088,7 @@ type CommandGetKeysAndFlagsCmd struct {
 }
 
 func (c *CommandGetKeysAndFlagsCmd) argv() (v argv) {
-	v.add("COMMAND")
+	v.add(nameCommandGetKeysAndFlags)
 	v.add("GETKEYSANDFLAGS")
 	v.add(c.command)
 	for _, x := range c.args {
@@ -1042,13 +1100,13 @@ func (c *CommandGetKeysAndFlagsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandGetKeysAndFlagsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "COMMAND GETKEYSANDFLAGS"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "COMMAND GETKEYSANDFLAGS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandGetKeysAndFlagsCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "COMMAND GETKEYSANDFLAGS", decodeValue)
+	return queue(p, v.args(), v.bad, "COMMAND GETKEYSANDFLAGS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1069,7 +1127,7 @@ func CommandHelp() CommandHelpCmd { return CommandHelpCmd{} }
 type CommandHelpCmd struct{}
 
 func (c *CommandHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "COMMAND"
+	v.fixed[v.n] = nameCommandHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -1078,14 +1136,12 @@ func (c *CommandHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "COMMAND HELP"))
+	return decodeStrings(run(ctx, r, []any{nameCommandHelp, "HELP"}, problem{}, "COMMAND HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "COMMAND HELP", decodeStrings)
+	return queue(p, []any{nameCommandHelp, "HELP"}, problem{}, "COMMAND HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1113,7 +1169,7 @@ type CommandInfoCmd struct {
 }
 
 func (c *CommandInfoCmd) argv() (v argv) {
-	v.add("COMMAND")
+	v.add(nameCommandInfo)
 	v.add("INFO")
 	for _, x := range c.commandNames {
 		v.add(x)
@@ -1124,13 +1180,13 @@ func (c *CommandInfoCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandInfoCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "COMMAND INFO"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "COMMAND INFO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandInfoCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "COMMAND INFO", decodeValue)
+	return queue(p, v.args(), v.bad, "COMMAND INFO", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1177,7 +1233,7 @@ func (c CommandListCmd) Pattern(value string) CommandListCmd {
 }
 
 func (c *CommandListCmd) argv() (v argv) {
-	v.fixed[v.n] = "COMMAND"
+	v.fixed[v.n] = nameCommandList
 	v.n++
 	v.fixed[v.n] = "LIST"
 	v.n++
@@ -1210,13 +1266,13 @@ func (c *CommandListCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c CommandListCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "COMMAND LIST"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "COMMAND LIST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandListCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "COMMAND LIST", decodeStrings)
+	return queue(p, v.args(), v.bad, "COMMAND LIST", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1244,7 +1300,7 @@ type ConfigGetCmd struct {
 }
 
 func (c *ConfigGetCmd) argv() (v argv) {
-	v.add("CONFIG")
+	v.add(nameConfigGet)
 	v.add("GET")
 	if len(c.parameters) == 0 {
 		v.fail(problemEmpty)
@@ -1258,13 +1314,13 @@ func (c *ConfigGetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ConfigGetCmd) Do(ctx context.Context, r Doer) (map[string]string, error) {
 	v := c.argv()
-	return decodeStringMap(run(ctx, r, &v, "CONFIG GET"))
+	return decodeStringMap(run(ctx, r, v.args(), v.bad, "CONFIG GET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ConfigGetCmd) In(p *Pipeline) Reply[map[string]string] {
 	v := c.argv()
-	return queue(p, &v, "CONFIG GET", decodeStringMap)
+	return queue(p, v.args(), v.bad, "CONFIG GET", decodeStringMap)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1284,7 +1340,7 @@ func ConfigHelp() ConfigHelpCmd { return ConfigHelpCmd{} }
 type ConfigHelpCmd struct{}
 
 func (c *ConfigHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "CONFIG"
+	v.fixed[v.n] = nameConfigHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -1293,14 +1349,12 @@ func (c *ConfigHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ConfigHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "CONFIG HELP"))
+	return decodeStrings(run(ctx, r, []any{nameConfigHelp, "HELP"}, problem{}, "CONFIG HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ConfigHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "CONFIG HELP", decodeStrings)
+	return queue(p, []any{nameConfigHelp, "HELP"}, problem{}, "CONFIG HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1320,7 +1374,7 @@ func ConfigResetStat() ConfigResetStatCmd { return ConfigResetStatCmd{} }
 type ConfigResetStatCmd struct{}
 
 func (c *ConfigResetStatCmd) argv() (v argv) {
-	v.fixed[v.n] = "CONFIG"
+	v.fixed[v.n] = nameConfigResetStat
 	v.n++
 	v.fixed[v.n] = "RESETSTAT"
 	v.n++
@@ -1329,14 +1383,12 @@ func (c *ConfigResetStatCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ConfigResetStatCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CONFIG RESETSTAT"))
+	return decodeString(run(ctx, r, []any{nameConfigResetStat, "RESETSTAT"}, problem{}, "CONFIG RESETSTAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ConfigResetStatCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CONFIG RESETSTAT", decodeString)
+	return queue(p, []any{nameConfigResetStat, "RESETSTAT"}, problem{}, "CONFIG RESETSTAT", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1356,7 +1408,7 @@ func ConfigRewrite() ConfigRewriteCmd { return ConfigRewriteCmd{} }
 type ConfigRewriteCmd struct{}
 
 func (c *ConfigRewriteCmd) argv() (v argv) {
-	v.fixed[v.n] = "CONFIG"
+	v.fixed[v.n] = nameConfigRewrite
 	v.n++
 	v.fixed[v.n] = "REWRITE"
 	v.n++
@@ -1365,14 +1417,12 @@ func (c *ConfigRewriteCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ConfigRewriteCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CONFIG REWRITE"))
+	return decodeString(run(ctx, r, []any{nameConfigRewrite, "REWRITE"}, problem{}, "CONFIG REWRITE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ConfigRewriteCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "CONFIG REWRITE", decodeString)
+	return queue(p, []any{nameConfigRewrite, "REWRITE"}, problem{}, "CONFIG REWRITE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1405,7 +1455,7 @@ type ConfigSetData struct {
 }
 
 func (c *ConfigSetCmd) argv() (v argv) {
-	v.add("CONFIG")
+	v.add(nameConfigSet)
 	v.add("SET")
 	if len(c.data) == 0 {
 		v.fail(problemEmpty)
@@ -1420,13 +1470,13 @@ func (c *ConfigSetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ConfigSetCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "CONFIG SET"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "CONFIG SET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ConfigSetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "CONFIG SET", decodeString)
+	return queue(p, v.args(), v.bad, "CONFIG SET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1446,21 +1496,19 @@ func DBSize() DBSizeCmd { return DBSizeCmd{} }
 type DBSizeCmd struct{}
 
 func (c *DBSizeCmd) argv() (v argv) {
-	v.fixed[v.n] = "DBSIZE"
+	v.fixed[v.n] = nameDBSize
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c DBSizeCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "DBSIZE"))
+	return decodeInt(run(ctx, r, []any{nameDBSize}, problem{}, "DBSIZE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DBSizeCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "DBSIZE", decodeInt)
+	return queue(p, []any{nameDBSize}, problem{}, "DBSIZE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1486,7 +1534,7 @@ type DebugCmd struct {
 }
 
 func (c *DebugCmd) argv() (v argv) {
-	v.add("DEBUG")
+	v.add(nameDebug)
 	for _, x := range c.args {
 		v.add(x)
 	}
@@ -1496,13 +1544,13 @@ func (c *DebugCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c DebugCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "DEBUG"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "DEBUG"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DebugCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "DEBUG", decodeValue)
+	return queue(p, v.args(), v.bad, "DEBUG", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1558,7 +1606,7 @@ func (c FailoverCmd) Timeout(value time.Duration) FailoverCmd {
 
 func (c *FailoverCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "FAILOVER"
+	v.fixed[v.n] = nameFailover
 	v.n++
 	if c.target {
 		v.fixed[v.n] = "TO"
@@ -1588,13 +1636,13 @@ func (c *FailoverCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FailoverCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "FAILOVER"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "FAILOVER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FailoverCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "FAILOVER", decodeString)
+	return queue(p, v.args(), v.bad, "FAILOVER", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1629,7 +1677,7 @@ func (c FlushAllCmd) Sync() FlushAllCmd {
 }
 
 func (c *FlushAllCmd) argv() (v argv) {
-	v.fixed[v.n] = "FLUSHALL"
+	v.fixed[v.n] = nameFlushAll
 	v.n++
 	switch c.flushType {
 	case 1:
@@ -1645,13 +1693,13 @@ func (c *FlushAllCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FlushAllCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "FLUSHALL"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "FLUSHALL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FlushAllCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "FLUSHALL", decodeString)
+	return queue(p, v.args(), v.bad, "FLUSHALL", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1686,7 +1734,7 @@ func (c FlushDBCmd) Sync() FlushDBCmd {
 }
 
 func (c *FlushDBCmd) argv() (v argv) {
-	v.fixed[v.n] = "FLUSHDB"
+	v.fixed[v.n] = nameFlushDB
 	v.n++
 	switch c.flushType {
 	case 1:
@@ -1702,13 +1750,13 @@ func (c *FlushDBCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c FlushDBCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "FLUSHDB"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "FLUSHDB"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FlushDBCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "FLUSHDB", decodeString)
+	return queue(p, v.args(), v.bad, "FLUSHDB", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1730,7 +1778,7 @@ func HotKeysGet() HotKeysGetCmd { return HotKeysGetCmd{} }
 type HotKeysGetCmd struct{}
 
 func (c *HotKeysGetCmd) argv() (v argv) {
-	v.fixed[v.n] = "HOTKEYS"
+	v.fixed[v.n] = nameHotKeysGet
 	v.n++
 	v.fixed[v.n] = "GET"
 	v.n++
@@ -1739,14 +1787,12 @@ func (c *HotKeysGetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HotKeysGetCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "HOTKEYS GET"))
+	return decodeValue(run(ctx, r, []any{nameHotKeysGet, "GET"}, problem{}, "HOTKEYS GET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HotKeysGetCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "HOTKEYS GET", decodeValue)
+	return queue(p, []any{nameHotKeysGet, "GET"}, problem{}, "HOTKEYS GET", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1767,7 +1813,7 @@ func HotKeysHelp() HotKeysHelpCmd { return HotKeysHelpCmd{} }
 type HotKeysHelpCmd struct{}
 
 func (c *HotKeysHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "HOTKEYS"
+	v.fixed[v.n] = nameHotKeysHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -1776,14 +1822,12 @@ func (c *HotKeysHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HotKeysHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "HOTKEYS HELP"))
+	return decodeStrings(run(ctx, r, []any{nameHotKeysHelp, "HELP"}, problem{}, "HOTKEYS HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HotKeysHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "HOTKEYS HELP", decodeStrings)
+	return queue(p, []any{nameHotKeysHelp, "HELP"}, problem{}, "HOTKEYS HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1803,7 +1847,7 @@ func HotKeysReset() HotKeysResetCmd { return HotKeysResetCmd{} }
 type HotKeysResetCmd struct{}
 
 func (c *HotKeysResetCmd) argv() (v argv) {
-	v.fixed[v.n] = "HOTKEYS"
+	v.fixed[v.n] = nameHotKeysReset
 	v.n++
 	v.fixed[v.n] = "RESET"
 	v.n++
@@ -1812,14 +1856,12 @@ func (c *HotKeysResetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HotKeysResetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "HOTKEYS RESET"))
+	return decodeString(run(ctx, r, []any{nameHotKeysReset, "RESET"}, problem{}, "HOTKEYS RESET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HotKeysResetCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "HOTKEYS RESET", decodeString)
+	return queue(p, []any{nameHotKeysReset, "RESET"}, problem{}, "HOTKEYS RESET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1893,7 +1935,7 @@ func (c HotKeysStartCmd) Slots(count int64, slot ...int64) HotKeysStartCmd {
 
 func (c *HotKeysStartCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.add("HOTKEYS")
+	v.add(nameHotKeysStart)
 	v.add("START")
 	v.add("METRICS")
 	v.add(c.count)
@@ -1928,13 +1970,13 @@ func (c *HotKeysStartCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HotKeysStartCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "HOTKEYS START"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "HOTKEYS START"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HotKeysStartCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "HOTKEYS START", decodeString)
+	return queue(p, v.args(), v.bad, "HOTKEYS START", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1954,7 +1996,7 @@ func HotKeysStop() HotKeysStopCmd { return HotKeysStopCmd{} }
 type HotKeysStopCmd struct{}
 
 func (c *HotKeysStopCmd) argv() (v argv) {
-	v.fixed[v.n] = "HOTKEYS"
+	v.fixed[v.n] = nameHotKeysStop
 	v.n++
 	v.fixed[v.n] = "STOP"
 	v.n++
@@ -1963,14 +2005,12 @@ func (c *HotKeysStopCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c HotKeysStopCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "HOTKEYS STOP"))
+	return decodeString(run(ctx, r, []any{nameHotKeysStop, "STOP"}, problem{}, "HOTKEYS STOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HotKeysStopCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "HOTKEYS STOP", decodeString)
+	return queue(p, []any{nameHotKeysStop, "STOP"}, problem{}, "HOTKEYS STOP", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1996,7 +2036,7 @@ type InfoCmd struct {
 }
 
 func (c *InfoCmd) argv() (v argv) {
-	v.add("INFO")
+	v.add(nameInfo)
 	for _, x := range c.sections {
 		v.add(x)
 	}
@@ -2006,13 +2046,13 @@ func (c *InfoCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c InfoCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "INFO"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "INFO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c InfoCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "INFO", decodeString)
+	return queue(p, v.args(), v.bad, "INFO", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2033,21 +2073,19 @@ func LastSave() LastSaveCmd { return LastSaveCmd{} }
 type LastSaveCmd struct{}
 
 func (c *LastSaveCmd) argv() (v argv) {
-	v.fixed[v.n] = "LASTSAVE"
+	v.fixed[v.n] = nameLastSave
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LastSaveCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "LASTSAVE"))
+	return decodeInt(run(ctx, r, []any{nameLastSave}, problem{}, "LASTSAVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LastSaveCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "LASTSAVE", decodeInt)
+	return queue(p, []any{nameLastSave}, problem{}, "LASTSAVE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2068,7 +2106,7 @@ func LatencyDoctor() LatencyDoctorCmd { return LatencyDoctorCmd{} }
 type LatencyDoctorCmd struct{}
 
 func (c *LatencyDoctorCmd) argv() (v argv) {
-	v.fixed[v.n] = "LATENCY"
+	v.fixed[v.n] = nameLatencyDoctor
 	v.n++
 	v.fixed[v.n] = "DOCTOR"
 	v.n++
@@ -2077,14 +2115,12 @@ func (c *LatencyDoctorCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LatencyDoctorCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "LATENCY DOCTOR"))
+	return decodeString(run(ctx, r, []any{nameLatencyDoctor, "DOCTOR"}, problem{}, "LATENCY DOCTOR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyDoctorCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "LATENCY DOCTOR", decodeString)
+	return queue(p, []any{nameLatencyDoctor, "DOCTOR"}, problem{}, "LATENCY DOCTOR", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2110,7 +2146,7 @@ type LatencyGraphCmd struct {
 }
 
 func (c *LatencyGraphCmd) argv() (v argv) {
-	v.fixed[v.n] = "LATENCY"
+	v.fixed[v.n] = nameLatencyGraph
 	v.n++
 	v.fixed[v.n] = "GRAPH"
 	v.n++
@@ -2121,14 +2157,12 @@ func (c *LatencyGraphCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LatencyGraphCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "LATENCY GRAPH"))
+	return decodeString(run(ctx, r, []any{nameLatencyGraph, "GRAPH", c.event}, problem{}, "LATENCY GRAPH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyGraphCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "LATENCY GRAPH", decodeString)
+	return queue(p, []any{nameLatencyGraph, "GRAPH", c.event}, problem{}, "LATENCY GRAPH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2149,7 +2183,7 @@ func LatencyHelp() LatencyHelpCmd { return LatencyHelpCmd{} }
 type LatencyHelpCmd struct{}
 
 func (c *LatencyHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "LATENCY"
+	v.fixed[v.n] = nameLatencyHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -2158,14 +2192,12 @@ func (c *LatencyHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LatencyHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "LATENCY HELP"))
+	return decodeStrings(run(ctx, r, []any{nameLatencyHelp, "HELP"}, problem{}, "LATENCY HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "LATENCY HELP", decodeStrings)
+	return queue(p, []any{nameLatencyHelp, "HELP"}, problem{}, "LATENCY HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2193,7 +2225,7 @@ type LatencyHistogramCmd struct {
 }
 
 func (c *LatencyHistogramCmd) argv() (v argv) {
-	v.add("LATENCY")
+	v.add(nameLatencyHistogram)
 	v.add("HISTOGRAM")
 	for _, x := range c.commands {
 		v.add(x)
@@ -2204,13 +2236,13 @@ func (c *LatencyHistogramCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LatencyHistogramCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "LATENCY HISTOGRAM"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "LATENCY HISTOGRAM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyHistogramCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "LATENCY HISTOGRAM", decodeValue)
+	return queue(p, v.args(), v.bad, "LATENCY HISTOGRAM", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2237,7 +2269,7 @@ type LatencyHistoryCmd struct {
 }
 
 func (c *LatencyHistoryCmd) argv() (v argv) {
-	v.fixed[v.n] = "LATENCY"
+	v.fixed[v.n] = nameLatencyHistory
 	v.n++
 	v.fixed[v.n] = "HISTORY"
 	v.n++
@@ -2248,14 +2280,12 @@ func (c *LatencyHistoryCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LatencyHistoryCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "LATENCY HISTORY"))
+	return decodeValue(run(ctx, r, []any{nameLatencyHistory, "HISTORY", c.event}, problem{}, "LATENCY HISTORY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyHistoryCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "LATENCY HISTORY", decodeValue)
+	return queue(p, []any{nameLatencyHistory, "HISTORY", c.event}, problem{}, "LATENCY HISTORY", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2276,7 +2306,7 @@ func LatencyLatest() LatencyLatestCmd { return LatencyLatestCmd{} }
 type LatencyLatestCmd struct{}
 
 func (c *LatencyLatestCmd) argv() (v argv) {
-	v.fixed[v.n] = "LATENCY"
+	v.fixed[v.n] = nameLatencyLatest
 	v.n++
 	v.fixed[v.n] = "LATEST"
 	v.n++
@@ -2285,14 +2315,12 @@ func (c *LatencyLatestCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LatencyLatestCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "LATENCY LATEST"))
+	return decodeValue(run(ctx, r, []any{nameLatencyLatest, "LATEST"}, problem{}, "LATENCY LATEST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyLatestCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "LATENCY LATEST", decodeValue)
+	return queue(p, []any{nameLatencyLatest, "LATEST"}, problem{}, "LATENCY LATEST", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2318,7 +2346,7 @@ type LatencyResetCmd struct {
 }
 
 func (c *LatencyResetCmd) argv() (v argv) {
-	v.add("LATENCY")
+	v.add(nameLatencyReset)
 	v.add("RESET")
 	for _, x := range c.events {
 		v.add(x)
@@ -2329,13 +2357,13 @@ func (c *LatencyResetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LatencyResetCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "LATENCY RESET"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "LATENCY RESET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyResetCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "LATENCY RESET", decodeInt)
+	return queue(p, v.args(), v.bad, "LATENCY RESET", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2363,7 +2391,7 @@ func (c LolwutCmd) Version(value int64) LolwutCmd {
 }
 
 func (c *LolwutCmd) argv() (v argv) {
-	v.fixed[v.n] = "LOLWUT"
+	v.fixed[v.n] = nameLolwut
 	v.n++
 	if c.version != nil {
 		v.fixed[v.n] = "VERSION"
@@ -2377,13 +2405,13 @@ func (c *LolwutCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LolwutCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "LOLWUT"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "LOLWUT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LolwutCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "LOLWUT", decodeString)
+	return queue(p, v.args(), v.bad, "LOLWUT", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2403,7 +2431,7 @@ func MemoryDoctor() MemoryDoctorCmd { return MemoryDoctorCmd{} }
 type MemoryDoctorCmd struct{}
 
 func (c *MemoryDoctorCmd) argv() (v argv) {
-	v.fixed[v.n] = "MEMORY"
+	v.fixed[v.n] = nameMemoryDoctor
 	v.n++
 	v.fixed[v.n] = "DOCTOR"
 	v.n++
@@ -2412,14 +2440,12 @@ func (c *MemoryDoctorCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MemoryDoctorCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "MEMORY DOCTOR"))
+	return decodeString(run(ctx, r, []any{nameMemoryDoctor, "DOCTOR"}, problem{}, "MEMORY DOCTOR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryDoctorCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "MEMORY DOCTOR", decodeString)
+	return queue(p, []any{nameMemoryDoctor, "DOCTOR"}, problem{}, "MEMORY DOCTOR", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2439,7 +2465,7 @@ func MemoryHelp() MemoryHelpCmd { return MemoryHelpCmd{} }
 type MemoryHelpCmd struct{}
 
 func (c *MemoryHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "MEMORY"
+	v.fixed[v.n] = nameMemoryHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -2448,14 +2474,12 @@ func (c *MemoryHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MemoryHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "MEMORY HELP"))
+	return decodeStrings(run(ctx, r, []any{nameMemoryHelp, "HELP"}, problem{}, "MEMORY HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "MEMORY HELP", decodeStrings)
+	return queue(p, []any{nameMemoryHelp, "HELP"}, problem{}, "MEMORY HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2476,7 +2500,7 @@ func MemoryMallocStats() MemoryMallocStatsCmd { return MemoryMallocStatsCmd{} }
 type MemoryMallocStatsCmd struct{}
 
 func (c *MemoryMallocStatsCmd) argv() (v argv) {
-	v.fixed[v.n] = "MEMORY"
+	v.fixed[v.n] = nameMemoryMallocStats
 	v.n++
 	v.fixed[v.n] = "MALLOC-STATS"
 	v.n++
@@ -2485,14 +2509,12 @@ func (c *MemoryMallocStatsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MemoryMallocStatsCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "MEMORY MALLOC-STATS"))
+	return decodeString(run(ctx, r, []any{nameMemoryMallocStats, "MALLOC-STATS"}, problem{}, "MEMORY MALLOC-STATS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryMallocStatsCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "MEMORY MALLOC-STATS", decodeString)
+	return queue(p, []any{nameMemoryMallocStats, "MALLOC-STATS"}, problem{}, "MEMORY MALLOC-STATS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2513,7 +2535,7 @@ func MemoryPurge() MemoryPurgeCmd { return MemoryPurgeCmd{} }
 type MemoryPurgeCmd struct{}
 
 func (c *MemoryPurgeCmd) argv() (v argv) {
-	v.fixed[v.n] = "MEMORY"
+	v.fixed[v.n] = nameMemoryPurge
 	v.n++
 	v.fixed[v.n] = "PURGE"
 	v.n++
@@ -2522,14 +2544,12 @@ func (c *MemoryPurgeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MemoryPurgeCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "MEMORY PURGE"))
+	return decodeString(run(ctx, r, []any{nameMemoryPurge, "PURGE"}, problem{}, "MEMORY PURGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryPurgeCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "MEMORY PURGE", decodeString)
+	return queue(p, []any{nameMemoryPurge, "PURGE"}, problem{}, "MEMORY PURGE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2549,7 +2569,7 @@ func MemoryStats() MemoryStatsCmd { return MemoryStatsCmd{} }
 type MemoryStatsCmd struct{}
 
 func (c *MemoryStatsCmd) argv() (v argv) {
-	v.fixed[v.n] = "MEMORY"
+	v.fixed[v.n] = nameMemoryStats
 	v.n++
 	v.fixed[v.n] = "STATS"
 	v.n++
@@ -2558,14 +2578,12 @@ func (c *MemoryStatsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MemoryStatsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "MEMORY STATS"))
+	return decodeValue(run(ctx, r, []any{nameMemoryStats, "STATS"}, problem{}, "MEMORY STATS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryStatsCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "MEMORY STATS", decodeValue)
+	return queue(p, []any{nameMemoryStats, "STATS"}, problem{}, "MEMORY STATS", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2598,7 +2616,7 @@ func (c MemoryUsageCmd) Samples(value int64) MemoryUsageCmd {
 }
 
 func (c *MemoryUsageCmd) argv() (v argv) {
-	v.fixed[v.n] = "MEMORY"
+	v.fixed[v.n] = nameMemoryUsage
 	v.n++
 	v.fixed[v.n] = "USAGE"
 	v.n++
@@ -2617,20 +2635,20 @@ func (c *MemoryUsageCmd) argv() (v argv) {
 // A null reply is the error Nil: key does not exist.
 func (c MemoryUsageCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "MEMORY USAGE"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "MEMORY USAGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c MemoryUsageCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
 	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "MEMORY USAGE"))
+	return decodeInt(cached(ctx, cl, ttl, v.args(), v.bad, "MEMORY USAGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryUsageCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "MEMORY USAGE", decodeInt)
+	return queue(p, v.args(), v.bad, "MEMORY USAGE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2650,7 +2668,7 @@ func ModuleHelp() ModuleHelpCmd { return ModuleHelpCmd{} }
 type ModuleHelpCmd struct{}
 
 func (c *ModuleHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "MODULE"
+	v.fixed[v.n] = nameModuleHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -2659,14 +2677,12 @@ func (c *ModuleHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ModuleHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "MODULE HELP"))
+	return decodeStrings(run(ctx, r, []any{nameModuleHelp, "HELP"}, problem{}, "MODULE HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ModuleHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "MODULE HELP", decodeStrings)
+	return queue(p, []any{nameModuleHelp, "HELP"}, problem{}, "MODULE HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2687,7 +2703,7 @@ func ModuleList() ModuleListCmd { return ModuleListCmd{} }
 type ModuleListCmd struct{}
 
 func (c *ModuleListCmd) argv() (v argv) {
-	v.fixed[v.n] = "MODULE"
+	v.fixed[v.n] = nameModuleList
 	v.n++
 	v.fixed[v.n] = "LIST"
 	v.n++
@@ -2696,14 +2712,12 @@ func (c *ModuleListCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ModuleListCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "MODULE LIST"))
+	return decodeValue(run(ctx, r, []any{nameModuleList, "LIST"}, problem{}, "MODULE LIST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ModuleListCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "MODULE LIST", decodeValue)
+	return queue(p, []any{nameModuleList, "LIST"}, problem{}, "MODULE LIST", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2731,7 +2745,7 @@ type ModuleLoadCmd struct {
 }
 
 func (c *ModuleLoadCmd) argv() (v argv) {
-	v.add("MODULE")
+	v.add(nameModuleLoad)
 	v.add("LOAD")
 	v.add(c.path)
 	for _, x := range c.args {
@@ -2743,13 +2757,13 @@ func (c *ModuleLoadCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ModuleLoadCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "MODULE LOAD"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "MODULE LOAD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ModuleLoadCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "MODULE LOAD", decodeString)
+	return queue(p, v.args(), v.bad, "MODULE LOAD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2788,14 +2802,14 @@ func (c ModuleLoadExCmd) Config(elems ...ModuleLoadExConfigs) ModuleLoadExCmd {
 	return c
 }
 
-// Args2 adds [ARGS args [ARGS args ...]].
-func (c ModuleLoadExCmd) Args2(values ...any) ModuleLoadExCmd {
+// Arguments adds [ARGS args [ARGS args ...]].
+func (c ModuleLoadExCmd) Arguments(values ...any) ModuleLoadExCmd {
 	c.args = values
 	return c
 }
 
 func (c *ModuleLoadExCmd) argv() (v argv) {
-	v.add("MODULE")
+	v.add(nameModuleLoadEx)
 	v.add("LOADEX")
 	v.add(c.path)
 	if len(c.configs) > 0 {
@@ -2817,13 +2831,13 @@ func (c *ModuleLoadExCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ModuleLoadExCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "MODULE LOADEX"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "MODULE LOADEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ModuleLoadExCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "MODULE LOADEX", decodeString)
+	return queue(p, v.args(), v.bad, "MODULE LOADEX", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2849,7 +2863,7 @@ type ModuleUnloadCmd struct {
 }
 
 func (c *ModuleUnloadCmd) argv() (v argv) {
-	v.fixed[v.n] = "MODULE"
+	v.fixed[v.n] = nameModuleUnload
 	v.n++
 	v.fixed[v.n] = "UNLOAD"
 	v.n++
@@ -2860,14 +2874,12 @@ func (c *ModuleUnloadCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ModuleUnloadCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "MODULE UNLOAD"))
+	return decodeString(run(ctx, r, []any{nameModuleUnload, "UNLOAD", c.name}, problem{}, "MODULE UNLOAD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ModuleUnloadCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "MODULE UNLOAD", decodeString)
+	return queue(p, []any{nameModuleUnload, "UNLOAD", c.name}, problem{}, "MODULE UNLOAD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2887,21 +2899,19 @@ func Monitor() MonitorCmd { return MonitorCmd{} }
 type MonitorCmd struct{}
 
 func (c *MonitorCmd) argv() (v argv) {
-	v.fixed[v.n] = "MONITOR"
+	v.fixed[v.n] = nameMonitor
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MonitorCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "MONITOR"))
+	return decodeValue(run(ctx, r, []any{nameMonitor}, problem{}, "MONITOR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MonitorCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "MONITOR", decodeValue)
+	return queue(p, []any{nameMonitor}, problem{}, "MONITOR", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2929,7 +2939,7 @@ type PSyncCmd struct {
 }
 
 func (c *PSyncCmd) argv() (v argv) {
-	v.fixed[v.n] = "PSYNC"
+	v.fixed[v.n] = namePSync
 	v.n++
 	v.fixed[v.n] = c.replicationid
 	v.n++
@@ -2940,14 +2950,12 @@ func (c *PSyncCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PSyncCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "PSYNC"))
+	return decodeValue(run(ctx, r, []any{namePSync, c.replicationid, c.offset}, problem{}, "PSYNC"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PSyncCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "PSYNC", decodeValue)
+	return queue(p, []any{namePSync, c.replicationid, c.offset}, problem{}, "PSYNC", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2967,21 +2975,19 @@ func ReplConf() ReplConfCmd { return ReplConfCmd{} }
 type ReplConfCmd struct{}
 
 func (c *ReplConfCmd) argv() (v argv) {
-	v.fixed[v.n] = "REPLCONF"
+	v.fixed[v.n] = nameReplConf
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ReplConfCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "REPLCONF"))
+	return decodeString(run(ctx, r, []any{nameReplConf}, problem{}, "REPLCONF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ReplConfCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "REPLCONF", decodeString)
+	return queue(p, []any{nameReplConf}, problem{}, "REPLCONF", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3020,7 +3026,7 @@ func (c ReplicaOfCmd) No() ReplicaOfCmd {
 }
 
 func (c *ReplicaOfCmd) argv() (v argv) {
-	v.fixed[v.n] = "REPLICAOF"
+	v.fixed[v.n] = nameReplicaOf
 	v.n++
 	switch c.args {
 	case 1:
@@ -3042,13 +3048,13 @@ func (c *ReplicaOfCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ReplicaOfCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "REPLICAOF"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "REPLICAOF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ReplicaOfCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "REPLICAOF", decodeString)
+	return queue(p, v.args(), v.bad, "REPLICAOF", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3068,10 +3074,10 @@ func (c ReplicaOfCmd) Args() []any {
 // is small, so simply O(1). However for sorted set values the complexity is
 // O(N*M*log(N)) because inserting values into sorted sets is O(log(N)). Since 3.0.0;
 // Redis and Valkey.
-func RestoreAsking(key string, ttl_ int64, serializedValue any) RestoreAskingCmd {
+func RestoreAsking(key string, keyTTL time.Duration, serializedValue any) RestoreAskingCmd {
 	var c RestoreAskingCmd
 	c.key = key
-	c.ttl_ = ttl_
+	c.keyTTL, c.bad = durationMilliseconds(keyTTL, c.bad)
 	c.serializedValue = serializedValue
 	return c
 }
@@ -3079,7 +3085,7 @@ func RestoreAsking(key string, ttl_ int64, serializedValue any) RestoreAskingCmd
 // RestoreAskingCmd is the RESTORE-ASKING command built by RestoreAsking; its methods add options and run it.
 type RestoreAskingCmd struct {
 	key             any
-	ttl_            any
+	keyTTL          any
 	serializedValue any
 	replace         bool
 	absttl          bool
@@ -3114,11 +3120,11 @@ func (c RestoreAskingCmd) Freq(value int64) RestoreAskingCmd {
 
 func (c *RestoreAskingCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "RESTORE-ASKING"
+	v.fixed[v.n] = nameRestoreAsking
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.ttl_
+	v.fixed[v.n] = c.keyTTL
 	v.n++
 	v.fixed[v.n] = c.serializedValue
 	v.n++
@@ -3148,13 +3154,13 @@ func (c *RestoreAskingCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c RestoreAskingCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "RESTORE-ASKING"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "RESTORE-ASKING"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RestoreAskingCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "RESTORE-ASKING", decodeString)
+	return queue(p, v.args(), v.bad, "RESTORE-ASKING", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3174,21 +3180,19 @@ func Role() RoleCmd { return RoleCmd{} }
 type RoleCmd struct{}
 
 func (c *RoleCmd) argv() (v argv) {
-	v.fixed[v.n] = "ROLE"
+	v.fixed[v.n] = nameRole
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c RoleCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "ROLE"))
+	return decodeValue(run(ctx, r, []any{nameRole}, problem{}, "ROLE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RoleCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "ROLE", decodeValue)
+	return queue(p, []any{nameRole}, problem{}, "ROLE", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3209,21 +3213,19 @@ func Save() SaveCmd { return SaveCmd{} }
 type SaveCmd struct{}
 
 func (c *SaveCmd) argv() (v argv) {
-	v.fixed[v.n] = "SAVE"
+	v.fixed[v.n] = nameSave
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SaveCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SAVE"))
+	return decodeString(run(ctx, r, []any{nameSave}, problem{}, "SAVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SaveCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SAVE", decodeString)
+	return queue(p, []any{nameSave}, problem{}, "SAVE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3238,7 +3240,7 @@ func (c SaveCmd) Args() []any {
 //
 // Complexity: O(N)+O(k) where N is the number of keys and k is the number of slots.
 // Since Redis 8.0.0; Redis only (not in Valkey 9.1).
-func SFlush(data ...SFlushData) SFlushCmd {
+func SFlush(data ...SlotRange) SFlushCmd {
 	var c SFlushCmd
 	c.data = data
 	return c
@@ -3246,14 +3248,8 @@ func SFlush(data ...SFlushData) SFlushCmd {
 
 // SFlushCmd is the SFLUSH command built by SFlush; its methods add options and run it.
 type SFlushCmd struct {
-	data      []SFlushData
+	data      []SlotRange
 	flushType uint8
-}
-
-// SFlushData is one data of SFlush.
-type SFlushData struct {
-	SlotStart int64
-	SlotLast  int64
 }
 
 // Async chooses ASYNC.
@@ -3269,13 +3265,13 @@ func (c SFlushCmd) Sync() SFlushCmd {
 }
 
 func (c *SFlushCmd) argv() (v argv) {
-	v.add("SFLUSH")
+	v.add(nameSFlush)
 	if len(c.data) == 0 {
 		v.fail(problemEmpty)
 	}
 	for _, e := range c.data {
-		v.add(e.SlotStart)
-		v.add(e.SlotLast)
+		v.add(e.Start)
+		v.add(e.End)
 	}
 	switch c.flushType {
 	case 1:
@@ -3289,13 +3285,13 @@ func (c *SFlushCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SFlushCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SFLUSH"))
+	return decodeValue(run(ctx, r, v.args(), v.bad, "SFLUSH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SFlushCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, &v, "SFLUSH", decodeValue)
+	return queue(p, v.args(), v.bad, "SFLUSH", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3336,7 +3332,7 @@ func (c ShutdownCmd) Abort() ShutdownCmd {
 }
 
 func (c *ShutdownCmd) argv() (v argv) {
-	v.add("SHUTDOWN")
+	v.add(nameShutdown)
 	switch c.abortSelector {
 	case 1:
 		for _, x := range c.abortSelectorSaveSelectorBlockArgs {
@@ -3351,13 +3347,13 @@ func (c *ShutdownCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ShutdownCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SHUTDOWN"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "SHUTDOWN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ShutdownCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "SHUTDOWN", decodeString)
+	return queue(p, v.args(), v.bad, "SHUTDOWN", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3398,7 +3394,7 @@ func (c SlaveOfCmd) No() SlaveOfCmd {
 }
 
 func (c *SlaveOfCmd) argv() (v argv) {
-	v.fixed[v.n] = "SLAVEOF"
+	v.fixed[v.n] = nameSlaveOf
 	v.n++
 	switch c.args {
 	case 1:
@@ -3420,13 +3416,13 @@ func (c *SlaveOfCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SlaveOfCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SLAVEOF"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "SLAVEOF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SlaveOfCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "SLAVEOF", decodeString)
+	return queue(p, v.args(), v.bad, "SLAVEOF", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3455,7 +3451,7 @@ func (c SlowLogGetCmd) Count(value int64) SlowLogGetCmd {
 }
 
 func (c *SlowLogGetCmd) argv() (v argv) {
-	v.fixed[v.n] = "SLOWLOG"
+	v.fixed[v.n] = nameSlowLogGet
 	v.n++
 	v.fixed[v.n] = "GET"
 	v.n++
@@ -3469,13 +3465,13 @@ func (c *SlowLogGetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SlowLogGetCmd) Do(ctx context.Context, r Doer) ([]SlowLogEntry, error) {
 	v := c.argv()
-	return decodeSlowLog(run(ctx, r, &v, "SLOWLOG GET"))
+	return decodeSlowLog(run(ctx, r, v.args(), v.bad, "SLOWLOG GET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SlowLogGetCmd) In(p *Pipeline) Reply[[]SlowLogEntry] {
 	v := c.argv()
-	return queue(p, &v, "SLOWLOG GET", decodeSlowLog)
+	return queue(p, v.args(), v.bad, "SLOWLOG GET", decodeSlowLog)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3495,7 +3491,7 @@ func SlowLogHelp() SlowLogHelpCmd { return SlowLogHelpCmd{} }
 type SlowLogHelpCmd struct{}
 
 func (c *SlowLogHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "SLOWLOG"
+	v.fixed[v.n] = nameSlowLogHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -3504,14 +3500,12 @@ func (c *SlowLogHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SlowLogHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SLOWLOG HELP"))
+	return decodeStrings(run(ctx, r, []any{nameSlowLogHelp, "HELP"}, problem{}, "SLOWLOG HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SlowLogHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "SLOWLOG HELP", decodeStrings)
+	return queue(p, []any{nameSlowLogHelp, "HELP"}, problem{}, "SLOWLOG HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3531,7 +3525,7 @@ func SlowLogLen() SlowLogLenCmd { return SlowLogLenCmd{} }
 type SlowLogLenCmd struct{}
 
 func (c *SlowLogLenCmd) argv() (v argv) {
-	v.fixed[v.n] = "SLOWLOG"
+	v.fixed[v.n] = nameSlowLogLen
 	v.n++
 	v.fixed[v.n] = "LEN"
 	v.n++
@@ -3540,14 +3534,12 @@ func (c *SlowLogLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SlowLogLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SLOWLOG LEN"))
+	return decodeInt(run(ctx, r, []any{nameSlowLogLen, "LEN"}, problem{}, "SLOWLOG LEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SlowLogLenCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "SLOWLOG LEN", decodeInt)
+	return queue(p, []any{nameSlowLogLen, "LEN"}, problem{}, "SLOWLOG LEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3568,7 +3560,7 @@ func SlowLogReset() SlowLogResetCmd { return SlowLogResetCmd{} }
 type SlowLogResetCmd struct{}
 
 func (c *SlowLogResetCmd) argv() (v argv) {
-	v.fixed[v.n] = "SLOWLOG"
+	v.fixed[v.n] = nameSlowLogReset
 	v.n++
 	v.fixed[v.n] = "RESET"
 	v.n++
@@ -3577,14 +3569,12 @@ func (c *SlowLogResetCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SlowLogResetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SLOWLOG RESET"))
+	return decodeString(run(ctx, r, []any{nameSlowLogReset, "RESET"}, problem{}, "SLOWLOG RESET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SlowLogResetCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SLOWLOG RESET", decodeString)
+	return queue(p, []any{nameSlowLogReset, "RESET"}, problem{}, "SLOWLOG RESET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3613,7 +3603,7 @@ type SwapDBCmd struct {
 }
 
 func (c *SwapDBCmd) argv() (v argv) {
-	v.fixed[v.n] = "SWAPDB"
+	v.fixed[v.n] = nameSwapDB
 	v.n++
 	v.fixed[v.n] = c.index1
 	v.n++
@@ -3624,14 +3614,12 @@ func (c *SwapDBCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SwapDBCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SWAPDB"))
+	return decodeString(run(ctx, r, []any{nameSwapDB, c.index1, c.index2}, problem{}, "SWAPDB"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SwapDBCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SWAPDB", decodeString)
+	return queue(p, []any{nameSwapDB, c.index1, c.index2}, problem{}, "SWAPDB", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3651,21 +3639,19 @@ func Sync() SyncCmd { return SyncCmd{} }
 type SyncCmd struct{}
 
 func (c *SyncCmd) argv() (v argv) {
-	v.fixed[v.n] = "SYNC"
+	v.fixed[v.n] = nameSync
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SyncCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "SYNC"))
+	return decodeValue(run(ctx, r, []any{nameSync}, problem{}, "SYNC"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SyncCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "SYNC", decodeValue)
+	return queue(p, []any{nameSync}, problem{}, "SYNC", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3685,21 +3671,19 @@ func Time() TimeCmd { return TimeCmd{} }
 type TimeCmd struct{}
 
 func (c *TimeCmd) argv() (v argv) {
-	v.fixed[v.n] = "TIME"
+	v.fixed[v.n] = nameTime
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c TimeCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "TIME"))
+	return decodeStrings(run(ctx, r, []any{nameTime}, problem{}, "TIME"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c TimeCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "TIME", decodeStrings)
+	return queue(p, []any{nameTime}, problem{}, "TIME", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3714,21 +3698,27 @@ func (c TimeCmd) Args() []any {
 //
 // Complexity: O(N) where N is the total number of keys in all databases. Since Redis
 // 8.4.0; Redis only (not in Valkey 9.1).
-func TrimSlots(rangesArgs []any) TrimSlotsCmd {
+func TrimSlots(slots ...SlotRange) TrimSlotsCmd {
 	var c TrimSlotsCmd
-	c.rangesArgs = rangesArgs
+	c.slots = slots
 	return c
 }
 
 // TrimSlotsCmd is the TRIMSLOTS command built by TrimSlots; its methods add options and run it.
 type TrimSlotsCmd struct {
-	rangesArgs []any
+	slots []SlotRange
 }
 
 func (c *TrimSlotsCmd) argv() (v argv) {
-	v.add("TRIMSLOTS")
-	for _, x := range c.rangesArgs {
-		v.add(x)
+	v.add(nameTrimSlots)
+	v.add("RANGES")
+	if len(c.slots) == 0 {
+		v.fail(problemEmpty)
+	}
+	v.add(int64(len(c.slots)))
+	for _, e := range c.slots {
+		v.add(e.Start)
+		v.add(e.End)
 	}
 	return v
 }
@@ -3736,13 +3726,13 @@ func (c *TrimSlotsCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c TrimSlotsCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "TRIMSLOTS"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "TRIMSLOTS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c TrimSlotsCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "TRIMSLOTS", decodeString)
+	return queue(p, v.args(), v.bad, "TRIMSLOTS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

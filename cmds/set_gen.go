@@ -8,6 +8,27 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/argkind"
+)
+
+var (
+	nameSAdd        = &argkind.Name{Text: "SADD", Entry: entry("sadd")}
+	nameSCard       = &argkind.Name{Text: "SCARD", Entry: entry("scard")}
+	nameSDiff       = &argkind.Name{Text: "SDIFF", Entry: entry("sdiff")}
+	nameSDiffStore  = &argkind.Name{Text: "SDIFFSTORE", Entry: entry("sdiffstore")}
+	nameSInter      = &argkind.Name{Text: "SINTER", Entry: entry("sinter")}
+	nameSInterCard  = &argkind.Name{Text: "SINTERCARD", Entry: entry("sintercard")}
+	nameSInterStore = &argkind.Name{Text: "SINTERSTORE", Entry: entry("sinterstore")}
+	nameSIsMember   = &argkind.Name{Text: "SISMEMBER", Entry: entry("sismember")}
+	nameSMembers    = &argkind.Name{Text: "SMEMBERS", Entry: entry("smembers")}
+	nameSMIsMember  = &argkind.Name{Text: "SMISMEMBER", Entry: entry("smismember")}
+	nameSMove       = &argkind.Name{Text: "SMOVE", Entry: entry("smove")}
+	nameSPop        = &argkind.Name{Text: "SPOP", Entry: entry("spop")}
+	nameSRandMember = &argkind.Name{Text: "SRANDMEMBER", Entry: entry("srandmember")}
+	nameSRem        = &argkind.Name{Text: "SREM", Entry: entry("srem")}
+	nameSScan       = &argkind.Name{Text: "SSCAN", Entry: entry("sscan")}
+	nameSUnion      = &argkind.Name{Text: "SUNION", Entry: entry("sunion")}
+	nameSUnionStore = &argkind.Name{Text: "SUNIONSTORE", Entry: entry("sunionstore")}
 )
 
 // SAdd builds SADD: adds one or more members to a set. Creates the key if it doesn't
@@ -31,7 +52,7 @@ type SAddCmd struct {
 }
 
 func (c *SAddCmd) argv() (v argv) {
-	v.add("SADD")
+	v.add(nameSAdd)
 	v.add(c.key)
 	if len(c.members) == 0 {
 		v.fail(problemEmpty)
@@ -45,13 +66,13 @@ func (c *SAddCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SAddCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SADD"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "SADD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SAddCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "SADD", decodeInt)
+	return queue(p, v.args(), v.bad, "SADD", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -77,7 +98,7 @@ type SCardCmd struct {
 }
 
 func (c *SCardCmd) argv() (v argv) {
-	v.fixed[v.n] = "SCARD"
+	v.fixed[v.n] = nameSCard
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -86,21 +107,18 @@ func (c *SCardCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SCardCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SCARD"))
+	return decodeInt(run(ctx, r, []any{nameSCard, c.key}, problem{}, "SCARD"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c SCardCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "SCARD"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameSCard, c.key}, problem{}, "SCARD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SCardCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "SCARD", decodeInt)
+	return queue(p, []any{nameSCard, c.key}, problem{}, "SCARD", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -127,7 +145,7 @@ type SDiffCmd struct {
 }
 
 func (c *SDiffCmd) argv() (v argv) {
-	v.add("SDIFF")
+	v.add(nameSDiff)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -140,13 +158,13 @@ func (c *SDiffCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SDiffCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SDIFF"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "SDIFF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SDiffCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "SDIFF", decodeStrings)
+	return queue(p, v.args(), v.bad, "SDIFF", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -175,7 +193,7 @@ type SDiffStoreCmd struct {
 }
 
 func (c *SDiffStoreCmd) argv() (v argv) {
-	v.add("SDIFFSTORE")
+	v.add(nameSDiffStore)
 	v.add(c.destination)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
@@ -189,13 +207,13 @@ func (c *SDiffStoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SDiffStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SDIFFSTORE"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "SDIFFSTORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SDiffStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "SDIFFSTORE", decodeInt)
+	return queue(p, v.args(), v.bad, "SDIFFSTORE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -222,7 +240,7 @@ type SInterCmd struct {
 }
 
 func (c *SInterCmd) argv() (v argv) {
-	v.add("SINTER")
+	v.add(nameSInter)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -235,13 +253,13 @@ func (c *SInterCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SInterCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SINTER"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "SINTER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SInterCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "SINTER", decodeStrings)
+	return queue(p, v.args(), v.bad, "SINTER", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -276,7 +294,7 @@ func (c SInterCardCmd) Limit(value int64) SInterCardCmd {
 }
 
 func (c *SInterCardCmd) argv() (v argv) {
-	v.add("SINTERCARD")
+	v.add(nameSInterCard)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -294,13 +312,13 @@ func (c *SInterCardCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SInterCardCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SINTERCARD"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "SINTERCARD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SInterCardCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "SINTERCARD", decodeInt)
+	return queue(p, v.args(), v.bad, "SINTERCARD", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -329,7 +347,7 @@ type SInterStoreCmd struct {
 }
 
 func (c *SInterStoreCmd) argv() (v argv) {
-	v.add("SINTERSTORE")
+	v.add(nameSInterStore)
 	v.add(c.destination)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
@@ -343,13 +361,13 @@ func (c *SInterStoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SInterStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SINTERSTORE"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "SINTERSTORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SInterStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "SINTERSTORE", decodeInt)
+	return queue(p, v.args(), v.bad, "SINTERSTORE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -377,7 +395,7 @@ type SIsMemberCmd struct {
 }
 
 func (c *SIsMemberCmd) argv() (v argv) {
-	v.fixed[v.n] = "SISMEMBER"
+	v.fixed[v.n] = nameSIsMember
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -388,21 +406,18 @@ func (c *SIsMemberCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SIsMemberCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "SISMEMBER"))
+	return decodeBool(run(ctx, r, []any{nameSIsMember, c.key, c.member}, problem{}, "SISMEMBER"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c SIsMemberCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (bool, error) {
-	v := c.argv()
-	return decodeBool(cached(ctx, cl, ttl, &v, "SISMEMBER"))
+	return decodeBool(cached(ctx, cl, ttl, []any{nameSIsMember, c.key, c.member}, problem{}, "SISMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SIsMemberCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "SISMEMBER", decodeBool)
+	return queue(p, []any{nameSIsMember, c.key, c.member}, problem{}, "SISMEMBER", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -428,7 +443,7 @@ type SMembersCmd struct {
 }
 
 func (c *SMembersCmd) argv() (v argv) {
-	v.fixed[v.n] = "SMEMBERS"
+	v.fixed[v.n] = nameSMembers
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -437,21 +452,18 @@ func (c *SMembersCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SMembersCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SMEMBERS"))
+	return decodeStrings(run(ctx, r, []any{nameSMembers, c.key}, problem{}, "SMEMBERS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c SMembersCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(cached(ctx, cl, ttl, &v, "SMEMBERS"))
+	return decodeStrings(cached(ctx, cl, ttl, []any{nameSMembers, c.key}, problem{}, "SMEMBERS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SMembersCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "SMEMBERS", decodeStrings)
+	return queue(p, []any{nameSMembers, c.key}, problem{}, "SMEMBERS", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -480,7 +492,7 @@ type SMIsMemberCmd struct {
 }
 
 func (c *SMIsMemberCmd) argv() (v argv) {
-	v.add("SMISMEMBER")
+	v.add(nameSMIsMember)
 	v.add(c.key)
 	if len(c.members) == 0 {
 		v.fail(problemEmpty)
@@ -494,20 +506,20 @@ func (c *SMIsMemberCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SMIsMemberCmd) Do(ctx context.Context, r Doer) ([]bool, error) {
 	v := c.argv()
-	return decodeBools(run(ctx, r, &v, "SMISMEMBER"))
+	return decodeBools(run(ctx, r, v.args(), v.bad, "SMISMEMBER"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c SMIsMemberCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]bool, error) {
 	v := c.argv()
-	return decodeBools(cached(ctx, cl, ttl, &v, "SMISMEMBER"))
+	return decodeBools(cached(ctx, cl, ttl, v.args(), v.bad, "SMISMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SMIsMemberCmd) In(p *Pipeline) Reply[[]bool] {
 	v := c.argv()
-	return queue(p, &v, "SMISMEMBER", decodeBools)
+	return queue(p, v.args(), v.bad, "SMISMEMBER", decodeBools)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -537,7 +549,7 @@ type SMoveCmd struct {
 }
 
 func (c *SMoveCmd) argv() (v argv) {
-	v.fixed[v.n] = "SMOVE"
+	v.fixed[v.n] = nameSMove
 	v.n++
 	v.fixed[v.n] = c.source
 	v.n++
@@ -550,14 +562,12 @@ func (c *SMoveCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SMoveCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "SMOVE"))
+	return decodeBool(run(ctx, r, []any{nameSMove, c.source, c.destination, c.member}, problem{}, "SMOVE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SMoveCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "SMOVE", decodeBool)
+	return queue(p, []any{nameSMove, c.source, c.destination, c.member}, problem{}, "SMOVE", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -585,7 +595,7 @@ type SPopCmd struct {
 }
 
 func (c *SPopCmd) argv() (v argv) {
-	v.fixed[v.n] = "SPOP"
+	v.fixed[v.n] = nameSPop
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -595,14 +605,12 @@ func (c *SPopCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: the key does not exist.
 func (c SPopCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SPOP"))
+	return decodeString(run(ctx, r, []any{nameSPop, c.key}, problem{}, "SPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SPopCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SPOP", decodeString)
+	return queue(p, []any{nameSPop, c.key}, problem{}, "SPOP", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -632,7 +640,7 @@ type SPopCountCmd struct {
 }
 
 func (c *SPopCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "SPOP"
+	v.fixed[v.n] = nameSPop
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -644,14 +652,12 @@ func (c *SPopCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: the key does not exist.
 func (c SPopCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SPOP"))
+	return decodeStrings(run(ctx, r, []any{nameSPop, c.key, c.count}, problem{}, "SPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SPopCountCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "SPOP", decodeStrings)
+	return queue(p, []any{nameSPop, c.key, c.count}, problem{}, "SPOP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -678,7 +684,7 @@ type SRandMemberCmd struct {
 }
 
 func (c *SRandMemberCmd) argv() (v argv) {
-	v.fixed[v.n] = "SRANDMEMBER"
+	v.fixed[v.n] = nameSRandMember
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -688,14 +694,12 @@ func (c *SRandMemberCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: in case count is not given and key doesn't exist.
 func (c SRandMemberCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SRANDMEMBER"))
+	return decodeString(run(ctx, r, []any{nameSRandMember, c.key}, problem{}, "SRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SRandMemberCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SRANDMEMBER", decodeString)
+	return queue(p, []any{nameSRandMember, c.key}, problem{}, "SRANDMEMBER", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -725,7 +729,7 @@ type SRandMemberCountCmd struct {
 }
 
 func (c *SRandMemberCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "SRANDMEMBER"
+	v.fixed[v.n] = nameSRandMember
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -737,14 +741,12 @@ func (c *SRandMemberCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: in case count is not given and key doesn't exist.
 func (c SRandMemberCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SRANDMEMBER"))
+	return decodeStrings(run(ctx, r, []any{nameSRandMember, c.key, c.count}, problem{}, "SRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SRandMemberCountCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "SRANDMEMBER", decodeStrings)
+	return queue(p, []any{nameSRandMember, c.key, c.count}, problem{}, "SRANDMEMBER", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -774,7 +776,7 @@ type SRemCmd struct {
 }
 
 func (c *SRemCmd) argv() (v argv) {
-	v.add("SREM")
+	v.add(nameSRem)
 	v.add(c.key)
 	if len(c.members) == 0 {
 		v.fail(problemEmpty)
@@ -788,13 +790,13 @@ func (c *SRemCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SRemCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SREM"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "SREM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SRemCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "SREM", decodeInt)
+	return queue(p, v.args(), v.bad, "SREM", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -838,7 +840,7 @@ func (c SScanCmd) Count(value int64) SScanCmd {
 }
 
 func (c *SScanCmd) argv() (v argv) {
-	v.fixed[v.n] = "SSCAN"
+	v.fixed[v.n] = nameSScan
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -862,13 +864,13 @@ func (c *SScanCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SScanCmd) Do(ctx context.Context, r Doer) (ScanPage, error) {
 	v := c.argv()
-	return decodeScan(run(ctx, r, &v, "SSCAN"))
+	return decodeScan(run(ctx, r, v.args(), v.bad, "SSCAN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SScanCmd) In(p *Pipeline) Reply[ScanPage] {
 	v := c.argv()
-	return queue(p, &v, "SSCAN", decodeScan)
+	return queue(p, v.args(), v.bad, "SSCAN", decodeScan)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -895,7 +897,7 @@ type SUnionCmd struct {
 }
 
 func (c *SUnionCmd) argv() (v argv) {
-	v.add("SUNION")
+	v.add(nameSUnion)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -908,13 +910,13 @@ func (c *SUnionCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SUnionCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "SUNION"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "SUNION"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SUnionCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "SUNION", decodeStrings)
+	return queue(p, v.args(), v.bad, "SUNION", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -943,7 +945,7 @@ type SUnionStoreCmd struct {
 }
 
 func (c *SUnionStoreCmd) argv() (v argv) {
-	v.add("SUNIONSTORE")
+	v.add(nameSUnionStore)
 	v.add(c.destination)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
@@ -957,13 +959,13 @@ func (c *SUnionStoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SUnionStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SUNIONSTORE"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "SUNIONSTORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SUnionStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "SUNIONSTORE", decodeInt)
+	return queue(p, v.args(), v.bad, "SUNIONSTORE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

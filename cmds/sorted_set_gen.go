@@ -8,6 +8,45 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/argkind"
+)
+
+var (
+	nameBZMPop           = &argkind.Name{Text: "BZMPOP", Entry: entry("bzmpop")}
+	nameBZPopMax         = &argkind.Name{Text: "BZPOPMAX", Entry: entry("bzpopmax")}
+	nameBZPopMin         = &argkind.Name{Text: "BZPOPMIN", Entry: entry("bzpopmin")}
+	nameZAdd             = &argkind.Name{Text: "ZADD", Entry: entry("zadd")}
+	nameZCard            = &argkind.Name{Text: "ZCARD", Entry: entry("zcard")}
+	nameZCount           = &argkind.Name{Text: "ZCOUNT", Entry: entry("zcount")}
+	nameZDiff            = &argkind.Name{Text: "ZDIFF", Entry: entry("zdiff")}
+	nameZDiffStore       = &argkind.Name{Text: "ZDIFFSTORE", Entry: entry("zdiffstore")}
+	nameZIncrBy          = &argkind.Name{Text: "ZINCRBY", Entry: entry("zincrby")}
+	nameZInter           = &argkind.Name{Text: "ZINTER", Entry: entry("zinter")}
+	nameZInterCard       = &argkind.Name{Text: "ZINTERCARD", Entry: entry("zintercard")}
+	nameZInterStore      = &argkind.Name{Text: "ZINTERSTORE", Entry: entry("zinterstore")}
+	nameZLexCount        = &argkind.Name{Text: "ZLEXCOUNT", Entry: entry("zlexcount")}
+	nameZMPop            = &argkind.Name{Text: "ZMPOP", Entry: entry("zmpop")}
+	nameZMScore          = &argkind.Name{Text: "ZMSCORE", Entry: entry("zmscore")}
+	nameZPopMax          = &argkind.Name{Text: "ZPOPMAX", Entry: entry("zpopmax")}
+	nameZPopMin          = &argkind.Name{Text: "ZPOPMIN", Entry: entry("zpopmin")}
+	nameZRandMember      = &argkind.Name{Text: "ZRANDMEMBER", Entry: entry("zrandmember")}
+	nameZRange           = &argkind.Name{Text: "ZRANGE", Entry: entry("zrange")}
+	nameZRangeByLex      = &argkind.Name{Text: "ZRANGEBYLEX", Entry: entry("zrangebylex")}
+	nameZRangeByScore    = &argkind.Name{Text: "ZRANGEBYSCORE", Entry: entry("zrangebyscore")}
+	nameZRangeStore      = &argkind.Name{Text: "ZRANGESTORE", Entry: entry("zrangestore")}
+	nameZRank            = &argkind.Name{Text: "ZRANK", Entry: entry("zrank")}
+	nameZRem             = &argkind.Name{Text: "ZREM", Entry: entry("zrem")}
+	nameZRemRangeByLex   = &argkind.Name{Text: "ZREMRANGEBYLEX", Entry: entry("zremrangebylex")}
+	nameZRemRangeByRank  = &argkind.Name{Text: "ZREMRANGEBYRANK", Entry: entry("zremrangebyrank")}
+	nameZRemRangeByScore = &argkind.Name{Text: "ZREMRANGEBYSCORE", Entry: entry("zremrangebyscore")}
+	nameZRevRange        = &argkind.Name{Text: "ZREVRANGE", Entry: entry("zrevrange")}
+	nameZRevRangeByLex   = &argkind.Name{Text: "ZREVRANGEBYLEX", Entry: entry("zrevrangebylex")}
+	nameZRevRangeByScore = &argkind.Name{Text: "ZREVRANGEBYSCORE", Entry: entry("zrevrangebyscore")}
+	nameZRevRank         = &argkind.Name{Text: "ZREVRANK", Entry: entry("zrevrank")}
+	nameZScan            = &argkind.Name{Text: "ZSCAN", Entry: entry("zscan")}
+	nameZScore           = &argkind.Name{Text: "ZSCORE", Entry: entry("zscore")}
+	nameZUnion           = &argkind.Name{Text: "ZUNION", Entry: entry("zunion")}
+	nameZUnionStore      = &argkind.Name{Text: "ZUNIONSTORE", Entry: entry("zunionstore")}
 )
 
 // BZMPop builds BZMPOP: removes and returns a member by score from one or more sorted
@@ -51,7 +90,7 @@ func (c BZMPopCmd) Count(value int64) BZMPopCmd {
 }
 
 func (c *BZMPopCmd) argv() (v argv) {
-	v.add("BZMPOP")
+	v.add(nameBZMPop)
 	v.add(c.timeout)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
@@ -72,13 +111,13 @@ func (c *BZMPopCmd) argv() (v argv) {
 // A null reply is the error Nil: timeout reached and no elements were popped.
 func (c BZMPopCmd) Do(ctx context.Context, r Doer) (KeyZs, error) {
 	v := c.argv()
-	return decodeKeyZs(run(ctx, r, &v, "BZMPOP"))
+	return decodeKeyZs(run(ctx, r, v.args(), v.bad, "BZMPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BZMPopCmd) In(p *Pipeline) Reply[KeyZs] {
 	v := c.argv()
-	return queue(p, &v, "BZMPOP", decodeKeyZs)
+	return queue(p, v.args(), v.bad, "BZMPOP", decodeKeyZs)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -109,7 +148,7 @@ type BZPopMaxCmd struct {
 }
 
 func (c *BZPopMaxCmd) argv() (v argv) {
-	v.add("BZPOPMAX")
+	v.add(nameBZPopMax)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -124,13 +163,13 @@ func (c *BZPopMaxCmd) argv() (v argv) {
 // A null reply is the error Nil: timeout reached and no elements were popped.
 func (c BZPopMaxCmd) Do(ctx context.Context, r Doer) (ZWithKey, error) {
 	v := c.argv()
-	return decodeZWithKey(run(ctx, r, &v, "BZPOPMAX"))
+	return decodeZWithKey(run(ctx, r, v.args(), v.bad, "BZPOPMAX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BZPopMaxCmd) In(p *Pipeline) Reply[ZWithKey] {
 	v := c.argv()
-	return queue(p, &v, "BZPOPMAX", decodeZWithKey)
+	return queue(p, v.args(), v.bad, "BZPOPMAX", decodeZWithKey)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -161,7 +200,7 @@ type BZPopMinCmd struct {
 }
 
 func (c *BZPopMinCmd) argv() (v argv) {
-	v.add("BZPOPMIN")
+	v.add(nameBZPopMin)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -176,13 +215,13 @@ func (c *BZPopMinCmd) argv() (v argv) {
 // A null reply is the error Nil: timeout reached and no elements were popped.
 func (c BZPopMinCmd) Do(ctx context.Context, r Doer) (ZWithKey, error) {
 	v := c.argv()
-	return decodeZWithKey(run(ctx, r, &v, "BZPOPMIN"))
+	return decodeZWithKey(run(ctx, r, v.args(), v.bad, "BZPOPMIN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BZPopMinCmd) In(p *Pipeline) Reply[ZWithKey] {
 	v := c.argv()
-	return queue(p, &v, "BZPOPMIN", decodeZWithKey)
+	return queue(p, v.args(), v.bad, "BZPOPMIN", decodeZWithKey)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -245,7 +284,7 @@ func (c ZAddCmd) CH() ZAddCmd {
 }
 
 func (c *ZAddCmd) argv() (v argv) {
-	v.add("ZADD")
+	v.add(nameZAdd)
 	v.add(c.key)
 	switch c.condition {
 	case 1:
@@ -277,13 +316,13 @@ func (c *ZAddCmd) argv() (v argv) {
 // XX/NX/LT/GT options).
 func (c ZAddCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZADD"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "ZADD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZAddCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "ZADD", decodeInt)
+	return queue(p, v.args(), v.bad, "ZADD", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -299,7 +338,7 @@ func (c ZAddCmd) Args() []any {
 //
 // Complexity: O(log(N)) for each item added, where N is the number of elements in the
 // sorted set. Since 1.2.0; Redis and Valkey.
-func ZAddIncr(key string, data ...Z) ZAddIncrCmd {
+func ZAddIncr(key string, data Z) ZAddIncrCmd {
 	var c ZAddIncrCmd
 	c.key = key
 	c.data = data
@@ -312,7 +351,7 @@ type ZAddIncrCmd struct {
 	condition  uint8
 	comparison uint8
 	ch         bool
-	data       []Z
+	data       Z
 }
 
 // NX chooses NX.
@@ -346,31 +385,36 @@ func (c ZAddIncrCmd) CH() ZAddIncrCmd {
 }
 
 func (c *ZAddIncrCmd) argv() (v argv) {
-	v.add("ZADD")
-	v.add(c.key)
+	v.fixed[v.n] = nameZAdd
+	v.n++
+	v.fixed[v.n] = c.key
+	v.n++
 	switch c.condition {
 	case 1:
-		v.add("NX")
+		v.fixed[v.n] = "NX"
+		v.n++
 	case 2:
-		v.add("XX")
+		v.fixed[v.n] = "XX"
+		v.n++
 	}
 	switch c.comparison {
 	case 1:
-		v.add("GT")
+		v.fixed[v.n] = "GT"
+		v.n++
 	case 2:
-		v.add("LT")
+		v.fixed[v.n] = "LT"
+		v.n++
 	}
 	if c.ch {
-		v.add("CH")
+		v.fixed[v.n] = "CH"
+		v.n++
 	}
-	v.add("INCR")
-	if len(c.data) == 0 {
-		v.fail(problemEmpty)
-	}
-	for _, e := range c.data {
-		v.add(e.Score)
-		v.add(e.Member)
-	}
+	v.fixed[v.n] = "INCR"
+	v.n++
+	v.fixed[v.n] = c.data.Score
+	v.n++
+	v.fixed[v.n] = c.data.Member
+	v.n++
 	return v
 }
 
@@ -379,13 +423,13 @@ func (c *ZAddIncrCmd) argv() (v argv) {
 // XX/NX/LT/GT options).
 func (c ZAddIncrCmd) Do(ctx context.Context, r Doer) (float64, error) {
 	v := c.argv()
-	return decodeFloat(run(ctx, r, &v, "ZADD"))
+	return decodeFloat(run(ctx, r, v.args(), v.bad, "ZADD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZAddIncrCmd) In(p *Pipeline) Reply[float64] {
 	v := c.argv()
-	return queue(p, &v, "ZADD", decodeFloat)
+	return queue(p, v.args(), v.bad, "ZADD", decodeFloat)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -411,7 +455,7 @@ type ZCardCmd struct {
 }
 
 func (c *ZCardCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZCARD"
+	v.fixed[v.n] = nameZCard
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -420,21 +464,18 @@ func (c *ZCardCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZCardCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZCARD"))
+	return decodeInt(run(ctx, r, []any{nameZCard, c.key}, problem{}, "ZCARD"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZCardCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "ZCARD"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameZCard, c.key}, problem{}, "ZCARD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZCardCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "ZCARD", decodeInt)
+	return queue(p, []any{nameZCard, c.key}, problem{}, "ZCARD", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -450,50 +491,47 @@ func (c ZCardCmd) Args() []any {
 //
 // Complexity: O(log(N)) with N being the number of elements in the sorted set. Since
 // 2.0.0; Redis and Valkey.
-func ZCount(key string, min_ string, max_ string) ZCountCmd {
+func ZCount(key string, minimum string, maximum string) ZCountCmd {
 	var c ZCountCmd
 	c.key = key
-	c.min_ = min_
-	c.max_ = max_
+	c.minimum = minimum
+	c.maximum = maximum
 	return c
 }
 
 // ZCountCmd is the ZCOUNT command built by ZCount; its methods add options and run it.
 type ZCountCmd struct {
-	key  any
-	min_ any
-	max_ any
+	key     any
+	minimum any
+	maximum any
 }
 
 func (c *ZCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZCOUNT"
+	v.fixed[v.n] = nameZCount
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZCountCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZCOUNT"))
+	return decodeInt(run(ctx, r, []any{nameZCount, c.key, c.minimum, c.maximum}, problem{}, "ZCOUNT"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZCountCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "ZCOUNT"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameZCount, c.key, c.minimum, c.maximum}, problem{}, "ZCOUNT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZCountCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "ZCOUNT", decodeInt)
+	return queue(p, []any{nameZCount, c.key, c.minimum, c.maximum}, problem{}, "ZCOUNT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -521,7 +559,7 @@ type ZDiffCmd struct {
 }
 
 func (c *ZDiffCmd) argv() (v argv) {
-	v.add("ZDIFF")
+	v.add(nameZDiff)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -535,13 +573,13 @@ func (c *ZDiffCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZDiffCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ZDIFF"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "ZDIFF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZDiffCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZDIFF", decodeStrings)
+	return queue(p, v.args(), v.bad, "ZDIFF", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -570,7 +608,7 @@ type ZDiffWithScoresCmd struct {
 }
 
 func (c *ZDiffWithScoresCmd) argv() (v argv) {
-	v.add("ZDIFF")
+	v.add(nameZDiff)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -585,13 +623,13 @@ func (c *ZDiffWithScoresCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZDiffWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "ZDIFF"))
+	return decodeZ(run(ctx, r, v.args(), v.bad, "ZDIFF"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZDiffWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, &v, "ZDIFF", decodeZ)
+	return queue(p, v.args(), v.bad, "ZDIFF", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -621,7 +659,7 @@ type ZDiffStoreCmd struct {
 }
 
 func (c *ZDiffStoreCmd) argv() (v argv) {
-	v.add("ZDIFFSTORE")
+	v.add(nameZDiffStore)
 	v.add(c.destination)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
@@ -636,13 +674,13 @@ func (c *ZDiffStoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZDiffStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZDIFFSTORE"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "ZDIFFSTORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZDiffStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "ZDIFFSTORE", decodeInt)
+	return queue(p, v.args(), v.bad, "ZDIFFSTORE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -657,7 +695,7 @@ func (c ZDiffStoreCmd) Args() []any {
 //
 // Complexity: O(log(N)) where N is the number of elements in the sorted set. Since
 // 1.2.0; Redis and Valkey.
-func ZIncrBy(key string, increment int64, member any) ZIncrByCmd {
+func ZIncrBy(key string, increment float64, member any) ZIncrByCmd {
 	var c ZIncrByCmd
 	c.key = key
 	c.increment = increment
@@ -673,7 +711,7 @@ type ZIncrByCmd struct {
 }
 
 func (c *ZIncrByCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZINCRBY"
+	v.fixed[v.n] = nameZIncrBy
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -686,14 +724,12 @@ func (c *ZIncrByCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZIncrByCmd) Do(ctx context.Context, r Doer) (float64, error) {
-	v := c.argv()
-	return decodeFloat(run(ctx, r, &v, "ZINCRBY"))
+	return decodeFloat(run(ctx, r, []any{nameZIncrBy, c.key, c.increment, c.member}, problem{}, "ZINCRBY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZIncrByCmd) In(p *Pipeline) Reply[float64] {
-	v := c.argv()
-	return queue(p, &v, "ZINCRBY", decodeFloat)
+	return queue(p, []any{nameZIncrBy, c.key, c.increment, c.member}, problem{}, "ZINCRBY", decodeFloat)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -718,12 +754,12 @@ func ZInter(keys ...string) ZInterCmd {
 // ZInterCmd is the ZINTER command built by ZInter; its methods add options and run it.
 type ZInterCmd struct {
 	keys      []string
-	weights   []int64
+	weights   []float64
 	aggregate uint8
 }
 
 // Weights adds [WEIGHTS weight [WEIGHTS weight ...]].
-func (c ZInterCmd) Weights(values ...int64) ZInterCmd {
+func (c ZInterCmd) Weights(values ...float64) ZInterCmd {
 	c.weights = values
 	return c
 }
@@ -747,7 +783,7 @@ func (c ZInterCmd) Max() ZInterCmd {
 }
 
 func (c *ZInterCmd) argv() (v argv) {
-	v.add("ZINTER")
+	v.add(nameZInter)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -778,13 +814,13 @@ func (c *ZInterCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZInterCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ZINTER"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "ZINTER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZInterCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZINTER", decodeStrings)
+	return queue(p, v.args(), v.bad, "ZINTER", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -810,12 +846,12 @@ func ZInterWithScores(keys ...string) ZInterWithScoresCmd {
 // ZInterWithScoresCmd is the ZINTER command built by ZInterWithScores; its methods add options and run it.
 type ZInterWithScoresCmd struct {
 	keys      []string
-	weights   []int64
+	weights   []float64
 	aggregate uint8
 }
 
 // Weights adds [WEIGHTS weight [WEIGHTS weight ...]].
-func (c ZInterWithScoresCmd) Weights(values ...int64) ZInterWithScoresCmd {
+func (c ZInterWithScoresCmd) Weights(values ...float64) ZInterWithScoresCmd {
 	c.weights = values
 	return c
 }
@@ -839,7 +875,7 @@ func (c ZInterWithScoresCmd) Max() ZInterWithScoresCmd {
 }
 
 func (c *ZInterWithScoresCmd) argv() (v argv) {
-	v.add("ZINTER")
+	v.add(nameZInter)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -871,13 +907,13 @@ func (c *ZInterWithScoresCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZInterWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "ZINTER"))
+	return decodeZ(run(ctx, r, v.args(), v.bad, "ZINTER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZInterWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, &v, "ZINTER", decodeZ)
+	return queue(p, v.args(), v.bad, "ZINTER", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -912,7 +948,7 @@ func (c ZInterCardCmd) Limit(value int64) ZInterCardCmd {
 }
 
 func (c *ZInterCardCmd) argv() (v argv) {
-	v.add("ZINTERCARD")
+	v.add(nameZInterCard)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -930,13 +966,13 @@ func (c *ZInterCardCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZInterCardCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZINTERCARD"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "ZINTERCARD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZInterCardCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "ZINTERCARD", decodeInt)
+	return queue(p, v.args(), v.bad, "ZINTERCARD", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -964,12 +1000,12 @@ func ZInterStore(destination string, keys ...string) ZInterStoreCmd {
 type ZInterStoreCmd struct {
 	destination any
 	keys        []string
-	weights     []int64
+	weights     []float64
 	aggregate   uint8
 }
 
 // Weights adds [WEIGHTS weight [WEIGHTS weight ...]].
-func (c ZInterStoreCmd) Weights(values ...int64) ZInterStoreCmd {
+func (c ZInterStoreCmd) Weights(values ...float64) ZInterStoreCmd {
 	c.weights = values
 	return c
 }
@@ -993,7 +1029,7 @@ func (c ZInterStoreCmd) Max() ZInterStoreCmd {
 }
 
 func (c *ZInterStoreCmd) argv() (v argv) {
-	v.add("ZINTERSTORE")
+	v.add(nameZInterStore)
 	v.add(c.destination)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
@@ -1025,13 +1061,13 @@ func (c *ZInterStoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZInterStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZINTERSTORE"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "ZINTERSTORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZInterStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "ZINTERSTORE", decodeInt)
+	return queue(p, v.args(), v.bad, "ZINTERSTORE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1047,50 +1083,47 @@ func (c ZInterStoreCmd) Args() []any {
 //
 // Complexity: O(log(N)) with N being the number of elements in the sorted set. Since
 // 2.8.9; Redis and Valkey.
-func ZLexCount(key string, min_ string, max_ string) ZLexCountCmd {
+func ZLexCount(key string, minimum string, maximum string) ZLexCountCmd {
 	var c ZLexCountCmd
 	c.key = key
-	c.min_ = min_
-	c.max_ = max_
+	c.minimum = minimum
+	c.maximum = maximum
 	return c
 }
 
 // ZLexCountCmd is the ZLEXCOUNT command built by ZLexCount; its methods add options and run it.
 type ZLexCountCmd struct {
-	key  any
-	min_ any
-	max_ any
+	key     any
+	minimum any
+	maximum any
 }
 
 func (c *ZLexCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZLEXCOUNT"
+	v.fixed[v.n] = nameZLexCount
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZLexCountCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZLEXCOUNT"))
+	return decodeInt(run(ctx, r, []any{nameZLexCount, c.key, c.minimum, c.maximum}, problem{}, "ZLEXCOUNT"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZLexCountCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "ZLEXCOUNT"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameZLexCount, c.key, c.minimum, c.maximum}, problem{}, "ZLEXCOUNT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZLexCountCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "ZLEXCOUNT", decodeInt)
+	return queue(p, []any{nameZLexCount, c.key, c.minimum, c.maximum}, problem{}, "ZLEXCOUNT", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1138,7 +1171,7 @@ func (c ZMPopCmd) Count(value int64) ZMPopCmd {
 }
 
 func (c *ZMPopCmd) argv() (v argv) {
-	v.add("ZMPOP")
+	v.add(nameZMPop)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -1158,13 +1191,13 @@ func (c *ZMPopCmd) argv() (v argv) {
 // A null reply is the error Nil: no element could be popped.
 func (c ZMPopCmd) Do(ctx context.Context, r Doer) (KeyZs, error) {
 	v := c.argv()
-	return decodeKeyZs(run(ctx, r, &v, "ZMPOP"))
+	return decodeKeyZs(run(ctx, r, v.args(), v.bad, "ZMPOP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZMPopCmd) In(p *Pipeline) Reply[KeyZs] {
 	v := c.argv()
-	return queue(p, &v, "ZMPOP", decodeKeyZs)
+	return queue(p, v.args(), v.bad, "ZMPOP", decodeKeyZs)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1193,7 +1226,7 @@ type ZMScoreCmd struct {
 }
 
 func (c *ZMScoreCmd) argv() (v argv) {
-	v.add("ZMSCORE")
+	v.add(nameZMScore)
 	v.add(c.key)
 	if len(c.members) == 0 {
 		v.fail(problemEmpty)
@@ -1207,20 +1240,20 @@ func (c *ZMScoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZMScoreCmd) Do(ctx context.Context, r Doer) ([]Null[float64], error) {
 	v := c.argv()
-	return decodeNullFloats(run(ctx, r, &v, "ZMSCORE"))
+	return decodeNullFloats(run(ctx, r, v.args(), v.bad, "ZMSCORE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZMScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]Null[float64], error) {
 	v := c.argv()
-	return decodeNullFloats(cached(ctx, cl, ttl, &v, "ZMSCORE"))
+	return decodeNullFloats(cached(ctx, cl, ttl, v.args(), v.bad, "ZMSCORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZMScoreCmd) In(p *Pipeline) Reply[[]Null[float64]] {
 	v := c.argv()
-	return queue(p, &v, "ZMSCORE", decodeNullFloats)
+	return queue(p, v.args(), v.bad, "ZMSCORE", decodeNullFloats)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1255,7 +1288,7 @@ func (c ZPopMaxCmd) Count(value int64) ZPopMaxCmd {
 }
 
 func (c *ZPopMaxCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZPOPMAX"
+	v.fixed[v.n] = nameZPopMax
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1269,13 +1302,13 @@ func (c *ZPopMaxCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZPopMaxCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "ZPOPMAX"))
+	return decodeZ(run(ctx, r, v.args(), v.bad, "ZPOPMAX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZPopMaxCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, &v, "ZPOPMAX", decodeZ)
+	return queue(p, v.args(), v.bad, "ZPOPMAX", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1310,7 +1343,7 @@ func (c ZPopMinCmd) Count(value int64) ZPopMinCmd {
 }
 
 func (c *ZPopMinCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZPOPMIN"
+	v.fixed[v.n] = nameZPopMin
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1324,13 +1357,13 @@ func (c *ZPopMinCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZPopMinCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "ZPOPMIN"))
+	return decodeZ(run(ctx, r, v.args(), v.bad, "ZPOPMIN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZPopMinCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, &v, "ZPOPMIN", decodeZ)
+	return queue(p, v.args(), v.bad, "ZPOPMIN", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1357,7 +1390,7 @@ type ZRandMemberCmd struct {
 }
 
 func (c *ZRandMemberCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANDMEMBER"
+	v.fixed[v.n] = nameZRandMember
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1367,14 +1400,12 @@ func (c *ZRandMemberCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c ZRandMemberCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "ZRANDMEMBER"))
+	return decodeString(run(ctx, r, []any{nameZRandMember, c.key}, problem{}, "ZRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRandMemberCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "ZRANDMEMBER", decodeString)
+	return queue(p, []any{nameZRandMember, c.key}, problem{}, "ZRANDMEMBER", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1404,7 +1435,7 @@ type ZRandMemberCountCmd struct {
 }
 
 func (c *ZRandMemberCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANDMEMBER"
+	v.fixed[v.n] = nameZRandMember
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1416,14 +1447,12 @@ func (c *ZRandMemberCountCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c ZRandMemberCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ZRANDMEMBER"))
+	return decodeStrings(run(ctx, r, []any{nameZRandMember, c.key, c.count}, problem{}, "ZRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRandMemberCountCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "ZRANDMEMBER", decodeStrings)
+	return queue(p, []any{nameZRandMember, c.key, c.count}, problem{}, "ZRANDMEMBER", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1453,7 +1482,7 @@ type ZRandMemberWithScoresCmd struct {
 }
 
 func (c *ZRandMemberWithScoresCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANDMEMBER"
+	v.fixed[v.n] = nameZRandMember
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1467,14 +1496,12 @@ func (c *ZRandMemberWithScoresCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c ZRandMemberWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
-	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "ZRANDMEMBER"))
+	return decodeZ(run(ctx, r, []any{nameZRandMember, c.key, c.count, "WITHSCORES"}, problem{}, "ZRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRandMemberWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
-	v := c.argv()
-	return queue(p, &v, "ZRANDMEMBER", decodeZ)
+	return queue(p, []any{nameZRandMember, c.key, c.count, "WITHSCORES"}, problem{}, "ZRANDMEMBER", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1536,7 +1563,7 @@ func (c ZRangeCmd) Limit(offset int64, count int64) ZRangeCmd {
 }
 
 func (c *ZRangeCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANGE"
+	v.fixed[v.n] = nameZRange
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1570,20 +1597,20 @@ func (c *ZRangeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRangeCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ZRANGE"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "ZRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(cached(ctx, cl, ttl, &v, "ZRANGE"))
+	return decodeStrings(cached(ctx, cl, ttl, v.args(), v.bad, "ZRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRangeCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZRANGE", decodeStrings)
+	return queue(p, v.args(), v.bad, "ZRANGE", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1646,7 +1673,7 @@ func (c ZRangeWithScoresCmd) Limit(offset int64, count int64) ZRangeWithScoresCm
 }
 
 func (c *ZRangeWithScoresCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANGE"
+	v.fixed[v.n] = nameZRange
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1682,20 +1709,20 @@ func (c *ZRangeWithScoresCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRangeWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "ZRANGE"))
+	return decodeZ(run(ctx, r, v.args(), v.bad, "ZRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRangeWithScoresCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(cached(ctx, cl, ttl, &v, "ZRANGE"))
+	return decodeZ(cached(ctx, cl, ttl, v.args(), v.bad, "ZRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRangeWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, &v, "ZRANGE", decodeZ)
+	return queue(p, v.args(), v.bad, "ZRANGE", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1713,19 +1740,19 @@ func (c ZRangeWithScoresCmd) Args() []any {
 // the number of elements being returned. If M is constant (e.g. always asking for the
 // first 10 elements with LIMIT), you can consider it O(log(N)). Since 2.8.9; Redis and
 // Valkey.
-func ZRangeByLex(key string, min_ string, max_ string) ZRangeByLexCmd {
+func ZRangeByLex(key string, minimum string, maximum string) ZRangeByLexCmd {
 	var c ZRangeByLexCmd
 	c.key = key
-	c.min_ = min_
-	c.max_ = max_
+	c.minimum = minimum
+	c.maximum = maximum
 	return c
 }
 
 // ZRangeByLexCmd is the ZRANGEBYLEX command built by ZRangeByLex; its methods add options and run it.
 type ZRangeByLexCmd struct {
 	key         any
-	min_        any
-	max_        any
+	minimum     any
+	maximum     any
 	limit       bool
 	limitOffset any
 	limitCount  any
@@ -1740,13 +1767,13 @@ func (c ZRangeByLexCmd) Limit(offset int64, count int64) ZRangeByLexCmd {
 }
 
 func (c *ZRangeByLexCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANGEBYLEX"
+	v.fixed[v.n] = nameZRangeByLex
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
 	if c.limit {
 		v.fixed[v.n] = "LIMIT"
@@ -1762,20 +1789,20 @@ func (c *ZRangeByLexCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRangeByLexCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ZRANGEBYLEX"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "ZRANGEBYLEX"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRangeByLexCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(cached(ctx, cl, ttl, &v, "ZRANGEBYLEX"))
+	return decodeStrings(cached(ctx, cl, ttl, v.args(), v.bad, "ZRANGEBYLEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRangeByLexCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZRANGEBYLEX", decodeStrings)
+	return queue(p, v.args(), v.bad, "ZRANGEBYLEX", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1793,19 +1820,19 @@ func (c ZRangeByLexCmd) Args() []any {
 // the number of elements being returned. If M is constant (e.g. always asking for the
 // first 10 elements with LIMIT), you can consider it O(log(N)). Since 1.0.5; Redis and
 // Valkey.
-func ZRangeByScore(key string, min_ string, max_ string) ZRangeByScoreCmd {
+func ZRangeByScore(key string, minimum string, maximum string) ZRangeByScoreCmd {
 	var c ZRangeByScoreCmd
 	c.key = key
-	c.min_ = min_
-	c.max_ = max_
+	c.minimum = minimum
+	c.maximum = maximum
 	return c
 }
 
 // ZRangeByScoreCmd is the ZRANGEBYSCORE command built by ZRangeByScore; its methods add options and run it.
 type ZRangeByScoreCmd struct {
 	key         any
-	min_        any
-	max_        any
+	minimum     any
+	maximum     any
 	limit       bool
 	limitOffset any
 	limitCount  any
@@ -1820,13 +1847,13 @@ func (c ZRangeByScoreCmd) Limit(offset int64, count int64) ZRangeByScoreCmd {
 }
 
 func (c *ZRangeByScoreCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANGEBYSCORE"
+	v.fixed[v.n] = nameZRangeByScore
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
 	if c.limit {
 		v.fixed[v.n] = "LIMIT"
@@ -1842,20 +1869,20 @@ func (c *ZRangeByScoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRangeByScoreCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ZRANGEBYSCORE"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "ZRANGEBYSCORE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRangeByScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(cached(ctx, cl, ttl, &v, "ZRANGEBYSCORE"))
+	return decodeStrings(cached(ctx, cl, ttl, v.args(), v.bad, "ZRANGEBYSCORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRangeByScoreCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZRANGEBYSCORE", decodeStrings)
+	return queue(p, v.args(), v.bad, "ZRANGEBYSCORE", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1873,19 +1900,19 @@ func (c ZRangeByScoreCmd) Args() []any {
 // the number of elements being returned. If M is constant (e.g. always asking for the
 // first 10 elements with LIMIT), you can consider it O(log(N)). Since 1.0.5; Redis and
 // Valkey.
-func ZRangeByScoreWithScores(key string, min_ string, max_ string) ZRangeByScoreWithScoresCmd {
+func ZRangeByScoreWithScores(key string, minimum string, maximum string) ZRangeByScoreWithScoresCmd {
 	var c ZRangeByScoreWithScoresCmd
 	c.key = key
-	c.min_ = min_
-	c.max_ = max_
+	c.minimum = minimum
+	c.maximum = maximum
 	return c
 }
 
 // ZRangeByScoreWithScoresCmd is the ZRANGEBYSCORE command built by ZRangeByScoreWithScores; its methods add options and run it.
 type ZRangeByScoreWithScoresCmd struct {
 	key         any
-	min_        any
-	max_        any
+	minimum     any
+	maximum     any
 	limit       bool
 	limitOffset any
 	limitCount  any
@@ -1900,13 +1927,13 @@ func (c ZRangeByScoreWithScoresCmd) Limit(offset int64, count int64) ZRangeBySco
 }
 
 func (c *ZRangeByScoreWithScoresCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANGEBYSCORE"
+	v.fixed[v.n] = nameZRangeByScore
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
 	v.fixed[v.n] = "WITHSCORES"
 	v.n++
@@ -1924,20 +1951,20 @@ func (c *ZRangeByScoreWithScoresCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRangeByScoreWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "ZRANGEBYSCORE"))
+	return decodeZ(run(ctx, r, v.args(), v.bad, "ZRANGEBYSCORE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRangeByScoreWithScoresCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(cached(ctx, cl, ttl, &v, "ZRANGEBYSCORE"))
+	return decodeZ(cached(ctx, cl, ttl, v.args(), v.bad, "ZRANGEBYSCORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRangeByScoreWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, &v, "ZRANGEBYSCORE", decodeZ)
+	return queue(p, v.args(), v.bad, "ZRANGEBYSCORE", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1953,12 +1980,12 @@ func (c ZRangeByScoreWithScoresCmd) Args() []any {
 // Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M
 // the number of elements stored into the destination key. Since 6.2.0; Redis and
 // Valkey.
-func ZRangeStore(dst string, src string, min_ string, max_ string) ZRangeStoreCmd {
+func ZRangeStore(dst string, src string, minimum string, maximum string) ZRangeStoreCmd {
 	var c ZRangeStoreCmd
 	c.dst = dst
 	c.src = src
-	c.min_ = min_
-	c.max_ = max_
+	c.minimum = minimum
+	c.maximum = maximum
 	return c
 }
 
@@ -1966,8 +1993,8 @@ func ZRangeStore(dst string, src string, min_ string, max_ string) ZRangeStoreCm
 type ZRangeStoreCmd struct {
 	dst         any
 	src         any
-	min_        any
-	max_        any
+	minimum     any
+	maximum     any
 	sortby      uint8
 	rev         bool
 	limit       bool
@@ -2002,15 +2029,15 @@ func (c ZRangeStoreCmd) Limit(offset int64, count int64) ZRangeStoreCmd {
 }
 
 func (c *ZRangeStoreCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANGESTORE"
+	v.fixed[v.n] = nameZRangeStore
 	v.n++
 	v.fixed[v.n] = c.dst
 	v.n++
 	v.fixed[v.n] = c.src
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
 	switch c.sortby {
 	case 1:
@@ -2038,13 +2065,13 @@ func (c *ZRangeStoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRangeStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZRANGESTORE"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "ZRANGESTORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRangeStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "ZRANGESTORE", decodeInt)
+	return queue(p, v.args(), v.bad, "ZRANGESTORE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2073,7 +2100,7 @@ type ZRankCmd struct {
 }
 
 func (c *ZRankCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANK"
+	v.fixed[v.n] = nameZRank
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2086,21 +2113,18 @@ func (c *ZRankCmd) argv() (v argv) {
 // A null reply is the error Nil: key does not exist or the member does not exist in the
 // sorted set.
 func (c ZRankCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZRANK"))
+	return decodeInt(run(ctx, r, []any{nameZRank, c.key, c.member}, problem{}, "ZRANK"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRankCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "ZRANK"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameZRank, c.key, c.member}, problem{}, "ZRANK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRankCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "ZRANK", decodeInt)
+	return queue(p, []any{nameZRank, c.key, c.member}, problem{}, "ZRANK", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2129,7 +2153,7 @@ type ZRankWithScoreCmd struct {
 }
 
 func (c *ZRankWithScoreCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZRANK"
+	v.fixed[v.n] = nameZRank
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2144,21 +2168,18 @@ func (c *ZRankWithScoreCmd) argv() (v argv) {
 // A null reply is the error Nil: key does not exist or the member does not exist in the
 // sorted set.
 func (c ZRankWithScoreCmd) Do(ctx context.Context, r Doer) (RankScore, error) {
-	v := c.argv()
-	return decodeRankScore(run(ctx, r, &v, "ZRANK"))
+	return decodeRankScore(run(ctx, r, []any{nameZRank, c.key, c.member, "WITHSCORE"}, problem{}, "ZRANK"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRankWithScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (RankScore, error) {
-	v := c.argv()
-	return decodeRankScore(cached(ctx, cl, ttl, &v, "ZRANK"))
+	return decodeRankScore(cached(ctx, cl, ttl, []any{nameZRank, c.key, c.member, "WITHSCORE"}, problem{}, "ZRANK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRankWithScoreCmd) In(p *Pipeline) Reply[RankScore] {
-	v := c.argv()
-	return queue(p, &v, "ZRANK", decodeRankScore)
+	return queue(p, []any{nameZRank, c.key, c.member, "WITHSCORE"}, problem{}, "ZRANK", decodeRankScore)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2188,7 +2209,7 @@ type ZRemCmd struct {
 }
 
 func (c *ZRemCmd) argv() (v argv) {
-	v.add("ZREM")
+	v.add(nameZRem)
 	v.add(c.key)
 	if len(c.members) == 0 {
 		v.fail(problemEmpty)
@@ -2202,13 +2223,13 @@ func (c *ZRemCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRemCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZREM"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "ZREM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRemCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "ZREM", decodeInt)
+	return queue(p, v.args(), v.bad, "ZREM", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2224,43 +2245,41 @@ func (c ZRemCmd) Args() []any {
 //
 // Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M
 // the number of elements removed by the operation. Since 2.8.9; Redis and Valkey.
-func ZRemRangeByLex(key string, min_ string, max_ string) ZRemRangeByLexCmd {
+func ZRemRangeByLex(key string, minimum string, maximum string) ZRemRangeByLexCmd {
 	var c ZRemRangeByLexCmd
 	c.key = key
-	c.min_ = min_
-	c.max_ = max_
+	c.minimum = minimum
+	c.maximum = maximum
 	return c
 }
 
 // ZRemRangeByLexCmd is the ZREMRANGEBYLEX command built by ZRemRangeByLex; its methods add options and run it.
 type ZRemRangeByLexCmd struct {
-	key  any
-	min_ any
-	max_ any
+	key     any
+	minimum any
+	maximum any
 }
 
 func (c *ZRemRangeByLexCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZREMRANGEBYLEX"
+	v.fixed[v.n] = nameZRemRangeByLex
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRemRangeByLexCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZREMRANGEBYLEX"))
+	return decodeInt(run(ctx, r, []any{nameZRemRangeByLex, c.key, c.minimum, c.maximum}, problem{}, "ZREMRANGEBYLEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRemRangeByLexCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "ZREMRANGEBYLEX", decodeInt)
+	return queue(p, []any{nameZRemRangeByLex, c.key, c.minimum, c.maximum}, problem{}, "ZREMRANGEBYLEX", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2292,7 +2311,7 @@ type ZRemRangeByRankCmd struct {
 }
 
 func (c *ZRemRangeByRankCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZREMRANGEBYRANK"
+	v.fixed[v.n] = nameZRemRangeByRank
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2305,14 +2324,12 @@ func (c *ZRemRangeByRankCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRemRangeByRankCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZREMRANGEBYRANK"))
+	return decodeInt(run(ctx, r, []any{nameZRemRangeByRank, c.key, c.start, c.stop}, problem{}, "ZREMRANGEBYRANK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRemRangeByRankCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "ZREMRANGEBYRANK", decodeInt)
+	return queue(p, []any{nameZRemRangeByRank, c.key, c.start, c.stop}, problem{}, "ZREMRANGEBYRANK", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2328,43 +2345,41 @@ func (c ZRemRangeByRankCmd) Args() []any {
 //
 // Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M
 // the number of elements removed by the operation. Since 1.2.0; Redis and Valkey.
-func ZRemRangeByScore(key string, min_ string, max_ string) ZRemRangeByScoreCmd {
+func ZRemRangeByScore(key string, minimum string, maximum string) ZRemRangeByScoreCmd {
 	var c ZRemRangeByScoreCmd
 	c.key = key
-	c.min_ = min_
-	c.max_ = max_
+	c.minimum = minimum
+	c.maximum = maximum
 	return c
 }
 
 // ZRemRangeByScoreCmd is the ZREMRANGEBYSCORE command built by ZRemRangeByScore; its methods add options and run it.
 type ZRemRangeByScoreCmd struct {
-	key  any
-	min_ any
-	max_ any
+	key     any
+	minimum any
+	maximum any
 }
 
 func (c *ZRemRangeByScoreCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZREMRANGEBYSCORE"
+	v.fixed[v.n] = nameZRemRangeByScore
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRemRangeByScoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZREMRANGEBYSCORE"))
+	return decodeInt(run(ctx, r, []any{nameZRemRangeByScore, c.key, c.minimum, c.maximum}, problem{}, "ZREMRANGEBYSCORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRemRangeByScoreCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "ZREMRANGEBYSCORE", decodeInt)
+	return queue(p, []any{nameZRemRangeByScore, c.key, c.minimum, c.maximum}, problem{}, "ZREMRANGEBYSCORE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2396,7 +2411,7 @@ type ZRevRangeCmd struct {
 }
 
 func (c *ZRevRangeCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZREVRANGE"
+	v.fixed[v.n] = nameZRevRange
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2409,21 +2424,18 @@ func (c *ZRevRangeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRevRangeCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ZREVRANGE"))
+	return decodeStrings(run(ctx, r, []any{nameZRevRange, c.key, c.start, c.stop}, problem{}, "ZREVRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRevRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(cached(ctx, cl, ttl, &v, "ZREVRANGE"))
+	return decodeStrings(cached(ctx, cl, ttl, []any{nameZRevRange, c.key, c.start, c.stop}, problem{}, "ZREVRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRangeCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "ZREVRANGE", decodeStrings)
+	return queue(p, []any{nameZRevRange, c.key, c.start, c.stop}, problem{}, "ZREVRANGE", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2455,7 +2467,7 @@ type ZRevRangeWithScoresCmd struct {
 }
 
 func (c *ZRevRangeWithScoresCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZREVRANGE"
+	v.fixed[v.n] = nameZRevRange
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2470,21 +2482,18 @@ func (c *ZRevRangeWithScoresCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRevRangeWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
-	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "ZREVRANGE"))
+	return decodeZ(run(ctx, r, []any{nameZRevRange, c.key, c.start, c.stop, "WITHSCORES"}, problem{}, "ZREVRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRevRangeWithScoresCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]Z, error) {
-	v := c.argv()
-	return decodeZ(cached(ctx, cl, ttl, &v, "ZREVRANGE"))
+	return decodeZ(cached(ctx, cl, ttl, []any{nameZRevRange, c.key, c.start, c.stop, "WITHSCORES"}, problem{}, "ZREVRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRangeWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
-	v := c.argv()
-	return queue(p, &v, "ZREVRANGE", decodeZ)
+	return queue(p, []any{nameZRevRange, c.key, c.start, c.stop, "WITHSCORES"}, problem{}, "ZREVRANGE", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2502,19 +2511,19 @@ func (c ZRevRangeWithScoresCmd) Args() []any {
 // the number of elements being returned. If M is constant (e.g. always asking for the
 // first 10 elements with LIMIT), you can consider it O(log(N)). Since 2.8.9; Redis and
 // Valkey.
-func ZRevRangeByLex(key string, max_ string, min_ string) ZRevRangeByLexCmd {
+func ZRevRangeByLex(key string, maximum string, minimum string) ZRevRangeByLexCmd {
 	var c ZRevRangeByLexCmd
 	c.key = key
-	c.max_ = max_
-	c.min_ = min_
+	c.maximum = maximum
+	c.minimum = minimum
 	return c
 }
 
 // ZRevRangeByLexCmd is the ZREVRANGEBYLEX command built by ZRevRangeByLex; its methods add options and run it.
 type ZRevRangeByLexCmd struct {
 	key         any
-	max_        any
-	min_        any
+	maximum     any
+	minimum     any
 	limit       bool
 	limitOffset any
 	limitCount  any
@@ -2529,13 +2538,13 @@ func (c ZRevRangeByLexCmd) Limit(offset int64, count int64) ZRevRangeByLexCmd {
 }
 
 func (c *ZRevRangeByLexCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZREVRANGEBYLEX"
+	v.fixed[v.n] = nameZRevRangeByLex
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
 	if c.limit {
 		v.fixed[v.n] = "LIMIT"
@@ -2551,20 +2560,20 @@ func (c *ZRevRangeByLexCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRevRangeByLexCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ZREVRANGEBYLEX"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "ZREVRANGEBYLEX"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRevRangeByLexCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(cached(ctx, cl, ttl, &v, "ZREVRANGEBYLEX"))
+	return decodeStrings(cached(ctx, cl, ttl, v.args(), v.bad, "ZREVRANGEBYLEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRangeByLexCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZREVRANGEBYLEX", decodeStrings)
+	return queue(p, v.args(), v.bad, "ZREVRANGEBYLEX", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2582,19 +2591,19 @@ func (c ZRevRangeByLexCmd) Args() []any {
 // the number of elements being returned. If M is constant (e.g. always asking for the
 // first 10 elements with LIMIT), you can consider it O(log(N)). Since 2.2.0; Redis and
 // Valkey.
-func ZRevRangeByScore(key string, max_ string, min_ string) ZRevRangeByScoreCmd {
+func ZRevRangeByScore(key string, maximum string, minimum string) ZRevRangeByScoreCmd {
 	var c ZRevRangeByScoreCmd
 	c.key = key
-	c.max_ = max_
-	c.min_ = min_
+	c.maximum = maximum
+	c.minimum = minimum
 	return c
 }
 
 // ZRevRangeByScoreCmd is the ZREVRANGEBYSCORE command built by ZRevRangeByScore; its methods add options and run it.
 type ZRevRangeByScoreCmd struct {
 	key         any
-	max_        any
-	min_        any
+	maximum     any
+	minimum     any
 	limit       bool
 	limitOffset any
 	limitCount  any
@@ -2609,13 +2618,13 @@ func (c ZRevRangeByScoreCmd) Limit(offset int64, count int64) ZRevRangeByScoreCm
 }
 
 func (c *ZRevRangeByScoreCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZREVRANGEBYSCORE"
+	v.fixed[v.n] = nameZRevRangeByScore
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
 	if c.limit {
 		v.fixed[v.n] = "LIMIT"
@@ -2631,20 +2640,20 @@ func (c *ZRevRangeByScoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRevRangeByScoreCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ZREVRANGEBYSCORE"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "ZREVRANGEBYSCORE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRevRangeByScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(cached(ctx, cl, ttl, &v, "ZREVRANGEBYSCORE"))
+	return decodeStrings(cached(ctx, cl, ttl, v.args(), v.bad, "ZREVRANGEBYSCORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRangeByScoreCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZREVRANGEBYSCORE", decodeStrings)
+	return queue(p, v.args(), v.bad, "ZREVRANGEBYSCORE", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2662,19 +2671,19 @@ func (c ZRevRangeByScoreCmd) Args() []any {
 // the number of elements being returned. If M is constant (e.g. always asking for the
 // first 10 elements with LIMIT), you can consider it O(log(N)). Since 2.2.0; Redis and
 // Valkey.
-func ZRevRangeByScoreWithScores(key string, max_ string, min_ string) ZRevRangeByScoreWithScoresCmd {
+func ZRevRangeByScoreWithScores(key string, maximum string, minimum string) ZRevRangeByScoreWithScoresCmd {
 	var c ZRevRangeByScoreWithScoresCmd
 	c.key = key
-	c.max_ = max_
-	c.min_ = min_
+	c.maximum = maximum
+	c.minimum = minimum
 	return c
 }
 
 // ZRevRangeByScoreWithScoresCmd is the ZREVRANGEBYSCORE command built by ZRevRangeByScoreWithScores; its methods add options and run it.
 type ZRevRangeByScoreWithScoresCmd struct {
 	key         any
-	max_        any
-	min_        any
+	maximum     any
+	minimum     any
 	limit       bool
 	limitOffset any
 	limitCount  any
@@ -2689,13 +2698,13 @@ func (c ZRevRangeByScoreWithScoresCmd) Limit(offset int64, count int64) ZRevRang
 }
 
 func (c *ZRevRangeByScoreWithScoresCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZREVRANGEBYSCORE"
+	v.fixed[v.n] = nameZRevRangeByScore
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
-	v.fixed[v.n] = c.max_
+	v.fixed[v.n] = c.maximum
 	v.n++
-	v.fixed[v.n] = c.min_
+	v.fixed[v.n] = c.minimum
 	v.n++
 	v.fixed[v.n] = "WITHSCORES"
 	v.n++
@@ -2713,20 +2722,20 @@ func (c *ZRevRangeByScoreWithScoresCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZRevRangeByScoreWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "ZREVRANGEBYSCORE"))
+	return decodeZ(run(ctx, r, v.args(), v.bad, "ZREVRANGEBYSCORE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRevRangeByScoreWithScoresCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(cached(ctx, cl, ttl, &v, "ZREVRANGEBYSCORE"))
+	return decodeZ(cached(ctx, cl, ttl, v.args(), v.bad, "ZREVRANGEBYSCORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRangeByScoreWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, &v, "ZREVRANGEBYSCORE", decodeZ)
+	return queue(p, v.args(), v.bad, "ZREVRANGEBYSCORE", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2755,7 +2764,7 @@ type ZRevRankCmd struct {
 }
 
 func (c *ZRevRankCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZREVRANK"
+	v.fixed[v.n] = nameZRevRank
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2768,21 +2777,18 @@ func (c *ZRevRankCmd) argv() (v argv) {
 // A null reply is the error Nil: key does not exist or the member does not exist in the
 // sorted set.
 func (c ZRevRankCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZREVRANK"))
+	return decodeInt(run(ctx, r, []any{nameZRevRank, c.key, c.member}, problem{}, "ZREVRANK"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRevRankCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "ZREVRANK"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameZRevRank, c.key, c.member}, problem{}, "ZREVRANK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRankCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "ZREVRANK", decodeInt)
+	return queue(p, []any{nameZRevRank, c.key, c.member}, problem{}, "ZREVRANK", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2811,7 +2817,7 @@ type ZRevRankWithScoreCmd struct {
 }
 
 func (c *ZRevRankWithScoreCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZREVRANK"
+	v.fixed[v.n] = nameZRevRank
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2826,21 +2832,18 @@ func (c *ZRevRankWithScoreCmd) argv() (v argv) {
 // A null reply is the error Nil: key does not exist or the member does not exist in the
 // sorted set.
 func (c ZRevRankWithScoreCmd) Do(ctx context.Context, r Doer) (RankScore, error) {
-	v := c.argv()
-	return decodeRankScore(run(ctx, r, &v, "ZREVRANK"))
+	return decodeRankScore(run(ctx, r, []any{nameZRevRank, c.key, c.member, "WITHSCORE"}, problem{}, "ZREVRANK"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZRevRankWithScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (RankScore, error) {
-	v := c.argv()
-	return decodeRankScore(cached(ctx, cl, ttl, &v, "ZREVRANK"))
+	return decodeRankScore(cached(ctx, cl, ttl, []any{nameZRevRank, c.key, c.member, "WITHSCORE"}, problem{}, "ZREVRANK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRankWithScoreCmd) In(p *Pipeline) Reply[RankScore] {
-	v := c.argv()
-	return queue(p, &v, "ZREVRANK", decodeRankScore)
+	return queue(p, []any{nameZRevRank, c.key, c.member, "WITHSCORE"}, problem{}, "ZREVRANK", decodeRankScore)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2893,7 +2896,7 @@ func (c ZScanCmd) Noscores() ZScanCmd {
 }
 
 func (c *ZScanCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZSCAN"
+	v.fixed[v.n] = nameZScan
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2921,13 +2924,13 @@ func (c *ZScanCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZScanCmd) Do(ctx context.Context, r Doer) (ScanPage, error) {
 	v := c.argv()
-	return decodeScan(run(ctx, r, &v, "ZSCAN"))
+	return decodeScan(run(ctx, r, v.args(), v.bad, "ZSCAN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZScanCmd) In(p *Pipeline) Reply[ScanPage] {
 	v := c.argv()
-	return queue(p, &v, "ZSCAN", decodeScan)
+	return queue(p, v.args(), v.bad, "ZSCAN", decodeScan)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2955,7 +2958,7 @@ type ZScoreCmd struct {
 }
 
 func (c *ZScoreCmd) argv() (v argv) {
-	v.fixed[v.n] = "ZSCORE"
+	v.fixed[v.n] = nameZScore
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2968,21 +2971,18 @@ func (c *ZScoreCmd) argv() (v argv) {
 // A null reply is the error Nil: member does not exist in the sorted set, or key does
 // not exist.
 func (c ZScoreCmd) Do(ctx context.Context, r Doer) (float64, error) {
-	v := c.argv()
-	return decodeFloat(run(ctx, r, &v, "ZSCORE"))
+	return decodeFloat(run(ctx, r, []any{nameZScore, c.key, c.member}, problem{}, "ZSCORE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c ZScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (float64, error) {
-	v := c.argv()
-	return decodeFloat(cached(ctx, cl, ttl, &v, "ZSCORE"))
+	return decodeFloat(cached(ctx, cl, ttl, []any{nameZScore, c.key, c.member}, problem{}, "ZSCORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZScoreCmd) In(p *Pipeline) Reply[float64] {
-	v := c.argv()
-	return queue(p, &v, "ZSCORE", decodeFloat)
+	return queue(p, []any{nameZScore, c.key, c.member}, problem{}, "ZSCORE", decodeFloat)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3007,12 +3007,12 @@ func ZUnion(keys ...string) ZUnionCmd {
 // ZUnionCmd is the ZUNION command built by ZUnion; its methods add options and run it.
 type ZUnionCmd struct {
 	keys      []string
-	weights   []int64
+	weights   []float64
 	aggregate uint8
 }
 
 // Weights adds [WEIGHTS weight [WEIGHTS weight ...]].
-func (c ZUnionCmd) Weights(values ...int64) ZUnionCmd {
+func (c ZUnionCmd) Weights(values ...float64) ZUnionCmd {
 	c.weights = values
 	return c
 }
@@ -3036,7 +3036,7 @@ func (c ZUnionCmd) Max() ZUnionCmd {
 }
 
 func (c *ZUnionCmd) argv() (v argv) {
-	v.add("ZUNION")
+	v.add(nameZUnion)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -3067,13 +3067,13 @@ func (c *ZUnionCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZUnionCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "ZUNION"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "ZUNION"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZUnionCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "ZUNION", decodeStrings)
+	return queue(p, v.args(), v.bad, "ZUNION", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3099,12 +3099,12 @@ func ZUnionWithScores(keys ...string) ZUnionWithScoresCmd {
 // ZUnionWithScoresCmd is the ZUNION command built by ZUnionWithScores; its methods add options and run it.
 type ZUnionWithScoresCmd struct {
 	keys      []string
-	weights   []int64
+	weights   []float64
 	aggregate uint8
 }
 
 // Weights adds [WEIGHTS weight [WEIGHTS weight ...]].
-func (c ZUnionWithScoresCmd) Weights(values ...int64) ZUnionWithScoresCmd {
+func (c ZUnionWithScoresCmd) Weights(values ...float64) ZUnionWithScoresCmd {
 	c.weights = values
 	return c
 }
@@ -3128,7 +3128,7 @@ func (c ZUnionWithScoresCmd) Max() ZUnionWithScoresCmd {
 }
 
 func (c *ZUnionWithScoresCmd) argv() (v argv) {
-	v.add("ZUNION")
+	v.add(nameZUnion)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -3160,13 +3160,13 @@ func (c *ZUnionWithScoresCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZUnionWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "ZUNION"))
+	return decodeZ(run(ctx, r, v.args(), v.bad, "ZUNION"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZUnionWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, &v, "ZUNION", decodeZ)
+	return queue(p, v.args(), v.bad, "ZUNION", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3193,12 +3193,12 @@ func ZUnionStore(destination string, keys ...string) ZUnionStoreCmd {
 type ZUnionStoreCmd struct {
 	destination any
 	keys        []string
-	weights     []int64
+	weights     []float64
 	aggregate   uint8
 }
 
 // Weights adds [WEIGHTS weight [WEIGHTS weight ...]].
-func (c ZUnionStoreCmd) Weights(values ...int64) ZUnionStoreCmd {
+func (c ZUnionStoreCmd) Weights(values ...float64) ZUnionStoreCmd {
 	c.weights = values
 	return c
 }
@@ -3222,7 +3222,7 @@ func (c ZUnionStoreCmd) Max() ZUnionStoreCmd {
 }
 
 func (c *ZUnionStoreCmd) argv() (v argv) {
-	v.add("ZUNIONSTORE")
+	v.add(nameZUnionStore)
 	v.add(c.destination)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
@@ -3254,13 +3254,13 @@ func (c *ZUnionStoreCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ZUnionStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "ZUNIONSTORE"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "ZUNIONSTORE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZUnionStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "ZUNIONSTORE", decodeInt)
+	return queue(p, v.args(), v.bad, "ZUNIONSTORE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

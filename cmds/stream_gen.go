@@ -8,6 +8,37 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/argkind"
+)
+
+var (
+	nameXAck                 = &argkind.Name{Text: "XACK", Entry: entry("xack")}
+	nameXAckDel              = &argkind.Name{Text: "XACKDEL", Entry: entry("xackdel")}
+	nameXAdd                 = &argkind.Name{Text: "XADD", Entry: entry("xadd")}
+	nameXAutoClaim           = &argkind.Name{Text: "XAUTOCLAIM", Entry: entry("xautoclaim")}
+	nameXCfgSet              = &argkind.Name{Text: "XCFGSET", Entry: entry("xcfgset")}
+	nameXClaim               = &argkind.Name{Text: "XCLAIM", Entry: entry("xclaim")}
+	nameXDel                 = &argkind.Name{Text: "XDEL", Entry: entry("xdel")}
+	nameXDelEx               = &argkind.Name{Text: "XDELEX", Entry: entry("xdelex")}
+	nameXGroupCreate         = &argkind.Name{Text: "XGROUP", Entry: entry("xgroup|create")}
+	nameXGroupCreateConsumer = &argkind.Name{Text: "XGROUP", Entry: entry("xgroup|createconsumer")}
+	nameXGroupDelConsumer    = &argkind.Name{Text: "XGROUP", Entry: entry("xgroup|delconsumer")}
+	nameXGroupDestroy        = &argkind.Name{Text: "XGROUP", Entry: entry("xgroup|destroy")}
+	nameXGroupHelp           = &argkind.Name{Text: "XGROUP", Entry: entry("xgroup|help")}
+	nameXGroupSetID          = &argkind.Name{Text: "XGROUP", Entry: entry("xgroup|setid")}
+	nameXIDMPRecord          = &argkind.Name{Text: "XIDMPRECORD", Entry: entry("xidmprecord")}
+	nameXInfoConsumers       = &argkind.Name{Text: "XINFO", Entry: entry("xinfo|consumers")}
+	nameXInfoGroups          = &argkind.Name{Text: "XINFO", Entry: entry("xinfo|groups")}
+	nameXInfoHelp            = &argkind.Name{Text: "XINFO", Entry: entry("xinfo|help")}
+	nameXInfoStream          = &argkind.Name{Text: "XINFO", Entry: entry("xinfo|stream")}
+	nameXLen                 = &argkind.Name{Text: "XLEN", Entry: entry("xlen")}
+	nameXPending             = &argkind.Name{Text: "XPENDING", Entry: entry("xpending")}
+	nameXRange               = &argkind.Name{Text: "XRANGE", Entry: entry("xrange")}
+	nameXRead                = &argkind.Name{Text: "XREAD", Entry: entry("xread")}
+	nameXReadGroup           = &argkind.Name{Text: "XREADGROUP", Entry: entry("xreadgroup")}
+	nameXRevRange            = &argkind.Name{Text: "XREVRANGE", Entry: entry("xrevrange")}
+	nameXSetID               = &argkind.Name{Text: "XSETID", Entry: entry("xsetid")}
+	nameXTrim                = &argkind.Name{Text: "XTRIM", Entry: entry("xtrim")}
 )
 
 // XAck builds XACK: returns the number of messages that were successfully acknowledged
@@ -32,7 +63,7 @@ type XAckCmd struct {
 }
 
 func (c *XAckCmd) argv() (v argv) {
-	v.add("XACK")
+	v.add(nameXAck)
 	v.add(c.key)
 	v.add(c.group)
 	if len(c.ids) == 0 {
@@ -47,13 +78,13 @@ func (c *XAckCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XAckCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "XACK"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "XACK"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XAckCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "XACK", decodeInt)
+	return queue(p, v.args(), v.bad, "XACK", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -104,7 +135,7 @@ func (c XAckDelCmd) Acked() XAckDelCmd {
 }
 
 func (c *XAckDelCmd) argv() (v argv) {
-	v.add("XACKDEL")
+	v.add(nameXAckDel)
 	v.add(c.key)
 	v.add(c.group)
 	switch c.condition {
@@ -129,13 +160,13 @@ func (c *XAckDelCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XAckDelCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "XACKDEL"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "XACKDEL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XAckDelCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "XACKDEL", decodeInts)
+	return queue(p, v.args(), v.bad, "XACKDEL", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -271,7 +302,7 @@ func (c XAddCmd) ID(value string) XAddCmd {
 }
 
 func (c *XAddCmd) argv() (v argv) {
-	v.add("XADD")
+	v.add(nameXAdd)
 	v.add(c.key)
 	if c.noMkStream {
 		v.add("NOMKSTREAM")
@@ -327,13 +358,13 @@ func (c *XAddCmd) argv() (v argv) {
 // exist.
 func (c XAddCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "XADD"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "XADD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XAddCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "XADD", decodeString)
+	return queue(p, v.args(), v.bad, "XADD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -377,7 +408,7 @@ func (c XAutoClaimCmd) Count(value int64) XAutoClaimCmd {
 
 func (c *XAutoClaimCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "XAUTOCLAIM"
+	v.fixed[v.n] = nameXAutoClaim
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -401,13 +432,13 @@ func (c *XAutoClaimCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XAutoClaimCmd) Do(ctx context.Context, r Doer) (XAutoClaimResult, error) {
 	v := c.argv()
-	return decodeXAutoClaim(run(ctx, r, &v, "XAUTOCLAIM"))
+	return decodeXAutoClaim(run(ctx, r, v.args(), v.bad, "XAUTOCLAIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XAutoClaimCmd) In(p *Pipeline) Reply[XAutoClaimResult] {
 	v := c.argv()
-	return queue(p, &v, "XAUTOCLAIM", decodeXAutoClaim)
+	return queue(p, v.args(), v.bad, "XAUTOCLAIM", decodeXAutoClaim)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -452,7 +483,7 @@ func (c XAutoClaimJustIDCmd) Count(value int64) XAutoClaimJustIDCmd {
 
 func (c *XAutoClaimJustIDCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "XAUTOCLAIM"
+	v.fixed[v.n] = nameXAutoClaim
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -478,13 +509,13 @@ func (c *XAutoClaimJustIDCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XAutoClaimJustIDCmd) Do(ctx context.Context, r Doer) (XAutoClaimIDs, error) {
 	v := c.argv()
-	return decodeXAutoClaimIDs(run(ctx, r, &v, "XAUTOCLAIM"))
+	return decodeXAutoClaimIDs(run(ctx, r, v.args(), v.bad, "XAUTOCLAIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XAutoClaimJustIDCmd) In(p *Pipeline) Reply[XAutoClaimIDs] {
 	v := c.argv()
-	return queue(p, &v, "XAUTOCLAIM", decodeXAutoClaimIDs)
+	return queue(p, v.args(), v.bad, "XAUTOCLAIM", decodeXAutoClaimIDs)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -528,7 +559,7 @@ func (c XCfgSetCmd) IDMPMaxsizeToken(maxsize int64) XCfgSetCmd {
 }
 
 func (c *XCfgSetCmd) argv() (v argv) {
-	v.fixed[v.n] = "XCFGSET"
+	v.fixed[v.n] = nameXCfgSet
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -550,13 +581,13 @@ func (c *XCfgSetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XCfgSetCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "XCFGSET"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "XCFGSET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XCfgSetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "XCFGSET", decodeString)
+	return queue(p, v.args(), v.bad, "XCFGSET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -598,8 +629,8 @@ type XClaimCmd struct {
 }
 
 // Idle adds [IDLE ms].
-func (c XClaimCmd) Idle(value int64) XClaimCmd {
-	c.ms = value
+func (c XClaimCmd) Idle(value time.Duration) XClaimCmd {
+	c.ms, c.bad = durationMilliseconds(value, c.bad)
 	return c
 }
 
@@ -629,7 +660,7 @@ func (c XClaimCmd) LastID(value string) XClaimCmd {
 
 func (c *XClaimCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.add("XCLAIM")
+	v.add(nameXClaim)
 	v.add(c.key)
 	v.add(c.group)
 	v.add(c.consumer)
@@ -665,13 +696,13 @@ func (c *XClaimCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XClaimCmd) Do(ctx context.Context, r Doer) ([]XMessage, error) {
 	v := c.argv()
-	return decodeXMessages(run(ctx, r, &v, "XCLAIM"))
+	return decodeXMessages(run(ctx, r, v.args(), v.bad, "XCLAIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XClaimCmd) In(p *Pipeline) Reply[[]XMessage] {
 	v := c.argv()
-	return queue(p, &v, "XCLAIM", decodeXMessages)
+	return queue(p, v.args(), v.bad, "XCLAIM", decodeXMessages)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -714,8 +745,8 @@ type XClaimJustIDCmd struct {
 }
 
 // Idle adds [IDLE ms].
-func (c XClaimJustIDCmd) Idle(value int64) XClaimJustIDCmd {
-	c.ms = value
+func (c XClaimJustIDCmd) Idle(value time.Duration) XClaimJustIDCmd {
+	c.ms, c.bad = durationMilliseconds(value, c.bad)
 	return c
 }
 
@@ -745,7 +776,7 @@ func (c XClaimJustIDCmd) LastID(value string) XClaimJustIDCmd {
 
 func (c *XClaimJustIDCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.add("XCLAIM")
+	v.add(nameXClaim)
 	v.add(c.key)
 	v.add(c.group)
 	v.add(c.consumer)
@@ -782,13 +813,13 @@ func (c *XClaimJustIDCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XClaimJustIDCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "XCLAIM"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "XCLAIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XClaimJustIDCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "XCLAIM", decodeStrings)
+	return queue(p, v.args(), v.bad, "XCLAIM", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -817,7 +848,7 @@ type XDelCmd struct {
 }
 
 func (c *XDelCmd) argv() (v argv) {
-	v.add("XDEL")
+	v.add(nameXDel)
 	v.add(c.key)
 	if len(c.ids) == 0 {
 		v.fail(problemEmpty)
@@ -831,13 +862,13 @@ func (c *XDelCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XDelCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "XDEL"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "XDEL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XDelCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "XDEL", decodeInt)
+	return queue(p, v.args(), v.bad, "XDEL", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -885,7 +916,7 @@ func (c XDelExCmd) Acked() XDelExCmd {
 }
 
 func (c *XDelExCmd) argv() (v argv) {
-	v.add("XDELEX")
+	v.add(nameXDelEx)
 	v.add(c.key)
 	switch c.condition {
 	case 1:
@@ -909,13 +940,13 @@ func (c *XDelExCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XDelExCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 	v := c.argv()
-	return decodeInts(run(ctx, r, &v, "XDELEX"))
+	return decodeInts(run(ctx, r, v.args(), v.bad, "XDELEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XDelExCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, &v, "XDELEX", decodeInts)
+	return queue(p, v.args(), v.bad, "XDELEX", decodeInts)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -972,7 +1003,7 @@ func (c XGroupCreateCmd) EntriesRead(value int64) XGroupCreateCmd {
 }
 
 func (c *XGroupCreateCmd) argv() (v argv) {
-	v.fixed[v.n] = "XGROUP"
+	v.fixed[v.n] = nameXGroupCreate
 	v.n++
 	v.fixed[v.n] = "CREATE"
 	v.n++
@@ -1006,13 +1037,13 @@ func (c *XGroupCreateCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XGroupCreateCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "XGROUP CREATE"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "XGROUP CREATE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupCreateCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "XGROUP CREATE", decodeString)
+	return queue(p, v.args(), v.bad, "XGROUP CREATE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1043,7 +1074,7 @@ type XGroupCreateConsumerCmd struct {
 }
 
 func (c *XGroupCreateConsumerCmd) argv() (v argv) {
-	v.fixed[v.n] = "XGROUP"
+	v.fixed[v.n] = nameXGroupCreateConsumer
 	v.n++
 	v.fixed[v.n] = "CREATECONSUMER"
 	v.n++
@@ -1058,14 +1089,12 @@ func (c *XGroupCreateConsumerCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XGroupCreateConsumerCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "XGROUP CREATECONSUMER"))
+	return decodeBool(run(ctx, r, []any{nameXGroupCreateConsumer, "CREATECONSUMER", c.key, c.group, c.consumer}, problem{}, "XGROUP CREATECONSUMER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupCreateConsumerCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "XGROUP CREATECONSUMER", decodeBool)
+	return queue(p, []any{nameXGroupCreateConsumer, "CREATECONSUMER", c.key, c.group, c.consumer}, problem{}, "XGROUP CREATECONSUMER", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1096,7 +1125,7 @@ type XGroupDelConsumerCmd struct {
 }
 
 func (c *XGroupDelConsumerCmd) argv() (v argv) {
-	v.fixed[v.n] = "XGROUP"
+	v.fixed[v.n] = nameXGroupDelConsumer
 	v.n++
 	v.fixed[v.n] = "DELCONSUMER"
 	v.n++
@@ -1111,14 +1140,12 @@ func (c *XGroupDelConsumerCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XGroupDelConsumerCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "XGROUP DELCONSUMER"))
+	return decodeInt(run(ctx, r, []any{nameXGroupDelConsumer, "DELCONSUMER", c.key, c.group, c.consumer}, problem{}, "XGROUP DELCONSUMER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupDelConsumerCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "XGROUP DELCONSUMER", decodeInt)
+	return queue(p, []any{nameXGroupDelConsumer, "DELCONSUMER", c.key, c.group, c.consumer}, problem{}, "XGROUP DELCONSUMER", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1147,7 +1174,7 @@ type XGroupDestroyCmd struct {
 }
 
 func (c *XGroupDestroyCmd) argv() (v argv) {
-	v.fixed[v.n] = "XGROUP"
+	v.fixed[v.n] = nameXGroupDestroy
 	v.n++
 	v.fixed[v.n] = "DESTROY"
 	v.n++
@@ -1160,14 +1187,12 @@ func (c *XGroupDestroyCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XGroupDestroyCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "XGROUP DESTROY"))
+	return decodeBool(run(ctx, r, []any{nameXGroupDestroy, "DESTROY", c.key, c.group}, problem{}, "XGROUP DESTROY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupDestroyCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "XGROUP DESTROY", decodeBool)
+	return queue(p, []any{nameXGroupDestroy, "DESTROY", c.key, c.group}, problem{}, "XGROUP DESTROY", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1187,7 +1212,7 @@ func XGroupHelp() XGroupHelpCmd { return XGroupHelpCmd{} }
 type XGroupHelpCmd struct{}
 
 func (c *XGroupHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "XGROUP"
+	v.fixed[v.n] = nameXGroupHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -1196,14 +1221,12 @@ func (c *XGroupHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XGroupHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "XGROUP HELP"))
+	return decodeStrings(run(ctx, r, []any{nameXGroupHelp, "HELP"}, problem{}, "XGROUP HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "XGROUP HELP", decodeStrings)
+	return queue(p, []any{nameXGroupHelp, "HELP"}, problem{}, "XGROUP HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1253,7 +1276,7 @@ func (c XGroupSetIDCmd) EntriesRead(value int64) XGroupSetIDCmd {
 }
 
 func (c *XGroupSetIDCmd) argv() (v argv) {
-	v.fixed[v.n] = "XGROUP"
+	v.fixed[v.n] = nameXGroupSetID
 	v.n++
 	v.fixed[v.n] = "SETID"
 	v.n++
@@ -1283,13 +1306,13 @@ func (c *XGroupSetIDCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XGroupSetIDCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "XGROUP SETID"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "XGROUP SETID"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupSetIDCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "XGROUP SETID", decodeString)
+	return queue(p, v.args(), v.bad, "XGROUP SETID", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1322,7 +1345,7 @@ type XIDMPRecordCmd struct {
 }
 
 func (c *XIDMPRecordCmd) argv() (v argv) {
-	v.fixed[v.n] = "XIDMPRECORD"
+	v.fixed[v.n] = nameXIDMPRecord
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1337,14 +1360,12 @@ func (c *XIDMPRecordCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XIDMPRecordCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "XIDMPRECORD"))
+	return decodeString(run(ctx, r, []any{nameXIDMPRecord, c.key, c.pid, c.iid, c.streamID}, problem{}, "XIDMPRECORD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XIDMPRecordCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "XIDMPRECORD", decodeString)
+	return queue(p, []any{nameXIDMPRecord, c.key, c.pid, c.iid, c.streamID}, problem{}, "XIDMPRECORD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1373,7 +1394,7 @@ type XInfoConsumersCmd struct {
 }
 
 func (c *XInfoConsumersCmd) argv() (v argv) {
-	v.fixed[v.n] = "XINFO"
+	v.fixed[v.n] = nameXInfoConsumers
 	v.n++
 	v.fixed[v.n] = "CONSUMERS"
 	v.n++
@@ -1386,14 +1407,12 @@ func (c *XInfoConsumersCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XInfoConsumersCmd) Do(ctx context.Context, r Doer) ([]XConsumerInfo, error) {
-	v := c.argv()
-	return decodeXInfoConsumers(run(ctx, r, &v, "XINFO CONSUMERS"))
+	return decodeXInfoConsumers(run(ctx, r, []any{nameXInfoConsumers, "CONSUMERS", c.key, c.group}, problem{}, "XINFO CONSUMERS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XInfoConsumersCmd) In(p *Pipeline) Reply[[]XConsumerInfo] {
-	v := c.argv()
-	return queue(p, &v, "XINFO CONSUMERS", decodeXInfoConsumers)
+	return queue(p, []any{nameXInfoConsumers, "CONSUMERS", c.key, c.group}, problem{}, "XINFO CONSUMERS", decodeXInfoConsumers)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1419,7 +1438,7 @@ type XInfoGroupsCmd struct {
 }
 
 func (c *XInfoGroupsCmd) argv() (v argv) {
-	v.fixed[v.n] = "XINFO"
+	v.fixed[v.n] = nameXInfoGroups
 	v.n++
 	v.fixed[v.n] = "GROUPS"
 	v.n++
@@ -1430,21 +1449,18 @@ func (c *XInfoGroupsCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XInfoGroupsCmd) Do(ctx context.Context, r Doer) ([]XGroupInfo, error) {
-	v := c.argv()
-	return decodeXInfoGroups(run(ctx, r, &v, "XINFO GROUPS"))
+	return decodeXInfoGroups(run(ctx, r, []any{nameXInfoGroups, "GROUPS", c.key}, problem{}, "XINFO GROUPS"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c XInfoGroupsCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]XGroupInfo, error) {
-	v := c.argv()
-	return decodeXInfoGroups(cached(ctx, cl, ttl, &v, "XINFO GROUPS"))
+	return decodeXInfoGroups(cached(ctx, cl, ttl, []any{nameXInfoGroups, "GROUPS", c.key}, problem{}, "XINFO GROUPS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XInfoGroupsCmd) In(p *Pipeline) Reply[[]XGroupInfo] {
-	v := c.argv()
-	return queue(p, &v, "XINFO GROUPS", decodeXInfoGroups)
+	return queue(p, []any{nameXInfoGroups, "GROUPS", c.key}, problem{}, "XINFO GROUPS", decodeXInfoGroups)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1464,7 +1480,7 @@ func XInfoHelp() XInfoHelpCmd { return XInfoHelpCmd{} }
 type XInfoHelpCmd struct{}
 
 func (c *XInfoHelpCmd) argv() (v argv) {
-	v.fixed[v.n] = "XINFO"
+	v.fixed[v.n] = nameXInfoHelp
 	v.n++
 	v.fixed[v.n] = "HELP"
 	v.n++
@@ -1473,14 +1489,12 @@ func (c *XInfoHelpCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XInfoHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "XINFO HELP"))
+	return decodeStrings(run(ctx, r, []any{nameXInfoHelp, "HELP"}, problem{}, "XINFO HELP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XInfoHelpCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "XINFO HELP", decodeStrings)
+	return queue(p, []any{nameXInfoHelp, "HELP"}, problem{}, "XINFO HELP", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1506,7 +1520,7 @@ type XInfoStreamCmd struct {
 }
 
 func (c *XInfoStreamCmd) argv() (v argv) {
-	v.fixed[v.n] = "XINFO"
+	v.fixed[v.n] = nameXInfoStream
 	v.n++
 	v.fixed[v.n] = "STREAM"
 	v.n++
@@ -1517,21 +1531,18 @@ func (c *XInfoStreamCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XInfoStreamCmd) Do(ctx context.Context, r Doer) (XStreamInfo, error) {
-	v := c.argv()
-	return decodeXInfoStream(run(ctx, r, &v, "XINFO STREAM"))
+	return decodeXInfoStream(run(ctx, r, []any{nameXInfoStream, "STREAM", c.key}, problem{}, "XINFO STREAM"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c XInfoStreamCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (XStreamInfo, error) {
-	v := c.argv()
-	return decodeXInfoStream(cached(ctx, cl, ttl, &v, "XINFO STREAM"))
+	return decodeXInfoStream(cached(ctx, cl, ttl, []any{nameXInfoStream, "STREAM", c.key}, problem{}, "XINFO STREAM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XInfoStreamCmd) In(p *Pipeline) Reply[XStreamInfo] {
-	v := c.argv()
-	return queue(p, &v, "XINFO STREAM", decodeXInfoStream)
+	return queue(p, []any{nameXInfoStream, "STREAM", c.key}, problem{}, "XINFO STREAM", decodeXInfoStream)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1557,7 +1568,7 @@ type XLenCmd struct {
 }
 
 func (c *XLenCmd) argv() (v argv) {
-	v.fixed[v.n] = "XLEN"
+	v.fixed[v.n] = nameXLen
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1566,21 +1577,18 @@ func (c *XLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "XLEN"))
+	return decodeInt(run(ctx, r, []any{nameXLen, c.key}, problem{}, "XLEN"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c XLenCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "XLEN"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameXLen, c.key}, problem{}, "XLEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XLenCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "XLEN", decodeInt)
+	return queue(p, []any{nameXLen, c.key}, problem{}, "XLEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1613,7 +1621,7 @@ type XPendingCmd struct {
 }
 
 func (c *XPendingCmd) argv() (v argv) {
-	v.fixed[v.n] = "XPENDING"
+	v.fixed[v.n] = nameXPending
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1624,14 +1632,12 @@ func (c *XPendingCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XPendingCmd) Do(ctx context.Context, r Doer) (XPendingSummary, error) {
-	v := c.argv()
-	return decodeXPendingSummary(run(ctx, r, &v, "XPENDING"))
+	return decodeXPendingSummary(run(ctx, r, []any{nameXPending, c.key, c.group}, problem{}, "XPENDING"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XPendingCmd) In(p *Pipeline) Reply[XPendingSummary] {
-	v := c.argv()
-	return queue(p, &v, "XPENDING", decodeXPendingSummary)
+	return queue(p, []any{nameXPending, c.key, c.group}, problem{}, "XPENDING", decodeXPendingSummary)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1686,7 +1692,7 @@ func (c XPendingExtCmd) Consumer(value string) XPendingExtCmd {
 
 func (c *XPendingExtCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "XPENDING"
+	v.fixed[v.n] = nameXPending
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1714,13 +1720,13 @@ func (c *XPendingExtCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XPendingExtCmd) Do(ctx context.Context, r Doer) ([]XPendingEntry, error) {
 	v := c.argv()
-	return decodeXPendingEntries(run(ctx, r, &v, "XPENDING"))
+	return decodeXPendingEntries(run(ctx, r, v.args(), v.bad, "XPENDING"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XPendingExtCmd) In(p *Pipeline) Reply[[]XPendingEntry] {
 	v := c.argv()
-	return queue(p, &v, "XPENDING", decodeXPendingEntries)
+	return queue(p, v.args(), v.bad, "XPENDING", decodeXPendingEntries)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1759,7 +1765,7 @@ func (c XRangeCmd) Count(value int64) XRangeCmd {
 }
 
 func (c *XRangeCmd) argv() (v argv) {
-	v.fixed[v.n] = "XRANGE"
+	v.fixed[v.n] = nameXRange
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1779,20 +1785,20 @@ func (c *XRangeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XRangeCmd) Do(ctx context.Context, r Doer) ([]XMessage, error) {
 	v := c.argv()
-	return decodeXMessages(run(ctx, r, &v, "XRANGE"))
+	return decodeXMessages(run(ctx, r, v.args(), v.bad, "XRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c XRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]XMessage, error) {
 	v := c.argv()
-	return decodeXMessages(cached(ctx, cl, ttl, &v, "XRANGE"))
+	return decodeXMessages(cached(ctx, cl, ttl, v.args(), v.bad, "XRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XRangeCmd) In(p *Pipeline) Reply[[]XMessage] {
 	v := c.argv()
-	return queue(p, &v, "XRANGE", decodeXMessages)
+	return queue(p, v.args(), v.bad, "XRANGE", decodeXMessages)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1835,7 +1841,7 @@ func (c XReadCmd) Block(value time.Duration) XReadCmd {
 
 func (c *XReadCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.add("XREAD")
+	v.add(nameXRead)
 	if c.count != nil {
 		v.add("COUNT")
 		v.add(c.count)
@@ -1862,13 +1868,13 @@ func (c *XReadCmd) argv() (v argv) {
 // there is no stream we can serve.
 func (c XReadCmd) Do(ctx context.Context, r Doer) ([]XStream, error) {
 	v := c.argv()
-	return decodeXStreams(run(ctx, r, &v, "XREAD"))
+	return decodeXStreams(run(ctx, r, v.args(), v.bad, "XREAD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XReadCmd) In(p *Pipeline) Reply[[]XStream] {
 	v := c.argv()
-	return queue(p, &v, "XREAD", decodeXStreams)
+	return queue(p, v.args(), v.bad, "XREAD", decodeXStreams)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1904,7 +1910,7 @@ type XReadGroupCmd struct {
 	count        any
 	milliseconds any
 	minIdleTime  any
-	noack        bool
+	noAck        bool
 	streams      []StreamID
 	bad          problem
 }
@@ -1927,15 +1933,15 @@ func (c XReadGroupCmd) Claim(value time.Duration) XReadGroupCmd {
 	return c
 }
 
-// Noack adds NOACK.
-func (c XReadGroupCmd) Noack() XReadGroupCmd {
-	c.noack = true
+// NoAck adds NOACK.
+func (c XReadGroupCmd) NoAck() XReadGroupCmd {
+	c.noAck = true
 	return c
 }
 
 func (c *XReadGroupCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.add("XREADGROUP")
+	v.add(nameXReadGroup)
 	v.add("GROUP")
 	v.add(c.group)
 	v.add(c.consumer)
@@ -1951,7 +1957,7 @@ func (c *XReadGroupCmd) argv() (v argv) {
 		v.add("CLAIM")
 		v.add(c.minIdleTime)
 	}
-	if c.noack {
+	if c.noAck {
 		v.add("NOACK")
 	}
 	if len(c.streams) == 0 {
@@ -1971,13 +1977,13 @@ func (c *XReadGroupCmd) argv() (v argv) {
 // A null reply is the error Nil: if BLOCK option is specified and the timeout expired.
 func (c XReadGroupCmd) Do(ctx context.Context, r Doer) ([]XStream, error) {
 	v := c.argv()
-	return decodeXStreams(run(ctx, r, &v, "XREADGROUP"))
+	return decodeXStreams(run(ctx, r, v.args(), v.bad, "XREADGROUP"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XReadGroupCmd) In(p *Pipeline) Reply[[]XStream] {
 	v := c.argv()
-	return queue(p, &v, "XREADGROUP", decodeXStreams)
+	return queue(p, v.args(), v.bad, "XREADGROUP", decodeXStreams)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2017,7 +2023,7 @@ func (c XRevRangeCmd) Count(value int64) XRevRangeCmd {
 }
 
 func (c *XRevRangeCmd) argv() (v argv) {
-	v.fixed[v.n] = "XREVRANGE"
+	v.fixed[v.n] = nameXRevRange
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2037,20 +2043,20 @@ func (c *XRevRangeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XRevRangeCmd) Do(ctx context.Context, r Doer) ([]XMessage, error) {
 	v := c.argv()
-	return decodeXMessages(run(ctx, r, &v, "XREVRANGE"))
+	return decodeXMessages(run(ctx, r, v.args(), v.bad, "XREVRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c XRevRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) ([]XMessage, error) {
 	v := c.argv()
-	return decodeXMessages(cached(ctx, cl, ttl, &v, "XREVRANGE"))
+	return decodeXMessages(cached(ctx, cl, ttl, v.args(), v.bad, "XREVRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XRevRangeCmd) In(p *Pipeline) Reply[[]XMessage] {
 	v := c.argv()
-	return queue(p, &v, "XREVRANGE", decodeXMessages)
+	return queue(p, v.args(), v.bad, "XREVRANGE", decodeXMessages)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2092,7 +2098,7 @@ func (c XSetIDCmd) MaxDeletedID(value string) XSetIDCmd {
 }
 
 func (c *XSetIDCmd) argv() (v argv) {
-	v.fixed[v.n] = "XSETID"
+	v.fixed[v.n] = nameXSetID
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2116,13 +2122,13 @@ func (c *XSetIDCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XSetIDCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "XSETID"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "XSETID"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XSetIDCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "XSETID", decodeString)
+	return queue(p, v.args(), v.bad, "XSETID", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2204,7 +2210,7 @@ func (c XTrimCmd) Acked() XTrimCmd {
 }
 
 func (c *XTrimCmd) argv() (v argv) {
-	v.fixed[v.n] = "XTRIM"
+	v.fixed[v.n] = nameXTrim
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -2243,13 +2249,13 @@ func (c *XTrimCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c XTrimCmd) Do(ctx context.Context, r Doer) (int64, error) {
 	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "XTRIM"))
+	return decodeInt(run(ctx, r, v.args(), v.bad, "XTRIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XTrimCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, &v, "XTRIM", decodeInt)
+	return queue(p, v.args(), v.bad, "XTRIM", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -8,6 +8,36 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/argkind"
+)
+
+var (
+	nameAppend      = &argkind.Name{Text: "APPEND", Entry: entry("append")}
+	nameDecr        = &argkind.Name{Text: "DECR", Entry: entry("decr")}
+	nameDecrBy      = &argkind.Name{Text: "DECRBY", Entry: entry("decrby")}
+	nameDelEx       = &argkind.Name{Text: "DELEX", Entry: entry("delex")}
+	nameDelIfEq     = &argkind.Name{Text: "DELIFEQ", Entry: entry("delifeq")}
+	nameDigest      = &argkind.Name{Text: "DIGEST", Entry: entry("digest")}
+	nameGet         = &argkind.Name{Text: "GET", Entry: entry("get")}
+	nameGetDel      = &argkind.Name{Text: "GETDEL", Entry: entry("getdel")}
+	nameGetEx       = &argkind.Name{Text: "GETEX", Entry: entry("getex")}
+	nameGetRange    = &argkind.Name{Text: "GETRANGE", Entry: entry("getrange")}
+	nameGetSet      = &argkind.Name{Text: "GETSET", Entry: entry("getset")}
+	nameIncr        = &argkind.Name{Text: "INCR", Entry: entry("incr")}
+	nameIncrBy      = &argkind.Name{Text: "INCRBY", Entry: entry("incrby")}
+	nameIncrByFloat = &argkind.Name{Text: "INCRBYFLOAT", Entry: entry("incrbyfloat")}
+	nameLCS         = &argkind.Name{Text: "LCS", Entry: entry("lcs")}
+	nameMGet        = &argkind.Name{Text: "MGET", Entry: entry("mget")}
+	nameMSet        = &argkind.Name{Text: "MSET", Entry: entry("mset")}
+	nameMSetEx      = &argkind.Name{Text: "MSETEX", Entry: entry("msetex")}
+	nameMSetNX      = &argkind.Name{Text: "MSETNX", Entry: entry("msetnx")}
+	namePSetEx      = &argkind.Name{Text: "PSETEX", Entry: entry("psetex")}
+	nameSet         = &argkind.Name{Text: "SET", Entry: entry("set")}
+	nameSetEx       = &argkind.Name{Text: "SETEX", Entry: entry("setex")}
+	nameSetNX       = &argkind.Name{Text: "SETNX", Entry: entry("setnx")}
+	nameSetRange    = &argkind.Name{Text: "SETRANGE", Entry: entry("setrange")}
+	nameStrLen      = &argkind.Name{Text: "STRLEN", Entry: entry("strlen")}
+	nameSubStr      = &argkind.Name{Text: "SUBSTR", Entry: entry("substr")}
 )
 
 // Append builds APPEND: appends a string to the value of a key. Creates the key if it
@@ -33,7 +63,7 @@ type AppendCmd struct {
 }
 
 func (c *AppendCmd) argv() (v argv) {
-	v.fixed[v.n] = "APPEND"
+	v.fixed[v.n] = nameAppend
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -44,14 +74,12 @@ func (c *AppendCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c AppendCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "APPEND"))
+	return decodeInt(run(ctx, r, []any{nameAppend, c.key, c.value}, problem{}, "APPEND"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c AppendCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "APPEND", decodeInt)
+	return queue(p, []any{nameAppend, c.key, c.value}, problem{}, "APPEND", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -78,7 +106,7 @@ type DecrCmd struct {
 }
 
 func (c *DecrCmd) argv() (v argv) {
-	v.fixed[v.n] = "DECR"
+	v.fixed[v.n] = nameDecr
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -87,14 +115,12 @@ func (c *DecrCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c DecrCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "DECR"))
+	return decodeInt(run(ctx, r, []any{nameDecr, c.key}, problem{}, "DECR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DecrCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "DECR", decodeInt)
+	return queue(p, []any{nameDecr, c.key}, problem{}, "DECR", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -123,7 +149,7 @@ type DecrByCmd struct {
 }
 
 func (c *DecrByCmd) argv() (v argv) {
-	v.fixed[v.n] = "DECRBY"
+	v.fixed[v.n] = nameDecrBy
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -134,14 +160,12 @@ func (c *DecrByCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c DecrByCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "DECRBY"))
+	return decodeInt(run(ctx, r, []any{nameDecrBy, c.key, c.decrement}, problem{}, "DECRBY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DecrByCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "DECRBY", decodeInt)
+	return queue(p, []any{nameDecrBy, c.key, c.decrement}, problem{}, "DECRBY", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -202,7 +226,7 @@ func (c DelExCmd) IfDNe(value string) DelExCmd {
 }
 
 func (c *DelExCmd) argv() (v argv) {
-	v.fixed[v.n] = "DELEX"
+	v.fixed[v.n] = nameDelEx
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -234,13 +258,13 @@ func (c *DelExCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c DelExCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "DELEX"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "DELEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DelExCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "DELEX", decodeBool)
+	return queue(p, v.args(), v.bad, "DELEX", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -268,7 +292,7 @@ type DelIfEqCmd struct {
 }
 
 func (c *DelIfEqCmd) argv() (v argv) {
-	v.fixed[v.n] = "DELIFEQ"
+	v.fixed[v.n] = nameDelIfEq
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -279,14 +303,12 @@ func (c *DelIfEqCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c DelIfEqCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "DELIFEQ"))
+	return decodeBool(run(ctx, r, []any{nameDelIfEq, c.key, c.value}, problem{}, "DELIFEQ"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DelIfEqCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "DELIFEQ", decodeBool)
+	return queue(p, []any{nameDelIfEq, c.key, c.value}, problem{}, "DELIFEQ", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -313,7 +335,7 @@ type DigestCmd struct {
 }
 
 func (c *DigestCmd) argv() (v argv) {
-	v.fixed[v.n] = "DIGEST"
+	v.fixed[v.n] = nameDigest
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -323,21 +345,18 @@ func (c *DigestCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c DigestCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "DIGEST"))
+	return decodeString(run(ctx, r, []any{nameDigest, c.key}, problem{}, "DIGEST"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c DigestCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (string, error) {
-	v := c.argv()
-	return decodeString(cached(ctx, cl, ttl, &v, "DIGEST"))
+	return decodeString(cached(ctx, cl, ttl, []any{nameDigest, c.key}, problem{}, "DIGEST"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DigestCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "DIGEST", decodeString)
+	return queue(p, []any{nameDigest, c.key}, problem{}, "DIGEST", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -363,7 +382,7 @@ type GetCmd struct {
 }
 
 func (c *GetCmd) argv() (v argv) {
-	v.fixed[v.n] = "GET"
+	v.fixed[v.n] = nameGet
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -373,21 +392,18 @@ func (c *GetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: key does not exist.
 func (c GetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "GET"))
+	return decodeString(run(ctx, r, []any{nameGet, c.key}, problem{}, "GET"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c GetCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (string, error) {
-	v := c.argv()
-	return decodeString(cached(ctx, cl, ttl, &v, "GET"))
+	return decodeString(cached(ctx, cl, ttl, []any{nameGet, c.key}, problem{}, "GET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "GET", decodeString)
+	return queue(p, []any{nameGet, c.key}, problem{}, "GET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -413,7 +429,7 @@ type GetDelCmd struct {
 }
 
 func (c *GetDelCmd) argv() (v argv) {
-	v.fixed[v.n] = "GETDEL"
+	v.fixed[v.n] = nameGetDel
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -423,14 +439,12 @@ func (c *GetDelCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: the key does not exist.
 func (c GetDelCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "GETDEL"))
+	return decodeString(run(ctx, r, []any{nameGetDel, c.key}, problem{}, "GETDEL"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetDelCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "GETDEL", decodeString)
+	return queue(p, []any{nameGetDel, c.key}, problem{}, "GETDEL", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -463,8 +477,13 @@ type GetExCmd struct {
 }
 
 // Expire sets the expiration: EX seconds when d is a whole number of seconds, else PX
-// milliseconds.
+// milliseconds. A d of 0 sends no expiration, as go-redis's expiration 0 does (it
+// undoes an earlier choice of this option group).
 func (c GetExCmd) Expire(d time.Duration) GetExCmd {
+	if d == 0 {
+		c.expiration = 0
+		return c
+	}
 	c.expiration = 1
 	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX", c.bad)
 	return c
@@ -486,7 +505,7 @@ func (c GetExCmd) Persist() GetExCmd {
 
 func (c *GetExCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "GETEX"
+	v.fixed[v.n] = nameGetEx
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -512,13 +531,13 @@ func (c *GetExCmd) argv() (v argv) {
 // A null reply is the error Nil: key does not exist.
 func (c GetExCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "GETEX"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "GETEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetExCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "GETEX", decodeString)
+	return queue(p, v.args(), v.bad, "GETEX", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -551,7 +570,7 @@ type GetRangeCmd struct {
 }
 
 func (c *GetRangeCmd) argv() (v argv) {
-	v.fixed[v.n] = "GETRANGE"
+	v.fixed[v.n] = nameGetRange
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -564,21 +583,18 @@ func (c *GetRangeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c GetRangeCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "GETRANGE"))
+	return decodeString(run(ctx, r, []any{nameGetRange, c.key, c.start, c.end}, problem{}, "GETRANGE"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c GetRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (string, error) {
-	v := c.argv()
-	return decodeString(cached(ctx, cl, ttl, &v, "GETRANGE"))
+	return decodeString(cached(ctx, cl, ttl, []any{nameGetRange, c.key, c.start, c.end}, problem{}, "GETRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetRangeCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "GETRANGE", decodeString)
+	return queue(p, []any{nameGetRange, c.key, c.start, c.end}, problem{}, "GETRANGE", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -607,7 +623,7 @@ type GetSetCmd struct {
 }
 
 func (c *GetSetCmd) argv() (v argv) {
-	v.fixed[v.n] = "GETSET"
+	v.fixed[v.n] = nameGetSet
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -619,14 +635,12 @@ func (c *GetSetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 // A null reply is the error Nil: the key does not exist.
 func (c GetSetCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "GETSET"))
+	return decodeString(run(ctx, r, []any{nameGetSet, c.key, c.value}, problem{}, "GETSET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetSetCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "GETSET", decodeString)
+	return queue(p, []any{nameGetSet, c.key, c.value}, problem{}, "GETSET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -653,7 +667,7 @@ type IncrCmd struct {
 }
 
 func (c *IncrCmd) argv() (v argv) {
-	v.fixed[v.n] = "INCR"
+	v.fixed[v.n] = nameIncr
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -662,14 +676,12 @@ func (c *IncrCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c IncrCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "INCR"))
+	return decodeInt(run(ctx, r, []any{nameIncr, c.key}, problem{}, "INCR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c IncrCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "INCR", decodeInt)
+	return queue(p, []any{nameIncr, c.key}, problem{}, "INCR", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -698,7 +710,7 @@ type IncrByCmd struct {
 }
 
 func (c *IncrByCmd) argv() (v argv) {
-	v.fixed[v.n] = "INCRBY"
+	v.fixed[v.n] = nameIncrBy
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -709,14 +721,12 @@ func (c *IncrByCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c IncrByCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "INCRBY"))
+	return decodeInt(run(ctx, r, []any{nameIncrBy, c.key, c.increment}, problem{}, "INCRBY"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c IncrByCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "INCRBY", decodeInt)
+	return queue(p, []any{nameIncrBy, c.key, c.increment}, problem{}, "INCRBY", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -745,7 +755,7 @@ type IncrByFloatCmd struct {
 }
 
 func (c *IncrByFloatCmd) argv() (v argv) {
-	v.fixed[v.n] = "INCRBYFLOAT"
+	v.fixed[v.n] = nameIncrByFloat
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -756,14 +766,12 @@ func (c *IncrByFloatCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c IncrByFloatCmd) Do(ctx context.Context, r Doer) (float64, error) {
-	v := c.argv()
-	return decodeFloat(run(ctx, r, &v, "INCRBYFLOAT"))
+	return decodeFloat(run(ctx, r, []any{nameIncrByFloat, c.key, c.increment}, problem{}, "INCRBYFLOAT"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c IncrByFloatCmd) In(p *Pipeline) Reply[float64] {
-	v := c.argv()
-	return queue(p, &v, "INCRBYFLOAT", decodeFloat)
+	return queue(p, []any{nameIncrByFloat, c.key, c.increment}, problem{}, "INCRBYFLOAT", decodeFloat)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -792,7 +800,7 @@ type LCSCmd struct {
 }
 
 func (c *LCSCmd) argv() (v argv) {
-	v.fixed[v.n] = "LCS"
+	v.fixed[v.n] = nameLCS
 	v.n++
 	v.fixed[v.n] = c.key1
 	v.n++
@@ -803,14 +811,12 @@ func (c *LCSCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LCSCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "LCS"))
+	return decodeString(run(ctx, r, []any{nameLCS, c.key1, c.key2}, problem{}, "LCS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LCSCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "LCS", decodeString)
+	return queue(p, []any{nameLCS, c.key1, c.key2}, problem{}, "LCS", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -839,7 +845,7 @@ type LCSLenCmd struct {
 }
 
 func (c *LCSLenCmd) argv() (v argv) {
-	v.fixed[v.n] = "LCS"
+	v.fixed[v.n] = nameLCS
 	v.n++
 	v.fixed[v.n] = c.key1
 	v.n++
@@ -852,14 +858,12 @@ func (c *LCSLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LCSLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "LCS"))
+	return decodeInt(run(ctx, r, []any{nameLCS, c.key1, c.key2, "LEN"}, problem{}, "LCS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LCSLenCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "LCS", decodeInt)
+	return queue(p, []any{nameLCS, c.key1, c.key2, "LEN"}, problem{}, "LCS", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -902,7 +906,7 @@ func (c LCSIdxCmd) WithMatchLen() LCSIdxCmd {
 }
 
 func (c *LCSIdxCmd) argv() (v argv) {
-	v.fixed[v.n] = "LCS"
+	v.fixed[v.n] = nameLCS
 	v.n++
 	v.fixed[v.n] = c.key1
 	v.n++
@@ -926,13 +930,13 @@ func (c *LCSIdxCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c LCSIdxCmd) Do(ctx context.Context, r Doer) (LCSMatches, error) {
 	v := c.argv()
-	return decodeLCSMatches(run(ctx, r, &v, "LCS"))
+	return decodeLCSMatches(run(ctx, r, v.args(), v.bad, "LCS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LCSIdxCmd) In(p *Pipeline) Reply[LCSMatches] {
 	v := c.argv()
-	return queue(p, &v, "LCS", decodeLCSMatches)
+	return queue(p, v.args(), v.bad, "LCS", decodeLCSMatches)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -959,7 +963,7 @@ type MGetCmd struct {
 }
 
 func (c *MGetCmd) argv() (v argv) {
-	v.add("MGET")
+	v.add(nameMGet)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -972,13 +976,13 @@ func (c *MGetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MGetCmd) Do(ctx context.Context, r Doer) ([]Null[string], error) {
 	v := c.argv()
-	return decodeNullStrings(run(ctx, r, &v, "MGET"))
+	return decodeNullStrings(run(ctx, r, v.args(), v.bad, "MGET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MGetCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, &v, "MGET", decodeNullStrings)
+	return queue(p, v.args(), v.bad, "MGET", decodeNullStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1005,7 +1009,7 @@ type MSetCmd struct {
 }
 
 func (c *MSetCmd) argv() (v argv) {
-	v.add("MSET")
+	v.add(nameMSet)
 	if len(c.data) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -1019,13 +1023,13 @@ func (c *MSetCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MSetCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "MSET"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "MSET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MSetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "MSET", decodeString)
+	return queue(p, v.args(), v.bad, "MSET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1039,7 +1043,8 @@ func (c MSetCmd) Args() []any {
 //
 //	MSETEX numkeys key value [key value ...] [NX | XX] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]
 //
-// Complexity: O(N) where N is the number of keys to set. Since 9.1.0; Redis and Valkey.
+// Complexity: O(N) where N is the number of keys to set. Since Redis 8.4.0, Valkey
+// 9.1.0; Redis and Valkey.
 func MSetEx(data ...KeyValue) MSetExCmd {
 	var c MSetExCmd
 	c.data = data
@@ -1071,8 +1076,13 @@ func (c MSetExCmd) XX() MSetExCmd {
 }
 
 // Expire sets the expiration: EX seconds when d is a whole number of seconds, else PX
-// milliseconds.
+// milliseconds. A d of 0 sends no expiration, as go-redis's expiration 0 does (it
+// undoes an earlier choice of this option group).
 func (c MSetExCmd) Expire(d time.Duration) MSetExCmd {
+	if d == 0 {
+		c.expiration = 0
+		return c
+	}
 	c.expiration = 1
 	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX", c.bad)
 	return c
@@ -1094,7 +1104,7 @@ func (c MSetExCmd) KeepTTL() MSetExCmd {
 
 func (c *MSetExCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.add("MSETEX")
+	v.add(nameMSetEx)
 	if len(c.data) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -1125,13 +1135,13 @@ func (c *MSetExCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MSetExCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "MSETEX"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "MSETEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MSetExCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "MSETEX", decodeBool)
+	return queue(p, v.args(), v.bad, "MSETEX", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1158,7 +1168,7 @@ type MSetNXCmd struct {
 }
 
 func (c *MSetNXCmd) argv() (v argv) {
-	v.add("MSETNX")
+	v.add(nameMSetNX)
 	if len(c.data) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -1172,13 +1182,13 @@ func (c *MSetNXCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MSetNXCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "MSETNX"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "MSETNX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MSetNXCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "MSETNX", decodeBool)
+	return queue(p, v.args(), v.bad, "MSETNX", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1211,7 +1221,7 @@ type PSetExCmd struct {
 
 func (c *PSetExCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "PSETEX"
+	v.fixed[v.n] = namePSetEx
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1225,13 +1235,13 @@ func (c *PSetExCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c PSetExCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "PSETEX"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "PSETEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PSetExCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "PSETEX", decodeString)
+	return queue(p, v.args(), v.bad, "PSETEX", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1320,8 +1330,13 @@ func (c SetCmd) Get() SetCmd {
 }
 
 // Expire sets the expiration: EX seconds when d is a whole number of seconds, else PX
-// milliseconds.
+// milliseconds. A d of 0 sends no expiration, as go-redis's expiration 0 does (it
+// undoes an earlier choice of this option group).
 func (c SetCmd) Expire(d time.Duration) SetCmd {
+	if d == 0 {
+		c.expiration = 0
+		return c
+	}
 	c.expiration = 1
 	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX", c.bad)
 	return c
@@ -1343,7 +1358,7 @@ func (c SetCmd) KeepTTL() SetCmd {
 
 func (c *SetCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "SET"
+	v.fixed[v.n] = nameSet
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1405,13 +1420,13 @@ func (c *SetCmd) argv() (v argv) {
 // exist before the SET.
 func (c SetCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SET"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "SET"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "SET", decodeString)
+	return queue(p, v.args(), v.bad, "SET", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1444,7 +1459,7 @@ type SetExCmd struct {
 
 func (c *SetExCmd) argv() (v argv) {
 	v.bad = c.bad
-	v.fixed[v.n] = "SETEX"
+	v.fixed[v.n] = nameSetEx
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1458,13 +1473,13 @@ func (c *SetExCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SetExCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SETEX"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "SETEX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SetExCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "SETEX", decodeString)
+	return queue(p, v.args(), v.bad, "SETEX", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1492,7 +1507,7 @@ type SetNXCmd struct {
 }
 
 func (c *SetNXCmd) argv() (v argv) {
-	v.fixed[v.n] = "SETNX"
+	v.fixed[v.n] = nameSetNX
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1503,14 +1518,12 @@ func (c *SetNXCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SetNXCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "SETNX"))
+	return decodeBool(run(ctx, r, []any{nameSetNX, c.key, c.value}, problem{}, "SETNX"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SetNXCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "SETNX", decodeBool)
+	return queue(p, []any{nameSetNX, c.key, c.value}, problem{}, "SETNX", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1544,7 +1557,7 @@ type SetRangeCmd struct {
 }
 
 func (c *SetRangeCmd) argv() (v argv) {
-	v.fixed[v.n] = "SETRANGE"
+	v.fixed[v.n] = nameSetRange
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1557,14 +1570,12 @@ func (c *SetRangeCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SetRangeCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "SETRANGE"))
+	return decodeInt(run(ctx, r, []any{nameSetRange, c.key, c.offset, c.value}, problem{}, "SETRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SetRangeCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "SETRANGE", decodeInt)
+	return queue(p, []any{nameSetRange, c.key, c.offset, c.value}, problem{}, "SETRANGE", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1590,7 +1601,7 @@ type StrLenCmd struct {
 }
 
 func (c *StrLenCmd) argv() (v argv) {
-	v.fixed[v.n] = "STRLEN"
+	v.fixed[v.n] = nameStrLen
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1599,21 +1610,18 @@ func (c *StrLenCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c StrLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "STRLEN"))
+	return decodeInt(run(ctx, r, []any{nameStrLen, c.key}, problem{}, "STRLEN"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c StrLenCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (int64, error) {
-	v := c.argv()
-	return decodeInt(cached(ctx, cl, ttl, &v, "STRLEN"))
+	return decodeInt(cached(ctx, cl, ttl, []any{nameStrLen, c.key}, problem{}, "STRLEN"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c StrLenCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "STRLEN", decodeInt)
+	return queue(p, []any{nameStrLen, c.key}, problem{}, "STRLEN", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1646,7 +1654,7 @@ type SubStrCmd struct {
 }
 
 func (c *SubStrCmd) argv() (v argv) {
-	v.fixed[v.n] = "SUBSTR"
+	v.fixed[v.n] = nameSubStr
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -1659,21 +1667,18 @@ func (c *SubStrCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c SubStrCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "SUBSTR"))
+	return decodeString(run(ctx, r, []any{nameSubStr, c.key, c.start, c.end}, problem{}, "SUBSTR"))
 }
 
 // Cached runs the command through cl's client-side cache (Client.DoCached), keeping
 // its reply for at most ttl.
 func (c SubStrCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (string, error) {
-	v := c.argv()
-	return decodeString(cached(ctx, cl, ttl, &v, "SUBSTR"))
+	return decodeString(cached(ctx, cl, ttl, []any{nameSubStr, c.key, c.start, c.end}, problem{}, "SUBSTR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SubStrCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "SUBSTR", decodeString)
+	return queue(p, []any{nameSubStr, c.key, c.start, c.end}, problem{}, "SUBSTR", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -6,7 +6,16 @@ package cmds
 import (
 	"context"
 
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/resp"
+)
+
+var (
+	nameDiscard = &argkind.Name{Text: "DISCARD", Entry: entry("discard")}
+	nameExec    = &argkind.Name{Text: "EXEC", Entry: entry("exec")}
+	nameMulti   = &argkind.Name{Text: "MULTI", Entry: entry("multi")}
+	nameUnwatch = &argkind.Name{Text: "UNWATCH", Entry: entry("unwatch")}
+	nameWatch   = &argkind.Name{Text: "WATCH", Entry: entry("watch")}
 )
 
 // Discard builds DISCARD: discards a transaction.
@@ -21,21 +30,19 @@ func Discard() DiscardCmd { return DiscardCmd{} }
 type DiscardCmd struct{}
 
 func (c *DiscardCmd) argv() (v argv) {
-	v.fixed[v.n] = "DISCARD"
+	v.fixed[v.n] = nameDiscard
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c DiscardCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "DISCARD"))
+	return decodeString(run(ctx, r, []any{nameDiscard}, problem{}, "DISCARD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DiscardCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "DISCARD", decodeString)
+	return queue(p, []any{nameDiscard}, problem{}, "DISCARD", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -55,21 +62,19 @@ func Exec() ExecCmd { return ExecCmd{} }
 type ExecCmd struct{}
 
 func (c *ExecCmd) argv() (v argv) {
-	v.fixed[v.n] = "EXEC"
+	v.fixed[v.n] = nameExec
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c ExecCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
-	v := c.argv()
-	return decodeValue(run(ctx, r, &v, "EXEC"))
+	return decodeValue(run(ctx, r, []any{nameExec}, problem{}, "EXEC"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ExecCmd) In(p *Pipeline) Reply[resp.Value] {
-	v := c.argv()
-	return queue(p, &v, "EXEC", decodeValue)
+	return queue(p, []any{nameExec}, problem{}, "EXEC", decodeValue)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -89,21 +94,19 @@ func Multi() MultiCmd { return MultiCmd{} }
 type MultiCmd struct{}
 
 func (c *MultiCmd) argv() (v argv) {
-	v.fixed[v.n] = "MULTI"
+	v.fixed[v.n] = nameMulti
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c MultiCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "MULTI"))
+	return decodeString(run(ctx, r, []any{nameMulti}, problem{}, "MULTI"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MultiCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "MULTI", decodeString)
+	return queue(p, []any{nameMulti}, problem{}, "MULTI", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -123,21 +126,19 @@ func Unwatch() UnwatchCmd { return UnwatchCmd{} }
 type UnwatchCmd struct{}
 
 func (c *UnwatchCmd) argv() (v argv) {
-	v.fixed[v.n] = "UNWATCH"
+	v.fixed[v.n] = nameUnwatch
 	v.n++
 	return v
 }
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c UnwatchCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "UNWATCH"))
+	return decodeString(run(ctx, r, []any{nameUnwatch}, problem{}, "UNWATCH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c UnwatchCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "UNWATCH", decodeString)
+	return queue(p, []any{nameUnwatch}, problem{}, "UNWATCH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -164,7 +165,7 @@ type WatchCmd struct {
 }
 
 func (c *WatchCmd) argv() (v argv) {
-	v.add("WATCH")
+	v.add(nameWatch)
 	if len(c.keys) == 0 {
 		v.fail(problemEmpty)
 	}
@@ -177,13 +178,13 @@ func (c *WatchCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c WatchCmd) Do(ctx context.Context, r Doer) (string, error) {
 	v := c.argv()
-	return decodeString(run(ctx, r, &v, "WATCH"))
+	return decodeString(run(ctx, r, v.args(), v.bad, "WATCH"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c WatchCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, &v, "WATCH", decodeString)
+	return queue(p, v.args(), v.bad, "WATCH", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -5,6 +5,24 @@ package cmds
 
 import (
 	"context"
+
+	"github.com/respire/respire/internal/argkind"
+)
+
+var (
+	nameVAdd        = &argkind.Name{Text: "VADD", Entry: entry("vadd")}
+	nameVCard       = &argkind.Name{Text: "VCARD", Entry: entry("vcard")}
+	nameVDim        = &argkind.Name{Text: "VDIM", Entry: entry("vdim")}
+	nameVEmb        = &argkind.Name{Text: "VEMB", Entry: entry("vemb")}
+	nameVGetAttr    = &argkind.Name{Text: "VGETATTR", Entry: entry("vgetattr")}
+	nameVInfo       = &argkind.Name{Text: "VINFO", Entry: entry("vinfo")}
+	nameVIsMember   = &argkind.Name{Text: "VISMEMBER", Entry: entry("vismember")}
+	nameVLinks      = &argkind.Name{Text: "VLINKS", Entry: entry("vlinks")}
+	nameVRandMember = &argkind.Name{Text: "VRANDMEMBER", Entry: entry("vrandmember")}
+	nameVRange      = &argkind.Name{Text: "VRANGE", Entry: entry("vrange")}
+	nameVRem        = &argkind.Name{Text: "VREM", Entry: entry("vrem")}
+	nameVSetAttr    = &argkind.Name{Text: "VSETATTR", Entry: entry("vsetattr")}
+	nameVSim        = &argkind.Name{Text: "VSIM", Entry: entry("vsim")}
 )
 
 // VAdd builds VADD: add one or more elements to a vector set, or update its vector if
@@ -98,7 +116,7 @@ func (c VAddCmd) M(value int64) VAddCmd {
 }
 
 func (c *VAddCmd) argv() (v argv) {
-	v.add("VADD")
+	v.add(nameVAdd)
 	v.add(c.key)
 	if c.reduce {
 		v.add("REDUCE")
@@ -138,13 +156,13 @@ func (c *VAddCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VAddCmd) Do(ctx context.Context, r Doer) (bool, error) {
 	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "VADD"))
+	return decodeBool(run(ctx, r, v.args(), v.bad, "VADD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VAddCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, &v, "VADD", decodeBool)
+	return queue(p, v.args(), v.bad, "VADD", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -171,7 +189,7 @@ type VCardCmd struct {
 }
 
 func (c *VCardCmd) argv() (v argv) {
-	v.fixed[v.n] = "VCARD"
+	v.fixed[v.n] = nameVCard
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -180,14 +198,12 @@ func (c *VCardCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VCardCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "VCARD"))
+	return decodeInt(run(ctx, r, []any{nameVCard, c.key}, problem{}, "VCARD"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VCardCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "VCARD", decodeInt)
+	return queue(p, []any{nameVCard, c.key}, problem{}, "VCARD", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -214,7 +230,7 @@ type VDimCmd struct {
 }
 
 func (c *VDimCmd) argv() (v argv) {
-	v.fixed[v.n] = "VDIM"
+	v.fixed[v.n] = nameVDim
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -223,14 +239,12 @@ func (c *VDimCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VDimCmd) Do(ctx context.Context, r Doer) (int64, error) {
-	v := c.argv()
-	return decodeInt(run(ctx, r, &v, "VDIM"))
+	return decodeInt(run(ctx, r, []any{nameVDim, c.key}, problem{}, "VDIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VDimCmd) In(p *Pipeline) Reply[int64] {
-	v := c.argv()
-	return queue(p, &v, "VDIM", decodeInt)
+	return queue(p, []any{nameVDim, c.key}, problem{}, "VDIM", decodeInt)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -259,7 +273,7 @@ type VEmbCmd struct {
 }
 
 func (c *VEmbCmd) argv() (v argv) {
-	v.fixed[v.n] = "VEMB"
+	v.fixed[v.n] = nameVEmb
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -270,14 +284,12 @@ func (c *VEmbCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VEmbCmd) Do(ctx context.Context, r Doer) ([]float64, error) {
-	v := c.argv()
-	return decodeFloats(run(ctx, r, &v, "VEMB"))
+	return decodeFloats(run(ctx, r, []any{nameVEmb, c.key, c.element}, problem{}, "VEMB"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VEmbCmd) In(p *Pipeline) Reply[[]float64] {
-	v := c.argv()
-	return queue(p, &v, "VEMB", decodeFloats)
+	return queue(p, []any{nameVEmb, c.key, c.element}, problem{}, "VEMB", decodeFloats)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -307,7 +319,7 @@ type VEmbRawCmd struct {
 }
 
 func (c *VEmbRawCmd) argv() (v argv) {
-	v.fixed[v.n] = "VEMB"
+	v.fixed[v.n] = nameVEmb
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -320,14 +332,12 @@ func (c *VEmbRawCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VEmbRawCmd) Do(ctx context.Context, r Doer) (VectorRaw, error) {
-	v := c.argv()
-	return decodeVectorRaw(run(ctx, r, &v, "VEMB"))
+	return decodeVectorRaw(run(ctx, r, []any{nameVEmb, c.key, c.element, "RAW"}, problem{}, "VEMB"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VEmbRawCmd) In(p *Pipeline) Reply[VectorRaw] {
-	v := c.argv()
-	return queue(p, &v, "VEMB", decodeVectorRaw)
+	return queue(p, []any{nameVEmb, c.key, c.element, "RAW"}, problem{}, "VEMB", decodeVectorRaw)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -356,7 +366,7 @@ type VGetAttrCmd struct {
 }
 
 func (c *VGetAttrCmd) argv() (v argv) {
-	v.fixed[v.n] = "VGETATTR"
+	v.fixed[v.n] = nameVGetAttr
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -367,14 +377,12 @@ func (c *VGetAttrCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VGetAttrCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "VGETATTR"))
+	return decodeString(run(ctx, r, []any{nameVGetAttr, c.key, c.element}, problem{}, "VGETATTR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VGetAttrCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "VGETATTR", decodeString)
+	return queue(p, []any{nameVGetAttr, c.key, c.element}, problem{}, "VGETATTR", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -401,7 +409,7 @@ type VInfoCmd struct {
 }
 
 func (c *VInfoCmd) argv() (v argv) {
-	v.fixed[v.n] = "VINFO"
+	v.fixed[v.n] = nameVInfo
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -410,14 +418,12 @@ func (c *VInfoCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VInfoCmd) Do(ctx context.Context, r Doer) (VectorSetInfo, error) {
-	v := c.argv()
-	return decodeVectorSetInfo(run(ctx, r, &v, "VINFO"))
+	return decodeVectorSetInfo(run(ctx, r, []any{nameVInfo, c.key}, problem{}, "VINFO"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VInfoCmd) In(p *Pipeline) Reply[VectorSetInfo] {
-	v := c.argv()
-	return queue(p, &v, "VINFO", decodeVectorSetInfo)
+	return queue(p, []any{nameVInfo, c.key}, problem{}, "VINFO", decodeVectorSetInfo)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -446,7 +452,7 @@ type VIsMemberCmd struct {
 }
 
 func (c *VIsMemberCmd) argv() (v argv) {
-	v.fixed[v.n] = "VISMEMBER"
+	v.fixed[v.n] = nameVIsMember
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -457,14 +463,12 @@ func (c *VIsMemberCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VIsMemberCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "VISMEMBER"))
+	return decodeBool(run(ctx, r, []any{nameVIsMember, c.key, c.element}, problem{}, "VISMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VIsMemberCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "VISMEMBER", decodeBool)
+	return queue(p, []any{nameVIsMember, c.key, c.element}, problem{}, "VISMEMBER", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -494,7 +498,7 @@ type VLinksCmd struct {
 }
 
 func (c *VLinksCmd) argv() (v argv) {
-	v.fixed[v.n] = "VLINKS"
+	v.fixed[v.n] = nameVLinks
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -505,14 +509,12 @@ func (c *VLinksCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VLinksCmd) Do(ctx context.Context, r Doer) ([][]string, error) {
-	v := c.argv()
-	return decodeLevels(run(ctx, r, &v, "VLINKS"))
+	return decodeLevels(run(ctx, r, []any{nameVLinks, c.key, c.element}, problem{}, "VLINKS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VLinksCmd) In(p *Pipeline) Reply[[][]string] {
-	v := c.argv()
-	return queue(p, &v, "VLINKS", decodeLevels)
+	return queue(p, []any{nameVLinks, c.key, c.element}, problem{}, "VLINKS", decodeLevels)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -542,7 +544,7 @@ type VLinksWithScoresCmd struct {
 }
 
 func (c *VLinksWithScoresCmd) argv() (v argv) {
-	v.fixed[v.n] = "VLINKS"
+	v.fixed[v.n] = nameVLinks
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -555,14 +557,12 @@ func (c *VLinksWithScoresCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VLinksWithScoresCmd) Do(ctx context.Context, r Doer) ([][]Z, error) {
-	v := c.argv()
-	return decodeZLevels(run(ctx, r, &v, "VLINKS"))
+	return decodeZLevels(run(ctx, r, []any{nameVLinks, c.key, c.element, "WITHSCORES"}, problem{}, "VLINKS"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VLinksWithScoresCmd) In(p *Pipeline) Reply[[][]Z] {
-	v := c.argv()
-	return queue(p, &v, "VLINKS", decodeZLevels)
+	return queue(p, []any{nameVLinks, c.key, c.element, "WITHSCORES"}, problem{}, "VLINKS", decodeZLevels)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -590,7 +590,7 @@ type VRandMemberCmd struct {
 }
 
 func (c *VRandMemberCmd) argv() (v argv) {
-	v.fixed[v.n] = "VRANDMEMBER"
+	v.fixed[v.n] = nameVRandMember
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -599,14 +599,12 @@ func (c *VRandMemberCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VRandMemberCmd) Do(ctx context.Context, r Doer) (string, error) {
-	v := c.argv()
-	return decodeString(run(ctx, r, &v, "VRANDMEMBER"))
+	return decodeString(run(ctx, r, []any{nameVRandMember, c.key}, problem{}, "VRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VRandMemberCmd) In(p *Pipeline) Reply[string] {
-	v := c.argv()
-	return queue(p, &v, "VRANDMEMBER", decodeString)
+	return queue(p, []any{nameVRandMember, c.key}, problem{}, "VRANDMEMBER", decodeString)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -636,7 +634,7 @@ type VRandMemberCountCmd struct {
 }
 
 func (c *VRandMemberCountCmd) argv() (v argv) {
-	v.fixed[v.n] = "VRANDMEMBER"
+	v.fixed[v.n] = nameVRandMember
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -647,14 +645,12 @@ func (c *VRandMemberCountCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VRandMemberCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
-	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "VRANDMEMBER"))
+	return decodeStrings(run(ctx, r, []any{nameVRandMember, c.key, c.count}, problem{}, "VRANDMEMBER"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VRandMemberCountCmd) In(p *Pipeline) Reply[[]string] {
-	v := c.argv()
-	return queue(p, &v, "VRANDMEMBER", decodeStrings)
+	return queue(p, []any{nameVRandMember, c.key, c.count}, problem{}, "VRANDMEMBER", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -693,7 +689,7 @@ func (c VRangeCmd) Count(value int64) VRangeCmd {
 }
 
 func (c *VRangeCmd) argv() (v argv) {
-	v.fixed[v.n] = "VRANGE"
+	v.fixed[v.n] = nameVRange
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -711,13 +707,13 @@ func (c *VRangeCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VRangeCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "VRANGE"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "VRANGE"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VRangeCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "VRANGE", decodeStrings)
+	return queue(p, v.args(), v.bad, "VRANGE", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -747,7 +743,7 @@ type VRemCmd struct {
 }
 
 func (c *VRemCmd) argv() (v argv) {
-	v.fixed[v.n] = "VREM"
+	v.fixed[v.n] = nameVRem
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -758,14 +754,12 @@ func (c *VRemCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VRemCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "VREM"))
+	return decodeBool(run(ctx, r, []any{nameVRem, c.key, c.element}, problem{}, "VREM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VRemCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "VREM", decodeBool)
+	return queue(p, []any{nameVRem, c.key, c.element}, problem{}, "VREM", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -796,7 +790,7 @@ type VSetAttrCmd struct {
 }
 
 func (c *VSetAttrCmd) argv() (v argv) {
-	v.fixed[v.n] = "VSETATTR"
+	v.fixed[v.n] = nameVSetAttr
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
@@ -809,14 +803,12 @@ func (c *VSetAttrCmd) argv() (v argv) {
 
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VSetAttrCmd) Do(ctx context.Context, r Doer) (bool, error) {
-	v := c.argv()
-	return decodeBool(run(ctx, r, &v, "VSETATTR"))
+	return decodeBool(run(ctx, r, []any{nameVSetAttr, c.key, c.element, c.json}, problem{}, "VSETATTR"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VSetAttrCmd) In(p *Pipeline) Reply[bool] {
-	v := c.argv()
-	return queue(p, &v, "VSETATTR", decodeBool)
+	return queue(p, []any{nameVSetAttr, c.key, c.element, c.json}, problem{}, "VSETATTR", decodeBool)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -896,7 +888,7 @@ func (c VSimCmd) Nothread() VSimCmd {
 }
 
 func (c *VSimCmd) argv() (v argv) {
-	v.add("VSIM")
+	v.add(nameVSim)
 	v.add(c.key)
 	v.add(c.format)
 	for _, x := range vectorValues(c.vectorOrElement) {
@@ -934,13 +926,13 @@ func (c *VSimCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VSimCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 	v := c.argv()
-	return decodeStrings(run(ctx, r, &v, "VSIM"))
+	return decodeStrings(run(ctx, r, v.args(), v.bad, "VSIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VSimCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, &v, "VSIM", decodeStrings)
+	return queue(p, v.args(), v.bad, "VSIM", decodeStrings)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1021,7 +1013,7 @@ func (c VSimWithScoresCmd) Nothread() VSimWithScoresCmd {
 }
 
 func (c *VSimWithScoresCmd) argv() (v argv) {
-	v.add("VSIM")
+	v.add(nameVSim)
 	v.add(c.key)
 	v.add(c.format)
 	for _, x := range vectorValues(c.vectorOrElement) {
@@ -1060,13 +1052,13 @@ func (c *VSimWithScoresCmd) argv() (v argv) {
 // Do runs the command with r (a *respire.Client or *respire.Tx).
 func (c VSimWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 	v := c.argv()
-	return decodeZ(run(ctx, r, &v, "VSIM"))
+	return decodeZ(run(ctx, r, v.args(), v.bad, "VSIM"))
 }
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VSimWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, &v, "VSIM", decodeZ)
+	return queue(p, v.args(), v.bad, "VSIM", decodeZ)
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -2,11 +2,14 @@ package coordination
 
 import (
 	"context"
+	"crypto/rand"
 	_ "embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
@@ -58,12 +61,38 @@ type entry struct {
 	// keeper runs the keep-alive (package lock's); it keeps the cause of a loss or
 	// release, which the keep-alive's context ends with.
 	keeper    lock.Keeper
-	releasing chan struct{} // one release at a time: a retry must see the last one's result
+	releasing turn // one release at a time: a retry must see the last one's result
+
+	// fieldText backs field, and token within it: one allocation for the handle, its
+	// field and its token, never written after newEntry.
+	fieldText [2 + tokenTextLen]byte
+}
+
+// tokenTextLen is the length of an owner token's text: 128 random bits in hexadecimal,
+// as lock.NewToken makes them.
+const tokenTextLen = 32
+
+// newTokenText fills text with a fresh token, as lock.NewToken makes one, and returns
+// it as a string that shares text's memory: text must never be written after, and
+// lives in the handle the token is for, so that the token costs no allocation of its
+// own.
+func newTokenText(text *[tokenTextLen]byte) string {
+	var raw [tokenTextLen / 2]byte
+	rand.Read(raw[:]) // never fails: crypto/rand crashes the program rather than return an error
+	hex.Encode(text[:], raw[:])
+	return unsafe.String(&text[0], len(text))
 }
 
 func newEntry(co *Coordinator, key, kind string, ttl time.Duration) *entry {
-	t := lock.NewToken()
-	e := &entry{co: co, key: key, field: kind + string(t.Bytes()), token: t, ttl: ttl, releasing: make(chan struct{}, 1)}
+	e := &entry{co: co, key: key, ttl: ttl}
+	n := copy(e.fieldText[:], kind)
+	if n < len(kind) {
+		e.field = kind + newTokenText(new([tokenTextLen]byte))
+	} else {
+		newTokenText((*[tokenTextLen]byte)(e.fieldText[n:]))
+		e.field = unsafe.String(&e.fieldText[0], n+tokenTextLen)
+	}
+	e.token = lock.TokenFromString(e.field[len(kind):])
 	if co != nil {
 		e.obs = co.obs
 	}
@@ -131,9 +160,17 @@ func (e *entry) acquire(ctx context.Context, run func() (bool, error)) (bool, er
 	return true, nil
 }
 
-// denied reads an acquisition script's {granted} or {0, ms until the first excluding
-// entry expires} reply.
+// denied reads an acquisition script's reply: 1 when granted, else {0, ms until the
+// first excluding entry expires}.
 func denied(what string, v resp.Value) (granted bool, retryIn time.Duration, err error) {
+	if v.Kind() == resp.KindInteger {
+		// A grant is an integer rather than an array, which would cost the reader an
+		// allocation on every acquisition.
+		if n, _ := v.Int(); n == 1 {
+			return true, 0, nil
+		}
+		return false, 0, fmt.Errorf("coordination: %s acquisition answered %v", what, v)
+	}
 	reply, err := v.Array()
 	if err == nil && len(reply) == 0 {
 		err = errors.New("empty reply")
@@ -342,12 +379,10 @@ func (e *entry) Release(ctx context.Context) (lock.ReleaseOutcome, error) {
 // releaseInTurn waits for the release turn and runs release; ran is false when ctx
 // ended first.
 func (e *entry) releaseInTurn(ctx context.Context) (ran bool, _ lock.ReleaseOutcome, _ error) {
-	select {
-	case e.releasing <- struct{}{}:
-	case <-ctx.Done():
-		return false, 0, context.Cause(ctx)
+	if err := e.releasing.take(ctx); err != nil {
+		return false, 0, err
 	}
-	defer func() { <-e.releasing }()
+	defer e.releasing.give()
 	outcome, err := e.release(ctx)
 	return true, outcome, err
 }

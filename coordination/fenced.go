@@ -117,7 +117,8 @@ func (co *Coordinator) tryAcquire(ctx context.Context, leaseKey, fenceKey string
 	report(ctx, co.obs, observe.LockAttempt, time.Time{}, nil)
 	owner := lock.NewToken()
 	start := time.Now()
-	v, err := acquireFencedScript.Run(ctx, co.c, []string{leaseKey, fenceKey}, owner.Bytes(), ms)
+	ownerText, _ := owner.Text() // a new token is hexadecimal text: its own bytes, not a copy
+	v, err := acquireFencedScript.Run(ctx, co.c, []string{leaseKey, fenceKey}, ownerText, ms)
 	if err != nil {
 		return nil, false, err
 	}

@@ -172,7 +172,8 @@ func each(n int, f func(i int)) {
 
 // identify learns the identity of every server not yet identified and refuses the
 // group when two clients reach one server. A server that cannot be reached stays
-// unidentified and gets no vote this time. errs[i] says why server i was not reached.
+// unidentified and gets no vote this time. errs[i] says why server i was not reached;
+// known and errs are nil when every server was identified already.
 //
 // The identity is INFO server's run_id. Where a server refuses INFO (an ACL such as
 // +@all -@dangerous), every reachable server is identified by a probe instead, which
@@ -192,8 +193,12 @@ func (g *RedlockGroup) identify(ctx context.Context) (known []bool, errs []error
 	for _, n := range g.nodes {
 		refresh = refresh || n.id() == ""
 	}
-	errs = make([]error, len(g.nodes))
-	each(len(g.nodes), func(i int) { errs[i] = g.nodes[i].identify(ctx, g.timeout, refresh) })
+	if !refresh {
+		// Every server is known and none is asked again: nil says so without a
+		// parallel run of nothing, on every acquisition.
+		return nil, nil, nil
+	}
+	errs = g.askIdentities(ctx)
 	for _, err := range errs {
 		if resp.HasCode(err, "NOPERM") {
 			if err := g.probe(ctx, errs); err != nil {
@@ -221,6 +226,15 @@ func (g *RedlockGroup) identify(ctx context.Context) (known []bool, errs []error
 		known[i] = true
 	}
 	return known, errs, nil
+}
+
+// askIdentities asks every server its identity again, in parallel, and returns why
+// each could not answer. (Made apart from identify, whose results a closure would
+// move to the heap even when nothing is asked.)
+func (g *RedlockGroup) askIdentities(ctx context.Context) []error {
+	errs := make([]error, len(g.nodes))
+	each(len(g.nodes), func(i int) { errs[i] = g.nodes[i].identify(ctx, g.timeout, true) })
+	return errs
 }
 
 // probeTTL bounds how long a probe's mark can outlive a probe that could not delete it.
@@ -357,8 +371,14 @@ type Redlock struct {
 	token lock.Token
 	ttl   time.Duration
 	start time.Time // when the acquisition was sent
-	// servers[i] is the lease on the group's server i.
+	// servers[i] is the lease on the group's server i: in small for a group of up to
+	// three, so that the handle is one allocation.
 	servers []redlockServer
+	small   [3]redlockServer
+	// tokenText backs token, never written after newRedlock.
+	tokenText [tokenTextLen]byte
+	// par waits for the parallel run of the acquisition, then of each release.
+	par sync.WaitGroup
 
 	mu         sync.Mutex
 	validUntil time.Time // end of the validity; zero once the handle stopped owning
@@ -369,7 +389,7 @@ type Redlock struct {
 
 	// releasing is the release turn, one release at a time: a retry must see the last
 	// one's results. Whoever has it owns the servers' tokens and errs, and released.
-	releasing chan struct{}
+	releasing turn
 	released  lock.ReleaseOutcome // of the first release a quorum confirmed (Released or NotOwned); 0 before
 }
 
@@ -380,7 +400,8 @@ type redlockServer struct {
 	// sent, so the token is not there.
 	lease *lock.Lock
 	token tokenState
-	err   error // why the last release failed there
+	taken bool  // the acquisition took it there
+	err   error // why the acquisition, then the last release, failed there
 }
 
 // tokenState is what a Redlock knows of its token on one server.
@@ -416,7 +437,12 @@ func (g *RedlockGroup) TryAcquire(ctx context.Context, key string, ttl time.Dura
 	if err := g.checkLease(key, ttl); err != nil {
 		return nil, false, err
 	}
-	w, err := lock.NewWaiting(append([]lock.Option{lock.WithRetry(redlockRetry)}, opts...)...)
+	// Without options there is one attempt, so no retry strategy to set: parsed
+	// without one, they cost nothing.
+	w, err := lock.NewWaiting()
+	if len(opts) > 0 {
+		w, err = lock.NewWaiting(append([]lock.Option{lock.WithRetry(redlockRetry)}, opts...)...)
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -458,51 +484,48 @@ func (g *RedlockGroup) try(ctx context.Context, key string, ttl time.Duration) (
 		return nil, false, err
 	}
 	report(ctx, g.obs, observe.LockAttempt, time.Time{}, nil)
-	rl := &Redlock{
-		g: g, key: key, token: lock.NewToken(), ttl: ttl,
-		servers:   make([]redlockServer, len(g.nodes)),
-		releasing: make(chan struct{}, 1),
-	}
-	taken := make([]bool, len(g.nodes))
+	rl := g.newRedlock(key, ttl)
 	start := time.Now()
 	rl.start = start
-	each(len(g.nodes), func(i int) {
+	// The servers are asked together, so one NodeTimeout context serves them all.
+	nctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+	for i := range known {
 		if !known[i] {
-			return // errs[i] says why: no vote without an identity
+			rl.servers[i].err = errs[i] // no vote without an identity
 		}
-		nctx, cancel := context.WithTimeout(ctx, g.timeout)
-		defer cancel()
-		if taken[i], errs[i] = g.nodes[i].locks.TryTake(nctx, key, rl.token, ttl); errs[i] != nil {
-			errs[i] = fmt.Errorf("client %d: %w", i, errs[i])
-		}
-	})
+	}
+	rl.parallel(nctx, (*Redlock).takeOn)
 	validity := redlockValidity(ttl, time.Since(start), g.driftMargin(ttl))
 	votes := 0
 	for i, n := range g.nodes {
+		s := &rl.servers[i]
 		// A SET that may have run is managed like one that did, so that the release
 		// below or the handle's reaches it.
-		if taken[i] || conn.WasWritten(errs[i]) {
-			rl.servers[i].lease, _ = n.locks.Adopt(key, rl.token, ttl, start) // arguments checked above
+		if s.taken || conn.WasWritten(s.err) {
+			s.lease, _ = n.locks.Adopt(key, rl.token, ttl, start) // arguments checked above
 		} else {
-			rl.servers[i].token = tokenGone
+			s.token = tokenGone
 		}
-		if taken[i] {
+		if s.taken {
 			votes++
 		}
 	}
 	if votes >= g.quorum && validity > 0 {
+		rl.acquireErrors() // a minority's failures do not fail the acquisition
 		rl.validUntil = start.Add(ttl - g.driftMargin(ttl))
 		report(ctx, g.obs, observe.LockAcquired, start, nil)
 		return rl, true, nil
 	}
+	failed := rl.acquireErrors()
 	// A failed attempt gives back what it got, even when ctx has ended.
 	rl.release(context.WithoutCancel(ctx))
 	err = nil
-	switch joined := errors.Join(errs...); {
+	switch {
 	case ctx.Err() != nil:
 		err = context.Cause(ctx)
-	case joined != nil:
-		err = fmt.Errorf("%w: %d of %d servers took %q (quorum %d): %w", ErrNoQuorum, votes, len(g.nodes), key, g.quorum, joined)
+	case failed != nil:
+		err = fmt.Errorf("%w: %d of %d servers took %q (quorum %d): %w", ErrNoQuorum, votes, len(g.nodes), key, g.quorum, failed)
 	case votes >= g.quorum:
 		// A quorum, but slow answers used up the TTL.
 		report(ctx, g.obs, observe.LockGaveUp, start, lock.ErrLeaseExpired)
@@ -513,6 +536,64 @@ func (g *RedlockGroup) try(ctx context.Context, key string, ttl time.Duration) (
 	}
 	report(ctx, g.obs, observe.LockGaveUp, start, err)
 	return nil, false, err
+}
+
+// newRedlock returns the handle of an acquisition about to be sent, with a fresh
+// token. A group of up to three servers keeps their states in the handle itself.
+func (g *RedlockGroup) newRedlock(key string, ttl time.Duration) *Redlock {
+	rl := &Redlock{g: g, key: key, ttl: ttl}
+	rl.token = lock.TokenFromString(newTokenText(&rl.tokenText))
+	if len(g.nodes) <= len(rl.small) {
+		rl.servers = rl.small[:len(g.nodes)]
+	} else {
+		rl.servers = make([]redlockServer, len(g.nodes))
+	}
+	return rl
+}
+
+// parallel runs op for every server in parallel, the last on the calling goroutine
+// and the others on goroutines it waits for, as each does, without a closure of its
+// own: op is a method expression and the WaitGroup the handle's. The acquisition and
+// the releases (one at a time, in the release turn) use it in turn, never together.
+func (rl *Redlock) parallel(ctx context.Context, op func(rl *Redlock, ctx context.Context, i int)) {
+	n := len(rl.servers)
+	rl.par.Add(n - 1)
+	for i := range n - 1 {
+		go func() {
+			defer rl.par.Done()
+			op(rl, ctx, i)
+		}()
+	}
+	op(rl, ctx, n-1)
+	rl.par.Wait()
+}
+
+// takeOn sends the acquisition to server i, unless it has no vote (its error is set
+// already), and records the answer.
+func (rl *Redlock) takeOn(ctx context.Context, i int) {
+	s := &rl.servers[i]
+	if s.err != nil {
+		return
+	}
+	if s.taken, s.err = rl.g.nodes[i].locks.TryTake(ctx, rl.key, rl.token, rl.ttl); s.err != nil {
+		s.err = fmt.Errorf("client %d: %w", i, s.err)
+	}
+}
+
+// releaseOn is redlockServer.release on server i.
+func (rl *Redlock) releaseOn(ctx context.Context, i int) { rl.servers[i].release(ctx) }
+
+// acquireErrors joins, and forgets, why the acquisition failed on each server, for an
+// attempt that did not acquire: they are the attempt's, not its clean-up's.
+func (rl *Redlock) acquireErrors() error {
+	var errs []error
+	for i := range rl.servers {
+		if s := &rl.servers[i]; s.err != nil {
+			errs = append(errs, s.err)
+			s.err = nil
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Key returns the key as given, without the clients' key prefixes.
@@ -744,13 +825,11 @@ func (rl *Redlock) Release(ctx context.Context) (bool, error) {
 // releaseInTurn waits for the release turn and runs release; ran is false when ctx
 // ended first. The handle stops owning either way.
 func (rl *Redlock) releaseInTurn(ctx context.Context) (ran, ok bool, outcome lock.ReleaseOutcome, err error) {
-	select {
-	case rl.releasing <- struct{}{}:
-	case <-ctx.Done():
+	if err := rl.releasing.take(ctx); err != nil {
 		rl.disown() // the release that has the turn disowned already
-		return false, false, 0, context.Cause(ctx)
+		return false, false, 0, err
 	}
-	defer func() { <-rl.releasing }()
+	defer rl.releasing.give()
 	// Halted before the handle disowns: a renewal in progress would otherwise find the
 	// lease disowned and end the keep-alive as lost rather than released.
 	halted := rl.keeper.Halt(ctx)
@@ -780,7 +859,7 @@ func (rl *Redlock) release(ctx context.Context) (bool, lock.ReleaseOutcome, erro
 	// The servers are asked together, so one NodeTimeout context serves them all.
 	nctx, cancel := context.WithTimeout(ctx, rl.g.timeout)
 	defer cancel()
-	each(len(rl.servers), func(i int) { rl.servers[i].release(nctx) })
+	rl.parallel(nctx, (*Redlock).releaseOn)
 	deleted, gone := 0, 0
 	for i := range rl.servers {
 		switch rl.servers[i].token {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/lock"
+	"github.com/respire/respire/resp"
 )
 
 var (
@@ -103,6 +104,10 @@ func (s *Semaphore) take(ctx context.Context, field string, ms int64) (bool, tim
 	v, err := semaphoreAcquireScript.Run(ctx, s.co.c, []string{s.key}, field, ms, s.capacity)
 	if err != nil {
 		return false, 0, err
+	}
+	if v.Kind() == resp.KindInteger {
+		// A grant: asked of it, Array would allocate its error.
+		return denied("semaphore", v)
 	}
 	if reply, err := v.Array(); err == nil && len(reply) == 2 {
 		if code, err := reply[0].Int(); err == nil && code == -1 {

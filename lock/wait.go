@@ -152,5 +152,8 @@ func (l *Locker) Wait(ctx context.Context, w Waiting, key string, try Try) (bool
 	if key != "" {
 		watch = l.watcher(key)
 	}
-	return waitLoop(ctx, &w.o, err, retryIn, try, watch)
+	// The wait keeps &o: a copy made here, so that a try that does not wait leaves w on
+	// the stack.
+	o := w.o
+	return waitLoop(ctx, &o, err, retryIn, try, watch)
 }

@@ -149,6 +149,8 @@ func AppendArgText(dst []byte, index int, arg any) ([]byte, error) {
 		return append(dst, v...), nil
 	case []byte:
 		return append(dst, v...), nil
+	case *argkind.Name:
+		return append(dst, v.Text...), nil
 	case int:
 		return strconv.AppendInt(dst, int64(v), 10), nil
 	case int8:

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/respire/respire/internal/argkind"
 )
 
 func TestAppendArg(t *testing.T) {
@@ -283,7 +285,8 @@ func TestAppendValue(t *testing.T) {
 func TestAppendArgTextMatchesAppendArg(t *testing.T) {
 	args := []any{"s", []byte("b"), 0, -7, int8(-8), int16(16), int32(-32), int64(math.MinInt64),
 		uint(1), uint8(8), uint16(16), uint32(32), uint64(math.MaxUint64), float32(1.5), 0.1,
-		-2.5e-7, 1e300, math.Inf(1), math.Inf(-1), true, false, math.NaN(), nil, struct{}{}}
+		-2.5e-7, 1e300, math.Inf(1), math.Inf(-1), true, false, math.NaN(), nil, struct{}{},
+		&argkind.Name{Text: "GET"}}
 	for _, a := range args {
 		text, terr := AppendArgText([]byte("x"), 3, a)
 		bulk, berr := AppendArg(nil, 3, a)

@@ -6,7 +6,7 @@
 -- ARGV[1]  lease field: "r:" (read) or "w:" (write) followed by the owner token
 -- ARGV[2]  lease TTL in milliseconds
 --
--- Returns {1} when taken, {0, ms} when a live lease excludes it (ms: until the first
+-- Returns 1 when taken, {0, ms} when a live lease excludes it (ms: until the first
 -- excluding lease expires, so a waiter knows when one can end without a release). The
 -- key expires with its last lease. No queue: a writer waiting behind continuous
 -- readers can starve.
@@ -43,4 +43,4 @@ end
 local exp = now + tonumber(ARGV[2])
 redis.call('HSET', KEYS[1], ARGV[1], exp)
 redis.call('PEXPIREAT', KEYS[1], math.max(exp, last))
-return {1}
+return 1

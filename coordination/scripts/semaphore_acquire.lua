@@ -7,7 +7,7 @@
 -- ARGV[2]  permit TTL in milliseconds (every permit expires)
 -- ARGV[3]  capacity
 --
--- Returns {1} when taken, {0, ms} when every permit is held (ms: until the first live
+-- Returns 1 when taken, {0, ms} when every permit is held (ms: until the first live
 -- permit expires, so a waiter knows when one can free without a release), {-1, stored} when the
 -- semaphore's live permits were taken with another capacity (nothing changes but the
 -- reclaiming of expired permits). The capacity stored beside expired permits alone
@@ -40,4 +40,4 @@ end
 local exp = now + tonumber(ARGV[2])
 redis.call('HSET', KEYS[1], ARGV[1], exp, 'capacity', ARGV[3])
 redis.call('PEXPIREAT', KEYS[1], math.max(exp, last))
-return {1}
+return 1

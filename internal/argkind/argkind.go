@@ -35,14 +35,17 @@ func Text(a any) (s string, ok bool) {
 // every caller's argument for part of the result, and so move to the heap the
 // arguments of every command, named or not.
 func otherText(a any) (string, bool) {
+	// A typed command's name, read several times per command on its way to a
+	// connection, is tested before the switch has to tell a dozen types apart.
+	if n, ok := a.(*Name); ok {
+		return n.Text, true
+	}
 	switch a := a.(type) {
 	case []byte:
 		return unsafe.String(unsafe.SliceData(a), len(a)), true
 	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, uintptr,
 		float32, float64, bool, nil:
 		return "", false
-	case *Name:
-		return a.Text, true
 	}
 	t := reflect.TypeOf(a)
 	switch t.Kind() {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/respire/respire/internal/cmdspec"
@@ -15,9 +16,13 @@ type command struct {
 	v      variant
 	only   string // the server that alone has the command, or ""
 	differ bool   // the servers describe its arguments differently
+	since  string // each server's version when they added it in different ones
 	name   string // constructor: ZRangeWithScores
 	typ    string // value type: ZRangeWithScoresCmd
 	reply  reply
+	// nameVar is the package variable holding the command's *argkind.Name, shared
+	// by the variants of one command: nameZRange.
+	nameVar string
 
 	params  []string // constructor parameters, "key string"
 	inits   []string // constructor statements
@@ -31,6 +36,27 @@ type command struct {
 	hasErr  bool     // the value type records an argument error
 
 	taken map[string]bool // field, parameter and method names in use
+}
+
+// doubleArgs are arguments a specification calls integer that the server reads as a
+// double (ZINCRBY's increment, the weights of ZUNION and ZINTER), by command.
+var doubleArgs = map[string]string{
+	"zincrby": "increment", "zunion": "weight", "zinter": "weight",
+	"zunionstore": "weight", "zinterstore": "weight",
+}
+
+// withType returns args with the arguments named name, at any depth, of type typ.
+func withType(args []*cmdspec.Arg, name, typ string) []*cmdspec.Arg {
+	out := make([]*cmdspec.Arg, len(args))
+	for i, a := range args {
+		fixed := *a
+		if a.Name == name {
+			fixed.Type = typ
+		}
+		fixed.Args = withType(a.Args, name, typ)
+		out[i] = &fixed
+	}
+	return out
 }
 
 // specFixes are arguments a specification marks optional that the command's arity
@@ -54,16 +80,29 @@ func requireArg(args []*cmdspec.Arg, name string) []*cmdspec.Arg {
 // Methods every command type has, which options must not be named.
 var commandMethods = map[string]bool{"Do": true, "Cached": true, "In": true, "Args": true}
 
+// methodAlternatives name the options that would take the name of a method every
+// command has (MODULE LOADEX's ARGS).
+var methodAlternatives = map[string]string{"Args": "Arguments"}
+
 func newCommand(c *cmdspec.Command, v variant, only string, differ bool) (*command, error) {
 	g := &command{spec: c, v: v, only: only, differ: differ, taken: map[string]bool{}}
 	g.name = goName(c.Name) + v.suffix
 	g.typ = g.name + "Cmd"
-	for _, w := range c.Words() {
+	g.nameVar = "name" + goName(c.Name)
+	for i, w := range c.Words() {
+		if i == 0 {
+			// The command's name carries its table entry (argkind.Name).
+			g.emit = append(g.emit, fmt.Sprintf("v.add(%s)", g.nameVar))
+			continue
+		}
 		g.emit = append(g.emit, fmt.Sprintf("v.add(%q)", w))
 	}
 	args := c.Args
 	if name, ok := specFixes[c.Name]; ok {
 		args = requireArg(args, name)
+	}
+	if name, ok := doubleArgs[c.Name]; ok {
+		args = withType(args, name, "double")
 	}
 	if err := g.seq(args, true); err != nil {
 		return nil, err
@@ -77,9 +116,36 @@ func newCommand(c *cmdspec.Command, v variant, only string, differ bool) (*comma
 		g.emit = append(g.emit, "for _, x := range c.args {\nv.add(x)\n}")
 		g.minArgs = append(g.minArgs, `"1"`)
 	}
+	g.requireFrom()
 	g.reply = replyOf(c, v)
 	return g, nil
 }
+
+// requireFrom makes GEOSEARCH's and GEOSEARCHSTORE's FROM choice required unless the
+// area is BYPOLYGON: Valkey 9.1's specification made FROM optional because BYPOLYGON
+// needs none, and without one any other search is refused by the server.
+func (g *command) requireFrom() {
+	if g.spec.Name != "geosearch" && g.spec.Name != "geosearchstore" {
+		return
+	}
+	from, polygon := -1, ""
+	for i, e := range g.emit {
+		if strings.HasPrefix(e, "switch c.from {") {
+			from = i
+		}
+		if m := polygonCase.FindStringSubmatch(e); m != nil {
+			polygon = m[1]
+		}
+	}
+	if from < 0 || polygon == "" {
+		panic("cmdgen: " + g.spec.Name + " has no FROM choice or no BYPOLYGON")
+	}
+	g.emit[from] = strings.TrimSuffix(g.emit[from], "}") + "default:\nif c.by != " + polygon + " {\nv.fail(problemChoice)\n}\n}"
+	g.minOpts = append(g.minOpts, `.FromMember("m")`)
+}
+
+// polygonCase finds the case of the BY choice that lays out BYPOLYGON.
+var polygonCase = regexp.MustCompile(`(?s)^switch c\.by \{.*case (\d+):\nfor _, x := range c\.byPolygonArgs`)
 
 func (g *command) exported() []string {
 	return append([]string{g.name, g.typ}, g.names...)
@@ -87,6 +153,9 @@ func (g *command) exported() []string {
 
 // unique returns base, or base with a number, not yet used in the command.
 func (g *command) unique(base string) string {
+	if alt, ok := methodAlternatives[base]; ok && commandMethods[base] {
+		base = alt
+	}
 	name := base
 	for i := 2; g.taken[name] || commandMethods[name] || goKeywords[name]; i++ {
 		name = fmt.Sprintf("%s%d", base, i)
@@ -126,8 +195,15 @@ func scalarOf(a *cmdspec.Arg) (scalar, bool) {
 		switch name {
 		case "seconds":
 			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationSeconds(" + x + ", c.bad)" }, zero: "time.Second"}, true
-		case "milliseconds", "min-idle-time":
+		case "milliseconds", "min-idle-time", "ms", "timeout", "ttl":
+			// Every integer timeout (WAIT, MIGRATE, CLIENT PAUSE), XCLAIM's IDLE ms
+			// and RESTORE's ttl are milliseconds.
 			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationMilliseconds(" + x + ", c.bad)" }, zero: "time.Second"}, true
+		case "unix-time-seconds":
+			// HEXPIREAT's time, which the specification gives as an integer.
+			return scalar{goType: "time.Time", conv: func(x string) string { return x + ".Unix()" }, zero: "time.Unix(1, 0)"}, true
+		case "unix-time-milliseconds":
+			return scalar{goType: "time.Time", conv: func(x string) string { return x + ".UnixMilli()" }, zero: "time.Unix(1, 0)"}, true
 		case "ifdeq-digest", "ifdne-digest":
 			// The specification says integer, but the server takes the digest as DIGEST
 			// returns it: 16 hexadecimal characters.
@@ -254,7 +330,7 @@ func (g *command) required(a *cmdspec.Arg, variadic, counted bool) (string, erro
 			return g.enum(a), nil
 		}
 		return "", g.choice(a, true)
-	case a.Type == "block" && !a.Multiple && (simpleBlock(a.Args) || optionBlock(a.Args)):
+	case a.Type == "block" && !a.Multiple && (simpleBlock(a.Args) || optionBlock(a.Args) || countedElements(a.Args)):
 		// A required block's arguments are the command's own: its required ones
 		// parameters, its optional ones methods.
 		if a.Token != "" {
@@ -279,7 +355,11 @@ func (g *command) required(a *cmdspec.Arg, variadic, counted bool) (string, erro
 
 // param is a required scalar: a constructor parameter.
 func (g *command) param(a *cmdspec.Arg, s scalar) string {
-	name := g.unique(lowerFirst(argName(a.Name)))
+	base := lowerFirst(argName(a.Name))
+	if s.goType == "time.Time" && strings.HasPrefix(base, "unixTime") {
+		base = "at" // HEXPIREAT's unix-time-seconds is a time.Time, whatever its unit
+	}
+	name := g.unique(base)
 	g.params = append(g.params, name+" "+s.goType)
 	g.fields = append(g.fields, name+" any")
 	if s.convErr != nil {
@@ -364,6 +444,9 @@ func (g *command) list(a *cmdspec.Arg, s scalar, variadic, counted bool, kind li
 // variadic parameter of an element type.
 func (g *command) elements(a *cmdspec.Arg, variadic, counted, optional bool) string {
 	elem := g.elementType(a)
+	if g.v.single && !optional && !counted {
+		return g.element(a, elem)
+	}
 	name := g.unique(lowerFirst(plural(argName(a.Name))))
 	if !optional {
 		g.elementParam(elem, name, variadic)
@@ -397,6 +480,25 @@ func (g *command) elements(a *cmdspec.Arg, variadic, counted, optional bool) str
 		g.emit = append(g.emit, fmt.Sprintf("if len(c.%s) > 0 {\n%s\n}", name, strings.Join(body, "\n")))
 	} else {
 		g.emit = append(g.emit, body...)
+	}
+	return name
+}
+
+// element is a list of blocks of which the form takes exactly one (ZADD INCR's
+// score member): a parameter of the element type.
+func (g *command) element(a *cmdspec.Arg, elem element) string {
+	name := g.unique(lowerFirst(argName(a.Name)))
+	g.params = append(g.params, name+" "+elem.name)
+	g.minArgs = append(g.minArgs, elem.zero)
+	g.fields = append(g.fields, name+" "+elem.name)
+	g.inits = append(g.inits, fmt.Sprintf("c.%s = %s", name, name))
+	for _, f := range elem.fields {
+		if f.token != "" {
+			g.emit = append(g.emit, fmt.Sprintf("v.add(%q)", f.token))
+		}
+		if f.name != "" {
+			g.emit = append(g.emit, "v.add("+f.conv("c."+name+"."+f.name)+")")
+		}
 	}
 	return name
 }
@@ -468,6 +570,16 @@ var sharedElements = map[string]string{
 	"score member":              "Z",
 	"longitude latitude member": "GeoLocation",
 	"key id":                    "StreamID",
+	"start-slot end-slot":       "SlotRange",
+	"startslot endslot":         "SlotRange",
+	"slot-start slot-last":      "SlotRange",
+}
+
+// sharedFields are the fields of a shared element type whose arguments the servers
+// name differently (a slot range's start-slot, startslot and slot-start).
+var sharedFields = map[string]string{
+	"start-slot": "Start", "startslot": "Start", "slot-start": "Start",
+	"end-slot": "End", "endslot": "End", "slot-last": "End",
 }
 
 func (g *command) elementType(a *cmdspec.Arg) element {
@@ -493,6 +605,9 @@ func (g *command) elementType(a *cmdspec.Arg) element {
 		}
 		s, _ := scalarOf(c)
 		f := elementField{name: argName(c.Name), token: c.Token, conv: s.conv}
+		if field, renamed := sharedFields[strings.ToLower(c.Name)]; renamed && ok {
+			f.name = field
+		}
 		e.fields = append(e.fields, f)
 		fmt.Fprintf(&decl, "%s %s\n", f.name, s.goType)
 		zero = append(zero, f.name+": "+s.zero)
@@ -575,6 +690,26 @@ func (g *command) enumParam(a *cmdspec.Arg, typ, first string) string {
 
 // tokenName is the Go name of an argument that is sent as a keyword: from its
 // keyword when it is a word, else from its name.
+// wireToken is a keyword as it is sent: the specifications write MIGRATE's empty
+// key, an empty argument, as the token "" in quotes.
+func wireToken(token string) string {
+	if token == `""` {
+		return ""
+	}
+	return token
+}
+
+// choiceMethod names the method choosing alt of the choice a: after alt, or, when
+// another method has that name, after the choice and alt (CLIENT LIST's NOT-TYPE
+// normal is NotTypeNormal, TYPE normal being Normal).
+func (g *command) choiceMethod(a, alt *cmdspec.Arg) string {
+	name := tokenName(alt)
+	if g.taken[name] || commandMethods[name] {
+		name = tokenName(&cmdspec.Arg{Name: a.Name, Token: a.Token}) + name
+	}
+	return g.unique(name)
+}
+
 func tokenName(a *cmdspec.Arg) string {
 	if a.Token == "" && a.Type == "block" && a.Args[0].Token != "" {
 		a = a.Args[0] // BYRADIUS radius unit is ByRadius
@@ -631,6 +766,13 @@ func simpleBlock(args []*cmdspec.Arg) bool {
 		}
 	}
 	return true
+}
+
+// countedElements reports a block of a count and the list of element blocks it
+// counts (HSETEX's FIELDS numfields field value [field value ...]): the elements are
+// a parameter, the count computed.
+func countedElements(args []*cmdspec.Arg) bool {
+	return len(args) == 2 && isCount(args, 0) && args[1].Type == "block" && elementBlock(args[1].Args)
 }
 
 // elementBlock reports whether a block can be an element of a list: scalars and
@@ -948,8 +1090,10 @@ func (g *command) choice(a *cmdspec.Arg, required bool) error {
 			tok, val := g.unique(field+"Token"), g.unique(field+"Value")
 			g.fields = append(g.fields, tok+" any", val+" any")
 			g.hasErr = true
-			g.addMethod(g.unique("Expire"), "sets the expiration: EX seconds when d is a whole number of seconds, else PX milliseconds.", "d time.Duration",
-				fmt.Sprintf("%s\nc.%s, c.%s, c.bad = expiration(d, %q, %q, c.bad)", set, tok, val, "EX", "PX"))
+			// A d of 0 is no expiration, as go-redis's Set(ctx, key, value, 0) is,
+			// rather than the EX 0 the server refuses.
+			g.addMethod(g.unique("Expire"), "sets the expiration: EX seconds when d is a whole number of seconds, else PX milliseconds. A d of 0 sends no expiration, as go-redis's expiration 0 does (it undoes an earlier choice of this option group).", "d time.Duration",
+				fmt.Sprintf("if d == 0 {\nc.%s = 0\nreturn c\n}\n%s\nc.%s, c.%s, c.bad = expiration(d, %q, %q, c.bad)", field, set, tok, val, "EX", "PX"))
 			cases = append(cases, fmt.Sprintf("case %d:\nv.add(c.%s)\nv.add(c.%s)", k, tok, val))
 			i++
 			continue
@@ -963,12 +1107,12 @@ func (g *command) choice(a *cmdspec.Arg, required bool) error {
 			i++
 			continue
 		}
-		method := g.unique(tokenName(alt))
+		method := g.choiceMethod(a, alt)
 		doc := "chooses " + synopsis([]*cmdspec.Arg{alt}) + since(alt) + "."
 		switch {
 		case alt.Type == "pure-token":
 			g.addMethod(method, doc, "", set)
-			cases = append(cases, fmt.Sprintf("case %d:\nv.add(%q)", k, alt.Token))
+			cases = append(cases, fmt.Sprintf("case %d:\nv.add(%q)", k, wireToken(alt.Token)))
 		case alt.Type == "block" && !alt.Multiple && simpleBlock(alt.Args):
 			params, body, emit := g.block(field, alt, nil)
 			body = append([]string{set}, body...)

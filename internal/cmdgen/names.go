@@ -94,13 +94,13 @@ var words = map[string]string{
 	"primary": "Primary", "primaries": "Primaries", "down": "Down", "cache": "Cache", "remove": "Remove",
 	"sentinels": "Sentinels", "scripts": "Scripts", "simulate": "Simulate", "hotkeys": "HotKeys",
 	"start": "Start", "unload": "Unload", "idmp": "IDMP", "record": "Record", "ltrim": "LTrim",
-	"of": "Of", "rank": "Rank", "ack": "Ack", "cfg": "Cfg", "self": "Self", "test": "Test", "conf": "Conf",
+	"of": "Of", "rank": "Rank", "ack": "Ack", "noack": "NoAck", "maxage": "MaxAge", "cfg": "Cfg", "self": "Self", "test": "Test", "conf": "Conf",
 }
 
 // initialisms are argument words spelt in capitals in Go names.
 var initialisms = map[string]bool{"id": true, "ttl": true, "nx": true, "xx": true, "gt": true, "lt": true,
 	"ch": true, "db": true, "ro": true, "ip": true, "aof": true, "acl": true, "lcs": true, "url": true,
-	"ex": true, "px": true, "ef": true, "kv": true}
+	"ex": true, "px": true, "ef": true, "kv": true, "fnx": true, "fxx": true}
 
 // goName returns a Go name for a command name ("hgetall", "client|list",
 // "georadius_ro"): HGetAll, ClientList, GeoRadiusRO.
@@ -180,10 +180,20 @@ func lowerFirst(s string) string {
 		r[j] = unicode.ToLower(r[j])
 	}
 	out := string(r)
+	if alt, ok := keywordAlternatives[out]; ok {
+		return alt
+	}
 	if goKeywords[out] {
 		out += "_"
 	}
 	return out
+}
+
+// keywordAlternatives are readable names for parameters and fields whose own name is
+// a keyword or a name the generated code uses (RESTORE's ttl, COMMANDLOG's type).
+var keywordAlternatives = map[string]string{
+	"type": "typ", "ttl": "keyTTL", "len": "length", "copy": "copyKey", "range": "rangeOpt",
+	"min": "minimum", "max": "maximum", "new": "newValue", "time": "at", "string": "str",
 }
 
 var goKeywords = map[string]bool{

@@ -83,19 +83,43 @@ func (g *command) render(b *bytes.Buffer) {
 	if when := nullWhen(c.Reply); when != "" && g.reply != replyValue {
 		b.WriteString(wrap("A null reply is the error Nil: "+lowerSentence(when)+".", "// ", 88))
 	}
-	fmt.Fprintf(b, "func (c %s) Do(ctx context.Context, r Doer) (%s, error) {\nv := c.argv()\nreturn %s(run(ctx, r, &v, %q))\n}\n\n", g.typ, r.goType, r.decode, words)
+	// A command of a fixed layout hands its arguments over as a slice literal, which
+	// stays on the caller's stack at their size, rather than copying an argv of
+	// fixedArgs slots: a short command's cost is then the client's alone.
+	layout, bad := "v := c.argv()\n", "v.args(), v.bad"
+	if args, ok := g.fixedLayout(); ok {
+		layout, bad = "", "[]any{"+strings.Join(args, ", ")+"}, problem{}"
+	}
+	fmt.Fprintf(b, "func (c %s) Do(ctx context.Context, r Doer) (%s, error) {\n%sreturn %s(run(ctx, r, %s, %q))\n}\n\n", g.typ, r.goType, layout, r.decode, bad, words)
 	if g.cacheable() {
 		fmt.Fprintf(b, "// Cached runs the command through cl's client-side cache (Client.DoCached), keeping\n// its reply for at most ttl.\n")
-		fmt.Fprintf(b, "func (c %s) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (%s, error) {\nv := c.argv()\nreturn %s(cached(ctx, cl, ttl, &v, %q))\n}\n\n", g.typ, r.goType, r.decode, words)
+		fmt.Fprintf(b, "func (c %s) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (%s, error) {\n%sreturn %s(cached(ctx, cl, ttl, %s, %q))\n}\n\n", g.typ, r.goType, layout, r.decode, bad, words)
 	}
 	fmt.Fprintf(b, "// In queues the command in p; its reply is read from the Reply after p.Exec.\n")
-	fmt.Fprintf(b, "func (c %s) In(p *Pipeline) Reply[%s] {\nv := c.argv()\nreturn queue(p, &v, %q, %s)\n}\n\n", g.typ, r.goType, words, r.decode)
+	fmt.Fprintf(b, "func (c %s) In(p *Pipeline) Reply[%s] {\n%sreturn queue(p, %s, %q, %s)\n}\n\n", g.typ, r.goType, layout, bad, words, r.decode)
 	fmt.Fprintf(b, "// Args returns the command's arguments, as Client.Do and Pipeline.Do take them.\n")
 	fmt.Fprintf(b, "func (c %s) Args() []any {\nv := c.argv()\nreturn v.list()\n}\n\n", g.typ)
 }
 
 // addInPlace matches a statement adding one argument.
 var addInPlace = regexp.MustCompile(`(?m)^v\.add\((.*)\)$`)
+
+// fixedLayout returns the arguments of a command that always lays out the same ones,
+// each an expression of one line, and that records no problem: GET, HGET, INCR.
+func (g *command) fixedLayout() ([]string, bool) {
+	if g.hasErr {
+		return nil, false
+	}
+	var args []string
+	for _, e := range g.emit {
+		m := addInPlace.FindStringSubmatch(e)
+		if m == nil || m[0] != e {
+			return nil, false
+		}
+		args = append(args, m[1])
+	}
+	return args, true
+}
 
 // bounded reports a command that never has more than fixedArgs arguments: no lists,
 // few enough options. Each statement of emit lays out one argument; a switch lays out
@@ -161,6 +185,9 @@ func (g *command) availability() string {
 	case g.only == "Redis 8.6":
 		return "Since Redis " + c.Since + "; Redis only (not in Valkey 9.1)."
 	}
+	if g.since != "" {
+		return "Since " + g.since + "; Redis and Valkey."
+	}
 	return "Since " + c.Since + "; Redis and Valkey."
 }
 
@@ -184,9 +211,10 @@ func (g *command) cacheable() bool {
 
 // notCached are the reads of one key whose output the specifications call
 // deterministic that the client-side cache still refuses (package respire's
-// uncacheable list): the key's expiry is read with every cached reply already.
-// TestCachedCommandsAreCacheable fails when the two disagree.
-var notCached = map[string]bool{"expiretime": true, "pexpiretime": true}
+// uncacheable list): the key's expiry is read with every cached reply already, and a
+// hash field's expiry is the same kind of read. TestCachedCommandsAreCacheable fails
+// when the cache refuses a command offered as Cached.
+var notCached = map[string]bool{"expiretime": true, "pexpiretime": true, "hexpiretime": true, "hpexpiretime": true}
 
 // minimal is the expression building the command with its fewest arguments.
 func (g *command) minimal() string {

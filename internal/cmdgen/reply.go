@@ -67,6 +67,7 @@ type variant struct {
 	require string          // an optional argument (by name) the form requires
 	drop    map[string]bool // optional arguments (by keyword or name) the form leaves out
 	reply   *reply          // the form's reply, when the schema does not give it alone
+	single  bool            // the form's list of elements takes exactly one (ZADD INCR)
 }
 
 // variants are the commands whose reply depends on an option, and their forms beyond
@@ -79,7 +80,7 @@ var variants = map[string][]variant{
 	"zunion":           {withScores},
 	"zinter":           {withScores},
 	"zdiff":            {withScores},
-	"zadd":             {{suffix: "Incr", token: "INCR", reply: &replyFloat}},
+	"zadd":             {{suffix: "Incr", token: "INCR", reply: &replyFloat, single: true}},
 	"zrank":            {{suffix: "WithScore", token: "WITHSCORE", reply: &replyRankScore}},
 	"zrevrank":         {{suffix: "WithScore", token: "WITHSCORE", reply: &replyRankScore}},
 	"lpop":             {counted(replyStrings)},

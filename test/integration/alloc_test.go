@@ -118,3 +118,24 @@ func TestCachedHitAllocations(t *testing.T) {
 		t.Errorf("stats: %+v; want one miss (string and []byte keys share the entry)", st)
 	}
 }
+
+// A script's EVALSHA allocates nothing of its own: not its argument list, not the
+// boxes of its keys and arguments (a token, a TTL in milliseconds), which coordination
+// sends on every acquisition and release.
+func TestScriptAllocations(t *testing.T) {
+	if testkit.Race {
+		t.Skip("the race detector allocates on its own")
+	}
+	srv := testserver.Start(t, testserver.Config{})
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}})
+	ctx := context.Background()
+	s := respire.NewScript("return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])")
+	keys := []string{"alloc:script"}
+	token, ms := strings.Repeat("t", 32), int64(60000)
+	if _, err := s.Run(ctx, c, keys, token, ms); err != nil {
+		t.Fatal(err)
+	}
+	if got := testing.AllocsPerRun(200, func() { s.Run(ctx, c, keys, token, ms) }); got > 0 {
+		t.Errorf("Script.Run allocates %.1f times per call, budget 0", got)
+	}
+}

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -322,6 +323,46 @@ func TestScripts(t *testing.T) {
 			t.Fatal("a failing script returned no error")
 		}
 	})
+}
+
+// A script with more keys and arguments than Run builds on the stack sends the same
+// bytes, and an argument that cannot be encoded fails as Do fails it: an *resp.ArgError
+// at its position in the command, with nothing sent.
+func TestScriptsManyArguments(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, KeyPrefix: "app:"})
+	ctx := context.Background()
+	s := respire.NewScript("local out = {KEYS[1], KEYS[2], KEYS[3]} for _, a in ipairs(ARGV) do out[#out + 1] = a end return out")
+	type named int32
+	args := []any{"a", []byte("b"), 3, int64(-4), uint8(5), 6.5, float32(0.25), true, false, named(7),
+		time.Duration(8), json.RawMessage("9"), "ten", 11, 12}
+	v, err := s.Run(ctx, c, []string{"k1", "k2", "k3"}, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := v.Array()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"app:k1", "app:k2", "app:k3", "a", "b", "3", "-4", "5", "6.5", "0.25", "1", "0", "7", "8", "9", "ten", "11", "12"}
+	if len(got) != len(want) {
+		t.Fatalf("script saw %d words, want %d: %v", len(got), len(want), v)
+	}
+	for i, w := range want {
+		if text, _ := got[i].Text(); text != w {
+			t.Errorf("word %d: %q, want %q", i, text, w)
+		}
+	}
+	for _, bad := range []any{nil, math.NaN(), float32(math.NaN()), map[string]int{}, struct{}{}} {
+		args := append(append([]any{}, args...), bad)
+		_, err := s.Run(ctx, c, []string{"k1", "k2", "k3"}, args...)
+		_, doErr := c.Do(ctx, append([]any{"EVALSHA", s.Hash(), 3, "k1", "k2", "k3"}, args...)...)
+		var ae, doAE *resp.ArgError
+		if !errors.As(err, &ae) || !errors.As(doErr, &doAE) || *ae != *doAE ||
+			errors.Is(err, conn.ErrNotSent) != errors.Is(doErr, conn.ErrNotSent) {
+			t.Errorf("argument %T: Run's error %v, Do's %v", bad, err, doErr)
+		}
+	}
 }
 
 func TestScanIterators(t *testing.T) {

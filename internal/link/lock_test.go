@@ -11,6 +11,7 @@ import (
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/link"
 	"github.com/respire/respire/internal/route"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
 )
@@ -18,11 +19,7 @@ import (
 // newClient returns a client made with opts, closed when the test ends, and its link.
 func newClient(t *testing.T, opts respire.Options) (*respire.Client, *link.Client) {
 	t.Helper()
-	c, err := respire.NewClient(context.Background(), opts)
-	if err != nil {
-		t.Fatalf("NewClient: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := testclient.New(t, opts)
 	return c, link.Of(c)
 }
 

@@ -112,7 +112,11 @@ func TestSubscriptionResubscribeRefused(t *testing.T) {
 			defer shard.Close()
 
 			srv.Do(t, "ACL", "SETUSER", user, "resetchannels", "&a", "&c", "&e", "&p.*", "&s1")
-			testkit.WaitFor(t, "b, d, q.* and s2 reported refused", func() bool { return len(sub.Refused()) >= 3 && len(shard.Refused()) >= 1 })
+			// The Observer hears of a refusal after Refused shows it (it is told once the
+			// subscription's lock is released, so that it may call Refused): wait for both.
+			testkit.WaitFor(t, "b, d, q.* and s2 reported refused", func() bool {
+				return len(sub.Refused()) >= 3 && len(shard.Refused()) >= 1 && len(obs.events()) >= 4
+			})
 			refused := sub.Refused()
 			want := []RefusedChannelError{{Name: "b"}, {Name: "d"}, {Name: "q.*", Pattern: true}}
 			for i, r := range refused {

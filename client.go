@@ -34,7 +34,7 @@ type Client struct {
 	cache    *cache.Cache // nil without Options.ClientSideCache
 	tracking *tracking    // the connections cached reads use, with the cache
 
-	link link.Client // what packages lock and coordination use of the client (lockseam.go)
+	link link.Client // what packages lock and coordination use of the client (newLink)
 
 	obs observe.Observer // Options.Observer and Options.Logger together; nil when neither is set
 
@@ -420,14 +420,13 @@ func (c *Client) newLink() link.Client {
 		Standalone:   c.route.Standalone(),
 		CanWatchKeys: c.tracking != nil,
 		Closed:       &c.closed,
-		Name:         c.commandName,
+		Name:         c.linkName,
 		Outcome:      outcomeOf,
 	}
 }
 
-// commandName is the name the observer's events carry for a command named cmd
-// (observedName).
-func (c *Client) commandName(cmd string) string {
-	args := [1]any{cmd}
-	return c.observedName(nil, args[:])
+// linkName is observedName for the link's commands, given their first argument.
+func (c *Client) linkName(info *command.Info, name string) string {
+	args := [1]any{name}
+	return c.observedName(info, args[:])
 }

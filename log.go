@@ -11,8 +11,9 @@ import (
 
 // logObserver is the Observer that writes Options.Logger's lines: only the events an
 // operator wants to read about, never a line per command. Warn: a connection lost, a
-// dial failed, a failover, a topology refresh that failed, a fence, a tracking
-// connection lost, a re-authentication refused, a subscription's channel refused.
+// dial failed, a failover, a topology refresh that failed, a connection a lock cut
+// off, a tracking connection lost, a re-authentication refused, a subscription's
+// channel refused.
 // Info: a connection dialled again after one to its server was lost (a reconnect), a
 // topology change, the master found at start-up. Attributes are names, addresses, counts and errors; never keys, values or
 // credentials.
@@ -111,7 +112,7 @@ func (o *logObserver) Fence(e observe.Fence) {
 	if e.Err != nil {
 		attrs = append(attrs, errAttr(e.Err))
 	}
-	o.logf(slog.LevelWarn, "respire: lock fenced a connection", attrs...)
+	o.logf(slog.LevelWarn, "respire: lock cut off a connection", attrs...)
 }
 
 // Cache logs the loss of a tracking connection, which dropped what it tracked.

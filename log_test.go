@@ -82,7 +82,7 @@ func TestLogObserverLines(t *testing.T) {
 		{"fence", func(o observe.Observer) {
 			o.Fence(observe.Fence{Addr: "a:1", ClientID: 7})
 			o.Fence(observe.Fence{Addr: "a:1", ClientID: 8, Err: boom})
-		}, []string{"WARN respire: lock fenced a connection addr=a:1 client_id=7", "WARN respire: lock fenced a connection addr=a:1 client_id=8 err=boom"}},
+		}, []string{"WARN respire: lock cut off a connection addr=a:1 client_id=7", "WARN respire: lock cut off a connection addr=a:1 client_id=8 err=boom"}},
 		{"cache", func(o observe.Observer) {
 			for _, k := range []observe.CacheKind{observe.CacheHit, observe.CacheMiss, observe.CacheInvalidate, observe.CacheFlush} {
 				o.Cache(observe.Cache{Kind: k, Addr: "a:1"})

@@ -114,12 +114,12 @@ type Options struct {
 	OnConnect func(ctx context.Context, cn *Conn) error
 
 	// Observer receives the client's events: commands, batches, connections, pool
-	// waits, redirections, failovers, fences, cache and lock events (package observe;
+	// waits, redirections, failovers, cut-offs (observe.Fence), cache and lock events (package observe;
 	// respireotel turns them into traces and metrics). Nil, the default, costs nothing.
 	Observer observe.Observer
 
 	// Logger receives the few events worth a log line (connections lost and dialled
-	// again, failovers, topology changes, fences, tracking loss), structured and
+	// again, failovers, topology changes, cut-offs, tracking loss), structured and
 	// without secrets. Nil, the default, logs nothing.
 	Logger *slog.Logger
 }

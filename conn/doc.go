@@ -11,7 +11,7 @@
 // it will never run), errors.Is(err, ErrOutcomeUnknown) when it was written (its reply
 // is read later and dropped, so the connection stays in sync). Both also match the
 // context's error. Locks depend on this distinction to decide whether a renewal or
-// release must be fenced.
+// release must be cut off (CLIENT KILL).
 //
 // Credentials come from Options (Username, Password) or from a provider asked at each
 // dial (Options.Credentials), and Reauth changes them on a live connection: its AUTH

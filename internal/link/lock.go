@@ -34,9 +34,11 @@ type Client struct {
 	CanWatchKeys bool
 	// Closed is the client's closed flag: a closed client sends nothing.
 	Closed *atomic.Bool
-	// Name is the name a command whose name is cmd carries in the observer's events,
-	// as the client's own commands carry it.
-	Name func(cmd string) string
+	// Name is the name a command of entry info (nil when the table lacks it) named
+	// name carries in the observer's events, as the client's own commands carry it.
+	// It takes the name as a string so that the arguments do not escape through the
+	// indirect call.
+	Name func(info *command.Info, name string) string
 	// Outcome classes the error a caller got, as the client's own command events do.
 	Outcome func(err error) observe.Outcome
 }
@@ -83,12 +85,14 @@ func (l *Client) Do(ctx context.Context, cn *conn.Conn, lane route.Lane, o conn.
 // doObserved is Do between the observer's CommandStart and CommandEnd. A panic on the
 // way ends the command as of unknown outcome (ErrPanicked).
 func (l *Client) doObserved(ctx context.Context, obs observe.Observer, cn *conn.Conn, lane route.Lane, o conn.CallOptions, args []any) (v resp.Value, last *conn.Conn, err error) {
-	var name string
+	// The entry is looked up apart from the Cmd: handing a field of the Cmd to the
+	// indirect Name would make every argument escape with it.
+	info := l.entry(args)
+	start := observe.CommandStart{Addr: cn.Addr(), Start: time.Now()}
 	if len(args) > 0 {
-		s, _ := args[0].(string)
-		name = l.Name(s)
+		name, _ := args[0].(string)
+		start.Name = l.Name(info, name)
 	}
-	start := observe.CommandStart{Name: name, Addr: cn.Addr(), Start: time.Now()}
 	octx := obs.CommandStart(ctx, start)
 	err = ErrPanicked
 	defer func() {
@@ -104,18 +108,23 @@ func (l *Client) doObserved(ctx context.Context, obs observe.Observer, cn *conn.
 		}
 		obs.CommandEnd(octx, e)
 	}()
-	cmd := l.cmd(o, args)
+	cmd := route.Cmd{Options: o, Args: args, Info: info}
 	return l.Router.DoOn(octx, cn, &cmd, lane)
 }
 
 // cmd is args to send with the options o, with its entry in the client's table (nil
 // for a command the table lacks: the router then treats it as having no keys).
 func (l *Client) cmd(o conn.CallOptions, args []any) route.Cmd {
-	cmd := route.Cmd{Options: o, Args: args}
-	if len(args) > 0 {
-		cmd.Info, _ = l.Table.LookupArgs(args)
+	return route.Cmd{Options: o, Args: args, Info: l.entry(args)}
+}
+
+// entry is the entry of args in the client's table, nil when it lacks the command.
+func (l *Client) entry(args []any) *command.Info {
+	if len(args) == 0 {
+		return nil
 	}
-	return cmd
+	info, _ := l.Table.LookupArgs(args)
+	return info
 }
 
 // DedicatedTo checks out a connection of the caller's own to the server at addr,

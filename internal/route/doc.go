@@ -5,7 +5,9 @@
 // routed by hash slot ([NewCluster]); [New] makes the one a [Deployment] describes.
 // The constructors are the only places that look at the kind: each gives the Router
 // its implementation (one server at a time, over a standalone or Sentinel backend, or
-// a Cluster), and no method of Router branches on it. The client asks the router to do
+// a Cluster), and no method of Router branches on it (the calls that carry the
+// caller's arguments reach the implementation through a type switch whose cases all
+// make the same call; dispatch.go says why). The client asks the router to do
 // one call ([Router.Do]: redirections, retries and re-resolution happen inside), to
 // send a batch ([Router.DoMulti], with what the client worked out for each command in
 // a [Batch], or a [Plan] with [Router.DoPlan]: split by node inside), for dedicated and

@@ -73,18 +73,27 @@ func (r *Router) DoOn(ctx context.Context, cn *conn.Conn, cmd *Cmd, l Lane) (res
 	if err == nil || !NeedsRetry(err) {
 		return v, cn, err
 	}
-	// The dispatch of dispatch.go: only a Cluster redirects.
+	// The dispatch of dispatch.go: each case makes the same call.
+	var last *conn.Conn
 	switch d := r.d.(type) {
 	case *one:
-		return v, cn, err
+		v, last, err = d.redirectedOn(ctx, cmd, cn, err, l)
 	case *Cluster:
-		v, last, err := d.redirectedOn(ctx, cmd, cn, err, l)
-		if last == nil {
-			last = cn
-		}
-		return v, last, err
+		v, last, err = d.redirectedOn(ctx, cmd, cn, err, l)
+	default:
+		panic(errDeployment)
 	}
-	panic(errDeployment)
+	if last == nil {
+		last = cn
+	}
+	return v, last, err
+}
+
+// redirectedOn is DoOn after the first attempt, on cn, failed with err: one server
+// does not redirect, so err is the command's outcome (a TRYAGAIN or CLUSTERDOWN from
+// a server that is not a Cluster's is its own answer).
+func (r *one) redirectedOn(_ context.Context, _ *Cmd, cn *conn.Conn, err error, _ Lane) (resp.Value, *conn.Conn, error) {
+	return resp.Value{}, cn, err
 }
 
 // redirectedOn is DoOn after the first attempt, on cn, failed with err.

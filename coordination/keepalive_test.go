@@ -339,8 +339,10 @@ func TestRedlockWait(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("waiting for a release: %v %v", ok, err)
 	}
-	if n := holders(t, srvs, key, tokenText(t, rl)); n != 3 {
-		t.Fatalf("the waiter holds %d servers", n)
+	// A majority is what a Redlock holds: an attempt that lands while the holder's
+	// three deletes are in flight takes two servers and is acquired, as it should be.
+	if n := holders(t, srvs, key, tokenText(t, rl)); n < 2 {
+		t.Fatalf("the waiter holds %d servers, want a majority of 3", n)
 	}
 	if rl.KeepAliveContext().Err() != nil {
 		t.Fatal("WithKeepAlive started no keep-alive")

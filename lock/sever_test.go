@@ -103,8 +103,11 @@ func severStorm(t *testing.T, c *respire.Client, srv *testserver.Server, cutoffs
 		})
 	}
 	for i := range keepAlives {
-		// Short leases: renewed every 400ms, so some renewals meet the cut-offs.
-		mu, ok, err := locks.TryAcquire(ctx, key("kept:", i), 800*time.Millisecond, WithKeepAlive())
+		// Short leases, renewed every second, so that some renewals meet the cut-offs;
+		// a renewal cut off is sent again within its lease, which leaves room for a
+		// machine whose cores the rest of `make test` keeps busy (at 800ms, all four
+		// leases were lost there together, while the test passed alone).
+		mu, ok, err := locks.TryAcquire(ctx, key("kept:", i), 2*time.Second, WithKeepAlive())
 		if err != nil || !ok {
 			t.Fatal(ok, err)
 		}

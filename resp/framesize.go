@@ -55,6 +55,10 @@ func frameEnd(b []byte, off, depth int, l *Limits, cost *replyCost) (int, frameS
 			return 0, frameIncomplete
 		}
 		lineEnd := off + nl + 1
+		if lineTooLong(b[off+1:lineEnd], l.MaxLineLen+2) {
+			// The Reader reads every line, a header's too, under the line limit.
+			return 0, frameMalformed
+		}
 		switch {
 		case lineKind(t):
 			if linePayload(t) && !cost.addBytes(int64(max(nl-2, 0))) {

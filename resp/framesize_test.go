@@ -79,6 +79,8 @@ func TestFrameCompleteAgreesWithReader(t *testing.T) {
 		{"+123456789", small, false},
 		{"*1\r\n:1234567890", small, true},
 		{"?", small, true},
+		{"!00000000000\r\n", small, true}, // a header line longer than MaxLineLen
+		{"!0000000\r\n", small, false},
 		{"*1\r\n?", small, true},
 		{"|1\r\n+a\r\n+b\r\n|1\r\n+c\r\n+d\r\n|1\r\n+e\r\n+f\r\n", small, true}, // six elements of attributes
 		{"|1\r\n+a\r\n+b\r\n|1\r\n+c\r\n+d\r\n|1\r\n+e\r\n", small, false},

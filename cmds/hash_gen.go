@@ -552,8 +552,9 @@ type HGetExCmd struct {
 }
 
 // Expire sets the expiration: EX seconds when d is a whole number of seconds, else PX
-// milliseconds. A d of 0 sends no expiration, as go-redis's expiration 0 does (it
-// undoes an earlier choice of this option group).
+// milliseconds. A d of 0 sends none of these options (it undoes an earlier choice of
+// this option group), as go-redis's Set with an expiration of 0 sends none; it does not
+// remove a TTL the key has.
 func (c HGetExCmd) Expire(d time.Duration) HGetExCmd {
 	if d == 0 {
 		c.expiration = 0
@@ -1582,8 +1583,9 @@ func (c HSetExCmd) FXX() HSetExCmd {
 }
 
 // Expire sets the expiration: EX seconds when d is a whole number of seconds, else PX
-// milliseconds. A d of 0 sends no expiration, as go-redis's expiration 0 does (it
-// undoes an earlier choice of this option group).
+// milliseconds. A d of 0 sends none of these options (it undoes an earlier choice of
+// this option group), as go-redis's Set with an expiration of 0 sends none; it does not
+// remove a TTL the key has.
 func (c HSetExCmd) Expire(d time.Duration) HSetExCmd {
 	if d == 0 {
 		c.expiration = 0

@@ -477,8 +477,9 @@ type GetExCmd struct {
 }
 
 // Expire sets the expiration: EX seconds when d is a whole number of seconds, else PX
-// milliseconds. A d of 0 sends no expiration, as go-redis's expiration 0 does (it
-// undoes an earlier choice of this option group).
+// milliseconds. A d of 0 sends none of these options (it undoes an earlier choice of
+// this option group), as go-redis's Set with an expiration of 0 sends none; it does not
+// remove a TTL the key has.
 func (c GetExCmd) Expire(d time.Duration) GetExCmd {
 	if d == 0 {
 		c.expiration = 0
@@ -1076,8 +1077,9 @@ func (c MSetExCmd) XX() MSetExCmd {
 }
 
 // Expire sets the expiration: EX seconds when d is a whole number of seconds, else PX
-// milliseconds. A d of 0 sends no expiration, as go-redis's expiration 0 does (it
-// undoes an earlier choice of this option group).
+// milliseconds. A d of 0 sends none of these options (it undoes an earlier choice of
+// this option group), as go-redis's Set with an expiration of 0 sends none; it does not
+// remove a TTL the key has.
 func (c MSetExCmd) Expire(d time.Duration) MSetExCmd {
 	if d == 0 {
 		c.expiration = 0
@@ -1330,8 +1332,9 @@ func (c SetCmd) Get() SetCmd {
 }
 
 // Expire sets the expiration: EX seconds when d is a whole number of seconds, else PX
-// milliseconds. A d of 0 sends no expiration, as go-redis's expiration 0 does (it
-// undoes an earlier choice of this option group).
+// milliseconds. A d of 0 sends none of these options (it undoes an earlier choice of
+// this option group), as go-redis's Set with an expiration of 0 sends none; it does not
+// remove a TTL the key has.
 func (c SetCmd) Expire(d time.Duration) SetCmd {
 	if d == 0 {
 		c.expiration = 0

@@ -1092,7 +1092,7 @@ func (g *command) choice(a *cmdspec.Arg, required bool) error {
 			g.hasErr = true
 			// A d of 0 is no expiration, as go-redis's Set(ctx, key, value, 0) is,
 			// rather than the EX 0 the server refuses.
-			g.addMethod(g.unique("Expire"), "sets the expiration: EX seconds when d is a whole number of seconds, else PX milliseconds. A d of 0 sends no expiration, as go-redis's expiration 0 does (it undoes an earlier choice of this option group).", "d time.Duration",
+			g.addMethod(g.unique("Expire"), "sets the expiration: EX seconds when d is a whole number of seconds, else PX milliseconds. A d of 0 sends none of these options (it undoes an earlier choice of this option group), as go-redis's Set with an expiration of 0 sends none; it does not remove a TTL the key has.", "d time.Duration",
 				fmt.Sprintf("if d == 0 {\nc.%s = 0\nreturn c\n}\n%s\nc.%s, c.%s, c.bad = expiration(d, %q, %q, c.bad)", field, set, tok, val, "EX", "PX"))
 			cases = append(cases, fmt.Sprintf("case %d:\nv.add(c.%s)\nv.add(c.%s)", k, tok, val))
 			i++

@@ -3,7 +3,6 @@ package route
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 )
 
@@ -12,14 +11,7 @@ import (
 // returns that connection, and a closed router's lanes fail with ErrClosed.
 func TestLockLaneFollowsRedirections(t *testing.T) {
 	slot := keySlot("", "k") // on nodeA in the topology
-	moved := notMoved()
-	handle := twoMasters(moved, func(addr string, args []string) string {
-		if addr == nodeA {
-			moved.Store(int32(slot))
-			return fmt.Sprintf("-MOVED %d %s\r\n", slot, nodeB)
-		}
-		return "$1\r\nv\r\n"
-	})
+	handle := movedToB(slot, "$1\r\nv\r\n")
 	inBubble(t, handle, func(t *testing.T, ctx context.Context, r *Router, nodes *fakeNodes) {
 		shared, err := r.LaneConn(ctx, Slot(slot), SharedLane)
 		if err != nil {

@@ -64,6 +64,19 @@ func twoMastersSlots(slot int) string {
 }
 
 // notMoved is a twoMasters topology that never changes.
+// movedToB is a handler of two masters on which nodeA answers each command with a
+// MOVED of slot to nodeB, and the topology then says so, while nodeB answers reply.
+func movedToB(slot int, reply string) func(addr string, args []string) string {
+	moved := notMoved()
+	return twoMasters(moved, func(addr string, args []string) string {
+		if addr == nodeA {
+			moved.Store(int32(slot))
+			return fmt.Sprintf("-MOVED %d %s\r\n", slot, nodeB)
+		}
+		return reply
+	})
+}
+
 func notMoved() *atomic.Int32 {
 	var m atomic.Int32
 	m.Store(-1)
@@ -241,14 +254,7 @@ func TestClusterWatchRedirect(t *testing.T) {
 	slot := keySlot("", "k")
 	watch := []any{"WATCH", "k"}
 	t.Run("followed", func(t *testing.T) {
-		moved := notMoved()
-		handle := twoMasters(moved, func(addr string, args []string) string {
-			if addr == nodeA {
-				moved.Store(int32(slot))
-				return fmt.Sprintf("-MOVED %d %s\r\n", slot, nodeB)
-			}
-			return "+OK\r\n"
-		})
+		handle := movedToB(slot, "+OK\r\n")
 		inBubble(t, handle, func(t *testing.T, ctx context.Context, r *Router, nodes *fakeNodes) {
 			cn, err := r.Watch(ctx, Slot(slot), watch)
 			if err != nil {

@@ -1095,7 +1095,7 @@ func (c ClusterMigrationCmd) Import(args ...any) ClusterMigrationCmd {
 }
 
 // Cancel chooses CANCEL <ID task-id | ALL>. This alternative has no typed form yet:
-// give its words as the server takes them.
+// give the words after CANCEL as the server takes them; CANCEL itself is sent for you.
 func (c ClusterMigrationCmd) Cancel(args ...any) ClusterMigrationCmd {
 	c.subcommand = 2
 	c.subcommandCancelArgs = args
@@ -1103,7 +1103,7 @@ func (c ClusterMigrationCmd) Cancel(args ...any) ClusterMigrationCmd {
 }
 
 // Status chooses STATUS <[ID task-id] | [ALL]>. This alternative has no typed form yet:
-// give its words as the server takes them.
+// give the words after STATUS as the server takes them; STATUS itself is sent for you.
 func (c ClusterMigrationCmd) Status(args ...any) ClusterMigrationCmd {
 	c.subcommand = 3
 	c.subcommandStatusArgs = args
@@ -1119,10 +1119,12 @@ func (c *ClusterMigrationCmd) argv() (v argv) {
 			v.add(x)
 		}
 	case 2:
+		v.add("CANCEL")
 		for _, x := range c.subcommandCancelArgs {
 			v.add(x)
 		}
 	case 3:
+		v.add("STATUS")
 		for _, x := range c.subcommandStatusArgs {
 			v.add(x)
 		}
@@ -1520,7 +1522,6 @@ type ClusterSetSlotCmd struct {
 	subcommandMigrating any
 	subcommandNode      any
 	timeout             any
-	bad                 problem
 }
 
 // Importing chooses IMPORTING node-id.
@@ -1552,12 +1553,11 @@ func (c ClusterSetSlotCmd) Stable() ClusterSetSlotCmd {
 
 // Timeout adds [TIMEOUT timeout] (since 8.0.0).
 func (c ClusterSetSlotCmd) Timeout(value time.Duration) ClusterSetSlotCmd {
-	c.timeout, c.bad = durationMilliseconds(value, c.bad)
+	c.timeout = durationMilliseconds(value)
 	return c
 }
 
 func (c *ClusterSetSlotCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.fixed[v.n] = nameClusterSetSlot
 	v.n++
 	v.fixed[v.n] = "SETSLOT"
@@ -1589,6 +1589,7 @@ func (c *ClusterSetSlotCmd) argv() (v argv) {
 	if c.timeout != nil {
 		v.fixed[v.n] = "TIMEOUT"
 		v.n++
+		v.check(c.timeout)
 		v.fixed[v.n] = c.timeout
 		v.n++
 	}
@@ -1718,7 +1719,8 @@ func (c ClusterSlotStatsCmd) Slotsrange(startSlot int64, endSlot int64) ClusterS
 }
 
 // Orderby chooses ORDERBY metric [LIMIT limit] [ASC | DESC]. This alternative has no
-// typed form yet: give its words as the server takes them.
+// typed form yet: give the words after ORDERBY as the server takes them; ORDERBY itself
+// is sent for you.
 func (c ClusterSlotStatsCmd) Orderby(args ...any) ClusterSlotStatsCmd {
 	c.filter = 2
 	c.filterOrderbyArgs = args
@@ -1734,6 +1736,7 @@ func (c *ClusterSlotStatsCmd) argv() (v argv) {
 		v.add(c.filterStartSlot)
 		v.add(c.filterEndSlot)
 	case 2:
+		v.add("ORDERBY")
 		for _, x := range c.filterOrderbyArgs {
 			v.add(x)
 		}
@@ -1818,7 +1821,8 @@ type ClusterSyncSlotsCmd struct {
 }
 
 // Sync chooses SYNC task-id start-slot end-slot [start-slot end-slot ...]. This
-// alternative has no typed form yet: give its words as the server takes them.
+// alternative has no typed form yet: give the words after SYNC as the server takes
+// them; SYNC itself is sent for you.
 func (c ClusterSyncSlotsCmd) Sync(args ...any) ClusterSyncSlotsCmd {
 	c.subcommand = 1
 	c.subcommandSyncArgs = args
@@ -1860,7 +1864,8 @@ func (c ClusterSyncSlotsCmd) Fail(value string) ClusterSyncSlotsCmd {
 }
 
 // Conf chooses CONF option [option ...] value [value ...]. This alternative has no
-// typed form yet: give its words as the server takes them.
+// typed form yet: give the words after CONF as the server takes them; CONF itself is
+// sent for you.
 func (c ClusterSyncSlotsCmd) Conf(args ...any) ClusterSyncSlotsCmd {
 	c.subcommand = 7
 	c.subcommandConfArgs = args
@@ -1872,6 +1877,7 @@ func (c *ClusterSyncSlotsCmd) argv() (v argv) {
 	v.add("SYNCSLOTS")
 	switch c.subcommand {
 	case 1:
+		v.add("SYNC")
 		for _, x := range c.subcommandSyncArgs {
 			v.add(x)
 		}
@@ -1890,6 +1896,7 @@ func (c *ClusterSyncSlotsCmd) argv() (v argv) {
 		v.add("FAIL")
 		v.add(c.subcommandError)
 	case 7:
+		v.add("CONF")
 		for _, x := range c.subcommandConfArgs {
 			v.add(x)
 		}

@@ -145,6 +145,14 @@ func (v *argv) text(a any, i int) any {
 	return string(b)
 }
 
+// check records the problem a field holds in place of a converted value
+// (durationSeconds), unless an earlier one was recorded.
+func (v *argv) check(a any) {
+	if p, ok := a.(problem); ok && v.bad.kind == problemNone {
+		v.bad = p
+	}
+}
+
 // fail records that the command cannot be sent as built.
 func (v *argv) fail(kind problemKind) {
 	if v.bad.kind == problemNone {
@@ -227,22 +235,23 @@ func cached(ctx context.Context, c *respire.Client, ttl time.Duration, args []an
 	return c.DoCached(ctx, ttl, args...)
 }
 
-// durationSeconds is d as a whole number of seconds, for arguments given in seconds.
-// A problem an earlier method recorded (prior) is kept: the first one is reported.
-func durationSeconds(d time.Duration, prior problem) (any, problem) {
-	if d%time.Second != 0 && prior.kind == problemNone {
-		prior = problem{kind: problemSeconds, d: d}
+// durationSeconds is d as a whole number of seconds, for arguments given in seconds,
+// or the problem that d is not one: the field holding it keeps the problem, so that
+// a later call of the same option replaces it (argv.check reports it at sending).
+func durationSeconds(d time.Duration) any {
+	if d%time.Second != 0 {
+		return problem{kind: problemSeconds, d: d}
 	}
-	return int64(d / time.Second), prior
+	return int64(d / time.Second)
 }
 
-// durationMilliseconds is d as a whole number of milliseconds, keeping prior as
-// durationSeconds does.
-func durationMilliseconds(d time.Duration, prior problem) (any, problem) {
-	if d%time.Millisecond != 0 && prior.kind == problemNone {
-		prior = problem{kind: problemMilliseconds, d: d}
+// durationMilliseconds is d as a whole number of milliseconds, or the problem that d
+// is not one, as durationSeconds.
+func durationMilliseconds(d time.Duration) any {
+	if d%time.Millisecond != 0 {
+		return problem{kind: problemMilliseconds, d: d}
 	}
-	return int64(d / time.Millisecond), prior
+	return int64(d / time.Millisecond)
 }
 
 // fractionalSeconds is d in seconds with a fraction, for timeouts the server reads as
@@ -250,16 +259,13 @@ func durationMilliseconds(d time.Duration, prior problem) (any, problem) {
 func fractionalSeconds(d time.Duration) any { return d.Seconds() }
 
 // expiration chooses between a seconds and a milliseconds form (EX or PX): seconds
-// when d is a whole number of them, as the shorter and more common form. It keeps
-// prior as durationSeconds does.
-func expiration(d time.Duration, ex, px string, prior problem) (token, value any, bad problem) {
+// when d is a whole number of them, as the shorter and more common form. A d that
+// is not whole milliseconds gives its problem as the value, as durationSeconds does.
+func expiration(d time.Duration, ex, px string) (token, value any) {
 	if d%time.Second == 0 {
-		return ex, int64(d / time.Second), prior
+		return ex, int64(d / time.Second)
 	}
-	if d%time.Millisecond != 0 && prior.kind == problemNone {
-		prior = problem{kind: problemMilliseconds, d: d}
-	}
-	return px, int64(d / time.Millisecond), prior
+	return px, durationMilliseconds(d)
 }
 
 // expirationAt chooses between a Unix time in seconds and one in milliseconds (EXAT

@@ -1013,7 +1013,7 @@ func (c ClientNoTouchCmd) Args() []any {
 // Complexity: O(1). Since 3.0.0; Redis and Valkey.
 func ClientPause(timeout time.Duration) ClientPauseCmd {
 	var c ClientPauseCmd
-	c.timeout, c.bad = durationMilliseconds(timeout, c.bad)
+	c.timeout = durationMilliseconds(timeout)
 	return c
 }
 
@@ -1021,7 +1021,6 @@ func ClientPause(timeout time.Duration) ClientPauseCmd {
 type ClientPauseCmd struct {
 	timeout any
 	mode    uint8
-	bad     problem
 }
 
 // Write chooses WRITE.
@@ -1037,11 +1036,11 @@ func (c ClientPauseCmd) All() ClientPauseCmd {
 }
 
 func (c *ClientPauseCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.fixed[v.n] = nameClientPause
 	v.n++
 	v.fixed[v.n] = "PAUSE"
 	v.n++
+	v.check(c.timeout)
 	v.fixed[v.n] = c.timeout
 	v.n++
 	switch c.mode {

@@ -35,9 +35,12 @@
 // value is immutable, each method returning a changed copy, so a command can be built
 // once and run many times, and the order of the methods does not matter: the arguments
 // are laid out in the specification's order when the command runs. Of a one-of choice
-// the last method called wins. A required choice that was not made (GEOSEARCH's BY...,
-// and its FROM... unless the area is BYPOLYGON) fails the command with ErrInvalidArg
-// before anything is sent.
+// the last method called wins, and so does the last call of an option: a duration
+// that is not a whole number of the unit its argument takes (Set's Expire(1500µs)) fails
+// the command with ErrInvalidArg only if it is still there when the command runs, so
+// Expire(1500*time.Microsecond).Expire(time.Second) sends EX 1. A required choice
+// that was not made (GEOSEARCH's BY..., and its FROM... unless the area is BYPOLYGON)
+// fails the command with ErrInvalidArg before anything is sent.
 //
 // An optional argument inside an option is a method of its own named after the
 // option's (XAdd's Trim(XAddMaxLen, "1000") with TrimOperator and TrimLimit,

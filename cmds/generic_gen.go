@@ -264,7 +264,7 @@ func (c ExistsCmd) Args() []any {
 func Expire(key string, seconds time.Duration) ExpireCmd {
 	var c ExpireCmd
 	c.key = key
-	c.seconds, c.bad = durationSeconds(seconds, c.bad)
+	c.seconds = durationSeconds(seconds)
 	return c
 }
 
@@ -273,7 +273,6 @@ type ExpireCmd struct {
 	key       any
 	seconds   any
 	condition uint8
-	bad       problem
 }
 
 // NX chooses NX.
@@ -301,11 +300,11 @@ func (c ExpireCmd) LT() ExpireCmd {
 }
 
 func (c *ExpireCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.fixed[v.n] = nameExpire
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
+	v.check(c.seconds)
 	v.fixed[v.n] = c.seconds
 	v.n++
 	switch c.condition {
@@ -524,7 +523,7 @@ func Migrate(host string, port int64, destinationDB int64, timeout time.Duration
 	c.host = host
 	c.port = port
 	c.destinationDB = destinationDB
-	c.timeout, c.bad = durationMilliseconds(timeout, c.bad)
+	c.timeout = durationMilliseconds(timeout)
 	return c
 }
 
@@ -543,7 +542,6 @@ type MigrateCmd struct {
 	authenticationUsername any
 	authenticationPassword any
 	keys                   []string
-	bad                    problem
 }
 
 // Key chooses key.
@@ -593,7 +591,6 @@ func (c MigrateCmd) Keys(values ...string) MigrateCmd {
 }
 
 func (c *MigrateCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.add(nameMigrate)
 	v.add(c.host)
 	v.add(c.port)
@@ -606,6 +603,7 @@ func (c *MigrateCmd) argv() (v argv) {
 		v.fail(problemChoice)
 	}
 	v.add(c.destinationDB)
+	v.check(c.timeout)
 	v.add(c.timeout)
 	if c.copyKey {
 		v.add("COPY")
@@ -947,7 +945,7 @@ func (c PersistCmd) Args() []any {
 func PExpire(key string, milliseconds time.Duration) PExpireCmd {
 	var c PExpireCmd
 	c.key = key
-	c.milliseconds, c.bad = durationMilliseconds(milliseconds, c.bad)
+	c.milliseconds = durationMilliseconds(milliseconds)
 	return c
 }
 
@@ -956,7 +954,6 @@ type PExpireCmd struct {
 	key          any
 	milliseconds any
 	condition    uint8
-	bad          problem
 }
 
 // NX chooses NX.
@@ -984,11 +981,11 @@ func (c PExpireCmd) LT() PExpireCmd {
 }
 
 func (c *PExpireCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.fixed[v.n] = namePExpire
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
+	v.check(c.milliseconds)
 	v.fixed[v.n] = c.milliseconds
 	v.n++
 	switch c.condition {
@@ -1327,7 +1324,7 @@ func (c RenameNXCmd) Args() []any {
 func Restore(key string, keyTTL time.Duration, serializedValue any) RestoreCmd {
 	var c RestoreCmd
 	c.key = key
-	c.keyTTL, c.bad = durationMilliseconds(keyTTL, c.bad)
+	c.keyTTL = durationMilliseconds(keyTTL)
 	c.serializedValue = serializedValue
 	return c
 }
@@ -1341,7 +1338,6 @@ type RestoreCmd struct {
 	absttl          bool
 	seconds         any
 	frequency       any
-	bad             problem
 }
 
 // Replace adds REPLACE (since 3.0.0).
@@ -1358,7 +1354,7 @@ func (c RestoreCmd) Absttl() RestoreCmd {
 
 // Idletime adds [IDLETIME seconds] (since 5.0.0).
 func (c RestoreCmd) Idletime(value time.Duration) RestoreCmd {
-	c.seconds, c.bad = durationSeconds(value, c.bad)
+	c.seconds = durationSeconds(value)
 	return c
 }
 
@@ -1369,11 +1365,11 @@ func (c RestoreCmd) Freq(value int64) RestoreCmd {
 }
 
 func (c *RestoreCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.fixed[v.n] = nameRestore
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
+	v.check(c.keyTTL)
 	v.fixed[v.n] = c.keyTTL
 	v.n++
 	v.fixed[v.n] = c.serializedValue
@@ -1389,6 +1385,7 @@ func (c *RestoreCmd) argv() (v argv) {
 	if c.seconds != nil {
 		v.fixed[v.n] = "IDLETIME"
 		v.n++
+		v.check(c.seconds)
 		v.fixed[v.n] = c.seconds
 		v.n++
 	}
@@ -2031,7 +2028,7 @@ func (c UnlinkCmd) Args() []any {
 func Wait(numreplicas int64, timeout time.Duration) WaitCmd {
 	var c WaitCmd
 	c.numreplicas = numreplicas
-	c.timeout, c.bad = durationMilliseconds(timeout, c.bad)
+	c.timeout = durationMilliseconds(timeout)
 	return c
 }
 
@@ -2039,15 +2036,14 @@ func Wait(numreplicas int64, timeout time.Duration) WaitCmd {
 type WaitCmd struct {
 	numreplicas any
 	timeout     any
-	bad         problem
 }
 
 func (c *WaitCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.fixed[v.n] = nameWait
 	v.n++
 	v.fixed[v.n] = c.numreplicas
 	v.n++
+	v.check(c.timeout)
 	v.fixed[v.n] = c.timeout
 	v.n++
 	return v
@@ -2081,7 +2077,7 @@ func WaitAOF(numlocal int64, numreplicas int64, timeout time.Duration) WaitAOFCm
 	var c WaitAOFCmd
 	c.numlocal = numlocal
 	c.numreplicas = numreplicas
-	c.timeout, c.bad = durationMilliseconds(timeout, c.bad)
+	c.timeout = durationMilliseconds(timeout)
 	return c
 }
 
@@ -2090,17 +2086,16 @@ type WaitAOFCmd struct {
 	numlocal    any
 	numreplicas any
 	timeout     any
-	bad         problem
 }
 
 func (c *WaitAOFCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.fixed[v.n] = nameWaitAOF
 	v.n++
 	v.fixed[v.n] = c.numlocal
 	v.n++
 	v.fixed[v.n] = c.numreplicas
 	v.n++
+	v.check(c.timeout)
 	v.fixed[v.n] = c.timeout
 	v.n++
 	return v

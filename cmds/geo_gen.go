@@ -981,8 +981,8 @@ func (c GeoSearchCmd) ByBox(width float64, height float64, unit Unit) GeoSearchC
 }
 
 // ByPolygon chooses BYPOLYGON num-vertices longitude latitude [longitude latitude ...]
-// (since 9.0.0). This alternative has no typed form yet: give its words as the server
-// takes them.
+// (since 9.0.0). This alternative has no typed form yet: give the words after BYPOLYGON
+// as the server takes them; BYPOLYGON itself is sent for you.
 func (c GeoSearchCmd) ByPolygon(args ...any) GeoSearchCmd {
 	c.by = 3
 	c.byPolygonArgs = args
@@ -1059,6 +1059,7 @@ func (c *GeoSearchCmd) argv() (v argv) {
 		v.add(c.byHeight)
 		v.add(c.byUnit2)
 	case 3:
+		v.add("BYPOLYGON")
 		for _, x := range c.byPolygonArgs {
 			v.add(x)
 		}
@@ -1187,8 +1188,8 @@ func (c GeoSearchStoreCmd) ByBox(width float64, height float64, unit Unit) GeoSe
 }
 
 // ByPolygon chooses BYPOLYGON num-vertices longitude latitude [longitude latitude ...]
-// (since 9.0.0). This alternative has no typed form yet: give its words as the server
-// takes them.
+// (since 9.0.0). This alternative has no typed form yet: give the words after BYPOLYGON
+// as the server takes them; BYPOLYGON itself is sent for you.
 func (c GeoSearchStoreCmd) ByPolygon(args ...any) GeoSearchStoreCmd {
 	c.by = 3
 	c.byPolygonArgs = args
@@ -1254,6 +1255,7 @@ func (c *GeoSearchStoreCmd) argv() (v argv) {
 		v.add(c.byHeight)
 		v.add(c.byUnit2)
 	case 3:
+		v.add("BYPOLYGON")
 		for _, x := range c.byPolygonArgs {
 			v.add(x)
 		}

@@ -151,7 +151,7 @@ func (c HExistsCmd) Args() []any {
 func HExpire(key string, seconds time.Duration, fields ...string) HExpireCmd {
 	var c HExpireCmd
 	c.key = key
-	c.seconds, c.bad = durationSeconds(seconds, c.bad)
+	c.seconds = durationSeconds(seconds)
 	c.fields = fields
 	return c
 }
@@ -162,7 +162,6 @@ type HExpireCmd struct {
 	seconds   any
 	condition uint8
 	fields    []string
-	bad       problem
 }
 
 // NX chooses NX.
@@ -190,9 +189,9 @@ func (c HExpireCmd) LT() HExpireCmd {
 }
 
 func (c *HExpireCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.add(nameHExpire)
 	v.add(c.key)
+	v.check(c.seconds)
 	v.add(c.seconds)
 	switch c.condition {
 	case 1:
@@ -548,7 +547,6 @@ type HGetExCmd struct {
 	expirationAtToken any
 	expirationAtValue any
 	fields            []string
-	bad               problem
 }
 
 // Expire sets the expiration: EX seconds when d is a whole number of seconds, else PX
@@ -561,7 +559,7 @@ func (c HGetExCmd) Expire(d time.Duration) HGetExCmd {
 		return c
 	}
 	c.expiration = 1
-	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX", c.bad)
+	c.expirationToken, c.expirationValue = expiration(d, "EX", "PX")
 	return c
 }
 
@@ -580,12 +578,12 @@ func (c HGetExCmd) Persist() HGetExCmd {
 }
 
 func (c *HGetExCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.add(nameHGetEx)
 	v.add(c.key)
 	switch c.expiration {
 	case 1:
 		v.add(c.expirationToken)
+		v.check(c.expirationValue)
 		v.add(c.expirationValue)
 	case 2:
 		v.add(c.expirationAtToken)
@@ -979,7 +977,7 @@ func (c HPersistCmd) Args() []any {
 func HPExpire(key string, milliseconds time.Duration, fields ...string) HPExpireCmd {
 	var c HPExpireCmd
 	c.key = key
-	c.milliseconds, c.bad = durationMilliseconds(milliseconds, c.bad)
+	c.milliseconds = durationMilliseconds(milliseconds)
 	c.fields = fields
 	return c
 }
@@ -990,7 +988,6 @@ type HPExpireCmd struct {
 	milliseconds any
 	condition    uint8
 	fields       []string
-	bad          problem
 }
 
 // NX chooses NX.
@@ -1018,9 +1015,9 @@ func (c HPExpireCmd) LT() HPExpireCmd {
 }
 
 func (c *HPExpireCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.add(nameHPExpire)
 	v.add(c.key)
+	v.check(c.milliseconds)
 	v.add(c.milliseconds)
 	switch c.condition {
 	case 1:
@@ -1555,7 +1552,6 @@ type HSetExCmd struct {
 	expirationAtToken any
 	expirationAtValue any
 	data              []FieldValue
-	bad               problem
 }
 
 // NX chooses NX.
@@ -1592,7 +1588,7 @@ func (c HSetExCmd) Expire(d time.Duration) HSetExCmd {
 		return c
 	}
 	c.expiration = 1
-	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX", c.bad)
+	c.expirationToken, c.expirationValue = expiration(d, "EX", "PX")
 	return c
 }
 
@@ -1611,7 +1607,6 @@ func (c HSetExCmd) KeepTTL() HSetExCmd {
 }
 
 func (c *HSetExCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.add(nameHSetEx)
 	v.add(c.key)
 	switch c.keyCondition {
@@ -1629,6 +1624,7 @@ func (c *HSetExCmd) argv() (v argv) {
 	switch c.expiration {
 	case 1:
 		v.add(c.expirationToken)
+		v.check(c.expirationValue)
 		v.add(c.expirationValue)
 	case 2:
 		v.add(c.expirationAtToken)

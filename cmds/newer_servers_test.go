@@ -301,7 +301,7 @@ var valkey91Cases = append(bothCases(), []newerCase{
 		return len(cs) > 0, err
 	}, want: true}},
 	{"geosearch", replyCase{name: "GEOSEARCH BYPOLYGON", setup: [][]any{{"GEOADD", "n:geo", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"}}, run: func(ctx context.Context, c *respire.Client) (any, error) {
-		rs, err := GeoSearch("n:geo").ByPolygon("BYPOLYGON", 4, 13, 38, 14, 38, 14, 39, 13, 39).Do(ctx, c)
+		rs, err := GeoSearch("n:geo").ByPolygon(4, 13, 38, 14, 38, 14, 39, 13, 39).Do(ctx, c)
 		if err != nil {
 			return nil, err
 		}

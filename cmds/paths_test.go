@@ -3,6 +3,7 @@ package cmds
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -233,17 +234,68 @@ func TestManyArguments(t *testing.T) {
 	}
 }
 
-// TestArgumentProblemIsKept checks that an unusable argument is reported even when a
-// later method succeeds: the first problem stays.
-func TestArgumentProblemIsKept(t *testing.T) {
-	var r recorder
-	ctx := context.Background()
-	_, err := Set("k", "v").Expire(1500*time.Microsecond).Expire(time.Second).Do(ctx, &r)
-	if !errors.Is(err, ErrInvalidArg) {
-		t.Errorf("SET with a sub-millisecond expiration, then a good one: %v, want ErrInvalidArg", err)
-	}
-	if len(r.args) != 0 {
-		t.Errorf("sent %v", r.args)
+// TestArgumentProblems checks when an unusable argument (a duration in a unit it is
+// not a whole number of) fails a command: when it would be sent, whichever method or
+// constructor gave it, and not once a later call of the same option replaced it.
+func TestArgumentProblems(t *testing.T) {
+	ms := 1500 * time.Microsecond
+	for _, tc := range []struct {
+		name string
+		do   func(ctx context.Context, r Doer) error
+		want []any // nil: refused with ErrInvalidArg, nothing sent
+	}{
+		{"bad expiration", func(ctx context.Context, r Doer) error {
+			_, err := Set("k", "v").Expire(ms).Do(ctx, r)
+			return err
+		}, nil},
+		{"bad, then a good one", func(ctx context.Context, r Doer) error {
+			_, err := Set("k", "v").Expire(ms).Expire(time.Second).Do(ctx, r)
+			return err
+		}, []any{"SET", "k", "v", "EX", "1"}},
+		{"bad, then none", func(ctx context.Context, r Doer) error {
+			_, err := Set("k", "v").Expire(ms).Expire(0).Do(ctx, r)
+			return err
+		}, []any{"SET", "k", "v"}},
+		{"bad, then another choice of the group", func(ctx context.Context, r Doer) error {
+			_, err := Set("k", "v").Expire(ms).KeepTTL().Do(ctx, r)
+			return err
+		}, []any{"SET", "k", "v", "KEEPTTL"}},
+		{"good, then bad", func(ctx context.Context, r Doer) error {
+			_, err := Set("k", "v").Expire(time.Second).Expire(ms).Do(ctx, r)
+			return err
+		}, nil},
+		{"bad in the constructor", func(ctx context.Context, r Doer) error {
+			_, err := XClaim("s", "g", "c", ms, "0-1").Do(ctx, r)
+			return err
+		}, nil},
+		{"bad in another option, the first replaced", func(ctx context.Context, r Doer) error {
+			_, err := XClaim("s", "g", "c", ms, "0-1").Idle(ms).Idle(time.Second).Do(ctx, r)
+			return err
+		}, nil},
+		{"bad option replaced, constructor good", func(ctx context.Context, r Doer) error {
+			_, err := XClaim("s", "g", "c", time.Second, "0-1").Idle(ms).Idle(2*time.Second).Do(ctx, r)
+			return err
+		}, []any{"XCLAIM", "s", "g", "c", "1000", "0-1", "IDLE", "2000"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r recorder
+			err := tc.do(context.Background(), &r)
+			if tc.want == nil {
+				if !errors.Is(err, ErrInvalidArg) {
+					t.Errorf("err %v, want ErrInvalidArg", err)
+				}
+				if len(r.args) != 0 {
+					t.Errorf("sent %v", r.args)
+				}
+				return
+			}
+			if errors.Is(err, ErrInvalidArg) {
+				t.Fatal(err) // the recorder's OK may not decode as the reply: that is no matter
+			}
+			if len(r.args) != 1 || fmt.Sprint(r.args[0]) != fmt.Sprint(tc.want) {
+				t.Errorf("sent %v, want %v", r.args, tc.want)
+			}
+		})
 	}
 }
 

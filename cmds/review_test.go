@@ -3,6 +3,7 @@ package cmds
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"strconv"
@@ -133,5 +134,9 @@ func TestGeoSearchRequiresFrom(t *testing.T) {
 	polygon := GeoSearch("geo:k").ByPolygon(3, 0, 0, 1, 0, 1, 1)
 	if v := polygon.argv(); v.bad.kind != problemNone {
 		t.Errorf("GEOSEARCH BYPOLYGON without FROM is refused: %v", v.bad.err("GEOSEARCH"))
+	}
+	// The method sends the keyword that chose it; the caller gives what follows.
+	if got, want := fmt.Sprint(polygon.Args()), "[GEOSEARCH geo:k BYPOLYGON 3 0 0 1 0 1 1]"; got != want {
+		t.Errorf("GEOSEARCH BYPOLYGON sends %s, want %s", got, want)
 	}
 }

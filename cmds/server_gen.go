@@ -1575,7 +1575,6 @@ type FailoverCmd struct {
 	targetForce  bool
 	abort        bool
 	milliseconds any
-	bad          problem
 }
 
 // ToForce adds [FORCE] to To's arguments; it is sent only with them.
@@ -1600,12 +1599,11 @@ func (c FailoverCmd) Abort() FailoverCmd {
 
 // Timeout adds [TIMEOUT milliseconds].
 func (c FailoverCmd) Timeout(value time.Duration) FailoverCmd {
-	c.milliseconds, c.bad = durationMilliseconds(value, c.bad)
+	c.milliseconds = durationMilliseconds(value)
 	return c
 }
 
 func (c *FailoverCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.fixed[v.n] = nameFailover
 	v.n++
 	if c.target {
@@ -1627,6 +1625,7 @@ func (c *FailoverCmd) argv() (v argv) {
 	if c.milliseconds != nil {
 		v.fixed[v.n] = "TIMEOUT"
 		v.n++
+		v.check(c.milliseconds)
 		v.fixed[v.n] = c.milliseconds
 		v.n++
 	}
@@ -1892,7 +1891,6 @@ type HotKeysStartCmd struct {
 	slots      bool
 	slotsCount any
 	slotsSlot  []int64
-	bad        problem
 }
 
 // Cpu adds CPU.
@@ -1915,7 +1913,7 @@ func (c HotKeysStartCmd) Count(value int64) HotKeysStartCmd {
 
 // Duration adds [DURATION seconds].
 func (c HotKeysStartCmd) Duration(value time.Duration) HotKeysStartCmd {
-	c.seconds, c.bad = durationSeconds(value, c.bad)
+	c.seconds = durationSeconds(value)
 	return c
 }
 
@@ -1934,7 +1932,6 @@ func (c HotKeysStartCmd) Slots(count int64, slot ...int64) HotKeysStartCmd {
 }
 
 func (c *HotKeysStartCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.add(nameHotKeysStart)
 	v.add("START")
 	v.add("METRICS")
@@ -1951,6 +1948,7 @@ func (c *HotKeysStartCmd) argv() (v argv) {
 	}
 	if c.seconds != nil {
 		v.add("DURATION")
+		v.check(c.seconds)
 		v.add(c.seconds)
 	}
 	if c.ratio != nil {
@@ -3077,7 +3075,7 @@ func (c ReplicaOfCmd) Args() []any {
 func RestoreAsking(key string, keyTTL time.Duration, serializedValue any) RestoreAskingCmd {
 	var c RestoreAskingCmd
 	c.key = key
-	c.keyTTL, c.bad = durationMilliseconds(keyTTL, c.bad)
+	c.keyTTL = durationMilliseconds(keyTTL)
 	c.serializedValue = serializedValue
 	return c
 }
@@ -3091,7 +3089,6 @@ type RestoreAskingCmd struct {
 	absttl          bool
 	seconds         any
 	frequency       any
-	bad             problem
 }
 
 // Replace adds REPLACE (since 3.0.0).
@@ -3108,7 +3105,7 @@ func (c RestoreAskingCmd) Absttl() RestoreAskingCmd {
 
 // Idletime adds [IDLETIME seconds] (since 5.0.0).
 func (c RestoreAskingCmd) Idletime(value time.Duration) RestoreAskingCmd {
-	c.seconds, c.bad = durationSeconds(value, c.bad)
+	c.seconds = durationSeconds(value)
 	return c
 }
 
@@ -3119,11 +3116,11 @@ func (c RestoreAskingCmd) Freq(value int64) RestoreAskingCmd {
 }
 
 func (c *RestoreAskingCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.fixed[v.n] = nameRestoreAsking
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
+	v.check(c.keyTTL)
 	v.fixed[v.n] = c.keyTTL
 	v.n++
 	v.fixed[v.n] = c.serializedValue
@@ -3139,6 +3136,7 @@ func (c *RestoreAskingCmd) argv() (v argv) {
 	if c.seconds != nil {
 		v.fixed[v.n] = "IDLETIME"
 		v.n++
+		v.check(c.seconds)
 		v.fixed[v.n] = c.seconds
 		v.n++
 	}

@@ -384,7 +384,7 @@ func XAutoClaim(key string, group string, consumer string, minIdleTime time.Dura
 	c.key = key
 	c.group = group
 	c.consumer = consumer
-	c.minIdleTime, c.bad = durationMilliseconds(minIdleTime, c.bad)
+	c.minIdleTime = durationMilliseconds(minIdleTime)
 	c.start = start
 	return c
 }
@@ -397,7 +397,6 @@ type XAutoClaimCmd struct {
 	minIdleTime any
 	start       any
 	count       any
-	bad         problem
 }
 
 // Count adds [COUNT count].
@@ -407,7 +406,6 @@ func (c XAutoClaimCmd) Count(value int64) XAutoClaimCmd {
 }
 
 func (c *XAutoClaimCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.fixed[v.n] = nameXAutoClaim
 	v.n++
 	v.fixed[v.n] = c.key
@@ -416,6 +414,7 @@ func (c *XAutoClaimCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.consumer
 	v.n++
+	v.check(c.minIdleTime)
 	v.fixed[v.n] = c.minIdleTime
 	v.n++
 	v.fixed[v.n] = c.start
@@ -459,7 +458,7 @@ func XAutoClaimJustID(key string, group string, consumer string, minIdleTime tim
 	c.key = key
 	c.group = group
 	c.consumer = consumer
-	c.minIdleTime, c.bad = durationMilliseconds(minIdleTime, c.bad)
+	c.minIdleTime = durationMilliseconds(minIdleTime)
 	c.start = start
 	return c
 }
@@ -472,7 +471,6 @@ type XAutoClaimJustIDCmd struct {
 	minIdleTime any
 	start       any
 	count       any
-	bad         problem
 }
 
 // Count adds [COUNT count].
@@ -482,7 +480,6 @@ func (c XAutoClaimJustIDCmd) Count(value int64) XAutoClaimJustIDCmd {
 }
 
 func (c *XAutoClaimJustIDCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.fixed[v.n] = nameXAutoClaim
 	v.n++
 	v.fixed[v.n] = c.key
@@ -491,6 +488,7 @@ func (c *XAutoClaimJustIDCmd) argv() (v argv) {
 	v.n++
 	v.fixed[v.n] = c.consumer
 	v.n++
+	v.check(c.minIdleTime)
 	v.fixed[v.n] = c.minIdleTime
 	v.n++
 	v.fixed[v.n] = c.start
@@ -608,7 +606,7 @@ func XClaim(key string, group string, consumer string, minIdleTime time.Duration
 	c.key = key
 	c.group = group
 	c.consumer = consumer
-	c.minIdleTime, c.bad = durationMilliseconds(minIdleTime, c.bad)
+	c.minIdleTime = durationMilliseconds(minIdleTime)
 	c.ids = ids
 	return c
 }
@@ -625,12 +623,11 @@ type XClaimCmd struct {
 	count                any
 	force                bool
 	lastID               any
-	bad                  problem
 }
 
 // Idle adds [IDLE ms].
 func (c XClaimCmd) Idle(value time.Duration) XClaimCmd {
-	c.ms, c.bad = durationMilliseconds(value, c.bad)
+	c.ms = durationMilliseconds(value)
 	return c
 }
 
@@ -659,11 +656,11 @@ func (c XClaimCmd) LastID(value string) XClaimCmd {
 }
 
 func (c *XClaimCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.add(nameXClaim)
 	v.add(c.key)
 	v.add(c.group)
 	v.add(c.consumer)
+	v.check(c.minIdleTime)
 	v.add(c.minIdleTime)
 	if len(c.ids) == 0 {
 		v.fail(problemEmpty)
@@ -673,6 +670,7 @@ func (c *XClaimCmd) argv() (v argv) {
 	}
 	if c.ms != nil {
 		v.add("IDLE")
+		v.check(c.ms)
 		v.add(c.ms)
 	}
 	if c.unixTimeMilliseconds != nil {
@@ -724,7 +722,7 @@ func XClaimJustID(key string, group string, consumer string, minIdleTime time.Du
 	c.key = key
 	c.group = group
 	c.consumer = consumer
-	c.minIdleTime, c.bad = durationMilliseconds(minIdleTime, c.bad)
+	c.minIdleTime = durationMilliseconds(minIdleTime)
 	c.ids = ids
 	return c
 }
@@ -741,12 +739,11 @@ type XClaimJustIDCmd struct {
 	count                any
 	force                bool
 	lastID               any
-	bad                  problem
 }
 
 // Idle adds [IDLE ms].
 func (c XClaimJustIDCmd) Idle(value time.Duration) XClaimJustIDCmd {
-	c.ms, c.bad = durationMilliseconds(value, c.bad)
+	c.ms = durationMilliseconds(value)
 	return c
 }
 
@@ -775,11 +772,11 @@ func (c XClaimJustIDCmd) LastID(value string) XClaimJustIDCmd {
 }
 
 func (c *XClaimJustIDCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.add(nameXClaim)
 	v.add(c.key)
 	v.add(c.group)
 	v.add(c.consumer)
+	v.check(c.minIdleTime)
 	v.add(c.minIdleTime)
 	if len(c.ids) == 0 {
 		v.fail(problemEmpty)
@@ -789,6 +786,7 @@ func (c *XClaimJustIDCmd) argv() (v argv) {
 	}
 	if c.ms != nil {
 		v.add("IDLE")
+		v.check(c.ms)
 		v.add(c.ms)
 	}
 	if c.unixTimeMilliseconds != nil {
@@ -1675,12 +1673,11 @@ type XPendingExtCmd struct {
 	end         any
 	count       any
 	consumer    any
-	bad         problem
 }
 
 // Idle adds [IDLE min-idle-time] (since 6.2.0).
 func (c XPendingExtCmd) Idle(value time.Duration) XPendingExtCmd {
-	c.minIdleTime, c.bad = durationMilliseconds(value, c.bad)
+	c.minIdleTime = durationMilliseconds(value)
 	return c
 }
 
@@ -1691,7 +1688,6 @@ func (c XPendingExtCmd) Consumer(value string) XPendingExtCmd {
 }
 
 func (c *XPendingExtCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.fixed[v.n] = nameXPending
 	v.n++
 	v.fixed[v.n] = c.key
@@ -1701,6 +1697,7 @@ func (c *XPendingExtCmd) argv() (v argv) {
 	if c.minIdleTime != nil {
 		v.fixed[v.n] = "IDLE"
 		v.n++
+		v.check(c.minIdleTime)
 		v.fixed[v.n] = c.minIdleTime
 		v.n++
 	}
@@ -1824,7 +1821,6 @@ type XReadCmd struct {
 	count        any
 	milliseconds any
 	streams      []StreamID
-	bad          problem
 }
 
 // Count adds [COUNT count].
@@ -1835,12 +1831,11 @@ func (c XReadCmd) Count(value int64) XReadCmd {
 
 // Block adds [BLOCK milliseconds].
 func (c XReadCmd) Block(value time.Duration) XReadCmd {
-	c.milliseconds, c.bad = durationMilliseconds(value, c.bad)
+	c.milliseconds = durationMilliseconds(value)
 	return c
 }
 
 func (c *XReadCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.add(nameXRead)
 	if c.count != nil {
 		v.add("COUNT")
@@ -1848,6 +1843,7 @@ func (c *XReadCmd) argv() (v argv) {
 	}
 	if c.milliseconds != nil {
 		v.add("BLOCK")
+		v.check(c.milliseconds)
 		v.add(c.milliseconds)
 	}
 	if len(c.streams) == 0 {
@@ -1912,7 +1908,6 @@ type XReadGroupCmd struct {
 	minIdleTime  any
 	noAck        bool
 	streams      []StreamID
-	bad          problem
 }
 
 // Count adds [COUNT count].
@@ -1923,13 +1918,13 @@ func (c XReadGroupCmd) Count(value int64) XReadGroupCmd {
 
 // Block adds [BLOCK milliseconds].
 func (c XReadGroupCmd) Block(value time.Duration) XReadGroupCmd {
-	c.milliseconds, c.bad = durationMilliseconds(value, c.bad)
+	c.milliseconds = durationMilliseconds(value)
 	return c
 }
 
 // Claim adds [CLAIM min-idle-time].
 func (c XReadGroupCmd) Claim(value time.Duration) XReadGroupCmd {
-	c.minIdleTime, c.bad = durationMilliseconds(value, c.bad)
+	c.minIdleTime = durationMilliseconds(value)
 	return c
 }
 
@@ -1940,7 +1935,6 @@ func (c XReadGroupCmd) NoAck() XReadGroupCmd {
 }
 
 func (c *XReadGroupCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.add(nameXReadGroup)
 	v.add("GROUP")
 	v.add(c.group)
@@ -1951,10 +1945,12 @@ func (c *XReadGroupCmd) argv() (v argv) {
 	}
 	if c.milliseconds != nil {
 		v.add("BLOCK")
+		v.check(c.milliseconds)
 		v.add(c.milliseconds)
 	}
 	if c.minIdleTime != nil {
 		v.add("CLAIM")
+		v.check(c.minIdleTime)
 		v.add(c.minIdleTime)
 	}
 	if c.noAck {

@@ -473,7 +473,6 @@ type GetExCmd struct {
 	expirationValue   any
 	expirationAtToken any
 	expirationAtValue any
-	bad               problem
 }
 
 // Expire sets the expiration: EX seconds when d is a whole number of seconds, else PX
@@ -486,7 +485,7 @@ func (c GetExCmd) Expire(d time.Duration) GetExCmd {
 		return c
 	}
 	c.expiration = 1
-	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX", c.bad)
+	c.expirationToken, c.expirationValue = expiration(d, "EX", "PX")
 	return c
 }
 
@@ -505,7 +504,6 @@ func (c GetExCmd) Persist() GetExCmd {
 }
 
 func (c *GetExCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.fixed[v.n] = nameGetEx
 	v.n++
 	v.fixed[v.n] = c.key
@@ -514,6 +512,7 @@ func (c *GetExCmd) argv() (v argv) {
 	case 1:
 		v.fixed[v.n] = c.expirationToken
 		v.n++
+		v.check(c.expirationValue)
 		v.fixed[v.n] = c.expirationValue
 		v.n++
 	case 2:
@@ -1061,7 +1060,6 @@ type MSetExCmd struct {
 	expirationValue   any
 	expirationAtToken any
 	expirationAtValue any
-	bad               problem
 }
 
 // NX chooses NX.
@@ -1086,7 +1084,7 @@ func (c MSetExCmd) Expire(d time.Duration) MSetExCmd {
 		return c
 	}
 	c.expiration = 1
-	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX", c.bad)
+	c.expirationToken, c.expirationValue = expiration(d, "EX", "PX")
 	return c
 }
 
@@ -1105,7 +1103,6 @@ func (c MSetExCmd) KeepTTL() MSetExCmd {
 }
 
 func (c *MSetExCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.add(nameMSetEx)
 	if len(c.data) == 0 {
 		v.fail(problemEmpty)
@@ -1124,6 +1121,7 @@ func (c *MSetExCmd) argv() (v argv) {
 	switch c.expiration {
 	case 1:
 		v.add(c.expirationToken)
+		v.check(c.expirationValue)
 		v.add(c.expirationValue)
 	case 2:
 		v.add(c.expirationAtToken)
@@ -1208,7 +1206,7 @@ func (c MSetNXCmd) Args() []any {
 func PSetEx(key string, milliseconds time.Duration, value any) PSetExCmd {
 	var c PSetExCmd
 	c.key = key
-	c.milliseconds, c.bad = durationMilliseconds(milliseconds, c.bad)
+	c.milliseconds = durationMilliseconds(milliseconds)
 	c.value = value
 	return c
 }
@@ -1218,15 +1216,14 @@ type PSetExCmd struct {
 	key          any
 	milliseconds any
 	value        any
-	bad          problem
 }
 
 func (c *PSetExCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.fixed[v.n] = namePSetEx
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
+	v.check(c.milliseconds)
 	v.fixed[v.n] = c.milliseconds
 	v.n++
 	v.fixed[v.n] = c.value
@@ -1282,7 +1279,6 @@ type SetCmd struct {
 	expirationValue      any
 	expirationAtToken    any
 	expirationAtValue    any
-	bad                  problem
 }
 
 // NX chooses NX.
@@ -1341,7 +1337,7 @@ func (c SetCmd) Expire(d time.Duration) SetCmd {
 		return c
 	}
 	c.expiration = 1
-	c.expirationToken, c.expirationValue, c.bad = expiration(d, "EX", "PX", c.bad)
+	c.expirationToken, c.expirationValue = expiration(d, "EX", "PX")
 	return c
 }
 
@@ -1360,7 +1356,6 @@ func (c SetCmd) KeepTTL() SetCmd {
 }
 
 func (c *SetCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.fixed[v.n] = nameSet
 	v.n++
 	v.fixed[v.n] = c.key
@@ -1403,6 +1398,7 @@ func (c *SetCmd) argv() (v argv) {
 	case 1:
 		v.fixed[v.n] = c.expirationToken
 		v.n++
+		v.check(c.expirationValue)
 		v.fixed[v.n] = c.expirationValue
 		v.n++
 	case 2:
@@ -1447,7 +1443,7 @@ func (c SetCmd) Args() []any {
 func SetEx(key string, seconds time.Duration, value any) SetExCmd {
 	var c SetExCmd
 	c.key = key
-	c.seconds, c.bad = durationSeconds(seconds, c.bad)
+	c.seconds = durationSeconds(seconds)
 	c.value = value
 	return c
 }
@@ -1457,15 +1453,14 @@ type SetExCmd struct {
 	key     any
 	seconds any
 	value   any
-	bad     problem
 }
 
 func (c *SetExCmd) argv() (v argv) {
-	v.bad = c.bad
 	v.fixed[v.n] = nameSetEx
 	v.n++
 	v.fixed[v.n] = c.key
 	v.n++
+	v.check(c.seconds)
 	v.fixed[v.n] = c.seconds
 	v.n++
 	v.fixed[v.n] = c.value

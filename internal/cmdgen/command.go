@@ -33,7 +33,12 @@ type command struct {
 	names   []string // exported names besides name and typ
 	minArgs []string // constructor arguments of the fewest-arguments build
 	minOpts []string // option calls a fewest-arguments build needs (required choices)
-	hasErr  bool     // the value type records an argument error
+	hasErr  bool     // the value type may hold an argument it cannot send
+
+	// checked are the fields that hold a converted duration, or the problem that
+	// made it unconvertible: argv reports the problem only if the field is still set
+	// when the command is sent, so a later call of the same option replaces it.
+	checked map[string]bool
 
 	taken map[string]bool // field, parameter and method names in use
 }
@@ -85,7 +90,7 @@ var commandMethods = map[string]bool{"Do": true, "Cached": true, "In": true, "Ar
 var methodAlternatives = map[string]string{"Args": "Arguments"}
 
 func newCommand(c *cmdspec.Command, v variant, only string, differ bool) (*command, error) {
-	g := &command{spec: c, v: v, only: only, differ: differ, taken: map[string]bool{}}
+	g := &command{spec: c, v: v, only: only, differ: differ, taken: map[string]bool{}, checked: map[string]bool{}}
 	g.name = goName(c.Name) + v.suffix
 	g.typ = g.name + "Cmd"
 	g.nameVar = "name" + goName(c.Name)
@@ -145,7 +150,7 @@ func (g *command) requireFrom() {
 }
 
 // polygonCase finds the case of the BY choice that lays out BYPOLYGON.
-var polygonCase = regexp.MustCompile(`(?s)^switch c\.by \{.*case (\d+):\nfor _, x := range c\.byPolygonArgs`)
+var polygonCase = regexp.MustCompile(`(?s)^switch c\.by \{.*case (\d+):\n(?:v\.add\("BYPOLYGON"\)\n)?for _, x := range c\.byPolygonArgs`)
 
 func (g *command) exported() []string {
 	return append([]string{g.name, g.typ}, g.names...)
@@ -168,7 +173,7 @@ func (g *command) unique(base string) string {
 type scalar struct {
 	goType string
 	// conv is the expression sending a value x of goType; convErr, when set instead,
-	// returns (any, error).
+	// is one whose value may be the problem that x cannot be sent (convert).
 	conv    func(x string) string
 	convErr func(x string) string
 	zero    string // a value for the fewest-arguments build
@@ -185,7 +190,7 @@ func scalarOf(a *cmdspec.Arg) (scalar, bool) {
 	case "string":
 		if name == "min-idle-time" {
 			// XCLAIM and XAUTOCLAIM take it in milliseconds.
-			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationMilliseconds(" + x + ", c.bad)" }, zero: "time.Second"}, true
+			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationMilliseconds(" + x + ")" }, zero: "time.Second"}, true
 		}
 		if valueLike(name) {
 			return scalar{goType: "any", conv: id, zero: `"v"`}, true
@@ -194,11 +199,11 @@ func scalarOf(a *cmdspec.Arg) (scalar, bool) {
 	case "integer":
 		switch name {
 		case "seconds":
-			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationSeconds(" + x + ", c.bad)" }, zero: "time.Second"}, true
+			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationSeconds(" + x + ")" }, zero: "time.Second"}, true
 		case "milliseconds", "min-idle-time", "ms", "timeout", "ttl":
 			// Every integer timeout (WAIT, MIGRATE, CLIENT PAUSE), XCLAIM's IDLE ms
 			// and RESTORE's ttl are milliseconds.
-			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationMilliseconds(" + x + ", c.bad)" }, zero: "time.Second"}, true
+			return scalar{goType: "time.Duration", convErr: func(x string) string { return "durationMilliseconds(" + x + ")" }, zero: "time.Second"}, true
 		case "unix-time-seconds":
 			// HEXPIREAT's time, which the specification gives as an integer.
 			return scalar{goType: "time.Time", conv: func(x string) string { return x + ".Unix()" }, zero: "time.Unix(1, 0)"}, true
@@ -353,6 +358,13 @@ func (g *command) required(a *cmdspec.Arg, variadic, counted bool) (string, erro
 	return g.raw(a, false), nil
 }
 
+// convert is the statement storing x, converted by s, in field, whose conversion
+// may fail (a duration in a unit it is not a whole number of).
+func (g *command) convert(field string, s scalar, x string) string {
+	g.hasErr, g.checked[field] = true, true
+	return fmt.Sprintf("c.%s = %s", field, s.convErr(x))
+}
+
 // param is a required scalar: a constructor parameter.
 func (g *command) param(a *cmdspec.Arg, s scalar) string {
 	base := lowerFirst(argName(a.Name))
@@ -363,8 +375,7 @@ func (g *command) param(a *cmdspec.Arg, s scalar) string {
 	g.params = append(g.params, name+" "+s.goType)
 	g.fields = append(g.fields, name+" any")
 	if s.convErr != nil {
-		g.hasErr = true
-		g.inits = append(g.inits, fmt.Sprintf("c.%s, c.bad = %s", name, s.convErr(name)))
+		g.inits = append(g.inits, g.convert(name, s, name))
 	} else {
 		g.inits = append(g.inits, fmt.Sprintf("c.%s = %s", name, s.conv(name)))
 	}
@@ -906,8 +917,7 @@ func (g *command) optional(a *cmdspec.Arg) error {
 		g.fields = append(g.fields, field+" any")
 		var body string
 		if s.convErr != nil {
-			g.hasErr = true
-			body = fmt.Sprintf("c.%s, c.bad = %s", field, s.convErr("value"))
+			body = g.convert(field, s, "value")
 		} else {
 			body = fmt.Sprintf("c.%s = %s", field, s.conv("value"))
 		}
@@ -977,8 +987,7 @@ func (g *command) innerOption(block, prefix string, a *cmdspec.Arg) string {
 	s, _ := scalarOf(a)
 	g.fields = append(g.fields, field+" any")
 	if s.convErr != nil {
-		g.hasErr = true
-		g.addMethod(name, doc, "value "+s.goType, fmt.Sprintf("c.%s, c.bad = %s", field, s.convErr("value")))
+		g.addMethod(name, doc, "value "+s.goType, g.convert(field, s, "value"))
 	} else {
 		g.addMethod(name, doc, "value "+s.goType, fmt.Sprintf("c.%s = %s", field, s.conv("value")))
 	}
@@ -1060,14 +1069,28 @@ func (g *command) block(prefix string, a *cmdspec.Arg, inner func(*cmdspec.Arg) 
 		g.fields = append(g.fields, field+" any")
 		params = append(params, p+" "+s.goType)
 		if s.convErr != nil {
-			g.hasErr = true
-			body = append(body, fmt.Sprintf("c.%s, c.bad = %s", field, s.convErr(p)))
+			body = append(body, g.convert(field, s, p))
 		} else {
 			body = append(body, fmt.Sprintf("c.%s = %s", field, s.conv(p)))
 		}
 		emit = append(emit, fmt.Sprintf("v.add(c.%s)", field))
 	}
 	return params, body, emit
+}
+
+// leadingToken is the keyword that opens every use of alt, if one does: its own
+// (CANCEL), or its first argument's when alt is a block (BYPOLYGON num-vertices).
+// A repeated alternative (IMPORT ... [IMPORT ...]) has none: the caller gives each.
+func leadingToken(alt *cmdspec.Arg) string {
+	switch {
+	case alt.Multiple:
+		return ""
+	case alt.Token != "":
+		return alt.Token
+	case alt.Type == "block" && len(alt.Args) > 0 && !alt.Args[0].Multiple:
+		return alt.Args[0].Token
+	}
+	return ""
 }
 
 // choice is a one-of argument whose alternatives are not all keywords: one method per
@@ -1089,11 +1112,11 @@ func (g *command) choice(a *cmdspec.Arg, required bool) error {
 		if i+1 < len(alts) && alt.Token == "EX" && alts[i+1].Token == "PX" {
 			tok, val := g.unique(field+"Token"), g.unique(field+"Value")
 			g.fields = append(g.fields, tok+" any", val+" any")
-			g.hasErr = true
+			g.hasErr, g.checked[val] = true, true
 			// A d of 0 is no expiration, as go-redis's Set(ctx, key, value, 0) is,
 			// rather than the EX 0 the server refuses.
 			g.addMethod(g.unique("Expire"), "sets the expiration: EX seconds when d is a whole number of seconds, else PX milliseconds. A d of 0 sends none of these options (it undoes an earlier choice of this option group), as go-redis's Set with an expiration of 0 sends none; it does not remove a TTL the key has.", "d time.Duration",
-				fmt.Sprintf("if d == 0 {\nc.%s = 0\nreturn c\n}\n%s\nc.%s, c.%s, c.bad = expiration(d, %q, %q, c.bad)", field, set, tok, val, "EX", "PX"))
+				fmt.Sprintf("if d == 0 {\nc.%s = 0\nreturn c\n}\n%s\nc.%s, c.%s = expiration(d, %q, %q)", field, set, tok, val, "EX", "PX"))
 			cases = append(cases, fmt.Sprintf("case %d:\nv.add(c.%s)\nv.add(c.%s)", k, tok, val))
 			i++
 			continue
@@ -1123,8 +1146,14 @@ func (g *command) choice(a *cmdspec.Arg, required bool) error {
 			if !ok || alt.Multiple {
 				f := g.unique(field + argName(alt.Name) + "Args")
 				g.fields = append(g.fields, f+" []any")
-				g.addMethod(method, doc+" This alternative has no typed form yet: give its words as the server takes them.", "args ...any", fmt.Sprintf("%s\nc.%s = args", set, f))
-				cases = append(cases, fmt.Sprintf("case %d:\nfor _, x := range c.%s {\nv.add(x)\n}", k, f))
+				how, lead := " This alternative has no typed form yet: give its words as the server takes them.", ""
+				if tok := leadingToken(alt); tok != "" {
+					// The keyword that chose the alternative is the method's to send.
+					how = fmt.Sprintf(" This alternative has no typed form yet: give the words after %s as the server takes them; %s itself is sent for you.", tok, tok)
+					lead = fmt.Sprintf("v.add(%q)\n", tok)
+				}
+				g.addMethod(method, doc+how, "args ...any", fmt.Sprintf("%s\nc.%s = args", set, f))
+				cases = append(cases, fmt.Sprintf("case %d:\n%sfor _, x := range c.%s {\nv.add(x)\n}", k, lead, f))
 				if required && k == 1 {
 					g.minOpts = append(g.minOpts, "."+method+"("+rawZero(&cmdspec.Arg{Type: "block", Args: []*cmdspec.Arg{alt}})+")")
 				}
@@ -1134,8 +1163,7 @@ func (g *command) choice(a *cmdspec.Arg, required bool) error {
 			g.fields = append(g.fields, f+" any")
 			var body string
 			if s.convErr != nil {
-				g.hasErr = true
-				body = fmt.Sprintf("%s\nc.%s, c.bad = %s", set, f, s.convErr("value"))
+				body = set + "\n" + g.convert(f, s, "value")
 			} else {
 				body = fmt.Sprintf("%s\nc.%s = %s", set, f, s.conv("value"))
 			}

@@ -50,9 +50,6 @@ func (g *command) render(b *bytes.Buffer) {
 
 	fmt.Fprintf(b, "// %s is the %s command built by %s; its methods add options and run it.\n", g.typ, words, g.name)
 	fields := g.fields
-	if g.hasErr {
-		fields = append(fields, "bad problem")
-	}
 	if len(fields) == 0 {
 		fmt.Fprintf(b, "type %s struct{}\n\n", g.typ)
 	} else {
@@ -66,10 +63,12 @@ func (g *command) render(b *bytes.Buffer) {
 	}
 
 	fmt.Fprintf(b, "func (c *%s) argv() (v argv) {\n", g.typ)
-	if g.hasErr {
-		b.WriteString("v.bad = c.bad\n")
-	}
-	emit := strings.Join(g.emit, "\n")
+	emit := addChecked.ReplaceAllStringFunc(strings.Join(g.emit, "\n"), func(add string) string {
+		if g.checked[addChecked.FindStringSubmatch(add)[1]] {
+			return strings.Replace(add, "v.add(", "v.check(", 1) + "\n" + add
+		}
+		return add
+	})
 	if g.bounded() {
 		// Stored in place rather than through add: add's pointer receiver is an
 		// indirect store, which escape analysis takes for a store to the heap,
@@ -100,6 +99,9 @@ func (g *command) render(b *bytes.Buffer) {
 	fmt.Fprintf(b, "// Args returns the command's arguments, as Client.Do and Pipeline.Do take them.\n")
 	fmt.Fprintf(b, "func (c %s) Args() []any {\nv := c.argv()\nreturn v.list()\n}\n\n", g.typ)
 }
+
+// addChecked matches a statement adding one field of the command.
+var addChecked = regexp.MustCompile(`(?m)^v\.add\(c\.(\w+)\)$`)
 
 // addInPlace matches a statement adding one argument.
 var addInPlace = regexp.MustCompile(`(?m)^v\.add\((.*)\)$`)

@@ -106,8 +106,8 @@ func (o *logObserver) Topology(e observe.Topology) {
 	}
 }
 
-// Fence logs a lock's CLIENT KILL of a connection.
-func (o *logObserver) Fence(e observe.Fence) {
+// Cutoff logs a lock's CLIENT KILL of a connection.
+func (o *logObserver) Cutoff(e observe.Cutoff) {
 	attrs := []slog.Attr{slog.String("addr", e.Addr), slog.Int64("client_id", e.ClientID)}
 	if e.Err != nil {
 		attrs = append(attrs, errAttr(e.Err))

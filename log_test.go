@@ -80,8 +80,8 @@ func TestLogObserverLines(t *testing.T) {
 			o.Topology(observe.Topology{Addr: "a:1", Err: boom})
 		}, []string{"INFO respire: topology changed addr=a:1 masters=3 duration=0s", "WARN respire: topology refresh failed addr=a:1 duration=0s err=boom"}},
 		{"fence", func(o observe.Observer) {
-			o.Fence(observe.Fence{Addr: "a:1", ClientID: 7})
-			o.Fence(observe.Fence{Addr: "a:1", ClientID: 8, Err: boom})
+			o.Cutoff(observe.Cutoff{Addr: "a:1", ClientID: 7})
+			o.Cutoff(observe.Cutoff{Addr: "a:1", ClientID: 8, Err: boom})
 		}, []string{"WARN respire: lock cut off a connection addr=a:1 client_id=7", "WARN respire: lock cut off a connection addr=a:1 client_id=8 err=boom"}},
 		{"cache", func(o observe.Observer) {
 			for _, k := range []observe.CacheKind{observe.CacheHit, observe.CacheMiss, observe.CacheInvalidate, observe.CacheFlush} {

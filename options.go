@@ -114,7 +114,7 @@ type Options struct {
 	OnConnect func(ctx context.Context, cn *Conn) error
 
 	// Observer receives the client's events: commands, batches, connections, pool
-	// waits, redirections, failovers, cut-offs (observe.Fence), cache and lock events (package observe;
+	// waits, redirections, failovers, cut-offs (observe.Cutoff), cache and lock events (package observe;
 	// respireotel turns them into traces and metrics). Nil, the default, costs nothing.
 	Observer observe.Observer
 

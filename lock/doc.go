@@ -111,7 +111,7 @@
 // it lost or uncertain or a keep-alive's context ends on a loss, with the cause
 // KeepAliveContext ends with and the time it was held; and LockReleased for each
 // Release or Close (not for callers that joined another's), with its outcome. Every
-// CLIENT KILL a cut-off sends is reported as an observe.Fence. The raw-token calls report
+// CLIENT KILL a cut-off sends is reported as an observe.Cutoff. The raw-token calls report
 // nothing. An Adopt-ed handle reports from its renewals on. Events carry no key or
 // token. Without an observer nothing is built and no clock is read.
 //

@@ -21,7 +21,7 @@ type Locker struct {
 
 // New returns the Locker for c. Lock keys get c's key prefix, like every other key.
 // The locks report each step of their lives (observe.Lock) and the connections they
-// cut off (observe.Fence) to c's Observer, if it has one.
+// cut off (observe.Cutoff) to c's Observer, if it has one.
 func New(c *respire.Client) *Locker {
 	l := &Locker{c: c, ln: link.Of(c)}
 	if l.ln != nil {

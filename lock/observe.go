@@ -101,6 +101,6 @@ func (m *Lock) reportRelease(ctx context.Context, outcome ReleaseOutcome, err er
 // is nil when the connection is known dead.
 func (l *Locker) reportSever(addr string, id int64, err error) {
 	if l.cutoffs != nil {
-		l.cutoffs.Fence(observe.Fence{Addr: addr, ClientID: id, Err: err})
+		l.cutoffs.Cutoff(observe.Cutoff{Addr: addr, ClientID: id, Err: err})
 	}
 }

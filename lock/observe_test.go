@@ -25,7 +25,7 @@ type recorder struct {
 	observe.Base
 	mu      sync.Mutex
 	locks   []observe.Lock
-	cutoffs []observe.Fence
+	cutoffs []observe.Cutoff
 }
 
 func (r *recorder) Lock(_ context.Context, e observe.Lock) {
@@ -34,7 +34,7 @@ func (r *recorder) Lock(_ context.Context, e observe.Lock) {
 	r.locks = append(r.locks, e)
 }
 
-func (r *recorder) Fence(e observe.Fence) {
+func (r *recorder) Cutoff(e observe.Cutoff) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.cutoffs = append(r.cutoffs, e)
@@ -297,7 +297,7 @@ func TestObserveReleaseAfterExpiry(t *testing.T) {
 // A renewal stuck behind CLIENT PAUSE until its context ends reports the loss as
 // ErrOwnershipUncertain and the cut-off (CLIENT KILL) of the lock connection that carried
 // it, by that connection's CLIENT ID.
-func TestObserveFence(t *testing.T) {
+func TestObserveCutoff(t *testing.T) {
 	srv, c, locks, rec := observedServer(t)
 	ctx := context.Background()
 	for attempt := 0; ; attempt++ {
@@ -334,7 +334,7 @@ func TestObserveFence(t *testing.T) {
 		rec.mu.Lock()
 		cutoffs := slices.Clone(rec.cutoffs)
 		rec.mu.Unlock()
-		want := observe.Fence{Addr: cn.Addr(), ClientID: id}
+		want := observe.Cutoff{Addr: cn.Addr(), ClientID: id}
 		if len(cutoffs) != 1 || cutoffs[0] != want || id <= 0 {
 			t.Fatalf("cut-offs %+v, want %+v", cutoffs, want)
 		}

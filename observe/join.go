@@ -87,9 +87,9 @@ func (m joined) Failover(e Failover) {
 	}
 }
 
-func (m joined) Fence(e Fence) {
+func (m joined) Cutoff(e Cutoff) {
 	for _, o := range m {
-		o.Fence(e)
+		o.Cutoff(e)
 	}
 }
 

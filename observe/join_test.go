@@ -42,7 +42,7 @@ func (o logObserver) PoolWait(PoolWait)              { o.add("pool wait") }
 func (o logObserver) Redirect(e Redirect)            { o.add("redirect " + e.Kind.String()) }
 func (o logObserver) Topology(Topology)              { o.add("topology") }
 func (o logObserver) Failover(Failover)              { o.add("failover") }
-func (o logObserver) Fence(Fence)                    { o.add("fence") }
+func (o logObserver) Cutoff(Cutoff)                  { o.add("cutoff") }
 func (o logObserver) Cache(e Cache)                  { o.add("cache " + e.Kind.String()) }
 func (o logObserver) Lock(_ context.Context, e Lock) { o.add("lock " + e.Kind.String()) }
 
@@ -81,13 +81,13 @@ func TestJoinFansOut(t *testing.T) {
 	m.Redirect(Redirect{Kind: Ask})
 	m.Topology(Topology{})
 	m.Failover(Failover{})
-	m.Fence(Fence{})
+	m.Cutoff(Cutoff{})
 	m.Cache(Cache{Kind: CacheFlush})
 	m.Lock(context.Background(), Lock{Kind: LockLost})
 
 	var want []string
 	for _, ev := range []string{"start GET", "end GET ctx=abc", "batch pipeline", "batch end ctx=abc",
-		"conn lost", "pool wait", "redirect ask", "topology", "failover", "fence", "cache flush", "lock lost"} {
+		"conn lost", "pool wait", "redirect ask", "topology", "failover", "cutoff", "cache flush", "lock lost"} {
 		for _, name := range []string{"a", "b", "c"} {
 			want = append(want, name+":"+ev)
 		}

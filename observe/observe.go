@@ -46,8 +46,8 @@ type Observer interface {
 	Topology(e Topology)
 	// Failover is called when Sentinel names a new master and the client follows.
 	Failover(e Failover)
-	// Fence is called when a lock fences a connection with CLIENT KILL.
-	Fence(e Fence)
+	// Cutoff is called when a lock cuts off a connection with CLIENT KILL.
+	Cutoff(e Cutoff)
 	// Cache is called for client-side cache hits, misses, invalidations and flushes.
 	Cache(e Cache)
 	// Lock is called for each step of a lock's life.
@@ -84,8 +84,8 @@ func (Base) Topology(Topology) {}
 // Failover does nothing.
 func (Base) Failover(Failover) {}
 
-// Fence does nothing.
-func (Base) Fence(Fence) {}
+// Cutoff does nothing.
+func (Base) Cutoff(Cutoff) {}
 
 // Cache does nothing.
 func (Base) Cache(Cache) {}
@@ -332,9 +332,10 @@ type Failover struct {
 	To     string
 }
 
-// Fence describes a CLIENT KILL a lock sent to cut off a connection that may still
-// carry a lost owner's writes.
-type Fence struct {
+// Cutoff describes a CLIENT KILL a lock sent to cut off a connection that may still
+// carry a lost owner's writes. (It was called Fence: in this project a fence is the
+// fencing token of package coordination only.)
+type Cutoff struct {
 	Addr     string // the server
 	ClientID int64  // the killed connection's CLIENT ID
 	Err      error  // nil when the kill was confirmed

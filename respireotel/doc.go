@@ -75,7 +75,7 @@
 //	                                   lease_expired, other (matched with errors.Is to lock's errors)
 //	respire.lock.releases              released, already_released, not_owned, failed
 //	                                   (respire.lock.release.outcome)
-//	respire.lock.fences                CLIENT KILLs sent by locks: ok, failed (respire.result)
+//	respire.lock.cutoffs               CLIENT KILLs sent by locks: ok, failed (respire.result)
 //
 // Lock keys are never labels: they are the caller's data, and would make one series
 // per key.

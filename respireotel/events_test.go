@@ -32,7 +32,7 @@ func TestEventCounters(t *testing.T) {
 	o.Cache(observe.Cache{Kind: observe.CacheInvalidate, Keys: 3, Addr: "a:1"})
 	o.Cache(observe.Cache{Kind: observe.CacheFlush, Addr: "a:1"})
 	o.Cache(observe.Cache{Kind: observe.CacheTrackingLost, Addr: "a:1"})
-	o.Fence(observe.Fence{Addr: "a:1", ClientID: 7, Err: boom})
+	o.Cutoff(observe.Cutoff{Addr: "a:1", ClientID: 7, Err: boom})
 
 	for _, tc := range []struct {
 		name string
@@ -49,7 +49,7 @@ func TestEventCounters(t *testing.T) {
 		{"respire.cache.invalidations", nil, 3},
 		{"respire.cache.flushes", []attribute.KeyValue{flushReasonKey.String("flush")}, 1},
 		{"respire.cache.flushes", []attribute.KeyValue{flushReasonKey.String("tracking_lost")}, 1},
-		{"respire.lock.fences", []attribute.KeyValue{resultKey.String(resultFailed)}, 1},
+		{"respire.lock.cutoffs", []attribute.KeyValue{resultKey.String(resultFailed)}, 1},
 	} {
 		if got := h.sum(t, tc.name, tc.want...); got != tc.n {
 			t.Errorf("%s %v = %d, want %d", tc.name, tc.want, got, tc.n)

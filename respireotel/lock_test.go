@@ -87,20 +87,20 @@ func TestLockContention(t *testing.T) {
 }
 
 // A renewal stuck behind CLIENT PAUSE WRITE until its context ends may have been
-// written: the lock fences its connection with CLIENT KILL, counted in
-// respire.lock.fences, and the lock is lost as ownership_uncertain.
-func TestFence(t *testing.T) {
+// written: the lock cuts off its connection with CLIENT KILL, counted in
+// respire.lock.cutoffs, and the lock is lost as ownership_uncertain.
+func TestCutoff(t *testing.T) {
 	srv, h, c := standalone(t, respire.Options{})
 	ctx := context.Background()
-	const key = "otel:lock:fenced"
+	const key = "otel:lock:cutoff"
 
 	mu, err := lock.New(c).Acquire(ctx, key, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mu.Close()
-	fenced := false
-	for attempt := 0; attempt < 20 && !fenced; attempt++ {
+	cut := false
+	for attempt := 0; attempt < 20 && !cut; attempt++ {
 		srv.Do(t, "CLIENT", "PAUSE", "60000", "WRITE")
 		tctx, cancel := context.WithTimeout(ctx, 15*time.Millisecond)
 		_, err := mu.ResetExpiry(tctx, time.Minute)
@@ -108,18 +108,18 @@ func TestFence(t *testing.T) {
 		srv.Do(t, "CLIENT", "UNPAUSE")
 		switch {
 		case errors.Is(err, conn.ErrNotSent):
-			// The context ended before the renewal was written: nothing to fence.
+			// The context ended before the renewal was written: nothing to cut off.
 		case errors.Is(err, lock.ErrOwnershipUncertain):
-			fenced = true
+			cut = true
 		default:
 			t.Fatalf("renewal stuck behind the pause: %v", err)
 		}
 	}
-	if !fenced {
+	if !cut {
 		t.Fatal("no renewal was written before its context ended in 20 tries")
 	}
-	waitFor(t, 5*time.Second, "a fence", func() bool {
-		return h.sum(t, "respire.lock.fences", resultKey.String(resultOK)) == 1
+	waitFor(t, 5*time.Second, "a cut-off", func() bool {
+		return h.sum(t, "respire.lock.cutoffs", resultKey.String(resultOK)) == 1
 	})
 	waitFor(t, 5*time.Second, "an ownership_uncertain loss", func() bool {
 		return h.sum(t, "respire.lock.losses", lossCauseKey.String(causeUncertain)) == 1

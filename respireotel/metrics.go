@@ -52,7 +52,7 @@ type instruments struct {
 	lockRenewals     metric.Int64Counter
 	lockLosses       metric.Int64Counter
 	lockReleases     metric.Int64Counter
-	lockFences       metric.Int64Counter
+	lockCutoffs      metric.Int64Counter
 }
 
 // instrumentMaker creates instruments and keeps the first error, so newInstruments reads
@@ -114,7 +114,7 @@ func newInstruments(m metric.Meter) (instruments, error) {
 		lockRenewals:     mk.counter("respire.lock.renewals", "{renewal}", "Lease renewals, by result."),
 		lockLosses:       mk.counter("respire.lock.losses", "{loss}", "Leases known or presumed lost, by cause."),
 		lockReleases:     mk.counter("respire.lock.releases", "{release}", "Lock releases, by outcome."),
-		lockFences:       mk.counter("respire.lock.fences", "{fence}", "CLIENT KILLs locks sent to fence a connection."),
+		lockCutoffs:      mk.counter("respire.lock.cutoffs", "{cutoff}", "CLIENT KILLs locks sent to cut off a connection."),
 	}
 	return in, mk.err
 }
@@ -195,9 +195,9 @@ func (o *Observer) Failover(e observe.Failover) {
 	o.inst.failovers.Add(context.Background(), 1, with(masterKey.String(e.Master)))
 }
 
-// Fence counts a lock's CLIENT KILL by result.
-func (o *Observer) Fence(e observe.Fence) {
-	o.inst.lockFences.Add(context.Background(), 1, with(resultKey.String(okOrFailed(e.Err))))
+// Cutoff counts a lock's CLIENT KILL by result.
+func (o *Observer) Cutoff(e observe.Cutoff) {
+	o.inst.lockCutoffs.Add(context.Background(), 1, with(resultKey.String(okOrFailed(e.Err))))
 }
 
 func okOrFailed(err error) string {

@@ -4,10 +4,10 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"github.com/respire/respire/internal/command"
 	"strconv"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/command"
 	"github.com/respire/respire/resp"
 )
 

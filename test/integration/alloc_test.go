@@ -1,16 +1,15 @@
 package integration
 
 import (
-	"github.com/respire/respire"
-	"github.com/respire/respire/internal/testkit"
-	"github.com/respire/respire/internal/testkit/testclient"
-	"time"
-
 	"context"
-	"github.com/respire/respire/cache"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/respire/respire"
+	"github.com/respire/respire/cache"
+	"github.com/respire/respire/internal/testkit"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/testserver"
 )
 

@@ -2,12 +2,12 @@ package integration
 
 import (
 	"context"
-	"github.com/respire/respire"
-	"github.com/respire/respire/internal/testkit"
-	"github.com/respire/respire/internal/testkit/testclient"
 	"strings"
 	"testing"
 
+	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/testserver"
 )
 

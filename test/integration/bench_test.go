@@ -1,14 +1,13 @@
 package integration
 
 import (
-	"time"
-
 	"context"
-	"github.com/respire/respire"
-	"github.com/respire/respire/cache"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/respire/respire"
+	"github.com/respire/respire/cache"
 	"github.com/respire/respire/test/testserver"
 )
 

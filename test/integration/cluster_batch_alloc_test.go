@@ -2,10 +2,10 @@ package integration
 
 import (
 	"context"
-	"github.com/respire/respire"
-	"github.com/respire/respire/internal/testkit"
 	"testing"
 
+	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/test/clusterserver"
 )
 

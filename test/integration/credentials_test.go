@@ -1,25 +1,76 @@
-package respire
+package integration
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/testkit"
+	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/sentinelserver"
 	"github.com/respire/respire/test/testserver"
 )
+
+// Credential rotation through the client: Options.Credentials, Client.Reauthenticate and
+// the renewal schedule against real servers whose ACL users stand for tokens (token N
+// is the user tok-N). The rotation's own logic is tested with fakes in internal/reauth.
+
+func tokName(n int) string { return fmt.Sprintf("tok-%d", n) }
+
+func tokPass(n int) string { return fmt.Sprintf("pass-%d", n) }
+
+func tokUser(n int) testserver.User {
+	return testserver.User{Name: tokName(n), Password: tokPass(n), Rules: []string{"+@all", "~*", "&*"}}
+}
+
+// clientList returns the fields of each line of the server's CLIENT LIST.
+func clientList(t *testing.T, srv *testserver.Server) []map[string]string {
+	t.Helper()
+	var out []map[string]string
+	for line := range strings.Lines(srv.Do(t, "CLIENT", "LIST")) {
+		f := map[string]string{}
+		for kv := range strings.FieldsSeq(line) {
+			k, v, _ := strings.Cut(kv, "=")
+			f[k] = v
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// clientConns returns the connections the server has open named name, by CLIENT ID,
+// with the user each is authenticated as.
+func clientConns(t *testing.T, srv *testserver.Server, name string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, f := range clientList(t, srv) {
+		if f["name"] == name {
+			out[f["id"]] = f["user"]
+		}
+	}
+	return out
+}
+
+// waitBlpop waits until the server shows a connection whose last command is BLPOP.
+func waitBlpop(t *testing.T, srv *testserver.Server) {
+	t.Helper()
+	testkit.WaitFor(t, "a connection blocked in BLPOP", func() bool {
+		return slices.ContainsFunc(clientList(t, srv), func(f map[string]string) bool { return f["cmd"] == "blpop" })
+	})
+}
 
 // reauthRecorder keeps the ConnReauth events an observer is given.
 type reauthRecorder struct {
@@ -37,48 +88,165 @@ func (r *reauthRecorder) Conn(e observe.Conn) {
 	r.mu.Unlock()
 }
 
+// logLines is a slog.Handler that keeps each record as "LEVEL message".
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (h *logLines) Enabled(context.Context, slog.Level) bool { return true }
+func (h *logLines) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *logLines) WithGroup(string) slog.Handler            { return h }
+
+func (h *logLines) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	h.lines = append(h.lines, r.Level.String()+" "+r.Message)
+	h.mu.Unlock()
+	return nil
+}
+
+// credentialFailures returns the ConnReauth errors rec was given that match
+// conn.ErrCredentials, and the lines logs has of failed re-authentications.
+func credentialFailures(rec *reauthRecorder, logs *logLines) (errs []error, lines []string) {
+	rec.mu.Lock()
+	for _, err := range rec.errs {
+		if errors.Is(err, conn.ErrCredentials) {
+			errs = append(errs, err)
+		}
+	}
+	rec.mu.Unlock()
+	logs.mu.Lock()
+	for _, l := range logs.lines {
+		if strings.HasPrefix(l, "WARN respire: re-authentication failed") {
+			lines = append(lines, l)
+		}
+	}
+	logs.mu.Unlock()
+	return errs, lines
+}
+
+// tokenRig is a real server with the ACL user tok-1 and a client whose provider gives
+// tok-N for the N of token.
+type tokenRig struct {
+	srv   *testserver.Server
+	c     *respire.Client
+	token atomic.Int32
+}
+
+// newTokenRig starts a tokenRig at tok-1 with a client of opts (Addrs and Credentials
+// set here), which has dialled once.
+func newTokenRig(t *testing.T, opts respire.Options) *tokenRig {
+	t.Helper()
+	g := &tokenRig{srv: testserver.Start(t, testserver.Config{Users: []testserver.User{tokUser(1)}})}
+	g.token.Store(1)
+	opts.Addrs = []string{g.srv.Addr()}
+	opts.Credentials = func(context.Context) (respire.Credentials, error) {
+		n := int(g.token.Load())
+		return respire.Credentials{Username: tokName(n), Password: tokPass(n)}, nil
+	}
+	g.c = testclient.New(t, opts)
+	if _, err := g.c.Do(context.Background(), "PING"); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// rotateTo creates the ACL user tok-n and has the provider give it from now on.
+func (g *tokenRig) rotateTo(t *testing.T, n int) testserver.User {
+	t.Helper()
+	u := tokUser(n)
+	g.srv.Do(t, append([]string{"ACL", "SETUSER", u.Name, "on", ">" + u.Password}, u.Rules...)...)
+	g.token.Store(int32(n))
+	return u
+}
+
+// blpopTimeout runs BLPOP key timeout through do on a goroutine, returns once the
+// server shows it blocked, and sends on the channel its error, or one for a popped
+// value: the key is expected to stay empty until the timeout.
+func blpopTimeout(ctx context.Context, t *testing.T, srv *testserver.Server, do func(context.Context, ...any) (resp.Value, error), key, timeout string) <-chan error {
+	t.Helper()
+	blpop := make(chan error, 1)
+	go func() {
+		v, err := do(ctx, "BLPOP", key, timeout)
+		if err == nil && !v.IsNull() {
+			err = errors.New("BLPOP " + key + " popped " + v.String() + ", want a timeout")
+		}
+		blpop <- err
+	}()
+	waitBlpop(t, srv)
+	return blpop
+}
+
 func TestCredentialsOptions(t *testing.T) {
-	provider := func(context.Context) (Credentials, error) { return Credentials{Password: "p"}, nil }
-	tests := []Options{
+	provider := func(context.Context) (respire.Credentials, error) { return respire.Credentials{Password: "p"}, nil }
+	tests := []respire.Options{
 		{Addrs: []string{"127.0.0.1:1"}, Credentials: provider, Username: "u", Password: "p"},
 		{Addrs: []string{"127.0.0.1:1"}, Credentials: provider, Password: "p"},
 	}
 	for _, o := range tests {
-		if _, err := NewClient(context.Background(), o); !errors.Is(err, ErrInvalidOptions) {
-			t.Errorf("Credentials with Username %q, Password set: %v, want ErrInvalidOptions", o.Username, err)
+		if _, err := respire.NewClient(context.Background(), o); !errors.Is(err, respire.ErrInvalidOptions) {
+			t.Errorf("Credentials with Username %q, Password set: %v, want respire.ErrInvalidOptions", o.Username, err)
 		}
 	}
 	srv := testserver.Start(t, testserver.Config{})
-	c := newClientT(t, Options{Addrs: []string{srv.Addr()}})
-	if err := c.Reauthenticate(context.Background()); !errors.Is(err, ErrInvalidOptions) {
-		t.Errorf("Reauthenticate without Credentials: %v, want ErrInvalidOptions", err)
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}})
+	if err := c.Reauthenticate(context.Background()); !errors.Is(err, respire.ErrInvalidOptions) {
+		t.Errorf("Reauthenticate without Credentials: %v, want respire.ErrInvalidOptions", err)
 	}
 }
 
-func tokName(n int) string { return fmt.Sprintf("tok-%d", n) }
-
-func tokPass(n int) string { return fmt.Sprintf("pass-%d", n) }
-
-func tokUser(n int) testserver.User {
-	return testserver.User{Name: tokName(n), Password: tokPass(n), Rules: []string{"+@all", "~*", "&*"}}
+func TestCredentialsProviderErrorAtDial(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	errDown := errors.New("token service down")
+	_, err := respire.NewClient(context.Background(), respire.Options{Addrs: []string{srv.Addr()},
+		Credentials: func(context.Context) (respire.Credentials, error) { return respire.Credentials{}, errDown }})
+	if !errors.Is(err, conn.ErrCredentials) || !errors.Is(err, errDown) || !errors.Is(err, conn.ErrNotSent) {
+		t.Errorf("NewClient with a failing provider: %v, want conn.ErrCredentials, the provider's error and not sent", err)
+	}
 }
 
-// clientConns returns the connections the server has open named name, by CLIENT ID,
-// with the user each is authenticated as.
-func clientConns(t *testing.T, srv *testserver.Server, name string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	for line := range strings.Lines(srv.Do(t, "CLIENT", "LIST")) {
-		f := map[string]string{}
-		for kv := range strings.FieldsSeq(line) {
-			k, v, _ := strings.Cut(kv, "=")
-			f[k] = v
-		}
-		if f["name"] == name {
-			out[f["id"]] = f["user"]
-		}
+// TestOnConnectOncePerConnection: the hook runs on every connection the client opens,
+// whatever it is for, once; its error fails NewClient and leaves nothing open.
+func TestOnConnectOncePerConnection(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{Users: []testserver.User{tokUser(1)}})
+	provider := func(context.Context) (respire.Credentials, error) {
+		return respire.Credentials{Username: tokName(1), Password: tokPass(1)}, nil
 	}
-	return out
+	var hooked atomic.Int32
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, ClientName: "hooked", Credentials: provider,
+		ClientSideCache: &cache.Options{},
+		OnConnect: func(ctx context.Context, cn *respire.Conn) error {
+			hooked.Add(1)
+			_, err := cn.Do(ctx, "ACL", "WHOAMI") // usable, authenticated
+			return err
+		}})
+	ctx := context.Background()
+	if _, err := c.DoCached(ctx, time.Minute, "GET", "k"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Do(ctx, "BLPOP", "k:list", "0.01"); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := c.Subscribe(ctx, "ch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if err := c.Reauthenticate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conns := clientConns(t, srv, "hooked")
+	if len(conns) < 4 || int(hooked.Load()) != len(conns) {
+		t.Errorf("OnConnect ran %d times for %d connections (want at least 4: shared, tracking, dedicated, subscription)", hooked.Load(), len(conns))
+	}
+
+	errHook := errors.New("set-up refused")
+	_, err = respire.NewClient(ctx, respire.Options{Addrs: []string{srv.Addr()}, ClientName: "refused", Credentials: provider,
+		OnConnect: func(context.Context, *respire.Conn) error { return errHook }})
+	if !errors.Is(err, errHook) {
+		t.Fatalf("NewClient with a failing OnConnect: %v, want its error", err)
+	}
+	testkit.WaitFor(t, "the refused connection to close", func() bool { return len(clientConns(t, srv, "refused")) == 0 })
 }
 
 // TestCredentialRotationLive rotates the credentials of a busy client three times
@@ -102,20 +270,20 @@ func testLiveRotation(t *testing.T, proto int) {
 	var token atomic.Int32
 	token.Store(1)
 	var shortLife atomic.Bool
-	provider := func(context.Context) (Credentials, error) {
+	provider := func(context.Context) (respire.Credentials, error) {
 		n := int(token.Load())
-		cr := Credentials{Username: tokName(n), Password: tokPass(n)}
+		cr := respire.Credentials{Username: tokName(n), Password: tokPass(n)}
 		if shortLife.Load() {
 			cr.ExpiresAt = time.Now().Add(3 * time.Second) // renewed 1 s before: 2 s from now
 		}
 		return cr, nil
 	}
 	const name = "rotating"
-	opts := Options{Addrs: []string{srv.Addr()}, Protocol: proto, Credentials: provider, ClientName: name}
+	opts := respire.Options{Addrs: []string{srv.Addr()}, Protocol: proto, Credentials: provider, ClientName: name}
 	if proto == 3 {
 		opts.ClientSideCache = &cache.Options{}
 	}
-	c := newClientT(t, opts)
+	c := testclient.New(t, opts)
 	ctx := context.Background()
 
 	var (
@@ -199,7 +367,7 @@ func testLiveRotation(t *testing.T, proto int) {
 		}
 		return err
 	})
-	var sub *Subscription
+	var sub *respire.Subscription
 	if proto == 3 {
 		if sub, err = c.Subscribe(ctx, "rot:ch"); err != nil {
 			t.Fatal(err)
@@ -280,60 +448,6 @@ func testLiveRotation(t *testing.T, proto int) {
 	t.Logf("%d operations", ops.Load())
 }
 
-func TestCredentialsProviderErrorAtDial(t *testing.T) {
-	srv := testserver.Start(t, testserver.Config{})
-	errDown := errors.New("token service down")
-	_, err := NewClient(context.Background(), Options{Addrs: []string{srv.Addr()},
-		Credentials: func(context.Context) (Credentials, error) { return Credentials{}, errDown }})
-	if !errors.Is(err, conn.ErrCredentials) || !errors.Is(err, errDown) || !errors.Is(err, conn.ErrNotSent) {
-		t.Errorf("NewClient with a failing provider: %v, want conn.ErrCredentials, the provider's error and not sent", err)
-	}
-}
-
-// TestOnConnectOncePerConnection: the hook runs on every connection the client opens,
-// whatever it is for, once; its error fails NewClient and leaves nothing open.
-func TestOnConnectOncePerConnection(t *testing.T) {
-	srv := testserver.Start(t, testserver.Config{Users: []testserver.User{tokUser(1)}})
-	provider := func(context.Context) (Credentials, error) {
-		return Credentials{Username: tokName(1), Password: tokPass(1)}, nil
-	}
-	var hooked atomic.Int32
-	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, ClientName: "hooked", Credentials: provider,
-		ClientSideCache: &cache.Options{},
-		OnConnect: func(ctx context.Context, cn *Conn) error {
-			hooked.Add(1)
-			_, err := cn.Do(ctx, "ACL", "WHOAMI") // usable, authenticated
-			return err
-		}})
-	ctx := context.Background()
-	if _, err := c.DoCached(ctx, time.Minute, "GET", "k"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Do(ctx, "BLPOP", "k:list", "0.01"); err != nil {
-		t.Fatal(err)
-	}
-	sub, err := c.Subscribe(ctx, "ch")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
-	if err := c.Reauthenticate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	conns := clientConns(t, srv, "hooked")
-	if len(conns) < 4 || int(hooked.Load()) != len(conns) {
-		t.Errorf("OnConnect ran %d times for %d connections (want at least 4: shared, tracking, dedicated, subscription)", hooked.Load(), len(conns))
-	}
-
-	errHook := errors.New("set-up refused")
-	_, err = NewClient(ctx, Options{Addrs: []string{srv.Addr()}, ClientName: "refused", Credentials: provider,
-		OnConnect: func(context.Context, *Conn) error { return errHook }})
-	if !errors.Is(err, errHook) {
-		t.Fatalf("NewClient with a failing OnConnect: %v, want its error", err)
-	}
-	testkit.WaitFor(t, "the refused connection to close", func() bool { return len(clientConns(t, srv, "refused")) == 0 })
-}
-
 // TestCredentialRotationCluster: on a Cluster every node's connections (shared,
 // dedicated, tracking, and those the slot map is read on) follow the rotation.
 func TestCredentialRotationCluster(t *testing.T) {
@@ -341,12 +455,12 @@ func TestCredentialRotationCluster(t *testing.T) {
 		Server: testserver.Config{Users: []testserver.User{tokUser(1)}}})
 	var token atomic.Int32
 	token.Store(1)
-	provider := func(context.Context) (Credentials, error) {
+	provider := func(context.Context) (respire.Credentials, error) {
 		n := int(token.Load())
-		return Credentials{Username: tokName(n), Password: tokPass(n)}, nil
+		return respire.Credentials{Username: tokName(n), Password: tokPass(n)}, nil
 	}
 	const name = "rotating-cluster"
-	c := newClientT(t, Options{Addrs: cl.Seeds(), Cluster: true, Credentials: provider, ClientName: name,
+	c := testclient.New(t, respire.Options{Addrs: cl.Seeds(), Cluster: true, Credentials: provider, ClientName: name,
 		ClientSideCache: &cache.Options{}})
 	ctx := context.Background()
 	var (
@@ -427,12 +541,12 @@ func TestCredentialRotationSentinel(t *testing.T) {
 	}
 	var token atomic.Int32
 	token.Store(1)
-	provider := func(context.Context) (Credentials, error) {
+	provider := func(context.Context) (respire.Credentials, error) {
 		n := int(token.Load())
-		return Credentials{Username: tokName(n), Password: tokPass(n)}, nil
+		return respire.Credentials{Username: tokName(n), Password: tokPass(n)}, nil
 	}
 	const name = "rotating-sentinel"
-	c := newClientT(t, Options{Addrs: d.SentinelAddrs(), SentinelMaster: d.MasterName(), SentinelPassword: "sentinel-pw",
+	c := testclient.New(t, respire.Options{Addrs: d.SentinelAddrs(), SentinelMaster: d.MasterName(), SentinelPassword: "sentinel-pw",
 		Credentials: provider, ClientName: name})
 	ctx := context.Background()
 	if _, err := c.Do(ctx, "SET", "k", "v"); err != nil {
@@ -456,24 +570,6 @@ func TestCredentialRotationSentinel(t *testing.T) {
 	}
 }
 
-// credentialFailures returns the ConnReauth errors rec was given that match
-// conn.ErrCredentials, and the lines logs has of failed re-authentications.
-func credentialFailures(rec *reauthRecorder, logs *logRecords) (errs []error, lines []string) {
-	rec.mu.Lock()
-	for _, err := range rec.errs {
-		if errors.Is(err, conn.ErrCredentials) {
-			errs = append(errs, err)
-		}
-	}
-	rec.mu.Unlock()
-	for _, l := range logs.all() {
-		if strings.HasPrefix(l, "WARN respire: re-authentication failed") {
-			lines = append(lines, l)
-		}
-	}
-	return errs, lines
-}
-
 // TestCredentialsNoPasswordLive: a provider that gives a user and no password, and no
 // error, fails a rotation as it fails a dial (conn.ErrCredentials and
 // conn.ErrNoPassword), against a real server with ACL users: Reauthenticate says so,
@@ -484,16 +580,16 @@ func TestCredentialsNoPasswordLive(t *testing.T) {
 	var noPassword atomic.Bool
 	var life atomic.Int64
 	life.Store(int64(time.Hour))
-	provider := func(context.Context) (Credentials, error) {
+	provider := func(context.Context) (respire.Credentials, error) {
 		if noPassword.Load() {
-			return Credentials{Username: tokName(2)}, nil
+			return respire.Credentials{Username: tokName(2)}, nil
 		}
-		return Credentials{Username: tokName(1), Password: tokPass(1), ExpiresAt: time.Now().Add(time.Duration(life.Load()))}, nil
+		return respire.Credentials{Username: tokName(1), Password: tokPass(1), ExpiresAt: time.Now().Add(time.Duration(life.Load()))}, nil
 	}
 	const name = "nopass"
 	rec := &reauthRecorder{}
-	logs := &logRecords{}
-	c := newClientT(t, Options{Addrs: []string{srv.Addr()}, Credentials: provider, ClientName: name,
+	logs := &logLines{}
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, Credentials: provider, ClientName: name,
 		Observer: rec, Logger: slog.New(logs)})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -506,7 +602,7 @@ func TestCredentialsNoPasswordLive(t *testing.T) {
 	if err := c.Reauthenticate(ctx); !errors.Is(err, conn.ErrCredentials) || !errors.Is(err, conn.ErrNoPassword) {
 		t.Errorf("Reauthenticate with a provider giving no password: %v, want conn.ErrCredentials and conn.ErrNoPassword", err)
 	}
-	if other, err := NewClient(ctx, Options{Addrs: []string{srv.Addr()}, Credentials: provider}); err == nil {
+	if other, err := respire.NewClient(ctx, respire.Options{Addrs: []string{srv.Addr()}, Credentials: provider}); err == nil {
 		other.Close()
 		t.Error("NewClient with a provider giving no password succeeded")
 	} else if !errors.Is(err, conn.ErrCredentials) || !errors.Is(err, conn.ErrNoPassword) {
@@ -539,67 +635,15 @@ func TestCredentialsNoPasswordLive(t *testing.T) {
 	}
 }
 
-// tokenRig is a real server with the ACL user tok-1 and a client whose provider gives
-// tok-N for the N of token.
-type tokenRig struct {
-	srv   *testserver.Server
-	c     *Client
-	token atomic.Int32
-}
-
-// newTokenRig starts a tokenRig at tok-1 with a client of opts (Addrs and Credentials
-// set here), which has dialled once.
-func newTokenRig(t *testing.T, opts Options) *tokenRig {
-	t.Helper()
-	g := &tokenRig{srv: testserver.Start(t, testserver.Config{Users: []testserver.User{tokUser(1)}})}
-	g.token.Store(1)
-	opts.Addrs = []string{g.srv.Addr()}
-	opts.Credentials = func(context.Context) (Credentials, error) {
-		n := int(g.token.Load())
-		return Credentials{Username: tokName(n), Password: tokPass(n)}, nil
-	}
-	g.c = newClientT(t, opts)
-	if _, err := g.c.Do(context.Background(), "PING"); err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
-
-// rotateTo creates the ACL user tok-n and has the provider give it from now on.
-func (g *tokenRig) rotateTo(t *testing.T, n int) testserver.User {
-	t.Helper()
-	u := tokUser(n)
-	g.srv.Do(t, append([]string{"ACL", "SETUSER", u.Name, "on", ">" + u.Password}, u.Rules...)...)
-	g.token.Store(int32(n))
-	return u
-}
-
-// blpopTimeout runs BLPOP key timeout through do on a goroutine, returns once the
-// server shows it blocked, and sends on the channel its error, or one for a popped
-// value: the key is expected to stay empty until the timeout.
-func blpopTimeout(ctx context.Context, t *testing.T, srv *testserver.Server, do func(context.Context, ...any) (resp.Value, error), key, timeout string) <-chan error {
-	t.Helper()
-	blpop := make(chan error, 1)
-	go func() {
-		v, err := do(ctx, "BLPOP", key, timeout)
-		if err == nil && !v.IsNull() {
-			err = errors.New("BLPOP " + key + " popped " + v.String() + ", want a timeout")
-		}
-		blpop <- err
-	}()
-	blockedClientID(t, srv)
-	return blpop
-}
-
 // TestReauthenticatePendingBehindBlockingCommand rotates the credentials of a client
 // whose dedicated connection is blocked in BLPOP against a real server: the AUTH for
 // that connection must wait behind the BLPOP, so Reauthenticate with a deadline
-// shorter than the BLPOP's timeout reports ErrReauthPending. Once the BLPOP has
+// shorter than the BLPOP's timeout reports respire.ErrReauthPending. Once the BLPOP has
 // returned the connection follows on its own: no connection is left as the old user,
 // and deleting that user (which would kill any connection still on it) kills none.
 func TestReauthenticatePendingBehindBlockingCommand(t *testing.T) {
 	const name = "pending"
-	g := newTokenRig(t, Options{ClientName: name})
+	g := newTokenRig(t, respire.Options{ClientName: name})
 	srv, c := g.srv, g.c
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -614,8 +658,8 @@ func TestReauthenticatePendingBehindBlockingCommand(t *testing.T) {
 	rctx, rcancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	err = c.Reauthenticate(rctx)
 	rcancel()
-	if !errors.Is(err, ErrReauthPending) {
-		t.Errorf("Reauthenticate with a connection blocked in BLPOP: %v, want ErrReauthPending", err)
+	if !errors.Is(err, respire.ErrReauthPending) {
+		t.Errorf("Reauthenticate with a connection blocked in BLPOP: %v, want respire.ErrReauthPending", err)
 	}
 
 	if err := <-blpop; err != nil {
@@ -652,7 +696,7 @@ func TestReauthenticatePendingBehindBlockingCommand(t *testing.T) {
 // on that user, and deleting both older users kills none.
 func TestReauthenticateWaitsBehindOlderRotation(t *testing.T) {
 	const name = "behind"
-	g := newTokenRig(t, Options{ClientName: name})
+	g := newTokenRig(t, respire.Options{ClientName: name})
 	srv, c := g.srv, g.c
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -664,8 +708,8 @@ func TestReauthenticateWaitsBehindOlderRotation(t *testing.T) {
 		defer rcancel()
 		return c.Reauthenticate(rctx)
 	}
-	if err := rotate(2, 200*time.Millisecond); !errors.Is(err, ErrReauthPending) {
-		t.Errorf("first Reauthenticate with a connection blocked in BLPOP: %v, want ErrReauthPending", err)
+	if err := rotate(2, 200*time.Millisecond); !errors.Is(err, respire.ErrReauthPending) {
+		t.Errorf("first Reauthenticate with a connection blocked in BLPOP: %v, want respire.ErrReauthPending", err)
 	}
 	if err := rotate(3, 5*time.Second); err != nil {
 		t.Errorf("second Reauthenticate, 5 s for a BLPOP of 1.5 s: %v, want it to wait", err)

@@ -180,7 +180,7 @@ func (c *Client) Reauthenticate(ctx context.Context) error {
 }
 
 // newRotation returns the rotation of provide's credentials (package reauth has how
-// and when) and has copts's dials ask it and register their connections with it, after
+// and when) and has the dials of copts ask it and register their connections with it, after
 // the user's OnConnect.
 func newRotation(provide func(context.Context) (Credentials, error), obs observe.Observer, copts *conn.Options) *reauth.Rotation {
 	r := reauth.New(reauth.Options{
@@ -208,7 +208,8 @@ func newRotation(provide func(context.Context) (Credentials, error), obs observe
 	return r
 }
 
-// rotatedConn is a connection as the credential rotation sees it.
+// rotatedConn is a connection as the credential rotation sees it (reauth.Conn): the
+// rotation's credentials converted to the connection's.
 type rotatedConn struct{ cn *conn.Conn }
 
 func (r rotatedConn) Reauth(ctx context.Context, cr reauth.Credentials) error {

@@ -36,7 +36,8 @@ type Conn interface {
 // Options are what a Rotation is made of.
 type Options struct {
 	// Provider gives the newest credentials; required. Its error, or credentials
-	// without a password, fail the ask (matching conn.ErrCredentials).
+	// without a password (conn.ErrNoPassword), fail the ask; Rotate and the schedule
+	// report either matching conn.ErrCredentials, as a dial does.
 	Provider func(context.Context) (Credentials, error)
 	// Observer is given a ConnReauth event for each failure of the provider on the
 	// schedule or in Rotate; nil for none.
@@ -102,7 +103,7 @@ func New(o Options) *Rotation {
 // ForDial is the provider of the client's dials (conn.Options.Credentials): it asks
 // Options.Provider, keeps what it gives as the newest, wakes the schedule when they
 // are new, and counts the dial as in progress until ctx ends (conn.Dial ends it as it
-// returns), for Rotate.
+// returns), for Rotate. Its error is the provider's, or conn.ErrNoPassword.
 func (r *Rotation) ForDial(ctx context.Context) (Credentials, error) {
 	return r.ask(ctx, true, true)
 }
@@ -159,9 +160,8 @@ func sameCredentials(a, b Credentials) bool {
 }
 
 // Register adds a connection just dialled (the client's OnConnect hook, after the
-// user's); if it was dialled with credentials older
-// than the newest, it is re-authenticated before it is handed out, within the dial's
-// ctx. That AUTH is a flight like a pass's, recorded in the same critical section that
+// user's); if it was dialled with credentials older than the newest, it is
+// re-authenticated before it is handed out, within the dial's ctx. That AUTH is a flight like a pass's, recorded in the same critical section that
 // adds the connection: a pass finds the connection either authenticated, or in flight
 // (and waits for it within its own ctx, never the dial's), so none falls between the
 // two and none is sent a second AUTH meanwhile.

@@ -13,6 +13,7 @@ import (
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/command"
 	"github.com/respire/respire/internal/link"
+	"github.com/respire/respire/internal/reauth"
 	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/pool"
@@ -38,7 +39,7 @@ type Client struct {
 
 	obs observe.Observer // Options.Observer and Options.Logger together; nil when neither is set
 
-	creds *credentialRotation // nil without Options.Credentials (credentials.go)
+	creds *reauth.Rotation // nil without Options.Credentials (newRotation)
 
 	table   *command.Table  // the command key table (a copy without some commands in tests)
 	learned learnedCommands // what COMMAND INFO said of commands the table lacks (commandinfo.go)
@@ -60,7 +61,6 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		opts.SubscriptionHealthCheck = defaultSubscriptionHealthCheck
 	}
 	obs := observe.Join(opts.Observer, newLogObserver(opts.Logger))
-	creds := newCredentialRotation(&opts, obs)
 	copts := conn.Options{
 		Protocol:     opts.Protocol,
 		Username:     opts.Username,
@@ -73,10 +73,13 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		WriteTimeout: opts.WriteTimeout,
 		Limits:       opts.Limits,
 		Dialer:       opts.Dialer,
-		Credentials:  creds.provider(),
-		OnConnect:    creds.hook(onConnect(opts.OnConnect)),
+		OnConnect:    onConnect(opts.OnConnect),
 	}
 	copts.Observer = obs
+	var creds *reauth.Rotation
+	if opts.Credentials != nil {
+		creds = newRotation(opts.Credentials, obs, &copts)
+	}
 	c := &Client{opts: opts, prefix: opts.KeyPrefix, subs: map[*Subscription]struct{}{}, table: command.Default, obs: obs}
 	ro := route.Options{
 		Conn:            copts,
@@ -110,7 +113,9 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	}
 	c.creds = creds
 	c.link = c.newLink()
-	creds.start()
+	if creds != nil {
+		creds.Start()
+	}
 	return c, nil
 }
 
@@ -143,9 +148,79 @@ func (c *Client) Close() error {
 	if c.tracking != nil {
 		c.tracking.close()
 	}
-	c.creds.close()
+	if c.creds != nil {
+		c.creds.Close()
+	}
 	return c.route.Close()
 }
+
+// Reauthenticate asks Options.Credentials now and re-authenticates every live
+// connection of the client (shared, dedicated, tracking, subscription) with what it
+// returns, each in order with its traffic and never inside a transaction; the
+// schedule then follows the new credentials' ExpiresAt. It returns once every
+// connection has answered, and every dial in progress as it began has ended (each
+// such connection is authenticated with the new credentials before it is handed out),
+// or ctx has ended, with the provider's error (matching conn.ErrCredentials) or the
+// connections' errors joined. A connection still busy with an older re-authentication
+// is waited for and then re-authenticated with the new credentials. Connections not
+// yet authenticated with them as ctx ends (their AUTH still waiting behind a blocking
+// command or a transaction, or behind an older re-authentication, or their dial not
+// yet done) make the error match ErrReauthPending: they follow once their AUTH has
+// gone. RESP2 subscriptions, which the server does not let re-authenticate, keep
+// their credentials until they reconnect. Without Options.Credentials it returns
+// ErrInvalidOptions.
+func (c *Client) Reauthenticate(ctx context.Context) error {
+	if c.creds == nil {
+		return fmt.Errorf("%w: Reauthenticate without Options.Credentials", ErrInvalidOptions)
+	}
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	return c.creds.Rotate(ctx)
+}
+
+// newRotation returns the rotation of provide's credentials (package reauth has how
+// and when) and has the dials of copts ask it and register their connections with it, after
+// the user's OnConnect.
+func newRotation(provide func(context.Context) (Credentials, error), obs observe.Observer, copts *conn.Options) *reauth.Rotation {
+	r := reauth.New(reauth.Options{
+		Provider: func(ctx context.Context) (reauth.Credentials, error) {
+			cr, err := provide(ctx)
+			return reauth.Credentials(cr), err
+		},
+		Observer: obs,
+		Pending:  ErrReauthPending,
+		Closed:   ErrClosed,
+	})
+	copts.Credentials = func(ctx context.Context) (Credentials, error) {
+		cr, err := r.ForDial(ctx)
+		return Credentials(cr), err
+	}
+	user := copts.OnConnect
+	copts.OnConnect = func(ctx context.Context, cn *conn.Conn) error {
+		if user != nil {
+			if err := user(ctx, cn); err != nil {
+				return err
+			}
+		}
+		return r.Register(ctx, rotatedConn{cn})
+	}
+	return r
+}
+
+// rotatedConn is a connection as the credential rotation sees it (reauth.Conn): the
+// rotation's credentials converted to the connection's.
+type rotatedConn struct{ cn *conn.Conn }
+
+func (r rotatedConn) Reauth(ctx context.Context, cr reauth.Credentials) error {
+	return r.cn.Reauth(ctx, Credentials(cr))
+}
+
+func (r rotatedConn) AuthenticatedWith(cr reauth.Credentials) bool {
+	return r.cn.AuthenticatedWith(Credentials(cr))
+}
+
+func (r rotatedConn) Done() <-chan struct{} { return r.cn.Done() }
 
 // PoolStats reports the dedicated-connection pool's counters.
 func (c *Client) PoolStats() pool.Stats { return c.route.Stats() }

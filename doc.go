@@ -60,7 +60,7 @@
 // DoMulti spanning several nodes runs, one goroutine per node); with
 // Options.ClientSideCache, one goroutine per tracked connection (it flushes the cache
 // when the connection is lost) and one while a tracked connection is being dialled;
-// with Options.Credentials, the one that renews them on their schedule (credentials.go)
+// with Options.Credentials, the one that renews them on their schedule (internal/reauth)
 // and one per connection while its re-authentication runs. Client.Close and
 // Subscription.Close stop them and wait for them.
 package respire

@@ -21,6 +21,22 @@ import (
 	"github.com/respire/respire/test/testserver"
 )
 
+// clusterClient connects to c with opts (Addrs and Cluster set here).
+func clusterClient(t *testing.T, c *clusterserver.Cluster, opts Options) *Client {
+	t.Helper()
+	opts.Addrs = c.Seeds()[:2]
+	opts.Cluster = true
+	return newClientT(t, opts)
+}
+
+// clusterTestContext is the context of a Cluster test: its deadline makes a
+// redirection loop or a stuck refresh fail the test instead of hanging the suite.
+func clusterTestContext(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // recorder is an Observer that keeps the events the tests look at.
 type recorder struct {
 	observe.Base

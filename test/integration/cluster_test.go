@@ -1,4 +1,4 @@
-package respire
+package integration
 
 import (
 	"context"
@@ -11,37 +11,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire"
 	"github.com/respire/respire/cluster"
 	"github.com/respire/respire/conn"
-	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/internal/testkit"
+	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/testserver"
 )
-
-// clusterClient connects to c with opts (Addrs and Cluster set here).
-func clusterClient(t *testing.T, c *clusterserver.Cluster, opts Options) *Client {
-	t.Helper()
-	opts.Addrs = c.Seeds()[:2]
-	opts.Cluster = true
-	return newClientT(t, opts)
-}
-
-// clusterTestContext is the context of a Cluster test: its deadline makes a
-// redirection loop or a stuck refresh fail the test instead of hanging the suite.
-func clusterTestContext(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// owner reads key's value on the node that serves its slot, with the harness's own
-// connection, so that the client is not trusted to say where its writes went.
-func owner(t *testing.T, c *clusterserver.Cluster, key string) string {
-	t.Helper()
-	return c.MasterOf(t, cluster.Slot(key)).Do(t, "GET", key)
-}
 
 // TestCluster runs the behaviours that leave the topology as it is on one cluster.
 func TestCluster(t *testing.T) {
@@ -51,7 +29,7 @@ func TestCluster(t *testing.T) {
 	t.Run("CommandShapes", func(t *testing.T) {
 		for _, proto := range protocols {
 			t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
-				c := clusterClient(t, cl, Options{Protocol: proto})
+				c := clusterClient(t, cl, respire.Options{Protocol: proto})
 				keys := clusterserver.SampleKeys(96, fmt.Sprintf("shape%d:", proto))
 				hit := map[string]bool{}
 				for _, k := range keys {
@@ -73,7 +51,7 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("HashTags", func(t *testing.T) {
-		c := clusterClient(t, cl, Options{})
+		c := clusterClient(t, cl, respire.Options{})
 		for i := range 30 {
 			tag := fmt.Sprintf("{user:%d}", i)
 			a, b := tag+":cart", tag+":orders"
@@ -97,33 +75,33 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("CrossSlot", func(t *testing.T) {
-		c := clusterClient(t, cl, Options{})
+		c := clusterClient(t, cl, respire.Options{})
 		a, b := clusterserver.KeyIn(1, "x"), clusterserver.KeyIn(9000, "x")
 		_, err := c.Do(ctx, "MSET", a, "1", b, "2")
-		if !errors.Is(err, ErrCrossSlot) || !strings.Contains(err.Error(), "slots 1 and 9000") || !strings.Contains(err.Error(), "MSET") {
+		if !errors.Is(err, respire.ErrCrossSlot) || !strings.Contains(err.Error(), "slots 1 and 9000") || !strings.Contains(err.Error(), "MSET") {
 			t.Fatalf("MSET across slots: %v, want ErrCrossSlot naming MSET and slots 1 and 9000", err)
 		}
 		if v := owner(t, cl, a); v != "(nil)" {
 			t.Fatalf("%s was written (%q): the command must not be sent", a, v)
 		}
-		if _, err := c.Do(ctx, "EVAL", "return 1", 2, a, b); !errors.Is(err, ErrCrossSlot) {
+		if _, err := c.Do(ctx, "EVAL", "return 1", 2, a, b); !errors.Is(err, respire.ErrCrossSlot) {
 			t.Fatalf("EVAL with keys across slots: %v", err)
 		}
-		if _, err := c.DoMulti(ctx, []any{"SET", a, 1}, []any{"DEL", a, b}); !errors.Is(err, ErrCrossSlot) || !strings.Contains(err.Error(), "command 1") {
+		if _, err := c.DoMulti(ctx, []any{"SET", a, 1}, []any{"DEL", a, b}); !errors.Is(err, respire.ErrCrossSlot) || !strings.Contains(err.Error(), "command 1") {
 			t.Fatalf("DoMulti with a cross-slot member: %v", err)
 		}
 		if v := owner(t, cl, a); v != "(nil)" {
 			t.Fatalf("the batch was partly sent: %s = %q", a, v)
 		}
-		err = c.Watch(ctx, func(tx *Tx) error { return nil }, a, b)
-		if !errors.Is(err, ErrCrossSlot) {
+		err = c.Watch(ctx, func(tx *respire.Tx) error { return nil }, a, b)
+		if !errors.Is(err, respire.ErrCrossSlot) {
 			t.Fatalf("Watch across slots: %v", err)
 		}
-		err = c.Watch(ctx, func(tx *Tx) error {
+		err = c.Watch(ctx, func(tx *respire.Tx) error {
 			_, err := tx.Exec(ctx, []any{"SET", a, 1}, []any{"SET", b, 2})
 			return err
 		}, a)
-		if !errors.Is(err, ErrCrossSlot) {
+		if !errors.Is(err, respire.ErrCrossSlot) {
 			t.Fatalf("a transaction writing another slot: %v", err)
 		}
 		// Shard channels pick a slot like keys.
@@ -134,7 +112,7 @@ func TestCluster(t *testing.T) {
 
 	t.Run("PipelineInCallerOrder", func(t *testing.T) {
 		for _, prefix := range []string{"", "p:"} {
-			c := clusterClient(t, cl, Options{KeyPrefix: prefix})
+			c := clusterClient(t, cl, respire.Options{KeyPrefix: prefix})
 			keys := clusterserver.SampleKeys(150, "pipe"+prefix)
 			var cmds [][]any
 			for i, k := range keys {
@@ -174,11 +152,11 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("Watch", func(t *testing.T) {
-		c := clusterClient(t, cl, Options{})
+		c := clusterClient(t, cl, respire.Options{})
 		for _, slot := range []int{10, 8000, 16000} {
 			tag := "{" + clusterserver.KeyIn(slot, "w") + "}"
 			k1, k2 := tag+":balance", tag+":log"
-			err := c.Watch(ctx, func(tx *Tx) error {
+			err := c.Watch(ctx, func(tx *respire.Tx) error {
 				v, err := tx.Do(ctx, "GET", k1)
 				if err != nil {
 					return err
@@ -194,18 +172,18 @@ func TestCluster(t *testing.T) {
 				t.Fatalf("%s = %q", k1, got)
 			}
 			// A watched key changed by someone else: nothing runs.
-			err = c.Watch(ctx, func(tx *Tx) error {
+			err = c.Watch(ctx, func(tx *respire.Tx) error {
 				if _, err := c.Do(ctx, "SET", k1, "changed"); err != nil {
 					return err
 				}
 				_, err := tx.Exec(ctx, []any{"SET", k1, "mine"})
 				return err
 			}, k1)
-			if !errors.Is(err, ErrTxFailed) {
+			if !errors.Is(err, respire.ErrTxFailed) {
 				t.Fatalf("Watch after a concurrent change: %v", err)
 			}
 			// No watched key: the first command picks the node.
-			err = c.Watch(ctx, func(tx *Tx) error {
+			err = c.Watch(ctx, func(tx *respire.Tx) error {
 				_, err := tx.Exec(ctx, []any{"SET", k2 + "x", 1}, []any{"INCR", k2 + "x"})
 				return err
 			})
@@ -216,7 +194,7 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("KeyPrefix", func(t *testing.T) {
-		c := clusterClient(t, cl, Options{KeyPrefix: "tenant:"})
+		c := clusterClient(t, cl, respire.Options{KeyPrefix: "tenant:"})
 		keys := clusterserver.SampleKeys(30, "kp")
 		for _, k := range keys {
 			if _, err := c.Do(ctx, "SET", k, "v"); err != nil {
@@ -227,7 +205,7 @@ func TestCluster(t *testing.T) {
 				t.Fatalf("tenant:%s on its owner = %q", k, got)
 			}
 		}
-		tagged := clusterClient(t, cl, Options{KeyPrefix: "{tenant}:"})
+		tagged := clusterClient(t, cl, respire.Options{KeyPrefix: "{tenant}:"})
 		if _, err := tagged.Do(ctx, "MSET", keys[0], 1, keys[1], 2); err != nil {
 			t.Fatalf("a {tag} prefix puts every key in one slot: %v", err)
 		}
@@ -237,7 +215,7 @@ func TestCluster(t *testing.T) {
 	// it is sent (issue #24 point 6: samplers read server.address at the start).
 	t.Run("ObserverStartAddr", func(t *testing.T) {
 		rec := &recorder{}
-		c := clusterClient(t, cl, Options{KeyPrefix: "tenant:", Observer: rec})
+		c := clusterClient(t, cl, respire.Options{KeyPrefix: "tenant:", Observer: rec})
 		for _, k := range clusterserver.SampleKeys(12, "sa") {
 			if _, err := c.Do(ctx, "GET", k); err != nil {
 				t.Fatal(err)
@@ -253,7 +231,7 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("ScanAndFanout", func(t *testing.T) {
-		c := clusterClient(t, cl, Options{KeyPrefix: "scan:"})
+		c := clusterClient(t, cl, respire.Options{KeyPrefix: "scan:"})
 		keys := clusterserver.SampleKeys(90, "k")
 		for _, k := range keys {
 			if _, err := c.Do(ctx, "SET", k, 1); err != nil {
@@ -261,7 +239,7 @@ func TestCluster(t *testing.T) {
 			}
 		}
 		var seen []string
-		for k, err := range c.Scan(ctx, ScanOptions{Count: 7}) {
+		for k, err := range c.Scan(ctx, respire.ScanOptions{Count: 7}) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -285,7 +263,7 @@ func TestCluster(t *testing.T) {
 		if v, err := c.Do(ctx, "DBSIZE"); err != nil || mustInt(t, v) != int64(total) {
 			t.Fatalf("DBSIZE = %v %v, masters hold %d", v, err, total)
 		}
-		script := NewScript("return redis.call('GET', KEYS[1])")
+		script := respire.NewScript("return redis.call('GET', KEYS[1])")
 		v, err = c.Do(ctx, "SCRIPT", "LOAD", script.Source())
 		if s, _ := v.Text(); err != nil || s != script.Hash() {
 			t.Fatalf("SCRIPT LOAD: %v %v", v, err)
@@ -307,7 +285,7 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("BlockingCommands", func(t *testing.T) {
-		c := clusterClient(t, cl, Options{})
+		c := clusterClient(t, cl, respire.Options{})
 		for _, slot := range []int{5, 6000, 12000} {
 			k := clusterserver.KeyIn(slot, "queue")
 			done := make(chan error, 1)
@@ -343,7 +321,7 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("ReplicaReads", func(t *testing.T) {
-		c := clusterClient(t, cl, Options{ReplicaReads: true})
+		c := clusterClient(t, cl, respire.Options{ReplicaReads: true})
 		k := clusterserver.KeyIn(42, "replica")
 		if _, err := c.Do(ctx, "SET", k, "v"); err != nil {
 			t.Fatal(err)
@@ -372,9 +350,9 @@ func TestCluster(t *testing.T) {
 	t.Run("PubSub", func(t *testing.T) {
 		// Plain PUBLISH reaches every node of a cluster: a subscription on any node
 		// hears it.
-		pub := clusterClient(t, cl, Options{})
+		pub := clusterClient(t, cl, respire.Options{})
 		for _, proto := range protocols {
-			c := clusterClient(t, cl, Options{Protocol: proto})
+			c := clusterClient(t, cl, respire.Options{Protocol: proto})
 			sub, err := c.Subscribe(ctx, "broadcast")
 			if err != nil {
 				t.Fatal(err)
@@ -395,7 +373,7 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("Fanout", func(t *testing.T) {
-		c := clusterClient(t, cl, Options{})
+		c := clusterClient(t, cl, respire.Options{})
 		if _, err := c.Do(ctx, "SET", clusterserver.KeyIn(3, "f"), 1); err != nil {
 			t.Fatal(err)
 		}
@@ -411,34 +389,43 @@ func TestCluster(t *testing.T) {
 
 	// Last: it changes the cluster. A node that leaves is closed at the next refresh.
 	t.Run("NodeLeaves", func(t *testing.T) {
-		c := clusterClient(t, cl, Options{ReplicaReads: true})
+		// The replica's CLIENT LIST says whether the client holds a connection to it:
+		// the client is not asked which nodes it keeps.
+		const name = "node-leaves"
+		c := clusterClient(t, cl, respire.Options{ReplicaReads: true, ClientName: name})
 		k := clusterserver.KeyIn(42, "leave")
-		replica := cl.ReplicasOf(t, cl.MasterOf(t, 42))[0]
+		master := cl.MasterOf(t, 42)
+		replica := cl.ReplicasOf(t, master)[0]
+		ours := func() int { return strings.Count(replica.Do(t, "CLIENT", "LIST"), " name="+name+" ") }
 		if _, err := c.Do(ctx, "GET", k); err != nil {
 			t.Fatal(err)
 		}
-		n, known := c.route.Inspect().Node(replica.Addr())
-		if !known || n.Conn() == nil {
+		if ours() == 0 {
 			t.Fatalf("the replica %s has no open connection", replica.Addr())
 		}
 		cl.RemoveNode(t, replica)
-		if err := c.route.Resolve(ctx); err != nil {
-			t.Fatal(err)
-		}
-		_, still := c.route.Inspect().Node(replica.Addr())
-		if still || !n.Gone() || n.Conn().Err() == nil {
-			t.Fatalf("the node that left is still in use (known %v, closed %v)", still, n.Gone())
-		}
-		// Reads of its shard go to the master now.
+		// The read finds the replica out of the cluster, which asks for the refresh
+		// that drops it.
 		if _, err := c.Do(ctx, "GET", k); err != nil {
 			t.Fatal(err)
+		}
+		testkit.WaitFor(t, "the connection to the node that left to close", func() bool { return ours() == 0 })
+		// Reads of its shard go to the master now.
+		before := master.Server.Calls(t, "get")
+		for range 3 {
+			if _, err := c.Do(ctx, "GET", k); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n, served := ours(), master.Server.Calls(t, "get")-before; n != 0 || served < 3 {
+			t.Fatalf("the node that left is still in use (%d connections to it, %d of 3 reads on the master)", n, served)
 		}
 	})
 }
 
 // clusterShapes runs one round of the common command shapes on key (and keys tagged
 // with it) and checks the replies.
-func clusterShapes(t *testing.T, ctx context.Context, c *Client, key string, i int) {
+func clusterShapes(t *testing.T, ctx context.Context, c *respire.Client, key string, i int) {
 	t.Helper()
 	tag := "{" + key + "}"
 	steps := []struct {
@@ -503,15 +490,6 @@ func render(v resp.Value) string {
 	return s
 }
 
-func mustInt(t *testing.T, v resp.Value) int64 {
-	t.Helper()
-	n, err := v.Int()
-	if err != nil {
-		t.Fatalf("%v is not an integer: %v", v, err)
-	}
-	return n
-}
-
 // errorCount reads errorstat_<code>:count=N from INFO errorstats.
 func errorCount(t *testing.T, s *testserver.Server, code string) int {
 	t.Helper()
@@ -524,12 +502,49 @@ func errorCount(t *testing.T, s *testserver.Server, code string) int {
 	return 0
 }
 
+// clusterRetries is how many times a TRYAGAIN or CLUSTERDOWN is retried before the
+// client gives up, as docs/cluster.md says.
+const clusterRetries = 8
+
+// recorder is an Observer that keeps the command starts and counts the slot-map
+// refreshes that read a topology.
+type recorder struct {
+	observe.Base
+	mu        sync.Mutex
+	starts    []observe.CommandStart
+	refreshed int
+}
+
+func (r *recorder) CommandStart(ctx context.Context, e observe.CommandStart) context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.starts = append(r.starts, e)
+	return ctx
+}
+
+func (r *recorder) Topology(e observe.Topology) {
+	if e.Err != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.refreshed++
+}
+
+// refreshes returns how many refreshes read a topology so far.
+func (r *recorder) refreshes() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.refreshed
+}
+
 // Redirections: ASK during a migration leaves the slot table alone; MOVED afterwards
 // updates it, and however many MOVED replies arrive at once, one refresh follows.
 func TestClusterRedirections(t *testing.T) {
 	cl := clusterserver.Start(t, clusterserver.Config{NoReplicas: true})
 	ctx := clusterTestContext(t)
-	c := clusterClient(t, cl, Options{})
+	rec := &recorder{}
+	c := clusterClient(t, cl, respire.Options{Observer: rec})
 	const slot = 777
 	keys := []string{clusterserver.KeyIn(slot, "a"), clusterserver.KeyIn(slot, "b"), clusterserver.KeyIn(slot, "c")}
 	for _, k := range keys {
@@ -545,10 +560,20 @@ func TestClusterRedirections(t *testing.T) {
 			break
 		}
 	}
-	tableOwner := func() string { return c.route.Inspect().SlotOwner(slot) }
+	// The slot's owner in the client's table: Dedicated checks out a connection to it
+	// and sends no command, so no redirection corrects the answer.
+	tableOwner := func() string {
+		t.Helper()
+		cn, release, err := c.Dedicated(ctx, keys[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release(true)
+		return cn.Addr()
+	}
 
 	// A client with a key prefix: the ASKING batch must prefix the key too.
-	pc := clusterClient(t, cl, Options{KeyPrefix: "p:"})
+	pc := clusterClient(t, cl, respire.Options{KeyPrefix: "p:"})
 	prefixed := clusterserver.KeyIn(slot, "p:x")
 	if _, err := pc.Do(ctx, "SET", strings.TrimPrefix(prefixed, "p:"), "pv"); err != nil {
 		t.Fatal(err)
@@ -556,16 +581,16 @@ func TestClusterRedirections(t *testing.T) {
 
 	// Shard subscriptions on the slot, in both protocols: they must follow it.
 	channel := clusterserver.KeyIn(slot, "news")
-	var subs []*Subscription
+	var subs []*respire.Subscription
 	for _, proto := range protocols {
-		sc := clusterClient(t, cl, Options{Protocol: proto})
+		sc := clusterClient(t, cl, respire.Options{Protocol: proto})
 		sub, err := sc.SSubscribe(ctx, channel)
 		if err != nil {
 			t.Fatal(err)
 		}
 		subs = append(subs, sub)
 	}
-	if _, err := c.SSubscribe(ctx, channel, clusterserver.KeyIn(slot+1, "other")); !errors.Is(err, ErrCrossSlot) {
+	if _, err := c.SSubscribe(ctx, channel, clusterserver.KeyIn(slot+1, "other")); !errors.Is(err, respire.ErrCrossSlot) {
 		t.Fatalf("SSubscribe across slots: %v", err)
 	}
 	expectShardMessages(t, c, channel, subs)
@@ -612,8 +637,8 @@ func TestClusterRedirections(t *testing.T) {
 	if !resp.HasCode(err, "TRYAGAIN") || time.Since(start) > 10*time.Second {
 		t.Fatalf("MGET of split keys: %v after %v, want TRYAGAIN after a bounded wait", err, time.Since(start))
 	}
-	if n := errorCount(t, src.Server, "TRYAGAIN"); n != route.MaxClusterRetries+1 {
-		t.Fatalf("source answered TRYAGAIN %d times, want %d (one try and every retry)", n, route.MaxClusterRetries+1)
+	if n := errorCount(t, src.Server, "TRYAGAIN"); n != clusterRetries+1 {
+		t.Fatalf("source answered TRYAGAIN %d times, want %d (one try and every retry)", n, clusterRetries+1)
 	}
 	// Retrying while the migration goes on: it succeeds once the keys are together.
 	mgot := make(chan error, 1)
@@ -634,7 +659,7 @@ func TestClusterRedirections(t *testing.T) {
 	mig.MoveAll(t)
 	mig.Finish(t)
 
-	fetches := c.route.Inspect().TopologyReads()
+	fetches := rec.refreshes()
 	var wg sync.WaitGroup
 	errs := make(chan error, 50)
 	for range 50 {
@@ -660,15 +685,15 @@ func TestClusterRedirections(t *testing.T) {
 	// they are back, on the new owner.
 	expectShardMessages(t, c, channel, subs)
 	// The refresh runs in the background: wait for it, then count.
-	testkit.WaitFor(t, "the background refresh", func() bool { return c.route.Inspect().TopologyReads() > fetches })
-	if n := c.route.Inspect().TopologyReads() - fetches; n < 1 || n > 2 {
+	testkit.WaitFor(t, "the background refresh", func() bool { return rec.refreshes() > fetches })
+	if n := rec.refreshes() - fetches; n < 1 || n > 2 {
 		t.Fatalf("%d topology refreshes after a burst of MOVED, want 1 (2 at most, with a periodic one)", n)
 	}
 }
 
 // expectShardMessages publishes on channel until every subscription has received a
 // message (a subscription that just moved may take a moment to be back).
-func expectShardMessages(t *testing.T, c *Client, channel string, subs []*Subscription) {
+func expectShardMessages(t *testing.T, c *respire.Client, channel string, subs []*respire.Subscription) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for i, sub := range subs {
@@ -706,7 +731,7 @@ func expectShardMessages(t *testing.T, c *Client, channel string, subs []*Subscr
 func TestClusterRedirectLoop(t *testing.T) {
 	cl := clusterserver.Start(t, clusterserver.Config{NoReplicas: true, Masters: 2})
 	ctx := clusterTestContext(t)
-	c := clusterClient(t, cl, Options{})
+	c := clusterClient(t, cl, respire.Options{})
 	const slot = 4242
 	k := clusterserver.KeyIn(slot, "loop")
 	// Two nodes each believing the other migrates the slot away: each answers ASK to
@@ -722,7 +747,7 @@ func TestClusterRedirectLoop(t *testing.T) {
 	t.Cleanup(func() { src.Do(t, "CLUSTER", "SETSLOT", strconv.Itoa(slot), "STABLE") })
 	// The target is not importing: it answers MOVED back to the source.
 	_, err := c.Do(ctx, "GET", k)
-	if !errors.Is(err, ErrTooManyRedirects) || !strings.Contains(err.Error(), "slot 4242") {
+	if !errors.Is(err, respire.ErrTooManyRedirects) || !strings.Contains(err.Error(), "slot 4242") {
 		t.Fatalf("GET in a redirection loop: %v, want ErrTooManyRedirects", err)
 	}
 	if !resp.HasCode(err, "MOVED") && !resp.HasCode(err, "ASK") {
@@ -732,12 +757,12 @@ func TestClusterRedirectLoop(t *testing.T) {
 
 func TestClusterBadInput(t *testing.T) {
 	ctx := clusterTestContext(t)
-	if _, err := NewClient(ctx, Options{Cluster: true}); !errors.Is(err, ErrInvalidOptions) {
+	if _, err := respire.NewClient(ctx, respire.Options{Cluster: true}); !errors.Is(err, respire.ErrInvalidOptions) {
 		t.Fatalf("no seeds: %v", err)
 	}
 	ports := testserver.FreePorts(t, 2)
 	seeds := []string{fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1])}
-	_, err := NewClient(ctx, Options{Addrs: seeds, Cluster: true, DialTimeout: time.Second})
+	_, err := respire.NewClient(ctx, respire.Options{Addrs: seeds, Cluster: true, DialTimeout: time.Second})
 	if err == nil || !strings.Contains(err.Error(), "no cluster node answered") || !strings.Contains(err.Error(), seeds[1]) {
 		t.Fatalf("unreachable seeds: %v", err)
 	}
@@ -745,19 +770,19 @@ func TestClusterBadInput(t *testing.T) {
 		t.Fatalf("unreachable seeds: the error should say the dial failed: %v", err)
 	}
 	srv := testserver.Start(t, testserver.Config{})
-	_, err = NewClient(ctx, Options{Addrs: []string{srv.Addr()}, Cluster: true})
-	if !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), "not a cluster node") {
+	_, err = respire.NewClient(ctx, respire.Options{Addrs: []string{srv.Addr()}, Cluster: true})
+	if !errors.Is(err, respire.ErrInvalidOptions) || !strings.Contains(err.Error(), "not a cluster node") {
 		t.Fatalf("a standalone server as seed: %v", err)
 	}
-	if _, err := NewClient(ctx, Options{Addrs: []string{srv.Addr()}, Cluster: true, DB: 2}); !errors.Is(err, ErrInvalidOptions) {
+	if _, err := respire.NewClient(ctx, respire.Options{Addrs: []string{srv.Addr()}, Cluster: true, DB: 2}); !errors.Is(err, respire.ErrInvalidOptions) {
 		t.Fatalf("DB 2 on a Cluster: %v", err)
 	}
 	for _, raw := range []string{"redis+cluster://a:1,,b:2", "redis+cluster://a:1/3", "redis+cluster://a:x"} {
-		if _, err := ParseURL(raw); !errors.Is(err, ErrInvalidURL) && !errors.Is(err, ErrInvalidOptions) {
-			t.Errorf("ParseURL(%q): %v", raw, err)
+		if _, err := respire.ParseURL(raw); !errors.Is(err, respire.ErrInvalidURL) && !errors.Is(err, respire.ErrInvalidOptions) {
+			t.Errorf("respire.ParseURL(%q): %v", raw, err)
 		}
 	}
-	o, err := ParseURL("rediss+cluster://u:p@10.0.0.1:7000,[::1]:7001,node3/?dial_timeout=2s&key_prefix=app:")
+	o, err := respire.ParseURL("rediss+cluster://u:p@10.0.0.1:7000,[::1]:7001,node3/?dial_timeout=2s&key_prefix=app:")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -772,7 +797,7 @@ func TestClusterBadInput(t *testing.T) {
 // benchmarks in bench_test.go.
 func BenchmarkCluster(b *testing.B) {
 	cl := clusterserver.Start(b, clusterserver.Config{NoReplicas: true})
-	c, err := NewClient(context.Background(), Options{Addrs: cl.Seeds(), Cluster: true})
+	c, err := respire.NewClient(context.Background(), respire.Options{Addrs: cl.Seeds(), Cluster: true})
 	if err != nil {
 		b.Fatal(err)
 	}

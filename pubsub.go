@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/backoff"
 	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
@@ -410,18 +410,8 @@ const (
 	reconnectStable = 2 * reconnectMax
 )
 
-// reconnectJitter returns a uniform random duration in [0, n]; a variable so tests can
-// script it.
-var reconnectJitter = func(n time.Duration) time.Duration { return time.Duration(rand.Int64N(int64(n) + 1)) }
-
 // reconnectDelay is the wait before reconnection attempt n (from 1).
-func reconnectDelay(n int) time.Duration {
-	ceiling := reconnectMax
-	if shift := n - 1; shift < 62 && reconnectBase <= reconnectMax>>shift {
-		ceiling = reconnectBase << shift
-	}
-	return ceiling/2 + reconnectJitter(ceiling/2)
-}
+func reconnectDelay(n int) time.Duration { return backoff.Equal(reconnectBase, reconnectMax, n) }
 
 // lostChannel reports whether a sunsubscribe the server sent was for a shard channel
 // the subscription still wants (or whether the server refused a subscription).

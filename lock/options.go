@@ -3,8 +3,9 @@ package lock
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"time"
+
+	"github.com/respire/respire/internal/backoff"
 )
 
 // Option adjusts one acquisition.
@@ -40,9 +41,6 @@ func ExponentialRetry(base, max time.Duration) RetryStrategy {
 	return RetryStrategy{base: base, max: max, exponential: true}
 }
 
-// jitter returns a uniform random duration in [0, n]; a variable so tests can script it.
-var jitter = func(n time.Duration) time.Duration { return time.Duration(rand.Int64N(int64(n) + 1)) }
-
 // Delay returns the pause before retry n (1 for the first retry): every for a
 // FixedRetry, a random one within the growing ceiling for an ExponentialRetry. It lets
 // other waits (package coordination's) space their retries as lock's do.
@@ -50,12 +48,7 @@ func (s RetryStrategy) Delay(n int) time.Duration {
 	if !s.exponential {
 		return s.base
 	}
-	ceiling := s.max
-	// base·2^(n-1) without overflow: stop doubling once the cap is reached.
-	if shift := n - 1; shift < 62 && s.base <= s.max>>shift {
-		ceiling = s.base << shift
-	}
-	return jitter(ceiling)
+	return backoff.Full(s.base, s.max, n)
 }
 
 // Pause sleeps for Delay(n), or until ctx ends, whose cause it returns.

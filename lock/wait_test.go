@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/backoff"
 )
 
 // scriptJitter makes ExponentialRetry's pause its ceiling for the test's duration.
 func scriptJitter(t *testing.T) {
-	saved := jitter
-	jitter = func(n time.Duration) time.Duration { return n }
-	t.Cleanup(func() { jitter = saved })
+	saved := backoff.Jitter
+	backoff.Jitter = func(n time.Duration) time.Duration { return n }
+	t.Cleanup(func() { backoff.Jitter = saved })
 }
 
 func TestRetryStrategyDelay(t *testing.T) {

@@ -1,4 +1,4 @@
-package respire
+package integration
 
 import (
 	"context"
@@ -11,43 +11,17 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/respire/respire"
+	"github.com/respire/respire/internal/backoff"
 	"github.com/respire/respire/internal/testkit"
 )
 
-// The tests of subscriptions are in test/integration; these two stay because they
-// script reconnectJitter, which the exported API does not reach.
-
-// TestReconnectDelaySchedule checks the backoff's bounds: between half and all of
-// 50ms·2^(n-1), capped at 5s.
-func TestReconnectDelaySchedule(t *testing.T) {
-	defer func(j func(time.Duration) time.Duration) { reconnectJitter = j }(reconnectJitter)
-	ceilings := []time.Duration{50, 100, 200, 400, 800, 1600, 3200, 5000, 5000}
-	for _, tc := range []struct {
-		name   string
-		jitter func(time.Duration) time.Duration
-		part   func(time.Duration) time.Duration
-	}{
-		{"least", func(time.Duration) time.Duration { return 0 }, func(c time.Duration) time.Duration { return c / 2 }},
-		{"most", func(n time.Duration) time.Duration { return n }, func(c time.Duration) time.Duration { return c }},
-	} {
-		reconnectJitter = tc.jitter
-		for i, ms := range ceilings {
-			if got, want := reconnectDelay(i+1), tc.part(ms*time.Millisecond); got != want {
-				t.Errorf("%s: reconnectDelay(%d) = %v, want %v", tc.name, i+1, got, want)
-			}
-		}
-		if got, want := reconnectDelay(1000), tc.part(reconnectMax); got != want {
-			t.Errorf("%s: reconnectDelay(1000) = %v, want %v", tc.name, got, want)
-		}
-	}
-}
-
 // TestSubscriptionReconnectBacksOff drops a subscription whose every later SUBSCRIBE
 // finds the server gone: the first reconnect is at once, and the ones after it wait 50ms, 100ms,
-// ... up to 5s (jitter scripted to its most), never reconnecting in a loop.
+// ... up to 5s (the jitter of internal/backoff scripted to its most), never reconnecting in a loop.
 func TestSubscriptionReconnectBacksOff(t *testing.T) {
-	defer func(j func(time.Duration) time.Duration) { reconnectJitter = j }(reconnectJitter)
-	reconnectJitter = func(n time.Duration) time.Duration { return n }
+	defer func(j func(time.Duration) time.Duration) { backoff.Jitter = j }(backoff.Jitter)
+	backoff.Jitter = func(n time.Duration) time.Duration { return n }
 	synctest.Test(t, func(t *testing.T) {
 		var (
 			mu    sync.Mutex
@@ -81,7 +55,7 @@ func TestSubscriptionReconnectBacksOff(t *testing.T) {
 			conns = append(conns, cn)
 			return cn, err
 		}
-		c, err := NewClient(context.Background(), Options{Addrs: []string{"10.0.0.1:6379"}, Dialer: dial, SubscriptionHealthCheck: -1})
+		c, err := respire.NewClient(context.Background(), respire.Options{Addrs: []string{"10.0.0.1:6379"}, Dialer: dial, SubscriptionHealthCheck: -1})
 		if err != nil {
 			t.Fatal(err)
 		}

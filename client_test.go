@@ -3,6 +3,7 @@ package respire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -10,11 +11,46 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
 )
 
 // The client's own tests that need its internals; those of its exported behaviour are
-// in test/integration.
+// in test/integration, whose helpers the ones below mirror. (An in-package test cannot
+// import testkit/testclient, which imports this package.)
+
+// TestMain starts one server for the runnable examples (tests start their own) and
+// checks for leaked goroutines once everything has run.
+func TestMain(m *testing.M) { testserver.ExamplesMain(m) }
+
+var protocols = []int{2, 3}
+
+func newClientT(t *testing.T, opts Options) *Client {
+	t.Helper()
+	c, err := NewClient(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func forEachProtocol(t *testing.T, srv *testserver.Server, opts Options, fn func(t *testing.T, c *Client)) {
+	for _, proto := range protocols {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			o := opts
+			o.Addrs = []string{srv.Addr()}
+			o.Protocol = proto
+			fn(t, newClientT(t, o))
+		})
+	}
+}
+
+// text is v's text, or "" when it has none.
+func text(v resp.Value) string {
+	s, _ := v.Text()
+	return s
+}
 
 // Every connection-state command is refused in either case, CLIENT's with its
 // subcommand: the shape filter before the look-up lets each of them through.

@@ -8,6 +8,8 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -153,5 +155,38 @@ func TestSentinelErrorsInOneBlock(t *testing.T) {
 	}
 	if blocks != 1 {
 		t.Errorf("the package's sentinel errors are in %d var blocks, want 1", blocks)
+	}
+}
+
+// TestParseURLCorpus runs ParseURL over the corpus of internal/redisurl's FuzzParse:
+// each URL fails with an error that matches ErrInvalidURL or ErrInvalidOptions, or
+// parses into Options that validate, a usable configuration.
+func TestParseURLCorpus(t *testing.T) {
+	const dir = "internal/redisurl/testdata/fuzz/FuzzParse"
+	files, err := os.ReadDir(dir)
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the corpus %s: %d files, %v", dir, len(files), err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A corpus file is "go test fuzz v1" and the one argument, string("...").
+		_, arg, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+		raw, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(arg, "string("), ")"))
+		if err != nil {
+			t.Fatalf("%s: %q is not a quoted string: %v", f.Name(), arg, err)
+		}
+		o, err := ParseURL(raw)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidURL) && !errors.Is(err, ErrInvalidOptions) {
+				t.Errorf("%s: %q: error %v matches neither ErrInvalidURL nor ErrInvalidOptions", f.Name(), raw, err)
+			}
+			continue
+		}
+		if err := o.validate(); err != nil {
+			t.Errorf("%s: %q parsed into invalid options: %v", f.Name(), raw, err)
+		}
 	}
 }

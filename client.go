@@ -43,7 +43,7 @@ type Client struct {
 	creds *reauth.Rotation // nil without Options.Credentials (newRotation)
 
 	table   *command.Table  // the command key table (a copy without some commands in tests)
-	learned learnedCommands // what COMMAND INFO said of commands the table lacks (commandinfo.go)
+	learned learnedCommands // what COMMAND INFO said of commands the table lacks (keys.go)
 }
 
 // NewClient validates opts and connects. It fails when the server cannot be reached

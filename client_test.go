@@ -54,28 +54,6 @@ func text(v resp.Value) string {
 	return s
 }
 
-// Every connection-state command is refused in either case, CLIENT's with its
-// subcommand: the shape filter before the look-up lets each of them through.
-func TestCheckConnStateEveryCommand(t *testing.T) {
-	for name := range statefulCommands {
-		for _, n := range []string{name, strings.ToUpper(name)} {
-			if err := checkConnState([]any{n, "x"}); !errors.Is(err, ErrConnState) {
-				t.Errorf("%s: %v, want ErrConnState", n, err)
-			}
-		}
-	}
-	for sub := range statefulClientSubcommands {
-		if err := checkConnState([]any{"Client", strings.ToUpper(sub)}); !errors.Is(err, ErrConnState) {
-			t.Errorf("CLIENT %s: %v, want ErrConnState", sub, err)
-		}
-	}
-	for _, args := range [][]any{{"GET", "k"}, {"SET", "k", "v"}, {"CLIENT", "LIST"}, {"HSET", "h", "f", "v"}} {
-		if err := checkConnState(args); err != nil {
-			t.Errorf("%v: %v", args, err)
-		}
-	}
-}
-
 // A Dedicated connection is a *Conn of the caller's own to the key's server: its
 // commands go as given (no key prefix), a batch comes back in order, and release gives
 // it back to the pool, or closes it.

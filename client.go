@@ -15,6 +15,7 @@ import (
 	"github.com/respire/respire/internal/link"
 	"github.com/respire/respire/internal/reauth"
 	"github.com/respire/respire/internal/route"
+	"github.com/respire/respire/internal/slogobserve"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/pool"
 	"github.com/respire/respire/resp"
@@ -42,7 +43,7 @@ type Client struct {
 	creds *reauth.Rotation // nil without Options.Credentials (newRotation)
 
 	table   *command.Table  // the command key table (a copy without some commands in tests)
-	learned learnedCommands // what COMMAND INFO said of commands the table lacks (commandinfo.go)
+	learned learnedCommands // what COMMAND INFO said of commands the table lacks (keys.go)
 }
 
 // NewClient validates opts and connects. It fails when the server cannot be reached
@@ -60,7 +61,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	if opts.SubscriptionHealthCheck == 0 {
 		opts.SubscriptionHealthCheck = defaultSubscriptionHealthCheck
 	}
-	obs := observe.Join(opts.Observer, newLogObserver(opts.Logger))
+	obs := observe.Join(opts.Observer, slogobserve.New(opts.Logger))
 	copts := conn.Options{
 		Protocol:     opts.Protocol,
 		Username:     opts.Username,

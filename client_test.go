@@ -3,39 +3,55 @@ package respire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/respire/respire/resp"
 	"github.com/respire/respire/test/testserver"
 )
 
 // The client's own tests that need its internals; those of its exported behaviour are
-// in test/integration.
+// in test/integration, whose helpers the ones below mirror. (An in-package test cannot
+// import testkit/testclient, which imports this package.)
 
-// Every connection-state command is refused in either case, CLIENT's with its
-// subcommand: the shape filter before the look-up lets each of them through.
-func TestCheckConnStateEveryCommand(t *testing.T) {
-	for name := range statefulCommands {
-		for _, n := range []string{name, strings.ToUpper(name)} {
-			if err := checkConnState([]any{n, "x"}); !errors.Is(err, ErrConnState) {
-				t.Errorf("%s: %v, want ErrConnState", n, err)
-			}
-		}
+// TestMain starts one server for the runnable examples (tests start their own) and
+// checks for leaked goroutines once everything has run.
+func TestMain(m *testing.M) { testserver.ExamplesMain(m) }
+
+var protocols = []int{2, 3}
+
+func newClientT(t *testing.T, opts Options) *Client {
+	t.Helper()
+	c, err := NewClient(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
 	}
-	for sub := range statefulClientSubcommands {
-		if err := checkConnState([]any{"Client", strings.ToUpper(sub)}); !errors.Is(err, ErrConnState) {
-			t.Errorf("CLIENT %s: %v, want ErrConnState", sub, err)
-		}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func forEachProtocol(t *testing.T, srv *testserver.Server, opts Options, fn func(t *testing.T, c *Client)) {
+	for _, proto := range protocols {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			o := opts
+			o.Addrs = []string{srv.Addr()}
+			o.Protocol = proto
+			fn(t, newClientT(t, o))
+		})
 	}
-	for _, args := range [][]any{{"GET", "k"}, {"SET", "k", "v"}, {"CLIENT", "LIST"}, {"HSET", "h", "f", "v"}} {
-		if err := checkConnState(args); err != nil {
-			t.Errorf("%v: %v", args, err)
-		}
-	}
+}
+
+// text is v's text, or "" when it has none.
+func text(v resp.Value) string {
+	s, _ := v.Text()
+	return s
 }
 
 // A Dedicated connection is a *Conn of the caller's own to the key's server: its
@@ -117,5 +133,38 @@ func TestSentinelErrorsInOneBlock(t *testing.T) {
 	}
 	if blocks != 1 {
 		t.Errorf("the package's sentinel errors are in %d var blocks, want 1", blocks)
+	}
+}
+
+// TestParseURLCorpus runs ParseURL over the corpus of internal/redisurl's FuzzParse:
+// each URL fails with an error that matches ErrInvalidURL or ErrInvalidOptions, or
+// parses into Options that validate, a usable configuration.
+func TestParseURLCorpus(t *testing.T) {
+	const dir = "internal/redisurl/testdata/fuzz/FuzzParse"
+	files, err := os.ReadDir(dir)
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the corpus %s: %d files, %v", dir, len(files), err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A corpus file is "go test fuzz v1" and the one argument, string("...").
+		_, arg, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+		raw, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(arg, "string("), ")"))
+		if err != nil {
+			t.Fatalf("%s: %q is not a quoted string: %v", f.Name(), arg, err)
+		}
+		o, err := ParseURL(raw)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidURL) && !errors.Is(err, ErrInvalidOptions) {
+				t.Errorf("%s: %q: error %v matches neither ErrInvalidURL nor ErrInvalidOptions", f.Name(), raw, err)
+			}
+			continue
+		}
+		if err := o.validate(); err != nil {
+			t.Errorf("%s: %q parsed into invalid options: %v", f.Name(), raw, err)
+		}
 	}
 }

@@ -3,17 +3,15 @@ package respire
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/respire/respire/cache"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/redisurl"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 )
@@ -184,7 +182,7 @@ func (o *Options) validate() error {
 }
 
 // redacted stands in for a password wherever options or URLs are shown.
-const redacted = "xxxxx"
+const redacted = redisurl.Redacted
 
 // optionsFields is Options without its methods, so formatting it does not recurse.
 type optionsFields Options
@@ -204,66 +202,4 @@ func (o Options) redacted() Options {
 		o.SentinelPassword = redacted
 	}
 	return o
-}
-
-// redactURL returns raw with the password of its user information and the value of
-// any sentinel_password parameter replaced. It works on text that does not parse as
-// a URL too, since it serves to quote such text in errors. A user name alone is kept
-// only when a password follows it: "redis://secret@host" is the password-only form.
-func redactURL(raw string) string {
-	_, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		return raw
-	}
-	start := len(raw) - len(rest)
-	// The user information ends at the last '@' before the path or query, as net/url
-	// reads it; a password may itself hold '@'.
-	authEnd := strings.IndexAny(rest, "/?#")
-	if authEnd < 0 {
-		authEnd = len(rest)
-	}
-	if at := strings.LastIndexByte(rest[:authEnd], '@'); at >= 0 {
-		user, _, hasPassword := strings.Cut(rest[:at], ":")
-		if !hasPassword {
-			user = ""
-		}
-		raw = raw[:start] + user + ":" + redacted + raw[start+at:]
-	}
-	return redactQuery(raw, "sentinel_password")
-}
-
-// redactQuery replaces the value of every name=value pair of the query part of raw.
-func redactQuery(raw, name string) string {
-	q := strings.IndexByte(raw, '?')
-	if q < 0 {
-		return raw
-	}
-	var b strings.Builder
-	b.WriteString(raw[:q+1])
-	for i, pair := range strings.Split(raw[q+1:], "&") {
-		if i > 0 {
-			b.WriteByte('&')
-		}
-		if key, _, ok := strings.Cut(pair, "="); ok && strings.EqualFold(key, name) {
-			pair = key + "=" + redacted
-		}
-		b.WriteString(pair)
-	}
-	return b.String()
-}
-
-// redactParseError returns net/url's error for a URL with that URL redacted. Other
-// errors are returned as they are.
-func redactParseError(err error) error {
-	var ue *url.Error
-	if !errors.As(err, &ue) {
-		return err
-	}
-	inner := ue.Err
-	var esc url.EscapeError
-	if errors.As(inner, &esc) {
-		// The faulty escape may be part of the password.
-		inner = errors.New("invalid URL escape")
-	}
-	return &url.Error{Op: ue.Op, URL: redactURL(ue.URL), Err: inner}
 }

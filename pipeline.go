@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/internal/command"
 	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/observe"
@@ -193,7 +194,7 @@ func (p *Pipeline) exec(ctx context.Context) ([]Result, *conn.Conn, error) {
 // with fmt, it does not make the caller's arguments escape.
 func commandName(args []any) string {
 	var buf [12]byte
-	if name, ok := lowerName(args[0], &buf); ok {
+	if name, ok := argkind.LowerName(args[0], &buf); ok {
 		return strings.ToUpper(string(name))
 	}
 	return "the command"

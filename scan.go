@@ -6,6 +6,7 @@ import (
 	"iter"
 	"strings"
 
+	"github.com/respire/respire/internal/confine"
 	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/resp"
 )
@@ -43,7 +44,7 @@ func (c *Client) Scan(ctx context.Context, opts ScanOptions) iter.Seq2[string, e
 			if match == "" {
 				match = "*"
 			}
-			match = escapeGlob(c.prefix) + match
+			match = confine.EscapeGlob(c.prefix) + match
 		}
 		for v, err := range c.scanKeys(ctx, ScanOptions{Match: match, Count: opts.Count, Type: opts.Type}) {
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/internal/command"
 	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/observe"
@@ -119,7 +120,7 @@ func (tx *Tx) bindSlot(info *command.Info, args []any, prefixed []int) error {
 		tx.slot = slot
 	default:
 		var buf [12]byte
-		name, _ := lowerName(args[0], &buf)
+		name, _ := argkind.LowerName(args[0], &buf)
 		return fmt.Errorf("%w: the transaction is on slot %d and a key of %s hashes to slot %d", ErrCrossSlot, tx.slot, strings.ToUpper(string(name)), slot)
 	}
 	return nil

@@ -29,6 +29,23 @@ func Text(a any) (s string, ok bool) {
 	return s, ok
 }
 
+// LowerName lowercases a short command name into buf without allocating (the client
+// reads every command's name); ok is false for names too long to matter or of a kind
+// Text does not take.
+func LowerName(a any, buf *[12]byte) ([]byte, bool) {
+	s, ok := Text(a)
+	if !ok || len(s) > len(buf) {
+		return nil, false
+	}
+	n := copy(buf[:], s)
+	for i := range n {
+		if c := buf[i]; 'A' <= c && c <= 'Z' {
+			buf[i] = c + 'a' - 'A'
+		}
+	}
+	return buf[:n], true
+}
+
 // otherText is Text for any type but string. A named type's kind comes from
 // reflect.TypeOf, which does not look at the value, and its text is read through the
 // interface's data word: reading it with reflect.ValueOf would make the compiler take

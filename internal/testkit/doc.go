@@ -1,10 +1,11 @@
 // Package testkit is the one kit the tests of this module share: WaitFor, which polls a
-// condition with a deadline instead of sleeping, and the scripted stand-ins for a Redis
-// server, for logic real servers cannot drive deterministically (handshake fallbacks, a
-// reply held back mid-batch, a connection dropped at a chosen point, a lease expiring on
-// a fake clock). The client constructor is in the subpackage testclient, because the
-// tests of the packages the client is built from (conn, pool, route, the root package
-// itself) use this kit and cannot import the client.
+// condition with a deadline instead of sleeping; LogRecorder, which keeps what a
+// *slog.Logger is told; and the scripted stand-ins for a Redis server, for logic real
+// servers cannot drive deterministically (handshake fallbacks, a reply held back
+// mid-batch, a connection dropped at a chosen point, a lease expiring on a fake clock).
+// The client constructor is in the subpackage testclient, because the tests of the
+// packages the client is built from (conn, pool, route, the root package itself) use
+// this kit and cannot import the client.
 //
 // Server is one scripted connection: a test gets the client end of a transport and a
 // *Server at the far end, hands the client end to the code under test (usually through
@@ -23,6 +24,6 @@
 //
 // A Server is driven by one goroutine at a time, usually the test's own or one it
 // starts and waits for. Nodes starts one goroutine per connection dialed; Close ends
-// them and waits for them. WaitFor starts none. Failures are reported with the
+// them and waits for them. WaitFor and LogRecorder start none. Failures are reported with the
 // testing.TB's Errorf, which is safe from any goroutine.
 package testkit

@@ -88,26 +88,9 @@ func (r *reauthRecorder) Conn(e observe.Conn) {
 	r.mu.Unlock()
 }
 
-// logLines is a slog.Handler that keeps each record as "LEVEL message".
-type logLines struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (h *logLines) Enabled(context.Context, slog.Level) bool { return true }
-func (h *logLines) WithAttrs([]slog.Attr) slog.Handler       { return h }
-func (h *logLines) WithGroup(string) slog.Handler            { return h }
-
-func (h *logLines) Handle(_ context.Context, r slog.Record) error {
-	h.mu.Lock()
-	h.lines = append(h.lines, r.Level.String()+" "+r.Message)
-	h.mu.Unlock()
-	return nil
-}
-
 // credentialFailures returns the ConnReauth errors rec was given that match
 // conn.ErrCredentials, and the lines logs has of failed re-authentications.
-func credentialFailures(rec *reauthRecorder, logs *logLines) (errs []error, lines []string) {
+func credentialFailures(rec *reauthRecorder, logs *testkit.LogRecorder) (errs []error, lines []string) {
 	rec.mu.Lock()
 	for _, err := range rec.errs {
 		if errors.Is(err, conn.ErrCredentials) {
@@ -115,13 +98,11 @@ func credentialFailures(rec *reauthRecorder, logs *logLines) (errs []error, line
 		}
 	}
 	rec.mu.Unlock()
-	logs.mu.Lock()
-	for _, l := range logs.lines {
+	for _, l := range logs.Lines() {
 		if strings.HasPrefix(l, "WARN respire: re-authentication failed") {
 			lines = append(lines, l)
 		}
 	}
-	logs.mu.Unlock()
 	return errs, lines
 }
 
@@ -588,7 +569,7 @@ func TestCredentialsNoPasswordLive(t *testing.T) {
 	}
 	const name = "nopass"
 	rec := &reauthRecorder{}
-	logs := &logLines{}
+	logs := &testkit.LogRecorder{}
 	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, Credentials: provider, ClientName: name,
 		Observer: rec, Logger: slog.New(logs)})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

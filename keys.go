@@ -4,15 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/internal/command"
+	"github.com/respire/respire/internal/confine"
 	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/resp"
 )
+
+// How the client finds and confines a command's keys: the one look-up of a command in
+// the client's key table (entry), COMMAND INFO for the commands the table lacks, and
+// what the key prefix does to a command (callOptions, confine). The rules that need no
+// client are in internal/confine.
 
 // Commands the key table lacks. The generated table (internal/command) knows every
 // command of the servers it was made from; a module's command, or a newer server's, is
@@ -227,3 +234,121 @@ func commandText(a any) (string, bool) {
 	}
 	return strings.ToLower(s), true
 }
+
+// callOptions checks a command and works out how to send it: whether it blocks, and
+// where the key prefix goes (into keys, the caller's scratch space). The arguments are
+// never copied, so a caller's values can stay on its stack.
+func (c *Client) callOptions(args []any, keys []int) (conn.CallOptions, error) {
+	o, _, err := c.callOptionsInfo(args, keys)
+	return o, err
+}
+
+// callOptionsInfo is callOptions that also returns the command's entry (Client.entry,
+// the one look-up of the command: nil for a command the table lacks when no key is
+// needed). A command the table lacks needs COMMAND INFO first when keys are needed
+// (Client.resolve); without it the error matches ErrUnknownKeys.
+func (c *Client) callOptionsInfo(args []any, keys []int) (conn.CallOptions, *command.Info, error) {
+	if c.closed.Load() {
+		return conn.CallOptions{}, nil, ErrClosed
+	}
+	if len(args) == 0 {
+		return conn.CallOptions{}, nil, resp.ErrEmptyCommand
+	}
+	if what, hint, bad := confine.ConnState(args); bad {
+		return conn.CallOptions{}, nil, fmt.Errorf("%w: %s on a shared connection; %s", ErrConnState, what, hint)
+	}
+	info, err := c.entry(args)
+	if err != nil {
+		return conn.CallOptions{}, nil, err
+	}
+	o := conn.CallOptions{Blocking: command.InfoIsBlocking(info, args)}
+	if c.prefix != "" {
+		o.KeyPrefix = c.prefix
+		if info != nil {
+			o.Keys = command.InfoPrefixableKeyIndexes(info, args, keys)
+		}
+	}
+	return o, info, nil
+}
+
+// confine returns the command to send for args under the client's key prefix: args
+// itself, except for the commands that name keys through patterns (KEYS, SCAN,
+// SORT/SORT_RO), whose patterns the prefix must confine too, and which it rewrites
+// (confinePatterns). Commands that read keys no prefix can confine are refused with
+// ErrNotConfined. Without a prefix it costs one comparison.
+func (c *Client) confine(args []any) ([]any, error) {
+	if c.prefix == "" {
+		return args, nil
+	}
+	return c.confinePatterns(args)
+}
+
+// confineAll is confine for every command of a batch: it copies cmds only when it
+// rewrites one of them.
+func (c *Client) confineAll(cmds [][]any) ([][]any, error) {
+	if c.prefix == "" {
+		return cmds, nil
+	}
+	out := cmds
+	for i, args := range cmds {
+		conf, err := c.confinePatterns(args)
+		if err != nil {
+			return nil, fmt.Errorf("command %d: %w", i, err)
+		}
+		if len(conf) == 0 || &conf[0] == &args[0] {
+			continue
+		}
+		if &out[0] == &cmds[0] {
+			out = slices.Clone(cmds)
+		}
+		out[i] = conf
+	}
+	return out, nil
+}
+
+// confinePatterns is confine under a prefix. KEYS patterns and SCAN MATCH patterns get
+// the prefix with its glob characters escaped, so that it matches only itself; a SCAN
+// without MATCH gets MATCH prefix*. SORT's BY and GET patterns that name keys get it
+// as it is: the server replaces their first '*' with each element, so a prefix holding
+// a '*' cannot be added, and such a SORT is refused. The keys KEYS and SCAN reply with
+// keep the prefix, as every key name in a reply to Do does (Scan strips it).
+func (c *Client) confinePatterns(args []any) ([]any, error) {
+	if len(args) == 0 {
+		return args, nil // refused as empty later
+	}
+	var buf [12]byte
+	name, ok := argkind.LowerName(args[0], &buf)
+	if !ok {
+		return args, nil
+	}
+	var at [4]int
+	switch string(name) {
+	case "keys":
+		if len(args) != 2 {
+			return args, nil // the server refuses it
+		}
+		return confine.PrefixArgs(args, confine.EscapeGlob(c.prefix), append(at[:0], 1), nil)
+	case "scan":
+		if len(args) < 2 {
+			return args, nil // the server refuses it
+		}
+		if match := command.ScanMatchIndexes(args, at[:0]); len(match) > 0 {
+			return confine.PrefixArgs(args, confine.EscapeGlob(c.prefix), match, nil)
+		}
+		return confine.PrefixArgs(args, "", nil, []any{"MATCH", confine.EscapeGlob(c.prefix) + "*"})
+	case "sort", "sort_ro":
+		patterns := command.SortPatternIndexes(args, at[:0])
+		if len(patterns) > 0 && strings.Contains(c.prefix, "*") {
+			return nil, fmt.Errorf("%w: %s BY or GET pattern under the key prefix %q, whose '*' the server would take for the pattern's", ErrNotConfined, strings.ToUpper(string(name)), c.prefix)
+		}
+		return confine.PrefixArgs(args, c.prefix, patterns, nil)
+	default:
+		if what, why, bad := confine.Unconfinable(name, args); bad {
+			return nil, fmt.Errorf("%w: %s under a key prefix; %s", ErrNotConfined, what, why)
+		}
+	}
+	return args, nil
+}
+
+// prefixKey applies the prefix to a key the client's own methods take as a string.
+func (c *Client) prefixKey(key string) string { return c.prefix + key }

@@ -1,23 +1,22 @@
-package respire
+package slogobserve
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 
 	"github.com/respire/respire/observe"
 )
 
-// logObserver is the Observer that writes Options.Logger's lines: only the events an
-// operator wants to read about, never a line per command. Warn: a connection lost, a
-// dial failed, a failover, a topology refresh that failed, a connection a lock cut
+// observer is the Observer that writes respire.Options.Logger's lines: only the events
+// an operator wants to read about, never a line per command. Warn: a connection lost,
+// a dial failed, a failover, a topology refresh that failed, a connection a lock cut
 // off, a tracking connection lost, a re-authentication refused, a subscription's
 // channel refused.
 // Info: a connection dialled again after one to its server was lost (a reconnect), a
-// topology change, the master found at start-up. Attributes are names, addresses, counts and errors; never keys, values or
-// credentials.
-type logObserver struct {
+// topology change, the master found at start-up. Attributes are names, addresses,
+// counts and errors; never keys, values or credentials.
+type observer struct {
 	observe.Base
 	log *slog.Logger
 
@@ -28,23 +27,23 @@ type logObserver struct {
 	lost map[string]int
 }
 
-// newLogObserver returns the Observer that logs to l, or nil for a nil l.
-func newLogObserver(l *slog.Logger) observe.Observer {
+// New returns the Observer that logs to l, or nil for a nil l.
+func New(l *slog.Logger) observe.Observer {
 	if l == nil {
 		return nil
 	}
-	return &logObserver{log: l, lost: map[string]int{}}
+	return &observer{log: l, lost: map[string]int{}}
 }
 
 // logf writes one line; the context is Background because these events have no
 // caller's context, and a handler must not take them for a request's.
-func (o *logObserver) logf(level slog.Level, msg string, attrs ...slog.Attr) {
+func (o *observer) logf(level slog.Level, msg string, attrs ...slog.Attr) {
 	o.log.LogAttrs(context.Background(), level, msg, attrs...)
 }
 
 // Conn logs lost connections, failed dials and refused re-authentications, and a dial
 // that follows a loss on the same server.
-func (o *logObserver) Conn(e observe.Conn) {
+func (o *observer) Conn(e observe.Conn) {
 	switch e.Kind {
 	case observe.ConnLost:
 		o.mu.Lock()
@@ -73,11 +72,11 @@ func (o *logObserver) Conn(e observe.Conn) {
 			o.logf(slog.LevelWarn, "respire: re-authentication failed", slog.String("addr", e.Addr), errAttr(e.Err))
 		}
 	case observe.ConnSubscriptionRefused:
-		// The server's refusal, not the event's error, whose text names the channel.
+		// The server's refusal, not the event's error, whose text names the channel: the
+		// error is a *respire.RefusedChannelError, which wraps the refusal.
 		err := e.Err
-		var rc *RefusedChannelError
-		if errors.As(err, &rc) {
-			err = rc.Err
+		if rc, ok := err.(interface{ Unwrap() error }); ok {
+			err = rc.Unwrap()
 		}
 		o.logf(slog.LevelWarn, "respire: subscription dropped a channel or pattern the server refused",
 			slog.String("addr", e.Addr), errAttr(err))
@@ -85,7 +84,7 @@ func (o *logObserver) Conn(e observe.Conn) {
 }
 
 // Failover logs the client following Sentinel to a master: at Info for the first one.
-func (o *logObserver) Failover(e observe.Failover) {
+func (o *observer) Failover(e observe.Failover) {
 	level := slog.LevelWarn
 	if e.From == "" {
 		level = slog.LevelInfo
@@ -95,7 +94,7 @@ func (o *logObserver) Failover(e observe.Failover) {
 }
 
 // Topology logs a refresh of the slot map that changed it or failed.
-func (o *logObserver) Topology(e observe.Topology) {
+func (o *observer) Topology(e observe.Topology) {
 	switch {
 	case e.Err != nil:
 		o.logf(slog.LevelWarn, "respire: topology refresh failed", slog.String("addr", e.Addr),
@@ -107,7 +106,7 @@ func (o *logObserver) Topology(e observe.Topology) {
 }
 
 // Cutoff logs a lock's CLIENT KILL of a connection.
-func (o *logObserver) Cutoff(e observe.Cutoff) {
+func (o *observer) Cutoff(e observe.Cutoff) {
 	attrs := []slog.Attr{slog.String("addr", e.Addr), slog.Int64("client_id", e.ClientID)}
 	if e.Err != nil {
 		attrs = append(attrs, errAttr(e.Err))
@@ -116,7 +115,7 @@ func (o *logObserver) Cutoff(e observe.Cutoff) {
 }
 
 // Cache logs the loss of a tracking connection, which dropped what it tracked.
-func (o *logObserver) Cache(e observe.Cache) {
+func (o *observer) Cache(e observe.Cache) {
 	if e.Kind == observe.CacheTrackingLost {
 		o.logf(slog.LevelWarn, "respire: cache tracking connection lost; cache flushed", slog.String("addr", e.Addr))
 	}

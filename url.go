@@ -25,8 +25,10 @@ func Connect(ctx context.Context, rawURL string) (*Client, error) {
 //	rediss+sentinel://...   (TLS to the Sentinels and the data nodes)
 //
 //	redis+cluster://[user[:password]@]host1[:port1][,host2[:port2]...][/][?...]
-//	rediss+cluster://...    (a Cluster over TLS; see parseClusterURL)
+//	rediss+cluster://...    (a Cluster over TLS)
 //
+// The hosts of a Cluster URL are seed nodes (any one that answers is enough); a
+// Cluster has only database 0, so its path is empty, "/" or "/0".
 // The port defaults to 6379 (26379 for Sentinels). A password alone may be given as
 // "redis://:pw@host". Query parameters: dial_timeout, read_timeout, write_timeout (Go
 // durations such as "500ms"), protocol (2 or 3), client_name, pool_size, min_idle,

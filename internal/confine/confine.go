@@ -96,15 +96,12 @@ func Unconfinable(name []byte, args []any) (what, why string, bad bool) {
 	return "", "", false
 }
 
-// argIs reports whether a is the text s without regard to ASCII case.
+// argIs reports whether a is the text s without regard to case, whatever string or
+// byte-slice kind a is of (a named string type is sent as its text, so it must be
+// refused as its text would be).
 func argIs(a any, s string) bool {
-	switch t := a.(type) {
-	case string:
-		return strings.EqualFold(t, s)
-	case []byte:
-		return strings.EqualFold(string(t), s)
-	}
-	return false
+	t, ok := argkind.Text(a)
+	return ok && strings.EqualFold(t, s)
 }
 
 // PrefixArgs returns a copy of args with prefix added to the arguments at the

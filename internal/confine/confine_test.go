@@ -34,6 +34,9 @@ func TestConnStateEveryCommand(t *testing.T) {
 
 // The commands a key prefix cannot confine are refused under one, CLUSTER's by its
 // subcommand in either case; the others pass.
+// subcommand is a named string type, which the client sends as its text.
+type subcommand string
+
 func TestUnconfinable(t *testing.T) {
 	for _, tc := range []struct {
 		args []any
@@ -43,6 +46,7 @@ func TestUnconfinable(t *testing.T) {
 		{[]any{"debug", "object", "k"}, "DEBUG"},
 		{[]any{"CLUSTER", "GetKeysInSlot", 0, 10}, "CLUSTER GETKEYSINSLOT"},
 		{[]any{"cluster", []byte("getkeysinslot"), 0, 10}, "CLUSTER GETKEYSINSLOT"},
+		{[]any{"cluster", subcommand("GETKEYSINSLOT"), 0, 10}, "CLUSTER GETKEYSINSLOT"},
 		{[]any{"CLUSTER", "INFO"}, ""},
 		{[]any{"CLUSTER"}, ""},
 		{[]any{"GET", "k"}, ""},

@@ -13,8 +13,7 @@ import (
 // Locker takes and manages leases on one client. It is cheap: create one per client
 // and share it.
 type Locker struct {
-	c       *respire.Client
-	ln      *link.Client     // what the locks use of c: its lanes, prefix and observer
+	ln      *link.Client     // what the locks use of their client: its lanes, prefix, observer and key watches
 	obs     observe.Observer // the client's, for lock events; nil when nothing observes them
 	cutoffs observe.Observer // the client's, for cut-offs
 }
@@ -23,7 +22,7 @@ type Locker struct {
 // The locks report each step of their lives (observe.Lock) and the connections they
 // cut off (observe.Fence) to c's Observer, if it has one.
 func New(c *respire.Client) *Locker {
-	l := &Locker{c: c, ln: link.Of(c)}
+	l := &Locker{ln: link.Of(c)}
 	if l.ln != nil {
 		l.obs = l.ln.Observer
 		l.cutoffs = l.obs
@@ -45,7 +44,7 @@ func (l *Locker) Unobserved() *Locker {
 }
 
 func (l *Locker) check() error {
-	if l == nil || l.c == nil {
+	if l == nil || l.ln == nil {
 		return fmt.Errorf("%w: Locker without a client (use lock.New)", ErrInvalidArg)
 	}
 	return nil
@@ -157,12 +156,7 @@ func (l *Locker) watcher(key string) watchFunc {
 		return nil
 	}
 	return func(ctx context.Context, prev keyWatch) (keyWatch, error) {
-		p, _ := prev.(*respire.KeyWatch)
-		w, err := l.c.WatchKeyInTurn(ctx, key, p)
-		if err != nil {
-			return nil, err // not a typed nil in the interface
-		}
-		return w, nil
+		return l.ln.WatchInTurn(ctx, key, prev)
 	}
 }
 

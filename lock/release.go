@@ -7,8 +7,8 @@ import (
 	"net"
 	"time"
 
-	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/resp"
 )
 
@@ -232,7 +232,7 @@ func harmless(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ce) || errors.As(err, &ne) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
-		errors.Is(err, respire.ErrClosed)
+		errors.Is(err, route.ErrClosed)
 }
 
 func isNoPerm(err error) bool { return resp.HasCode(err, "NOPERM") }

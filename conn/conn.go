@@ -177,6 +177,7 @@ type readSide struct {
 	deadlined        bool      // a read deadline is armed, for due
 	due              int64     // nanotime of the armed read deadline
 	deadline         time.Time // the deadline requests in flight really have, even while interrupted
+	by               int64     // nanotime of the deadline of the call whose caller reads (CallOptions.Deadline); 0 for none
 }
 
 // contextWatch is the one context a connection watches (watch.go), and the
@@ -398,17 +399,35 @@ type CallOptions struct {
 	// without copying the caller's arguments.
 	KeyPrefix string
 	Keys      []int
+	// Deadline, when not zero, is when the caller stops waiting for the reply, as if
+	// ctx had that deadline: the call then fails with a *CallError that matches
+	// context.DeadlineExceeded and says whether the command was written (its reply is
+	// read and dropped). It costs no derived context: for callers that bound each of
+	// many calls (a Redlock bounds each server's part), where a context per call, and
+	// the watch of each on every connection it reaches, would be most of what a call
+	// allocates.
+	Deadline time.Time
 }
 
 // DoWith is Do with options.
 func (c *Conn) DoWith(ctx context.Context, o CallOptions, args ...any) (resp.Value, error) {
+	if !o.Deadline.IsZero() && !time.Now().Before(o.Deadline) {
+		return resp.Value{}, &CallError{Err: context.DeadlineExceeded}
+	}
 	cl := c.getCall(1)
 	cl.noTimeout = o.Blocking
 	if err := c.enqueue(ctx, cl, o.KeyPrefix, o.Keys, args); err != nil {
 		c.putCall(cl)
 		return resp.Value{}, err
 	}
-	if err := c.wait(ctx, cl); err != nil {
+	if !o.Deadline.IsZero() && cl.watched {
+		// A watched call waits on its done channel alone, which no timer can end:
+		// it selects instead (waitBy).
+		c.mu.Lock()
+		c.releaseWatchLocked(cl)
+		c.mu.Unlock()
+	}
+	if err := c.waitBy(ctx, cl, o.Deadline); err != nil {
 		return resp.Value{}, err
 	}
 	v, err := cl.reply, cl.err

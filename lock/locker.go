@@ -190,6 +190,16 @@ func sleep(ctx context.Context, d time.Duration) error {
 // PX ttl), for tokens shared between processes or outliving this one. Raw-token calls
 // never sever connections.
 func (l *Locker) TryTake(ctx context.Context, key string, token Token, ttl time.Duration) (bool, error) {
+	return l.TryTakeBy(ctx, time.Time{}, key, token, ttl)
+}
+
+// TryTakeBy is TryTake that waits for the reply until by at the latest (zero: no
+// bound), failing then as under a context with that deadline (the error matches
+// context.DeadlineExceeded and says whether the SET was written), without deriving
+// such a context: for code that bounds each of many calls, as package coordination's
+// Redlock bounds each server's part, where a context per call would cost more than
+// the call.
+func (l *Locker) TryTakeBy(ctx context.Context, by time.Time, key string, token Token, ttl time.Duration) (bool, error) {
 	ms, err := l.checkRaw(key, token, ttl)
 	if err != nil {
 		return false, err
@@ -198,6 +208,7 @@ func (l *Locker) TryTake(ctx context.Context, key string, token Token, ttl time.
 	if err != nil {
 		return false, err
 	}
+	cn.by = by
 	return l.acquire(ctx, &cn, key, token, ms)
 }
 

@@ -117,6 +117,7 @@ type Conn struct {
 	obs   observe.Observer // Options.Observer; nil for none
 
 	mu    sync.Mutex
+	peek  idlePeek // the peek at raw before a command after an idle spell (lockForEnqueue), bound once
 	w     writeSide
 	r     readSide
 	watch contextWatch
@@ -312,6 +313,7 @@ func newConn(nc net.Conn, addr string, opts *Options) *Conn {
 		c.raw, _ = tc.SyscallConn()
 		c.w.nbw.fn = c.w.nbw.write
 		c.r.spin.fn, c.r.spin.budget = c.r.spin.poll, spinBudget
+		c.peek.fn = c.peek.peek
 	}
 	c.r.reading = c.r.alwaysRead
 	c.startCounting()

@@ -113,7 +113,7 @@ func (c *Conn) lockForEnqueue(ctx context.Context) error {
 		// The peek is made under the lock: with nothing queued, written or being
 		// written, nobody can send a request whose reply the peek would mistake for
 		// an unsolicited one. It never blocks.
-		if err := peekIdle(c.nc); err != nil {
+		if err := c.peekIdleLocked(); err != nil {
 			if errors.Is(err, errUnsolicited) {
 				err = fmt.Errorf("%w: %w", ErrUnexpectedReply, err)
 			}
@@ -128,6 +128,14 @@ func (c *Conn) lockForEnqueue(ctx context.Context) error {
 		return &CallError{Err: err}
 	}
 	return nil
+}
+
+// peekIdleLocked is peekIdle on c's socket, with the callback bound to c on plain TCP.
+func (c *Conn) peekIdleLocked() error {
+	if c.raw != nil {
+		return c.peek.on(c.raw, false)
+	}
+	return peekIdle(c.nc)
 }
 
 // quietLocked reports that no request is queued, being written or awaiting a reply.

@@ -127,6 +127,11 @@ type Conn struct {
 	dead  chan struct{} // closed by fatal
 	loops sync.WaitGroup
 	calls *sync.Pool // where its calls are recycled (call.go)
+	// timers are the stopped timers of waits for a call's deadline (awaitDone),
+	// reused: a timer made per wait costs two allocations. They are the connection's
+	// own, like its calls in a testing/synctest bubble: a timer belongs to the bubble
+	// it was made in.
+	timers sync.Pool
 }
 
 // identity is what a connection is and what it learned of its server in the handshake.

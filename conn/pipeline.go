@@ -470,8 +470,13 @@ func (c *Conn) awaitDone(ctx context.Context, cl *call, by time.Time) bool {
 	if d <= 0 {
 		return false
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
+	t, _ := c.timers.Get().(*time.Timer)
+	if t == nil {
+		t = time.NewTimer(d)
+	} else {
+		t.Reset(d)
+	}
+	defer c.putTimer(t)
 	select {
 	case <-cl.done:
 		return !cl.ctxEnded
@@ -479,6 +484,19 @@ func (c *Conn) awaitDone(ctx context.Context, cl *call, by time.Time) bool {
 	case <-t.C:
 	}
 	return false
+}
+
+// putTimer stops t and keeps it for the next wait. A stopped timer delivers nothing
+// more, except under GODEBUG asynctimerchan=1, whose tick already sent is drained
+// here: the next wait must not see it.
+func (c *Conn) putTimer(t *time.Timer) {
+	if !t.Stop() {
+		select {
+		case <-t.C:
+		default:
+		}
+	}
+	c.timers.Put(t)
 }
 
 // unqueueLocked removes a call that has not been written, bytes and all, so that it

@@ -495,10 +495,22 @@ func (c *Client) newLink() link.Client {
 		Observer:     c.obs,
 		Standalone:   c.route.Standalone(),
 		CanWatchKeys: c.tracking != nil,
+		WatchInTurn:  c.linkWatch,
 		Closed:       &c.closed,
 		Name:         c.linkName,
 		Outcome:      outcomeOf,
 	}
+}
+
+// linkWatch is WatchKeyInTurn for the link; a prev that is not a *KeyWatch (a test's
+// script) counts as none.
+func (c *Client) linkWatch(ctx context.Context, key string, prev link.KeyWatch) (link.KeyWatch, error) {
+	p, _ := prev.(*KeyWatch)
+	w, err := c.watchKey(ctx, key, true, p)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return w, nil
 }
 
 // linkName is observedName for the link's commands, given their first argument.

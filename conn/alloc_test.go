@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/resp"
@@ -37,6 +38,7 @@ func TestAllocBudget(t *testing.T) {
 		cmds[i] = []any{"GET", key}
 		payload, _ = resp.AppendCommand(payload, "GET", key)
 	}
+	getPayload, _ := resp.AppendCommand(nil, "GET", "alloc:0")
 	other := dialT(t, srv.Addr(), Options{})
 	reused := [2][]Result{make([]Result, 0, 100), make([]Result, 0, 100)}
 	startBoth := func(ctx context.Context, results *[2][]Result) error {
@@ -54,6 +56,13 @@ func TestAllocBudget(t *testing.T) {
 		}
 		return nil
 	}
+	// A connection idle for a while peeks at its socket before the next command
+	// (lockForEnqueue): made to look idle since long ago, without waiting.
+	idle := func() {
+		c.mu.Lock()
+		c.r.idleSince = 1
+		c.mu.Unlock()
+	}
 	tests := []struct {
 		name     string
 		commands int
@@ -62,6 +71,24 @@ func TestAllocBudget(t *testing.T) {
 	}{
 		{"GET", 1, 0.1, func() error { _, err := c.Do(context.Background(), "GET", "alloc:0"); return err }},
 		{"GET cancellable", 1, 0.1, func() error { _, err := c.Do(cancellable, "GET", "alloc:0"); return err }},
+		{"GET after an idle spell", 1, 0.1, func() error { idle(); _, err := c.Do(context.Background(), "GET", "alloc:0"); return err }},
+		{"GET with a deadline", 1, 0.1, func() error {
+			_, err := c.DoWith(context.Background(), CallOptions{Deadline: time.Now().Add(time.Minute)}, "GET", "alloc:0")
+			return err
+		}},
+		// Behind a batch the reader goroutine reads, the caller waits for it with a
+		// timer for its deadline, which the connection reuses.
+		{"GET with a deadline behind a batch", 2, 0.1, func() error {
+			p, err := c.StartEncoded(context.Background(), 1, getPayload, reused[0])
+			if err != nil {
+				return err
+			}
+			_, err = c.DoWith(context.Background(), CallOptions{Deadline: time.Now().Add(time.Minute)}, "GET", "alloc:0")
+			if _, werr := p.Wait(); werr != nil {
+				return werr
+			}
+			return err
+		}},
 		{"DoMulti 100 GETs", 100, 0.05, func() error { _, err := c.DoMulti(cancellable, cmds...); return err }},
 		{"DoEncoded 100 GETs", 100, 0.05, func() error { _, err := c.DoEncoded(cancellable, 100, payload); return err }},
 		{"StartEncoded 100 GETs on two connections", 200, 0.05, func() error { return startBoth(context.Background(), &[2][]Result{}) }},

@@ -117,6 +117,7 @@ type Conn struct {
 	obs   observe.Observer // Options.Observer; nil for none
 
 	mu    sync.Mutex
+	peek  idlePeek // the peek at raw before a command after an idle spell (lockForEnqueue), bound once
 	w     writeSide
 	r     readSide
 	watch contextWatch
@@ -126,6 +127,11 @@ type Conn struct {
 	dead  chan struct{} // closed by fatal
 	loops sync.WaitGroup
 	calls *sync.Pool // where its calls are recycled (call.go)
+	// timers are the stopped timers of waits for a call's deadline (awaitDone),
+	// reused: a timer made per wait costs two allocations. They are the connection's
+	// own, like its calls in a testing/synctest bubble: a timer belongs to the bubble
+	// it was made in.
+	timers sync.Pool
 }
 
 // identity is what a connection is and what it learned of its server in the handshake.
@@ -177,6 +183,7 @@ type readSide struct {
 	deadlined        bool      // a read deadline is armed, for due
 	due              int64     // nanotime of the armed read deadline
 	deadline         time.Time // the deadline requests in flight really have, even while interrupted
+	by               int64     // nanotime of the deadline of the call whose caller reads (CallOptions.Deadline); 0 for none
 }
 
 // contextWatch is the one context a connection watches (watch.go), and the
@@ -311,6 +318,7 @@ func newConn(nc net.Conn, addr string, opts *Options) *Conn {
 		c.raw, _ = tc.SyscallConn()
 		c.w.nbw.fn = c.w.nbw.write
 		c.r.spin.fn, c.r.spin.budget = c.r.spin.poll, spinBudget
+		c.peek.fn = c.peek.peek
 	}
 	c.r.reading = c.r.alwaysRead
 	c.startCounting()
@@ -398,17 +406,35 @@ type CallOptions struct {
 	// without copying the caller's arguments.
 	KeyPrefix string
 	Keys      []int
+	// Deadline, when not zero, is when the caller stops waiting for the reply, as if
+	// ctx had that deadline: the call then fails with a *CallError that matches
+	// context.DeadlineExceeded and says whether the command was written (its reply is
+	// read and dropped). It costs no derived context: for callers that bound each of
+	// many calls (a Redlock bounds each server's part), where a context per call, and
+	// the watch of each on every connection it reaches, would be most of what a call
+	// allocates.
+	Deadline time.Time
 }
 
 // DoWith is Do with options.
 func (c *Conn) DoWith(ctx context.Context, o CallOptions, args ...any) (resp.Value, error) {
+	if !o.Deadline.IsZero() && !time.Now().Before(o.Deadline) {
+		return resp.Value{}, &CallError{Err: context.DeadlineExceeded}
+	}
 	cl := c.getCall(1)
 	cl.noTimeout = o.Blocking
 	if err := c.enqueue(ctx, cl, o.KeyPrefix, o.Keys, args); err != nil {
 		c.putCall(cl)
 		return resp.Value{}, err
 	}
-	if err := c.wait(ctx, cl); err != nil {
+	if !o.Deadline.IsZero() && cl.watched {
+		// A watched call waits on its done channel alone, which no timer can end:
+		// it selects instead (waitBy).
+		c.mu.Lock()
+		c.releaseWatchLocked(cl)
+		c.mu.Unlock()
+	}
+	if err := c.waitBy(ctx, cl, o.Deadline); err != nil {
 		return resp.Value{}, err
 	}
 	v, err := cl.reply, cl.err

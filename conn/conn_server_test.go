@@ -632,3 +632,57 @@ func TestSelfReadSeesTheServerClose(t *testing.T) {
 		}
 	}
 }
+
+// A call with a deadline (CallOptions.Deadline) stops waiting at it, as if its context
+// had that deadline, whether its caller reads its own reply on a quiet connection
+// (with or without a cancellable context) or waits behind a blocking command another
+// caller reads; the late reply is dropped and the connection serves the next caller.
+func TestCallDeadline(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	cancelled, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		busy bool // a blocking command of another caller's is in flight first
+	}{
+		{"quiet", context.Background(), false},
+		{"quiet, cancellable context", cancelled, false},
+		{"behind a blocking command", context.Background(), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dialT(t, srv.Addr(), Options{ReadTimeout: 10 * time.Second})
+			var blocked chan error
+			if tc.busy {
+				blocked = make(chan error, 1)
+				go func() {
+					_, err := c.DoBlocking(context.Background(), "BLPOP", "deadline:empty", "1")
+					blocked <- err
+				}()
+				testkit.WaitFor(t, "BLPOP in flight", func() bool {
+					return strings.Contains(srv.Do(t, "CLIENT", "LIST"), "cmd=blpop")
+				})
+			}
+			if !tc.busy {
+				srv.Pause(t) // nothing is answered until Resume
+			}
+			o := CallOptions{Deadline: time.Now().Add(50 * time.Millisecond)}
+			_, err := c.DoWith(tc.ctx, o, "PING")
+			if !tc.busy {
+				srv.Resume(t)
+			}
+			if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrOutcomeUnknown) {
+				t.Fatalf("a call past its deadline: %v, want an unknown outcome matching context.DeadlineExceeded", err)
+			}
+			if blocked != nil {
+				if err := <-blocked; err != nil {
+					t.Fatalf("BLPOP: %v", err)
+				}
+			}
+			v, err := c.Do(context.Background(), "ECHO", "next")
+			if err != nil || v.String() != `"next"` {
+				t.Fatalf("the next call: %s %v (conn err %v)", v, err, c.Err())
+			}
+		})
+	}
+}

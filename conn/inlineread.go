@@ -24,21 +24,30 @@ import (
 // pastDeadline wakes a blocked read at once.
 var pastDeadline = time.Unix(1, 0)
 
-// readUntilInterruptible is the read role held by a cancellable caller: it reads until
-// cl is complete, or until its context ends or a frame too big to see whole arrives,
-// when it hands the role to the reader goroutine.
-func (c *Conn) readUntilInterruptible(ctx context.Context, cl *call) {
+// readUntilInterruptible is the read role held by a cancellable caller, or by one
+// whose call has a deadline (by, when not zero: CallOptions.Deadline): it reads until
+// cl is complete, or until its context ends, by passes or a frame too big to see whole
+// arrives, when it hands the role to the reader goroutine. Until by, the socket's read
+// deadline is by when that comes first (setReadDeadlineLocked), so no watcher and no
+// timer are needed for it.
+func (c *Conn) readUntilInterruptible(ctx context.Context, cl *call, by time.Time) {
 	c.mu.Lock()
-	if !c.watchLocked(ctx) {
+	if ctx.Done() != nil && !c.watchLocked(ctx) {
 		c.mu.Unlock()
 		signal(c.r.wake)
 		return
+	}
+	if !by.IsZero() {
+		// As a nanotime reading: a time.Time kept in c would make every caller's
+		// CallOptions, and the arguments beside them, escape to the heap.
+		c.r.by = nanotime() + max(int64(time.Until(by)), 0)
+		c.setReadDeadlineLocked(c.r.deadline)
 	}
 	c.mu.Unlock()
 	for {
 		err := c.awaitWholeFrame(spins(cl))
 		if err != nil {
-			if c.interruptedBy(err) || errors.Is(err, errFrameTooBig) {
+			if c.interruptedBy(err) || passed(by, err) || errors.Is(err, errFrameTooBig) {
 				c.handReadRole()
 				return
 			}
@@ -63,6 +72,12 @@ func (c *Conn) readUntilInterruptible(ctx context.Context, cl *call) {
 	}
 	c.r.reading = false
 	c.mu.Unlock()
+}
+
+// passed reports whether err is the read timeout at by, a call's deadline, rather than
+// the connection's.
+func passed(by time.Time, err error) bool {
+	return !by.IsZero() && errors.Is(err, os.ErrDeadlineExceeded) && !time.Now().Before(by)
 }
 
 var errFrameTooBig = errors.New("conn: frame larger than the read buffer")
@@ -112,10 +127,22 @@ func (c *Conn) handReadRole() {
 }
 
 // setReadDeadlineLocked is the one place the read deadline changes, so an interrupted
-// read can restore it.
+// read can restore it. While a caller whose call has a deadline reads, the socket's is
+// that deadline when it comes first.
 func (c *Conn) setReadDeadlineLocked(t time.Time) {
 	c.r.deadline = t
 	if !c.watch.interrupted {
-		c.nc.SetReadDeadline(t)
+		c.nc.SetReadDeadline(c.socketDeadlineLocked())
 	}
+}
+
+// socketDeadlineLocked is the read deadline the socket must have: the connection's, or
+// the reading caller's deadline (c.r.by) when that comes first.
+func (c *Conn) socketDeadlineLocked() time.Time {
+	if c.r.by != 0 {
+		if by := fromNanotime(c.r.by); c.r.deadline.IsZero() || by.Before(c.r.deadline) {
+			return by
+		}
+	}
+	return c.r.deadline
 }

@@ -27,13 +27,31 @@ func peekIdle(nc net.Conn) error {
 	if err != nil {
 		return nil
 	}
-	var buf [1]byte
-	var n int
-	var rerr error
-	err = rc.Read(func(fd uintptr) bool {
-		n, _, rerr = syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		return true // never wait: a quiet socket is the good case
-	})
+	var p idlePeek
+	p.fn = p.peek
+	return p.on(rc, underTLS)
+}
+
+// idlePeek is the callback of peekIdle's look at a socket. A plain TCP connection
+// binds one once, for its raw socket (Conn.raw): a closure and a raw connection made
+// per peek would cost every command after an idle spell three allocations.
+type idlePeek struct {
+	buf [1]byte
+	n   int
+	err error
+	fn  func(fd uintptr) bool
+}
+
+func (p *idlePeek) peek(fd uintptr) bool {
+	p.n, _, p.err = syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	return true // never wait: a quiet socket is the good case
+}
+
+// on is peekIdle on the socket of rc, which is under TLS when underTLS is set.
+func (p *idlePeek) on(rc syscall.RawConn, underTLS bool) error {
+	err := rc.Read(p.fn)
+	n, rerr := p.n, p.err
+	p.err = nil
 	switch {
 	case err != nil:
 		return err

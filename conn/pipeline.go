@@ -113,7 +113,7 @@ func (c *Conn) lockForEnqueue(ctx context.Context) error {
 		// The peek is made under the lock: with nothing queued, written or being
 		// written, nobody can send a request whose reply the peek would mistake for
 		// an unsolicited one. It never blocks.
-		if err := peekIdle(c.nc); err != nil {
+		if err := c.peekIdleLocked(); err != nil {
 			if errors.Is(err, errUnsolicited) {
 				err = fmt.Errorf("%w: %w", ErrUnexpectedReply, err)
 			}
@@ -128,6 +128,14 @@ func (c *Conn) lockForEnqueue(ctx context.Context) error {
 		return &CallError{Err: err}
 	}
 	return nil
+}
+
+// peekIdleLocked is peekIdle on c's socket, with the callback bound to c on plain TCP.
+func (c *Conn) peekIdleLocked() error {
+	if c.raw != nil {
+		return c.peek.on(c.raw, false)
+	}
+	return peekIdle(c.nc)
 }
 
 // quietLocked reports that no request is queued, being written or awaiting a reply.
@@ -386,31 +394,38 @@ func (c *Conn) writeLoop() {
 
 // wait blocks until cl completes or ctx ends. On a nil return the caller owns cl and
 // reads its result. On an error return cl belongs to the connection.
-func (c *Conn) wait(ctx context.Context, cl *call) error {
+func (c *Conn) wait(ctx context.Context, cl *call) error { return c.waitBy(ctx, cl, time.Time{}) }
+
+// waitBy is wait for a call that its caller stops waiting for at by as well, if by is
+// not zero (CallOptions.Deadline). Such a call is not watched (DoWith releases its
+// watch), so a timer can end its wait.
+func (c *Conn) waitBy(ctx context.Context, cl *call, by time.Time) error {
 	switch {
-	case cl.watched && cl.reader != readBySelf:
+	case cl.watched && cl.reader != readBySelf && by.IsZero():
 		<-cl.done
 		if !cl.ctxEnded {
 			return nil
 		}
 	default:
 		if cl.reader == readBySelf {
-			if cl.inline {
+			if cl.inline && by.IsZero() {
 				c.readUntil(cl)
 			} else {
-				c.readUntilInterruptible(ctx, cl)
+				c.readUntilInterruptible(ctx, cl, by)
 			}
 		}
-		if cl.inline {
+		if cl.inline && by.IsZero() {
 			// ctx cannot end: a plain receive, cheaper than a select.
 			<-cl.done
 			return nil
 		}
-		select {
-		case <-cl.done:
+		if c.awaitDone(ctx, cl, by) {
 			return nil
-		case <-ctx.Done():
 		}
+	}
+	cause := context.DeadlineExceeded // by passed
+	if ctx.Err() != nil {
+		cause = context.Cause(ctx)
 	}
 	c.mu.Lock()
 	switch cl.state {
@@ -423,15 +438,65 @@ func (c *Conn) wait(ctx context.Context, cl *call) error {
 		c.unqueueLocked(cl)
 		c.mu.Unlock()
 		c.putCall(cl)
-		return &CallError{Err: context.Cause(ctx)}
+		return &CallError{Err: cause}
 	default:
 		cl.state = stateAbandoned
 		// The results slice may be the caller's (StartEncoded), which it may reuse
 		// once this returns: capped at its length, the next reply appends to a copy.
 		cl.results = cl.results[:len(cl.results):len(cl.results)]
 		c.mu.Unlock()
-		return &CallError{Written: true, Err: context.Cause(ctx)}
+		return &CallError{Written: true, Err: cause}
 	}
+}
+
+// awaitDone waits for cl's done channel, and reports false when ctx ends or by (if
+// not zero) passes first. A token the watcher sent because ctx ended counts as ctx's
+// end. A caller that read until by passed finds it passed without a timer.
+func (c *Conn) awaitDone(ctx context.Context, cl *call, by time.Time) bool {
+	if by.IsZero() {
+		select {
+		case <-cl.done:
+			return !cl.ctxEnded
+		case <-ctx.Done():
+			return false
+		}
+	}
+	select {
+	case <-cl.done:
+		return !cl.ctxEnded
+	default:
+	}
+	d := time.Until(by)
+	if d <= 0 {
+		return false
+	}
+	t, _ := c.timers.Get().(*time.Timer)
+	if t == nil {
+		t = time.NewTimer(d)
+	} else {
+		t.Reset(d)
+	}
+	defer c.putTimer(t)
+	select {
+	case <-cl.done:
+		return !cl.ctxEnded
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return false
+}
+
+// putTimer stops t and keeps it for the next wait. A stopped timer delivers nothing
+// more, except under GODEBUG asynctimerchan=1, whose tick already sent is drained
+// here: the next wait must not see it.
+func (c *Conn) putTimer(t *time.Timer) {
+	if !t.Stop() {
+		select {
+		case <-t.C:
+		default:
+		}
+	}
+	c.timers.Put(t)
 }
 
 // unqueueLocked removes a call that has not been written, bytes and all, so that it

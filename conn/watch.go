@@ -85,11 +85,15 @@ func (c *Conn) setWatchLocked(ctx context.Context) {
 	c.watch.cancel = context.AfterFunc(ctx, c.watch.interruptFn)
 }
 
-// unwatchLocked disarms the interruption of a read and undoes one that happened.
+// unwatchLocked disarms the interruption of a read and undoes one that happened, and
+// gives the socket back the connection's read deadline after a read bounded by a
+// call's deadline (inlineread.go).
 func (c *Conn) unwatchLocked() {
 	c.watch.interruptible = false
-	if c.watch.interrupted {
-		c.watch.interrupted = false
+	restore := c.watch.interrupted || c.r.by != 0
+	c.watch.interrupted = false
+	c.r.by = 0
+	if restore {
 		c.nc.SetReadDeadline(c.r.deadline)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/link"
 	"github.com/respire/respire/lock"
 	"github.com/respire/respire/observe"
 )
@@ -176,7 +177,7 @@ func (co *Coordinator) AcquireFencedLock(ctx context.Context, leaseKey, fenceKey
 	// Watches are armed in turn: one change of the lease wakes one waiter of this
 	// client, which either looks again (arming the next watch tracks the key for all)
 	// or, stopping its watch when it acquires or gives up, wakes the next.
-	var w *respire.KeyWatch
+	var w link.KeyWatch
 	defer func() {
 		if w != nil {
 			w.Stop()
@@ -213,14 +214,14 @@ func (co *Coordinator) AcquireFencedLock(ctx context.Context, leaseKey, fenceKey
 // tryOrWatch makes one try and, when another owner holds the lease, arms the next
 // watch in *w (the previous one is retired) and waits for it. It returns the lock, or
 // nil and nil when it is time to try again.
-func (co *Coordinator) tryOrWatch(ctx context.Context, leaseKey, fenceKey string, ttl time.Duration, ms int64, began time.Time, w **respire.KeyWatch) (*FencedLock, error) {
+func (co *Coordinator) tryOrWatch(ctx context.Context, leaseKey, fenceKey string, ttl time.Duration, ms int64, began time.Time, w *link.KeyWatch) (*FencedLock, error) {
 	fl, _, err := co.tryAcquire(ctx, leaseKey, fenceKey, ttl, ms, began)
 	if err != nil || fl != nil {
 		return fl, err
 	}
 	// Armed after the failed try: a release in between shows as a missing key, one
 	// after it as an invalidation.
-	next, err := co.c.WatchKeyInTurn(ctx, leaseKey, *w)
+	next, err := co.ln.WatchInTurn(ctx, leaseKey, *w)
 	if err != nil {
 		if errors.Is(err, respire.ErrNoTracking) || errors.Is(err, respire.ErrNoCache) {
 			return nil, fmt.Errorf("%w: %w", ErrNoTracking, err)

@@ -399,6 +399,7 @@ type redlockServer struct {
 	// fencing of uncertain commands); nil where the acquisition was refused or never
 	// sent, so the token is not there.
 	lease *lock.Lock
+	held  lock.Lock // what lease points to: adopted in place (lock.Locker.AdoptInto), without an allocation
 	token tokenState
 	taken bool  // the acquisition took it there
 	err   error // why the acquisition, then the last release, failed there
@@ -487,15 +488,12 @@ func (g *RedlockGroup) try(ctx context.Context, key string, ttl time.Duration) (
 	rl := g.newRedlock(key, ttl)
 	start := time.Now()
 	rl.start = start
-	// The servers are asked together, so one NodeTimeout context serves them all.
-	nctx, cancel := context.WithTimeout(ctx, g.timeout)
-	defer cancel()
 	for i := range known {
 		if !known[i] {
 			rl.servers[i].err = errs[i] // no vote without an identity
 		}
 	}
-	rl.parallel(nctx, (*Redlock).takeOn)
+	rl.parallel(ctx, start.Add(g.timeout), (*Redlock).takeOn)
 	validity := redlockValidity(ttl, time.Since(start), g.driftMargin(ttl))
 	votes := 0
 	for i, n := range g.nodes {
@@ -503,7 +501,9 @@ func (g *RedlockGroup) try(ctx context.Context, key string, ttl time.Duration) (
 		// A SET that may have run is managed like one that did, so that the release
 		// below or the handle's reaches it.
 		if s.taken || conn.WasWritten(s.err) {
-			s.lease, _ = n.locks.Adopt(key, rl.token, ttl, start) // arguments checked above
+			if n.locks.AdoptInto(&s.held, key, rl.token, ttl, start) == nil { // arguments checked above
+				s.lease = &s.held
+			}
 		} else {
 			s.token = tokenGone
 		}
@@ -555,33 +555,40 @@ func (g *RedlockGroup) newRedlock(key string, ttl time.Duration) *Redlock {
 // and the others on goroutines it waits for, as each does, without a closure of its
 // own: op is a method expression and the WaitGroup the handle's. The acquisition and
 // the releases (one at a time, in the release turn) use it in turn, never together.
-func (rl *Redlock) parallel(ctx context.Context, op func(rl *Redlock, ctx context.Context, i int)) {
+//
+// by is the NodeTimeout deadline of every server's part, handed to each call
+// (lock.Locker.TryTakeBy, lock.Lock.ReleaseBy) rather than set on a context derived
+// from ctx: each connection would watch such a context, which is new every time, and
+// the context and its watches were most of what a cycle allocated.
+func (rl *Redlock) parallel(ctx context.Context, by time.Time, op func(rl *Redlock, ctx context.Context, by time.Time, i int)) {
 	n := len(rl.servers)
 	rl.par.Add(n - 1)
 	for i := range n - 1 {
 		go func() {
 			defer rl.par.Done()
-			op(rl, ctx, i)
+			op(rl, ctx, by, i)
 		}()
 	}
-	op(rl, ctx, n-1)
+	op(rl, ctx, by, n-1)
 	rl.par.Wait()
 }
 
 // takeOn sends the acquisition to server i, unless it has no vote (its error is set
 // already), and records the answer.
-func (rl *Redlock) takeOn(ctx context.Context, i int) {
+func (rl *Redlock) takeOn(ctx context.Context, by time.Time, i int) {
 	s := &rl.servers[i]
 	if s.err != nil {
 		return
 	}
-	if s.taken, s.err = rl.g.nodes[i].locks.TryTake(ctx, rl.key, rl.token, rl.ttl); s.err != nil {
+	if s.taken, s.err = rl.g.nodes[i].locks.TryTakeBy(ctx, by, rl.key, rl.token, rl.ttl); s.err != nil {
 		s.err = fmt.Errorf("client %d: %w", i, s.err)
 	}
 }
 
 // releaseOn is redlockServer.release on server i.
-func (rl *Redlock) releaseOn(ctx context.Context, i int) { rl.servers[i].release(ctx) }
+func (rl *Redlock) releaseOn(ctx context.Context, by time.Time, i int) {
+	rl.servers[i].release(ctx, by)
+}
 
 // acquireErrors joins, and forgets, why the acquisition failed on each server, for an
 // attempt that did not acquire: they are the attempt's, not its clean-up's.
@@ -856,10 +863,7 @@ func (rl *Redlock) releaseInTurn(ctx context.Context) (ran, ok bool, outcome loc
 // where the token may still be and reports whether a quorum has now confirmed it gone,
 // with the outcome as Release's doc describes it.
 func (rl *Redlock) release(ctx context.Context) (bool, lock.ReleaseOutcome, error) {
-	// The servers are asked together, so one NodeTimeout context serves them all.
-	nctx, cancel := context.WithTimeout(ctx, rl.g.timeout)
-	defer cancel()
-	rl.parallel(nctx, (*Redlock).releaseOn)
+	rl.parallel(ctx, time.Now().Add(rl.g.timeout), (*Redlock).releaseOn)
 	deleted, gone := 0, 0
 	for i := range rl.servers {
 		switch rl.servers[i].token {
@@ -898,13 +902,13 @@ func (rl *Redlock) releaseErrors() error {
 	return errors.Join(errs...)
 }
 
-// release deletes the lease on s if no release has confirmed it gone yet, and records
-// what it learns.
-func (s *redlockServer) release(ctx context.Context) {
+// release deletes the lease on s, waiting until by at the latest, if no release has
+// confirmed it gone yet, and records what it learns.
+func (s *redlockServer) release(ctx context.Context, by time.Time) {
 	if s.token != tokenMaybeThere {
 		return
 	}
-	switch out, err := s.lease.Release(ctx); {
+	switch out, err := s.lease.ReleaseBy(ctx, by); {
 	case err != nil:
 		s.err = err
 	case out == lock.NotOwned:

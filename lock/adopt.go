@@ -15,8 +15,22 @@ import (
 // a wrong token only makes the handle find the lock lost at its first renewal or
 // release.
 func (l *Locker) Adopt(key string, token Token, ttl time.Duration, acquiredAt time.Time) (*Lock, error) {
-	if _, err := l.checkRaw(key, token, ttl); err != nil {
+	m := new(Lock)
+	if err := l.AdoptInto(m, key, token, ttl, acquiredAt); err != nil {
 		return nil, err
 	}
-	return &Lock{l: l, key: key, token: token, ttl: ttl, expiresAt: acquiredAt.Add(ttl)}, nil
+	return m, nil
+}
+
+// AdoptInto is Adopt that makes the handle in *m instead of allocating one: for code
+// that keeps its handles in a structure of its own, as package coordination's Redlock
+// keeps one per server in its own handle, so that adopting costs no allocation. m must
+// be a zero Lock, never used before; the caller must not copy it afterwards. On an
+// error m is left as it was.
+func (l *Locker) AdoptInto(m *Lock, key string, token Token, ttl time.Duration, acquiredAt time.Time) error {
+	if _, err := l.checkRaw(key, token, ttl); err != nil {
+		return err
+	}
+	m.l, m.key, m.token, m.ttl, m.expiresAt = l, key, token, ttl, acquiredAt.Add(ttl)
+	return nil
 }

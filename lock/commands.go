@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	_ "embed"
+	"time"
 
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/route"
@@ -46,6 +47,7 @@ var (
 type via struct {
 	cn   *conn.Conn
 	lane route.Lane // route.LockLane: its commands may be cut off
+	by   time.Time  // when the caller stops waiting for each reply (conn.CallOptions.Deadline); zero for never
 }
 
 // route returns the via for key, on the shared connection.
@@ -64,7 +66,7 @@ func (l *Locker) severableRoute(ctx context.Context, key string) (via, error) {
 // do runs one lock command on v with the client's key prefix on the key at keys,
 // following Cluster redirections (which say the command did not run) on v's lane.
 func (l *Locker) do(ctx context.Context, v *via, keys []int, args ...any) (resp.Value, error) {
-	o := conn.CallOptions{KeyPrefix: l.ln.Prefix, Keys: keys}
+	o := conn.CallOptions{KeyPrefix: l.ln.Prefix, Keys: keys, Deadline: v.by}
 	var r resp.Value
 	var err error
 	r, v.cn, err = l.ln.Do(ctx, v.cn, v.lane, o, args...)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/testserver"
@@ -439,5 +440,24 @@ func TestKeyPrefixAppliesToLocks(t *testing.T) {
 	}
 	if srv.Do(t, "EXISTS", "app:job") != "0" {
 		t.Fatal("prefixed lock not released")
+	}
+}
+
+// TryTakeBy stops waiting for its reply at its deadline, as a context with that
+// deadline would make it, though its own context never ends: against a real server,
+// paused so that the SET is written and never answered in time.
+func TestTryTakeByDeadline(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	c := testclient.At(t, srv.Addr(), respire.Options{})
+	locks := New(c)
+	ctx := context.Background()
+	if _, ok, err := locks.OwnerToken(ctx, "took-by"); ok || err != nil { // dials before the pause
+		t.Fatal(ok, err)
+	}
+	srv.Pause(t)
+	_, err := locks.TryTakeBy(ctx, time.Now().Add(50*time.Millisecond), "took-by", NewToken(), time.Minute)
+	srv.Resume(t)
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, conn.ErrOutcomeUnknown) {
+		t.Fatalf("TryTakeBy on a paused server: %v, want an unknown outcome matching context.DeadlineExceeded", err)
 	}
 }

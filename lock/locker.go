@@ -13,8 +13,7 @@ import (
 // Locker takes and manages leases on one client. It is cheap: create one per client
 // and share it.
 type Locker struct {
-	c       *respire.Client
-	ln      *link.Client     // what the locks use of c: its lanes, prefix and observer
+	ln      *link.Client     // what the locks use of their client: its lanes, prefix, observer and key watches
 	obs     observe.Observer // the client's, for lock events; nil when nothing observes them
 	cutoffs observe.Observer // the client's, for cut-offs
 }
@@ -23,7 +22,7 @@ type Locker struct {
 // The locks report each step of their lives (observe.Lock) and the connections they
 // cut off (observe.Cutoff) to c's Observer, if it has one.
 func New(c *respire.Client) *Locker {
-	l := &Locker{c: c, ln: link.Of(c)}
+	l := &Locker{ln: link.Of(c)}
 	if l.ln != nil {
 		l.obs = l.ln.Observer
 		l.cutoffs = l.obs
@@ -45,7 +44,7 @@ func (l *Locker) Unobserved() *Locker {
 }
 
 func (l *Locker) check() error {
-	if l == nil || l.c == nil {
+	if l == nil || l.ln == nil {
 		return fmt.Errorf("%w: Locker without a client (use lock.New)", ErrInvalidArg)
 	}
 	return nil
@@ -157,12 +156,7 @@ func (l *Locker) watcher(key string) watchFunc {
 		return nil
 	}
 	return func(ctx context.Context, prev keyWatch) (keyWatch, error) {
-		p, _ := prev.(*respire.KeyWatch)
-		w, err := l.c.WatchKeyInTurn(ctx, key, p)
-		if err != nil {
-			return nil, err // not a typed nil in the interface
-		}
-		return w, nil
+		return l.ln.WatchInTurn(ctx, key, prev)
 	}
 }
 
@@ -196,6 +190,16 @@ func sleep(ctx context.Context, d time.Duration) error {
 // PX ttl), for tokens shared between processes or outliving this one. Raw-token calls
 // never sever connections.
 func (l *Locker) TryTake(ctx context.Context, key string, token Token, ttl time.Duration) (bool, error) {
+	return l.TryTakeBy(ctx, time.Time{}, key, token, ttl)
+}
+
+// TryTakeBy is TryTake that waits for the reply until by at the latest (zero: no
+// bound), failing then as under a context with that deadline (the error matches
+// context.DeadlineExceeded and says whether the SET was written), without deriving
+// such a context: for code that bounds each of many calls, as package coordination's
+// Redlock bounds each server's part, where a context per call would cost more than
+// the call.
+func (l *Locker) TryTakeBy(ctx context.Context, by time.Time, key string, token Token, ttl time.Duration) (bool, error) {
 	ms, err := l.checkRaw(key, token, ttl)
 	if err != nil {
 		return false, err
@@ -204,6 +208,7 @@ func (l *Locker) TryTake(ctx context.Context, key string, token Token, ttl time.
 	if err != nil {
 		return false, err
 	}
+	cn.by = by
 	return l.acquire(ctx, &cn, key, token, ms)
 }
 

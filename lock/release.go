@@ -7,8 +7,8 @@ import (
 	"net"
 	"time"
 
-	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/resp"
 )
 
@@ -71,6 +71,15 @@ type releaseWaiters struct {
 // as lost and severs the connection (CLIENT KILL); a later Release sends the
 // compare-and-delete again, which is safe: it can only ever delete this token.
 func (m *Lock) Release(ctx context.Context) (ReleaseOutcome, error) {
+	return m.ReleaseBy(ctx, time.Time{})
+}
+
+// ReleaseBy is Release whose delete is waited for until by at the latest (zero: no
+// bound), failing then as under a context with that deadline, without deriving such a
+// context: for code that bounds each of many releases, as package coordination's
+// Redlock bounds each server's part. A caller that joins a release in progress waits
+// for it as Release does.
+func (m *Lock) ReleaseBy(ctx context.Context, by time.Time) (ReleaseOutcome, error) {
 	for {
 		m.mu.Lock()
 		switch rs := &m.rel; {
@@ -105,7 +114,7 @@ func (m *Lock) Release(ctx context.Context) (ReleaseOutcome, error) {
 		m.rel.running = true
 		ka := m.ka
 		m.mu.Unlock()
-		outcome, err := m.lead(ctx, ka)
+		outcome, err := m.lead(ctx, ka, by)
 		// One event per release sent: the callers that joined it report nothing.
 		m.reportRelease(ctx, outcome, err)
 		return outcome, err
@@ -113,7 +122,7 @@ func (m *Lock) Release(ctx context.Context) (ReleaseOutcome, error) {
 }
 
 // lead runs the release that concurrent callers share.
-func (m *Lock) lead(ctx context.Context, ka *KeepAlive) (ReleaseOutcome, error) {
+func (m *Lock) lead(ctx context.Context, ka *KeepAlive, by time.Time) (ReleaseOutcome, error) {
 	var outcome ReleaseOutcome
 	var err error
 	stopped := true // no renewal of ka runs any more
@@ -121,7 +130,7 @@ func (m *Lock) lead(ctx context.Context, ka *KeepAlive) (ReleaseOutcome, error) 
 		stopped, err = ka.haltForRelease(ctx)
 	}
 	if err == nil {
-		outcome, err = m.release(ctx)
+		outcome, err = m.release(ctx, by)
 	}
 	if ka != nil {
 		// The lock's context ended already when it is lost; ka's ends before Release
@@ -138,21 +147,24 @@ func (m *Lock) lead(ctx context.Context, ka *KeepAlive) (ReleaseOutcome, error) 
 		joined.settle(lost, err, true)
 	}
 	if w != nil {
-		w.outcome, w.err = outcome, joinedErr(ctx, err)
-		w.again = ctx.Err() != nil && releaseUnsent(err)
+		w.outcome, w.err = outcome, joinedErr(ctx, by, err)
+		w.again = gaveUp(ctx, by) && releaseUnsent(err)
 		close(w.done)
 	}
 	return outcome, err
 }
 
 // joinedErr is the leader's release error as the callers that joined it get it. When
-// the leader's own context ended the release after the delete may have been sent, the
-// outcome is the joiners' too (ownership uncertain), but the cancellation is not: a
-// joiner without a deadline must not match context.DeadlineExceeded. Their error says
-// the outcome is unknown because the caller that sent the delete stopped waiting.
-func joinedErr(ctx context.Context, err error) error {
-	if err == nil || ctx.Err() == nil || !conn.WasWritten(err) ||
-		!errors.Is(err, ctx.Err()) && !errors.Is(err, context.Cause(ctx)) {
+// the leader's own context ended (or its deadline by passed) the release after the
+// delete may have been sent, the outcome is the joiners' too (ownership uncertain), but
+// the cancellation is not: a joiner without a deadline must not match
+// context.DeadlineExceeded. Their error says the outcome is unknown because the caller
+// that sent the delete stopped waiting.
+func joinedErr(ctx context.Context, by time.Time, err error) error {
+	if err == nil || !conn.WasWritten(err) || !gaveUp(ctx, by) {
+		return err
+	}
+	if !errors.Is(err, ctx.Err()) && !errors.Is(err, context.Cause(ctx)) && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	lost := &conn.CallError{Written: true, Err: errLeaderGaveUp}
@@ -162,13 +174,19 @@ func joinedErr(ctx context.Context, err error) error {
 	return lost
 }
 
+// gaveUp reports whether a caller with ctx and the deadline by (zero: none) has
+// stopped waiting.
+func gaveUp(ctx context.Context, by time.Time) bool {
+	return ctx.Err() != nil || !by.IsZero() && !time.Now().Before(by)
+}
+
 // releaseUnsent says that a failed release sent no delete.
 func releaseUnsent(err error) bool {
 	_, refused := resp.AsServerError(err)
 	return err != nil && !conn.WasWritten(err) && !refused
 }
 
-func (m *Lock) release(ctx context.Context) (ReleaseOutcome, error) {
+func (m *Lock) release(ctx context.Context, by time.Time) (ReleaseOutcome, error) {
 	var deleted bool
 	var cn via
 	var err error
@@ -176,11 +194,14 @@ func (m *Lock) release(ctx context.Context) (ReleaseOutcome, error) {
 		if cn, err = m.l.severableRoute(ctx, m.key); err != nil {
 			return 0, err
 		}
+		cn.by = by
 		deleted, err = m.l.release(ctx, &cn, m.key, m.token)
 		// Another lock's cut-off killed the connection before the delete was written:
 		// nothing ran, so it goes again on a fresh one. (One that was written is not
 		// repeated: a second delete would say NotOwned of a lock the first released.)
-		if !(errors.Is(err, conn.ErrNotSent) && killedUnder(ctx, err, cn.cn)) || try == maxUnsentReleases {
+		// Past by, the caller has stopped waiting, as if its ctx had ended.
+		again := errors.Is(err, conn.ErrNotSent) && killedUnder(ctx, err, cn.cn) && (by.IsZero() || time.Now().Before(by))
+		if !again || try == maxUnsentReleases {
 			break
 		}
 	}
@@ -232,7 +253,7 @@ func harmless(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ce) || errors.As(err, &ne) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
-		errors.Is(err, respire.ErrClosed)
+		errors.Is(err, route.ErrClosed)
 }
 
 func isNoPerm(err error) bool { return resp.HasCode(err, "NOPERM") }

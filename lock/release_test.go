@@ -206,6 +206,16 @@ func TestCloseIsBestEffort(t *testing.T) {
 // its own, its error must not match context.DeadlineExceeded. Against a real server,
 // paused so that the delete is written and never answered.
 func TestReleaseJoinerGetsItsOwnCause(t *testing.T) {
+	// The leader stops waiting by its context's deadline, or by the deadline it gave
+	// ReleaseBy.
+	for _, byDeadline := range []bool{false, true} {
+		t.Run(map[bool]string{false: "context deadline", true: "ReleaseBy deadline"}[byDeadline], func(t *testing.T) {
+			testReleaseJoinerGetsItsOwnCause(t, byDeadline)
+		})
+	}
+}
+
+func testReleaseJoinerGetsItsOwnCause(t *testing.T, byDeadline bool) {
 	srv := testserver.Start(t, testserver.Config{})
 	c, err := respire.NewClient(context.Background(), respire.Options{Addrs: []string{srv.Addr()}})
 	if err != nil {
@@ -229,7 +239,12 @@ func TestReleaseJoinerGetsItsOwnCause(t *testing.T) {
 	defer cancel()
 	leader, joiner := make(chan error, 1), make(chan error, 1)
 	go func() {
-		_, err := mu.Release(lctx)
+		var err error
+		if byDeadline {
+			_, err = mu.ReleaseBy(ctx, time.Now().Add(100*time.Millisecond))
+		} else {
+			_, err = mu.Release(lctx)
+		}
 		leader <- err
 	}()
 	waitState(t, mu, "the leader's release", func(rs *releaseState) bool { return rs.running })

@@ -9,14 +9,14 @@ import (
 )
 
 // keyWatch is what a waiting acquisition sleeps on between tries when the client tracks
-// keys: a *respire.KeyWatch, or a test's script.
+// keys: the client's (link.Client.WatchInTurn), or a test's script.
 type keyWatch interface {
 	Wait(ctx context.Context, limit time.Duration) error
 	Stop()
 }
 
 // watchFunc arms the next watch of the key; prev is the one the last wait slept on (nil
-// at first), which the new one succeeds (respire.Client.WatchKeyInTurn).
+// at first), which the new one succeeds (link.Client.WatchInTurn).
 type watchFunc func(ctx context.Context, prev keyWatch) (keyWatch, error)
 
 // waitLoop goes on trying after a first try that found the lock held (last == nil) or

@@ -10,7 +10,6 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
-	"github.com/respire/respire/internal/link"
 	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/testserver"
@@ -48,7 +47,7 @@ func TestWaitWokenByInvalidation(t *testing.T) {
 		// The waiter has tried once SET was called again, and armed its watch (tracked
 		// waiters) once PTTL was.
 		testkit.WaitFor(t, "the waiter to try", func() bool {
-			return srv.CommandStat(t, "set", "calls") > tries && (!link.Of(waiter.c).CanWatchKeys || srv.CommandStat(t, "pttl", "calls") > armed)
+			return srv.CommandStat(t, "set", "calls") > tries && (!waiter.ln.CanWatchKeys || srv.CommandStat(t, "pttl", "calls") > armed)
 		})
 		start := time.Now()
 		h.Release(ctx)

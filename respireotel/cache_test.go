@@ -7,6 +7,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/cache"
+	"github.com/respire/respire/internal/testkit"
 )
 
 // A cached read misses, then hits; a write by another connection invalidates the key.
@@ -26,7 +27,7 @@ func TestCacheEvents(t *testing.T) {
 		t.Errorf("%d hits and %d misses, want 1 and 1", hits, misses)
 	}
 	srv.Do(t, "SET", key, "v2")
-	waitFor(t, 5*time.Second, "the invalidation", func() bool {
+	testkit.WaitWithin(t, 5*time.Second, "the invalidation", func() bool {
 		return h.sum(t, "respire.cache.invalidations") >= 1
 	})
 }

@@ -9,6 +9,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/test/sentinelserver"
 )
 
@@ -26,11 +27,11 @@ func TestFailover(t *testing.T) {
 	before := h.sum(t, "respire.sentinel.failovers", master)
 
 	next := d.Failover(t)
-	waitFor(t, 30*time.Second, "the client following the failover", func() bool {
+	testkit.WaitWithin(t, 30*time.Second, "the client following the failover", func() bool {
 		return h.sum(t, "respire.sentinel.failovers", master) > before
 	})
 	h.spans.Reset()
-	waitFor(t, 30*time.Second, "a SET on the new master", func() bool {
+	testkit.WaitWithin(t, 30*time.Second, "a SET on the new master", func() bool {
 		tctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
 		_, err := c.Do(tctx, "SET", "otel:failover", "after")

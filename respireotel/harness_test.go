@@ -160,18 +160,6 @@ func attr(span sdktrace.ReadOnlySpan, key attribute.Key) (attribute.Value, bool)
 	return attribute.Value{}, false
 }
 
-// waitFor polls cond until it holds, failing the test after timeout.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not seen within %v", what, timeout)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func hasEvent(events []sdktrace.Event, name string) bool {
 	for _, e := range events {
 		if e.Name == name {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/lock"
 )
 
@@ -36,7 +37,7 @@ func TestLockLoss(t *testing.T) {
 	if cause := context.Cause(mu.KeepAliveContext()); !errors.Is(cause, lock.ErrLeaseLost) {
 		t.Fatalf("keep-alive ended with %v, want ErrLeaseLost", cause)
 	}
-	waitFor(t, 5*time.Second, "a lease_lost loss", func() bool {
+	testkit.WaitWithin(t, 5*time.Second, "a lease_lost loss", func() bool {
 		return h.sum(t, "respire.lock.losses", lossCauseKey.String(causeLeaseLost)) == 1
 	})
 	if n := h.sum(t, "respire.lock.losses"); n != 1 {
@@ -118,10 +119,10 @@ func TestCutoff(t *testing.T) {
 	if !cut {
 		t.Fatal("no renewal was written before its context ended in 20 tries")
 	}
-	waitFor(t, 5*time.Second, "a cut-off", func() bool {
+	testkit.WaitWithin(t, 5*time.Second, "a cut-off", func() bool {
 		return h.sum(t, "respire.lock.cutoffs", resultKey.String(resultOK)) == 1
 	})
-	waitFor(t, 5*time.Second, "an ownership_uncertain loss", func() bool {
+	testkit.WaitWithin(t, 5*time.Second, "an ownership_uncertain loss", func() bool {
 		return h.sum(t, "respire.lock.losses", lossCauseKey.String(causeUncertain)) == 1
 	})
 }

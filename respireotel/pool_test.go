@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit"
 )
 
 // With PoolSize 1, a second Dedicated waits for the first: ObservePool shows one
@@ -34,7 +35,7 @@ func TestPoolWait(t *testing.T) {
 		}
 		got <- err
 	}()
-	waitFor(t, 10*time.Second, "a waiting checkout", func() bool { return c.PoolStats().Waiters == 1 })
+	testkit.WaitWithin(t, 10*time.Second, "a waiting checkout", func() bool { return c.PoolStats().Waiters == 1 })
 	if n := h.sum(t, "db.client.connection.count", pool, connStateKey.String("used")); n != 1 {
 		t.Errorf("%d connections used, want 1", n)
 	}

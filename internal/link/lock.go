@@ -32,6 +32,10 @@ type Client struct {
 	// CanWatchKeys is true when the client tracks keys (Options.ClientSideCache), so
 	// that its WatchKey and WatchKeyInTurn can wake a waiter when a key changes.
 	CanWatchKeys bool
+	// WatchInTurn arms a watch of key in turn with the client's other waiters of
+	// it, succeeding prev (nil at first): respire.Client.WatchKeyInTurn, which fails
+	// with respire.ErrNoCache when CanWatchKeys is false.
+	WatchInTurn func(ctx context.Context, key string, prev KeyWatch) (KeyWatch, error)
 	// Closed is the client's closed flag: a closed client sends nothing.
 	Closed *atomic.Bool
 	// Name is the name a command of entry info (nil when the table lacks it) named
@@ -41,6 +45,14 @@ type Client struct {
 	Name func(info *command.Info, name string) string
 	// Outcome classes the error a caller got, as the client's own command events do.
 	Outcome func(err error) observe.Outcome
+}
+
+// KeyWatch is a one-shot watch of a key the client tracks, a *respire.KeyWatch: Wait
+// sleeps until the key changes, its TTL runs out, limit passes or ctx ends; Stop
+// retires it (and passes a wake it got in turn to the next waiter).
+type KeyWatch interface {
+	Wait(ctx context.Context, limit time.Duration) error
+	Stop()
 }
 
 // clientOf finds the Client of a *respire.Client: a func(*respire.Client) *Client

@@ -32,9 +32,17 @@ func (r *Router) LaneConn(ctx context.Context, t Target, l Lane) (*conn.Conn, er
 	if l == SharedLane {
 		return r.d.shared(ctx, t)
 	}
+	return lockLaneFor(ctx, r.d, t)
+}
+
+// lockLaneFor is the lock lane of the server d serves t with, looked up again when
+// that server was retired while it was looked up (a failover, a node that left). A
+// failure says that nothing was sent (conn.ErrNotSent); a server that stays retired,
+// nothing having replaced it, means the router closed: ErrClosed.
+func lockLaneFor(ctx context.Context, d backend, t Target) (*conn.Conn, error) {
 	var retired *SharedConn
 	for attempt := 0; ; attempt++ {
-		peer, err := r.d.peer(ctx, t)
+		peer, err := d.peer(ctx, t)
 		if err != nil {
 			// No server to send to (the Cluster is down, the topology could not be
 			// read): nothing was sent, which is what a lock's retries look for.
@@ -106,33 +114,21 @@ func (r *Cluster) redirectedOn(ctx context.Context, cmd *Cmd, cn *conn.Conn, err
 	return r.redirected(ctx, cmd, &c, r.slotTarget(cmd, slot), cn, err)
 }
 
-// lockConn is the lock lane of n, or of the node that serves t when n is nil, looked up
-// again when that node left meanwhile. A failure says that nothing was sent, unless
-// the router closed.
+// lockConn is the lock lane of n, or of the node that serves t when n is nil (looked
+// up as LaneConn looks it up). A failure says that nothing was sent, unless the router
+// closed.
 func (r *Cluster) lockConn(ctx context.Context, t Target, n *clusterNode) (*conn.Conn, error) {
-	for attempt := 0; ; attempt++ {
-		node := n
-		if node == nil {
-			var err error
-			if node, err = r.nodeFor(ctx, t); err != nil {
-				// No server to send to (the Cluster is down, the topology could
-				// not be read).
-				return nil, asNotSent(err)
-			}
-		}
-		cn, err := node.shared.lockLane(ctx)
-		switch {
-		case err == nil:
-			return cn, nil
-		case !errors.Is(err, ErrClosed):
-			return nil, asNotSent(err)
-		case r.isClosed():
-			return nil, ErrClosed
-		case node.gone.Load() && n == nil && attempt < 3:
-			continue // its node was retired while we asked: look again
-		}
-		return nil, asNotSent(err)
+	if n == nil {
+		return lockLaneFor(ctx, r, t)
 	}
+	cn, err := n.shared.lockLane(ctx)
+	switch {
+	case err == nil:
+		return cn, nil
+	case errors.Is(err, ErrClosed) && r.isClosed():
+		return nil, ErrClosed
+	}
+	return nil, asNotSent(err)
 }
 
 // isClosed reports whether the router was closed.

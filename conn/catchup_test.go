@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -190,5 +192,70 @@ func TestCatchUpAfterADialerRead(t *testing.T) {
 	defer cancel()
 	if err := c.CatchUp(ctx); err != nil {
 		t.Fatalf("CatchUp after the dialer read %d bytes itself: %v", len("+PONG\r\n"), err)
+	}
+}
+
+// A push received while the reader goroutine is not running is handed on by CatchUp
+// itself, on its caller's goroutine: the caller neither parks nor waits for the
+// reader to be scheduled.
+func TestCatchUpHandsOnReceivedPushesItself(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var pushes atomic.Int64
+	c := trackedT(t, srv, func(resp.Value) { pushes.Add(1) })
+	if _, err := c.Do(ctx, "GET", "k"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	woke, release := make(chan struct{}), make(chan struct{})
+	var releaseOnce sync.Once
+	releaseReader := func() { releaseOnce.Do(func() { close(release) }) }
+	hold := func(held *Conn) {
+		if held == c {
+			select {
+			case woke <- struct{}{}:
+				<-release
+			case <-release:
+			}
+		}
+	}
+	readerWoke.Store(&hold)
+	t.Cleanup(func() {
+		readerWoke.Store(nil)
+		releaseReader() // before the connection's Close, which waits for the reader
+	})
+
+	srv.Do(t, "SET", "k", "1")
+	<-woke // the push is in the socket; the reader is held before it reads it
+	parks := c.r.pos.parks.Load()
+	if err := c.CatchUp(ctx); err != nil {
+		t.Fatalf("CatchUp with the reader held: %v", err)
+	}
+	if n := pushes.Load(); n != 1 {
+		t.Fatalf("CatchUp returned with %d pushes handed on; want the one received", n)
+	}
+	if n := c.r.pos.parks.Load() - parks; n != 0 {
+		t.Fatalf("CatchUp parked %d times with the push received and nobody handing it on", n)
+	}
+	if !c.Current(time.Hour) {
+		t.Fatal("not current after catching up")
+	}
+
+	// The reader, let go, finds nothing left to hand on, and goes on with the next
+	// (the server tracks a key again once it is read again).
+	releaseReader()
+	if _, err := c.Do(ctx, "GET", "k"); err != nil {
+		t.Fatal(err)
+	}
+	srv.Do(t, "SET", "k", "2")
+	for pushes.Load() != 2 {
+		if ctx.Err() != nil {
+			t.Fatalf("the reader handed on %d pushes; want 2", pushes.Load())
+		}
+		runtime.Gosched()
 	}
 }

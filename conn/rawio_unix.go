@@ -23,3 +23,19 @@ func (s *spinWait) poll(fd uintptr) bool {
 	s.ready = errno != syscall.EAGAIN && errno != syscall.EINTR
 	return true // never wait here
 }
+
+func (p *streamPosition) isReadable(fd uintptr) bool {
+	errno := peekNow(fd, &p.peekBuf)
+	// Bytes, end of stream and errors all end the wait; the read that follows reports
+	// them.
+	return errno != syscall.EAGAIN && errno != syscall.EINTR
+}
+
+func (r *recvNow) read(fd uintptr) {
+	for {
+		r.n, r.errno = readNow(fd, r.p)
+		if r.errno != syscall.EINTR {
+			return
+		}
+	}
+}

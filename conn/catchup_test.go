@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -257,5 +258,54 @@ func TestCatchUpHandsOnReceivedPushesItself(t *testing.T) {
 			t.Fatalf("the reader handed on %d pushes; want 2", pushes.Load())
 		}
 		runtime.Gosched()
+	}
+}
+
+// Replies larger than the read buffer are read through by the reader goroutine while
+// CatchUps try to hand frames on: every reply arrives whole, and every CatchUp returns.
+func TestCatchUpDuringLargeReplies(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := trackedT(t, srv, func(resp.Value) {})
+	big := strings.Repeat("x", 1<<20)
+	srv.Do(t, "SET", "big", big)
+	stop := make(chan struct{})
+	errs := make(chan error, 4)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := c.CatchUp(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i := range 20 {
+		v, err := c.Do(ctx, "GET", "big")
+		if err != nil {
+			t.Fatalf("GET %d: %v", i, err)
+		}
+		if s, _ := v.Text(); s != big {
+			t.Fatalf("GET %d: %d bytes; want %d", i, len(s), len(big))
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("CatchUp: %v", err)
+	}
+	if err := c.CatchUp(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -52,6 +52,7 @@ type streamPosition struct {
 	// the read buffer and read below theirs.
 	frames      sync.Mutex
 	nonBlocking bool  // under frames: a read of the socket returns errWouldBlock instead of waiting
+	drained     bool  // under frames: the last read without waiting took all the socket had
 	read        int64 // under frames: bytes read from the socket (or before it was ours)
 
 	handled    atomic.Int64  // bytes of the frames handed on (replies dispatched, pushes handled)
@@ -60,8 +61,10 @@ type streamPosition struct {
 	moved      chan struct{} // under Conn.mu: closed when handled moves while someone waits
 	measurable bool          // set before the connection's goroutines start (startCounting)
 
-	// Bound once, so a read or a wait makes no closure.
+	// Bound once, so a read or a wait makes no closure; by the reader goroutine only
+	// but recv, which is under frames.
 	peekBuf  [1]byte
+	polled   bool // the wait for readability found the socket empty and went to the poller
 	readable func(fd uintptr) bool
 	recv     recvNow
 }
@@ -126,6 +129,7 @@ func (r countingReader) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	c.r.pos.read += int64(rv.n)
+	c.r.pos.drained = rv.n < len(p)
 	return rv.n, nil
 }
 
@@ -136,6 +140,9 @@ var _ io.Reader = countingReader{}
 func (c *Conn) readReceived() {
 	p := &c.r.pos
 	for {
+		// The wait peeks before it parks: whether bytes came since the last read is
+		// forgotten when the wait starts. After a park, it trusts the poller.
+		p.polled = false
 		if err := c.raw.Read(p.readable); err != nil {
 			c.fatal(err)
 			return
@@ -164,28 +171,35 @@ var readerWoke atomic.Pointer[func(*Conn)]
 // with errFrameTooBig. The caller holds frames; any other error breaks the connection.
 func (c *Conn) handReceived(through bool) error {
 	p := &c.r.pos
-	p.nonBlocking = true
+	p.nonBlocking, p.drained = true, false
 	defer func() { p.nonBlocking = false }()
 	for {
 		n := c.r.buf.Buffered()
 		if n > 0 {
 			b, _ := c.r.buf.Peek(n)
-			whole := c.r.dec.FrameComplete(b)
-			if !whole && n == c.r.buf.Size() {
+			if c.r.dec.FrameComplete(b) {
+				if _, err := c.readOne(nil); err != nil {
+					return err
+				}
+				continue
+			}
+			if n == c.r.buf.Size() {
 				if !through {
 					return errFrameTooBig
 				}
 				p.nonBlocking = false
-				whole = true
-			}
-			if whole {
 				_, err := c.readOne(nil)
-				p.nonBlocking = true
+				p.nonBlocking, p.drained = true, false // the socket was read past the last short read
 				if err != nil {
 					return err
 				}
 				continue
 			}
+		}
+		if p.drained {
+			// The socket had no more a moment ago: what came since is past what a
+			// CatchUp measured, and the reader goroutine's wait sees it.
+			return nil
 		}
 		if _, err := c.r.buf.Peek(n + 1); err != nil {
 			switch {

@@ -25,10 +25,21 @@ func (s *spinWait) poll(fd uintptr) bool {
 }
 
 func (p *streamPosition) isReadable(fd uintptr) bool {
-	errno := peekNow(fd, &p.peekBuf)
-	// Bytes, end of stream and errors all end the wait; the read that follows reports
-	// them.
-	return errno != syscall.EAGAIN && errno != syscall.EINTR
+	if p.polled {
+		return true // called again after the poller said bytes came
+	}
+	for {
+		// Bytes, end of stream and errors all end the wait; the read that follows
+		// reports them.
+		switch peekNow(fd, &p.peekBuf) {
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			p.polled = true
+			return false
+		default:
+			return true
+		}
+	}
 }
 
 func (r *recvNow) read(fd uintptr) {

@@ -56,7 +56,7 @@ type streamPosition struct {
 	read        int64 // under frames: bytes read from the socket (or before it was ours)
 
 	handled    atomic.Int64  // bytes of the frames handed on (replies dispatched, pushes handled)
-	parks      atomic.Int64  // CatchUps that waited for someone else to hand frames on, for tests
+	parks      atomic.Int64  // CatchUps that waited (frames being handed on elsewhere, or not whole yet), for tests
 	waiting    atomic.Bool   // a CatchUp waits for handled to move; see advance
 	moved      chan struct{} // under Conn.mu: closed when handled moves while someone waits
 	measurable bool          // set before the connection's goroutines start (startCounting)

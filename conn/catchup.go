@@ -34,9 +34,10 @@ import (
 // the frames lock and hands on every whole frame received, reading the socket without
 // waiting; a frame partly received stays in the read buffer until its rest arrives.
 // CatchUp takes the same lock when it is free and does the same. It waits (parks) only
-// when someone else is handing frames on at that moment, or when a frame it needs is
-// not whole yet (its bytes have not all been received, or it is larger than the read
-// buffer and must be read through by the reader goroutine).
+// while someone else is handing frames on, and takes over when they let go (bytes may
+// have come after their last read), or when a frame it needs is not whole yet (its
+// bytes have not all been received, or it is larger than the read buffer and must be
+// read through by the reader goroutine).
 
 // streamPosition is how far a connection has got through the stream it receives, and
 // the newest moment it is known to have caught up with.
@@ -56,7 +57,7 @@ type streamPosition struct {
 	read        int64 // under frames: bytes read from the socket (or before it was ours)
 
 	handled    atomic.Int64  // bytes of the frames handed on (replies dispatched, pushes handled)
-	parks      atomic.Int64  // CatchUps that waited (frames being handed on elsewhere, or not whole yet), for tests
+	parks      atomic.Int64  // waits of CatchUps (frames being handed on elsewhere, or not whole yet), for tests
 	waiting    atomic.Bool   // a CatchUp waits for handled to move; see advance
 	moved      chan struct{} // under Conn.mu: closed when handled moves while someone waits
 	measurable bool          // set before the connection's goroutines start (startCounting)
@@ -152,7 +153,7 @@ func (c *Conn) readReceived() {
 		}
 		p.frames.Lock()
 		err := c.handReceived(true)
-		p.frames.Unlock()
+		c.releaseFrames()
 		if err != nil {
 			c.fatal(err)
 			return
@@ -232,10 +233,11 @@ func (c *Conn) Current(maxLag time.Duration) bool {
 // reached this machine when CatchUp was called: every reply to its caller and every
 // push to the push handler, which has returned. Frames received that nobody is handing
 // on, CatchUp hands on itself, on its caller's goroutine; it waits only while another
-// goroutine is handing frames on, or for the rest of a frame partly received: a large
-// reply in flight on the connection delays it by as long. It fails with the
-// connection's error if the connection breaks first, with ctx's cause if ctx ends
-// first, and with ErrCannotMeasure at once where that cannot be known (Measurable).
+// goroutine is handing frames on (and goes on from where that one lets go), or for the
+// rest of a frame partly received: a large reply in flight on the connection delays it
+// by as long. It fails with the connection's error if the connection breaks first,
+// with ctx's cause if ctx ends first, and with ErrCannotMeasure at once where that
+// cannot be known (Measurable).
 //
 // After the server closes the connection the kernel counts the close as a byte, which
 // no frame accounts for; CatchUp then ends with the connection's error.
@@ -257,18 +259,37 @@ func (c *Conn) CatchUp(ctx context.Context) error {
 		}
 		return err
 	}
-	if p.handled.Load() < target && p.frames.TryLock() {
+	for p.handled.Load() < target {
+		if !p.frames.TryLock() {
+			// Someone else hands frames on: wait until they hand one on or let go,
+			// then look again. What came after their last read is this caller's to
+			// hand on, not the reader goroutine's, which may not run for a while.
+			p.parks.Add(1)
+			held, err := c.awaitProgress(ctx, target)
+			if err != nil {
+				return err
+			}
+			if !held {
+				continue
+			}
+		}
 		err := c.handReceived(false)
-		p.frames.Unlock()
+		if hook := catchUpHolds.Load(); hook != nil {
+			(*hook)(c)
+		}
+		c.releaseFrames()
 		if err != nil && !errors.Is(err, errFrameTooBig) {
 			c.fatal(err)
 			return c.Err()
 		}
-	}
-	if p.handled.Load() < target {
-		p.parks.Add(1)
-		if err := c.awaitHandled(ctx, target); err != nil {
-			return err
+		if p.handled.Load() < target {
+			// A frame the target covers is not whole yet, or is larger than the read
+			// buffer: its rest, arriving, wakes the reader goroutine, and any later
+			// CatchUp hands it on too.
+			p.parks.Add(1)
+			if err := c.awaitHandled(ctx, target); err != nil {
+				return err
+			}
 		}
 	}
 	// Concurrent catch-ups publish in any order; the newest moment stays.
@@ -280,23 +301,19 @@ func (c *Conn) CatchUp(ctx context.Context) error {
 	}
 }
 
+// catchUpHolds, when set, is called by a CatchUp that has handed frames on, before it
+// lets go of them: tests hold it there.
+var catchUpHolds atomic.Pointer[func(*Conn)]
+
 // awaitHandled waits until the frames of the first n bytes of the stream are handed on.
 func (c *Conn) awaitHandled(ctx context.Context, n int64) error {
 	for c.r.pos.handled.Load() < n {
-		c.mu.Lock()
-		if c.err != nil {
-			err := c.err
-			c.mu.Unlock()
+		moved, err := c.armWait()
+		if err != nil {
 			return err
 		}
-		if c.r.pos.moved == nil {
-			c.r.pos.moved = make(chan struct{})
-		}
-		moved := c.r.pos.moved
-		// Set before handled is read again, as advance stores handled before it
-		// reads waiting: one of the two sees the other.
-		c.r.pos.waiting.Store(true)
-		c.mu.Unlock()
+		// Read after waiting is set, as advance stores handled before it reads
+		// waiting: one of the two sees the other.
 		if c.r.pos.handled.Load() >= n {
 			return nil
 		}
@@ -310,10 +327,63 @@ func (c *Conn) awaitHandled(ctx context.Context, n int64) error {
 	return nil
 }
 
+// awaitProgress waits, for a CatchUp that found frames held by another goroutine, until
+// the first n bytes are handed on, or handled moves, or the holder lets go. It reports
+// whether it took frames itself; the caller then holds them.
+func (c *Conn) awaitProgress(ctx context.Context, n int64) (bool, error) {
+	moved, err := c.armWait()
+	if err != nil {
+		return false, err
+	}
+	// Looked at after waiting is set, as advance stores handled and releaseFrames lets
+	// go before either reads waiting: each of the two sees the other.
+	if c.r.pos.handled.Load() >= n {
+		return false, nil
+	}
+	if c.r.pos.frames.TryLock() {
+		return true, nil
+	}
+	select {
+	case <-moved:
+	case <-c.dead:
+	case <-ctx.Done():
+		return false, context.Cause(ctx)
+	}
+	return false, nil
+}
+
+// armWait sets waiting and returns the channel closed the next time handled moves or
+// frames is let go (wakeWaiting); it fails with the connection's error once broken.
+func (c *Conn) armWait() (chan struct{}, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return nil, c.err
+	}
+	if c.r.pos.moved == nil {
+		c.r.pos.moved = make(chan struct{})
+	}
+	c.r.pos.waiting.Store(true)
+	return c.r.pos.moved, nil
+}
+
 // advance records that every frame read so far, but those still in the read buffer,
 // has been handed on. Only the holder of frames calls it.
 func (c *Conn) advance() {
 	c.r.pos.handled.Store(c.r.pos.read - int64(c.r.buf.Buffered()))
+	c.wakeWaiting()
+}
+
+// releaseFrames lets go of frames and wakes the CatchUps that wait, so that one of them
+// hands on what arrived after the holder's last read, rather than leave it to the
+// reader goroutine.
+func (c *Conn) releaseFrames() {
+	c.r.pos.frames.Unlock()
+	c.wakeWaiting()
+}
+
+// wakeWaiting wakes whoever waits in armWait's channel.
+func (c *Conn) wakeWaiting() {
 	if c.r.pos.waiting.Load() {
 		c.mu.Lock()
 		c.r.pos.waiting.Store(false)

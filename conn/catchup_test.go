@@ -212,23 +212,7 @@ func TestCatchUpHandsOnReceivedPushesItself(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	woke, release := make(chan struct{}), make(chan struct{})
-	var releaseOnce sync.Once
-	releaseReader := func() { releaseOnce.Do(func() { close(release) }) }
-	hold := func(held *Conn) {
-		if held == c {
-			select {
-			case woke <- struct{}{}:
-				<-release
-			case <-release:
-			}
-		}
-	}
-	readerWoke.Store(&hold)
-	t.Cleanup(func() {
-		readerWoke.Store(nil)
-		releaseReader() // before the connection's Close, which waits for the reader
-	})
+	woke, releaseReader := holdReader(t, c)
 
 	srv.Do(t, "SET", "k", "1")
 	<-woke // the push is in the socket; the reader is held before it reads it
@@ -258,6 +242,109 @@ func TestCatchUpHandsOnReceivedPushesItself(t *testing.T) {
 			t.Fatalf("the reader handed on %d pushes; want 2", pushes.Load())
 		}
 		runtime.Gosched()
+	}
+}
+
+// holdReader holds c's reader goroutine the next time bytes wake it, before it hands
+// them on: woke says it is held, and release (also run at cleanup, before the
+// connection's Close, which waits for the reader) lets it go.
+func holdReader(t *testing.T, c *Conn) (woke <-chan struct{}, release func()) {
+	t.Helper()
+	w, let := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(let) }) }
+	hold := func(held *Conn) {
+		if held == c {
+			select {
+			case w <- struct{}{}:
+				<-let
+			case <-let:
+			}
+		}
+	}
+	readerWoke.Store(&hold)
+	t.Cleanup(func() {
+		readerWoke.Store(nil)
+		release()
+	})
+	return w, release
+}
+
+// A CatchUp that finds another handing frames on waits for it, and when it lets go
+// hands on itself what arrived after that one's last read, instead of waiting for the
+// reader goroutine, which is held here.
+func TestCatchUpTakesOverWhenTheHolderLetsGo(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var pushes atomic.Int64
+	c := trackedT(t, srv, func(resp.Value) { pushes.Add(1) })
+	for _, k := range []string{"a", "b"} {
+		if _, err := c.Do(ctx, "GET", k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	woke, _ := holdReader(t, c)
+
+	// The first CatchUp hands on the push of a and is held before it lets go.
+	holding, letGo := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hold := func(held *Conn) {
+		if held == c {
+			once.Do(func() {
+				close(holding)
+				<-letGo
+			})
+		}
+	}
+	catchUpHolds.Store(&hold)
+	t.Cleanup(func() { catchUpHolds.Store(nil) })
+	srv.Do(t, "SET", "a", "1")
+	<-woke
+	first := make(chan error, 1)
+	go func() { first <- c.CatchUp(ctx) }()
+	select {
+	case <-holding:
+	case err := <-first:
+		t.Fatalf("the first CatchUp returned without handing on: %v", err)
+	}
+
+	// The push of b arrives while it holds; a second CatchUp waits for it.
+	srv.Do(t, "SET", "b", "1")
+	for {
+		n, err := kernelReceived(c.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > c.r.pos.handled.Load() {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the push of b never reached the socket")
+		}
+		runtime.Gosched()
+	}
+	parks := c.r.pos.parks.Load()
+	second := make(chan error, 1)
+	go func() { second <- c.CatchUp(ctx) }()
+	for c.r.pos.parks.Load() == parks {
+		if ctx.Err() != nil {
+			t.Fatal("the second CatchUp never waited for the first")
+		}
+		runtime.Gosched()
+	}
+
+	close(letGo)
+	for i, ch := range []chan error{first, second} {
+		if err := <-ch; err != nil {
+			t.Fatalf("CatchUp %d with the reader held: %v", i+1, err)
+		}
+	}
+	if n := pushes.Load(); n != 2 {
+		t.Fatalf("%d pushes handed on; want 2, with the reader held", n)
 	}
 }
 

@@ -3,7 +3,9 @@ package conn
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -92,7 +94,7 @@ func (c *Conn) startCounting() {
 	if !c.r.alwaysRead || c.raw == nil || !kernelCounts {
 		return
 	}
-	n, err := kernelReceived(c.raw)
+	n, _, err := kernelReceived(c.raw)
 	if err != nil {
 		return
 	}
@@ -239,8 +241,9 @@ func (c *Conn) Current(maxLag time.Duration) bool {
 // with ctx's cause if ctx ends first, and with ErrCannotMeasure at once where that
 // cannot be known (Measurable).
 //
-// After the server closes the connection the kernel counts the close as a byte, which
-// no frame accounts for; CatchUp then ends with the connection's error.
+// Once the server has closed or reset the connection, CatchUp breaks it (reading the
+// stream, which reports the end) and ends with the connection's error: the tracking
+// that made its hits current has ended, even where no byte says so (a reset).
 func (c *Conn) CatchUp(ctx context.Context) error {
 	if !c.Measurable() {
 		return ErrCannotMeasure
@@ -252,20 +255,29 @@ func (c *Conn) CatchUp(ctx context.Context) error {
 	}
 	p := &c.r.pos
 	at := nanotime()
-	target, err := kernelReceived(c.raw)
+	target, open, err := kernelReceived(c.raw)
 	if err != nil {
 		if cerr := c.Err(); cerr != nil {
 			return cerr
 		}
 		return err
 	}
-	for p.handled.Load() < target {
+	// A connection the server has reset counts no byte for it: nothing is left to hand
+	// on, yet the stream has ended, and with it the server's tracking, and the reader
+	// goroutine that would find the error may not run for a while. So a CatchUp that
+	// finds the connection no longer established reads it too, which finds the end and
+	// breaks the connection.
+	wait := target
+	if !open {
+		wait = math.MaxInt64
+	}
+	for !open || p.handled.Load() < target {
 		if !p.frames.TryLock() {
 			// Someone else hands frames on: wait until they hand one on or let go,
 			// then look again. What came after their last read is this caller's to
 			// hand on, not the reader goroutine's, which may not run for a while.
 			p.parks.Add(1)
-			held, err := c.awaitProgress(ctx, target)
+			held, err := c.awaitProgress(ctx, wait)
 			if err != nil {
 				return err
 			}
@@ -280,6 +292,13 @@ func (c *Conn) CatchUp(ctx context.Context) error {
 		c.releaseFrames()
 		if err != nil && !errors.Is(err, errFrameTooBig) {
 			c.fatal(err)
+			return c.Err()
+		}
+		if !open {
+			// The read did not find the end (the reader goroutine took it, or a frame
+			// too big for the buffer stands before it): the connection is over all
+			// the same.
+			c.fatal(errNotEstablished)
 			return c.Err()
 		}
 		if p.handled.Load() < target {
@@ -300,6 +319,10 @@ func (c *Conn) CatchUp(ctx context.Context) error {
 		}
 	}
 }
+
+// errNotEstablished breaks a connection that CatchUp found closed or reset by the
+// server before any read reported it.
+var errNotEstablished = fmt.Errorf("conn: the server closed or reset the connection: %w", io.ErrUnexpectedEOF)
 
 // catchUpHolds, when set, is called by a CatchUp that has handed frames on, before it
 // lets go of them: tests hold it there.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/respire/respire/resp"
+	"github.com/respire/respire/test/faultproxy"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -157,7 +158,7 @@ func TestHandledMatchesTheKernelCount(t *testing.T) {
 	if err := c.CatchUp(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	got, err := kernelReceived(c.raw)
+	got, _, err := kernelReceived(c.raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +316,7 @@ func TestCatchUpTakesOverWhenTheHolderLetsGo(t *testing.T) {
 	// The push of b arrives while it holds; a second CatchUp waits for it.
 	srv.Do(t, "SET", "b", "1")
 	for {
-		n, err := kernelReceived(c.raw)
+		n, _, err := kernelReceived(c.raw)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -345,6 +346,35 @@ func TestCatchUpTakesOverWhenTheHolderLetsGo(t *testing.T) {
 	}
 	if n := pushes.Load(); n != 2 {
 		t.Fatalf("%d pushes handed on; want 2, with the reader held", n)
+	}
+}
+
+// A connection the server resets counts no byte for the reset, so nothing is left to
+// hand on; CatchUp must still not call it current, since the server's tracking ended
+// with it. With the reader goroutine held, CatchUp finds the reset itself.
+func TestCatchUpFindsAReset(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	px := faultproxy.Start(t, srv.Addr())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := dialT(t, px.Addr(), Options{PushHandler: func(resp.Value) {}})
+	if _, err := c.Do(ctx, "CLIENT", "TRACKING", "ON"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Do(ctx, "GET", "k"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	woke, _ := holdReader(t, c)
+	px.ResetAll()
+	<-woke // the reset has reached the socket; the reader is held before it reads
+	if err := c.CatchUp(ctx); err == nil {
+		t.Fatal("CatchUp returned nil on a connection the server reset")
+	}
+	if c.Err() == nil {
+		t.Fatal("the connection is not broken after CatchUp found the reset")
 	}
 }
 

@@ -60,8 +60,8 @@ type streamPosition struct {
 
 	handled    atomic.Int64  // bytes of the frames handed on (replies dispatched, pushes handled)
 	parks      atomic.Int64  // waits of CatchUps (frames being handed on elsewhere, or not whole yet), for tests
-	waiting    atomic.Bool   // a CatchUp waits for handled to move; see advance
-	moved      chan struct{} // under Conn.mu: closed when handled moves while someone waits
+	waiting    atomic.Bool   // a CatchUp waits for handled to move or frames to be let go; see wakeWaiting
+	moved      chan struct{} // under Conn.mu: closed when either happens while someone waits
 	measurable bool          // set before the connection's goroutines start (startCounting)
 
 	// Bound once, so a read or a wait makes no closure; by the reader goroutine only

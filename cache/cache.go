@@ -125,14 +125,16 @@ type Ticket struct {
 // Source is the stream of invalidations that keeps an entry current: the tracked
 // connection that read it. Invalidations are applied as that connection's reader gets
 // to them, which can be later than they arrive (conn.Conn.CatchUp says why), so a hit
-// is served only while its source has caught up recently.
+// is served only while its source has caught up recently, and otherwise catches it up.
 type Source interface {
 	// Current reports, without I/O or waiting, whether the invalidations that reached
 	// the client a short while ago have all been applied.
 	Current() bool
 	// CatchUp returns once every invalidation that had reached the client when it was
-	// called has been applied. An error other than ctx's says it never will be: the
-	// connection is lost, and the entries it protected are about to be flushed.
+	// called has been applied, applying them on the caller's goroutine where it can
+	// (the entries they remove are marked removed before it returns). An error other
+	// than ctx's says it never will be: the connection is lost, and the entries it
+	// protected are about to be flushed.
 	CatchUp(ctx context.Context) error
 }
 

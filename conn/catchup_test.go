@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/respire/respire/resp"
+	"github.com/respire/respire/test/faultproxy"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -154,7 +158,7 @@ func TestHandledMatchesTheKernelCount(t *testing.T) {
 	if err := c.CatchUp(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	got, err := kernelReceived(c.raw)
+	got, _, err := kernelReceived(c.raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,5 +194,235 @@ func TestCatchUpAfterADialerRead(t *testing.T) {
 	defer cancel()
 	if err := c.CatchUp(ctx); err != nil {
 		t.Fatalf("CatchUp after the dialer read %d bytes itself: %v", len("+PONG\r\n"), err)
+	}
+}
+
+// A push received while the reader goroutine is not running is handed on by CatchUp
+// itself, on its caller's goroutine: the caller neither parks nor waits for the
+// reader to be scheduled.
+func TestCatchUpHandsOnReceivedPushesItself(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var pushes atomic.Int64
+	c := trackedT(t, srv, func(resp.Value) { pushes.Add(1) })
+	if _, err := c.Do(ctx, "GET", "k"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	woke, releaseReader := holdReader(t, c)
+
+	srv.Do(t, "SET", "k", "1")
+	<-woke // the push is in the socket; the reader is held before it reads it
+	parks := c.r.pos.parks.Load()
+	if err := c.CatchUp(ctx); err != nil {
+		t.Fatalf("CatchUp with the reader held: %v", err)
+	}
+	if n := pushes.Load(); n != 1 {
+		t.Fatalf("CatchUp returned with %d pushes handed on; want the one received", n)
+	}
+	if n := c.r.pos.parks.Load() - parks; n != 0 {
+		t.Fatalf("CatchUp parked %d times with the push received and nobody handing it on", n)
+	}
+	if !c.Current(time.Hour) {
+		t.Fatal("not current after catching up")
+	}
+
+	// The reader, let go, finds nothing left to hand on, and goes on with the next
+	// (the server tracks a key again once it is read again).
+	releaseReader()
+	if _, err := c.Do(ctx, "GET", "k"); err != nil {
+		t.Fatal(err)
+	}
+	srv.Do(t, "SET", "k", "2")
+	for pushes.Load() != 2 {
+		if ctx.Err() != nil {
+			t.Fatalf("the reader handed on %d pushes; want 2", pushes.Load())
+		}
+		runtime.Gosched()
+	}
+}
+
+// holdReader holds c's reader goroutine the next time bytes wake it, before it hands
+// them on: woke says it is held, and release (also run at cleanup, before the
+// connection's Close, which waits for the reader) lets it go.
+func holdReader(t *testing.T, c *Conn) (woke <-chan struct{}, release func()) {
+	t.Helper()
+	w, let := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(let) }) }
+	hold := func(held *Conn) {
+		if held == c {
+			select {
+			case w <- struct{}{}:
+				<-let
+			case <-let:
+			}
+		}
+	}
+	readerWoke.Store(&hold)
+	t.Cleanup(func() {
+		readerWoke.Store(nil)
+		release()
+	})
+	return w, release
+}
+
+// A CatchUp that finds another handing frames on waits for it, and when it lets go
+// hands on itself what arrived after that one's last read, instead of waiting for the
+// reader goroutine, which is held here.
+func TestCatchUpTakesOverWhenTheHolderLetsGo(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var pushes atomic.Int64
+	c := trackedT(t, srv, func(resp.Value) { pushes.Add(1) })
+	for _, k := range []string{"a", "b"} {
+		if _, err := c.Do(ctx, "GET", k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	woke, _ := holdReader(t, c)
+
+	// The first CatchUp hands on the push of a and is held before it lets go.
+	holding, letGo := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hold := func(held *Conn) {
+		if held == c {
+			once.Do(func() {
+				close(holding)
+				<-letGo
+			})
+		}
+	}
+	catchUpHolds.Store(&hold)
+	t.Cleanup(func() { catchUpHolds.Store(nil) })
+	srv.Do(t, "SET", "a", "1")
+	<-woke
+	first := make(chan error, 1)
+	go func() { first <- c.CatchUp(ctx) }()
+	select {
+	case <-holding:
+	case err := <-first:
+		t.Fatalf("the first CatchUp returned without handing on: %v", err)
+	}
+
+	// The push of b arrives while it holds; a second CatchUp waits for it.
+	srv.Do(t, "SET", "b", "1")
+	for {
+		n, _, err := kernelReceived(c.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > c.r.pos.handled.Load() {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the push of b never reached the socket")
+		}
+		runtime.Gosched()
+	}
+	parks := c.r.pos.parks.Load()
+	second := make(chan error, 1)
+	go func() { second <- c.CatchUp(ctx) }()
+	for c.r.pos.parks.Load() == parks {
+		if ctx.Err() != nil {
+			t.Fatal("the second CatchUp never waited for the first")
+		}
+		runtime.Gosched()
+	}
+
+	close(letGo)
+	for i, ch := range []chan error{first, second} {
+		if err := <-ch; err != nil {
+			t.Fatalf("CatchUp %d with the reader held: %v", i+1, err)
+		}
+	}
+	if n := pushes.Load(); n != 2 {
+		t.Fatalf("%d pushes handed on; want 2, with the reader held", n)
+	}
+}
+
+// A connection the server resets counts no byte for the reset, so nothing is left to
+// hand on; CatchUp must still not call it current, since the server's tracking ended
+// with it. With the reader goroutine held, CatchUp finds the reset itself.
+func TestCatchUpFindsAReset(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	px := faultproxy.Start(t, srv.Addr())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := dialT(t, px.Addr(), Options{PushHandler: func(resp.Value) {}})
+	if _, err := c.Do(ctx, "CLIENT", "TRACKING", "ON"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Do(ctx, "GET", "k"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	woke, _ := holdReader(t, c)
+	px.ResetAll()
+	<-woke // the reset has reached the socket; the reader is held before it reads
+	if err := c.CatchUp(ctx); err == nil {
+		t.Fatal("CatchUp returned nil on a connection the server reset")
+	}
+	if c.Err() == nil {
+		t.Fatal("the connection is not broken after CatchUp found the reset")
+	}
+}
+
+// Replies larger than the read buffer are read through by the reader goroutine while
+// CatchUps try to hand frames on: every reply arrives whole, and every CatchUp returns.
+func TestCatchUpDuringLargeReplies(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := trackedT(t, srv, func(resp.Value) {})
+	big := strings.Repeat("x", 1<<20)
+	srv.Do(t, "SET", "big", big)
+	stop := make(chan struct{})
+	errs := make(chan error, 4)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := c.CatchUp(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i := range 20 {
+		v, err := c.Do(ctx, "GET", "big")
+		if err != nil {
+			t.Fatalf("GET %d: %v", i, err)
+		}
+		if s, _ := v.Text(); s != big {
+			t.Fatalf("GET %d: %d bytes; want %d", i, len(s), len(big))
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("CatchUp: %v", err)
+	}
+	if err := c.CatchUp(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -32,7 +32,9 @@
 // Dial: a writer that takes everything queued since its last write and writes it in one
 // call, and a reader that decodes replies and matches them to requests in write order.
 // Both stop when the connection breaks or Close is called; Close waits for them. The
-// push handler runs on the reader goroutine. A caller may do the I/O itself instead
+// push handler runs on the reader goroutine, or on the goroutine of a CatchUp that
+// found pushes received and nobody handing them on (catchup.go): one frame at a time,
+// in the order of the stream, whichever goroutine it is. A caller may do the I/O itself instead
 // (pipeline.go): a sequential caller writes and reads its own reply, polling the socket
 // briefly before it parks (spin.go), and a caller with batches for several servers
 // writes each with StartEncoded and then collects each with Pending.Wait, doing all the

@@ -603,6 +603,10 @@ func (c *Conn) readUntil(cl *call) {
 
 func (c *Conn) readLoop() {
 	defer c.loops.Done()
+	if c.Measurable() {
+		c.readReceived()
+		return
+	}
 	for {
 		if !c.r.alwaysRead {
 			select {

@@ -23,3 +23,30 @@ func (s *spinWait) poll(fd uintptr) bool {
 	s.ready = errno != syscall.EAGAIN && errno != syscall.EINTR
 	return true // never wait here
 }
+
+func (p *streamPosition) isReadable(fd uintptr) bool {
+	if p.polled {
+		return true // called again after the poller said bytes came
+	}
+	for {
+		// Bytes, end of stream and errors all end the wait; the read that follows
+		// reports them.
+		switch peekNow(fd, &p.peekBuf) {
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			p.polled = true
+			return false
+		default:
+			return true
+		}
+	}
+}
+
+func (r *recvNow) read(fd uintptr) {
+	for {
+		r.n, r.errno = readNow(fd, r.p)
+		if r.errno != syscall.EINTR {
+			return
+		}
+	}
+}

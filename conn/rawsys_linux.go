@@ -29,3 +29,12 @@ func peekNow(fd uintptr, b *[1]byte) syscall.Errno {
 		syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
 	return errno
 }
+
+// readNow reads from the socket fd what it has, without waiting for more.
+func readNow(fd uintptr, p []byte) (int, syscall.Errno) {
+	n, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), 0
+}

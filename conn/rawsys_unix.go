@@ -16,6 +16,16 @@ func peekNow(fd uintptr, b *[1]byte) syscall.Errno {
 	return errnoOf(err)
 }
 
+// readNow reads from the socket fd what it has, without waiting for more (the socket is
+// non-blocking).
+func readNow(fd uintptr, p []byte) (int, syscall.Errno) {
+	n, err := syscall.Read(int(fd), p)
+	if err != nil {
+		return 0, errnoOf(err)
+	}
+	return n, 0
+}
+
 func errnoOf(err error) syscall.Errno {
 	if err == nil {
 		return 0

@@ -18,9 +18,13 @@ const (
 	tcpInfoSize          = 232
 )
 
+// tcpEstablished is tcpi_state of a connection neither end has closed or reset.
+const tcpEstablished = 1
+
 // kernelReceived returns how many bytes the socket has received since it was opened,
-// read or not.
-func kernelReceived(raw syscall.RawConn) (int64, error) {
+// read or not, and whether the connection is still established: the peer has neither
+// closed it nor reset it. A reset counts no byte.
+func kernelReceived(raw syscall.RawConn) (int64, bool, error) {
 	var info [tcpInfoSize]byte
 	var serr error
 	err := raw.Control(func(fd uintptr) {
@@ -35,10 +39,10 @@ func kernelReceived(raw syscall.RawConn) (int64, error) {
 		}
 	})
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if serr != nil {
-		return 0, serr
+		return 0, false, serr
 	}
-	return int64(*(*uint64)(unsafe.Pointer(&info[tcpInfoBytesReceived]))), nil
+	return int64(*(*uint64)(unsafe.Pointer(&info[tcpInfoBytesReceived]))), info[0] == tcpEstablished, nil
 }

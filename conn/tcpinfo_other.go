@@ -8,4 +8,4 @@ import "syscall"
 // CatchUp reports ErrCannotMeasure.
 const kernelCounts = false
 
-func kernelReceived(syscall.RawConn) (int64, error) { return 0, ErrCannotMeasure }
+func kernelReceived(syscall.RawConn) (int64, bool, error) { return 0, false, ErrCannotMeasure }

@@ -633,6 +633,58 @@ func TestSelfReadSeesTheServerClose(t *testing.T) {
 	}
 }
 
+// Deadlines of a few microseconds on calls of several goroutines, some with a
+// cancellable context: each call ends with its reply or its deadline, and the
+// connection survives. A deadline put on the socket early (it was read with two
+// readings of the clock) fired before the call's deadline, was taken for the
+// connection's own read timeout and broke the connection for everyone.
+func TestCallDeadlineNeverBreaksTheConnection(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	cancellable, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, rt := range []time.Duration{0, 10 * time.Second} {
+		c := dialT(t, srv.Addr(), Options{ReadTimeout: rt})
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		ends := map[string]int{}
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 3000 {
+					ctx := context.Background()
+					if (g+i)%2 == 0 {
+						ctx = cancellable
+					}
+					val := strconv.Itoa(g) + ":" + strconv.Itoa(i)
+					o := CallOptions{Deadline: time.Now().Add(time.Duration(rand.IntN(150)) * time.Microsecond)}
+					v, err := c.DoWith(ctx, o, "ECHO", val)
+					end := "reply"
+					switch {
+					case err == nil:
+						if v.String() != strconv.Quote(val) {
+							t.Errorf("reply %s to %s", v, val)
+						}
+					case errors.Is(err, context.DeadlineExceeded):
+						end = "deadline"
+					default:
+						t.Errorf("read timeout %v: %v (the connection: %v)", rt, err, c.Err())
+						return
+					}
+					mu.Lock()
+					ends[end]++
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if err := c.Err(); err != nil {
+			t.Fatalf("read timeout %v: the connection broke: %v", rt, err)
+		}
+		t.Logf("read timeout %v: %v", rt, ends)
+	}
+}
+
 // A call with a deadline (CallOptions.Deadline) stops waiting at it, as if its context
 // had that deadline, whether its caller reads its own reply on a quiet connection
 // (with or without a cancellable context) or waits behind a blocking command another

@@ -37,17 +37,22 @@ func (c *Conn) readUntilInterruptible(ctx context.Context, cl *call, by time.Tim
 		signal(c.r.wake)
 		return
 	}
+	var byNs int64 // by as a nanotime reading; 0 for none
 	if !by.IsZero() {
 		// As a nanotime reading: a time.Time kept in c would make every caller's
-		// CallOptions, and the arguments beside them, escape to the heap.
-		c.r.by = nanotime() + max(int64(time.Until(by)), 0)
+		// CallOptions, and the arguments beside them, escape to the heap. It is made
+		// with one reading of the clock: two (time.Until, then nanotime) would put the
+		// socket's deadline early by the time between them, and a deadline that fires
+		// before by would be taken for the connection's own and break it.
+		byNs = max(int64(by.Sub(clockStart))+1, 1)
+		c.r.by = byNs
 		c.setReadDeadlineLocked(c.r.deadline)
 	}
 	c.mu.Unlock()
 	for {
 		err := c.awaitWholeFrame(spins(cl))
 		if err != nil {
-			if c.interruptedBy(err) || passed(by, err) || errors.Is(err, errFrameTooBig) {
+			if c.interruptedBy(err) || passed(byNs, err) || errors.Is(err, errFrameTooBig) {
 				c.handReadRole()
 				return
 			}
@@ -74,10 +79,11 @@ func (c *Conn) readUntilInterruptible(ctx context.Context, cl *call, by time.Tim
 	c.mu.Unlock()
 }
 
-// passed reports whether err is the read timeout at by, a call's deadline, rather than
-// the connection's.
-func passed(by time.Time, err error) bool {
-	return !by.IsZero() && errors.Is(err, os.ErrDeadlineExceeded) && !time.Now().Before(by)
+// passed reports whether err is the read timeout at byNs (a nanotime reading; 0 for
+// none), a call's deadline, rather than the connection's. The socket's deadline was
+// set from byNs on the same clock, so once it fired nanotime has reached byNs.
+func passed(byNs int64, err error) bool {
+	return byNs != 0 && errors.Is(err, os.ErrDeadlineExceeded) && nanotime() >= byNs
 }
 
 var errFrameTooBig = errors.New("conn: frame larger than the read buffer")

@@ -136,35 +136,39 @@ func TestSentinelErrorsInOneBlock(t *testing.T) {
 	}
 }
 
-// TestParseURLCorpus runs ParseURL over the corpus of internal/redisurl's FuzzParse:
-// each URL fails with an error that matches ErrInvalidURL or ErrInvalidOptions, or
-// parses into Options that validate, a usable configuration.
-func TestParseURLCorpus(t *testing.T) {
+// FuzzParseURL checks ParseURL on any text: it fails with an error that matches
+// ErrInvalidURL or ErrInvalidOptions, or it returns Options that validate, a usable
+// configuration. Its seeds are the corpus of internal/redisurl's FuzzParse, which
+// fuzzes the parsing of the text alone.
+func FuzzParseURL(f *testing.F) {
 	const dir = "internal/redisurl/testdata/fuzz/FuzzParse"
 	files, err := os.ReadDir(dir)
 	if err != nil || len(files) == 0 {
-		t.Fatalf("the corpus %s: %d files, %v", dir, len(files), err)
+		f.Fatalf("the corpus %s: %d files, %v", dir, len(files), err)
 	}
-	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join(dir, f.Name()))
+	for _, file := range files {
+		b, err := os.ReadFile(filepath.Join(dir, file.Name()))
 		if err != nil {
-			t.Fatal(err)
+			f.Fatal(err)
 		}
 		// A corpus file is "go test fuzz v1" and the one argument, string("...").
 		_, arg, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
 		raw, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(arg, "string("), ")"))
 		if err != nil {
-			t.Fatalf("%s: %q is not a quoted string: %v", f.Name(), arg, err)
+			f.Fatalf("%s: %q is not a quoted string: %v", file.Name(), arg, err)
 		}
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
 		o, err := ParseURL(raw)
 		if err != nil {
 			if !errors.Is(err, ErrInvalidURL) && !errors.Is(err, ErrInvalidOptions) {
-				t.Errorf("%s: %q: error %v matches neither ErrInvalidURL nor ErrInvalidOptions", f.Name(), raw, err)
+				t.Errorf("%q: error %v matches neither ErrInvalidURL nor ErrInvalidOptions", raw, err)
 			}
-			continue
+			return
 		}
 		if err := o.validate(); err != nil {
-			t.Errorf("%s: %q parsed into invalid options: %v", f.Name(), raw, err)
+			t.Errorf("%q parsed into invalid options: %v", raw, err)
 		}
-	}
+	})
 }

@@ -33,8 +33,8 @@ func TestRedact(t *testing.T) {
 // server, or, for Sentinels and Cluster seeds, at least one. Its seeds are the corpus
 // in testdata/fuzz/FuzzParse. That each address is a valid host:port (seed-bracket-host
 // parses here into "]0:6379") is the check of the caller's options: the root package's
-// TestParseURLCorpus runs ParseURL over this corpus and checks that its errors match
-// its sentinels and that what it returns is valid Options.
+// FuzzParseURL, seeded with this corpus, checks that ParseURL's errors match its
+// sentinels and that what it returns is valid Options.
 func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		c, err := Parse(raw)

@@ -43,9 +43,11 @@ type Options struct {
 	// schedule or in Rotate; nil for none.
 	Observer observe.Observer
 	// Pending is matched by the error of Rotate when connections are not
-	// re-authenticated yet as its context ends (respire.ErrReauthPending); required.
+	// re-authenticated yet as its context ends (the client gives
+	// respire.ErrReauthPending); nil for ErrPending.
 	Pending error
-	// Closed is the error of Rotate once Close has begun (respire.ErrClosed); required.
+	// Closed is the error of Rotate once Close has begun (the client gives
+	// respire.ErrClosed); nil for ErrClosed.
 	Closed error
 }
 
@@ -79,9 +81,21 @@ type Rotation struct {
 	reauths sync.WaitGroup // one goroutine per re-authentication running
 }
 
+// The errors of a rotation whose Options name none.
+var (
+	ErrPending = errors.New("reauth: connections not re-authenticated yet")
+	ErrClosed  = errors.New("reauth: rotation closed")
+)
+
 // New returns the rotation of o.Provider's credentials. Start starts its schedule;
 // Close stops it.
 func New(o Options) *Rotation {
+	if o.Pending == nil {
+		o.Pending = ErrPending
+	}
+	if o.Closed == nil {
+		o.Closed = ErrClosed
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Rotation{
 		provide:    o.Provider,
@@ -161,10 +175,11 @@ func sameCredentials(a, b Credentials) bool {
 
 // Register adds a connection just dialled (the client's OnConnect hook, after the
 // user's); if it was dialled with credentials older than the newest, it is
-// re-authenticated before it is handed out, within the dial's ctx. That AUTH is a flight like a pass's, recorded in the same critical section that
-// adds the connection: a pass finds the connection either authenticated, or in flight
-// (and waits for it within its own ctx, never the dial's), so none falls between the
-// two and none is sent a second AUTH meanwhile.
+// re-authenticated before it is handed out, within the dial's ctx. That AUTH is a
+// flight like a pass's, recorded in the same critical section that adds the
+// connection: a pass finds the connection either authenticated, or in flight (and
+// waits for it within its own ctx, never the dial's), so none falls between the two
+// and none is sent a second AUTH meanwhile.
 func (r *Rotation) Register(ctx context.Context, cn Conn) error {
 	r.mu.Lock()
 	if len(r.conns) >= r.pruneAt {

@@ -434,3 +434,14 @@ func TestCredentialsRefusalReportedAtDeadline(t *testing.T) {
 		}
 	})
 }
+
+// A rotation whose Options name no errors reports its own: Rotate after Close fails
+// with ErrClosed rather than with a nil error wrapped.
+func TestDefaultErrors(t *testing.T) {
+	r := New(Options{Provider: func(context.Context) (Credentials, error) { return Credentials{Username: "u", Password: "p"}, nil }})
+	r.Start()
+	r.Close()
+	if err := r.Rotate(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Rotate after Close: %v, want ErrClosed", err)
+	}
+}

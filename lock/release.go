@@ -191,10 +191,9 @@ func (m *Lock) release(ctx context.Context, by time.Time) (ReleaseOutcome, error
 	var cn via
 	var err error
 	for try := 0; ; try++ {
-		if cn, err = m.l.severableRoute(ctx, m.key); err != nil {
+		if cn, err = m.l.severableRouteBy(ctx, by, m.key); err != nil {
 			return 0, err
 		}
-		cn.by = by
 		deleted, err = m.l.release(ctx, &cn, m.key, m.token)
 		// Another lock's cut-off killed the connection before the delete was written:
 		// nothing ran, so it goes again on a fresh one. (One that was written is not

@@ -137,7 +137,29 @@ func (r *Router) DoOn(ctx context.Context, cn *conn.Conn, cmd *Cmd, l Lane) (res
 	if err == nil || !NeedsRetry(err) {
 		return v, cn, err
 	}
+	if by := cmd.Options.Deadline; !by.IsZero() {
+		// Handed on as a duration: the deadline itself would take cmd's contents
+		// (its arguments) to the heap with the context that keeps it.
+		return r.redirectedWithin(ctx, time.Until(by), cmd, cn, err, l)
+	}
+	return r.redirectedOn(ctx, cmd, cn, err, l)
+}
+
+// redirectedWithin is redirectedOn for a command with a deadline
+// (conn.CallOptions.Deadline), left before it passes: the redirection's waits (a
+// topology look-up, a backoff, a connection, the ASKING before the command) end then
+// too, as under a context with that deadline, derived on this rare path only.
+func (r *Router) redirectedWithin(ctx context.Context, left time.Duration, cmd *Cmd, cn *conn.Conn, err error, l Lane) (resp.Value, *conn.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, left)
+	defer cancel()
+	return r.redirectedOn(ctx, cmd, cn, err, l)
+}
+
+// redirectedOn is DoOn after the first attempt, on cn, failed with err, a reply that
+// may ask for another.
+func (r *Router) redirectedOn(ctx context.Context, cmd *Cmd, cn *conn.Conn, err error, l Lane) (resp.Value, *conn.Conn, error) {
 	// The dispatch of dispatch.go: each case makes the same call.
+	var v resp.Value
 	var last *conn.Conn
 	switch d := r.d.(type) {
 	case *one:

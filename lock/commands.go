@@ -111,7 +111,7 @@ func (l *Locker) extend(ctx context.Context, cn *via, key string, t Token, ms in
 		caps.Store(capSetIfEq, conn.Unsupported)
 	}
 	// Scripts run by EVALSHA, and by EVAL after NOSCRIPT (which says nothing ran).
-	sha, err := extendScript.On(ctx, cn.cn)
+	sha, err := extendScript.OnBy(ctx, cn.cn, cn.by)
 	if err != nil {
 		return false, err
 	}
@@ -141,7 +141,7 @@ func (l *Locker) release(ctx context.Context, cn *via, key string, t Token) (boo
 			return ok, err
 		}
 	}
-	sha, err := releaseScript.On(ctx, cn.cn)
+	sha, err := releaseScript.OnBy(ctx, cn.cn, cn.by)
 	if err != nil {
 		return false, err
 	}

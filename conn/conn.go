@@ -423,7 +423,7 @@ func (c *Conn) DoWith(ctx context.Context, o CallOptions, args ...any) (resp.Val
 	}
 	cl := c.getCall(1)
 	cl.noTimeout = o.Blocking
-	if err := c.enqueue(ctx, cl, o.KeyPrefix, o.Keys, args); err != nil {
+	if err := c.enqueueBounded(ctx, cl, o.KeyPrefix, o.Keys, args, !o.Deadline.IsZero()); err != nil {
 		c.putCall(cl)
 		return resp.Value{}, err
 	}

@@ -738,3 +738,21 @@ func TestCallDeadline(t *testing.T) {
 		})
 	}
 }
+
+// A call with a deadline under a context that never ends stops waiting at the deadline
+// even when the server takes none of its bytes: it does not write inline with a
+// blocking write, as an uncancellable caller without a deadline does (bounded only by
+// the write timeout), but as a cancellable one, leaving the rest to the writer
+// goroutine. Issue #28: a Redlock's part on a server that hangs.
+func TestCallDeadlineBoundsTheWrite(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	c := dialT(t, srv.Addr(), Options{ReadTimeout: time.Minute, WriteTimeout: 20 * time.Second})
+	big := strings.Repeat("x", 64<<20) // more than the socket buffers hold
+	srv.Pause(t)                       // nothing is read until Resume
+	o := CallOptions{Deadline: time.Now().Add(100 * time.Millisecond)}
+	_, err := c.DoWith(context.Background(), o, "SET", "deadline:big", big)
+	srv.Resume(t)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a call past its deadline, its write unfinished: %v, want one matching context.DeadlineExceeded", err)
+	}
+}

@@ -44,6 +44,12 @@ import (
 // enqueue encodes args (with prefix on the keys at positions keys) into the write
 // buffer and queues cl behind it.
 func (c *Conn) enqueue(ctx context.Context, cl *call, prefix string, keys []int, args []any) error {
+	return c.enqueueBounded(ctx, cl, prefix, keys, args, false)
+}
+
+// enqueueBounded is enqueue for a call whose caller stops waiting at a deadline when
+// bounded (CallOptions.Deadline), so must never block in a write (submitBoundedLocked).
+func (c *Conn) enqueueBounded(ctx context.Context, cl *call, prefix string, keys []int, args []any, bounded bool) error {
 	if err := c.lockForEnqueue(ctx); err != nil {
 		return err
 	}
@@ -57,7 +63,7 @@ func (c *Conn) enqueue(ctx context.Context, cl *call, prefix string, keys []int,
 	if c.auth.track {
 		c.followLocked(cl, 0, verbOf(args))
 	}
-	c.submitLocked(ctx, cl, start)
+	c.submitBoundedLocked(ctx, cl, start, bounded)
 	return nil
 }
 
@@ -155,10 +161,19 @@ func nanotime() int64 { return int64(time.Since(clockStart)) + 1 }
 // submitLocked registers cl for the bytes from start to the end of the write buffer and makes sure
 // someone writes them. It unlocks c.mu.
 func (c *Conn) submitLocked(ctx context.Context, cl *call, start int) {
+	c.submitBoundedLocked(ctx, cl, start, false)
+}
+
+// submitBoundedLocked is submitLocked for a call whose caller stops waiting at a
+// deadline when bounded (CallOptions.Deadline).
+func (c *Conn) submitBoundedLocked(ctx context.Context, cl *call, start int, bounded bool) {
 	cl.state = stateQueued
 	cl.start, cl.end = start, len(c.w.buf)
-	cl.inline = ctx.Done() == nil
-	if !cl.inline && cl.want > 0 {
+	// A call with a deadline cannot be cancelled either but must not block in a
+	// write past it: it writes as a cancellable caller does, and its wait selects on
+	// a timer (waitBy) rather than on a watcher of a context that never ends.
+	cl.inline = ctx.Done() == nil && !bounded
+	if !cl.inline && cl.want > 0 && ctx.Done() != nil {
 		// A call without replies completes when written, with a token of its own
 		// that a watcher's token must not crowd out: it keeps the select.
 		c.watchCallLocked(ctx, cl)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // digestLen is the length of a script digest as the server gives it: SHA-1 in hex.
@@ -18,10 +19,17 @@ const digestLen = 40
 // LOAD's transport matches ErrNotSent (SCRIPT LOAD runs nothing), a server error is
 // returned as is, and a reply that is not a digest matches ErrBadDigest.
 func (c *Conn) ScriptDigest(ctx context.Context, src string) (string, error) {
+	return c.ScriptDigestBy(ctx, time.Time{}, src)
+}
+
+// ScriptDigestBy is ScriptDigest whose SCRIPT LOAD is waited for until by at the
+// latest (zero: no bound; CallOptions.Deadline), for callers that bound the script's
+// run so: the digest's look-up is part of it.
+func (c *Conn) ScriptDigestBy(ctx context.Context, by time.Time, src string) (string, error) {
 	if d, ok := c.ident.scripts.Load(src); ok {
 		return d.(string), nil
 	}
-	v, err := c.Do(ctx, "SCRIPT", "LOAD", src)
+	v, err := c.DoWith(ctx, CallOptions{Deadline: by}, "SCRIPT", "LOAD", src)
 	if err != nil {
 		var ce *CallError
 		if errors.As(err, &ce) {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/respire/respire/test/testserver"
 )
@@ -104,5 +105,27 @@ func TestScriptDigestLoadCancelled(t *testing.T) {
 	f.Reply("$40\r\n" + strings.Repeat("1", 40) + "\r\n")
 	if err := <-got; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestScriptDigestByDeadline: the SCRIPT LOAD of ScriptDigestBy is waited for until its
+// deadline, as a call with CallOptions.Deadline is: a server that does not answer
+// fails it then, matching context.DeadlineExceeded even under a context that never
+// ends, and nothing is remembered (Issue #28: a Redlock's part in FIPS 140-only mode).
+func TestScriptDigestByDeadline(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	c := dialT(t, srv.Addr(), Options{ReadTimeout: time.Minute})
+	srv.Pause(t) // nothing is answered until Resume
+	_, err := c.ScriptDigestBy(context.Background(), time.Now().Add(50*time.Millisecond), digestSource)
+	srv.Resume(t)
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrNotSent) {
+		t.Fatalf("ScriptDigestBy past its deadline: %v, want an error matching context.DeadlineExceeded and ErrNotSent", err)
+	}
+	before := scriptLoads(t, srv)
+	if _, err := c.ScriptDigestBy(context.Background(), time.Now().Add(time.Minute), digestSource); err != nil {
+		t.Fatalf("ScriptDigestBy once the server answers: %v", err)
+	}
+	if n := scriptLoads(t, srv) - before; n != 1 {
+		t.Errorf("%d SCRIPT LOADs after a failed one, want 1: a failure is not remembered", n)
 	}
 }

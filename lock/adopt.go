@@ -1,6 +1,7 @@
 package lock
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -25,11 +26,15 @@ func (l *Locker) Adopt(key string, token Token, ttl time.Duration, acquiredAt ti
 // AdoptInto is Adopt that makes the handle in *m instead of allocating one: for code
 // that keeps its handles in a structure of its own, as package coordination's Redlock
 // keeps one per server in its own handle, so that adopting costs no allocation. m must
-// be a zero Lock, never used before; the caller must not copy it afterwards. On an
+// be a zero Lock, never used before (one that is not fails with ErrInvalidArg: its
+// state would mix with the new lease's); the caller must not copy it afterwards. On an
 // error m is left as it was.
 func (l *Locker) AdoptInto(m *Lock, key string, token Token, ttl time.Duration, acquiredAt time.Time) error {
 	if _, err := l.checkRaw(key, token, ttl); err != nil {
 		return err
+	}
+	if m == nil || m.l != nil || m.key != "" || m.token != (Token{}) || m.ttl != 0 {
+		return fmt.Errorf("%w: AdoptInto needs a zero Lock", ErrInvalidArg)
 	}
 	m.l, m.key, m.token, m.ttl, m.expiresAt = l, key, token, ttl, acquiredAt.Add(ttl)
 	return nil

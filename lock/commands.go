@@ -52,15 +52,27 @@ type via struct {
 
 // route returns the via for key, on the shared connection.
 func (l *Locker) route(ctx context.Context, key string) (via, error) {
-	cn, err := l.ln.Conn(ctx, route.SharedLane, key)
-	return via{cn: cn, lane: route.SharedLane}, err
+	return l.routeBy(ctx, time.Time{}, key)
+}
+
+// routeBy is route whose connection is waited for until by at the latest (zero: no
+// bound), as the via's replies are.
+func (l *Locker) routeBy(ctx context.Context, by time.Time, key string) (via, error) {
+	cn, err := l.ln.ConnBy(ctx, by, route.SharedLane, key)
+	return via{cn: cn, lane: route.SharedLane, by: by}, err
 }
 
 // severableRoute returns the via for key on the lock lane, for commands that may be
 // cut off.
 func (l *Locker) severableRoute(ctx context.Context, key string) (via, error) {
-	cn, err := l.ln.Conn(ctx, route.LockLane, key)
-	return via{cn: cn, lane: route.LockLane}, err
+	return l.severableRouteBy(ctx, time.Time{}, key)
+}
+
+// severableRouteBy is severableRoute whose connection is waited for until by at the
+// latest (zero: no bound), as the via's replies are.
+func (l *Locker) severableRouteBy(ctx context.Context, by time.Time, key string) (via, error) {
+	cn, err := l.ln.ConnBy(ctx, by, route.LockLane, key)
+	return via{cn: cn, lane: route.LockLane, by: by}, err
 }
 
 // do runs one lock command on v with the client's key prefix on the key at keys,
@@ -99,7 +111,7 @@ func (l *Locker) extend(ctx context.Context, cn *via, key string, t Token, ms in
 		caps.Store(capSetIfEq, conn.Unsupported)
 	}
 	// Scripts run by EVALSHA, and by EVAL after NOSCRIPT (which says nothing ran).
-	sha, err := extendScript.On(ctx, cn.cn)
+	sha, err := extendScript.OnBy(ctx, cn.cn, cn.by)
 	if err != nil {
 		return false, err
 	}
@@ -129,7 +141,7 @@ func (l *Locker) release(ctx context.Context, cn *via, key string, t Token) (boo
 			return ok, err
 		}
 	}
-	sha, err := releaseScript.On(ctx, cn.cn)
+	sha, err := releaseScript.OnBy(ctx, cn.cn, cn.by)
 	if err != nil {
 		return false, err
 	}

@@ -166,15 +166,28 @@ func (k *KeepAlive) halted() bool {
 
 // haltForRelease stops the renewals before a release deletes the lease, and waits for
 // a renewal in progress: none may run with or after the delete, whose reply would say
-// the lease is lost when it was released. stopped is false when ctx ended first, with
-// a not-sent error for the release.
-func (k *KeepAlive) haltForRelease(ctx context.Context) (stopped bool, err error) {
+// the lease is lost when it was released. stopped is false when ctx ended first, or by
+// passed (zero: no bound), with a not-sent error for the release.
+func (k *KeepAlive) haltForRelease(ctx context.Context, by time.Time) (stopped bool, err error) {
 	k.halt()
+	var expired <-chan time.Time
+	if !by.IsZero() {
+		select {
+		case <-k.done:
+			return true, nil // no renewal ran: no timer needed
+		default:
+		}
+		t := time.NewTimer(time.Until(by))
+		defer t.Stop()
+		expired = t.C
+	}
 	select {
 	case <-k.done:
 		return true, nil
 	case <-ctx.Done():
 		return false, &conn.CallError{Err: context.Cause(ctx)}
+	case <-expired:
+		return false, &conn.CallError{Err: context.DeadlineExceeded}
 	}
 }
 

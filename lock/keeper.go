@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // Keeper is the keep-alive side of a lease handle built on this package (package
@@ -143,7 +144,7 @@ func (kp *Keeper) Halt(ctx context.Context) error {
 	if ka == nil {
 		return nil
 	}
-	stopped, err := ka.haltForRelease(ctx)
+	stopped, err := ka.haltForRelease(ctx, time.Time{})
 	kp.mu.Lock()
 	kp.stopped = stopped
 	kp.mu.Unlock()

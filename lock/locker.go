@@ -204,11 +204,10 @@ func (l *Locker) TryTakeBy(ctx context.Context, by time.Time, key string, token 
 	if err != nil {
 		return false, err
 	}
-	cn, err := l.route(ctx, key)
+	cn, err := l.routeBy(ctx, by, key)
 	if err != nil {
 		return false, err
 	}
-	cn.by = by
 	return l.acquire(ctx, &cn, key, token, ms)
 }
 

@@ -77,8 +77,9 @@ func (m *Lock) Release(ctx context.Context) (ReleaseOutcome, error) {
 // ReleaseBy is Release whose delete is waited for until by at the latest (zero: no
 // bound), failing then as under a context with that deadline, without deriving such a
 // context: for code that bounds each of many releases, as package coordination's
-// Redlock bounds each server's part. A caller that joins a release in progress waits
-// for it as Release does.
+// Redlock bounds each server's part. Every wait ends at by: for the connection, for a
+// renewal in progress to stop, and for a release in progress that the caller joins
+// (whose outcome it then does not learn, as under a context with that deadline).
 func (m *Lock) ReleaseBy(ctx context.Context, by time.Time) (ReleaseOutcome, error) {
 	for {
 		m.mu.Lock()
@@ -89,18 +90,13 @@ func (m *Lock) ReleaseBy(ctx context.Context, by time.Time) (ReleaseOutcome, err
 			}
 			w := rs.waiters
 			m.mu.Unlock()
-			select {
-			case <-w.done:
-				switch {
-				case w.again && ctx.Err() == nil:
-					continue
-				case w.again:
-					return 0, context.Cause(ctx) // its own cancellation, not the leader's
-				}
-				return w.outcome, w.err
-			case <-ctx.Done():
-				return 0, context.Cause(ctx)
+			switch again, err := w.wait(ctx, by); {
+			case err != nil:
+				return 0, err
+			case again:
+				continue
 			}
+			return w.outcome, w.err
 		case rs.done && rs.outcome == Released:
 			m.mu.Unlock()
 			m.reportRelease(ctx, AlreadyReleased, nil)
@@ -127,7 +123,7 @@ func (m *Lock) lead(ctx context.Context, ka *KeepAlive, by time.Time) (ReleaseOu
 	var err error
 	stopped := true // no renewal of ka runs any more
 	if ka != nil {
-		stopped, err = ka.haltForRelease(ctx)
+		stopped, err = ka.haltForRelease(ctx, by)
 	}
 	if err == nil {
 		outcome, err = m.release(ctx, by)
@@ -152,6 +148,37 @@ func (m *Lock) lead(ctx context.Context, ka *KeepAlive, by time.Time) (ReleaseOu
 		close(w.done)
 	}
 	return outcome, err
+}
+
+// wait waits for the release that w's callers joined, until ctx ends or by passes
+// (zero: no bound), whose error it then returns, as a context with that deadline
+// would end the wait. again says that the release sent nothing and the caller, still
+// waiting, may lead the next one.
+func (w *releaseWaiters) wait(ctx context.Context, by time.Time) (again bool, err error) {
+	var expired <-chan time.Time
+	if !by.IsZero() {
+		// Only a caller that finds a release in progress and has a deadline pays for
+		// the timer.
+		t := time.NewTimer(time.Until(by))
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case <-w.done:
+		switch {
+		case w.again && ctx.Err() == nil && (by.IsZero() || time.Now().Before(by)):
+			return true, nil
+		case w.again && ctx.Err() != nil:
+			return false, context.Cause(ctx) // its own cancellation, not the leader's
+		case w.again:
+			return false, context.DeadlineExceeded // its own deadline passed
+		}
+		return false, nil
+	case <-ctx.Done():
+		return false, context.Cause(ctx)
+	case <-expired:
+		return false, context.DeadlineExceeded
+	}
 }
 
 // joinedErr is the leader's release error as the callers that joined it get it. When
@@ -191,10 +218,9 @@ func (m *Lock) release(ctx context.Context, by time.Time) (ReleaseOutcome, error
 	var cn via
 	var err error
 	for try := 0; ; try++ {
-		if cn, err = m.l.severableRoute(ctx, m.key); err != nil {
+		if cn, err = m.l.severableRouteBy(ctx, by, m.key); err != nil {
 			return 0, err
 		}
-		cn.by = by
 		deleted, err = m.l.release(ctx, &cn, m.key, m.token)
 		// Another lock's cut-off killed the connection before the delete was written:
 		// nothing ran, so it goes again on a fresh one. (One that was written is not

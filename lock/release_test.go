@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
+	"github.com/respire/respire/observe"
 	"github.com/respire/respire/test/emulator"
 	"github.com/respire/respire/test/testserver"
 )
@@ -263,5 +265,102 @@ func testReleaseJoinerGetsItsOwnCause(t *testing.T, byDeadline bool) {
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		t.Fatalf("joiner: %v carries the leader's cancellation", err)
+	}
+}
+
+// A caller of ReleaseBy that joins a release in progress stops waiting for it at its
+// own deadline, as under a context with that deadline, however long the leader waits
+// (Issue #28: a Redlock's release joining one that its clean-up began). Against a
+// real server, paused so that the leader's delete is never answered while it waits.
+func TestReleaseByJoinerStopsAtItsDeadline(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, ReadTimeout: 20 * time.Second})
+	locks := New(c)
+	ctx := context.Background()
+	mu, err := locks.Acquire(ctx, "joined-by", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The managed calls' connection is dialled before the pause.
+	if held, err := mu.ResetExpiry(ctx, time.Minute); !held || err != nil {
+		t.Fatal(held, err)
+	}
+	srv.Pause(t)
+	leader := make(chan error, 1)
+	go func() {
+		_, err := mu.Release(ctx)
+		leader <- err
+	}()
+	waitState(t, mu, "the leader's release", func(rs *releaseState) bool { return rs.running })
+	_, err = mu.ReleaseBy(ctx, time.Now().Add(100*time.Millisecond))
+	srv.Resume(t)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a joiner past its deadline: %v, want context.DeadlineExceeded", err)
+	}
+	if err := <-leader; err != nil {
+		t.Errorf("the leader, once the server answers: %v", err)
+	}
+}
+
+// commandStarts signals each command a client starts once armed.
+type commandStarts struct {
+	observe.Base
+	armed  atomic.Bool
+	starts chan struct{}
+}
+
+func (o *commandStarts) CommandStart(ctx context.Context, e observe.CommandStart) context.Context {
+	if o.armed.Load() {
+		select {
+		case o.starts <- struct{}{}:
+		default:
+		}
+	}
+	return ctx
+}
+
+// ReleaseBy stops waiting for a keep-alive's renewal in progress at its deadline, as
+// under a context with that deadline, rather than until the renewal ends (Issue #28).
+// Against a real server, paused so that the renewal is never answered while it waits;
+// the caller's context would end with a cause of the test's own first.
+func TestReleaseByStopsWaitingForARenewalAtItsDeadline(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	obs := &commandStarts{starts: make(chan struct{}, 1)}
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, ReadTimeout: 20 * time.Second, Observer: obs})
+	locks := New(c)
+	ctx := context.Background()
+	// The managed calls' connection is dialled before the pause.
+	other, err := locks.Acquire(ctx, "renewing-other", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held, err := other.ResetExpiry(ctx, time.Minute); !held || err != nil {
+		t.Fatal(held, err)
+	}
+	if _, err := other.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tok := NewToken()
+	if ok, err := locks.TryTake(ctx, "renewing", tok, time.Minute); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	// Less than half the lease left: the keep-alive renews at once.
+	mu, err := locks.Adopt("renewing", tok, time.Minute, time.Now().Add(-40*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Pause(t)
+	obs.armed.Store(true)
+	if _, err := mu.KeepAlive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-obs.starts // the renewal (SET IFEQ or the script) is sent, and waits
+	errGaveUp := errors.New("the test gave up")
+	rctx, cancel := context.WithTimeoutCause(ctx, 10*time.Second, errGaveUp)
+	defer cancel()
+	_, err = mu.ReleaseBy(rctx, time.Now().Add(100*time.Millisecond))
+	srv.Resume(t)
+	if !errors.Is(err, context.DeadlineExceeded) || conn.WasWritten(err) {
+		t.Errorf("ReleaseBy past its deadline while a renewal waits: %v, want a not-sent error matching context.DeadlineExceeded", err)
 	}
 }

@@ -32,6 +32,12 @@ func TestRetryStrategyDelay(t *testing.T) {
 		}
 	}
 	scriptJitter(t)
+	// A retry number below 1 is the first retry's, not a panic (Issue #28).
+	for _, n := range []int{0, -1} {
+		if d := s.Delay(n); d != 10*time.Millisecond {
+			t.Fatalf("retry %d: ceiling %v, want the first retry's, 10ms", n, d)
+		}
+	}
 	want := []time.Duration{10, 20, 40, 80, 100, 100}
 	for i, w := range want {
 		if d := s.Delay(i + 1); d != w*time.Millisecond {

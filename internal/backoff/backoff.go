@@ -15,10 +15,14 @@ import (
 // that sets it restores it when it ends and must not run in parallel with others.
 var Jitter = func(n time.Duration) time.Duration { return time.Duration(rand.Int64N(int64(n) + 1)) }
 
-// Ceiling returns base·2^(n-1) for the n-th retry (n from 1), capped at max; it never
-// overflows, however large n is.
+// Ceiling returns base·2^(n-1) for the n-th retry (n from 1; a smaller n counts as 1),
+// capped at max; it never overflows, however large n is.
 func Ceiling(base, max time.Duration, n int) time.Duration {
-	if shift := n - 1; shift < 62 && base <= max>>shift {
+	shift := 0 // a negative one would panic
+	if n > 1 {
+		shift = n - 1
+	}
+	if shift < 62 && base <= max>>shift {
 		return base << shift
 	}
 	return max

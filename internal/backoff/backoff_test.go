@@ -17,8 +17,8 @@ var (
 	most  = func(n time.Duration) time.Duration { return n }
 )
 
-// TestCeiling checks the doubling, the cap, and that a huge n neither overflows nor
-// wraps below the cap.
+// TestCeiling checks the doubling, the cap, that a huge n neither overflows nor wraps
+// below the cap, and that an n below 1 does not panic.
 func TestCeiling(t *testing.T) {
 	for _, tc := range []struct {
 		base, max time.Duration
@@ -34,6 +34,10 @@ func TestCeiling(t *testing.T) {
 		{time.Nanosecond, time.Duration(1<<63 - 1), 62, 1 << 61},
 		{time.Nanosecond, time.Duration(1<<63 - 1), 63, time.Duration(1<<63 - 1)},
 		{10 * time.Millisecond, 10 * time.Millisecond, 5, 10 * time.Millisecond},
+		// n below 1 counts as the first retry (a negative shift would panic).
+		{50 * time.Millisecond, 5 * time.Second, 0, 50 * time.Millisecond},
+		{50 * time.Millisecond, 5 * time.Second, -1, 50 * time.Millisecond},
+		{50 * time.Millisecond, 5 * time.Second, -1 << 62, 50 * time.Millisecond},
 	} {
 		if got := Ceiling(tc.base, tc.max, tc.n); got != tc.want {
 			t.Errorf("Ceiling(%v, %v, %d) = %v, want %v", tc.base, tc.max, tc.n, got, tc.want)

@@ -76,10 +76,18 @@ func Of[C any](c *C) *Client {
 // sends (conn.CallOptions.KeyPrefix). On a closed client it fails with
 // route.ErrClosed.
 func (l *Client) Conn(ctx context.Context, lane route.Lane, key string) (*conn.Conn, error) {
+	return l.ConnBy(ctx, time.Time{}, lane, key)
+}
+
+// ConnBy is Conn whose waits (a dial, a topology look-up) end at by at the latest
+// (zero: no bound), failing then as under a context with that deadline
+// (route.Router.LaneConnBy): for calls bounded by conn.CallOptions.Deadline, which
+// bounds only the reply.
+func (l *Client) ConnBy(ctx context.Context, by time.Time, lane route.Lane, key string) (*conn.Conn, error) {
 	if l.Closed.Load() {
 		return nil, route.ErrClosed
 	}
-	return l.Router.LaneConn(ctx, route.Slot(l.Router.KeySlot(l.Prefix, key)), lane)
+	return l.Router.LaneConnBy(ctx, by, route.Slot(l.Router.KeySlot(l.Prefix, key)), lane)
 }
 
 // Do sends one command on cn, a connection Conn returned for lane, with the options o,

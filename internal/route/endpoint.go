@@ -136,6 +136,15 @@ func (s *SharedConn) Get(ctx context.Context) (*conn.Conn, error) {
 	return d.Wait(ctx)
 }
 
+// atHand is the live connection when there is one, nil when Get would dial or wait
+// for a dial.
+func (s *SharedConn) atHand() *conn.Conn {
+	if c := s.cur.Load(); c != nil && Alive(c) {
+		return c
+	}
+	return nil
+}
+
 func (s *SharedConn) redial(d *Dialing) {
 	defer s.dials.Done()
 	c, err := s.dialFn(s.ctx)

@@ -3,6 +3,7 @@ package route
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/respire/respire/conn"
 	"github.com/respire/respire/resp"
@@ -34,6 +35,61 @@ func (r *Router) LaneConn(ctx context.Context, t Target, l Lane) (*conn.Conn, er
 	}
 	return lockLaneFor(ctx, r.d, t)
 }
+
+// LaneConnBy is LaneConn whose every wait (a dial, a topology look-up, a lane
+// retired meanwhile) ends at by at the latest (zero: no bound), failing then as under a
+// context with that deadline. The connection at hand, live, is returned without
+// deriving that context: for callers that bound each of many calls by a deadline
+// (conn.CallOptions.Deadline) rather than a context per call.
+func (r *Router) LaneConnBy(ctx context.Context, by time.Time, t Target, l Lane) (*conn.Conn, error) {
+	if by.IsZero() {
+		return r.LaneConn(ctx, t, l)
+	}
+	if cn := r.laneConnAtHand(t, l); cn != nil {
+		return cn, nil
+	}
+	return r.laneConnUntil(ctx, by, t, l)
+}
+
+// laneConnUntil is LaneConn under ctx bounded by by: apart from LaneConnBy, whose
+// connection at hand must not pay for the derived context.
+func (r *Router) laneConnUntil(ctx context.Context, by time.Time, t Target, l Lane) (*conn.Conn, error) {
+	ctx, cancel := context.WithDeadline(ctx, by)
+	defer cancel()
+	return r.LaneConn(ctx, t, l)
+}
+
+// laneConnAtHand is the live connection of lane l to the server that serves t when
+// LaneConn would return it without waiting; nil otherwise (LaneConn then waits, dials
+// or looks up). A target that asks for a replica is left to LaneConn.
+func (r *Router) laneConnAtHand(t Target, l Lane) *conn.Conn {
+	if t.Replica {
+		return nil
+	}
+	// An ended context: a look-up that would wait (a Cluster slot not known yet)
+	// fails at once instead, leaving the wait to LaneConn.
+	peer, err := r.d.peer(endedContext, t)
+	if err != nil {
+		return nil
+	}
+	if l == SharedLane {
+		return peer.atHand()
+	}
+	peer.mu.Lock()
+	lane := peer.lock
+	peer.mu.Unlock()
+	if lane == nil {
+		return nil
+	}
+	return lane.atHand()
+}
+
+// endedContext is a context that has ended, for look-ups that must not wait.
+var endedContext = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
 
 // lockLaneFor is the lock lane of the server d serves t with, looked up again when
 // that server was retired while it was looked up (a failover, a node that left). A
@@ -81,7 +137,29 @@ func (r *Router) DoOn(ctx context.Context, cn *conn.Conn, cmd *Cmd, l Lane) (res
 	if err == nil || !NeedsRetry(err) {
 		return v, cn, err
 	}
+	if by := cmd.Options.Deadline; !by.IsZero() {
+		// Handed on as a duration: the deadline itself would take cmd's contents
+		// (its arguments) to the heap with the context that keeps it.
+		return r.redirectedWithin(ctx, time.Until(by), cmd, cn, err, l)
+	}
+	return r.redirectedOn(ctx, cmd, cn, err, l)
+}
+
+// redirectedWithin is redirectedOn for a command with a deadline
+// (conn.CallOptions.Deadline), left before it passes: the redirection's waits (a
+// topology look-up, a backoff, a connection, the ASKING before the command) end then
+// too, as under a context with that deadline, derived on this rare path only.
+func (r *Router) redirectedWithin(ctx context.Context, left time.Duration, cmd *Cmd, cn *conn.Conn, err error, l Lane) (resp.Value, *conn.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, left)
+	defer cancel()
+	return r.redirectedOn(ctx, cmd, cn, err, l)
+}
+
+// redirectedOn is DoOn after the first attempt, on cn, failed with err, a reply that
+// may ask for another.
+func (r *Router) redirectedOn(ctx context.Context, cmd *Cmd, cn *conn.Conn, err error, l Lane) (resp.Value, *conn.Conn, error) {
 	// The dispatch of dispatch.go: each case makes the same call.
+	var v resp.Value
 	var last *conn.Conn
 	switch d := r.d.(type) {
 	case *one:

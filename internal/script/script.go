@@ -6,6 +6,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"sync"
+	"time"
 
 	"github.com/respire/respire/conn"
 )
@@ -41,8 +42,14 @@ func (s *Script) hash() {
 // On returns the digest to run the script by on cn: the local one, or where there is
 // none the one cn's server gives.
 func (s *Script) On(ctx context.Context, cn *conn.Conn) (string, error) {
+	return s.OnBy(ctx, cn, time.Time{})
+}
+
+// OnBy is On whose asking cn's server (conn.Conn.ScriptDigestBy) is waited for until
+// by at the latest (zero: no bound).
+func (s *Script) OnBy(ctx context.Context, cn *conn.Conn, by time.Time) (string, error) {
 	if d, ok := s.Local(); ok {
 		return d, nil
 	}
-	return cn.ScriptDigest(ctx, s.src)
+	return cn.ScriptDigestBy(ctx, by, s.src)
 }

@@ -3,6 +3,12 @@
 // together do not retry together.
 //
 // Package lock's ExponentialRetry waits Full, the subscriptions' reconnections Equal.
+//
+// # Concurrency
+//
+// The functions are safe for concurrent use and start no goroutines. Jitter is read on
+// every call: only a test sets it, before the code under test runs and not in parallel
+// with other tests, and restores it when it ends.
 package backoff
 
 import (

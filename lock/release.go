@@ -79,7 +79,10 @@ func (m *Lock) Release(ctx context.Context) (ReleaseOutcome, error) {
 // context: for code that bounds each of many releases, as package coordination's
 // Redlock bounds each server's part. Every wait ends at by: for the connection, for a
 // renewal in progress to stop, and for a release in progress that the caller joins
-// (whose outcome it then does not learn, as under a context with that deadline).
+// (whose outcome it then does not learn, as under a context with that deadline). A
+// delete that was written when by passed is not cut off (no CLIENT KILL): the cut-off
+// would wait past by, and the delete can only ever remove this token; the lock counts
+// as lost (ErrOwnershipUncertain) as after Release's cut-off.
 func (m *Lock) ReleaseBy(ctx context.Context, by time.Time) (ReleaseOutcome, error) {
 	for {
 		m.mu.Lock()
@@ -235,7 +238,12 @@ func (m *Lock) release(ctx context.Context, by time.Time) (ReleaseOutcome, error
 	case err != nil:
 		if conn.WasWritten(err) {
 			m.lose(ErrOwnershipUncertain)
-			m.l.sever(cn.cn)
+			if by.IsZero() {
+				// Past by, a cut-off would outlive it (it dials, and waits for its
+				// CLIENT KILL, for up to severTimeout); the delete left behind can
+				// only remove this token.
+				m.l.sever(cn.cn)
+			}
 			return 0, fmt.Errorf("%w: %w", ErrOwnershipUncertain, err)
 		}
 		return 0, err

@@ -302,6 +302,38 @@ func TestReleaseByJoinerStopsAtItsDeadline(t *testing.T) {
 	}
 }
 
+// A deadline-bound release whose delete was written when its deadline passed (the
+// server paused) reports the lock lost as uncertain and does not cut the connection
+// off: the cut-off dials and waits for its CLIENT KILL for up to severTimeout, past the
+// deadline the caller gave (a Redlock's NodeTimeout). The server is resumed only after
+// ReleaseBy returned, so a cut-off attempt would have been reported as one.
+func TestReleaseByDoesNotCutOffPastItsDeadline(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	rec := &recorder{}
+	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, ReadTimeout: 20 * time.Second, Observer: rec})
+	locks := New(c)
+	ctx := context.Background()
+	mu, err := locks.Acquire(ctx, "released-by", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The managed calls' connection is dialled before the pause.
+	if held, err := mu.ResetExpiry(ctx, time.Minute); !held || err != nil {
+		t.Fatal(held, err)
+	}
+	srv.Pause(t)
+	_, err = mu.ReleaseBy(ctx, time.Now().Add(100*time.Millisecond))
+	srv.Resume(t)
+	if !errors.Is(err, ErrOwnershipUncertain) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a release past its deadline: %v, want ErrOwnershipUncertain and context.DeadlineExceeded", err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.cutoffs) != 0 {
+		t.Errorf("cut-offs %v, want none", rec.cutoffs)
+	}
+}
+
 // commandStarts signals each command a client starts once armed.
 type commandStarts struct {
 	observe.Base

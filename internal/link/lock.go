@@ -82,7 +82,7 @@ func (l *Client) Conn(ctx context.Context, lane route.Lane, key string) (*conn.C
 // ConnBy is Conn whose waits (a dial, a topology look-up) end at by at the latest
 // (zero: no bound), failing then as under a context with that deadline
 // (route.Router.LaneConnBy): for calls bounded by conn.CallOptions.Deadline, which
-// bounds only the reply.
+// bounds the write and the reply but not the getting of the connection.
 func (l *Client) ConnBy(ctx context.Context, by time.Time, lane route.Lane, key string) (*conn.Conn, error) {
 	if l.Closed.Load() {
 		return nil, route.ErrClosed

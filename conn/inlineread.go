@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"time"
 )
@@ -44,7 +45,8 @@ func (c *Conn) readUntilInterruptible(ctx context.Context, cl *call, by time.Tim
 		// with one reading of the clock: two (time.Until, then nanotime) would put the
 		// socket's deadline early by the time between them, and a deadline that fires
 		// before by would be taken for the connection's own and break it.
-		byNs = max(int64(by.Sub(clockStart))+1, 1)
+		// Clamped so that a far-future by (Sub saturates) does not wrap to the past.
+		byNs = max(min(int64(by.Sub(clockStart)), math.MaxInt64-1), 0) + 1
 		c.r.by = byNs
 		c.setReadDeadlineLocked(c.r.deadline)
 	}

@@ -133,22 +133,6 @@ func (p *scriptedProvider) provide(context.Context) (Credentials, error) {
 	return cr, nil
 }
 
-// reauthRecorder keeps the ConnReauth events an observer is given.
-type reauthRecorder struct {
-	observe.Base
-	mu   sync.Mutex
-	errs []error
-}
-
-func (r *reauthRecorder) Conn(e observe.Conn) {
-	if e.Kind != observe.ConnReauth {
-		return
-	}
-	r.mu.Lock()
-	r.errs = append(r.errs, e.Err)
-	r.mu.Unlock()
-}
-
 // slowAndQuick asks r's provider as a dial would and registers two connections with
 // what it gives: slow, whose AUTHs wait until its block is closed (behind a blocking
 // command), and quick.

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit"
+	"github.com/respire/respire/observe"
 )
 
 // TestCredentialSchedule follows the schedule through a script: renewal at
@@ -27,7 +29,7 @@ func TestCredentialSchedule(t *testing.T) {
 			{err: errDown},                           // at 99.25 s
 			{user: "tok-3"},                          // at 99.75 s: never expires
 		}}
-		rec := &reauthRecorder{}
+		rec := &testkit.ConnErrs{Kind: observe.ConnReauth}
 		r := newRotation(p.provide, rec)
 		ctx := context.Background()
 		tok1, err := r.ForDial(ctx)
@@ -63,10 +65,8 @@ func TestCredentialSchedule(t *testing.T) {
 		if got, want := sub.log(), []string{"tok-2@1m30s", "tok-3@1m39.75s"}; !slices.Equal(got, want) {
 			t.Errorf("RESP2 subscription asked %v, want %v", got, want)
 		}
-		rec.mu.Lock()
-		defer rec.mu.Unlock()
-		if len(rec.errs) != 2 || !errors.Is(rec.errs[0], errDown) || !errors.Is(rec.errs[1], conn.ErrCredentials) {
-			t.Errorf("reported %v, want the two provider failures", rec.errs)
+		if errs := rec.Errs(); len(errs) != 2 || !errors.Is(errs[0], errDown) || !errors.Is(errs[1], conn.ErrCredentials) {
+			t.Errorf("reported %v, want the two provider failures", errs)
 		}
 	})
 }
@@ -281,20 +281,6 @@ func TestCredentialsSameTokenBacksOff(t *testing.T) {
 	})
 }
 
-// credentialFailures returns the ConnReauth errors rec was given that match
-// conn.ErrCredentials.
-func credentialFailures(rec *reauthRecorder) []error {
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	var errs []error
-	for _, err := range rec.errs {
-		if errors.Is(err, conn.ErrCredentials) {
-			errs = append(errs, err)
-		}
-	}
-	return errs
-}
-
 // TestCredentialsScheduleNoPassword: on the schedule a provider that gives no password
 // is a provider failure: reported to the observer each time (which the client's Logger
 // writes a line of: TestLogObserverLines, TestCredentialsNoPasswordLive), asked again
@@ -311,7 +297,7 @@ func TestCredentialsScheduleNoPassword(t *testing.T) {
 			{user: "tok-2", noPassword: true},       // at 10.75 s
 			{user: "tok-2"},                         // at 12.75 s
 		}}
-		rec := &reauthRecorder{}
+		rec := &testkit.ConnErrs{Kind: observe.ConnReauth}
 		r := newRotation(p.provide, rec)
 		live := startWithOne(t, r, start)
 		defer r.Close()
@@ -321,7 +307,7 @@ func TestCredentialsScheduleNoPassword(t *testing.T) {
 		if !slices.Equal(p.asked, want) {
 			t.Errorf("provider asked at %v, want %v", p.asked, want)
 		}
-		if errs := credentialFailures(rec); len(errs) != 4 {
+		if errs := rec.Matching(conn.ErrCredentials); len(errs) != 4 {
 			t.Errorf("reported %v; want the 4 asks without a password, each", errs)
 		}
 		if got, want := live.log(), []string{"tok-2@12.75s"}; !slices.Equal(got, want) {

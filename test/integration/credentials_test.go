@@ -72,32 +72,10 @@ func waitBlpop(t *testing.T, srv *testserver.Server) {
 	})
 }
 
-// reauthRecorder keeps the ConnReauth events an observer is given.
-type reauthRecorder struct {
-	observe.Base
-	mu   sync.Mutex
-	errs []error
-}
-
-func (r *reauthRecorder) Conn(e observe.Conn) {
-	if e.Kind != observe.ConnReauth {
-		return
-	}
-	r.mu.Lock()
-	r.errs = append(r.errs, e.Err)
-	r.mu.Unlock()
-}
-
 // credentialFailures returns the ConnReauth errors rec was given that match
 // conn.ErrCredentials, and the lines logs has of failed re-authentications.
-func credentialFailures(rec *reauthRecorder, logs *testkit.LogRecorder) (errs []error, lines []string) {
-	rec.mu.Lock()
-	for _, err := range rec.errs {
-		if errors.Is(err, conn.ErrCredentials) {
-			errs = append(errs, err)
-		}
-	}
-	rec.mu.Unlock()
+func credentialFailures(rec *testkit.ConnErrs, logs *testkit.LogRecorder) (errs []error, lines []string) {
+	errs = rec.Matching(conn.ErrCredentials)
 	for _, l := range logs.Lines() {
 		if strings.HasPrefix(l, "WARN respire: re-authentication failed") {
 			lines = append(lines, l)
@@ -121,15 +99,20 @@ func newTokenRig(t *testing.T, opts respire.Options) *tokenRig {
 	g := &tokenRig{srv: testserver.Start(t, testserver.Config{Users: []testserver.User{tokUser(1)}})}
 	g.token.Store(1)
 	opts.Addrs = []string{g.srv.Addr()}
-	opts.Credentials = func(context.Context) (respire.Credentials, error) {
-		n := int(g.token.Load())
-		return respire.Credentials{Username: tokName(n), Password: tokPass(n)}, nil
-	}
+	opts.Credentials = tokenProvider(&g.token)
 	g.c = testclient.New(t, opts)
 	if _, err := g.c.Do(context.Background(), "PING"); err != nil {
 		t.Fatal(err)
 	}
 	return g
+}
+
+// tokenProvider gives the credentials of the ACL user tok-N for the N token holds.
+func tokenProvider(token *atomic.Int32) func(context.Context) (respire.Credentials, error) {
+	return func(context.Context) (respire.Credentials, error) {
+		n := int(token.Load())
+		return respire.Credentials{Username: tokName(n), Password: tokPass(n)}, nil
+	}
 }
 
 // rotateTo creates the ACL user tok-n and has the provider give it from now on.
@@ -251,9 +234,9 @@ func testLiveRotation(t *testing.T, proto int) {
 	var token atomic.Int32
 	token.Store(1)
 	var shortLife atomic.Bool
-	provider := func(context.Context) (respire.Credentials, error) {
-		n := int(token.Load())
-		cr := respire.Credentials{Username: tokName(n), Password: tokPass(n)}
+	tokens := tokenProvider(&token)
+	provider := func(ctx context.Context) (respire.Credentials, error) {
+		cr, _ := tokens(ctx)
 		if shortLife.Load() {
 			cr.ExpiresAt = time.Now().Add(3 * time.Second) // renewed 1 s before: 2 s from now
 		}
@@ -436,10 +419,7 @@ func TestCredentialRotationCluster(t *testing.T) {
 		Server: testserver.Config{Users: []testserver.User{tokUser(1)}}})
 	var token atomic.Int32
 	token.Store(1)
-	provider := func(context.Context) (respire.Credentials, error) {
-		n := int(token.Load())
-		return respire.Credentials{Username: tokName(n), Password: tokPass(n)}, nil
-	}
+	provider := tokenProvider(&token)
 	const name = "rotating-cluster"
 	c := testclient.New(t, respire.Options{Addrs: cl.Seeds(), Cluster: true, Credentials: provider, ClientName: name,
 		ClientSideCache: &cache.Options{}})
@@ -522,10 +502,7 @@ func TestCredentialRotationSentinel(t *testing.T) {
 	}
 	var token atomic.Int32
 	token.Store(1)
-	provider := func(context.Context) (respire.Credentials, error) {
-		n := int(token.Load())
-		return respire.Credentials{Username: tokName(n), Password: tokPass(n)}, nil
-	}
+	provider := tokenProvider(&token)
 	const name = "rotating-sentinel"
 	c := testclient.New(t, respire.Options{Addrs: d.SentinelAddrs(), SentinelMaster: d.MasterName(), SentinelPassword: "sentinel-pw",
 		Credentials: provider, ClientName: name})
@@ -568,7 +545,7 @@ func TestCredentialsNoPasswordLive(t *testing.T) {
 		return respire.Credentials{Username: tokName(1), Password: tokPass(1), ExpiresAt: time.Now().Add(time.Duration(life.Load()))}, nil
 	}
 	const name = "nopass"
-	rec := &reauthRecorder{}
+	rec := &testkit.ConnErrs{Kind: observe.ConnReauth}
 	logs := &testkit.LogRecorder{}
 	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, Credentials: provider, ClientName: name,
 		Observer: rec, Logger: slog.New(logs)})

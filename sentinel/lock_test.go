@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -32,28 +31,10 @@ type lockCounters struct {
 
 func countersOf(t *testing.T, s *testserver.Server) lockCounters {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	info, err := s.DoErr(ctx, "INFO", "commandstats")
-	if err != nil {
-		t.Fatal(err)
+	return lockCounters{
+		failedSets: s.CommandStat(t, "set", "failed_calls"),
+		scripts:    s.Calls(t, "evalsha") + s.Calls(t, "eval"),
 	}
-	stat := func(cmd, field string) int {
-		for line := range strings.Lines(info) {
-			rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":")
-			if !ok {
-				continue
-			}
-			for kv := range strings.SplitSeq(rest, ",") {
-				if v, ok := strings.CutPrefix(kv, field+"="); ok {
-					n, _ := strconv.Atoi(v)
-					return n
-				}
-			}
-		}
-		return 0
-	}
-	return lockCounters{failedSets: stat("set", "failed_calls"), scripts: stat("evalsha", "calls") + stat("eval", "calls")}
 }
 
 // TestLockAcrossFailover holds a lock with a keep-alive through a failover. The

@@ -427,13 +427,6 @@ func (c *Conn) DoWith(ctx context.Context, o CallOptions, args ...any) (resp.Val
 		c.putCall(cl)
 		return resp.Value{}, err
 	}
-	if !o.Deadline.IsZero() && cl.watched {
-		// A watched call waits on its done channel alone, which no timer can end:
-		// it selects instead (waitBy).
-		c.mu.Lock()
-		c.releaseWatchLocked(cl)
-		c.mu.Unlock()
-	}
 	if err := c.waitBy(ctx, cl, o.Deadline); err != nil {
 		return resp.Value{}, err
 	}

@@ -173,9 +173,11 @@ func (c *Conn) submitBoundedLocked(ctx context.Context, cl *call, start int, bou
 	// write past it: it writes as a cancellable caller does, and its wait selects on
 	// a timer (waitBy) rather than on a watcher of a context that never ends.
 	cl.inline = ctx.Done() == nil && !bounded
-	if !cl.inline && cl.want > 0 && ctx.Done() != nil {
+	if !cl.inline && cl.want > 0 && ctx.Done() != nil && !bounded {
 		// A call without replies completes when written, with a token of its own
-		// that a watcher's token must not crowd out: it keeps the select.
+		// that a watcher's token must not crowd out: it keeps the select. A
+		// bounded call selects on its context and a timer (waitBy) and is not
+		// watched: registering it would only be undone.
 		c.watchCallLocked(ctx, cl)
 	}
 	c.w.queued = append(c.w.queued, cl)

@@ -114,6 +114,13 @@ var errDial = errors.New("dial refused")
 func newTestPool(t *testing.T, opts Options[*fakeConn]) (*Pool[*fakeConn], *fakeDialer) {
 	t.Helper()
 	d := &fakeDialer{}
+	return newTestPoolOn(t, opts, d), d
+}
+
+// newTestPoolOn is newTestPool dialling with d, whose hook a test sets first when the
+// pool dials as it starts (MinIdle): set after New, it would race the first dials.
+func newTestPoolOn(t *testing.T, opts Options[*fakeConn], d *fakeDialer) *Pool[*fakeConn] {
+	t.Helper()
 	opts.Dial = d.Dial
 	p, err := New(opts)
 	if err != nil {
@@ -123,7 +130,7 @@ func newTestPool(t *testing.T, opts Options[*fakeConn]) (*Pool[*fakeConn], *fake
 		p.Close()
 		checkInvariants(t, p)
 	})
-	return p, d
+	return p
 }
 
 // checkInvariants checks the pool's bookkeeping. Call it only when no Get, Put or dial

@@ -657,15 +657,16 @@ func TestMinIdleFilledInBackground(t *testing.T) {
 
 func TestMinIdleRetriesFailedDialsEachTick(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p, d := newTestPool(t, Options[*fakeConn]{Size: 4, MinIdle: 2})
 		var fail atomic.Bool
 		fail.Store(true)
+		d := &fakeDialer{}
 		d.setHook(func(context.Context, int) error {
 			if fail.Load() {
 				return errDial
 			}
 			return nil
 		})
+		p := newTestPoolOn(t, Options[*fakeConn]{Size: 4, MinIdle: 2}, d)
 		synctest.Wait()
 		wantStats(t, p.Stats(), map[string]int{"Dials": 1, "DialErrors": 1, "Total": 0})
 		time.Sleep(time.Second)
@@ -780,9 +781,10 @@ func TestCloseDuringDial(t *testing.T) {
 
 func TestCloseStopsBackgroundGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p, d := newTestPool(t, Options[*fakeConn]{Size: 2, MinIdle: 2, MaxIdleTime: time.Minute})
 		// The background dial blocks until Close cancels it.
+		d := &fakeDialer{}
 		d.setHook(func(ctx context.Context, _ int) error { <-ctx.Done(); return ctx.Err() })
+		p := newTestPoolOn(t, Options[*fakeConn]{Size: 2, MinIdle: 2, MaxIdleTime: time.Minute}, d)
 		synctest.Wait()
 		wantStats(t, p.Stats(), map[string]int{"Dialing": 1})
 		if err := p.Close(); err != nil {
@@ -927,9 +929,10 @@ func TestCloseRacingCancelledWaiter(t *testing.T) {
 
 func TestCloseDuringBackgroundDial(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p, d := newTestPool(t, Options[*fakeConn]{Size: 1, MinIdle: 1})
 		// A dialer that completes even though its context was cancelled.
+		d := &fakeDialer{}
 		d.setHook(func(ctx context.Context, _ int) error { <-ctx.Done(); return nil })
+		p := newTestPoolOn(t, Options[*fakeConn]{Size: 1, MinIdle: 1}, d)
 		synctest.Wait()
 		if err := p.Close(); err != nil {
 			t.Fatalf("Close: %v", err)

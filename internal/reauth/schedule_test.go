@@ -29,7 +29,7 @@ func TestCredentialSchedule(t *testing.T) {
 			{err: errDown},                           // at 99.25 s
 			{user: "tok-3"},                          // at 99.75 s: never expires
 		}}
-		rec := &testkit.ConnErrs{Kind: observe.ConnReauth}
+		rec := &testkit.ConnEvents{Kind: observe.ConnReauth}
 		r := newRotation(p.provide, rec)
 		ctx := context.Background()
 		tok1, err := r.ForDial(ctx)
@@ -297,7 +297,7 @@ func TestCredentialsScheduleNoPassword(t *testing.T) {
 			{user: "tok-2", noPassword: true},       // at 10.75 s
 			{user: "tok-2"},                         // at 12.75 s
 		}}
-		rec := &testkit.ConnErrs{Kind: observe.ConnReauth}
+		rec := &testkit.ConnEvents{Kind: observe.ConnReauth}
 		r := newRotation(p.provide, rec)
 		live := startWithOne(t, r, start)
 		defer r.Close()

@@ -74,7 +74,7 @@ func waitBlpop(t *testing.T, srv *testserver.Server) {
 
 // credentialFailures returns the ConnReauth errors rec was given that match
 // conn.ErrCredentials, and the lines logs has of failed re-authentications.
-func credentialFailures(rec *testkit.ConnErrs, logs *testkit.LogRecorder) (errs []error, lines []string) {
+func credentialFailures(rec *testkit.ConnEvents, logs *testkit.LogRecorder) (errs []error, lines []string) {
 	errs = rec.Matching(conn.ErrCredentials)
 	for _, l := range logs.Lines() {
 		if strings.HasPrefix(l, "WARN respire: re-authentication failed") {
@@ -545,7 +545,7 @@ func TestCredentialsNoPasswordLive(t *testing.T) {
 		return respire.Credentials{Username: tokName(1), Password: tokPass(1), ExpiresAt: time.Now().Add(time.Duration(life.Load()))}, nil
 	}
 	const name = "nopass"
-	rec := &testkit.ConnErrs{Kind: observe.ConnReauth}
+	rec := &testkit.ConnEvents{Kind: observe.ConnReauth}
 	logs := &testkit.LogRecorder{}
 	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, Credentials: provider, ClientName: name,
 		Observer: rec, Logger: slog.New(logs)})

@@ -97,7 +97,7 @@ func TestSubscriptionResubscribeRefused(t *testing.T) {
 			defer cancel()
 			user := fmt.Sprintf("sub%d", proto)
 			srv.Do(t, "ACL", "SETUSER", user, "on", ">pw", "resetchannels", "&a", "&b", "&c", "&d", "&e", "&p.*", "&q.*", "&s1", "&s2", "+@all", "~*")
-			obs := &refusals{}
+			obs := &testkit.ConnEvents{Kind: observe.ConnSubscriptionRefused}
 			c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, Protocol: proto, Username: user, Password: "pw", Observer: obs})
 			sub, err := c.Subscribe(ctx, "a", "b", "c", "d", "e")
 			if err != nil {
@@ -117,7 +117,7 @@ func TestSubscriptionResubscribeRefused(t *testing.T) {
 			// The Observer hears of a refusal after Refused shows it (it is told once the
 			// subscription's lock is released, so that it may call Refused): wait for both.
 			testkit.WaitFor(t, "b, d, q.* and s2 reported refused", func() bool {
-				return len(sub.Refused()) >= 3 && len(shard.Refused()) >= 1 && len(obs.events()) >= 4
+				return len(sub.Refused()) >= 3 && len(shard.Refused()) >= 1 && len(obs.Events()) >= 4
 			})
 			refused := sub.Refused()
 			want := []respire.RefusedChannelError{{Name: "b"}, {Name: "d"}, {Name: "q.*", Pattern: true}}
@@ -131,7 +131,7 @@ func TestSubscriptionResubscribeRefused(t *testing.T) {
 				t.Errorf("shard.Refused() = %v, want s2 refused with NOPERM", shardRefused)
 			}
 			all := append(refused, shardRefused...)
-			events := obs.events()
+			events := obs.Events()
 			if len(events) != len(all) {
 				t.Errorf("%d ConnSubscriptionRefused events, want %d", len(events), len(all))
 			}
@@ -157,28 +157,6 @@ func TestSubscriptionResubscribeRefused(t *testing.T) {
 			}
 		})
 	}
-}
-
-// refusals is an Observer that keeps the ConnSubscriptionRefused events.
-type refusals struct {
-	observe.Base
-	mu   sync.Mutex
-	list []observe.Conn
-}
-
-func (r *refusals) Conn(e observe.Conn) {
-	if e.Kind != observe.ConnSubscriptionRefused {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.list = append(r.list, e)
-}
-
-func (r *refusals) events() []observe.Conn {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.list)
 }
 
 // publishReceived publishes to each channel in turn and checks that sub receives it.

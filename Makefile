@@ -72,14 +72,23 @@ soak: deps
 # rows beside the lock and cache figures), then the -sweep cost curves and the -memory
 # figures, and writes the README-ready table (docs/respbench.txt), the charts
 # (docs/respbench.png, docs/respbench-sweep.png) and every figure as JSON
-# (respbench.json). About 15 minutes on 2 cores; BENCHFLAGS passes flags (e.g.
-# BENCHFLAGS='-duration 1s -rounds 3', or -addr host:port for a server respbench cannot
-# start itself, such as an emulator profile).
+# (respbench.json); then the Cluster scenarios against three masters it starts
+# (docs/respbench-cluster.txt, respbench-cluster.json). Each table ends with the
+# verdict on every performance target it measures. About 23 minutes on 2 cores (15 for
+# one server, 8 for the cluster); BENCHFLAGS passes flags to both runs (e.g.
+# BENCHFLAGS='-duration 1s -rounds 3'), BENCH_CLUSTER=no leaves the cluster run out
+# (for -addr host:port, a server respbench cannot start itself, such as an emulator
+# profile).
 BENCHFLAGS ?=
+BENCH_CLUSTER ?= yes
+BENCH_CLUSTER_SCENARIOS ?= get-par,set-par,pipeline,pipeline-spread,lock
 bench: deps
 	cd cmd/respbench && $(GO) run . -sweep -memory -json ../../respbench.json \
 		-table ../../docs/respbench.txt -chart ../../docs/respbench.png \
 		-sweep-chart ../../docs/respbench-sweep.png $(BENCHFLAGS)
+	if [ "$(BENCH_CLUSTER)" != no ]; then cd cmd/respbench && $(GO) run . -cluster \
+		-scenarios $(BENCH_CLUSTER_SCENARIOS) -json ../../respbench-cluster.json \
+		-table ../../docs/respbench-cluster.txt $(BENCHFLAGS); fi
 
 # bench-go: the library's own Go benchmarks with allocation figures, for benchstat
 # (run it with -count 6 before and after a change: BENCHGOFLAGS='-count 6').

@@ -198,7 +198,7 @@ func (b *bench) participants(ctx context.Context, sc *scenario) (ps []participan
 		}
 	case kindLock:
 		for _, l := range b.lockers {
-			if l.spec.reference && !sc.limits {
+			if l.spec.reference && !sc.limits || !l.spec.takesPart(sc) {
 				continue
 			}
 			ps = append(ps, goLoad(target{name: l.spec.name, lock: l.locker}, l.spec.name, l.spec.respire, l.spec.reference))
@@ -321,7 +321,7 @@ func (b *bench) plannedSteps() int {
 			}
 		case kindLock:
 			for _, l := range b.lockers {
-				if sc.limits || !l.spec.reference {
+				if (sc.limits || !l.spec.reference) && l.spec.takesPart(sc) {
 					n++
 				}
 			}

@@ -21,11 +21,23 @@ type locker interface {
 type lockerSpec struct {
 	name    string
 	respire bool
+	// primary marks Respire's row in its default configuration, listed first: the
+	// scenario's ratio to the best peer is that row's.
+	primary bool
 	// reference marks a limit row (limits.go), not a library.
 	reference bool
 	// retry says how the locker waits for a held lock, for the report.
 	retry string
 	open  func(ctx context.Context, ep endpoint, o lockerOptions) (locker, error)
+	// scenarios, when not nil, are the lock scenarios it runs in; nil means every
+	// one. A locker that does not wait has no place in the contended one, where it
+	// would spin on the held key.
+	scenarios []string
+}
+
+// takesPart reports whether the locker runs in the lock scenario sc.
+func (s lockerSpec) takesPart(sc *scenario) bool {
+	return s.scenarios == nil || slices.Contains(s.scenarios, sc.name)
 }
 
 // lockerOptions are the harness settings lockers share.
@@ -43,12 +55,14 @@ var lockerRegistry []lockerSpec
 // registerLocker adds a locker; call it from an init function.
 func registerLocker(s lockerSpec) { lockerRegistry = append(lockerRegistry, s) }
 
-// lockerSpecs returns the registered lockers, Respire's first, then the peers, then the
-// reference rows, each group in the order it was registered.
+// lockerSpecs returns the registered lockers, Respire's first (its primary row leading),
+// then the peers, then the reference rows, each group in the order it was registered.
 func lockerSpecs() []lockerSpec {
 	specs := slices.Clone(lockerRegistry)
 	rank := func(s lockerSpec) int {
 		switch {
+		case s.primary:
+			return -1
 		case s.respire:
 			return 0
 		case s.reference:

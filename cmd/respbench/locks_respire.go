@@ -14,6 +14,7 @@ func init() {
 	registerLocker(lockerSpec{
 		name:    "respire-lock",
 		respire: true,
+		primary: true,
 		retry:   "TryAcquire with WithWait(10s) and WithRetryEvery(-lock-retry) (its default is one try; 50ms between tries when waiting)",
 		open:    openRespireLocker,
 	})

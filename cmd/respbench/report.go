@@ -146,6 +146,9 @@ type report struct {
 	SweepDuration string         `json:"sweep_duration,omitempty"`
 	SweepRounds   int            `json:"sweep_rounds,omitempty"`
 	Memory        []memoryResult `json:"memory,omitempty"`
+	// Targets is the verdict of every performance target of the run's kind
+	// (targets.go), read off the figures above.
+	Targets []targetResult `json:"targets,omitempty"`
 }
 
 // median returns the median of xs (the mean of the middle two for an even count), or
@@ -388,6 +391,7 @@ func writeTable(w io.Writer, rep *report) {
 			fmt.Fprintf(w, "   %s\n", n)
 		}
 	}
+	writeTargets(w, rep.Targets)
 }
 
 // isRespire reports whether the scenario's row named client is one of Respire's.

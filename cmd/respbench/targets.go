@@ -1,0 +1,260 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+)
+
+// The performance targets Respire is held to (issue #28), checked against the figures
+// of the run that just ended, so that a run's table ends with its own verdict rather
+// than leaving the reader to find each ratio. A target whose rows are not in the run
+// (a scenario left out with -scenarios, the sweep without -sweep, a standalone target
+// on a cluster) is reported as not measured, never as met.
+
+// goal is one target: what it asks, and how to read it off a report.
+type goal struct {
+	name    string
+	want    string
+	cluster bool // measured on a cluster run (-cluster), not on one server
+	// check returns what the run measured, whether that meets the target, and false
+	// for measured when the run lacks the rows.
+	check func(rep *report) (got string, met, measured bool)
+}
+
+// targetResult is one goal's verdict in a run, for the JSON report.
+type targetResult struct {
+	Name     string `json:"name"`
+	Want     string `json:"want"`
+	Got      string `json:"got,omitempty"`
+	Met      bool   `json:"met"`
+	Measured bool   `json:"measured"`
+}
+
+var goals = []goal{
+	{name: "sequential GET", want: "≥ 2× best peer and ≥ 2× redis-benchmark", check: func(rep *report) (string, bool, bool) {
+		return both(peerRatio(rep, "get-seq", 2), refRatio(rep, "get-seq", "respire", "redis-benchmark", 2))
+	}},
+	{name: "parallel GET ×64", want: "≥ 1.3× best peer", check: func(rep *report) (string, bool, bool) {
+		return peerRatio(rep, "get-par", 1.3).verdict()
+	}},
+	{name: "parallel SET 1 KiB ×64", want: "≥ 1.3× best peer", check: func(rep *report) (string, bool, bool) {
+		return peerRatio(rep, "set-par", 1.3).verdict()
+	}},
+	{name: "parallel GET ×1,024", want: "≥ 1.3× best peer (sweep)", check: func(rep *report) (string, bool, bool) {
+		return sweepRatio(rep, 1024, 1.3).verdict()
+	}},
+	{name: "pipeline of 100 GETs", want: "≥ 1.3× best peer and ≥ 0.9× redis-benchmark", check: func(rep *report) (string, bool, bool) {
+		return both(peerRatio(rep, "pipeline", 1.3), refRatio(rep, "pipeline", "respire", "redis-benchmark", 0.9))
+	}},
+	{name: "lock acquire+release ×16", want: "≥ 1.5× best peer and ≥ 0.75× two dependent GETs", check: func(rep *report) (string, bool, bool) {
+		return both(peerRatio(rep, "lock", 1.5), refRatio(rep, "lock", "respire-lock", "ref-two-gets", 0.75))
+	}},
+	{name: "lock hand-off ×16 on one key", want: "≥ 1.5× best peer", check: func(rep *report) (string, bool, bool) {
+		return peerRatio(rep, "lock-contended", 1.5).verdict()
+	}},
+	{name: "cached GET ×64", want: "≥ 1.3× best peer, ≥ 0.6× a map lookup, p99 ≤ 5 µs", check: func(rep *report) (string, bool, bool) {
+		return both(peerRatio(rep, "cached-get", 1.3), refRatio(rep, "cached-get", "respire", "ref-map-lookup", 0.6), p99Within(rep, "cached-get", "respire", 5000))
+	}},
+	{name: "Redlock over 3 servers", want: "≥ 1.3× best peer, ≤ 10 allocations a cycle", check: func(rep *report) (string, bool, bool) {
+		return both(peerRatio(rep, "redlock", 1.3), allocsWithin(rep, "redlock", "respire-redlock", 10))
+	}},
+	{name: "fenced-lock cycle", want: "≤ 3 allocations (TryAcquire+Release)", check: func(rep *report) (string, bool, bool) {
+		return allocsWithin(rep, "lock", "respire-fenced-try", 3).verdict()
+	}},
+	{name: "semaphore cycle", want: "≤ 3 allocations", check: func(rep *report) (string, bool, bool) {
+		return allocsWithin(rep, "semaphore", "respire-semaphore", 3).verdict()
+	}},
+	{name: "typed commands", want: "≥ 0.95× Do in get-par and pipeline", check: func(rep *report) (string, bool, bool) {
+		return both(refRatio(rep, "get-par", "respire-typed", "respire", 0.95), refRatio(rep, "pipeline", "respire-typed", "respire", 0.95))
+	}},
+	{name: "CPU per GET 64 → 1,024 goroutines", want: "flat or falling (≤ 1.05×)", check: func(rep *report) (string, bool, bool) {
+		return sweepCPUGrowth(rep, 64, 1024, 1.05).verdict()
+	}},
+	{name: "Cluster parallel GET ×64", want: "≥ 1.2× best peer", cluster: true, check: func(rep *report) (string, bool, bool) {
+		return peerRatio(rep, "get-par", 1.2).verdict()
+	}},
+	{name: "Cluster pipeline over three masters", want: "≥ 1.1× best peer", cluster: true, check: func(rep *report) (string, bool, bool) {
+		return peerRatio(rep, "pipeline-spread", 1.1).verdict()
+	}},
+	{name: "Cluster typed commands", want: "≥ 0.95× Do in get-par and pipeline-spread", cluster: true, check: func(rep *report) (string, bool, bool) {
+		return both(refRatio(rep, "get-par", "respire-typed", "respire", 0.95), refRatio(rep, "pipeline-spread", "respire-typed", "respire", 0.95))
+	}},
+}
+
+// reading is one figure read off a report against its bound.
+type reading struct {
+	got      string
+	met      bool
+	measured bool
+}
+
+func (r reading) verdict() (string, bool, bool) { return r.got, r.met, r.measured }
+
+// both joins readings: met when every one is, measured only when every one is.
+func both(rs ...reading) (string, bool, bool) {
+	parts := make([]string, 0, len(rs))
+	met, measured := true, true
+	for _, r := range rs {
+		parts = append(parts, r.got)
+		met = met && r.met
+		measured = measured && r.measured
+	}
+	return strings.Join(parts, "; "), met && measured, measured
+}
+
+var notMeasured = reading{got: "not in this run"}
+
+func scenarioOf(rep *report, name string) *scenarioResult {
+	for i := range rep.Scenarios {
+		if sc := &rep.Scenarios[i]; sc.Name == name && sc.Skipped == "" {
+			return sc
+		}
+	}
+	return nil
+}
+
+func rowOf(sc *scenarioResult, client string) *participantResult {
+	for i := range sc.Results {
+		if sc.Results[i].Client == client && sc.Results[i].Median.OpsPerSec > 0 {
+			return &sc.Results[i]
+		}
+	}
+	return nil
+}
+
+// peerRatio is the scenario's Respire / best peer ratio against min.
+func peerRatio(rep *report, scenario string, min float64) reading {
+	sc := scenarioOf(rep, scenario)
+	if sc == nil || sc.Ratio == nil {
+		return notMeasured
+	}
+	return reading{got: fmt.Sprintf("%.2f× %s", sc.Ratio.Value, sc.Ratio.BestPeer), met: sc.Ratio.Value >= min, measured: true}
+}
+
+// refRatio is client's ops/s over another row's in one scenario, against min.
+func refRatio(rep *report, scenario, client, ref string, min float64) reading {
+	sc := scenarioOf(rep, scenario)
+	if sc == nil {
+		return notMeasured
+	}
+	mine, theirs := rowOf(sc, client), rowOf(sc, ref)
+	if mine == nil || theirs == nil {
+		return notMeasured
+	}
+	v := mine.Median.OpsPerSec / theirs.Median.OpsPerSec
+	return reading{got: fmt.Sprintf("%.2f× %s", v, ref), met: v >= min, measured: true}
+}
+
+func p99Within(rep *report, scenario, client string, maxNS float64) reading {
+	sc := scenarioOf(rep, scenario)
+	if sc == nil {
+		return notMeasured
+	}
+	r := rowOf(sc, client)
+	if r == nil {
+		return notMeasured
+	}
+	return reading{got: "p99 " + fmtNS(r.Median.P99), met: r.Median.P99 <= maxNS, measured: true}
+}
+
+func allocsWithin(rep *report, scenario, client string, max float64) reading {
+	sc := scenarioOf(rep, scenario)
+	if sc == nil {
+		return notMeasured
+	}
+	r := rowOf(sc, client)
+	if r == nil || r.Median.AllocsPerOp == nil {
+		return notMeasured
+	}
+	// Read to the table's precision: the count is the whole process's over the
+	// window, so the harness's and the runtime's own few allocations add hundredths.
+	a := math.Round(*r.Median.AllocsPerOp*10) / 10
+	return reading{got: fmt.Sprintf("%.1f allocs/cycle", a), met: a <= max, measured: true}
+}
+
+// sweepAt returns the sweep's goroutine-axis points at n goroutines.
+func sweepAt(rep *report, n int) []sweepPoint {
+	var out []sweepPoint
+	for _, p := range rep.Sweep {
+		if p.Axis == "goroutines" && p.X == n && p.Median.OpsPerSec > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// sweepRatio is Respire's ops/s over the best peer's at n goroutines in the sweep.
+func sweepRatio(rep *report, n int, min float64) reading {
+	var mine, best float64
+	bestName := ""
+	for _, p := range sweepAt(rep, n) {
+		switch {
+		case p.Respire:
+			mine = p.Median.OpsPerSec
+		case p.Median.OpsPerSec > best:
+			best, bestName = p.Median.OpsPerSec, p.Client
+		}
+	}
+	if mine == 0 || best == 0 {
+		return notMeasured
+	}
+	v := mine / best
+	return reading{got: fmt.Sprintf("%.2f× %s", v, bestName), met: v >= min, measured: true}
+}
+
+// sweepCPUGrowth is Respire's client CPU per GET at to goroutines over that at from.
+func sweepCPUGrowth(rep *report, from, to int, max float64) reading {
+	cpu := func(n int) float64 {
+		for _, p := range sweepAt(rep, n) {
+			if p.Respire && p.Median.CPUPerOp != nil {
+				return *p.Median.CPUPerOp
+			}
+		}
+		return math.NaN()
+	}
+	a, b := cpu(from), cpu(to)
+	if math.IsNaN(a) || math.IsNaN(b) || a <= 0 {
+		return notMeasured
+	}
+	v := b / a
+	return reading{got: fmt.Sprintf("%s → %s (%.2f×)", fmtNS(a), fmtNS(b), v), met: v <= max, measured: true}
+}
+
+// checkTargets reads every goal of the run's kind (one server or a cluster) off rep.
+func checkTargets(rep *report) []targetResult {
+	var out []targetResult
+	for _, g := range goals {
+		if g.cluster != rep.Server.Cluster {
+			continue
+		}
+		got, met, measured := g.check(rep)
+		out = append(out, targetResult{Name: g.name, Want: g.want, Got: got, Met: met && measured, Measured: measured})
+	}
+	return out
+}
+
+// writeTargets prints the verdict of every target of the run's kind.
+func writeTargets(w io.Writer, targets []targetResult) {
+	if len(targets) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\ntargets (issue #28), read off this run:")
+	met, measured := 0, 0
+	for _, t := range targets {
+		mark := "missed"
+		switch {
+		case !t.Measured:
+			mark = "not measured"
+		case t.Met:
+			mark = "met"
+			met++
+		}
+		if t.Measured {
+			measured++
+		}
+		fmt.Fprintf(w, "   %-12s %s: want %s; got %s\n", mark, t.Name, t.Want, t.Got)
+	}
+	fmt.Fprintf(w, "   %d of %d measured targets met (%d not measured in this run)\n", met, measured, len(targets)-measured)
+}

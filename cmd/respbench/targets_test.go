@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// row is a participant with the given median ops/s, for building reports.
+func row(client string, respire, reference bool, ops float64) participantResult {
+	return participantResult{Client: client, Respire: respire, Reference: reference, Median: figures{OpsPerSec: ops}}
+}
+
+func targetNamed(t *testing.T, targets []targetResult, name string) targetResult {
+	t.Helper()
+	for _, tr := range targets {
+		if tr.Name == name {
+			return tr
+		}
+	}
+	t.Fatalf("no target %q in %+v", name, targets)
+	return targetResult{}
+}
+
+func TestCheckTargets(t *testing.T) {
+	getPar := scenarioResult{Name: "get-par", Results: []participantResult{
+		row("respire", true, false, 130), row("respire-typed", true, false, 120), row("rueidis", false, false, 100),
+	}}
+	getPar.Ratio = respireRatio(getPar.Results)
+	setPar := scenarioResult{Name: "set-par", Results: []participantResult{row("respire", true, false, 129), row("rueidis", false, false, 100)}}
+	setPar.Ratio = respireRatio(setPar.Results)
+	seq := scenarioResult{Name: "get-seq", Results: []participantResult{
+		row("respire", true, false, 300), row("go-redis", false, false, 100), row("redis-benchmark", false, true, 200),
+	}}
+	seq.Ratio = respireRatio(seq.Results)
+	redlock := scenarioResult{Name: "redlock", Results: []participantResult{
+		{Client: "respire-redlock", Respire: true, Median: figures{OpsPerSec: 140, AllocsPerOp: ptr(6.0)}},
+		row("redsync-rueidis-3", false, false, 100),
+	}}
+	redlock.Ratio = respireRatio(redlock.Results)
+	skipped := scenarioResult{Name: "pipeline", Skipped: "not on this server"}
+	// The process-wide count adds hundredths: read to the table's one decimal.
+	lockRows := scenarioResult{Name: "lock", Results: []participantResult{
+		{Client: "respire-fenced-try", Respire: true, Median: figures{OpsPerSec: 10, AllocsPerOp: ptr(3.04)}},
+	}}
+	sem := scenarioResult{Name: "semaphore", Results: []participantResult{
+		{Client: "respire-semaphore", Respire: true, Median: figures{OpsPerSec: 10, AllocsPerOp: ptr(3.06)}},
+	}}
+	rep := &report{
+		Scenarios: []scenarioResult{getPar, setPar, seq, redlock, skipped, lockRows, sem},
+		Sweep: []sweepPoint{
+			{Axis: "goroutines", X: 64, Client: "respire", Respire: true, Median: figures{OpsPerSec: 100, CPUPerOp: ptr(2000.0)}},
+			{Axis: "goroutines", X: 1024, Client: "respire", Respire: true, Median: figures{OpsPerSec: 140, CPUPerOp: ptr(2200.0)}},
+			{Axis: "goroutines", X: 1024, Client: "rueidis", Median: figures{OpsPerSec: 100}},
+			{Axis: "goroutines", X: 1024, Client: "go-redis-autopipe", Median: figures{OpsPerSec: 120}},
+		},
+	}
+	targets := checkTargets(rep)
+	for _, tc := range []struct {
+		name          string
+		met, measured bool
+		got           string
+	}{
+		{"parallel GET ×64", true, true, "1.30× rueidis"},
+		{"parallel SET 1 KiB ×64", false, true, "1.29× rueidis"},
+		// 3× the best peer but only 1.5× redis-benchmark: both are asked.
+		{"sequential GET", false, true, "3.00× go-redis; 1.50× redis-benchmark"},
+		{"Redlock over 3 servers", true, true, "1.40× redsync-rueidis-3; 6.0 allocs/cycle"},
+		{"parallel GET ×1,024", false, true, "1.17× go-redis-autopipe"},
+		{"CPU per GET 64 → 1,024 goroutines", false, true, "2.00µs → 2.20µs (1.10×)"},
+		// Typed get-par is 0.92× Do, and the pipeline rows are missing.
+		{"typed commands", false, false, "0.92× respire; not in this run"},
+		{"pipeline of 100 GETs", false, false, "not in this run; not in this run"},
+		{"fenced-lock cycle", true, true, "3.0 allocs/cycle"},
+		{"semaphore cycle", false, true, "3.1 allocs/cycle"},
+		{"cached GET ×64", false, false, "not in this run; not in this run; not in this run"},
+	} {
+		got := targetNamed(t, targets, tc.name)
+		if got.Met != tc.met || got.Measured != tc.measured || got.Got != tc.got {
+			t.Errorf("%s: met %v measured %v got %q, want %v %v %q", tc.name, got.Met, got.Measured, got.Got, tc.met, tc.measured, tc.got)
+		}
+	}
+	for _, tr := range targets {
+		if strings.HasPrefix(tr.Name, "Cluster") {
+			t.Errorf("a run on one server reports the cluster target %q", tr.Name)
+		}
+	}
+
+	rep.Server.Cluster = true
+	clusterTargets := checkTargets(rep)
+	if got := targetNamed(t, clusterTargets, "Cluster parallel GET ×64"); !got.Met || !got.Measured {
+		t.Errorf("cluster get-par at 1.30× against a 1.2× target: %+v", got)
+	}
+	if got := targetNamed(t, clusterTargets, "Cluster pipeline over three masters"); got.Met || got.Measured {
+		t.Errorf("cluster pipeline-spread, not in the run: %+v", got)
+	}
+	for _, tr := range clusterTargets {
+		if tr.Name == "parallel GET ×64" {
+			t.Errorf("a cluster run reports the standalone target %q", tr.Name)
+		}
+	}
+
+	var b bytes.Buffer
+	writeTargets(&b, targets)
+	out := b.String()
+	for _, want := range []string{
+		"   met          parallel GET ×64: want ≥ 1.3× best peer; got 1.30× rueidis\n",
+		"   missed       parallel SET 1 KiB ×64:",
+		"   not measured pipeline of 100 GETs:",
+		"measured targets met",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("targets table lacks %q:\n%s", want, out)
+		}
+	}
+}

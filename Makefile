@@ -72,20 +72,28 @@ soak: deps
 # rows beside the lock and cache figures), then the -sweep cost curves and the -memory
 # figures, and writes the README-ready table (docs/respbench.txt), the charts
 # (docs/respbench.png, docs/respbench-sweep.png) and every figure as JSON
-# (respbench.json); then the Cluster scenarios against three masters it starts
-# (docs/respbench-cluster.txt, respbench-cluster.json). Each table ends with the
-# verdict on every performance target it measures. About 23 minutes on 2 cores (15 for
-# one server, 8 for the cluster); BENCHFLAGS passes flags to both runs (e.g.
-# BENCHFLAGS='-duration 1s -rounds 3'), BENCH_CLUSTER=no leaves the cluster run out
-# (for -addr host:port, a server respbench cannot start itself, such as an emulator
-# profile).
+# (respbench.json); then the lock scenario on Redis 8 (DELEX), with the binary `make
+# servers` built, when there is one (docs/respbench-redis8.txt); then the Cluster
+# scenarios against three masters it starts (docs/respbench-cluster.txt,
+# respbench-cluster.json). Each table ends with the verdict on every performance target
+# it measures. About 25 minutes on 2 cores (15 for one server, 2 for Redis 8, 8 for the
+# cluster); BENCHFLAGS passes flags to every run (e.g. BENCHFLAGS='-duration 1s -rounds
+# 3'); BENCH_REDIS8= and BENCH_CLUSTER=no leave those runs out (for -addr host:port, a
+# server respbench cannot start itself, such as an emulator profile).
 BENCHFLAGS ?=
 BENCH_CLUSTER ?= yes
 BENCH_CLUSTER_SCENARIOS ?= get-par,set-par,pipeline,pipeline-spread,lock
-bench: deps
+BENCH_REDIS8 ?= $(firstword $(wildcard $(RESPIRE_SERVERS_DIR)/redis-8.*/redis-server \
+	$(XDG_CACHE_HOME)/respire-servers/redis-8.*/redis-server \
+	$(HOME)/.cache/respire-servers/redis-8.*/redis-server))
+bench: deps servers
 	cd cmd/respbench && $(GO) run . -sweep -memory -json ../../respbench.json \
 		-table ../../docs/respbench.txt -chart ../../docs/respbench.png \
 		-sweep-chart ../../docs/respbench-sweep.png $(BENCHFLAGS)
+	if [ -n "$(BENCH_REDIS8)" ]; then cd cmd/respbench && $(GO) run . -scenarios lock \
+		-server $(BENCH_REDIS8) -json ../../respbench-redis8.json \
+		-table ../../docs/respbench-redis8.txt $(BENCHFLAGS); \
+	else echo "bench: no Redis 8 built (make servers builds it): the DELEX lock run is left out"; fi
 	if [ "$(BENCH_CLUSTER)" != no ]; then cd cmd/respbench && $(GO) run . -cluster \
 		-scenarios $(BENCH_CLUSTER_SCENARIOS) -json ../../respbench-cluster.json \
 		-table ../../docs/respbench-cluster.txt $(BENCHFLAGS); fi

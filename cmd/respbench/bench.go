@@ -227,7 +227,7 @@ func (b *bench) participants(ctx context.Context, sc *scenario) (ps []participan
 			break
 		}
 		// The group's servers live for this scenario alone.
-		servers, err := startServers(ctx, redlockNodes)
+		servers, err := startServers(ctx, b.cfg.serverBin, redlockNodes)
 		if errors.Is(err, errNoServerBinary) {
 			return nil, closeAll, "redis-server is not installed (the scenario starts its own three): " + installHint, nil
 		}

@@ -40,13 +40,21 @@ const clusterMasters = 3
 // clusterReadyTimeout bounds the assembly of the embedded cluster.
 const clusterReadyTimeout = 30 * time.Second
 
-// lookServer finds redis-server.
-func lookServer() (string, error) {
-	bin, err := exec.LookPath("redis-server")
+// lookServer finds the server binary to start: bin (-server) when set, else
+// redis-server on the PATH.
+func lookServer(bin string) (string, error) {
+	if bin != "" {
+		path, err := exec.LookPath(bin)
+		if err != nil {
+			return "", fmt.Errorf("respbench: -server %s: %w", bin, err)
+		}
+		return path, nil
+	}
+	path, err := exec.LookPath("redis-server")
 	if err != nil {
 		return "", errNoServerBinary
 	}
-	return bin, nil
+	return path, nil
 }
 
 // embeddedCluster is the cluster respbench starts for -cluster without -addr.
@@ -58,8 +66,8 @@ type embeddedCluster struct {
 // startCluster starts three redis-server processes with cluster support on free
 // loopback ports, gives each a third of the slots (CLUSTER ADDSLOTSRANGE), joins them
 // (CLUSTER MEET) and returns once every node reports cluster_state:ok.
-func startCluster(ctx context.Context) (*embeddedCluster, error) {
-	bin, err := lookServer()
+func startCluster(ctx context.Context, serverBin string) (*embeddedCluster, error) {
+	bin, err := lookServer(serverBin)
 	if err != nil {
 		return nil, err
 	}

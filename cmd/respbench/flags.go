@@ -19,6 +19,7 @@ const (
 // config is the command line, checked.
 type config struct {
 	addr      string
+	serverBin string // -server: the redis-server binary to start; empty for the PATH's
 	cluster   bool
 	duration  time.Duration
 	warmup    time.Duration
@@ -53,6 +54,7 @@ func parseFlags(args []string, stderr io.Writer, names, scenarioNames []string) 
 	fs := flag.NewFlagSet("respbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.addr, "addr", "", "`host:port` of an existing server, or with -cluster comma-separated seed nodes (default: start a redis-server, or a cluster, on free loopback ports)")
+	fs.StringVar(&cfg.serverBin, "server", "", "`path` of the redis-server binary to start (default: redis-server on the PATH), e.g. a newer generation's for its lock commands")
 	fs.BoolVar(&cfg.cluster, "cluster", false, "benchmark against a Redis Cluster: the -addr seeds, or one of 3 masters it starts itself")
 	fs.DurationVar(&cfg.duration, "duration", 2*time.Second, "length of each measured window")
 	fs.DurationVar(&cfg.warmup, "warmup", 500*time.Millisecond, "warm-up before each measured window")
@@ -102,6 +104,9 @@ func parseFlags(args []string, stderr io.Writer, names, scenarioNames []string) 
 		if !set["sweep-rounds"] {
 			cfg.sweepRounds = 1
 		}
+	}
+	if cfg.serverBin != "" && cfg.addr != "" {
+		return bad("-server names a binary to start and -addr a server already running: give one")
 	}
 	if !cfg.cluster && strings.Contains(cfg.addr, ",") {
 		return bad("-addr lists several nodes: add -cluster for a Redis Cluster")

@@ -61,6 +61,11 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("filters = %v / %v", cfg.scenarios, cfg.clients)
 	}
 
+	cfg, err = parse("-server", "/opt/redis-8/redis-server")
+	if err != nil || cfg.serverBin != "/opt/redis-8/redis-server" {
+		t.Errorf("-server = %q, %v; want the path", cfg.serverBin, err)
+	}
+
 	cfg, err = parse("-cluster")
 	if err != nil || !cfg.cluster {
 		t.Errorf("-cluster = %v, %v; want accepted", cfg.cluster, err)
@@ -73,6 +78,7 @@ func TestParseFlags(t *testing.T) {
 		{"-clients", "jedis"},
 		{"-scenarios", "mget"},
 		{"-addr", "a:1,b:2"},
+		{"-server", "/usr/bin/redis-server", "-addr", "a:1"},
 		{"extra"},
 	} {
 		if _, err := parse(args...); !errors.Is(err, errUsage) {

@@ -43,7 +43,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case len(ep.addrs) > 0:
 	case cfg.cluster:
-		cl, err := startCluster(ctx)
+		cl, err := startCluster(ctx, cfg.serverBin)
 		if errors.Is(err, errNoServerBinary) {
 			fmt.Fprintf(stderr, "respbench: redis-server is not installed; install it with:\n    %s\nor point respbench at a cluster with -cluster -addr host:port,...\n", installHint)
 			return exitFailed
@@ -55,7 +55,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		defer cl.stop()
 		ep.addrs, embedded = cl.seeds(), true
 	default:
-		srv, err := startServer(ctx)
+		srv, err := startServer(ctx, cfg.serverBin)
 		if errors.Is(err, errNoServerBinary) {
 			fmt.Fprintf(stderr, "respbench: redis-server is not installed; install it with:\n    %s\nor point respbench at a server with -addr host:port\n", installHint)
 			return exitFailed

@@ -55,8 +55,8 @@ type serverSet struct {
 
 // startServers starts n standalone redis-servers, each on a free loopback port in a
 // directory of its own, and returns once each answers PING.
-func startServers(ctx context.Context, n int) (*serverSet, error) {
-	bin, err := lookServer()
+func startServers(ctx context.Context, serverBin string, n int) (*serverSet, error) {
+	bin, err := lookServer(serverBin)
 	if err != nil {
 		return nil, err
 	}

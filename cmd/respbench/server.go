@@ -39,10 +39,10 @@ type server struct {
 }
 
 // startServer starts the embedded server and returns once it answers PING.
-func startServer(ctx context.Context) (*server, error) {
-	bin, err := exec.LookPath("redis-server")
+func startServer(ctx context.Context, serverBin string) (*server, error) {
+	bin, err := lookServer(serverBin)
 	if err != nil {
-		return nil, errNoServerBinary
+		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "respbench-")
 	if err != nil {

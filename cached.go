@@ -256,9 +256,9 @@ const maxInvalidationLag = 100 * time.Microsecond
 // connection's reader gets to it.
 type trackedSource conn.Conn
 
-func (s *trackedSource) Current() bool {
+func (s *trackedSource) Current(now int64) bool {
 	cn := (*conn.Conn)(s)
-	return !cn.Measurable() || cn.Current(maxInvalidationLag)
+	return !cn.Measurable() || cn.CurrentAt(now, maxInvalidationLag)
 }
 
 func (s *trackedSource) CatchUp(ctx context.Context) error { return (*conn.Conn)(s).CatchUp(ctx) }

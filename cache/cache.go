@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/respire/respire/internal/argkind"
+	"github.com/respire/respire/internal/mono"
 	"github.com/respire/respire/resp"
 )
 
@@ -128,8 +129,10 @@ type Ticket struct {
 // is served only while its source has caught up recently, and otherwise catches it up.
 type Source interface {
 	// Current reports, without I/O or waiting, whether the invalidations that reached
-	// the client a short while ago have all been applied.
-	Current() bool
+	// the client a short while before now have all been applied. now is the hit's
+	// reading of the module's monotonic clock (nanoseconds; internal/mono), taken once
+	// for the entry's expiry and for this: a clock reading is a fair share of a hit.
+	Current(now int64) bool
 	// CatchUp returns once every invalidation that had reached the client when it was
 	// called has been applied, applying them on the caller's goroutine where it can
 	// (the entries they remove are marked removed before it returns). An error other
@@ -168,10 +171,9 @@ func (c *Cache) shard(key string) *shard {
 	return &c.shards[maphash.String(c.seed, key)%shardCount]
 }
 
-var clockStart = time.Now()
-
-// nanotime is a monotonic clock in nanoseconds.
-func nanotime() int64 { return int64(time.Since(clockStart)) }
+// nanotime is the module's monotonic clock in nanoseconds, whose readings a Source
+// compares with its own.
+func nanotime() int64 { return mono.Now() }
 
 // Get returns the cached reply of the command args, whose key is key (as the server
 // names it: with any key prefix), once the entry's source has caught up: an
@@ -202,11 +204,11 @@ func (c *Cache) Hit(ctx context.Context, key string, args []any) (resp.Value, bo
 	// that waited longer than the lag bound to the server).
 	var caughtUp Source
 	for range 2 {
-		e := c.lookup(key, args)
+		e, now := c.lookup(key, args)
 		if e == nil {
 			break
 		}
-		if e.src != nil && e.src != caughtUp && !e.src.Current() {
+		if e.src != nil && e.src != caughtUp && !e.src.Current(now) {
 			if err := e.src.CatchUp(ctx); err != nil {
 				if ctx.Err() != nil {
 					return resp.Value{}, false, err
@@ -225,8 +227,9 @@ func (c *Cache) Hit(ctx context.Context, key string, args []any) (resp.Value, bo
 	return resp.Value{}, false, nil
 }
 
-// lookup finds the live entry of args and marks it used; its value never changes.
-func (c *Cache) lookup(key string, args []any) *entry {
+// lookup finds the live entry of args and marks it used; its value never changes. It
+// returns the clock reading it was found live at, for the check of its source.
+func (c *Cache) lookup(key string, args []any) (*entry, int64) {
 	s := c.shard(key)
 	now := nanotime()
 	s.mu.RLock()
@@ -237,12 +240,12 @@ func (c *Cache) lookup(key string, args []any) *entry {
 				if e.used.Load() < now-int64(time.Millisecond) {
 					e.used.Store(now) // at most once a millisecond: hot entries stay cheap
 				}
-				return e
+				return e, now
 			}
 		}
 	}
 	s.mu.RUnlock()
-	return nil
+	return nil, now
 }
 
 // Reserve starts a read of key on src, the connection whose invalidations will keep the

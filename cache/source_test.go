@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire/respire/internal/mono"
 	"github.com/respire/respire/resp"
 )
 
@@ -17,9 +18,11 @@ type scriptedSource struct {
 	catchUps  int
 	catchUp   func(ctx context.Context) error
 	onCurrent func()
+	nows      []int64 // the readings Current was asked about
 }
 
-func (s *scriptedSource) Current() bool {
+func (s *scriptedSource) Current(now int64) bool {
+	s.nows = append(s.nows, now)
 	if s.onCurrent != nil {
 		s.onCurrent()
 	}
@@ -70,9 +73,21 @@ func TestGetWaitsForItsSource(t *testing.T) {
 				src.catchUp = tc.catchUp(c)
 			}
 			c.Store(c.Reserve("k", src), args, resp.BulkString("v"), time.Hour)
+			before := mono.Now()
 			_, ok, err := c.Get(context.Background(), "k", args)
+			after := mono.Now()
 			if err != nil || ok != tc.wantHit || src.catchUps != tc.wantCatchUp {
 				t.Fatalf("Get: hit %v, err %v, %d catch-ups; want hit %v, %d catch-ups", ok, err, src.catchUps, tc.wantHit, tc.wantCatchUp)
+			}
+			// The source is asked about the moment of the hit, on the clock it
+			// compares its own readings with.
+			if len(src.nows) == 0 {
+				t.Fatal("Get never asked its source whether it is current")
+			}
+			for _, now := range src.nows {
+				if now < before || now > after {
+					t.Errorf("Current(%d) asked outside the Get's window [%d, %d]", now, before, after)
+				}
 			}
 			st := c.Stats()
 			if hits := map[bool]int64{true: 1}[tc.wantHit]; st.Hits != hits || st.Hits+st.Misses != 1 {

@@ -227,8 +227,13 @@ func (c *Conn) Measurable() bool { return c.r.pos.measurable }
 // Current reports whether the connection has handed on every frame whose bytes had
 // reached this machine maxLag ago. It makes no system call and never waits; false
 // means CatchUp must say.
-func (c *Conn) Current(maxLag time.Duration) bool {
-	return nanotime()-c.r.pos.caughtUp.Load() <= int64(maxLag)
+func (c *Conn) Current(maxLag time.Duration) bool { return c.CurrentAt(nanotime(), maxLag) }
+
+// CurrentAt is Current as of now, a reading of the module's monotonic clock
+// (nanoseconds, internal/mono) that the caller has taken already: a cache hit reads
+// the clock once, for its entry's expiry and for this.
+func (c *Conn) CurrentAt(now int64, maxLag time.Duration) bool {
+	return now-c.r.pos.caughtUp.Load() <= int64(maxLag)
 }
 
 // CatchUp returns once the connection has handed on every frame whose bytes had

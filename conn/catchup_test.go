@@ -54,6 +54,11 @@ func TestCatchUpWaitsForThePushHandler(t *testing.T) {
 	if !c.Current(time.Hour) {
 		t.Fatal("not current right after catching up")
 	}
+	// CurrentAt compares with the caller's reading of the module's clock: current as
+	// of now, not as of an hour from now.
+	if now := nanotime(); !c.CurrentAt(now, time.Hour) || c.CurrentAt(now+int64(2*time.Hour), time.Hour) {
+		t.Fatal("CurrentAt does not measure the lag from the reading it is given")
+	}
 	for _, k := range []string{"a", "b"} {
 		if _, err := c.Do(ctx, "GET", k); err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/respire/respire/internal/mono"
 	"github.com/respire/respire/observe"
 	"github.com/respire/respire/resp"
 )
@@ -153,10 +154,12 @@ func (c *Conn) quietLocked() bool {
 // at its socket.
 const idleCheckAfter = time.Millisecond
 
-var clockStart = time.Now()
+// clockStart is the origin of nanotime, the module's clock (internal/mono): a cache
+// hit hands its own reading to CurrentAt.
+var clockStart = mono.Start()
 
 // nanotime is a monotonic clock in nanoseconds, never 0.
-func nanotime() int64 { return int64(time.Since(clockStart)) + 1 }
+func nanotime() int64 { return mono.Now() }
 
 // submitLocked registers cl for the bytes from start to the end of the write buffer and makes sure
 // someone writes them. It unlocks c.mu.
@@ -583,7 +586,7 @@ func nextDeadline(due int64, timeout time.Duration) (int64, bool) {
 }
 
 // fromNanotime converts a nanotime reading to a time.Time.
-func fromNanotime(t int64) time.Time { return clockStart.Add(time.Duration(t - 1)) }
+func fromNanotime(t int64) time.Time { return mono.Time(t) }
 
 // readUntil is the read role held by cl's own caller: it reads and dispatches until
 // cl is complete (or the connection fails), then passes the role on if calls still

@@ -16,13 +16,16 @@ type Locker struct {
 	ln      *link.Client     // what the locks use of their client: its lanes, prefix, observer and key watches
 	obs     observe.Observer // the client's, for lock events; nil when nothing observes them
 	cutoffs observe.Observer // the client's, for cut-offs
+	// handoff wakes this Locker's polling waiters of a key that one of its locks
+	// released; shared with the Lockers Unobserved makes.
+	handoff *handoffs
 }
 
 // New returns the Locker for c. Lock keys get c's key prefix, like every other key.
 // The locks report each step of their lives (observe.Lock) and the connections they
 // cut off (observe.Cutoff) to c's Observer, if it has one.
 func New(c *respire.Client) *Locker {
-	l := &Locker{ln: link.Of(c)}
+	l := &Locker{ln: link.Of(c), handoff: new(handoffs)}
 	if l.ln != nil {
 		l.obs = l.ln.Observer
 		l.cutoffs = l.obs
@@ -91,7 +94,7 @@ func (l *Locker) tryAcquire(ctx context.Context, key string, ttl time.Duration, 
 			return mu.try(ctx, ms, began)
 		}
 		wo := o // the wait keeps &wo; o itself stays on the stack for the try without wait
-		ok, err = waitLoop(ctx, &wo, err, 0, plain(try), l.watcher(key))
+		ok, err = waitLoop(ctx, &wo, err, 0, plain(try), l.watcher(key), handoffKey{l.handoff, key})
 	}
 	if err != nil || !ok {
 		l.reportGaveUp(ctx, began, mu, err, waited || strict)

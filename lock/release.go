@@ -249,6 +249,9 @@ func (m *Lock) release(ctx context.Context, by time.Time) (ReleaseOutcome, error
 		return 0, err
 	case deleted:
 		m.lose(ErrReleased)
+		if m.l.handoff != nil {
+			m.l.handoff.released(m.key)
+		}
 		return Released, nil
 	}
 	m.lose(ErrLeaseLost)

@@ -25,8 +25,11 @@ type watchFunc func(ctx context.Context, prev keyWatch) (keyWatch, error)
 // (nil without tracking) or for the retry strategy's pause, never past the retryIn a
 // held try gave. A try that was not sent is followed by the strategy's pause even
 // with tracking: there is no change to wait for.
-func waitLoop(ctx context.Context, o *acquireOptions, last error, retryIn time.Duration, try Try, watch watchFunc) (bool, error) {
-	s := sleeper{o: o, watch: watch}
+//
+// A polling pause also ends when a lock of hk's key is released through the same
+// Locker (handoffs); the zero hk waits for no such release.
+func waitLoop(ctx context.Context, o *acquireOptions, last error, retryIn time.Duration, try Try, watch watchFunc, hk handoffKey) (bool, error) {
+	s := sleeper{o: o, watch: watch, hk: hk}
 	// The last watch is stopped however the wait ends: a watch woken in its turn then
 	// wakes the next waiter of this client, which must look at the key in its place.
 	defer s.stop()
@@ -74,6 +77,8 @@ type sleeper struct {
 	o     *acquireOptions
 	watch watchFunc // nil without tracking
 	w     keyWatch  // the watch of the last sleep, kept until the next one succeeds it
+	hk    handoffKey
+	woken chan struct{} // hk's wake-ups, made on the first polling pause that waits on them
 }
 
 // pause sleeps before the next try: until the key changes when it can be watched and
@@ -93,7 +98,14 @@ func (s *sleeper) pause(ctx context.Context, retry int, left time.Duration, held
 	}
 	// Not watching while polling: let another waiter of the key have the turn.
 	s.stop()
-	return sleep(ctx, min(s.o.retry.Delay(retry), left))
+	d := min(s.o.retry.Delay(retry), left)
+	if s.hk.h != nil && held {
+		if s.woken == nil {
+			s.woken = make(chan struct{}, 1)
+		}
+		return s.hk.sleep(ctx, d, s.woken)
+	}
+	return sleep(ctx, d)
 }
 
 func (s *sleeper) stop() {
@@ -155,5 +167,5 @@ func (l *Locker) Wait(ctx context.Context, w Waiting, key string, try Try) (bool
 	// The wait keeps &o: a copy made here, so that a try that does not wait leaves w on
 	// the stack.
 	o := w.o
-	return waitLoop(ctx, &o, err, retryIn, try, watch)
+	return waitLoop(ctx, &o, err, retryIn, try, watch, handoffKey{})
 }

@@ -109,7 +109,7 @@ func opts(t *testing.T, o ...Option) *acquireOptions {
 func TestWaitLoopFixedPolling(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &tries{start: time.Now(), replies: []func() (bool, error){held}}
-		ok, err := waitLoop(t.Context(), opts(t, WithWait(time.Second), WithRetryEvery(100*time.Millisecond)), nil, 0, plain(s.try), nil)
+		ok, err := waitLoop(t.Context(), opts(t, WithWait(time.Second), WithRetryEvery(100*time.Millisecond)), nil, 0, plain(s.try), nil, handoffKey{})
 		if ok || err != nil {
 			t.Fatal(ok, err)
 		}
@@ -129,7 +129,7 @@ func TestWaitLoopExponentialAndCap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &tries{start: time.Now(), replies: []func() (bool, error){held, held, held, acquired}}
 		o := opts(t, WithWait(time.Minute), WithRetry(ExponentialRetry(10*time.Millisecond, 25*time.Millisecond)))
-		ok, err := waitLoop(t.Context(), o, nil, 0, plain(s.try), nil)
+		ok, err := waitLoop(t.Context(), o, nil, 0, plain(s.try), nil, handoffKey{})
 		if !ok || err != nil {
 			t.Fatal(ok, err)
 		}
@@ -147,7 +147,7 @@ func TestWaitLoopExponentialAndCap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &tries{start: time.Now(), replies: []func() (bool, error){held}}
 		o := opts(t, WithWait(time.Hour), WithMaxAttempts(3), WithRetryEvery(time.Second))
-		ok, err := waitLoop(t.Context(), o, nil, 0, plain(s.try), nil)
+		ok, err := waitLoop(t.Context(), o, nil, 0, plain(s.try), nil, handoffKey{})
 		if ok || err != nil || len(s.at) != 2 { // 3 attempts: the first and two retries
 			t.Fatalf("%v %v after %d retries", ok, err, len(s.at))
 		}
@@ -162,7 +162,7 @@ func TestWaitLoopRetriesNotSent(t *testing.T) {
 		// A first try that was not sent, then another, then success.
 		s := &tries{start: time.Now(), replies: []func() (bool, error){unsent, acquired}}
 		_, first := unsent()
-		ok, err := waitLoop(t.Context(), opts(t, WithWait(time.Second), WithRetryEvery(10*time.Millisecond)), first, 0, plain(s.try), nil)
+		ok, err := waitLoop(t.Context(), opts(t, WithWait(time.Second), WithRetryEvery(10*time.Millisecond)), first, 0, plain(s.try), nil, handoffKey{})
 		if !ok || err != nil || len(s.at) != 2 {
 			t.Fatal(ok, err, s.at)
 		}
@@ -171,7 +171,7 @@ func TestWaitLoopRetriesNotSent(t *testing.T) {
 		// Never sent within the budget: the error says so, rather than "held".
 		s := &tries{start: time.Now(), replies: []func() (bool, error){unsent}}
 		_, first := unsent()
-		ok, err := waitLoop(t.Context(), opts(t, WithWait(100*time.Millisecond), WithRetryEvery(10*time.Millisecond)), first, 0, plain(s.try), nil)
+		ok, err := waitLoop(t.Context(), opts(t, WithWait(100*time.Millisecond), WithRetryEvery(10*time.Millisecond)), first, 0, plain(s.try), nil, handoffKey{})
 		if ok || !errors.Is(err, conn.ErrNotSent) {
 			t.Fatal(ok, err)
 		}
@@ -179,7 +179,7 @@ func TestWaitLoopRetriesNotSent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// A try that may have run is never repeated.
 		s := &tries{start: time.Now(), replies: []func() (bool, error){written}}
-		ok, err := waitLoop(t.Context(), opts(t, WithWait(time.Second)), nil, 0, plain(s.try), nil)
+		ok, err := waitLoop(t.Context(), opts(t, WithWait(time.Second)), nil, 0, plain(s.try), nil, handoffKey{})
 		if ok || !errors.Is(err, conn.ErrOutcomeUnknown) || len(s.at) != 1 {
 			t.Fatal(ok, err, s.at)
 		}
@@ -215,7 +215,7 @@ func TestWaitLoopWokenByWatch(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			ok, err := waitLoop(t.Context(), opts(t, WithWait(time.Minute), WithRetryEvery(10*time.Millisecond)), nil, 0, plain(s.try), watch)
+			ok, err := waitLoop(t.Context(), opts(t, WithWait(time.Minute), WithRetryEvery(10*time.Millisecond)), nil, 0, plain(s.try), watch, handoffKey{})
 			if !ok || err != nil {
 				t.Error(ok, err)
 			}
@@ -235,7 +235,7 @@ func TestWaitLoopWokenByWatch(t *testing.T) {
 		// Tracking unavailable: the wait polls with the strategy instead.
 		watch := func(context.Context, keyWatch) (keyWatch, error) { return nil, errors.New("no tracking") }
 		s := &tries{start: time.Now(), replies: []func() (bool, error){held, acquired}}
-		ok, err := waitLoop(t.Context(), opts(t, WithWait(time.Minute), WithRetryEvery(10*time.Millisecond)), nil, 0, plain(s.try), watch)
+		ok, err := waitLoop(t.Context(), opts(t, WithWait(time.Minute), WithRetryEvery(10*time.Millisecond)), nil, 0, plain(s.try), watch, handoffKey{})
 		if !ok || err != nil || s.at[0] != 10*time.Millisecond {
 			t.Fatal(ok, err, s.at)
 		}
@@ -247,7 +247,7 @@ func TestWaitLoopCancellation(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
 		defer cancel()
 		s := &tries{start: time.Now(), replies: []func() (bool, error){held}}
-		ok, err := waitLoop(ctx, opts(t, WithWait(time.Hour), WithRetryEvery(time.Second)), nil, 0, plain(s.try), nil)
+		ok, err := waitLoop(ctx, opts(t, WithWait(time.Hour), WithRetryEvery(time.Second)), nil, 0, plain(s.try), nil, handoffKey{})
 		if ok || !errors.Is(err, context.DeadlineExceeded) || time.Since(s.start) != 150*time.Millisecond {
 			t.Fatal(ok, err, time.Since(s.start))
 		}
@@ -272,7 +272,7 @@ func TestWaitLoopRetryInBoundsThePause(t *testing.T) {
 			}
 			o := opts(t, WithWait(time.Minute), WithRetryEvery(time.Second))
 			// The first try, made before the loop, found it held with 30 ms to go.
-			ok, err := waitLoop(t.Context(), o, nil, 30*time.Millisecond, try, watch)
+			ok, err := waitLoop(t.Context(), o, nil, 30*time.Millisecond, try, watch, handoffKey{})
 			if !ok || err != nil {
 				t.Fatal(ok, err)
 			}

@@ -73,6 +73,7 @@ const (
 	defaultWriteTimeout = 3 * time.Second
 	maxSpareBuffer      = 1 << 20  // larger write buffers are dropped after use, not kept
 	keptBuffer          = 64 << 10 // write buffers up to this size are always kept for reuse
+	maxBatch            = 64 << 10 // the writer goroutine stops waiting for more commands at this size
 )
 
 func (o *Options) validate() error {
@@ -184,6 +185,11 @@ type readSide struct {
 	due              int64     // nanotime of the armed read deadline
 	deadline         time.Time // the deadline requests in flight really have, even while interrupted
 	by               int64     // nanotime of the deadline of the call whose caller reads (CallOptions.Deadline); 0 for none
+	// burst: the holder of the read role has a whole frame of its last read to hand
+	// out, while a reply that is not a blocking command's is awaited. Commands queued
+	// meanwhile are held for one batch (pipeline.go). Written by the holder of the
+	// read role only, under mu.
+	burst bool
 }
 
 // contextWatch is the one context a connection watches (watch.go), and the

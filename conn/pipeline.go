@@ -36,10 +36,23 @@ import (
 // reader goroutine keeps the read role for good, so pushes are seen while nothing
 // waits.
 //
-// Batching: when the writer goroutine is woken while replies are outstanding, it yields
-// once before taking the batch. The callers whose replies were just dispatched are then
-// runnable, and they queue their next commands first: 64 busy goroutines produce
-// batches of dozens of commands instead of one or two, which is what saves syscalls.
+// Batching: every write costs a system call on each side, and the server reads and
+// answers each batch as a whole, so fewer, larger batches save both processes CPU. Two
+// things make them large:
+//
+//   - A command queued while the holder of the read role still has replies of its last
+//     read to hand out is held (burst): the callers those replies wake are about to
+//     queue theirs too, and all of them leave together once the last reply of the read
+//     is handed out (releaseHeldLocked). Without it, the first caller woken by a read
+//     went out alone, and the rest of a read's callers trickled after it in batches of
+//     a few. A hold lasts only while whole replies wait in the read buffer, never for
+//     the server, and never while only blocking commands are in flight.
+//   - The writer goroutine, woken while replies are outstanding, yields until the
+//     queue stops growing (or fills maxBatch) before it takes the batch: the callers
+//     woken last are runnable and queue their commands first.
+//
+// 64 busy goroutines so produce batches of dozens of commands, and 1,024 of hundreds,
+// instead of many of a few.
 
 // enqueue encodes args (with prefix on the keys at positions keys) into the write
 // buffer and queues cl behind it.
@@ -188,6 +201,10 @@ func (c *Conn) submitBoundedLocked(ctx context.Context, cl *call, start int, bou
 		c.mu.Unlock() // the writer at work takes cl with its next batch
 		return
 	}
+	if c.r.burst {
+		c.mu.Unlock() // held: it leaves with the batch of the read (releaseHeldLocked)
+		return
+	}
 	c.w.writing = true
 	switch {
 	case cl.inline && c.r.inflight.len() == 0:
@@ -329,18 +346,18 @@ func (c *Conn) writeBatch(buf []byte) error {
 }
 
 // finishWrite keeps buf for reuse and gives up the write role, or hands it to the writer
-// goroutine when more was queued during the write.
+// goroutine when more was queued during the write and is not held for a burst.
 func (c *Conn) finishWrite(buf []byte) {
 	c.mu.Lock()
 	if c.w.spare == nil && worthKeeping(buf) {
 		c.w.spare = buf
 	}
-	if len(c.w.queued) > 0 && c.err == nil {
+	if len(c.w.queued) > 0 && c.err == nil && !c.r.burst {
 		c.mu.Unlock()
 		signal(c.w.wake)
 		return
 	}
-	c.w.writing = false
+	c.w.writing = false // what is queued during a burst is held (releaseHeldLocked)
 	c.mu.Unlock()
 }
 
@@ -387,7 +404,8 @@ func (c *Conn) writeLoop() {
 			c.finishWrite(nil)
 			continue
 		}
-		if c.r.inflight.len() > 0 {
+		for n := -1; c.r.inflight.len() > 0 && len(c.w.queued) != n && len(c.w.buf) < maxBatch && c.err == nil; {
+			n = len(c.w.queued)
 			c.mu.Unlock()
 			runtime.Gosched() // let the callers just answered queue their next commands
 			c.mu.Lock()
@@ -396,8 +414,8 @@ func (c *Conn) writeLoop() {
 			c.mu.Unlock()
 			continue
 		}
-		if len(c.w.queued) == 0 {
-			c.w.writing = false
+		if len(c.w.queued) == 0 || c.r.burst {
+			c.w.writing = false // nothing to write, or held (releaseHeldLocked)
 			c.mu.Unlock()
 			continue
 		}
@@ -662,6 +680,7 @@ func (c *Conn) readOne(mine *call) (bool, error) {
 		if c.r.push != nil {
 			c.r.push(v)
 		}
+		c.endBurstIfDrained()
 		if c.r.alwaysRead {
 			c.advance()
 		}
@@ -716,6 +735,7 @@ func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {
 		return false, fmt.Errorf("%w: %s", ErrUnexpectedReply, v)
 	}
 	if !cl.deliver(v) {
+		c.releaseHeldLocked()
 		c.mu.Unlock()
 		return false, nil
 	}
@@ -732,6 +752,7 @@ func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {
 		c.r.blockingInflight--
 	}
 	c.afterReplyLocked()
+	c.releaseHeldLocked()
 	abandoned := cl.state == stateAbandoned
 	cl.state = stateReplied
 	c.mu.Unlock()
@@ -741,6 +762,45 @@ func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {
 		cl.done <- struct{}{}
 	}
 	return cl == mine, nil
+}
+
+// releaseHeldLocked notes whether the holder of the read role, which has just handed
+// out a reply, has more of its last read to hand out (a burst), and when it has not,
+// hands the commands held meanwhile to the writer goroutine. Only the holder of the
+// read role calls it. A burst counts only while a reply to a call that is not blocking
+// is awaited, and only for a whole frame: the start of a large reply may take long to
+// arrive, and the server should have the next commands meanwhile.
+func (c *Conn) releaseHeldLocked() {
+	c.r.burst = c.r.inflight.len() > c.r.blockingInflight && c.wholeFrameBuffered()
+	// Queued with nobody writing is held: whoever queues takes or hands on the write
+	// role at once otherwise (submitBoundedLocked), and the role is given up with
+	// something queued only during a burst (finishWrite, writeLoop).
+	if !c.r.burst && !c.w.writing && len(c.w.queued) > 0 && c.err == nil {
+		c.w.writing = true
+		signal(c.w.wake)
+	}
+}
+
+// wholeFrameBuffered reports whether the read buffer starts with a whole frame. Only
+// the holder of the read role calls it.
+func (c *Conn) wholeFrameBuffered() bool {
+	n := c.r.buf.Buffered()
+	if n == 0 {
+		return false
+	}
+	b, _ := c.r.buf.Peek(n)
+	return c.r.dec.FrameComplete(b)
+}
+
+// endBurstIfDrained releases the held commands when a push, not a reply, ended a
+// burst. Only the holder of the read role calls it.
+func (c *Conn) endBurstIfDrained() {
+	if !c.r.burst || c.wholeFrameBuffered() {
+		return
+	}
+	c.mu.Lock()
+	c.releaseHeldLocked()
+	c.mu.Unlock()
 }
 
 // afterReplyLocked updates the idle clock and the read deadline once a call has all its

@@ -73,3 +73,52 @@ func TestCommandQueuedDuringABurstIsHeldForIt(t *testing.T) {
 		t.Fatalf("INCR: %v, %v", r.v, r.err)
 	}
 }
+
+// When one read wakes several callers and leaves nothing in flight, the first of them
+// to queue its next command does not write it alone, as a caller on a quiet
+// connection does: the writer goroutine writes it, with whatever the others queue.
+func TestCommandAfterABurstIsNotWrittenAlone(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{Args: []string{"--enable-debug-command", "yes"}})
+	c := dialT(t, srv.Addr(), Options{})
+	ctx := context.Background()
+	inflight := func() int {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.r.inflight.len()
+	}
+
+	// The server sleeps on the first command while the two GETs reach it, then
+	// answers all three in one write, which one read takes.
+	errs := make(chan error, 3)
+	do := func(args ...any) {
+		_, err := c.Do(ctx, args...)
+		errs <- err
+	}
+	go do("DEBUG", "SLEEP", "0.2")
+	testkit.WaitFor(t, "DEBUG SLEEP written", func() bool { return inflight() == 1 })
+	go do("GET", "burst:a")
+	go do("GET", "burst:b")
+	testkit.WaitFor(t, "both GETs written", func() bool { return inflight() == 3 })
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	testkit.WaitFor(t, "the read role given up", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return !c.r.reading
+	})
+
+	cl := c.getCall(1)
+	if err := c.enqueue(ctx, cl, "", nil, []any{"GET", "burst:a"}); err != nil {
+		t.Fatal(err)
+	}
+	if cl.reader == readBySelf {
+		t.Error("the first command after a read that woke several callers was written by its caller, alone")
+	}
+	if err := c.wait(ctx, cl); err != nil || cl.err != nil {
+		t.Fatalf("GET after the burst: %v, %v", err, cl.err)
+	}
+	c.putCall(cl)
+}

@@ -191,6 +191,12 @@ type readSide struct {
 	// meanwhile are held for one batch (pipeline.go). Written by the holder of the
 	// read role only, under mu.
 	burst bool
+	// afterBurst: a burst that woke several callers ended with nothing left in
+	// flight. They are about to queue their next commands: the first does not write
+	// alone as on a quiet connection, the writer goroutine waits for the others
+	// (pipeline.go). Under mu; the next batch taken clears it.
+	afterBurst bool
+	burstCalls int // calls completed since the burst began, by the holder of the read role
 }
 
 // contextWatch is the one context a connection watches (watch.go), and the

@@ -46,7 +46,10 @@ import (
 //     is handed out (releaseHeldLocked). Without it, the first caller woken by a read
 //     went out alone, and the rest of a read's callers trickled after it in batches of
 //     a few. A hold lasts only while whole replies wait in the read buffer, never for
-//     the server, and never while only blocking commands are in flight.
+//     the server, and never while only blocking commands are in flight. When such a
+//     read leaves nothing in flight (afterBurst), the first of its callers to queue
+//     does not write alone as a caller on a quiet connection does: the writer
+//     goroutine writes for them all.
 //   - The writer goroutine, woken while replies are outstanding, yields until the
 //     queue stops growing (or fills maxBatch) before it takes the batch: the callers
 //     woken last are runnable and queue their commands first.
@@ -206,12 +209,13 @@ func (c *Conn) submitBoundedLocked(ctx context.Context, cl *call, start int, bou
 		return
 	}
 	c.w.writing = true
+	quiet := c.r.inflight.len() == 0 && !c.r.afterBurst
 	switch {
-	case cl.inline && c.r.inflight.len() == 0:
+	case cl.inline && quiet:
 		buf := c.takeBatchLocked(cl)
 		c.mu.Unlock()
 		c.writeTaken(buf)
-	case c.raw != nil && c.r.inflight.len() == 0:
+	case c.raw != nil && quiet:
 		// A quiet connection: nobody else's command is about to join this one, so
 		// waking the writer would only add latency. The caller may read its reply
 		// itself too (readUntilInterruptible).
@@ -302,6 +306,7 @@ func (c *Conn) takeBatchLocked(me *call) []byte {
 	buf := c.w.buf
 	c.w.buf = c.w.spare[:0]
 	c.w.spare = nil
+	c.r.afterBurst = false
 	timed := false
 	for _, cl := range c.w.queued {
 		if cl.want == 0 {
@@ -404,7 +409,7 @@ func (c *Conn) writeLoop() {
 			c.finishWrite(nil)
 			continue
 		}
-		for n := -1; c.r.inflight.len() > 0 && len(c.w.queued) != n && len(c.w.buf) < maxBatch && c.err == nil; {
+		for n := -1; (c.r.inflight.len() > 0 || c.r.afterBurst) && len(c.w.queued) != n && len(c.w.buf) < maxBatch && c.err == nil; {
 			n = len(c.w.queued)
 			c.mu.Unlock()
 			runtime.Gosched() // let the callers just answered queue their next commands
@@ -735,7 +740,7 @@ func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {
 		return false, fmt.Errorf("%w: %s", ErrUnexpectedReply, v)
 	}
 	if !cl.deliver(v) {
-		c.releaseHeldLocked()
+		c.releaseHeldLocked(false)
 		c.mu.Unlock()
 		return false, nil
 	}
@@ -752,7 +757,7 @@ func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {
 		c.r.blockingInflight--
 	}
 	c.afterReplyLocked()
-	c.releaseHeldLocked()
+	c.releaseHeldLocked(true)
 	abandoned := cl.state == stateAbandoned
 	cl.state = stateReplied
 	c.mu.Unlock()
@@ -765,13 +770,26 @@ func (c *Conn) dispatch(v resp.Value, mine *call) (bool, error) {
 }
 
 // releaseHeldLocked notes whether the holder of the read role, which has just handed
-// out a reply, has more of its last read to hand out (a burst), and when it has not,
-// hands the commands held meanwhile to the writer goroutine. Only the holder of the
-// read role calls it. A burst counts only while a reply to a call that is not blocking
-// is awaited, and only for a whole frame: the start of a large reply may take long to
-// arrive, and the server should have the next commands meanwhile.
-func (c *Conn) releaseHeldLocked() {
+// out a reply (the last its call awaited when completed), has more of its last read to
+// hand out (a burst), and when it has not, hands the commands held meanwhile to the
+// writer goroutine. Only the holder of the read role calls it. A burst counts only
+// while a reply to a call that is not blocking is awaited, and only for a whole frame:
+// the start of a large reply may take long to arrive, and the server should have the
+// next commands meanwhile.
+func (c *Conn) releaseHeldLocked(completed bool) {
+	was := c.r.burst
+	if !was {
+		c.r.burstCalls = 0
+	}
+	if completed {
+		c.r.burstCalls++
+	}
 	c.r.burst = c.r.inflight.len() > c.r.blockingInflight && c.wholeFrameBuffered()
+	if was && !c.r.burst && c.r.inflight.len() == 0 && c.r.burstCalls > 1 {
+		// Several callers were woken, and none has queued yet. (One caller's batch
+		// is not a burst of callers: its caller writes the next one itself.)
+		c.r.afterBurst = true
+	}
 	// Queued with nobody writing is held: whoever queues takes or hands on the write
 	// role at once otherwise (submitBoundedLocked), and the role is given up with
 	// something queued only during a burst (finishWrite, writeLoop).
@@ -799,7 +817,7 @@ func (c *Conn) endBurstIfDrained() {
 		return
 	}
 	c.mu.Lock()
-	c.releaseHeldLocked()
+	c.releaseHeldLocked(false)
 	c.mu.Unlock()
 }
 

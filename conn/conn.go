@@ -73,6 +73,7 @@ const (
 	defaultWriteTimeout = 3 * time.Second
 	maxSpareBuffer      = 1 << 20  // larger write buffers are dropped after use, not kept
 	keptBuffer          = 64 << 10 // write buffers up to this size are always kept for reuse
+	maxBatch            = 64 << 10 // the writer goroutine stops waiting for more commands at this size
 )
 
 func (o *Options) validate() error {
@@ -184,6 +185,18 @@ type readSide struct {
 	due              int64     // nanotime of the armed read deadline
 	deadline         time.Time // the deadline requests in flight really have, even while interrupted
 	by               int64     // nanotime of the deadline of the call whose caller reads (CallOptions.Deadline); 0 for none
+	progressAt       int64     // pos.read when a reply last extended the read deadline
+	// burst: the holder of the read role has a whole frame of its last read to hand
+	// out, while a reply that is not a blocking command's is awaited. Commands queued
+	// meanwhile are held for one batch (pipeline.go). Written by the holder of the
+	// read role only, under mu.
+	burst bool
+	// afterBurst: a burst that woke several callers ended with nothing left in
+	// flight. They are about to queue their next commands: the first does not write
+	// alone as on a quiet connection, the writer goroutine waits for the others
+	// (pipeline.go). Under mu; the next batch taken clears it.
+	afterBurst bool
+	burstCalls int // calls completed since the burst began, by the holder of the read role
 }
 
 // contextWatch is the one context a connection watches (watch.go), and the

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -118,4 +119,63 @@ func TestSlotMatchesServer(t *testing.T) {
 			t.Errorf("Slot(%q) = %d, server says %d", key, got, want)
 		}
 	}
+}
+
+// crc16Reference is CRC-16/XMODEM bit by bit, as the cluster spec defines it: what the
+// table-driven CRC16 must agree with.
+func crc16Reference(b []byte) uint16 {
+	var crc uint16
+	for _, c := range b {
+		crc ^= uint16(c) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc
+}
+
+// Every length, so that each way the table-driven loop ends is checked, with and
+// without a prefix and a hash tag.
+func TestSlotMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := range 80 {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+		}
+		if got, want := CRC16(b), crc16Reference(b); got != want {
+			t.Fatalf("CRC16 of %d bytes %x = %#04x, want %#04x", n, b, got, want)
+		}
+		key := string(b)
+		if got, want := Slot(key), int(crc16Reference(b)&slotMask); !bytes.ContainsAny(b, "{}") && got != want {
+			t.Fatalf("Slot of %d bytes %x = %d, want %d", n, b, got, want)
+		}
+		for cut := range len(key) + 1 {
+			if got, want := PrefixedSlot(key[:cut], key[cut:]), Slot(key); got != want {
+				t.Fatalf("PrefixedSlot(%q, %q) = %d, Slot of the concatenation %d", key[:cut], key[cut:], got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkSlot is the slot of a key the length of an application's, as a Cluster
+// client computes it for every command.
+func BenchmarkSlot(b *testing.B) {
+	for _, key := range []string{"respbench:spread:1234", "{user:1000}:followers"} {
+		b.Run(key, func(b *testing.B) {
+			for b.Loop() {
+				Slot(key)
+			}
+		})
+	}
+	b.Run("prefixed", func(b *testing.B) {
+		key := []byte("spread:1234")
+		for b.Loop() {
+			PrefixedSlot("respbench:", key)
+		}
+	})
 }

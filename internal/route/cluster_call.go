@@ -154,11 +154,35 @@ func (r *Cluster) do(ctx context.Context, cmd *Cmd, c *Call) (resp.Value, *conn.
 		v, err := r.fanout(ctx, cmd, c)
 		return v, nil, err
 	}
+	if cn := r.atHand(cmd, c, t); cn != nil {
+		// The common case, written out: through attempt the reply would be copied
+		// once more on the stack, and attempt's cases looked at again.
+		v, err := cn.DoWith(ctx, cmd.Options, cmd.Args...)
+		if err == nil {
+			return v, cn, nil
+		}
+		return r.redirected(ctx, cmd, c, t, cn, err)
+	}
 	v, cn, err := r.attempt(ctx, cmd, c, t, step{})
 	if err == nil {
 		return v, cn, nil
 	}
 	return r.redirected(ctx, cmd, c, t, cn, err)
+}
+
+// atHand is the connection attempt would send cmd on for t, when it is the shared
+// connection of the master of t's slot, known and live: nil for every other case
+// (a held, blocking or lock-lane call, a replica read, a command without keys, a slot
+// not known, a connection to dial), which attempt handles.
+func (r *Cluster) atHand(cmd *Cmd, c *Call, t Target) *conn.Conn {
+	if c.hold || cmd.Options.Blocking || c.lane != SharedLane || t.Replica || t.Slot == AnySlot {
+		return nil
+	}
+	s := r.slots[t.Slot].Load()
+	if s == nil {
+		return nil
+	}
+	return s.master.shared.atHand()
 }
 
 // slotTarget is the target of cmd, whose keys hash to slot: a replica may serve it

@@ -173,8 +173,7 @@ func (r *Cluster) doPlan(ctx context.Context, b *Plan) ([]conn.Result, *conn.Con
 	if single {
 		// Commands without keys go with the others: any master serves them.
 		one := batchPart{node: first, buf: b.buf}
-		r.startPart(ctx, &one, b.Len())
-		r.waitPart(ctx, &one, b.Len())
+		r.doPart(ctx, &one, b.Len())
 		if one.err != nil {
 			return nil, one.cn, one.err
 		}
@@ -231,14 +230,21 @@ func (b *Plan) split(first *clusterNode) {
 }
 
 // sendParts sends every part of b to its node, all on this goroutine: first each part
-// is written, then each one's replies are collected in turn, so the nodes work on
-// their parts at the same time without a goroutine per part.
+// but the last is written, then the last is sent and its replies read (by this
+// goroutine itself when its connection is quiet: doPart), then the others' replies are
+// collected in turn. The nodes work on their parts at the same time without a
+// goroutine per part, and while this goroutine reads the last part the connections'
+// readers collect the others, which are mostly complete by the time it waits for
+// them: a batch over three nodes wakes two readers and parks its caller seldom,
+// where waiting for every part through its reader woke three and parked once or more.
 func (r *Cluster) sendParts(ctx context.Context, b *Plan) {
-	for i := range b.parts {
+	last := len(b.parts) - 1
+	for i := range last {
 		p := &b.parts[i]
 		r.startPart(ctx, p, len(p.idx))
 	}
-	for i := range b.parts {
+	r.doPart(ctx, &b.parts[last], len(b.parts[last].idx))
+	for i := range last {
 		p := &b.parts[i]
 		r.waitPart(ctx, p, len(p.idx))
 	}
@@ -274,10 +280,34 @@ func (r *Cluster) merge(ctx context.Context, b *Plan) ([]conn.Result, error) {
 	return out, nil
 }
 
-// startPart starts p, n encoded commands, on the shared connection of p's node; a part
-// that could not be started (its connection broke before) is started again once on a
-// new connection. p.err says why it could not be.
+// partStep is how far sendPart takes a part.
+type partStep uint8
+
+const (
+	// started: written, or queued to be, its replies collected later (waitPart) by
+	// the connection's reader (conn.StartEncoded).
+	started partStep = iota
+	// collected: written and its replies collected, by the caller itself when the
+	// connection is quiet (conn.DoEncodedInto).
+	collected
+)
+
+// startPart starts p, n encoded commands, on the shared connection of p's node (for
+// waitPart to collect); p.err says why it could not be.
 func (r *Cluster) startPart(ctx context.Context, p *batchPart, n int) {
+	r.sendPart(ctx, p, n, started)
+}
+
+// doPart sends p, n encoded commands, on the shared connection of p's node and
+// collects its replies; p.err says why it failed.
+func (r *Cluster) doPart(ctx context.Context, p *batchPart, n int) {
+	r.sendPart(ctx, p, n, collected)
+}
+
+// sendPart takes p, n encoded commands, as far as step says on the shared connection
+// of p's node; a part that could not be sent (its connection broke before) is sent
+// again once on a new connection.
+func (r *Cluster) sendPart(ctx context.Context, p *batchPart, n int, step partStep) {
 	for {
 		cn, err := r.conn(ctx, p.node)
 		if err != nil {
@@ -285,7 +315,11 @@ func (r *Cluster) startPart(ctx context.Context, p *batchPart, n int) {
 			return
 		}
 		p.cn = cn
-		p.pend, p.err = cn.StartEncoded(ctx, n, p.buf, p.res[:0])
+		if step == collected {
+			p.res, p.err = cn.DoEncodedInto(ctx, n, p.buf, p.res[:0])
+		} else {
+			p.pend, p.err = cn.StartEncoded(ctx, n, p.buf, p.res[:0])
+		}
 		if !r.resend(ctx, p) {
 			return
 		}

@@ -46,22 +46,24 @@ func BenchmarkPipelineGet100(b *testing.B) {
 	for i := range one {
 		one[i] = spread[0]
 	}
-	open := func(b *testing.B, o respire.Options) *respire.Client {
-		c, err := respire.NewClient(ctx, o)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { c.Close() })
-		return c
-	}
 	b.Run("standalone", func(b *testing.B) {
 		srv := testserver.Start(b, testserver.Config{})
-		run(b, open(b, respire.Options{Addrs: []string{srv.Addr()}}), one)
+		run(b, openBench(b, respire.Options{Addrs: []string{srv.Addr()}}), one)
 	})
 	cl := clusterserver.Start(b, clusterserver.Config{NoReplicas: true})
-	c := open(b, respire.Options{Addrs: cl.Seeds(), Cluster: true})
+	c := openBench(b, respire.Options{Addrs: cl.Seeds(), Cluster: true})
 	b.Run("cluster-one-node", func(b *testing.B) { run(b, c, one) })
 	b.Run("cluster-spread", func(b *testing.B) { run(b, c, spread) })
+}
+
+// openBench opens a client for a benchmark, closed when it ends.
+func openBench(b *testing.B, o respire.Options) *respire.Client {
+	c, err := respire.NewClient(context.Background(), o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return c
 }
 
 // processCPU is the CPU time this process has used, user and system.

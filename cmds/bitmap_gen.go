@@ -111,7 +111,7 @@ func (c BitCountCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Du
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BitCountCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "BITCOUNT", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "BITCOUNT"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -165,7 +165,7 @@ func (c BitFieldCmd) Do(ctx context.Context, r Doer) ([]Null[int64], error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BitFieldCmd) In(p *Pipeline) Reply[[]Null[int64]] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "BITFIELD", decodeNullInts)
+	return Reply[[]Null[int64]]{p.queue(v.args(), v.bad, "BITFIELD"), decodeNullInts}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -233,7 +233,7 @@ func (c BitFieldROCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BitFieldROCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "BITFIELD_RO", decodeInts)
+	return Reply[[]int64]{p.queue(v.args(), v.bad, "BITFIELD_RO"), decodeInts}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -302,7 +302,7 @@ func (c BitOpCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BitOpCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "BITOP", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "BITOP"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -402,7 +402,7 @@ func (c BitPosCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Dura
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BitPosCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "BITPOS", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "BITPOS"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -452,7 +452,7 @@ func (c GetBitCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Dura
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetBitCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{nameGetBit, c.key, c.offset}, problem{}, "GETBIT", decodeBool)
+	return Reply[bool]{p.queue([]any{nameGetBit, c.key, c.offset}, problem{}, "GETBIT"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -501,7 +501,7 @@ func (c SetBitCmd) Do(ctx context.Context, r Doer) (bool, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SetBitCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{nameSetBit, c.key, c.offset, c.value}, problem{}, "SETBIT", decodeBool)
+	return Reply[bool]{p.queue([]any{nameSetBit, c.key, c.offset, c.value}, problem{}, "SETBIT"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -76,7 +76,7 @@ func (c AskingCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c AskingCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameAsking}, problem{}, "ASKING", decodeString)
+	return Reply[string]{p.queue([]any{nameAsking}, problem{}, "ASKING"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -171,7 +171,7 @@ func (c ClusterScanCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterScanCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLUSTERSCAN", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "CLUSTERSCAN"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -218,7 +218,7 @@ func (c ClusterAddSlotsCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterAddSlotsCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLUSTER ADDSLOTS", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "CLUSTER ADDSLOTS"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -267,7 +267,7 @@ func (c ClusterAddSlotsRangeCmd) Do(ctx context.Context, r Doer) (string, error)
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterAddSlotsRangeCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLUSTER ADDSLOTSRANGE", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "CLUSTER ADDSLOTSRANGE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -301,7 +301,7 @@ func (c ClusterBumpEpochCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterBumpEpochCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameClusterBumpEpoch, "BUMPEPOCH"}, problem{}, "CLUSTER BUMPEPOCH", decodeString)
+	return Reply[string]{p.queue([]any{nameClusterBumpEpoch, "BUMPEPOCH"}, problem{}, "CLUSTER BUMPEPOCH"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -339,7 +339,7 @@ func (c ClusterCancelSlotMigrationsCmd) Do(ctx context.Context, r Doer) (string,
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterCancelSlotMigrationsCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameClusterCancelSlotMigrations, "CANCELSLOTMIGRATIONS"}, problem{}, "CLUSTER CANCELSLOTMIGRATIONS", decodeString)
+	return Reply[string]{p.queue([]any{nameClusterCancelSlotMigrations, "CANCELSLOTMIGRATIONS"}, problem{}, "CLUSTER CANCELSLOTMIGRATIONS"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -384,7 +384,7 @@ func (c ClusterCountFailureReportsCmd) Do(ctx context.Context, r Doer) (int64, e
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterCountFailureReportsCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameClusterCountFailureReports, "COUNT-FAILURE-REPORTS", c.nodeID}, problem{}, "CLUSTER COUNT-FAILURE-REPORTS", decodeInt)
+	return Reply[int64]{p.queue([]any{nameClusterCountFailureReports, "COUNT-FAILURE-REPORTS", c.nodeID}, problem{}, "CLUSTER COUNT-FAILURE-REPORTS"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -427,7 +427,7 @@ func (c ClusterCountKeysInSlotCmd) Do(ctx context.Context, r Doer) (int64, error
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterCountKeysInSlotCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameClusterCountKeysInSlot, "COUNTKEYSINSLOT", c.slot}, problem{}, "CLUSTER COUNTKEYSINSLOT", decodeInt)
+	return Reply[int64]{p.queue([]any{nameClusterCountKeysInSlot, "COUNTKEYSINSLOT", c.slot}, problem{}, "CLUSTER COUNTKEYSINSLOT"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -474,7 +474,7 @@ func (c ClusterDelSlotsCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterDelSlotsCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLUSTER DELSLOTS", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "CLUSTER DELSLOTS"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -523,7 +523,7 @@ func (c ClusterDelSlotsRangeCmd) Do(ctx context.Context, r Doer) (string, error)
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterDelSlotsRangeCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLUSTER DELSLOTSRANGE", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "CLUSTER DELSLOTSRANGE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -582,7 +582,7 @@ func (c ClusterFailoverCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterFailoverCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLUSTER FAILOVER", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "CLUSTER FAILOVER"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -648,7 +648,7 @@ func (c ClusterFlushSlotCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterFlushSlotCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLUSTER FLUSHSLOT", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "CLUSTER FLUSHSLOT"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -683,7 +683,7 @@ func (c ClusterFlushSlotsCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterFlushSlotsCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameClusterFlushSlots, "FLUSHSLOTS"}, problem{}, "CLUSTER FLUSHSLOTS", decodeString)
+	return Reply[string]{p.queue([]any{nameClusterFlushSlots, "FLUSHSLOTS"}, problem{}, "CLUSTER FLUSHSLOTS"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -725,7 +725,7 @@ func (c ClusterForgetCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterForgetCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameClusterForget, "FORGET", c.nodeID}, problem{}, "CLUSTER FORGET", decodeString)
+	return Reply[string]{p.queue([]any{nameClusterForget, "FORGET", c.nodeID}, problem{}, "CLUSTER FORGET"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -773,7 +773,7 @@ func (c ClusterGetKeysInSlotCmd) Do(ctx context.Context, r Doer) ([]string, erro
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterGetKeysInSlotCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameClusterGetKeysInSlot, "GETKEYSINSLOT", c.slot, c.count}, problem{}, "CLUSTER GETKEYSINSLOT", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameClusterGetKeysInSlot, "GETKEYSINSLOT", c.slot, c.count}, problem{}, "CLUSTER GETKEYSINSLOT"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -809,7 +809,7 @@ func (c ClusterGetSlotMigrationsCmd) Do(ctx context.Context, r Doer) (resp.Value
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterGetSlotMigrationsCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{nameClusterGetSlotMigrations, "GETSLOTMIGRATIONS"}, problem{}, "CLUSTER GETSLOTMIGRATIONS", decodeValue)
+	return Reply[resp.Value]{p.queue([]any{nameClusterGetSlotMigrations, "GETSLOTMIGRATIONS"}, problem{}, "CLUSTER GETSLOTMIGRATIONS"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -844,7 +844,7 @@ func (c ClusterHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameClusterHelp, "HELP"}, problem{}, "CLUSTER HELP", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameClusterHelp, "HELP"}, problem{}, "CLUSTER HELP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -878,7 +878,7 @@ func (c ClusterInfoCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterInfoCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameClusterInfo, "INFO"}, problem{}, "CLUSTER INFO", decodeString)
+	return Reply[string]{p.queue([]any{nameClusterInfo, "INFO"}, problem{}, "CLUSTER INFO"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -921,7 +921,7 @@ func (c ClusterKeySlotCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterKeySlotCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameClusterKeySlot, "KEYSLOT", c.key}, problem{}, "CLUSTER KEYSLOT", decodeInt)
+	return Reply[int64]{p.queue([]any{nameClusterKeySlot, "KEYSLOT", c.key}, problem{}, "CLUSTER KEYSLOT"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -957,7 +957,7 @@ func (c ClusterLinksCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterLinksCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{nameClusterLinks, "LINKS"}, problem{}, "CLUSTER LINKS", decodeValue)
+	return Reply[resp.Value]{p.queue([]any{nameClusterLinks, "LINKS"}, problem{}, "CLUSTER LINKS"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1016,7 +1016,7 @@ func (c ClusterMeetCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterMeetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLUSTER MEET", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "CLUSTER MEET"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1061,7 +1061,7 @@ func (c ClusterMigrateSlotsCmd) Do(ctx context.Context, r Doer) (string, error) 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterMigrateSlotsCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLUSTER MIGRATESLOTS", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "CLUSTER MIGRATESLOTS"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1143,7 +1143,7 @@ func (c ClusterMigrationCmd) Do(ctx context.Context, r Doer) (resp.Value, error)
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterMigrationCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLUSTER MIGRATION", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "CLUSTER MIGRATION"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1177,7 +1177,7 @@ func (c ClusterMyIDCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterMyIDCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameClusterMyID, "MYID"}, problem{}, "CLUSTER MYID", decodeString)
+	return Reply[string]{p.queue([]any{nameClusterMyID, "MYID"}, problem{}, "CLUSTER MYID"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1211,7 +1211,7 @@ func (c ClusterMyShardIDCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterMyShardIDCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameClusterMyShardID, "MYSHARDID"}, problem{}, "CLUSTER MYSHARDID", decodeString)
+	return Reply[string]{p.queue([]any{nameClusterMyShardID, "MYSHARDID"}, problem{}, "CLUSTER MYSHARDID"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1246,7 +1246,7 @@ func (c ClusterNodesCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterNodesCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameClusterNodes, "NODES"}, problem{}, "CLUSTER NODES", decodeString)
+	return Reply[string]{p.queue([]any{nameClusterNodes, "NODES"}, problem{}, "CLUSTER NODES"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1288,7 +1288,7 @@ func (c ClusterReplicasCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterReplicasCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameClusterReplicas, "REPLICAS", c.nodeID}, problem{}, "CLUSTER REPLICAS", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameClusterReplicas, "REPLICAS", c.nodeID}, problem{}, "CLUSTER REPLICAS"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1355,7 +1355,7 @@ func (c ClusterReplicateCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterReplicateCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLUSTER REPLICATE", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "CLUSTER REPLICATE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1414,7 +1414,7 @@ func (c ClusterResetCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterResetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLUSTER RESET", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "CLUSTER RESET"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1449,7 +1449,7 @@ func (c ClusterSaveConfigCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSaveConfigCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameClusterSaveConfig, "SAVECONFIG"}, problem{}, "CLUSTER SAVECONFIG", decodeString)
+	return Reply[string]{p.queue([]any{nameClusterSaveConfig, "SAVECONFIG"}, problem{}, "CLUSTER SAVECONFIG"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1492,7 +1492,7 @@ func (c ClusterSetConfigEpochCmd) Do(ctx context.Context, r Doer) (string, error
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSetConfigEpochCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameClusterSetConfigEpoch, "SET-CONFIG-EPOCH", c.configEpoch}, problem{}, "CLUSTER SET-CONFIG-EPOCH", decodeString)
+	return Reply[string]{p.queue([]any{nameClusterSetConfigEpoch, "SET-CONFIG-EPOCH", c.configEpoch}, problem{}, "CLUSTER SET-CONFIG-EPOCH"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1605,7 +1605,7 @@ func (c ClusterSetSlotCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSetSlotCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLUSTER SETSLOT", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "CLUSTER SETSLOT"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1640,7 +1640,7 @@ func (c ClusterShardsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterShardsCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{nameClusterShards, "SHARDS"}, problem{}, "CLUSTER SHARDS", decodeValue)
+	return Reply[resp.Value]{p.queue([]any{nameClusterShards, "SHARDS"}, problem{}, "CLUSTER SHARDS"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1684,7 +1684,7 @@ func (c ClusterSlavesCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSlavesCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameClusterSlaves, "SLAVES", c.nodeID}, problem{}, "CLUSTER SLAVES", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameClusterSlaves, "SLAVES", c.nodeID}, problem{}, "CLUSTER SLAVES"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1755,7 +1755,7 @@ func (c ClusterSlotStatsCmd) Do(ctx context.Context, r Doer) (resp.Value, error)
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSlotStatsCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLUSTER SLOT-STATS", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "CLUSTER SLOT-STATS"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1790,7 +1790,7 @@ func (c ClusterSlotsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSlotsCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{nameClusterSlots, "SLOTS"}, problem{}, "CLUSTER SLOTS", decodeValue)
+	return Reply[resp.Value]{p.queue([]any{nameClusterSlots, "SLOTS"}, problem{}, "CLUSTER SLOTS"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1915,7 +1915,7 @@ func (c ClusterSyncSlotsCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClusterSyncSlotsCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLUSTER SYNCSLOTS", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "CLUSTER SYNCSLOTS"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1948,7 +1948,7 @@ func (c ReadOnlyCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ReadOnlyCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameReadOnly}, problem{}, "READONLY", decodeString)
+	return Reply[string]{p.queue([]any{nameReadOnly}, problem{}, "READONLY"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1981,7 +1981,7 @@ func (c ReadWriteCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ReadWriteCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameReadWrite}, problem{}, "READWRITE", decodeString)
+	return Reply[string]{p.queue([]any{nameReadWrite}, problem{}, "READWRITE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

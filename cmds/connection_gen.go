@@ -86,7 +86,7 @@ func (c AuthCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c AuthCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "AUTH", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "AUTH"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -138,7 +138,7 @@ func (c ClientCachingCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientCachingCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameClientCaching, "CACHING", c.mode}, problem{}, "CLIENT CACHING", decodeString)
+	return Reply[string]{p.queue([]any{nameClientCaching, "CACHING", c.mode}, problem{}, "CLIENT CACHING"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -184,7 +184,7 @@ func (c ClientCAPACmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientCAPACmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLIENT CAPA", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "CLIENT CAPA"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -219,7 +219,7 @@ func (c ClientGetNameCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientGetNameCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameClientGetName, "GETNAME"}, problem{}, "CLIENT GETNAME", decodeString)
+	return Reply[string]{p.queue([]any{nameClientGetName, "GETNAME"}, problem{}, "CLIENT GETNAME"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -254,7 +254,7 @@ func (c ClientGetRedirCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientGetRedirCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameClientGetRedir, "GETREDIR"}, problem{}, "CLIENT GETREDIR", decodeInt)
+	return Reply[int64]{p.queue([]any{nameClientGetRedir, "GETREDIR"}, problem{}, "CLIENT GETREDIR"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -288,7 +288,7 @@ func (c ClientHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameClientHelp, "HELP"}, problem{}, "CLIENT HELP", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameClientHelp, "HELP"}, problem{}, "CLIENT HELP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -322,7 +322,7 @@ func (c ClientIDCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientIDCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameClientID, "ID"}, problem{}, "CLIENT ID", decodeInt)
+	return Reply[int64]{p.queue([]any{nameClientID, "ID"}, problem{}, "CLIENT ID"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -374,7 +374,7 @@ func (c ClientImportSourceCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientImportSourceCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameClientImportSource, "IMPORT-SOURCE", c.enabled}, problem{}, "CLIENT IMPORT-SOURCE", decodeString)
+	return Reply[string]{p.queue([]any{nameClientImportSource, "IMPORT-SOURCE", c.enabled}, problem{}, "CLIENT IMPORT-SOURCE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -408,7 +408,7 @@ func (c ClientInfoCmd) Do(ctx context.Context, r Doer) (ConnectedClient, error) 
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientInfoCmd) In(p *Pipeline) Reply[ConnectedClient] {
-	return queue(p, []any{nameClientInfo, "INFO"}, problem{}, "CLIENT INFO", decodeClientInfo)
+	return Reply[ConnectedClient]{p.queue([]any{nameClientInfo, "INFO"}, problem{}, "CLIENT INFO"), decodeClientInfo}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -489,7 +489,7 @@ func (c ClientKillCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientKillCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLIENT KILL", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "CLIENT KILL"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -893,7 +893,7 @@ func (c ClientListCmd) Do(ctx context.Context, r Doer) ([]ConnectedClient, error
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientListCmd) In(p *Pipeline) Reply[[]ConnectedClient] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLIENT LIST", decodeClientList)
+	return Reply[[]ConnectedClient]{p.queue(v.args(), v.bad, "CLIENT LIST"), decodeClientList}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -945,7 +945,7 @@ func (c ClientNoEvictCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientNoEvictCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameClientNoEvict, "NO-EVICT", c.enabled}, problem{}, "CLIENT NO-EVICT", decodeString)
+	return Reply[string]{p.queue([]any{nameClientNoEvict, "NO-EVICT", c.enabled}, problem{}, "CLIENT NO-EVICT"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -997,7 +997,7 @@ func (c ClientNoTouchCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientNoTouchCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameClientNoTouch, "NO-TOUCH", c.enabled}, problem{}, "CLIENT NO-TOUCH", decodeString)
+	return Reply[string]{p.queue([]any{nameClientNoTouch, "NO-TOUCH", c.enabled}, problem{}, "CLIENT NO-TOUCH"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1063,7 +1063,7 @@ func (c ClientPauseCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientPauseCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLIENT PAUSE", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "CLIENT PAUSE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1115,7 +1115,7 @@ func (c ClientReplyCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientReplyCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameClientReply, "REPLY", c.action}, problem{}, "CLIENT REPLY", decodeString)
+	return Reply[string]{p.queue([]any{nameClientReply, "REPLY", c.action}, problem{}, "CLIENT REPLY"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1184,7 +1184,7 @@ func (c ClientSetInfoCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientSetInfoCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLIENT SETINFO", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "CLIENT SETINFO"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1226,7 +1226,7 @@ func (c ClientSetNameCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientSetNameCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameClientSetName, "SETNAME", c.connectionName}, problem{}, "CLIENT SETNAME", decodeString)
+	return Reply[string]{p.queue([]any{nameClientSetName, "SETNAME", c.connectionName}, problem{}, "CLIENT SETNAME"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1342,7 +1342,7 @@ func (c ClientTrackingCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientTrackingCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLIENT TRACKING", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "CLIENT TRACKING"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1377,7 +1377,7 @@ func (c ClientTrackingInfoCmd) Do(ctx context.Context, r Doer) (resp.Value, erro
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientTrackingInfoCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{nameClientTrackingInfo, "TRACKINGINFO"}, problem{}, "CLIENT TRACKINGINFO", decodeValue)
+	return Reply[resp.Value]{p.queue([]any{nameClientTrackingInfo, "TRACKINGINFO"}, problem{}, "CLIENT TRACKINGINFO"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1444,7 +1444,7 @@ func (c ClientUnblockCmd) Do(ctx context.Context, r Doer) (bool, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientUnblockCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CLIENT UNBLOCK", decodeBool)
+	return Reply[bool]{p.queue(v.args(), v.bad, "CLIENT UNBLOCK"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1479,7 +1479,7 @@ func (c ClientUnpauseCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ClientUnpauseCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameClientUnpause, "UNPAUSE"}, problem{}, "CLIENT UNPAUSE", decodeString)
+	return Reply[string]{p.queue([]any{nameClientUnpause, "UNPAUSE"}, problem{}, "CLIENT UNPAUSE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1519,7 +1519,7 @@ func (c EchoCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c EchoCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameEcho, c.message}, problem{}, "ECHO", decodeString)
+	return Reply[string]{p.queue([]any{nameEcho, c.message}, problem{}, "ECHO"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1601,7 +1601,7 @@ func (c HelloCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HelloCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "HELLO", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "HELLO"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1647,7 +1647,7 @@ func (c PingCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PingCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "PING", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "PING"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1679,7 +1679,7 @@ func (c QuitCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c QuitCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameQuit}, problem{}, "QUIT", decodeString)
+	return Reply[string]{p.queue([]any{nameQuit}, problem{}, "QUIT"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1711,7 +1711,7 @@ func (c ResetCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ResetCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameReset}, problem{}, "RESET", decodeString)
+	return Reply[string]{p.queue([]any{nameReset}, problem{}, "RESET"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1751,7 +1751,7 @@ func (c SelectCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SelectCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameSelect, c.index}, problem{}, "SELECT", decodeString)
+	return Reply[string]{p.queue([]any{nameSelect, c.index}, problem{}, "SELECT"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -149,9 +149,12 @@
 // arguments (GET, HGET, INCR) hands them over as a slice of their number; one with
 // options lays them out in a fixed array of 16. The constructors and option
 // methods are small enough to be inlined, which is what keeps the arguments off the
-// heap; a command of more than 16 arguments moves them to the heap as copies. A Doer
-// other than *respire.Client and *respire.Tx receives copies of the arguments as
-// their text, since it may keep them.
+// heap; a command of more than 16 arguments moves them to the heap as copies. In
+// queues a command through a method that is not generic, and a pipelined command
+// then allocates nothing, from any package: the compiler, calling a generic function
+// of another package, assumes it keeps its arguments. A Doer other than
+// *respire.Client and *respire.Tx receives copies of the arguments as their text,
+// since it may keep them.
 //
 // # Generation
 //

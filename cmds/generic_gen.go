@@ -109,7 +109,7 @@ func (c CopyCmd) Do(ctx context.Context, r Doer) (bool, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CopyCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "COPY", decodeBool)
+	return Reply[bool]{p.queue(v.args(), v.bad, "COPY"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -157,7 +157,7 @@ func (c DelCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DelCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "DEL", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "DEL"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -201,7 +201,7 @@ func (c DumpCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DumpCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameDump, c.key}, problem{}, "DUMP", decodeString)
+	return Reply[string]{p.queue([]any{nameDump, c.key}, problem{}, "DUMP"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -247,7 +247,7 @@ func (c ExistsCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ExistsCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "EXISTS", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "EXISTS"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -333,7 +333,7 @@ func (c ExpireCmd) Do(ctx context.Context, r Doer) (bool, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ExpireCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "EXPIRE", decodeBool)
+	return Reply[bool]{p.queue(v.args(), v.bad, "EXPIRE"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -418,7 +418,7 @@ func (c ExpireAtCmd) Do(ctx context.Context, r Doer) (bool, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ExpireAtCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "EXPIREAT", decodeBool)
+	return Reply[bool]{p.queue(v.args(), v.bad, "EXPIREAT"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -459,7 +459,7 @@ func (c ExpireTimeCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ExpireTimeCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameExpireTime, c.key}, problem{}, "EXPIRETIME", decodeInt)
+	return Reply[int64]{p.queue([]any{nameExpireTime, c.key}, problem{}, "EXPIRETIME"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -501,7 +501,7 @@ func (c KeysCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c KeysCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameKeys, c.pattern}, problem{}, "KEYS", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameKeys, c.pattern}, problem{}, "KEYS"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -638,7 +638,7 @@ func (c MigrateCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MigrateCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "MIGRATE", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "MIGRATE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -682,7 +682,7 @@ func (c MoveCmd) Do(ctx context.Context, r Doer) (bool, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MoveCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{nameMove, c.key, c.db}, problem{}, "MOVE", decodeBool)
+	return Reply[bool]{p.queue([]any{nameMove, c.key, c.db}, problem{}, "MOVE"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -725,7 +725,7 @@ func (c ObjectEncodingCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ObjectEncodingCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameObjectEncoding, "ENCODING", c.key}, problem{}, "OBJECT ENCODING", decodeString)
+	return Reply[string]{p.queue([]any{nameObjectEncoding, "ENCODING", c.key}, problem{}, "OBJECT ENCODING"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -768,7 +768,7 @@ func (c ObjectFreqCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ObjectFreqCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameObjectFreq, "FREQ", c.key}, problem{}, "OBJECT FREQ", decodeInt)
+	return Reply[int64]{p.queue([]any{nameObjectFreq, "FREQ", c.key}, problem{}, "OBJECT FREQ"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -802,7 +802,7 @@ func (c ObjectHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ObjectHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameObjectHelp, "HELP"}, problem{}, "OBJECT HELP", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameObjectHelp, "HELP"}, problem{}, "OBJECT HELP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -845,7 +845,7 @@ func (c ObjectIdleTimeCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ObjectIdleTimeCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameObjectIdleTime, "IDLETIME", c.key}, problem{}, "OBJECT IDLETIME", decodeInt)
+	return Reply[int64]{p.queue([]any{nameObjectIdleTime, "IDLETIME", c.key}, problem{}, "OBJECT IDLETIME"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -888,7 +888,7 @@ func (c ObjectRefCountCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ObjectRefCountCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameObjectRefCount, "REFCOUNT", c.key}, problem{}, "OBJECT REFCOUNT", decodeInt)
+	return Reply[int64]{p.queue([]any{nameObjectRefCount, "REFCOUNT", c.key}, problem{}, "OBJECT REFCOUNT"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -928,7 +928,7 @@ func (c PersistCmd) Do(ctx context.Context, r Doer) (bool, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PersistCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{namePersist, c.key}, problem{}, "PERSIST", decodeBool)
+	return Reply[bool]{p.queue([]any{namePersist, c.key}, problem{}, "PERSIST"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1014,7 +1014,7 @@ func (c PExpireCmd) Do(ctx context.Context, r Doer) (bool, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PExpireCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "PEXPIRE", decodeBool)
+	return Reply[bool]{p.queue(v.args(), v.bad, "PEXPIRE"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1100,7 +1100,7 @@ func (c PExpireAtCmd) Do(ctx context.Context, r Doer) (bool, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PExpireAtCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "PEXPIREAT", decodeBool)
+	return Reply[bool]{p.queue(v.args(), v.bad, "PEXPIREAT"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1141,7 +1141,7 @@ func (c PExpireTimeCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PExpireTimeCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{namePExpireTime, c.key}, problem{}, "PEXPIRETIME", decodeInt)
+	return Reply[int64]{p.queue([]any{namePExpireTime, c.key}, problem{}, "PEXPIRETIME"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1181,7 +1181,7 @@ func (c PTTLCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PTTLCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{namePTTL, c.key}, problem{}, "PTTL", decodeInt)
+	return Reply[int64]{p.queue([]any{namePTTL, c.key}, problem{}, "PTTL"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1214,7 +1214,7 @@ func (c RandomKeyCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RandomKeyCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameRandomKey}, problem{}, "RANDOMKEY", decodeString)
+	return Reply[string]{p.queue([]any{nameRandomKey}, problem{}, "RANDOMKEY"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1258,7 +1258,7 @@ func (c RenameCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RenameCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameRename, c.key, c.newkey}, problem{}, "RENAME", decodeString)
+	return Reply[string]{p.queue([]any{nameRename, c.key, c.newkey}, problem{}, "RENAME"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1302,7 +1302,7 @@ func (c RenameNXCmd) Do(ctx context.Context, r Doer) (bool, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RenameNXCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{nameRenameNX, c.key, c.newkey}, problem{}, "RENAMENX", decodeBool)
+	return Reply[bool]{p.queue([]any{nameRenameNX, c.key, c.newkey}, problem{}, "RENAMENX"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1407,7 +1407,7 @@ func (c RestoreCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RestoreCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "RESTORE", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "RESTORE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1490,7 +1490,7 @@ func (c ScanCmd) Do(ctx context.Context, r Doer) (ScanPage, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScanCmd) In(p *Pipeline) Reply[ScanPage] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SCAN", decodeScan)
+	return Reply[ScanPage]{p.queue(v.args(), v.bad, "SCAN"), decodeScan}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1602,7 +1602,7 @@ func (c SortCmd) Do(ctx context.Context, r Doer) ([]Null[string], error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SortCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SORT", decodeNullStrings)
+	return Reply[[]Null[string]]{p.queue(v.args(), v.bad, "SORT"), decodeNullStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1718,7 +1718,7 @@ func (c SortStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SortStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SORT", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "SORT"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1829,7 +1829,7 @@ func (c SortROCmd) Do(ctx context.Context, r Doer) ([]Null[string], error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SortROCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SORT_RO", decodeNullStrings)
+	return Reply[[]Null[string]]{p.queue(v.args(), v.bad, "SORT_RO"), decodeNullStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1876,7 +1876,7 @@ func (c TouchCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c TouchCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "TOUCH", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "TOUCH"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1916,7 +1916,7 @@ func (c TTLCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c TTLCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameTTL, c.key}, problem{}, "TTL", decodeInt)
+	return Reply[int64]{p.queue([]any{nameTTL, c.key}, problem{}, "TTL"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1963,7 +1963,7 @@ func (c TypeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Durati
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c TypeCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameType, c.key}, problem{}, "TYPE", decodeString)
+	return Reply[string]{p.queue([]any{nameType, c.key}, problem{}, "TYPE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2010,7 +2010,7 @@ func (c UnlinkCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c UnlinkCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "UNLINK", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "UNLINK"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2058,7 +2058,7 @@ func (c WaitCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c WaitCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "WAIT", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "WAIT"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2110,7 +2110,7 @@ func (c WaitAOFCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c WaitAOFCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "WAITAOF", decodeInts)
+	return Reply[[]int64]{p.queue(v.args(), v.bad, "WAITAOF"), decodeInts}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

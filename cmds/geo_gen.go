@@ -97,7 +97,7 @@ func (c GeoAddCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoAddCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "GEOADD", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "GEOADD"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -167,7 +167,7 @@ func (c GeoDistCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Dur
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoDistCmd) In(p *Pipeline) Reply[float64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "GEODIST", decodeFloat)
+	return Reply[float64]{p.queue(v.args(), v.bad, "GEODIST"), decodeFloat}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -219,7 +219,7 @@ func (c GeoHashCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Dur
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoHashCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "GEOHASH", decodeNullStrings)
+	return Reply[[]Null[string]]{p.queue(v.args(), v.bad, "GEOHASH"), decodeNullStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -272,7 +272,7 @@ func (c GeoPosCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Dura
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoPosCmd) In(p *Pipeline) Reply[[]Null[GeoPosition]] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "GEOPOS", decodeGeoPositions)
+	return Reply[[]Null[GeoPosition]]{p.queue(v.args(), v.bad, "GEOPOS"), decodeGeoPositions}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -442,7 +442,7 @@ func (c GeoRadiusCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoRadiusCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "GEORADIUS", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "GEORADIUS"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -590,7 +590,7 @@ func (c GeoRadiusROCmd) Cached(ctx context.Context, cl *respire.Client, ttl time
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoRadiusROCmd) In(p *Pipeline) Reply[[]GeoResult] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "GEORADIUS_RO", decodeGeoResults)
+	return Reply[[]GeoResult]{p.queue(v.args(), v.bad, "GEORADIUS_RO"), decodeGeoResults}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -756,7 +756,7 @@ func (c GeoRadiusByMemberCmd) Do(ctx context.Context, r Doer) (resp.Value, error
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoRadiusByMemberCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "GEORADIUSBYMEMBER", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "GEORADIUSBYMEMBER"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -900,7 +900,7 @@ func (c GeoRadiusByMemberROCmd) Cached(ctx context.Context, cl *respire.Client, 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoRadiusByMemberROCmd) In(p *Pipeline) Reply[[]GeoResult] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "GEORADIUSBYMEMBER_RO", decodeGeoResults)
+	return Reply[[]GeoResult]{p.queue(v.args(), v.bad, "GEORADIUSBYMEMBER_RO"), decodeGeoResults}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1107,7 +1107,7 @@ func (c GeoSearchCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.D
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoSearchCmd) In(p *Pipeline) Reply[[]GeoResult] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "GEOSEARCH", decodeGeoResults)
+	return Reply[[]GeoResult]{p.queue(v.args(), v.bad, "GEOSEARCH"), decodeGeoResults}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1290,7 +1290,7 @@ func (c GeoSearchStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GeoSearchStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "GEOSEARCHSTORE", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "GEOSEARCHSTORE"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -83,7 +83,7 @@ func (c HDelCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HDelCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "HDEL", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "HDEL"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -133,7 +133,7 @@ func (c HExistsCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Dur
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HExistsCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{nameHExists, c.key, c.field}, problem{}, "HEXISTS", decodeBool)
+	return Reply[bool]{p.queue([]any{nameHExists, c.key, c.field}, problem{}, "HEXISTS"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -223,7 +223,7 @@ func (c HExpireCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HExpireCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "HEXPIRE", decodeInts)
+	return Reply[[]int64]{p.queue(v.args(), v.bad, "HEXPIRE"), decodeInts}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -313,7 +313,7 @@ func (c HExpireAtCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HExpireAtCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "HEXPIREAT", decodeInts)
+	return Reply[[]int64]{p.queue(v.args(), v.bad, "HEXPIREAT"), decodeInts}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -365,7 +365,7 @@ func (c HExpireTimeCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HExpireTimeCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "HEXPIRETIME", decodeInts)
+	return Reply[[]int64]{p.queue(v.args(), v.bad, "HEXPIRETIME"), decodeInts}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -417,7 +417,7 @@ func (c HGetCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Durati
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HGetCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameHGet, c.key, c.field}, problem{}, "HGET", decodeString)
+	return Reply[string]{p.queue([]any{nameHGet, c.key, c.field}, problem{}, "HGET"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -463,7 +463,7 @@ func (c HGetAllCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Dur
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HGetAllCmd) In(p *Pipeline) Reply[map[string]string] {
-	return queue(p, []any{nameHGetAll, c.key}, problem{}, "HGETALL", decodeStringMap)
+	return Reply[map[string]string]{p.queue([]any{nameHGetAll, c.key}, problem{}, "HGETALL"), decodeStringMap}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -515,7 +515,7 @@ func (c HGetDelCmd) Do(ctx context.Context, r Doer) ([]Null[string], error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HGetDelCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "HGETDEL", decodeNullStrings)
+	return Reply[[]Null[string]]{p.queue(v.args(), v.bad, "HGETDEL"), decodeNullStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -611,7 +611,7 @@ func (c HGetExCmd) Do(ctx context.Context, r Doer) ([]Null[string], error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HGetExCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "HGETEX", decodeNullStrings)
+	return Reply[[]Null[string]]{p.queue(v.args(), v.bad, "HGETEX"), decodeNullStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -660,7 +660,7 @@ func (c HIncrByCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HIncrByCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameHIncrBy, c.key, c.field, c.increment}, problem{}, "HINCRBY", decodeInt)
+	return Reply[int64]{p.queue([]any{nameHIncrBy, c.key, c.field, c.increment}, problem{}, "HINCRBY"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -709,7 +709,7 @@ func (c HIncrByFloatCmd) Do(ctx context.Context, r Doer) (float64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HIncrByFloatCmd) In(p *Pipeline) Reply[float64] {
-	return queue(p, []any{nameHIncrByFloat, c.key, c.field, c.increment}, problem{}, "HINCRBYFLOAT", decodeFloat)
+	return Reply[float64]{p.queue([]any{nameHIncrByFloat, c.key, c.field, c.increment}, problem{}, "HINCRBYFLOAT"), decodeFloat}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -755,7 +755,7 @@ func (c HKeysCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Durat
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HKeysCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameHKeys, c.key}, problem{}, "HKEYS", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameHKeys, c.key}, problem{}, "HKEYS"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -801,7 +801,7 @@ func (c HLenCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Durati
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HLenCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameHLen, c.key}, problem{}, "HLEN", decodeInt)
+	return Reply[int64]{p.queue([]any{nameHLen, c.key}, problem{}, "HLEN"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -857,7 +857,7 @@ func (c HMGetCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Durat
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HMGetCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "HMGET", decodeNullStrings)
+	return Reply[[]Null[string]]{p.queue(v.args(), v.bad, "HMGET"), decodeNullStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -907,7 +907,7 @@ func (c HMSetCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HMSetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "HMSET", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "HMSET"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -958,7 +958,7 @@ func (c HPersistCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HPersistCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "HPERSIST", decodeInts)
+	return Reply[[]int64]{p.queue(v.args(), v.bad, "HPERSIST"), decodeInts}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1049,7 +1049,7 @@ func (c HPExpireCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HPExpireCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "HPEXPIRE", decodeInts)
+	return Reply[[]int64]{p.queue(v.args(), v.bad, "HPEXPIRE"), decodeInts}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1139,7 +1139,7 @@ func (c HPExpireAtCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HPExpireAtCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "HPEXPIREAT", decodeInts)
+	return Reply[[]int64]{p.queue(v.args(), v.bad, "HPEXPIREAT"), decodeInts}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1191,7 +1191,7 @@ func (c HPExpireTimeCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HPExpireTimeCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "HPEXPIRETIME", decodeInts)
+	return Reply[[]int64]{p.queue(v.args(), v.bad, "HPEXPIRETIME"), decodeInts}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1243,7 +1243,7 @@ func (c HPTTLCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HPTTLCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "HPTTL", decodeInts)
+	return Reply[[]int64]{p.queue(v.args(), v.bad, "HPTTL"), decodeInts}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1285,7 +1285,7 @@ func (c HRandFieldCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HRandFieldCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameHRandField, c.key}, problem{}, "HRANDFIELD", decodeString)
+	return Reply[string]{p.queue([]any{nameHRandField, c.key}, problem{}, "HRANDFIELD"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1332,7 +1332,7 @@ func (c HRandFieldCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HRandFieldCountCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameHRandField, c.key, c.count}, problem{}, "HRANDFIELD", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameHRandField, c.key, c.count}, problem{}, "HRANDFIELD"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1381,7 +1381,7 @@ func (c HRandFieldWithValuesCmd) Do(ctx context.Context, r Doer) ([]FieldValue, 
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HRandFieldWithValuesCmd) In(p *Pipeline) Reply[[]FieldValue] {
-	return queue(p, []any{nameHRandField, c.key, c.count, "WITHVALUES"}, problem{}, "HRANDFIELD", decodeFieldValues)
+	return Reply[[]FieldValue]{p.queue([]any{nameHRandField, c.key, c.count, "WITHVALUES"}, problem{}, "HRANDFIELD"), decodeFieldValues}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1466,7 +1466,7 @@ func (c HScanCmd) Do(ctx context.Context, r Doer) (ScanPage, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HScanCmd) In(p *Pipeline) Reply[ScanPage] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "HSCAN", decodeScan)
+	return Reply[ScanPage]{p.queue(v.args(), v.bad, "HSCAN"), decodeScan}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1517,7 +1517,7 @@ func (c HSetCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HSetCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "HSET", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "HSET"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1653,7 +1653,7 @@ func (c HSetExCmd) Do(ctx context.Context, r Doer) (bool, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HSetExCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "HSETEX", decodeBool)
+	return Reply[bool]{p.queue(v.args(), v.bad, "HSETEX"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1702,7 +1702,7 @@ func (c HSetNXCmd) Do(ctx context.Context, r Doer) (bool, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HSetNXCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{nameHSetNX, c.key, c.field, c.value}, problem{}, "HSETNX", decodeBool)
+	return Reply[bool]{p.queue([]any{nameHSetNX, c.key, c.field, c.value}, problem{}, "HSETNX"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1752,7 +1752,7 @@ func (c HStrLenCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Dur
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HStrLenCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameHStrLen, c.key, c.field}, problem{}, "HSTRLEN", decodeInt)
+	return Reply[int64]{p.queue([]any{nameHStrLen, c.key, c.field}, problem{}, "HSTRLEN"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1804,7 +1804,7 @@ func (c HTTLCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HTTLCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "HTTL", decodeInts)
+	return Reply[[]int64]{p.queue(v.args(), v.bad, "HTTL"), decodeInts}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1850,7 +1850,7 @@ func (c HValsCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Durat
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HValsCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameHVals, c.key}, problem{}, "HVALS", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameHVals, c.key}, problem{}, "HVALS"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -55,7 +55,7 @@ func (c PFAddCmd) Do(ctx context.Context, r Doer) (bool, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PFAddCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "PFADD", decodeBool)
+	return Reply[bool]{p.queue(v.args(), v.bad, "PFADD"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -103,7 +103,7 @@ func (c PFCountCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PFCountCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "PFCOUNT", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "PFCOUNT"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -147,7 +147,7 @@ func (c PFDebugCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PFDebugCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{namePFDebug, c.subcommand, c.key}, problem{}, "PFDEBUG", decodeValue)
+	return Reply[resp.Value]{p.queue([]any{namePFDebug, c.subcommand, c.key}, problem{}, "PFDEBUG"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -193,7 +193,7 @@ func (c PFMergeCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PFMergeCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "PFMERGE", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "PFMERGE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -225,7 +225,7 @@ func (c PFSelfTestCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PFSelfTestCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{namePFSelfTest}, problem{}, "PFSELFTEST", decodeString)
+	return Reply[string]{p.queue([]any{namePFSelfTest}, problem{}, "PFSELFTEST"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

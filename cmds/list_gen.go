@@ -87,7 +87,7 @@ func (c BLMoveCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BLMoveCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameBLMove, c.source, c.destination, c.wherefrom, c.whereto, c.timeout}, problem{}, "BLMOVE", decodeString)
+	return Reply[string]{p.queue([]any{nameBLMove, c.source, c.destination, c.wherefrom, c.whereto, c.timeout}, problem{}, "BLMOVE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -153,7 +153,7 @@ func (c BLMPopCmd) Do(ctx context.Context, r Doer) (KeyValues, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BLMPopCmd) In(p *Pipeline) Reply[KeyValues] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "BLMPOP", decodeKeyValues)
+	return Reply[KeyValues]{p.queue(v.args(), v.bad, "BLMPOP"), decodeKeyValues}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -204,7 +204,7 @@ func (c BLPopCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BLPopCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "BLPOP", decodeStrings)
+	return Reply[[]string]{p.queue(v.args(), v.bad, "BLPOP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -255,7 +255,7 @@ func (c BRPopCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BRPopCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "BRPOP", decodeStrings)
+	return Reply[[]string]{p.queue(v.args(), v.bad, "BRPOP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -306,7 +306,7 @@ func (c BRPopLPushCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BRPopLPushCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameBRPopLPush, c.source, c.destination, c.timeout}, problem{}, "BRPOPLPUSH", decodeString)
+	return Reply[string]{p.queue([]any{nameBRPopLPush, c.source, c.destination, c.timeout}, problem{}, "BRPOPLPUSH"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -359,7 +359,7 @@ func (c LIndexCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Dura
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LIndexCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameLIndex, c.key, c.index}, problem{}, "LINDEX", decodeString)
+	return Reply[string]{p.queue([]any{nameLIndex, c.key, c.index}, problem{}, "LINDEX"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -423,7 +423,7 @@ func (c LInsertCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LInsertCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameLInsert, c.key, c.where, c.pivot, c.element}, problem{}, "LINSERT", decodeInt)
+	return Reply[int64]{p.queue([]any{nameLInsert, c.key, c.where, c.pivot, c.element}, problem{}, "LINSERT"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -469,7 +469,7 @@ func (c LLenCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Durati
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LLenCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameLLen, c.key}, problem{}, "LLEN", decodeInt)
+	return Reply[int64]{p.queue([]any{nameLLen, c.key}, problem{}, "LLEN"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -523,7 +523,7 @@ func (c LMoveCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LMoveCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameLMove, c.source, c.destination, c.wherefrom, c.whereto}, problem{}, "LMOVE", decodeString)
+	return Reply[string]{p.queue([]any{nameLMove, c.source, c.destination, c.wherefrom, c.whereto}, problem{}, "LMOVE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -586,7 +586,7 @@ func (c LMPopCmd) Do(ctx context.Context, r Doer) (KeyValues, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LMPopCmd) In(p *Pipeline) Reply[KeyValues] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "LMPOP", decodeKeyValues)
+	return Reply[KeyValues]{p.queue(v.args(), v.bad, "LMPOP"), decodeKeyValues}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -629,7 +629,7 @@ func (c LPopCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LPopCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameLPop, c.key}, problem{}, "LPOP", decodeString)
+	return Reply[string]{p.queue([]any{nameLPop, c.key}, problem{}, "LPOP"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -676,7 +676,7 @@ func (c LPopCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LPopCountCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameLPop, c.key, c.count}, problem{}, "LPOP", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameLPop, c.key, c.count}, problem{}, "LPOP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -759,7 +759,7 @@ func (c LPosCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Durati
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LPosCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "LPOS", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "LPOS"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -849,7 +849,7 @@ func (c LPosCountCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.D
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LPosCountCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "LPOS", decodeInts)
+	return Reply[[]int64]{p.queue(v.args(), v.bad, "LPOS"), decodeInts}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -899,7 +899,7 @@ func (c LPushCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LPushCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "LPUSH", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "LPUSH"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -949,7 +949,7 @@ func (c LPushXCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LPushXCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "LPUSHX", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "LPUSHX"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1005,7 +1005,7 @@ func (c LRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Dura
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LRangeCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameLRange, c.key, c.start, c.stop}, problem{}, "LRANGE", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameLRange, c.key, c.start, c.stop}, problem{}, "LRANGE"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1055,7 +1055,7 @@ func (c LRemCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LRemCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameLRem, c.key, c.count, c.element}, problem{}, "LREM", decodeInt)
+	return Reply[int64]{p.queue([]any{nameLRem, c.key, c.count, c.element}, problem{}, "LREM"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1104,7 +1104,7 @@ func (c LSetCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LSetCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameLSet, c.key, c.index, c.element}, problem{}, "LSET", decodeString)
+	return Reply[string]{p.queue([]any{nameLSet, c.key, c.index, c.element}, problem{}, "LSET"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1154,7 +1154,7 @@ func (c LTrimCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LTrimCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameLTrim, c.key, c.start, c.stop}, problem{}, "LTRIM", decodeString)
+	return Reply[string]{p.queue([]any{nameLTrim, c.key, c.start, c.stop}, problem{}, "LTRIM"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1197,7 +1197,7 @@ func (c RPopCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RPopCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameRPop, c.key}, problem{}, "RPOP", decodeString)
+	return Reply[string]{p.queue([]any{nameRPop, c.key}, problem{}, "RPOP"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1244,7 +1244,7 @@ func (c RPopCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RPopCountCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameRPop, c.key, c.count}, problem{}, "RPOP", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameRPop, c.key, c.count}, problem{}, "RPOP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1290,7 +1290,7 @@ func (c RPopLPushCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RPopLPushCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameRPopLPush, c.source, c.destination}, problem{}, "RPOPLPUSH", decodeString)
+	return Reply[string]{p.queue([]any{nameRPopLPush, c.source, c.destination}, problem{}, "RPOPLPUSH"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1340,7 +1340,7 @@ func (c RPushCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RPushCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "RPUSH", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "RPUSH"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1390,7 +1390,7 @@ func (c RPushXCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RPushXCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "RPUSHX", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "RPUSHX"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

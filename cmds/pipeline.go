@@ -23,7 +23,9 @@ import (
 // A Pipeline belongs to one goroutine. It can be reused after Exec; the Replies of
 // the commands before it then report ErrNoResult.
 type Pipeline struct {
-	p       *respire.Pipeline
+	// p is the client's pipeline, held by value so that a Pipeline is one
+	// allocation, as a *respire.Pipeline is.
+	p       respire.Pipeline
 	tx      *respire.Tx
 	queued  [][]any // a transaction's commands, kept until Exec
 	results []respire.Result
@@ -36,7 +38,7 @@ type Pipeline struct {
 }
 
 // NewPipeline returns an empty pipeline on c.
-func NewPipeline(c *respire.Client) *Pipeline { return &Pipeline{p: c.Pipeline()} }
+func NewPipeline(c *respire.Client) *Pipeline { return &Pipeline{p: *c.Pipeline()} }
 
 // NewTxPipeline returns an empty pipeline whose Exec runs the commands as tx's
 // transaction (Tx.Exec): all of them or, when a watched key changed, none.
@@ -49,7 +51,7 @@ func (p *Pipeline) Do(args ...any) Reply[resp.Value] {
 	for _, a := range args {
 		v.add(a)
 	}
-	return queue(p, v.args(), v.bad, "command", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "command"), decodeValue}
 }
 
 // Len returns the number of commands added since the last Exec.
@@ -83,16 +85,20 @@ func (p *Pipeline) Exec(ctx context.Context) error {
 	return p.err
 }
 
-// queue adds the command laid out in args, with the problem bad, to p, to be decoded
-// by decode after Exec.
-func queue[T any](p *Pipeline, args []any, bad problem, name string, decode func(resp.Value, error) (T, error)) Reply[T] {
-	r := Reply[T]{p: p, run: p.run, decode: decode}
+// queue adds the command laid out in args, with the problem bad, to p, and returns
+// the handle of its result. It is not generic, and the generated In methods build
+// their Reply around it rather than call a generic function: escape analysis takes
+// a call of a generic function instantiated in another package (every user's) for
+// one that keeps its arguments, which would move each command's arguments, and the
+// interface values made of the caller's strings, to the heap.
+func (p *Pipeline) queue(args []any, bad problem, name string) handle {
+	h := handle{p: p, run: p.run}
 	if bad.kind == problemNone && p.tx != nil {
 		var copied []any
 		if copied, bad = detach(args); bad.kind == problemNone {
-			r.i = len(p.queued)
+			h.i = len(p.queued)
 			p.queued = append(p.queued, copied)
-			return r
+			return h
 		}
 	}
 	if bad.kind != problemNone {
@@ -100,31 +106,45 @@ func queue[T any](p *Pipeline, args []any, bad problem, name string, decode func
 			p.refused = fmt.Errorf("command %d: %w", p.Len(), bad.err(name))
 		}
 		p.nRefused++
-		r.i = -1
-		return r
+		h.i = -1
+		return h
 	}
-	r.i = p.p.Len()
+	h.i = p.p.Len()
 	p.p.Do(args...)
-	return r
+	return h
+}
+
+// handle is where a pipelined command's result is: the result i of p's batch
+// number run, i being -1 for a command that could not be built.
+type handle struct {
+	p   *Pipeline
+	i   int
+	run uint64
+}
+
+// result returns the command's reply and error once its batch has run, and false
+// when it has no result to decode.
+func (h handle) result() (*respire.Result, bool) {
+	if p := h.p; p != nil && p.run == h.run+1 && p.err == nil && uint(h.i) < uint(len(p.results)) {
+		return &p.results[h.i], true
+	}
+	return nil, false
 }
 
 // Reply is the typed result of a pipelined command, read after its pipeline's Exec.
 type Reply[T any] struct {
-	p      *Pipeline
-	i      int // the command's result, -1 for a command that could not be built
-	run    uint64
+	h      handle
 	decode func(resp.Value, error) (T, error)
 }
 
 // Result returns the command's typed reply, or its error: the command's error reply,
 // the batch's error, Nil for a null reply, ErrNoResult before Exec.
 func (r Reply[T]) Result() (T, error) {
-	if p := r.p; p != nil && p.run == r.run+1 && p.err == nil && uint(r.i) < uint(len(p.results)) {
-		res := &p.results[r.i]
+	if res, ok := r.h.result(); ok {
 		return r.decode(res.Value, res.Err)
 	}
 	var zero T
-	return zero, noResult(r.p, r.run)
+	return zero, noResult(r.h.p, r.h.run)
 }
 
 // noResult is the error of a Reply, queued in p's batch number run, that has no

@@ -65,7 +65,7 @@ func (c PSubscribeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PSubscribeCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "PSUBSCRIBE", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "PSUBSCRIBE"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -111,7 +111,7 @@ func (c PublishCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PublishCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{namePublish, c.channel, c.message}, problem{}, "PUBLISH", decodeInt)
+	return Reply[int64]{p.queue([]any{namePublish, c.channel, c.message}, problem{}, "PUBLISH"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -161,7 +161,7 @@ func (c PubSubChannelsCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PubSubChannelsCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "PUBSUB CHANNELS", decodeStrings)
+	return Reply[[]string]{p.queue(v.args(), v.bad, "PUBSUB CHANNELS"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -195,7 +195,7 @@ func (c PubSubHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PubSubHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{namePubSubHelp, "HELP"}, problem{}, "PUBSUB HELP", decodeStrings)
+	return Reply[[]string]{p.queue([]any{namePubSubHelp, "HELP"}, problem{}, "PUBSUB HELP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -229,7 +229,7 @@ func (c PubSubNumPatCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PubSubNumPatCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{namePubSubNumPat, "NUMPAT"}, problem{}, "PUBSUB NUMPAT", decodeInt)
+	return Reply[int64]{p.queue([]any{namePubSubNumPat, "NUMPAT"}, problem{}, "PUBSUB NUMPAT"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -273,7 +273,7 @@ func (c PubSubNumSubCmd) Do(ctx context.Context, r Doer) (map[string]int64, erro
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PubSubNumSubCmd) In(p *Pipeline) Reply[map[string]int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "PUBSUB NUMSUB", decodeIntMap)
+	return Reply[map[string]int64]{p.queue(v.args(), v.bad, "PUBSUB NUMSUB"), decodeIntMap}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -323,7 +323,7 @@ func (c PubSubShardChannelsCmd) Do(ctx context.Context, r Doer) ([]string, error
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PubSubShardChannelsCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "PUBSUB SHARDCHANNELS", decodeStrings)
+	return Reply[[]string]{p.queue(v.args(), v.bad, "PUBSUB SHARDCHANNELS"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -368,7 +368,7 @@ func (c PubSubShardNumSubCmd) Do(ctx context.Context, r Doer) (map[string]int64,
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PubSubShardNumSubCmd) In(p *Pipeline) Reply[map[string]int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "PUBSUB SHARDNUMSUB", decodeIntMap)
+	return Reply[map[string]int64]{p.queue(v.args(), v.bad, "PUBSUB SHARDNUMSUB"), decodeIntMap}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -412,7 +412,7 @@ func (c PUnsubscribeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PUnsubscribeCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "PUNSUBSCRIBE", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "PUNSUBSCRIBE"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -457,7 +457,7 @@ func (c SPublishCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SPublishCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameSPublish, c.shardchannel, c.message}, problem{}, "SPUBLISH", decodeInt)
+	return Reply[int64]{p.queue([]any{nameSPublish, c.shardchannel, c.message}, problem{}, "SPUBLISH"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -503,7 +503,7 @@ func (c SSubscribeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SSubscribeCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SSUBSCRIBE", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "SSUBSCRIBE"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -549,7 +549,7 @@ func (c SubscribeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SubscribeCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SUBSCRIBE", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "SUBSCRIBE"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -593,7 +593,7 @@ func (c SUnsubscribeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SUnsubscribeCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SUNSUBSCRIBE", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "SUNSUBSCRIBE"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -636,7 +636,7 @@ func (c UnsubscribeCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c UnsubscribeCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "UNSUBSCRIBE", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "UNSUBSCRIBE"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

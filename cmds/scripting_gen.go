@@ -77,7 +77,7 @@ func (c EvalCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c EvalCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "EVAL", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "EVAL"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -128,7 +128,7 @@ func (c EvalROCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c EvalROCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "EVAL_RO", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "EVAL_RO"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -179,7 +179,7 @@ func (c EvalShaCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c EvalShaCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "EVALSHA", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "EVALSHA"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -231,7 +231,7 @@ func (c EvalShaROCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c EvalShaROCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "EVALSHA_RO", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "EVALSHA_RO"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -282,7 +282,7 @@ func (c FCallCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FCallCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "FCALL", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "FCALL"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -333,7 +333,7 @@ func (c FCallROCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FCallROCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "FCALL_RO", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "FCALL_RO"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -375,7 +375,7 @@ func (c FunctionDeleteCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionDeleteCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameFunctionDelete, "DELETE", c.libraryName}, problem{}, "FUNCTION DELETE", decodeString)
+	return Reply[string]{p.queue([]any{nameFunctionDelete, "DELETE", c.libraryName}, problem{}, "FUNCTION DELETE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -410,7 +410,7 @@ func (c FunctionDumpCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionDumpCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameFunctionDump, "DUMP"}, problem{}, "FUNCTION DUMP", decodeString)
+	return Reply[string]{p.queue([]any{nameFunctionDump, "DUMP"}, problem{}, "FUNCTION DUMP"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -469,7 +469,7 @@ func (c FunctionFlushCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionFlushCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "FUNCTION FLUSH", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "FUNCTION FLUSH"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -504,7 +504,7 @@ func (c FunctionHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameFunctionHelp, "HELP"}, problem{}, "FUNCTION HELP", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameFunctionHelp, "HELP"}, problem{}, "FUNCTION HELP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -538,7 +538,7 @@ func (c FunctionKillCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionKillCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameFunctionKill, "KILL"}, problem{}, "FUNCTION KILL", decodeString)
+	return Reply[string]{p.queue([]any{nameFunctionKill, "KILL"}, problem{}, "FUNCTION KILL"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -599,7 +599,7 @@ func (c FunctionListCmd) Do(ctx context.Context, r Doer) ([]FunctionLibrary, err
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionListCmd) In(p *Pipeline) Reply[[]FunctionLibrary] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "FUNCTION LIST", decodeFunctionList)
+	return Reply[[]FunctionLibrary]{p.queue(v.args(), v.bad, "FUNCTION LIST"), decodeFunctionList}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -655,7 +655,7 @@ func (c FunctionLoadCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionLoadCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "FUNCTION LOAD", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "FUNCTION LOAD"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -730,7 +730,7 @@ func (c FunctionRestoreCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionRestoreCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "FUNCTION RESTORE", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "FUNCTION RESTORE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -765,7 +765,7 @@ func (c FunctionStatsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FunctionStatsCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{nameFunctionStats, "STATS"}, problem{}, "FUNCTION STATS", decodeValue)
+	return Reply[resp.Value]{p.queue([]any{nameFunctionStats, "STATS"}, problem{}, "FUNCTION STATS"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -832,7 +832,7 @@ func (c ScriptDebugCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptDebugCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SCRIPT DEBUG", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "SCRIPT DEBUG"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -880,7 +880,7 @@ func (c ScriptExistsCmd) Do(ctx context.Context, r Doer) ([]bool, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptExistsCmd) In(p *Pipeline) Reply[[]bool] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SCRIPT EXISTS", decodeBools)
+	return Reply[[]bool]{p.queue(v.args(), v.bad, "SCRIPT EXISTS"), decodeBools}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -940,7 +940,7 @@ func (c ScriptFlushCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptFlushCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SCRIPT FLUSH", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "SCRIPT FLUSH"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -974,7 +974,7 @@ func (c ScriptHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameScriptHelp, "HELP"}, problem{}, "SCRIPT HELP", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameScriptHelp, "HELP"}, problem{}, "SCRIPT HELP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1008,7 +1008,7 @@ func (c ScriptKillCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptKillCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameScriptKill, "KILL"}, problem{}, "SCRIPT KILL", decodeString)
+	return Reply[string]{p.queue([]any{nameScriptKill, "KILL"}, problem{}, "SCRIPT KILL"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1051,7 +1051,7 @@ func (c ScriptLoadCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptLoadCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameScriptLoad, "LOAD", c.script}, problem{}, "SCRIPT LOAD", decodeString)
+	return Reply[string]{p.queue([]any{nameScriptLoad, "LOAD", c.script}, problem{}, "SCRIPT LOAD"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1093,7 +1093,7 @@ func (c ScriptShowCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ScriptShowCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameScriptShow, "SHOW", c.sha1}, problem{}, "SCRIPT SHOW", decodeString)
+	return Reply[string]{p.queue([]any{nameScriptShow, "SHOW", c.sha1}, problem{}, "SCRIPT SHOW"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

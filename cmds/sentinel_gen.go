@@ -73,7 +73,7 @@ func (c SentinelCKQuorumCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelCKQuorumCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameSentinelCKQuorum, "CKQUORUM", c.primaryName}, problem{}, "SENTINEL CKQUORUM", decodeString)
+	return Reply[string]{p.queue([]any{nameSentinelCKQuorum, "CKQUORUM", c.primaryName}, problem{}, "SENTINEL CKQUORUM"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -140,7 +140,7 @@ func (c SentinelConfigCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelConfigCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SENTINEL CONFIG", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "SENTINEL CONFIG"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -196,7 +196,7 @@ func (c SentinelDebugCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelDebugCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SENTINEL DEBUG", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "SENTINEL DEBUG"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -253,7 +253,7 @@ func (c SentinelFailoverCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelFailoverCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SENTINEL FAILOVER", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "SENTINEL FAILOVER"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -288,7 +288,7 @@ func (c SentinelFlushConfigCmd) Do(ctx context.Context, r Doer) (string, error) 
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelFlushConfigCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameSentinelFlushConfig, "FLUSHCONFIG"}, problem{}, "SENTINEL FLUSHCONFIG", decodeString)
+	return Reply[string]{p.queue([]any{nameSentinelFlushConfig, "FLUSHCONFIG"}, problem{}, "SENTINEL FLUSHCONFIG"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -335,7 +335,7 @@ func (c SentinelGetMasterAddrByNameCmd) Do(ctx context.Context, r Doer) ([]strin
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelGetMasterAddrByNameCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameSentinelGetMasterAddrByName, "GET-MASTER-ADDR-BY-NAME", c.primaryName}, problem{}, "SENTINEL GET-MASTER-ADDR-BY-NAME", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameSentinelGetMasterAddrByName, "GET-MASTER-ADDR-BY-NAME", c.primaryName}, problem{}, "SENTINEL GET-MASTER-ADDR-BY-NAME"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -378,7 +378,7 @@ func (c SentinelGetPrimaryAddrByNameCmd) Do(ctx context.Context, r Doer) ([]stri
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelGetPrimaryAddrByNameCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameSentinelGetPrimaryAddrByName, "GET-PRIMARY-ADDR-BY-NAME", c.primaryName}, problem{}, "SENTINEL GET-PRIMARY-ADDR-BY-NAME", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameSentinelGetPrimaryAddrByName, "GET-PRIMARY-ADDR-BY-NAME", c.primaryName}, problem{}, "SENTINEL GET-PRIMARY-ADDR-BY-NAME"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -413,7 +413,7 @@ func (c SentinelHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameSentinelHelp, "HELP"}, problem{}, "SENTINEL HELP", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameSentinelHelp, "HELP"}, problem{}, "SENTINEL HELP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -460,7 +460,7 @@ func (c SentinelInfoCacheCmd) Do(ctx context.Context, r Doer) (resp.Value, error
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelInfoCacheCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SENTINEL INFO-CACHE", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "SENTINEL INFO-CACHE"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -517,7 +517,7 @@ func (c SentinelIsMasterDownByAddrCmd) Do(ctx context.Context, r Doer) (resp.Val
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelIsMasterDownByAddrCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{nameSentinelIsMasterDownByAddr, "IS-MASTER-DOWN-BY-ADDR", c.ip, c.port, c.currentEpoch, c.runid}, problem{}, "SENTINEL IS-MASTER-DOWN-BY-ADDR", decodeValue)
+	return Reply[resp.Value]{p.queue([]any{nameSentinelIsMasterDownByAddr, "IS-MASTER-DOWN-BY-ADDR", c.ip, c.port, c.currentEpoch, c.runid}, problem{}, "SENTINEL IS-MASTER-DOWN-BY-ADDR"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -572,7 +572,7 @@ func (c SentinelIsPrimaryDownByAddrCmd) Do(ctx context.Context, r Doer) (resp.Va
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelIsPrimaryDownByAddrCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{nameSentinelIsPrimaryDownByAddr, "IS-PRIMARY-DOWN-BY-ADDR", c.ip, c.port, c.currentEpoch, c.runid}, problem{}, "SENTINEL IS-PRIMARY-DOWN-BY-ADDR", decodeValue)
+	return Reply[resp.Value]{p.queue([]any{nameSentinelIsPrimaryDownByAddr, "IS-PRIMARY-DOWN-BY-ADDR", c.ip, c.port, c.currentEpoch, c.runid}, problem{}, "SENTINEL IS-PRIMARY-DOWN-BY-ADDR"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -618,7 +618,7 @@ func (c SentinelMasterCmd) Do(ctx context.Context, r Doer) (map[string]string, e
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelMasterCmd) In(p *Pipeline) Reply[map[string]string] {
-	return queue(p, []any{nameSentinelMaster, "MASTER", c.primaryName}, problem{}, "SENTINEL MASTER", decodeStringMap)
+	return Reply[map[string]string]{p.queue([]any{nameSentinelMaster, "MASTER", c.primaryName}, problem{}, "SENTINEL MASTER"), decodeStringMap}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -654,7 +654,7 @@ func (c SentinelMastersCmd) Do(ctx context.Context, r Doer) ([]map[string]string
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelMastersCmd) In(p *Pipeline) Reply[[]map[string]string] {
-	return queue(p, []any{nameSentinelMasters, "MASTERS"}, problem{}, "SENTINEL MASTERS", decodeStringMaps)
+	return Reply[[]map[string]string]{p.queue([]any{nameSentinelMasters, "MASTERS"}, problem{}, "SENTINEL MASTERS"), decodeStringMaps}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -708,7 +708,7 @@ func (c SentinelMonitorCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelMonitorCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameSentinelMonitor, "MONITOR", c.name, c.ip, c.port, c.quorum}, problem{}, "SENTINEL MONITOR", decodeString)
+	return Reply[string]{p.queue([]any{nameSentinelMonitor, "MONITOR", c.name, c.ip, c.port, c.quorum}, problem{}, "SENTINEL MONITOR"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -742,7 +742,7 @@ func (c SentinelMyIDCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelMyIDCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameSentinelMyID, "MYID"}, problem{}, "SENTINEL MYID", decodeString)
+	return Reply[string]{p.queue([]any{nameSentinelMyID, "MYID"}, problem{}, "SENTINEL MYID"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -777,7 +777,7 @@ func (c SentinelPendingScriptsCmd) Do(ctx context.Context, r Doer) (resp.Value, 
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelPendingScriptsCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{nameSentinelPendingScripts, "PENDING-SCRIPTS"}, problem{}, "SENTINEL PENDING-SCRIPTS", decodeValue)
+	return Reply[resp.Value]{p.queue([]any{nameSentinelPendingScripts, "PENDING-SCRIPTS"}, problem{}, "SENTINEL PENDING-SCRIPTS"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -812,7 +812,7 @@ func (c SentinelPrimariesCmd) Do(ctx context.Context, r Doer) ([]map[string]stri
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelPrimariesCmd) In(p *Pipeline) Reply[[]map[string]string] {
-	return queue(p, []any{nameSentinelPrimaries, "PRIMARIES"}, problem{}, "SENTINEL PRIMARIES", decodeStringMaps)
+	return Reply[[]map[string]string]{p.queue([]any{nameSentinelPrimaries, "PRIMARIES"}, problem{}, "SENTINEL PRIMARIES"), decodeStringMaps}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -854,7 +854,7 @@ func (c SentinelPrimaryCmd) Do(ctx context.Context, r Doer) (map[string]string, 
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelPrimaryCmd) In(p *Pipeline) Reply[map[string]string] {
-	return queue(p, []any{nameSentinelPrimary, "PRIMARY", c.primaryName}, problem{}, "SENTINEL PRIMARY", decodeStringMap)
+	return Reply[map[string]string]{p.queue([]any{nameSentinelPrimary, "PRIMARY", c.primaryName}, problem{}, "SENTINEL PRIMARY"), decodeStringMap}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -898,7 +898,7 @@ func (c SentinelRemoveCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelRemoveCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameSentinelRemove, "REMOVE", c.primaryName}, problem{}, "SENTINEL REMOVE", decodeString)
+	return Reply[string]{p.queue([]any{nameSentinelRemove, "REMOVE", c.primaryName}, problem{}, "SENTINEL REMOVE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -942,7 +942,7 @@ func (c SentinelReplicasCmd) Do(ctx context.Context, r Doer) ([]map[string]strin
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelReplicasCmd) In(p *Pipeline) Reply[[]map[string]string] {
-	return queue(p, []any{nameSentinelReplicas, "REPLICAS", c.primaryName}, problem{}, "SENTINEL REPLICAS", decodeStringMaps)
+	return Reply[[]map[string]string]{p.queue([]any{nameSentinelReplicas, "REPLICAS", c.primaryName}, problem{}, "SENTINEL REPLICAS"), decodeStringMaps}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -985,7 +985,7 @@ func (c SentinelResetCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelResetCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameSentinelReset, "RESET", c.pattern}, problem{}, "SENTINEL RESET", decodeInt)
+	return Reply[int64]{p.queue([]any{nameSentinelReset, "RESET", c.pattern}, problem{}, "SENTINEL RESET"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1029,7 +1029,7 @@ func (c SentinelSentinelsCmd) Do(ctx context.Context, r Doer) ([]map[string]stri
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelSentinelsCmd) In(p *Pipeline) Reply[[]map[string]string] {
-	return queue(p, []any{nameSentinelSentinels, "SENTINELS", c.primaryName}, problem{}, "SENTINEL SENTINELS", decodeStringMaps)
+	return Reply[[]map[string]string]{p.queue([]any{nameSentinelSentinels, "SENTINELS", c.primaryName}, problem{}, "SENTINEL SENTINELS"), decodeStringMaps}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1087,7 +1087,7 @@ func (c SentinelSetCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelSetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SENTINEL SET", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "SENTINEL SET"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1131,7 +1131,7 @@ func (c SentinelSimulateFailureCmd) Do(ctx context.Context, r Doer) (resp.Value,
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelSimulateFailureCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SENTINEL SIMULATE-FAILURE", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "SENTINEL SIMULATE-FAILURE"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1177,7 +1177,7 @@ func (c SentinelSlavesCmd) Do(ctx context.Context, r Doer) ([]map[string]string,
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SentinelSlavesCmd) In(p *Pipeline) Reply[[]map[string]string] {
-	return queue(p, []any{nameSentinelSlaves, "SLAVES", c.primaryName}, problem{}, "SENTINEL SLAVES", decodeStringMaps)
+	return Reply[[]map[string]string]{p.queue([]any{nameSentinelSlaves, "SLAVES", c.primaryName}, problem{}, "SENTINEL SLAVES"), decodeStringMaps}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

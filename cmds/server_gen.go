@@ -135,7 +135,7 @@ func (c ACLCatCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLCatCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ACL CAT", decodeStrings)
+	return Reply[[]string]{p.queue(v.args(), v.bad, "ACL CAT"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -182,7 +182,7 @@ func (c ACLDelUserCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLDelUserCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ACL DELUSER", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "ACL DELUSER"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -232,7 +232,7 @@ func (c ACLDryRunCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLDryRunCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ACL DRYRUN", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "ACL DRYRUN"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -281,7 +281,7 @@ func (c ACLGenPassCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLGenPassCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ACL GENPASS", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "ACL GENPASS"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -324,7 +324,7 @@ func (c ACLGetUserCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLGetUserCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{nameACLGetUser, "GETUSER", c.username}, problem{}, "ACL GETUSER", decodeValue)
+	return Reply[resp.Value]{p.queue([]any{nameACLGetUser, "GETUSER", c.username}, problem{}, "ACL GETUSER"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -358,7 +358,7 @@ func (c ACLHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameACLHelp, "HELP"}, problem{}, "ACL HELP", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameACLHelp, "HELP"}, problem{}, "ACL HELP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -393,7 +393,7 @@ func (c ACLListCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLListCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameACLList, "LIST"}, problem{}, "ACL LIST", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameACLList, "LIST"}, problem{}, "ACL LIST"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -428,7 +428,7 @@ func (c ACLLoadCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLLoadCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameACLLoad, "LOAD"}, problem{}, "ACL LOAD", decodeString)
+	return Reply[string]{p.queue([]any{nameACLLoad, "LOAD"}, problem{}, "ACL LOAD"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -489,7 +489,7 @@ func (c ACLLogCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLLogCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ACL LOG", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "ACL LOG"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -524,7 +524,7 @@ func (c ACLSaveCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLSaveCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameACLSave, "SAVE"}, problem{}, "ACL SAVE", decodeString)
+	return Reply[string]{p.queue([]any{nameACLSave, "SAVE"}, problem{}, "ACL SAVE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -571,7 +571,7 @@ func (c ACLSetUserCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLSetUserCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ACL SETUSER", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "ACL SETUSER"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -606,7 +606,7 @@ func (c ACLUsersCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLUsersCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameACLUsers, "USERS"}, problem{}, "ACL USERS", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameACLUsers, "USERS"}, problem{}, "ACL USERS"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -641,7 +641,7 @@ func (c ACLWhoAmICmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ACLWhoAmICmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameACLWhoAmI, "WHOAMI"}, problem{}, "ACL WHOAMI", decodeString)
+	return Reply[string]{p.queue([]any{nameACLWhoAmI, "WHOAMI"}, problem{}, "ACL WHOAMI"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -674,7 +674,7 @@ func (c BgRewriteAOFCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BgRewriteAOFCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameBgRewriteAOF}, problem{}, "BGREWRITEAOF", decodeString)
+	return Reply[string]{p.queue([]any{nameBgRewriteAOF}, problem{}, "BGREWRITEAOF"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -732,7 +732,7 @@ func (c BgSaveCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BgSaveCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "BGSAVE", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "BGSAVE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -789,7 +789,7 @@ func (c CommandLogGetCmd) Do(ctx context.Context, r Doer) ([]CommandLogEntry, er
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandLogGetCmd) In(p *Pipeline) Reply[[]CommandLogEntry] {
-	return queue(p, []any{nameCommandLogGet, "GET", c.count, c.typ}, problem{}, "COMMANDLOG GET", decodeCommandLog)
+	return Reply[[]CommandLogEntry]{p.queue([]any{nameCommandLogGet, "GET", c.count, c.typ}, problem{}, "COMMANDLOG GET"), decodeCommandLog}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -824,7 +824,7 @@ func (c CommandLogHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandLogHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameCommandLogHelp, "HELP"}, problem{}, "COMMANDLOG HELP", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameCommandLogHelp, "HELP"}, problem{}, "COMMANDLOG HELP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -877,7 +877,7 @@ func (c CommandLogLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandLogLenCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameCommandLogLen, "LEN", c.typ}, problem{}, "COMMANDLOG LEN", decodeInt)
+	return Reply[int64]{p.queue([]any{nameCommandLogLen, "LEN", c.typ}, problem{}, "COMMANDLOG LEN"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -931,7 +931,7 @@ func (c CommandLogResetCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandLogResetCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameCommandLogReset, "RESET", c.typ}, problem{}, "COMMANDLOG RESET", decodeString)
+	return Reply[string]{p.queue([]any{nameCommandLogReset, "RESET", c.typ}, problem{}, "COMMANDLOG RESET"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -965,7 +965,7 @@ func (c CommandCountCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandCountCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameCommandCount, "COUNT"}, problem{}, "COMMAND COUNT", decodeInt)
+	return Reply[int64]{p.queue([]any{nameCommandCount, "COUNT"}, problem{}, "COMMAND COUNT"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1010,7 +1010,7 @@ func (c CommandDocsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandDocsCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "COMMAND DOCS", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "COMMAND DOCS"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1058,7 +1058,7 @@ func (c CommandGetKeysCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandGetKeysCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "COMMAND GETKEYS", decodeStrings)
+	return Reply[[]string]{p.queue(v.args(), v.bad, "COMMAND GETKEYS"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1106,7 +1106,7 @@ func (c CommandGetKeysAndFlagsCmd) Do(ctx context.Context, r Doer) (resp.Value, 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandGetKeysAndFlagsCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "COMMAND GETKEYSANDFLAGS", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "COMMAND GETKEYSANDFLAGS"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1141,7 +1141,7 @@ func (c CommandHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameCommandHelp, "HELP"}, problem{}, "COMMAND HELP", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameCommandHelp, "HELP"}, problem{}, "COMMAND HELP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1186,7 +1186,7 @@ func (c CommandInfoCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandInfoCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "COMMAND INFO", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "COMMAND INFO"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1272,7 +1272,7 @@ func (c CommandListCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c CommandListCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "COMMAND LIST", decodeStrings)
+	return Reply[[]string]{p.queue(v.args(), v.bad, "COMMAND LIST"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1320,7 +1320,7 @@ func (c ConfigGetCmd) Do(ctx context.Context, r Doer) (map[string]string, error)
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ConfigGetCmd) In(p *Pipeline) Reply[map[string]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CONFIG GET", decodeStringMap)
+	return Reply[map[string]string]{p.queue(v.args(), v.bad, "CONFIG GET"), decodeStringMap}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1354,7 +1354,7 @@ func (c ConfigHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ConfigHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameConfigHelp, "HELP"}, problem{}, "CONFIG HELP", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameConfigHelp, "HELP"}, problem{}, "CONFIG HELP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1388,7 +1388,7 @@ func (c ConfigResetStatCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ConfigResetStatCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameConfigResetStat, "RESETSTAT"}, problem{}, "CONFIG RESETSTAT", decodeString)
+	return Reply[string]{p.queue([]any{nameConfigResetStat, "RESETSTAT"}, problem{}, "CONFIG RESETSTAT"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1422,7 +1422,7 @@ func (c ConfigRewriteCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ConfigRewriteCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameConfigRewrite, "REWRITE"}, problem{}, "CONFIG REWRITE", decodeString)
+	return Reply[string]{p.queue([]any{nameConfigRewrite, "REWRITE"}, problem{}, "CONFIG REWRITE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1476,7 +1476,7 @@ func (c ConfigSetCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ConfigSetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "CONFIG SET", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "CONFIG SET"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1508,7 +1508,7 @@ func (c DBSizeCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DBSizeCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameDBSize}, problem{}, "DBSIZE", decodeInt)
+	return Reply[int64]{p.queue([]any{nameDBSize}, problem{}, "DBSIZE"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1550,7 +1550,7 @@ func (c DebugCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DebugCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "DEBUG", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "DEBUG"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1641,7 +1641,7 @@ func (c FailoverCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FailoverCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "FAILOVER", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "FAILOVER"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1698,7 +1698,7 @@ func (c FlushAllCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FlushAllCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "FLUSHALL", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "FLUSHALL"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1755,7 +1755,7 @@ func (c FlushDBCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c FlushDBCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "FLUSHDB", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "FLUSHDB"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1791,7 +1791,7 @@ func (c HotKeysGetCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HotKeysGetCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{nameHotKeysGet, "GET"}, problem{}, "HOTKEYS GET", decodeValue)
+	return Reply[resp.Value]{p.queue([]any{nameHotKeysGet, "GET"}, problem{}, "HOTKEYS GET"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1826,7 +1826,7 @@ func (c HotKeysHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HotKeysHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameHotKeysHelp, "HELP"}, problem{}, "HOTKEYS HELP", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameHotKeysHelp, "HELP"}, problem{}, "HOTKEYS HELP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1860,7 +1860,7 @@ func (c HotKeysResetCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HotKeysResetCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameHotKeysReset, "RESET"}, problem{}, "HOTKEYS RESET", decodeString)
+	return Reply[string]{p.queue([]any{nameHotKeysReset, "RESET"}, problem{}, "HOTKEYS RESET"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1974,7 +1974,7 @@ func (c HotKeysStartCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HotKeysStartCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "HOTKEYS START", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "HOTKEYS START"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2008,7 +2008,7 @@ func (c HotKeysStopCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c HotKeysStopCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameHotKeysStop, "STOP"}, problem{}, "HOTKEYS STOP", decodeString)
+	return Reply[string]{p.queue([]any{nameHotKeysStop, "STOP"}, problem{}, "HOTKEYS STOP"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2050,7 +2050,7 @@ func (c InfoCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c InfoCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "INFO", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "INFO"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2083,7 +2083,7 @@ func (c LastSaveCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LastSaveCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameLastSave}, problem{}, "LASTSAVE", decodeInt)
+	return Reply[int64]{p.queue([]any{nameLastSave}, problem{}, "LASTSAVE"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2118,7 +2118,7 @@ func (c LatencyDoctorCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyDoctorCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameLatencyDoctor, "DOCTOR"}, problem{}, "LATENCY DOCTOR", decodeString)
+	return Reply[string]{p.queue([]any{nameLatencyDoctor, "DOCTOR"}, problem{}, "LATENCY DOCTOR"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2160,7 +2160,7 @@ func (c LatencyGraphCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyGraphCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameLatencyGraph, "GRAPH", c.event}, problem{}, "LATENCY GRAPH", decodeString)
+	return Reply[string]{p.queue([]any{nameLatencyGraph, "GRAPH", c.event}, problem{}, "LATENCY GRAPH"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2195,7 +2195,7 @@ func (c LatencyHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameLatencyHelp, "HELP"}, problem{}, "LATENCY HELP", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameLatencyHelp, "HELP"}, problem{}, "LATENCY HELP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2240,7 +2240,7 @@ func (c LatencyHistogramCmd) Do(ctx context.Context, r Doer) (resp.Value, error)
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyHistogramCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "LATENCY HISTOGRAM", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "LATENCY HISTOGRAM"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2283,7 +2283,7 @@ func (c LatencyHistoryCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyHistoryCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{nameLatencyHistory, "HISTORY", c.event}, problem{}, "LATENCY HISTORY", decodeValue)
+	return Reply[resp.Value]{p.queue([]any{nameLatencyHistory, "HISTORY", c.event}, problem{}, "LATENCY HISTORY"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2318,7 +2318,7 @@ func (c LatencyLatestCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyLatestCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{nameLatencyLatest, "LATEST"}, problem{}, "LATENCY LATEST", decodeValue)
+	return Reply[resp.Value]{p.queue([]any{nameLatencyLatest, "LATEST"}, problem{}, "LATENCY LATEST"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2361,7 +2361,7 @@ func (c LatencyResetCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LatencyResetCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "LATENCY RESET", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "LATENCY RESET"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2409,7 +2409,7 @@ func (c LolwutCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LolwutCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "LOLWUT", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "LOLWUT"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2443,7 +2443,7 @@ func (c MemoryDoctorCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryDoctorCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameMemoryDoctor, "DOCTOR"}, problem{}, "MEMORY DOCTOR", decodeString)
+	return Reply[string]{p.queue([]any{nameMemoryDoctor, "DOCTOR"}, problem{}, "MEMORY DOCTOR"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2477,7 +2477,7 @@ func (c MemoryHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameMemoryHelp, "HELP"}, problem{}, "MEMORY HELP", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameMemoryHelp, "HELP"}, problem{}, "MEMORY HELP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2512,7 +2512,7 @@ func (c MemoryMallocStatsCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryMallocStatsCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameMemoryMallocStats, "MALLOC-STATS"}, problem{}, "MEMORY MALLOC-STATS", decodeString)
+	return Reply[string]{p.queue([]any{nameMemoryMallocStats, "MALLOC-STATS"}, problem{}, "MEMORY MALLOC-STATS"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2547,7 +2547,7 @@ func (c MemoryPurgeCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryPurgeCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameMemoryPurge, "PURGE"}, problem{}, "MEMORY PURGE", decodeString)
+	return Reply[string]{p.queue([]any{nameMemoryPurge, "PURGE"}, problem{}, "MEMORY PURGE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2581,7 +2581,7 @@ func (c MemoryStatsCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryStatsCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{nameMemoryStats, "STATS"}, problem{}, "MEMORY STATS", decodeValue)
+	return Reply[resp.Value]{p.queue([]any{nameMemoryStats, "STATS"}, problem{}, "MEMORY STATS"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2646,7 +2646,7 @@ func (c MemoryUsageCmd) Cached(ctx context.Context, cl *respire.Client, ttl time
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MemoryUsageCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "MEMORY USAGE", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "MEMORY USAGE"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2680,7 +2680,7 @@ func (c ModuleHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ModuleHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameModuleHelp, "HELP"}, problem{}, "MODULE HELP", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameModuleHelp, "HELP"}, problem{}, "MODULE HELP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2715,7 +2715,7 @@ func (c ModuleListCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ModuleListCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{nameModuleList, "LIST"}, problem{}, "MODULE LIST", decodeValue)
+	return Reply[resp.Value]{p.queue([]any{nameModuleList, "LIST"}, problem{}, "MODULE LIST"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2761,7 +2761,7 @@ func (c ModuleLoadCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ModuleLoadCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "MODULE LOAD", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "MODULE LOAD"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2835,7 +2835,7 @@ func (c ModuleLoadExCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ModuleLoadExCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "MODULE LOADEX", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "MODULE LOADEX"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2877,7 +2877,7 @@ func (c ModuleUnloadCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ModuleUnloadCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameModuleUnload, "UNLOAD", c.name}, problem{}, "MODULE UNLOAD", decodeString)
+	return Reply[string]{p.queue([]any{nameModuleUnload, "UNLOAD", c.name}, problem{}, "MODULE UNLOAD"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2909,7 +2909,7 @@ func (c MonitorCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MonitorCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{nameMonitor}, problem{}, "MONITOR", decodeValue)
+	return Reply[resp.Value]{p.queue([]any{nameMonitor}, problem{}, "MONITOR"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2953,7 +2953,7 @@ func (c PSyncCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PSyncCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{namePSync, c.replicationid, c.offset}, problem{}, "PSYNC", decodeValue)
+	return Reply[resp.Value]{p.queue([]any{namePSync, c.replicationid, c.offset}, problem{}, "PSYNC"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2985,7 +2985,7 @@ func (c ReplConfCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ReplConfCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameReplConf}, problem{}, "REPLCONF", decodeString)
+	return Reply[string]{p.queue([]any{nameReplConf}, problem{}, "REPLCONF"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3052,7 +3052,7 @@ func (c ReplicaOfCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ReplicaOfCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "REPLICAOF", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "REPLICAOF"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3158,7 +3158,7 @@ func (c RestoreAskingCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RestoreAskingCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "RESTORE-ASKING", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "RESTORE-ASKING"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3190,7 +3190,7 @@ func (c RoleCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c RoleCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{nameRole}, problem{}, "ROLE", decodeValue)
+	return Reply[resp.Value]{p.queue([]any{nameRole}, problem{}, "ROLE"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3223,7 +3223,7 @@ func (c SaveCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SaveCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameSave}, problem{}, "SAVE", decodeString)
+	return Reply[string]{p.queue([]any{nameSave}, problem{}, "SAVE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3289,7 +3289,7 @@ func (c SFlushCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SFlushCmd) In(p *Pipeline) Reply[resp.Value] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SFLUSH", decodeValue)
+	return Reply[resp.Value]{p.queue(v.args(), v.bad, "SFLUSH"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3351,7 +3351,7 @@ func (c ShutdownCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ShutdownCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SHUTDOWN", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "SHUTDOWN"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3420,7 +3420,7 @@ func (c SlaveOfCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SlaveOfCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SLAVEOF", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "SLAVEOF"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3469,7 +3469,7 @@ func (c SlowLogGetCmd) Do(ctx context.Context, r Doer) ([]SlowLogEntry, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SlowLogGetCmd) In(p *Pipeline) Reply[[]SlowLogEntry] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SLOWLOG GET", decodeSlowLog)
+	return Reply[[]SlowLogEntry]{p.queue(v.args(), v.bad, "SLOWLOG GET"), decodeSlowLog}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3503,7 +3503,7 @@ func (c SlowLogHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SlowLogHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameSlowLogHelp, "HELP"}, problem{}, "SLOWLOG HELP", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameSlowLogHelp, "HELP"}, problem{}, "SLOWLOG HELP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3537,7 +3537,7 @@ func (c SlowLogLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SlowLogLenCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameSlowLogLen, "LEN"}, problem{}, "SLOWLOG LEN", decodeInt)
+	return Reply[int64]{p.queue([]any{nameSlowLogLen, "LEN"}, problem{}, "SLOWLOG LEN"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3572,7 +3572,7 @@ func (c SlowLogResetCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SlowLogResetCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameSlowLogReset, "RESET"}, problem{}, "SLOWLOG RESET", decodeString)
+	return Reply[string]{p.queue([]any{nameSlowLogReset, "RESET"}, problem{}, "SLOWLOG RESET"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3617,7 +3617,7 @@ func (c SwapDBCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SwapDBCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameSwapDB, c.index1, c.index2}, problem{}, "SWAPDB", decodeString)
+	return Reply[string]{p.queue([]any{nameSwapDB, c.index1, c.index2}, problem{}, "SWAPDB"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3649,7 +3649,7 @@ func (c SyncCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SyncCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{nameSync}, problem{}, "SYNC", decodeValue)
+	return Reply[resp.Value]{p.queue([]any{nameSync}, problem{}, "SYNC"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3681,7 +3681,7 @@ func (c TimeCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c TimeCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameTime}, problem{}, "TIME", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameTime}, problem{}, "TIME"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3730,7 +3730,7 @@ func (c TrimSlotsCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c TrimSlotsCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "TRIMSLOTS", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "TRIMSLOTS"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

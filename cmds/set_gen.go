@@ -72,7 +72,7 @@ func (c SAddCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SAddCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SADD", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "SADD"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -118,7 +118,7 @@ func (c SCardCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Durat
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SCardCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameSCard, c.key}, problem{}, "SCARD", decodeInt)
+	return Reply[int64]{p.queue([]any{nameSCard, c.key}, problem{}, "SCARD"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -164,7 +164,7 @@ func (c SDiffCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SDiffCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SDIFF", decodeStrings)
+	return Reply[[]string]{p.queue(v.args(), v.bad, "SDIFF"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -213,7 +213,7 @@ func (c SDiffStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SDiffStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SDIFFSTORE", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "SDIFFSTORE"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -259,7 +259,7 @@ func (c SInterCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SInterCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SINTER", decodeStrings)
+	return Reply[[]string]{p.queue(v.args(), v.bad, "SINTER"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -318,7 +318,7 @@ func (c SInterCardCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SInterCardCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SINTERCARD", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "SINTERCARD"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -367,7 +367,7 @@ func (c SInterStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SInterStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SINTERSTORE", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "SINTERSTORE"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -417,7 +417,7 @@ func (c SIsMemberCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.D
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SIsMemberCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{nameSIsMember, c.key, c.member}, problem{}, "SISMEMBER", decodeBool)
+	return Reply[bool]{p.queue([]any{nameSIsMember, c.key, c.member}, problem{}, "SISMEMBER"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -463,7 +463,7 @@ func (c SMembersCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Du
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SMembersCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameSMembers, c.key}, problem{}, "SMEMBERS", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameSMembers, c.key}, problem{}, "SMEMBERS"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -519,7 +519,7 @@ func (c SMIsMemberCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SMIsMemberCmd) In(p *Pipeline) Reply[[]bool] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SMISMEMBER", decodeBools)
+	return Reply[[]bool]{p.queue(v.args(), v.bad, "SMISMEMBER"), decodeBools}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -567,7 +567,7 @@ func (c SMoveCmd) Do(ctx context.Context, r Doer) (bool, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SMoveCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{nameSMove, c.source, c.destination, c.member}, problem{}, "SMOVE", decodeBool)
+	return Reply[bool]{p.queue([]any{nameSMove, c.source, c.destination, c.member}, problem{}, "SMOVE"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -610,7 +610,7 @@ func (c SPopCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SPopCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameSPop, c.key}, problem{}, "SPOP", decodeString)
+	return Reply[string]{p.queue([]any{nameSPop, c.key}, problem{}, "SPOP"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -657,7 +657,7 @@ func (c SPopCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SPopCountCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameSPop, c.key, c.count}, problem{}, "SPOP", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameSPop, c.key, c.count}, problem{}, "SPOP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -699,7 +699,7 @@ func (c SRandMemberCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SRandMemberCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameSRandMember, c.key}, problem{}, "SRANDMEMBER", decodeString)
+	return Reply[string]{p.queue([]any{nameSRandMember, c.key}, problem{}, "SRANDMEMBER"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -746,7 +746,7 @@ func (c SRandMemberCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SRandMemberCountCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameSRandMember, c.key, c.count}, problem{}, "SRANDMEMBER", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameSRandMember, c.key, c.count}, problem{}, "SRANDMEMBER"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -796,7 +796,7 @@ func (c SRemCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SRemCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SREM", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "SREM"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -870,7 +870,7 @@ func (c SScanCmd) Do(ctx context.Context, r Doer) (ScanPage, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SScanCmd) In(p *Pipeline) Reply[ScanPage] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SSCAN", decodeScan)
+	return Reply[ScanPage]{p.queue(v.args(), v.bad, "SSCAN"), decodeScan}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -916,7 +916,7 @@ func (c SUnionCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SUnionCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SUNION", decodeStrings)
+	return Reply[[]string]{p.queue(v.args(), v.bad, "SUNION"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -965,7 +965,7 @@ func (c SUnionStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SUnionStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SUNIONSTORE", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "SUNIONSTORE"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

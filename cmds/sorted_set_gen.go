@@ -117,7 +117,7 @@ func (c BZMPopCmd) Do(ctx context.Context, r Doer) (KeyZs, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BZMPopCmd) In(p *Pipeline) Reply[KeyZs] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "BZMPOP", decodeKeyZs)
+	return Reply[KeyZs]{p.queue(v.args(), v.bad, "BZMPOP"), decodeKeyZs}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -169,7 +169,7 @@ func (c BZPopMaxCmd) Do(ctx context.Context, r Doer) (ZWithKey, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BZPopMaxCmd) In(p *Pipeline) Reply[ZWithKey] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "BZPOPMAX", decodeZWithKey)
+	return Reply[ZWithKey]{p.queue(v.args(), v.bad, "BZPOPMAX"), decodeZWithKey}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -221,7 +221,7 @@ func (c BZPopMinCmd) Do(ctx context.Context, r Doer) (ZWithKey, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c BZPopMinCmd) In(p *Pipeline) Reply[ZWithKey] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "BZPOPMIN", decodeZWithKey)
+	return Reply[ZWithKey]{p.queue(v.args(), v.bad, "BZPOPMIN"), decodeZWithKey}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -322,7 +322,7 @@ func (c ZAddCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZAddCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZADD", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "ZADD"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -429,7 +429,7 @@ func (c ZAddIncrCmd) Do(ctx context.Context, r Doer) (float64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZAddIncrCmd) In(p *Pipeline) Reply[float64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZADD", decodeFloat)
+	return Reply[float64]{p.queue(v.args(), v.bad, "ZADD"), decodeFloat}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -475,7 +475,7 @@ func (c ZCardCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Durat
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZCardCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameZCard, c.key}, problem{}, "ZCARD", decodeInt)
+	return Reply[int64]{p.queue([]any{nameZCard, c.key}, problem{}, "ZCARD"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -531,7 +531,7 @@ func (c ZCountCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Dura
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZCountCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameZCount, c.key, c.minimum, c.maximum}, problem{}, "ZCOUNT", decodeInt)
+	return Reply[int64]{p.queue([]any{nameZCount, c.key, c.minimum, c.maximum}, problem{}, "ZCOUNT"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -579,7 +579,7 @@ func (c ZDiffCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZDiffCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZDIFF", decodeStrings)
+	return Reply[[]string]{p.queue(v.args(), v.bad, "ZDIFF"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -629,7 +629,7 @@ func (c ZDiffWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZDiffWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZDIFF", decodeZ)
+	return Reply[[]Z]{p.queue(v.args(), v.bad, "ZDIFF"), decodeZ}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -680,7 +680,7 @@ func (c ZDiffStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZDiffStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZDIFFSTORE", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "ZDIFFSTORE"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -729,7 +729,7 @@ func (c ZIncrByCmd) Do(ctx context.Context, r Doer) (float64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZIncrByCmd) In(p *Pipeline) Reply[float64] {
-	return queue(p, []any{nameZIncrBy, c.key, c.increment, c.member}, problem{}, "ZINCRBY", decodeFloat)
+	return Reply[float64]{p.queue([]any{nameZIncrBy, c.key, c.increment, c.member}, problem{}, "ZINCRBY"), decodeFloat}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -820,7 +820,7 @@ func (c ZInterCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZInterCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZINTER", decodeStrings)
+	return Reply[[]string]{p.queue(v.args(), v.bad, "ZINTER"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -913,7 +913,7 @@ func (c ZInterWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZInterWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZINTER", decodeZ)
+	return Reply[[]Z]{p.queue(v.args(), v.bad, "ZINTER"), decodeZ}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -972,7 +972,7 @@ func (c ZInterCardCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZInterCardCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZINTERCARD", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "ZINTERCARD"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1067,7 +1067,7 @@ func (c ZInterStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZInterStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZINTERSTORE", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "ZINTERSTORE"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1123,7 +1123,7 @@ func (c ZLexCountCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.D
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZLexCountCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameZLexCount, c.key, c.minimum, c.maximum}, problem{}, "ZLEXCOUNT", decodeInt)
+	return Reply[int64]{p.queue([]any{nameZLexCount, c.key, c.minimum, c.maximum}, problem{}, "ZLEXCOUNT"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1197,7 +1197,7 @@ func (c ZMPopCmd) Do(ctx context.Context, r Doer) (KeyZs, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZMPopCmd) In(p *Pipeline) Reply[KeyZs] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZMPOP", decodeKeyZs)
+	return Reply[KeyZs]{p.queue(v.args(), v.bad, "ZMPOP"), decodeKeyZs}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1253,7 +1253,7 @@ func (c ZMScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Dur
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZMScoreCmd) In(p *Pipeline) Reply[[]Null[float64]] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZMSCORE", decodeNullFloats)
+	return Reply[[]Null[float64]]{p.queue(v.args(), v.bad, "ZMSCORE"), decodeNullFloats}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1308,7 +1308,7 @@ func (c ZPopMaxCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZPopMaxCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZPOPMAX", decodeZ)
+	return Reply[[]Z]{p.queue(v.args(), v.bad, "ZPOPMAX"), decodeZ}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1363,7 +1363,7 @@ func (c ZPopMinCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZPopMinCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZPOPMIN", decodeZ)
+	return Reply[[]Z]{p.queue(v.args(), v.bad, "ZPOPMIN"), decodeZ}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1405,7 +1405,7 @@ func (c ZRandMemberCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRandMemberCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameZRandMember, c.key}, problem{}, "ZRANDMEMBER", decodeString)
+	return Reply[string]{p.queue([]any{nameZRandMember, c.key}, problem{}, "ZRANDMEMBER"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1452,7 +1452,7 @@ func (c ZRandMemberCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRandMemberCountCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameZRandMember, c.key, c.count}, problem{}, "ZRANDMEMBER", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameZRandMember, c.key, c.count}, problem{}, "ZRANDMEMBER"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1501,7 +1501,7 @@ func (c ZRandMemberWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRandMemberWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
-	return queue(p, []any{nameZRandMember, c.key, c.count, "WITHSCORES"}, problem{}, "ZRANDMEMBER", decodeZ)
+	return Reply[[]Z]{p.queue([]any{nameZRandMember, c.key, c.count, "WITHSCORES"}, problem{}, "ZRANDMEMBER"), decodeZ}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1610,7 +1610,7 @@ func (c ZRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Dura
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRangeCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZRANGE", decodeStrings)
+	return Reply[[]string]{p.queue(v.args(), v.bad, "ZRANGE"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1722,7 +1722,7 @@ func (c ZRangeWithScoresCmd) Cached(ctx context.Context, cl *respire.Client, ttl
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRangeWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZRANGE", decodeZ)
+	return Reply[[]Z]{p.queue(v.args(), v.bad, "ZRANGE"), decodeZ}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1802,7 +1802,7 @@ func (c ZRangeByLexCmd) Cached(ctx context.Context, cl *respire.Client, ttl time
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRangeByLexCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZRANGEBYLEX", decodeStrings)
+	return Reply[[]string]{p.queue(v.args(), v.bad, "ZRANGEBYLEX"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1882,7 +1882,7 @@ func (c ZRangeByScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl ti
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRangeByScoreCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZRANGEBYSCORE", decodeStrings)
+	return Reply[[]string]{p.queue(v.args(), v.bad, "ZRANGEBYSCORE"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1964,7 +1964,7 @@ func (c ZRangeByScoreWithScoresCmd) Cached(ctx context.Context, cl *respire.Clie
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRangeByScoreWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZRANGEBYSCORE", decodeZ)
+	return Reply[[]Z]{p.queue(v.args(), v.bad, "ZRANGEBYSCORE"), decodeZ}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2071,7 +2071,7 @@ func (c ZRangeStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRangeStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZRANGESTORE", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "ZRANGESTORE"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2124,7 +2124,7 @@ func (c ZRankCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Durat
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRankCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameZRank, c.key, c.member}, problem{}, "ZRANK", decodeInt)
+	return Reply[int64]{p.queue([]any{nameZRank, c.key, c.member}, problem{}, "ZRANK"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2179,7 +2179,7 @@ func (c ZRankWithScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl t
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRankWithScoreCmd) In(p *Pipeline) Reply[RankScore] {
-	return queue(p, []any{nameZRank, c.key, c.member, "WITHSCORE"}, problem{}, "ZRANK", decodeRankScore)
+	return Reply[RankScore]{p.queue([]any{nameZRank, c.key, c.member, "WITHSCORE"}, problem{}, "ZRANK"), decodeRankScore}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2229,7 +2229,7 @@ func (c ZRemCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRemCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZREM", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "ZREM"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2279,7 +2279,7 @@ func (c ZRemRangeByLexCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRemRangeByLexCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameZRemRangeByLex, c.key, c.minimum, c.maximum}, problem{}, "ZREMRANGEBYLEX", decodeInt)
+	return Reply[int64]{p.queue([]any{nameZRemRangeByLex, c.key, c.minimum, c.maximum}, problem{}, "ZREMRANGEBYLEX"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2329,7 +2329,7 @@ func (c ZRemRangeByRankCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRemRangeByRankCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameZRemRangeByRank, c.key, c.start, c.stop}, problem{}, "ZREMRANGEBYRANK", decodeInt)
+	return Reply[int64]{p.queue([]any{nameZRemRangeByRank, c.key, c.start, c.stop}, problem{}, "ZREMRANGEBYRANK"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2379,7 +2379,7 @@ func (c ZRemRangeByScoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRemRangeByScoreCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameZRemRangeByScore, c.key, c.minimum, c.maximum}, problem{}, "ZREMRANGEBYSCORE", decodeInt)
+	return Reply[int64]{p.queue([]any{nameZRemRangeByScore, c.key, c.minimum, c.maximum}, problem{}, "ZREMRANGEBYSCORE"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2435,7 +2435,7 @@ func (c ZRevRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.D
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRangeCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameZRevRange, c.key, c.start, c.stop}, problem{}, "ZREVRANGE", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameZRevRange, c.key, c.start, c.stop}, problem{}, "ZREVRANGE"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2493,7 +2493,7 @@ func (c ZRevRangeWithScoresCmd) Cached(ctx context.Context, cl *respire.Client, 
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRangeWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
-	return queue(p, []any{nameZRevRange, c.key, c.start, c.stop, "WITHSCORES"}, problem{}, "ZREVRANGE", decodeZ)
+	return Reply[[]Z]{p.queue([]any{nameZRevRange, c.key, c.start, c.stop, "WITHSCORES"}, problem{}, "ZREVRANGE"), decodeZ}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2573,7 +2573,7 @@ func (c ZRevRangeByLexCmd) Cached(ctx context.Context, cl *respire.Client, ttl t
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRangeByLexCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZREVRANGEBYLEX", decodeStrings)
+	return Reply[[]string]{p.queue(v.args(), v.bad, "ZREVRANGEBYLEX"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2653,7 +2653,7 @@ func (c ZRevRangeByScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRangeByScoreCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZREVRANGEBYSCORE", decodeStrings)
+	return Reply[[]string]{p.queue(v.args(), v.bad, "ZREVRANGEBYSCORE"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2735,7 +2735,7 @@ func (c ZRevRangeByScoreWithScoresCmd) Cached(ctx context.Context, cl *respire.C
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRangeByScoreWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZREVRANGEBYSCORE", decodeZ)
+	return Reply[[]Z]{p.queue(v.args(), v.bad, "ZREVRANGEBYSCORE"), decodeZ}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2788,7 +2788,7 @@ func (c ZRevRankCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Du
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRankCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameZRevRank, c.key, c.member}, problem{}, "ZREVRANK", decodeInt)
+	return Reply[int64]{p.queue([]any{nameZRevRank, c.key, c.member}, problem{}, "ZREVRANK"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2843,7 +2843,7 @@ func (c ZRevRankWithScoreCmd) Cached(ctx context.Context, cl *respire.Client, tt
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZRevRankWithScoreCmd) In(p *Pipeline) Reply[RankScore] {
-	return queue(p, []any{nameZRevRank, c.key, c.member, "WITHSCORE"}, problem{}, "ZREVRANK", decodeRankScore)
+	return Reply[RankScore]{p.queue([]any{nameZRevRank, c.key, c.member, "WITHSCORE"}, problem{}, "ZREVRANK"), decodeRankScore}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2930,7 +2930,7 @@ func (c ZScanCmd) Do(ctx context.Context, r Doer) (ScanPage, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZScanCmd) In(p *Pipeline) Reply[ScanPage] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZSCAN", decodeScan)
+	return Reply[ScanPage]{p.queue(v.args(), v.bad, "ZSCAN"), decodeScan}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2982,7 +2982,7 @@ func (c ZScoreCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Dura
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZScoreCmd) In(p *Pipeline) Reply[float64] {
-	return queue(p, []any{nameZScore, c.key, c.member}, problem{}, "ZSCORE", decodeFloat)
+	return Reply[float64]{p.queue([]any{nameZScore, c.key, c.member}, problem{}, "ZSCORE"), decodeFloat}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3073,7 +3073,7 @@ func (c ZUnionCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZUnionCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZUNION", decodeStrings)
+	return Reply[[]string]{p.queue(v.args(), v.bad, "ZUNION"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3166,7 +3166,7 @@ func (c ZUnionWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZUnionWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZUNION", decodeZ)
+	return Reply[[]Z]{p.queue(v.args(), v.bad, "ZUNION"), decodeZ}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -3260,7 +3260,7 @@ func (c ZUnionStoreCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ZUnionStoreCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "ZUNIONSTORE", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "ZUNIONSTORE"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

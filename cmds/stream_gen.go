@@ -84,7 +84,7 @@ func (c XAckCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XAckCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "XACK", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "XACK"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -166,7 +166,7 @@ func (c XAckDelCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XAckDelCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "XACKDEL", decodeInts)
+	return Reply[[]int64]{p.queue(v.args(), v.bad, "XACKDEL"), decodeInts}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -364,7 +364,7 @@ func (c XAddCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XAddCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "XADD", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "XADD"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -437,7 +437,7 @@ func (c XAutoClaimCmd) Do(ctx context.Context, r Doer) (XAutoClaimResult, error)
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XAutoClaimCmd) In(p *Pipeline) Reply[XAutoClaimResult] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "XAUTOCLAIM", decodeXAutoClaim)
+	return Reply[XAutoClaimResult]{p.queue(v.args(), v.bad, "XAUTOCLAIM"), decodeXAutoClaim}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -513,7 +513,7 @@ func (c XAutoClaimJustIDCmd) Do(ctx context.Context, r Doer) (XAutoClaimIDs, err
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XAutoClaimJustIDCmd) In(p *Pipeline) Reply[XAutoClaimIDs] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "XAUTOCLAIM", decodeXAutoClaimIDs)
+	return Reply[XAutoClaimIDs]{p.queue(v.args(), v.bad, "XAUTOCLAIM"), decodeXAutoClaimIDs}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -585,7 +585,7 @@ func (c XCfgSetCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XCfgSetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "XCFGSET", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "XCFGSET"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -700,7 +700,7 @@ func (c XClaimCmd) Do(ctx context.Context, r Doer) ([]XMessage, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XClaimCmd) In(p *Pipeline) Reply[[]XMessage] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "XCLAIM", decodeXMessages)
+	return Reply[[]XMessage]{p.queue(v.args(), v.bad, "XCLAIM"), decodeXMessages}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -817,7 +817,7 @@ func (c XClaimJustIDCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XClaimJustIDCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "XCLAIM", decodeStrings)
+	return Reply[[]string]{p.queue(v.args(), v.bad, "XCLAIM"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -866,7 +866,7 @@ func (c XDelCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XDelCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "XDEL", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "XDEL"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -944,7 +944,7 @@ func (c XDelExCmd) Do(ctx context.Context, r Doer) ([]int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XDelExCmd) In(p *Pipeline) Reply[[]int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "XDELEX", decodeInts)
+	return Reply[[]int64]{p.queue(v.args(), v.bad, "XDELEX"), decodeInts}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1041,7 +1041,7 @@ func (c XGroupCreateCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupCreateCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "XGROUP CREATE", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "XGROUP CREATE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1092,7 +1092,7 @@ func (c XGroupCreateConsumerCmd) Do(ctx context.Context, r Doer) (bool, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupCreateConsumerCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{nameXGroupCreateConsumer, "CREATECONSUMER", c.key, c.group, c.consumer}, problem{}, "XGROUP CREATECONSUMER", decodeBool)
+	return Reply[bool]{p.queue([]any{nameXGroupCreateConsumer, "CREATECONSUMER", c.key, c.group, c.consumer}, problem{}, "XGROUP CREATECONSUMER"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1143,7 +1143,7 @@ func (c XGroupDelConsumerCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupDelConsumerCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameXGroupDelConsumer, "DELCONSUMER", c.key, c.group, c.consumer}, problem{}, "XGROUP DELCONSUMER", decodeInt)
+	return Reply[int64]{p.queue([]any{nameXGroupDelConsumer, "DELCONSUMER", c.key, c.group, c.consumer}, problem{}, "XGROUP DELCONSUMER"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1190,7 +1190,7 @@ func (c XGroupDestroyCmd) Do(ctx context.Context, r Doer) (bool, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupDestroyCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{nameXGroupDestroy, "DESTROY", c.key, c.group}, problem{}, "XGROUP DESTROY", decodeBool)
+	return Reply[bool]{p.queue([]any{nameXGroupDestroy, "DESTROY", c.key, c.group}, problem{}, "XGROUP DESTROY"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1224,7 +1224,7 @@ func (c XGroupHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameXGroupHelp, "HELP"}, problem{}, "XGROUP HELP", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameXGroupHelp, "HELP"}, problem{}, "XGROUP HELP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1310,7 +1310,7 @@ func (c XGroupSetIDCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XGroupSetIDCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "XGROUP SETID", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "XGROUP SETID"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1363,7 +1363,7 @@ func (c XIDMPRecordCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XIDMPRecordCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameXIDMPRecord, c.key, c.pid, c.iid, c.streamID}, problem{}, "XIDMPRECORD", decodeString)
+	return Reply[string]{p.queue([]any{nameXIDMPRecord, c.key, c.pid, c.iid, c.streamID}, problem{}, "XIDMPRECORD"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1410,7 +1410,7 @@ func (c XInfoConsumersCmd) Do(ctx context.Context, r Doer) ([]XConsumerInfo, err
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XInfoConsumersCmd) In(p *Pipeline) Reply[[]XConsumerInfo] {
-	return queue(p, []any{nameXInfoConsumers, "CONSUMERS", c.key, c.group}, problem{}, "XINFO CONSUMERS", decodeXInfoConsumers)
+	return Reply[[]XConsumerInfo]{p.queue([]any{nameXInfoConsumers, "CONSUMERS", c.key, c.group}, problem{}, "XINFO CONSUMERS"), decodeXInfoConsumers}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1458,7 +1458,7 @@ func (c XInfoGroupsCmd) Cached(ctx context.Context, cl *respire.Client, ttl time
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XInfoGroupsCmd) In(p *Pipeline) Reply[[]XGroupInfo] {
-	return queue(p, []any{nameXInfoGroups, "GROUPS", c.key}, problem{}, "XINFO GROUPS", decodeXInfoGroups)
+	return Reply[[]XGroupInfo]{p.queue([]any{nameXInfoGroups, "GROUPS", c.key}, problem{}, "XINFO GROUPS"), decodeXInfoGroups}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1492,7 +1492,7 @@ func (c XInfoHelpCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XInfoHelpCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameXInfoHelp, "HELP"}, problem{}, "XINFO HELP", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameXInfoHelp, "HELP"}, problem{}, "XINFO HELP"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1540,7 +1540,7 @@ func (c XInfoStreamCmd) Cached(ctx context.Context, cl *respire.Client, ttl time
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XInfoStreamCmd) In(p *Pipeline) Reply[XStreamInfo] {
-	return queue(p, []any{nameXInfoStream, "STREAM", c.key}, problem{}, "XINFO STREAM", decodeXInfoStream)
+	return Reply[XStreamInfo]{p.queue([]any{nameXInfoStream, "STREAM", c.key}, problem{}, "XINFO STREAM"), decodeXInfoStream}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1586,7 +1586,7 @@ func (c XLenCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Durati
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XLenCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameXLen, c.key}, problem{}, "XLEN", decodeInt)
+	return Reply[int64]{p.queue([]any{nameXLen, c.key}, problem{}, "XLEN"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1635,7 +1635,7 @@ func (c XPendingCmd) Do(ctx context.Context, r Doer) (XPendingSummary, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XPendingCmd) In(p *Pipeline) Reply[XPendingSummary] {
-	return queue(p, []any{nameXPending, c.key, c.group}, problem{}, "XPENDING", decodeXPendingSummary)
+	return Reply[XPendingSummary]{p.queue([]any{nameXPending, c.key, c.group}, problem{}, "XPENDING"), decodeXPendingSummary}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1723,7 +1723,7 @@ func (c XPendingExtCmd) Do(ctx context.Context, r Doer) ([]XPendingEntry, error)
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XPendingExtCmd) In(p *Pipeline) Reply[[]XPendingEntry] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "XPENDING", decodeXPendingEntries)
+	return Reply[[]XPendingEntry]{p.queue(v.args(), v.bad, "XPENDING"), decodeXPendingEntries}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1795,7 +1795,7 @@ func (c XRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Dura
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XRangeCmd) In(p *Pipeline) Reply[[]XMessage] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "XRANGE", decodeXMessages)
+	return Reply[[]XMessage]{p.queue(v.args(), v.bad, "XRANGE"), decodeXMessages}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1870,7 +1870,7 @@ func (c XReadCmd) Do(ctx context.Context, r Doer) ([]XStream, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XReadCmd) In(p *Pipeline) Reply[[]XStream] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "XREAD", decodeXStreams)
+	return Reply[[]XStream]{p.queue(v.args(), v.bad, "XREAD"), decodeXStreams}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1979,7 +1979,7 @@ func (c XReadGroupCmd) Do(ctx context.Context, r Doer) ([]XStream, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XReadGroupCmd) In(p *Pipeline) Reply[[]XStream] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "XREADGROUP", decodeXStreams)
+	return Reply[[]XStream]{p.queue(v.args(), v.bad, "XREADGROUP"), decodeXStreams}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2052,7 +2052,7 @@ func (c XRevRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.D
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XRevRangeCmd) In(p *Pipeline) Reply[[]XMessage] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "XREVRANGE", decodeXMessages)
+	return Reply[[]XMessage]{p.queue(v.args(), v.bad, "XREVRANGE"), decodeXMessages}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2124,7 +2124,7 @@ func (c XSetIDCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XSetIDCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "XSETID", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "XSETID"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -2251,7 +2251,7 @@ func (c XTrimCmd) Do(ctx context.Context, r Doer) (int64, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c XTrimCmd) In(p *Pipeline) Reply[int64] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "XTRIM", decodeInt)
+	return Reply[int64]{p.queue(v.args(), v.bad, "XTRIM"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -79,7 +79,7 @@ func (c AppendCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c AppendCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameAppend, c.key, c.value}, problem{}, "APPEND", decodeInt)
+	return Reply[int64]{p.queue([]any{nameAppend, c.key, c.value}, problem{}, "APPEND"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -120,7 +120,7 @@ func (c DecrCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DecrCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameDecr, c.key}, problem{}, "DECR", decodeInt)
+	return Reply[int64]{p.queue([]any{nameDecr, c.key}, problem{}, "DECR"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -165,7 +165,7 @@ func (c DecrByCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DecrByCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameDecrBy, c.key, c.decrement}, problem{}, "DECRBY", decodeInt)
+	return Reply[int64]{p.queue([]any{nameDecrBy, c.key, c.decrement}, problem{}, "DECRBY"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -264,7 +264,7 @@ func (c DelExCmd) Do(ctx context.Context, r Doer) (bool, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DelExCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "DELEX", decodeBool)
+	return Reply[bool]{p.queue(v.args(), v.bad, "DELEX"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -308,7 +308,7 @@ func (c DelIfEqCmd) Do(ctx context.Context, r Doer) (bool, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DelIfEqCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{nameDelIfEq, c.key, c.value}, problem{}, "DELIFEQ", decodeBool)
+	return Reply[bool]{p.queue([]any{nameDelIfEq, c.key, c.value}, problem{}, "DELIFEQ"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -356,7 +356,7 @@ func (c DigestCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Dura
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DigestCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameDigest, c.key}, problem{}, "DIGEST", decodeString)
+	return Reply[string]{p.queue([]any{nameDigest, c.key}, problem{}, "DIGEST"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -403,7 +403,7 @@ func (c GetCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Duratio
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameGet, c.key}, problem{}, "GET", decodeString)
+	return Reply[string]{p.queue([]any{nameGet, c.key}, problem{}, "GET"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -444,7 +444,7 @@ func (c GetDelCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetDelCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameGetDel, c.key}, problem{}, "GETDEL", decodeString)
+	return Reply[string]{p.queue([]any{nameGetDel, c.key}, problem{}, "GETDEL"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -537,7 +537,7 @@ func (c GetExCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetExCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "GETEX", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "GETEX"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -594,7 +594,7 @@ func (c GetRangeCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Du
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetRangeCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameGetRange, c.key, c.start, c.end}, problem{}, "GETRANGE", decodeString)
+	return Reply[string]{p.queue([]any{nameGetRange, c.key, c.start, c.end}, problem{}, "GETRANGE"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -640,7 +640,7 @@ func (c GetSetCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c GetSetCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameGetSet, c.key, c.value}, problem{}, "GETSET", decodeString)
+	return Reply[string]{p.queue([]any{nameGetSet, c.key, c.value}, problem{}, "GETSET"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -681,7 +681,7 @@ func (c IncrCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c IncrCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameIncr, c.key}, problem{}, "INCR", decodeInt)
+	return Reply[int64]{p.queue([]any{nameIncr, c.key}, problem{}, "INCR"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -726,7 +726,7 @@ func (c IncrByCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c IncrByCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameIncrBy, c.key, c.increment}, problem{}, "INCRBY", decodeInt)
+	return Reply[int64]{p.queue([]any{nameIncrBy, c.key, c.increment}, problem{}, "INCRBY"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -771,7 +771,7 @@ func (c IncrByFloatCmd) Do(ctx context.Context, r Doer) (float64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c IncrByFloatCmd) In(p *Pipeline) Reply[float64] {
-	return queue(p, []any{nameIncrByFloat, c.key, c.increment}, problem{}, "INCRBYFLOAT", decodeFloat)
+	return Reply[float64]{p.queue([]any{nameIncrByFloat, c.key, c.increment}, problem{}, "INCRBYFLOAT"), decodeFloat}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -816,7 +816,7 @@ func (c LCSCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LCSCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameLCS, c.key1, c.key2}, problem{}, "LCS", decodeString)
+	return Reply[string]{p.queue([]any{nameLCS, c.key1, c.key2}, problem{}, "LCS"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -863,7 +863,7 @@ func (c LCSLenCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LCSLenCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameLCS, c.key1, c.key2, "LEN"}, problem{}, "LCS", decodeInt)
+	return Reply[int64]{p.queue([]any{nameLCS, c.key1, c.key2, "LEN"}, problem{}, "LCS"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -936,7 +936,7 @@ func (c LCSIdxCmd) Do(ctx context.Context, r Doer) (LCSMatches, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c LCSIdxCmd) In(p *Pipeline) Reply[LCSMatches] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "LCS", decodeLCSMatches)
+	return Reply[LCSMatches]{p.queue(v.args(), v.bad, "LCS"), decodeLCSMatches}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -982,7 +982,7 @@ func (c MGetCmd) Do(ctx context.Context, r Doer) ([]Null[string], error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MGetCmd) In(p *Pipeline) Reply[[]Null[string]] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "MGET", decodeNullStrings)
+	return Reply[[]Null[string]]{p.queue(v.args(), v.bad, "MGET"), decodeNullStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1029,7 +1029,7 @@ func (c MSetCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MSetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "MSET", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "MSET"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1141,7 +1141,7 @@ func (c MSetExCmd) Do(ctx context.Context, r Doer) (bool, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MSetExCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "MSETEX", decodeBool)
+	return Reply[bool]{p.queue(v.args(), v.bad, "MSETEX"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1188,7 +1188,7 @@ func (c MSetNXCmd) Do(ctx context.Context, r Doer) (bool, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MSetNXCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "MSETNX", decodeBool)
+	return Reply[bool]{p.queue(v.args(), v.bad, "MSETNX"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1240,7 +1240,7 @@ func (c PSetExCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c PSetExCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "PSETEX", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "PSETEX"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1425,7 +1425,7 @@ func (c SetCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SetCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SET", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "SET"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1477,7 +1477,7 @@ func (c SetExCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SetExCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "SETEX", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "SETEX"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1521,7 +1521,7 @@ func (c SetNXCmd) Do(ctx context.Context, r Doer) (bool, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SetNXCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{nameSetNX, c.key, c.value}, problem{}, "SETNX", decodeBool)
+	return Reply[bool]{p.queue([]any{nameSetNX, c.key, c.value}, problem{}, "SETNX"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1573,7 +1573,7 @@ func (c SetRangeCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SetRangeCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameSetRange, c.key, c.offset, c.value}, problem{}, "SETRANGE", decodeInt)
+	return Reply[int64]{p.queue([]any{nameSetRange, c.key, c.offset, c.value}, problem{}, "SETRANGE"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1619,7 +1619,7 @@ func (c StrLenCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Dura
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c StrLenCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameStrLen, c.key}, problem{}, "STRLEN", decodeInt)
+	return Reply[int64]{p.queue([]any{nameStrLen, c.key}, problem{}, "STRLEN"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1676,7 +1676,7 @@ func (c SubStrCmd) Cached(ctx context.Context, cl *respire.Client, ttl time.Dura
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c SubStrCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameSubStr, c.key, c.start, c.end}, problem{}, "SUBSTR", decodeString)
+	return Reply[string]{p.queue([]any{nameSubStr, c.key, c.start, c.end}, problem{}, "SUBSTR"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -42,7 +42,7 @@ func (c DiscardCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c DiscardCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameDiscard}, problem{}, "DISCARD", decodeString)
+	return Reply[string]{p.queue([]any{nameDiscard}, problem{}, "DISCARD"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -74,7 +74,7 @@ func (c ExecCmd) Do(ctx context.Context, r Doer) (resp.Value, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c ExecCmd) In(p *Pipeline) Reply[resp.Value] {
-	return queue(p, []any{nameExec}, problem{}, "EXEC", decodeValue)
+	return Reply[resp.Value]{p.queue([]any{nameExec}, problem{}, "EXEC"), decodeValue}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -106,7 +106,7 @@ func (c MultiCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c MultiCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameMulti}, problem{}, "MULTI", decodeString)
+	return Reply[string]{p.queue([]any{nameMulti}, problem{}, "MULTI"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -138,7 +138,7 @@ func (c UnwatchCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c UnwatchCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameUnwatch}, problem{}, "UNWATCH", decodeString)
+	return Reply[string]{p.queue([]any{nameUnwatch}, problem{}, "UNWATCH"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -184,7 +184,7 @@ func (c WatchCmd) Do(ctx context.Context, r Doer) (string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c WatchCmd) In(p *Pipeline) Reply[string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "WATCH", decodeString)
+	return Reply[string]{p.queue(v.args(), v.bad, "WATCH"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -162,7 +162,7 @@ func (c VAddCmd) Do(ctx context.Context, r Doer) (bool, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VAddCmd) In(p *Pipeline) Reply[bool] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "VADD", decodeBool)
+	return Reply[bool]{p.queue(v.args(), v.bad, "VADD"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -203,7 +203,7 @@ func (c VCardCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VCardCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameVCard, c.key}, problem{}, "VCARD", decodeInt)
+	return Reply[int64]{p.queue([]any{nameVCard, c.key}, problem{}, "VCARD"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -244,7 +244,7 @@ func (c VDimCmd) Do(ctx context.Context, r Doer) (int64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VDimCmd) In(p *Pipeline) Reply[int64] {
-	return queue(p, []any{nameVDim, c.key}, problem{}, "VDIM", decodeInt)
+	return Reply[int64]{p.queue([]any{nameVDim, c.key}, problem{}, "VDIM"), decodeInt}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -289,7 +289,7 @@ func (c VEmbCmd) Do(ctx context.Context, r Doer) ([]float64, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VEmbCmd) In(p *Pipeline) Reply[[]float64] {
-	return queue(p, []any{nameVEmb, c.key, c.element}, problem{}, "VEMB", decodeFloats)
+	return Reply[[]float64]{p.queue([]any{nameVEmb, c.key, c.element}, problem{}, "VEMB"), decodeFloats}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -337,7 +337,7 @@ func (c VEmbRawCmd) Do(ctx context.Context, r Doer) (VectorRaw, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VEmbRawCmd) In(p *Pipeline) Reply[VectorRaw] {
-	return queue(p, []any{nameVEmb, c.key, c.element, "RAW"}, problem{}, "VEMB", decodeVectorRaw)
+	return Reply[VectorRaw]{p.queue([]any{nameVEmb, c.key, c.element, "RAW"}, problem{}, "VEMB"), decodeVectorRaw}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -382,7 +382,7 @@ func (c VGetAttrCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VGetAttrCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameVGetAttr, c.key, c.element}, problem{}, "VGETATTR", decodeString)
+	return Reply[string]{p.queue([]any{nameVGetAttr, c.key, c.element}, problem{}, "VGETATTR"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -423,7 +423,7 @@ func (c VInfoCmd) Do(ctx context.Context, r Doer) (VectorSetInfo, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VInfoCmd) In(p *Pipeline) Reply[VectorSetInfo] {
-	return queue(p, []any{nameVInfo, c.key}, problem{}, "VINFO", decodeVectorSetInfo)
+	return Reply[VectorSetInfo]{p.queue([]any{nameVInfo, c.key}, problem{}, "VINFO"), decodeVectorSetInfo}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -468,7 +468,7 @@ func (c VIsMemberCmd) Do(ctx context.Context, r Doer) (bool, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VIsMemberCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{nameVIsMember, c.key, c.element}, problem{}, "VISMEMBER", decodeBool)
+	return Reply[bool]{p.queue([]any{nameVIsMember, c.key, c.element}, problem{}, "VISMEMBER"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -514,7 +514,7 @@ func (c VLinksCmd) Do(ctx context.Context, r Doer) ([][]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VLinksCmd) In(p *Pipeline) Reply[[][]string] {
-	return queue(p, []any{nameVLinks, c.key, c.element}, problem{}, "VLINKS", decodeLevels)
+	return Reply[[][]string]{p.queue([]any{nameVLinks, c.key, c.element}, problem{}, "VLINKS"), decodeLevels}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -562,7 +562,7 @@ func (c VLinksWithScoresCmd) Do(ctx context.Context, r Doer) ([][]Z, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VLinksWithScoresCmd) In(p *Pipeline) Reply[[][]Z] {
-	return queue(p, []any{nameVLinks, c.key, c.element, "WITHSCORES"}, problem{}, "VLINKS", decodeZLevels)
+	return Reply[[][]Z]{p.queue([]any{nameVLinks, c.key, c.element, "WITHSCORES"}, problem{}, "VLINKS"), decodeZLevels}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -604,7 +604,7 @@ func (c VRandMemberCmd) Do(ctx context.Context, r Doer) (string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VRandMemberCmd) In(p *Pipeline) Reply[string] {
-	return queue(p, []any{nameVRandMember, c.key}, problem{}, "VRANDMEMBER", decodeString)
+	return Reply[string]{p.queue([]any{nameVRandMember, c.key}, problem{}, "VRANDMEMBER"), decodeString}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -650,7 +650,7 @@ func (c VRandMemberCountCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VRandMemberCountCmd) In(p *Pipeline) Reply[[]string] {
-	return queue(p, []any{nameVRandMember, c.key, c.count}, problem{}, "VRANDMEMBER", decodeStrings)
+	return Reply[[]string]{p.queue([]any{nameVRandMember, c.key, c.count}, problem{}, "VRANDMEMBER"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -713,7 +713,7 @@ func (c VRangeCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VRangeCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "VRANGE", decodeStrings)
+	return Reply[[]string]{p.queue(v.args(), v.bad, "VRANGE"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -759,7 +759,7 @@ func (c VRemCmd) Do(ctx context.Context, r Doer) (bool, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VRemCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{nameVRem, c.key, c.element}, problem{}, "VREM", decodeBool)
+	return Reply[bool]{p.queue([]any{nameVRem, c.key, c.element}, problem{}, "VREM"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -808,7 +808,7 @@ func (c VSetAttrCmd) Do(ctx context.Context, r Doer) (bool, error) {
 
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VSetAttrCmd) In(p *Pipeline) Reply[bool] {
-	return queue(p, []any{nameVSetAttr, c.key, c.element, c.json}, problem{}, "VSETATTR", decodeBool)
+	return Reply[bool]{p.queue([]any{nameVSetAttr, c.key, c.element, c.json}, problem{}, "VSETATTR"), decodeBool}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -932,7 +932,7 @@ func (c VSimCmd) Do(ctx context.Context, r Doer) ([]string, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VSimCmd) In(p *Pipeline) Reply[[]string] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "VSIM", decodeStrings)
+	return Reply[[]string]{p.queue(v.args(), v.bad, "VSIM"), decodeStrings}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.
@@ -1058,7 +1058,7 @@ func (c VSimWithScoresCmd) Do(ctx context.Context, r Doer) ([]Z, error) {
 // In queues the command in p; its reply is read from the Reply after p.Exec.
 func (c VSimWithScoresCmd) In(p *Pipeline) Reply[[]Z] {
 	v := c.argv()
-	return queue(p, v.args(), v.bad, "VSIM", decodeZ)
+	return Reply[[]Z]{p.queue(v.args(), v.bad, "VSIM"), decodeZ}
 }
 
 // Args returns the command's arguments, as Client.Do and Pipeline.Do take them.

@@ -103,6 +103,10 @@ func AppendArg(dst []byte, index int, arg any) ([]byte, error) {
 		return AppendBulkString(dst, v), nil
 	case []byte:
 		return AppendBulk(dst, v), nil
+	case *argkind.Name:
+		// Every typed command's first argument: named here rather than left to
+		// appendNamedArg, which finds it only after two more type switches.
+		return AppendBulkString(dst, v.Text), nil
 	case float32, float64:
 		// Without an exponent a float64 takes at most 327 bytes ("-0." and 307 zeros
 		// before 17 digits), so this never spills to the heap.

@@ -95,7 +95,7 @@ func (g *command) render(b *bytes.Buffer) {
 		fmt.Fprintf(b, "func (c %s) Cached(ctx context.Context, cl *respire.Client, ttl time.Duration) (%s, error) {\n%sreturn %s(cached(ctx, cl, ttl, %s, %q))\n}\n\n", g.typ, r.goType, layout, r.decode, bad, words)
 	}
 	fmt.Fprintf(b, "// In queues the command in p; its reply is read from the Reply after p.Exec.\n")
-	fmt.Fprintf(b, "func (c %s) In(p *Pipeline) Reply[%s] {\n%sreturn queue(p, %s, %q, %s)\n}\n\n", g.typ, r.goType, layout, bad, words, r.decode)
+	fmt.Fprintf(b, "func (c %s) In(p *Pipeline) Reply[%s] {\n%sreturn Reply[%s]{p.queue(%s, %q), %s}\n}\n\n", g.typ, r.goType, layout, r.goType, bad, words, r.decode)
 	fmt.Fprintf(b, "// Args returns the command's arguments, as Client.Do and Pipeline.Do take them.\n")
 	fmt.Fprintf(b, "func (c %s) Args() []any {\nv := c.argv()\nreturn v.list()\n}\n\n", g.typ)
 }

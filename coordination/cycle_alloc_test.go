@@ -75,7 +75,7 @@ func TestAllocSemaphoreCycle(t *testing.T) {
 
 // redlockCycleAllocs is what a Redlock cycle (TryAcquire+Release on three servers)
 // allocates: the handle, which holds the servers' states and the three leases of
-// package lock (adopted in place, each with the halves of its commands). It was 5
+// package lock (adopted in place) with the state of their commands in flight. It was 5
 // before the acquisition and the release sent every server's command from the
 // caller's goroutine (a goroutine per server but the last, 2 each); 67 (5179 B) before
 // the handle kept the servers' states, its token and its release turn; 34 (3298 B)

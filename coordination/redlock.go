@@ -405,9 +405,10 @@ type redlockServer struct {
 	taken bool  // the acquisition took it there
 	err   error // why the acquisition, then the last release, failed there
 	// started: held's start half sent the acquisition or the release, whose finish
-	// half is still to run; declined: it would have waited before it sent, and the
-	// whole call is still to run (runDeclined).
+	// half is still to run, with call; declined: it would have waited before it sent,
+	// and the whole call is still to run (runDeclined).
 	started, declined bool
+	call              link.LockCall
 }
 
 // tokenState is what a Redlock knows of its token on one server.
@@ -585,7 +586,7 @@ func (rl *Redlock) take(ctx context.Context, by time.Time) {
 		if s.err != nil {
 			continue
 		}
-		s.started = halves.StartTake(&s.held, ctx, by)
+		s.started = halves.StartTake(&s.held, &s.call, ctx, by)
 		s.declined = !s.started
 	}
 	if afterSend != nil {
@@ -595,7 +596,7 @@ func (rl *Redlock) take(ctx context.Context, by time.Time) {
 	for i := range rl.servers {
 		if s := &rl.servers[i]; s.started {
 			s.started = false
-			if s.taken, s.err = halves.FinishTake(&s.held); s.err != nil {
+			if s.taken, s.err = halves.FinishTake(&s.held, &s.call); s.err != nil {
 				s.err = fmt.Errorf("client %d: %w", i, s.err)
 			}
 		}
@@ -607,7 +608,7 @@ func (rl *Redlock) take(ctx context.Context, by time.Time) {
 func (rl *Redlock) releaseAll(ctx context.Context, by time.Time) {
 	for i := range rl.servers {
 		if s := &rl.servers[i]; s.token == tokenMaybeThere {
-			s.started = halves.StartRelease(s.lease, ctx, by)
+			s.started = halves.StartRelease(s.lease, &s.call, ctx, by)
 			s.declined = !s.started
 		}
 	}
@@ -618,7 +619,7 @@ func (rl *Redlock) releaseAll(ctx context.Context, by time.Time) {
 	for i := range rl.servers {
 		if s := &rl.servers[i]; s.started {
 			s.started = false
-			s.released(halves.FinishRelease(s.lease))
+			s.released(halves.FinishRelease(s.lease, &s.call))
 		}
 	}
 }

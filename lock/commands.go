@@ -195,25 +195,21 @@ func (l *Locker) scriptReleased(ctx context.Context, cn *via, key string, t Toke
 
 // startRelease is the first half of release: it sends the first command of the chain
 // the connection's capability memory allows, without waiting for its reply, and
-// returns its step; finishRelease collects it. The script's digest is asked for
-// first where this process may not compute it (conn.Conn.ScriptDigestBy, which
-// waits). An error says nothing was started.
-func (l *Locker) startRelease(ctx context.Context, cn *via, s *link.Started, key string, t Token) (releaseStep, error) {
+// returns its step; finishRelease collects it. sha is the script's digest, computed
+// in this process (script.Script.Local): the caller asks the server for it
+// (conn.Conn.ScriptDigestBy) with release instead.
+func (l *Locker) startRelease(ctx context.Context, cn *via, s *link.Started, key string, t Token, sha string) releaseStep {
 	caps := cn.cn.Capabilities()
 	switch {
 	case caps.Load(capDelEx) != conn.Unsupported:
 		l.start(ctx, cn, s, keyAt1, "DELEX", key, "IFEQ", t.b)
-		return stepDelEx, nil
+		return stepDelEx
 	case caps.Load(capDelIfEq) != conn.Unsupported:
 		l.start(ctx, cn, s, keyAt1, "DELIFEQ", key, t.b)
-		return stepDelIfEq, nil
-	}
-	sha, err := releaseScript.OnBy(ctx, cn.cn, cn.by)
-	if err != nil {
-		return stepScript, err
+		return stepDelIfEq
 	}
 	l.start(ctx, cn, s, keyAt3, "EVALSHA", sha, 1, key, t.b)
-	return stepScript, nil
+	return stepScript
 }
 
 // finishRelease is the second half of release, for the command startRelease started

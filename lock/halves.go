@@ -29,47 +29,34 @@ func init() {
 	})
 }
 
-// half is a command a handle's halves started, or the result they kept.
-type half struct {
-	ctx context.Context
-	by  time.Time
-	cn  via
-	s   link.Started
-	// Of a release: its step of the chain. (No keep-alive to settle: startRelease
-	// leaves a handle with one to ReleaseBy.)
-	step releaseStep
-	// ready: the start half ended the release (its command could not be started);
-	// its result is here.
-	ready   bool
-	outcome ReleaseOutcome
-	err     error
-}
-
 // startTake sends SET key token NX PX ttl for m, a handle adopted for an acquisition
 // not yet sent (Locker.AdoptInto), with its reply waited for until by, and reports
 // true; false, having done nothing, when it would have to wait for the connection
 // first (Locker.TryTakeBy then does the whole acquisition).
-func (m *Lock) startTake(ctx context.Context, by time.Time) bool {
+func (m *Lock) startTake(c *link.LockCall, ctx context.Context, by time.Time) bool {
 	cn := m.l.ln.ConnAtHand(route.SharedLane, m.key)
 	if cn == nil {
 		return false
 	}
-	h := &m.half
-	*h = half{ctx: ctx, by: by, cn: via{cn: cn, lane: route.SharedLane, by: by}}
-	m.l.start(ctx, &h.cn, &h.s, keyAt1, "SET", m.key, m.token.b, "NX", "PX", m.ttl.Milliseconds())
+	*c = link.LockCall{Ctx: ctx, By: by, Conn: cn, Lane: route.SharedLane}
+	v := viaOf(c)
+	m.l.start(ctx, &v, &c.Cmd, keyAt1, "SET", m.key, m.token.b, "NX", "PX", m.ttl.Milliseconds())
 	return true
 }
 
 // finishTake collects startTake's reply: Locker.TryTakeBy's result.
-func (m *Lock) finishTake() (bool, error) {
-	h := &m.half
-	defer func() { *h = half{} }()
-	v, err := m.l.finish(&h.cn, &h.s)
+func (m *Lock) finishTake(c *link.LockCall) (bool, error) {
+	v := viaOf(c)
+	r, err := m.l.finish(&v, &c.Cmd)
+	*c = link.LockCall{}
 	if err != nil {
 		return false, err
 	}
-	return !v.IsNull(), nil
+	return !r.IsNull(), nil
 }
+
+// viaOf is the via of the command c stands for.
+func viaOf(c *link.LockCall) via { return via{cn: c.Conn, lane: c.Lane, by: c.By} }
 
 // startRelease is the first half of ReleaseBy(ctx, by): it takes the lead of the
 // release and sends the delete, and reports true. It reports false, having done
@@ -77,16 +64,15 @@ func (m *Lock) finishTake() (bool, error) {
 // says one is done), for a keep-alive's renewal to stop, for the connection, or for
 // the script's digest (conn.Conn.ScriptDigestBy); ReleaseBy then does the whole
 // release.
-func (m *Lock) startRelease(ctx context.Context, by time.Time) bool {
+func (m *Lock) startRelease(c *link.LockCall, ctx context.Context, by time.Time) bool {
 	cn := m.l.ln.ConnAtHand(route.LockLane, m.key)
 	if cn == nil {
 		return false
 	}
 	caps := cn.Capabilities()
-	if caps.Load(capDelEx) == conn.Unsupported && caps.Load(capDelIfEq) == conn.Unsupported {
-		if _, ok := releaseScript.Local(); !ok {
-			return false
-		}
+	sha, local := releaseScript.Local()
+	if !local && caps.Load(capDelEx) == conn.Unsupported && caps.Load(capDelIfEq) == conn.Unsupported {
+		return false
 	}
 	m.mu.Lock()
 	if m.rel.running || m.rel.done || m.ka != nil {
@@ -95,38 +81,24 @@ func (m *Lock) startRelease(ctx context.Context, by time.Time) bool {
 	}
 	m.rel.running = true
 	m.mu.Unlock()
-	h := &m.half
-	*h = half{ctx: ctx, by: by, cn: via{cn: cn, lane: route.LockLane, by: by}}
-	var err error
-	if h.step, err = m.l.startRelease(ctx, &h.cn, &h.s, m.key, m.token); err != nil {
-		h.ready = true
-		h.outcome, h.err = m.releasedAfter(false, err)
-	}
+	*c = link.LockCall{Ctx: ctx, By: by, Conn: cn, Lane: route.LockLane}
+	v := viaOf(c)
+	c.Step = uint8(m.l.startRelease(ctx, &v, &c.Cmd, m.key, m.token, sha))
 	return true
 }
 
 // finishRelease collects the delete startRelease sent and ends the release as
-// ReleaseBy does: ReleaseBy's result.
-func (m *Lock) finishRelease() (ReleaseOutcome, error) {
-	h := &m.half
-	defer func() { *h = half{} }()
-	if h.ready {
-		return h.outcome, h.err
+// ReleaseBy does, after lead's delete: the tries left after a cut-off, the outcome,
+// the callers that joined. It returns ReleaseBy's result.
+func (m *Lock) finishRelease(c *link.LockCall) (ReleaseOutcome, error) {
+	ctx, by, cn := c.Ctx, c.By, viaOf(c)
+	deleted, err := m.l.finishRelease(ctx, &cn, &c.Cmd, m.key, m.token, releaseStep(c.Step))
+	*c = link.LockCall{}
+	if sendAgain(ctx, by, err, cn.cn) {
+		cn, deleted, err = m.releaseTries(ctx, by, 1)
 	}
-	return m.releasedAfter(m.l.finishRelease(h.ctx, &h.cn, &h.s, m.key, m.token, h.step))
-}
-
-// releasedAfter ends the release of the halves once its first try ended with deleted
-// and err: the tries left after a cut-off, then what ReleaseBy does after lead's
-// delete.
-func (m *Lock) releasedAfter(deleted bool, err error) (ReleaseOutcome, error) {
-	h := &m.half
-	cn := h.cn
-	if sendAgain(h.ctx, h.by, err, cn.cn) {
-		cn, deleted, err = m.releaseTries(h.ctx, h.by, 1)
-	}
-	outcome, err := m.released(cn, h.by, deleted, err)
-	outcome, err = m.led(h.ctx, nil, h.by, true, outcome, err)
-	m.reportRelease(h.ctx, outcome, err)
+	outcome, err := m.released(cn, by, deleted, err)
+	outcome, err = m.led(ctx, nil, by, true, outcome, err)
+	m.reportRelease(ctx, outcome, err)
 	return outcome, err
 }

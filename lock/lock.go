@@ -31,7 +31,6 @@ type Lock struct {
 	alive        lossContext   // ends with lostCause; made on first use, most locks never need it
 	ka           *KeepAlive    // the running keep-alive, if any
 	rel          releaseState
-	half         half // what the halves package coordination uses started (halves.go)
 
 	tokenText [tokenTextLen]byte // backs token when the Locker generated it: one allocation, not two
 }

@@ -72,8 +72,30 @@ func (l *Locker) severableRoute(ctx context.Context, key string) (via, error) {
 // severableRouteBy is severableRoute whose connection is waited for until by at the
 // latest (zero: no bound), as the via's replies are.
 func (l *Locker) severableRouteBy(ctx context.Context, by time.Time, key string) (via, error) {
-	cn, err := l.ln.ConnBy(ctx, by, route.LockLane, key)
-	return via{cn: cn, lane: route.LockLane, by: by}, err
+	return l.laneRouteBy(ctx, by, route.LockLane, key)
+}
+
+// laneRouteBy is the via for key on lane, whose connection is waited for until by at
+// the latest (zero: no bound), as the via's replies are.
+func (l *Locker) laneRouteBy(ctx context.Context, by time.Time, lane route.Lane, key string) (via, error) {
+	cn, err := l.ln.ConnBy(ctx, by, lane, key)
+	return via{cn: cn, lane: lane, by: by}, err
+}
+
+// releaseLane is the lane of a managed release (Lock.ReleaseBy) with ctx and the
+// deadline by. A release is cut off (released) only when it has no deadline and its
+// outcome is unknown. With a ctx that can end, that happens on a live connection, so
+// it goes on the lock lane, whose cut-off kills no other caller's command. Without a
+// ctx that can end, its outcome is unknown only once its connection broke, which
+// failed every command on it: a cut-off then kills nothing another caller still
+// waits for. Such a release, and one with a deadline, which is never cut off, go on
+// the shared connection, joining its batches rather than splitting the lock's cycle
+// over two connections.
+func releaseLane(ctx context.Context, by time.Time) route.Lane {
+	if by.IsZero() && ctx.Done() != nil {
+		return route.LockLane
+	}
+	return route.SharedLane
 }
 
 // do runs one lock command on v with the client's key prefix on the key at keys,

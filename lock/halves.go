@@ -65,7 +65,8 @@ func viaOf(c *link.LockCall) via { return via{cn: c.Conn, lane: c.Lane, by: c.By
 // the script's digest (conn.Conn.ScriptDigestBy); ReleaseBy then does the whole
 // release.
 func (m *Lock) startRelease(c *link.LockCall, ctx context.Context, by time.Time) bool {
-	cn := m.l.ln.ConnAtHand(route.LockLane, m.key)
+	lane := releaseLane(ctx, by)
+	cn := m.l.ln.ConnAtHand(lane, m.key)
 	if cn == nil {
 		return false
 	}
@@ -81,7 +82,7 @@ func (m *Lock) startRelease(c *link.LockCall, ctx context.Context, by time.Time)
 	}
 	m.rel.running = true
 	m.mu.Unlock()
-	*c = link.LockCall{Ctx: ctx, By: by, Conn: cn, Lane: route.LockLane}
+	*c = link.LockCall{Ctx: ctx, By: by, Conn: cn, Lane: lane}
 	v := viaOf(c)
 	c.Step = uint8(m.l.startRelease(ctx, &v, &c.Cmd, m.key, m.token, sha))
 	return true

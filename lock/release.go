@@ -239,7 +239,7 @@ func (m *Lock) release(ctx context.Context, by time.Time) (ReleaseOutcome, error
 // maxUnsentReleases+1), and returns the connection of the last and its result.
 func (m *Lock) releaseTries(ctx context.Context, by time.Time, try int) (cn via, deleted bool, err error) {
 	for ; ; try++ {
-		if cn, err = m.l.severableRouteBy(ctx, by, m.key); err != nil {
+		if cn, err = m.l.laneRouteBy(ctx, by, releaseLane(ctx, by), m.key); err != nil {
 			return cn, false, err
 		}
 		deleted, err = m.l.release(ctx, &cn, m.key, m.token)

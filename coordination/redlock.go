@@ -586,7 +586,7 @@ func (rl *Redlock) take(ctx context.Context, by time.Time) {
 		if s.err != nil {
 			continue
 		}
-		s.started = halves.StartTake(&s.held, &s.call, ctx, by)
+		s.started = halves.StartTake(&s.held, ctx, &s.call, by)
 		s.declined = !s.started
 	}
 	if afterSend != nil {
@@ -608,7 +608,7 @@ func (rl *Redlock) take(ctx context.Context, by time.Time) {
 func (rl *Redlock) releaseAll(ctx context.Context, by time.Time) {
 	for i := range rl.servers {
 		if s := &rl.servers[i]; s.token == tokenMaybeThere {
-			s.started = halves.StartRelease(s.lease, &s.call, ctx, by)
+			s.started = halves.StartRelease(s.lease, ctx, &s.call, by)
 			s.declined = !s.started
 		}
 	}

@@ -33,7 +33,7 @@ func init() {
 // not yet sent (Locker.AdoptInto), with its reply waited for until by, and reports
 // true; false, having done nothing, when it would have to wait for the connection
 // first (Locker.TryTakeBy then does the whole acquisition).
-func (m *Lock) startTake(c *link.LockCall, ctx context.Context, by time.Time) bool {
+func (m *Lock) startTake(ctx context.Context, c *link.LockCall, by time.Time) bool {
 	cn := m.l.ln.ConnAtHand(route.SharedLane, m.key)
 	if cn == nil {
 		return false
@@ -64,7 +64,7 @@ func viaOf(c *link.LockCall) via { return via{cn: c.Conn, lane: c.Lane, by: c.By
 // says one is done), for a keep-alive's renewal to stop, for the connection, or for
 // the script's digest (conn.Conn.ScriptDigestBy); ReleaseBy then does the whole
 // release.
-func (m *Lock) startRelease(c *link.LockCall, ctx context.Context, by time.Time) bool {
+func (m *Lock) startRelease(ctx context.Context, c *link.LockCall, by time.Time) bool {
 	lane := releaseLane(ctx, by)
 	cn := m.l.ln.ConnAtHand(lane, m.key)
 	if cn == nil {

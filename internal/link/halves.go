@@ -22,14 +22,14 @@ type LockHalves[L, O any] struct {
 	// with c for its state. It reports false, having done nothing, when it would have
 	// to wait before it sends (a dial): the caller then runs lock.Locker.TryTakeBy
 	// instead.
-	StartTake func(m *L, c *LockCall, ctx context.Context, by time.Time) bool
+	StartTake func(m *L, ctx context.Context, c *LockCall, by time.Time) bool
 	// FinishTake collects it: whether the key was taken, or why not (the error says
 	// whether the SET was written, as lock.Locker.TryTakeBy's does).
 	FinishTake func(m *L, c *LockCall) (bool, error)
 	// StartRelease is the first half of lock.Lock.ReleaseBy(ctx, by): it sends the
 	// compare-and-delete. It reports false, having done nothing, when it would have
 	// to wait before it sends: the caller then runs ReleaseBy instead.
-	StartRelease func(m *L, c *LockCall, ctx context.Context, by time.Time) bool
+	StartRelease func(m *L, ctx context.Context, c *LockCall, by time.Time) bool
 	// FinishRelease is the second half: what ReleaseBy returns.
 	FinishRelease func(m *L, c *LockCall) (O, error)
 }

@@ -431,16 +431,33 @@ type CallOptions struct {
 
 // DoWith is Do with options.
 func (c *Conn) DoWith(ctx context.Context, o CallOptions, args ...any) (resp.Value, error) {
+	cl, err := c.startOne(ctx, o, args, readByAny)
+	if err != nil {
+		return resp.Value{}, err
+	}
+	return c.replyOf(ctx, cl, o.Deadline)
+}
+
+// startOne queues one command with the options o for a call whose replies reader may
+// read (DoWith's caller may take the read role, StartWith's may not).
+func (c *Conn) startOne(ctx context.Context, o CallOptions, args []any, reader readRole) (*call, error) {
 	if !o.Deadline.IsZero() && !time.Now().Before(o.Deadline) {
-		return resp.Value{}, &CallError{Err: context.DeadlineExceeded}
+		return nil, &CallError{Err: context.DeadlineExceeded}
 	}
 	cl := c.getCall(1)
 	cl.noTimeout = o.Blocking
+	cl.reader = reader
 	if err := c.enqueueBounded(ctx, cl, o.KeyPrefix, o.Keys, args, !o.Deadline.IsZero()); err != nil {
 		c.putCall(cl)
-		return resp.Value{}, err
+		return nil, err
 	}
-	if err := c.waitBy(ctx, cl, o.Deadline); err != nil {
+	return cl, nil
+}
+
+// replyOf waits for the reply of cl, a call of one command that startOne queued,
+// until ctx ends or by (if not zero) passes, and returns it as DoWith does.
+func (c *Conn) replyOf(ctx context.Context, cl *call, by time.Time) (resp.Value, error) {
+	if err := c.waitBy(ctx, cl, by); err != nil {
 		return resp.Value{}, err
 	}
 	v, err := cl.reply, cl.err

@@ -37,8 +37,9 @@
 // in the order of the stream, whichever goroutine it is. A caller may do the I/O itself instead
 // (pipeline.go): a sequential caller writes and reads its own reply, polling the socket
 // briefly before it parks (spin.go), and a caller with batches for several servers
-// writes each with StartEncoded and then collects each with Pending.Wait, doing all the
-// I/O on its own goroutine (pending.go). One context at a time is watched with
+// writes each with StartEncoded and then collects each with Pending.Wait (one command
+// each: StartWith, Pending.Reply), the writes on its own goroutine and the reads left
+// to each connection's reader (pending.go). One context at a time is watched with
 // context.AfterFunc (watch.go); its callback runs on a goroutine of the context
 // package when the context ends, and the watcher is dropped when the connection
 // breaks.

@@ -155,8 +155,12 @@
 // the failover limits above; there is no quorum read/write lock or semaphore.
 //
 // RedlockGroup, Redlock, Semaphore, Permit and RWLease are safe for concurrent use. A
-// Redlock call runs one goroutine per server and waits for all of them before it
-// returns; only a keep-alive runs in the background (see Concurrency).
+// Redlock's acquisition and release send every server's command from the caller's
+// goroutine before they wait for any reply (a server whose connection must be dialled
+// first gets a goroutine of its own, so that its dial holds up no other); its renewal,
+// its check and the first learning of the servers' identities run one goroutine per
+// server. Each call waits for all of its goroutines before it returns; only a
+// keep-alive runs in the background (see Concurrency).
 //
 // # Observation
 //

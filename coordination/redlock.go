@@ -377,7 +377,8 @@ type Redlock struct {
 	small   [3]redlockServer
 	// tokenText backs token, never written after newRedlock.
 	tokenText [tokenTextLen]byte
-	// par waits for the parallel run of the acquisition, then of each release.
+	// par waits for the goroutines of the servers whose start half declined
+	// (runDeclined), in the acquisition, then in each release.
 	par sync.WaitGroup
 
 	mu         sync.Mutex
@@ -403,6 +404,11 @@ type redlockServer struct {
 	token tokenState
 	taken bool  // the acquisition took it there
 	err   error // why the acquisition, then the last release, failed there
+	// started: held's start half sent the acquisition or the release, whose finish
+	// half is still to run, with call; declined: it would have waited before it sent,
+	// and the whole call is still to run (runDeclined).
+	started, declined bool
+	call              link.LockCall
 }
 
 // tokenState is what a Redlock knows of its token on one server.
@@ -493,17 +499,15 @@ func (g *RedlockGroup) try(ctx context.Context, key string, ttl time.Duration) (
 			rl.servers[i].err = errs[i] // no vote without an identity
 		}
 	}
-	rl.parallel(ctx, start.Add(g.timeout), (*Redlock).takeOn)
+	rl.take(ctx, start.Add(g.timeout))
 	validity := redlockValidity(ttl, time.Since(start), g.driftMargin(ttl))
 	votes := 0
-	for i, n := range g.nodes {
+	for i := range g.nodes {
 		s := &rl.servers[i]
 		// A SET that may have run is managed like one that did, so that the release
 		// below or the handle's reaches it.
 		if s.taken || conn.WasWritten(s.err) {
-			if n.locks.AdoptInto(&s.held, key, rl.token, ttl, start) == nil { // arguments checked above
-				s.lease = &s.held
-			}
+			s.lease = &s.held // adopted by take
 		} else {
 			s.token = tokenGone
 		}
@@ -551,43 +555,118 @@ func (g *RedlockGroup) newRedlock(key string, ttl time.Duration) *Redlock {
 	return rl
 }
 
-// parallel runs op for every server in parallel, the last on the calling goroutine
-// and the others on goroutines it waits for, as each does, without a closure of its
-// own: op is a method expression and the WaitGroup the handle's. The acquisition and
-// the releases (one at a time, in the release turn) use it in turn, never together.
+// halves are package lock's acquisition and release of a handle, each split in a half
+// that sends and a half that collects.
+var halves = link.LockHalvesOf[lock.Lock, lock.ReleaseOutcome]()
+
+// afterSend, when not nil, runs once an acquisition or a release has sent what it
+// could to every server and before it collects a reply, with the deadline of each
+// server's part: tests use it to act between the halves.
+var afterSend func(by time.Time)
+
+// take sends the acquisition to every server with a vote (its error is not set
+// already), from the calling goroutine, then collects each reply and records it. A
+// goroutine per server would cost more than the commands: each grew its stack through
+// the whole call path. A server whose connection must be dialled first is sent to
+// by takeOn on a goroutine of its own (runDeclined), so that its dial holds up no
+// other server.
 //
-// by is the NodeTimeout deadline of every server's part, handed to each call
-// (lock.Locker.TryTakeBy, lock.Lock.ReleaseBy) rather than set on a context derived
-// from ctx: each connection would watch such a context, which is new every time, and
-// the context and its watches were most of what a cycle allocated.
-func (rl *Redlock) parallel(ctx context.Context, by time.Time, op func(rl *Redlock, ctx context.Context, by time.Time, i int)) {
-	n := len(rl.servers)
-	rl.par.Add(n - 1)
-	for i := range n - 1 {
-		go func() {
-			defer rl.par.Done()
-			op(rl, ctx, by, i)
-		}()
+// by is the NodeTimeout deadline of every server's part, handed to each call rather
+// than set on a context derived from ctx: each connection would watch such a context,
+// which is new every time, and the context and its watches were most of what a cycle
+// allocated.
+func (rl *Redlock) take(ctx context.Context, by time.Time) {
+	for i := range rl.servers {
+		s := &rl.servers[i]
+		// Adopted on every server, sent to or not: try manages the lease wherever its
+		// error says something may have been written.
+		if err := rl.g.nodes[i].locks.AdoptInto(&s.held, rl.key, rl.token, rl.ttl, rl.start); s.err == nil {
+			s.err = err
+		}
+		if s.err != nil {
+			continue
+		}
+		s.started = halves.StartTake(&s.held, ctx, &s.call, by)
+		s.declined = !s.started
 	}
-	op(rl, ctx, by, n-1)
+	if afterSend != nil {
+		afterSend(by)
+	}
+	rl.runDeclined(ctx, by, (*Redlock).takeOn)
+	for i := range rl.servers {
+		if s := &rl.servers[i]; s.started {
+			s.started = false
+			if s.taken, s.err = halves.FinishTake(&s.held, &s.call); s.err != nil {
+				s.err = fmt.Errorf("client %d: %w", i, s.err)
+			}
+		}
+	}
+}
+
+// releaseAll deletes the lease, as take takes it, on every server where its token may
+// still be, each within by, and records what it learns.
+func (rl *Redlock) releaseAll(ctx context.Context, by time.Time) {
+	for i := range rl.servers {
+		if s := &rl.servers[i]; s.token == tokenMaybeThere {
+			s.started = halves.StartRelease(s.lease, ctx, &s.call, by)
+			s.declined = !s.started
+		}
+	}
+	if afterSend != nil {
+		afterSend(by)
+	}
+	rl.runDeclined(ctx, by, (*Redlock).releaseOn)
+	for i := range rl.servers {
+		if s := &rl.servers[i]; s.started {
+			s.started = false
+			s.released(halves.FinishRelease(s.lease, &s.call))
+		}
+	}
+}
+
+// runDeclined runs op for every server whose start half declined (it would have
+// waited before it sent), in parallel, the last on the calling goroutine and the
+// others on goroutines it waits for, without a closure of its own: op is a method
+// expression and the WaitGroup the handle's. The acquisition and the releases (one at
+// a time, in the release turn) use it in turn, never together.
+func (rl *Redlock) runDeclined(ctx context.Context, by time.Time, op func(rl *Redlock, ctx context.Context, by time.Time, i int)) {
+	last := -1
+	for i := range rl.servers {
+		if rl.servers[i].declined {
+			last = i
+		}
+	}
+	if last < 0 {
+		return
+	}
+	for i := range last {
+		if rl.servers[i].declined {
+			rl.par.Add(1)
+			go func() {
+				defer rl.par.Done()
+				op(rl, ctx, by, i)
+			}()
+		}
+	}
+	op(rl, ctx, by, last)
 	rl.par.Wait()
 }
 
-// takeOn sends the acquisition to server i, unless it has no vote (its error is set
-// already), and records the answer.
+// takeOn sends the acquisition to server i whose start half declined, waiting for its
+// connection, and records the answer.
 func (rl *Redlock) takeOn(ctx context.Context, by time.Time, i int) {
 	s := &rl.servers[i]
-	if s.err != nil {
-		return
-	}
+	s.declined = false
 	if s.taken, s.err = rl.g.nodes[i].locks.TryTakeBy(ctx, by, rl.key, rl.token, rl.ttl); s.err != nil {
 		s.err = fmt.Errorf("client %d: %w", i, s.err)
 	}
 }
 
-// releaseOn is redlockServer.release on server i.
+// releaseOn is lock.Lock.ReleaseBy on server i, whose start half declined.
 func (rl *Redlock) releaseOn(ctx context.Context, by time.Time, i int) {
-	rl.servers[i].release(ctx, by)
+	s := &rl.servers[i]
+	s.declined = false
+	s.released(s.lease.ReleaseBy(ctx, by))
 }
 
 // acquireErrors joins, and forgets, why the acquisition failed on each server, for an
@@ -863,7 +942,7 @@ func (rl *Redlock) releaseInTurn(ctx context.Context) (ran, ok bool, outcome loc
 // where the token may still be and reports whether a quorum has now confirmed it gone,
 // with the outcome as Release's doc describes it.
 func (rl *Redlock) release(ctx context.Context) (bool, lock.ReleaseOutcome, error) {
-	rl.parallel(ctx, time.Now().Add(rl.g.timeout), (*Redlock).releaseOn)
+	rl.releaseAll(ctx, time.Now().Add(rl.g.timeout))
 	deleted, gone := 0, 0
 	for i := range rl.servers {
 		switch rl.servers[i].token {
@@ -902,13 +981,9 @@ func (rl *Redlock) releaseErrors() error {
 	return errors.Join(errs...)
 }
 
-// release deletes the lease on s, waiting until by at the latest, if no release has
-// confirmed it gone yet, and records what it learns.
-func (s *redlockServer) release(ctx context.Context, by time.Time) {
-	if s.token != tokenMaybeThere {
-		return
-	}
-	switch out, err := s.lease.ReleaseBy(ctx, by); {
+// released records what a release of the lease on s returned.
+func (s *redlockServer) released(out lock.ReleaseOutcome, err error) {
+	switch {
 	case err != nil:
 		s.err = err
 	case out == lock.NotOwned:

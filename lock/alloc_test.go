@@ -44,6 +44,6 @@ func cycleAllocs(t *testing.T, opts respire.Options) float64 {
 			t.Fatalf("release: %v %v", out, err)
 		}
 	}
-	cycle() // dials the lock connection and learns the release command
+	cycle() // dials the connection and learns the release command
 	return testing.AllocsPerRun(200, cycle)
 }

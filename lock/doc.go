@@ -49,7 +49,11 @@
 // it can run later; the lock then counts as lost. Those commands travel on the
 // client's lock connections (a lane of the client's router: one per server,
 // pipelined among locks), never on the shared connection other callers' commands
-// use, so a cut-off fails lock traffic only. A renewal of another lock that dies with a severed
+// use, so a cut-off fails lock traffic only. A Release that cannot be cut off while
+// its connection is live travels on the shared connection instead, with the
+// acquisitions: one whose context cannot end (its outcome is unknown only once its
+// connection broke, which failed every command on it), and ReleaseBy with a
+// deadline (never cut off). A renewal of another lock that dies with a severed
 // connection was settled by the kill, and since a renewal can only extend its own
 // token it is sent again on a fresh connection while the lease lasts, not reported as
 // lost; so is a release that had not been written. If the user may not run CLIENT

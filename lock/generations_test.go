@@ -43,19 +43,25 @@ func statDelta(before, after map[string]int) map[string]int {
 	return d
 }
 
-// learned is what a lock connection knows of its server after one acquire, renew and
-// release cycle: SET IFEQ, DELEX and DELIFEQ, in that order.
+// learned is what a client's connections know of their server after one acquire,
+// renew and release cycle: SET IFEQ, DELEX and DELIFEQ, in that order.
 type learned [3]conn.Support
 
-// connLearned reads what the lock connection that serves key has learned.
+// connLearned reads what the connections that serve key have learned: the lock
+// connection, which carries the renewal, of SET IFEQ, and the shared connection, which
+// carries a release that cannot be cancelled (releaseLane), of the deletes.
 func connLearned(t *testing.T, c *respire.Client, key string) learned {
 	t.Helper()
-	cn, err := link.Of(c).Conn(context.Background(), route.LockLane, key)
+	lc, err := link.Of(c).Conn(context.Background(), route.LockLane, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	caps := cn.Capabilities()
-	return learned{caps.Load(capSetIfEq), caps.Load(capDelEx), caps.Load(capDelIfEq)}
+	sc, err := link.Of(c).Conn(context.Background(), route.SharedLane, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renew, release := lc.Capabilities(), sc.Capabilities()
+	return learned{renew.Load(capSetIfEq), release.Load(capDelEx), release.Load(capDelIfEq)}
 }
 
 // On each real server generation the lock takes the path of the table in the package

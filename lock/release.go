@@ -123,14 +123,26 @@ func (m *Lock) ReleaseBy(ctx context.Context, by time.Time) (ReleaseOutcome, err
 // lead runs the release that concurrent callers share.
 func (m *Lock) lead(ctx context.Context, ka *KeepAlive, by time.Time) (ReleaseOutcome, error) {
 	var outcome ReleaseOutcome
-	var err error
-	stopped := true // no renewal of ka runs any more
-	if ka != nil {
-		stopped, err = ka.haltForRelease(ctx, by)
-	}
+	stopped, err := halt(ctx, ka, by)
 	if err == nil {
 		outcome, err = m.release(ctx, by)
 	}
+	return m.led(ctx, ka, by, stopped, outcome, err)
+}
+
+// halt stops ka, the keep-alive of a lock about to be released, if there is one
+// (KeepAlive.haltForRelease); stopped is true when none runs.
+func halt(ctx context.Context, ka *KeepAlive, by time.Time) (stopped bool, err error) {
+	if ka == nil {
+		return true, nil
+	}
+	return ka.haltForRelease(ctx, by)
+}
+
+// led ends the release lead ran, which ended with outcome and err: it settles the
+// keep-alive ka (stopped: none of its renewals runs any more) and hands the result to
+// the callers that joined.
+func (m *Lock) led(ctx context.Context, ka *KeepAlive, by time.Time, stopped bool, outcome ReleaseOutcome, err error) (ReleaseOutcome, error) {
 	if ka != nil {
 		// The lock's context ended already when it is lost; ka's ends before Release
 		// returns.
@@ -216,24 +228,40 @@ func releaseUnsent(err error) bool {
 	return err != nil && !conn.WasWritten(err) && !refused
 }
 
+// release sends the compare-and-delete, again on a fresh connection while a cut-off
+// killed it unsent, and says what became of the lock.
 func (m *Lock) release(ctx context.Context, by time.Time) (ReleaseOutcome, error) {
-	var deleted bool
-	var cn via
-	var err error
-	for try := 0; ; try++ {
-		if cn, err = m.l.severableRouteBy(ctx, by, m.key); err != nil {
-			return 0, err
+	cn, deleted, err := m.releaseTries(ctx, by, 0)
+	return m.released(cn, by, deleted, err)
+}
+
+// releaseTries sends the compare-and-delete, from the try numbered try on (of
+// maxUnsentReleases+1), and returns the connection of the last and its result.
+func (m *Lock) releaseTries(ctx context.Context, by time.Time, try int) (cn via, deleted bool, err error) {
+	for ; ; try++ {
+		if cn, err = m.l.laneRouteBy(ctx, by, releaseLane(ctx, by), m.key); err != nil {
+			return cn, false, err
 		}
 		deleted, err = m.l.release(ctx, &cn, m.key, m.token)
-		// Another lock's cut-off killed the connection before the delete was written:
-		// nothing ran, so it goes again on a fresh one. (One that was written is not
-		// repeated: a second delete would say NotOwned of a lock the first released.)
-		// Past by, the caller has stopped waiting, as if its ctx had ended.
-		again := errors.Is(err, conn.ErrNotSent) && killedUnder(ctx, err, cn.cn) && (by.IsZero() || time.Now().Before(by))
-		if !again || try == maxUnsentReleases {
-			break
+		if !sendAgain(ctx, by, err, cn.cn) || try == maxUnsentReleases {
+			return cn, deleted, err
 		}
 	}
+}
+
+// sendAgain says that a delete that failed with err on cn goes again on a fresh
+// connection: another lock's cut-off killed cn before the delete was written, so
+// nothing ran. (One that was written is not repeated: a second delete would say
+// NotOwned of a lock the first released.) Past by, the caller has stopped waiting, as
+// if its ctx had ended.
+func sendAgain(ctx context.Context, by time.Time, err error, cn *conn.Conn) bool {
+	return errors.Is(err, conn.ErrNotSent) && killedUnder(ctx, err, cn) && (by.IsZero() || time.Now().Before(by))
+}
+
+// released is what a delete that ended with deleted and err on cn says became of the
+// lock: the outcome, or the error, for which a delete that may have run counts the
+// lock as lost and, without a deadline by, cuts cn off.
+func (m *Lock) released(cn via, by time.Time, deleted bool, err error) (ReleaseOutcome, error) {
 	switch {
 	case err != nil:
 		if conn.WasWritten(err) {

@@ -8,6 +8,11 @@
 // with [Of], given the *respire.Client their user passed. Data flows one way: lock →
 // link → route → conn; nothing in route or conn calls back into respire.
 //
+// A command can also be sent in two halves ([Client.Start], [Client.Finish]), and
+// package lock registers the halves of its handles' acquisition and release
+// ([LockHalves]) for package coordination, whose Redlock sends to every server before
+// it waits for any reply, without adding them to lock's public API.
+//
 // # Concurrency
 //
 // A Client is made once, with its respire.Client, and never changes: it is safe for

@@ -90,6 +90,16 @@ func (l *Client) ConnBy(ctx context.Context, by time.Time, lane route.Lane, key 
 	return l.Router.LaneConnBy(ctx, by, route.Slot(l.Router.KeySlot(l.Prefix, key)), lane)
 }
 
+// ConnAtHand is Conn when it would not wait (route.Router.LaneConnAtHand): nil when
+// the connection would have to be dialled or the server looked up first, or the
+// client is closed.
+func (l *Client) ConnAtHand(lane route.Lane, key string) *conn.Conn {
+	if l.Closed.Load() {
+		return nil
+	}
+	return l.Router.LaneConnAtHand(route.Slot(l.Router.KeySlot(l.Prefix, key)), lane)
+}
+
 // Do sends one command on cn, a connection Conn returned for lane, with the options o,
 // and follows Cluster redirections on that lane (route.Router.DoOn). It returns the
 // reply and the connection that produced it. The client's observer sees it as one of

@@ -51,6 +51,13 @@ func (r *Router) LaneConnBy(ctx context.Context, by time.Time, t Target, l Lane)
 	return r.laneConnUntil(ctx, by, t, l)
 }
 
+// LaneConnAtHand is the live connection of lane l to the server that serves t when
+// LaneConn would return it without waiting; nil when it would wait (a dial, a
+// topology look-up): for a caller that sends to several servers from one goroutine
+// before it waits for any reply, which must not hold the others up behind one
+// server's dial.
+func (r *Router) LaneConnAtHand(t Target, l Lane) *conn.Conn { return r.laneConnAtHand(t, l) }
+
 // laneConnUntil is LaneConn under ctx bounded by by: apart from LaneConnBy, whose
 // connection at hand must not pay for the derived context.
 func (r *Router) laneConnUntil(ctx context.Context, by time.Time, t Target, l Lane) (*conn.Conn, error) {

@@ -185,7 +185,6 @@ type readSide struct {
 	due              int64     // nanotime of the armed read deadline
 	deadline         time.Time // the deadline requests in flight really have, even while interrupted
 	by               int64     // nanotime of the deadline of the call whose caller reads (CallOptions.Deadline); 0 for none
-	progressAt       int64     // pos.read when a reply last extended the read deadline
 	// burst: the holder of the read role has a whole frame of its last read to hand
 	// out, while a reply that is not a blocking command's is awaited. Commands queued
 	// meanwhile are held for one batch (pipeline.go). Written by the holder of the

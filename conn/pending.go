@@ -25,10 +25,9 @@ type Pending struct {
 // payload to the connection and returns without waiting for their replies. When ctx
 // cannot be cancelled and nothing is in flight (nor about to be: see afterBurst in
 // pipeline.go), they are written on the calling goroutine before StartEncoded returns
-// (with a cancellable ctx, as much as the socket
-// takes at once), so a caller with batches for several servers writes them all before
-// it waits for any, and needs no goroutine per server. payload may be reused as soon as
-// StartEncoded returns. The results are collected into results when its capacity is n
+// (with a cancellable ctx, as much as the socket takes at once), so a caller with
+// batches for several servers writes them all before it waits for any, and needs no
+// goroutine per server. payload may be reused as soon as StartEncoded returns. The results are collected into results when its capacity is n
 // or more, so a caller can reuse one slice for every batch; else into a new slice. The
 // connection writes into results until Wait returns, and not after, even when Wait
 // returns early because ctx ended.

@@ -132,6 +132,8 @@ type Source interface {
 	// the client a short while before now have all been applied. now is the hit's
 	// reading of the module's monotonic clock (nanoseconds; internal/mono), taken once
 	// for the entry's expiry and for this: a clock reading is a fair share of a hit.
+	// The client's tracked connections are the Sources; outside this module now is an
+	// opaque instant, comparable only with the readings the cache hands on.
 	Current(now int64) bool
 	// CatchUp returns once every invalidation that had reached the client when it was
 	// called has been applied, applying them on the caller's goroutine where it can

@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,9 +18,25 @@ import (
 // One waiter is woken per release, the longest waiting first: the others would only
 // find the key taken again. A wake-up is a hint, never a grant: the woken waiter tries
 // the key like any other try, and another process may have taken it first.
+//
+// A waiter stays registered from its first pause until its wait ends, through its
+// tries, so that a release while its try is in flight leaves the wake-up waiting for
+// its next pause. Before its first pause it is not registered yet: a release during
+// the acquisition's first try is seen by the count of releases it read before that
+// try, and the first pause then does not sleep.
 type handoffs struct {
-	mu      sync.Mutex
-	waiting map[string][]chan struct{} // by key, oldest first; a key without waiters is absent
+	releases atomic.Uint64 // every release through the Locker, of any key
+	mu       sync.Mutex
+	waiting  map[string][]chan struct{} // by key, oldest first; a key without waiters is absent
+}
+
+// count returns how many releases there have been, for a waiter to compare at its
+// first pause with what it read before its first try.
+func (h *handoffs) count() uint64 {
+	if h == nil {
+		return 0
+	}
+	return h.releases.Load()
 }
 
 // enter registers ch (buffered, empty) as a waiter of key.
@@ -52,8 +69,14 @@ func (h *handoffs) leave(key string, ch chan struct{}) bool {
 	return false
 }
 
-// released wakes the longest waiting waiter of key, if there is one.
+// released counts a release of key and wakes its longest waiting waiter, if any.
 func (h *handoffs) released(key string) {
+	h.releases.Add(1)
+	h.wake(key)
+}
+
+// wake hands a wake-up to key's longest waiting waiter, if there is one.
+func (h *handoffs) wake(key string) {
 	h.mu.Lock()
 	ws := h.waiting[key]
 	if len(ws) == 0 {
@@ -79,32 +102,58 @@ func (h *handoffs) waiters(key string) int {
 }
 
 // handoffKey is the key a waiting acquisition may be handed, and whose hand-offs it
-// waits on; the zero value waits on none.
+// waits on, with the count of releases read before its first try; the zero value
+// waits on none.
 type handoffKey struct {
-	h   *handoffs
-	key string
+	h    *handoffs
+	key  string
+	seen uint64
 }
 
-// sleep is lock's sleep that also ends when a lock of the key is released here. A
-// wake-up that comes as the sleep ends otherwise is not lost: after the pause the
-// waiter tries anyway, and one whose ctx ended passes it on to the next waiter.
-func (k handoffKey) sleep(ctx context.Context, d time.Duration, ch chan struct{}) error {
-	k.h.enter(k.key, ch)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	var err error
-	select {
-	case <-ch:
-		return nil
-	case <-t.C:
-	case <-ctx.Done():
-		err = context.Cause(ctx)
-	}
-	if !k.h.leave(k.key, ch) {
-		<-ch // a release took it off the list: its wake-up is sent, or about to be
-		if err != nil {
-			k.h.released(k.key) // this waiter gives up: the next one has the turn
+// handoffWait is one waiting acquisition's registration with its Locker's handoffs.
+type handoffWait struct {
+	handoffKey
+	ch      chan struct{} // its wake-ups; made at its first pause
+	entered bool
+}
+
+// pause sleeps for d, or until a release of the key wakes it, or until ctx ends.
+func (w *handoffWait) pause(ctx context.Context, d time.Duration) error {
+	if !w.entered {
+		w.ch = make(chan struct{}, 1)
+		w.h.enter(w.key, w.ch)
+		w.entered = true
+		if w.h.count() != w.seen {
+			// A release came while the first try was in flight, before this waiter
+			// was registered: it may have been this key's, so try again at once.
+			return nil
 		}
 	}
-	return err
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-w.ch:
+		// Registered again at once, so that a release during the try that follows
+		// leaves its wake-up for the next pause.
+		w.h.enter(w.key, w.ch)
+		return nil
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// leave ends the registration when the wait ends. A wake-up it was handed and can no
+// longer use goes to the next waiter: a waiter that gives up must not swallow the
+// release it was woken for (one that acquired passes on at most a needless try).
+func (w *handoffWait) leave() {
+	if !w.entered {
+		return
+	}
+	w.entered = false
+	if !w.h.leave(w.key, w.ch) {
+		<-w.ch // a release took it off the list: its wake-up is sent, or about to be
+		w.h.wake(w.key)
+	}
 }

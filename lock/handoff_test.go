@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/respire/respire"
@@ -38,6 +39,77 @@ func TestHandoffsWakeTheOldestWaiter(t *testing.T) {
 	if h.waiters("other") != 1 {
 		t.Error("a release of k woke a waiter of another key")
 	}
+}
+
+// pausedBriefly runs w.pause(ctx, time.Hour) in a bubble and reports whether it returned
+// without waiting out the hour.
+func pausedBriefly(t *testing.T, w *handoffWait) bool {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- w.pause(ctx, time.Hour) }()
+	synctest.Wait()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("pause: %v", err)
+		}
+		return true
+	default:
+		cancel()
+		<-done
+		return false
+	}
+}
+
+// No release is lost to a waiter that was trying the key when it came: one during the
+// acquisition's first try, before the waiter registered, is seen by the count it read
+// before that try; one during a later try finds it still registered.
+func TestHandoffDuringATryIsNotLost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var h handoffs
+		w := &handoffWait{handoffKey: handoffKey{h: &h, key: "k", seen: h.count()}}
+		h.released("k") // during the first try: nobody is registered yet
+		if !pausedBriefly(t, w) {
+			t.Fatal("the first pause slept although the key was released during the first try")
+		}
+		if pausedBriefly(t, w) {
+			t.Fatal("a pause with no release since ended early")
+		}
+		h.released("k") // wakes the pause
+		// ... and w is registered again at once: a release during the next try
+		// waits for the pause after it.
+		h.released("k")
+		if !pausedBriefly(t, w) {
+			t.Fatal("a release during a try between pauses was lost")
+		}
+		w.leave()
+		if n := h.waiters("k"); n != 0 {
+			t.Fatalf("%d waiters listed after the only one left", n)
+		}
+	})
+}
+
+// A waiter that leaves with a wake-up it was handed passes it on to the next waiter.
+func TestHandoffLeavingPassesTheWakeUpOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var h handoffs
+		a := &handoffWait{handoffKey: handoffKey{h: &h, key: "k"}}
+		b := &handoffWait{handoffKey: handoffKey{h: &h, key: "k"}}
+		if pausedBriefly(t, a) || pausedBriefly(t, b) {
+			t.Fatal("a pause with no release ended early")
+		}
+		h.released("k") // a's: a is the longest waiting
+		a.leave()       // a gives up without trying
+		if !pausedBriefly(t, b) {
+			t.Fatal("the wake-up a gave up did not reach b")
+		}
+		b.leave()
+		if len(a.ch) != 0 || len(b.ch) != 0 || h.waiters("k") != 0 {
+			t.Fatalf("left over: %d and %d wake-ups, %d waiters", len(a.ch), len(b.ch), h.waiters("k"))
+		}
+	})
 }
 
 // A waiter polling for a key held by another goroutine of the same Locker gets it as

@@ -80,6 +80,9 @@ func (l *Locker) tryAcquire(ctx context.Context, key string, ttl time.Duration, 
 	}
 	began := l.began()
 	mu := newLock(l, key, ttl)
+	// Releases before the first try: a waiter registers for hand-offs only at its
+	// first pause, and one that came during the try is seen by the count moving.
+	seen := l.handoff.count()
 	// The first try runs without the wait's closures, so an acquisition that does not
 	// wait allocates nothing for them.
 	ok, err := mu.try(ctx, ms, began)
@@ -94,7 +97,7 @@ func (l *Locker) tryAcquire(ctx context.Context, key string, ttl time.Duration, 
 			return mu.try(ctx, ms, began)
 		}
 		wo := o // the wait keeps &wo; o itself stays on the stack for the try without wait
-		ok, err = waitLoop(ctx, &wo, err, 0, plain(try), l.watcher(key), handoffKey{l.handoff, key})
+		ok, err = waitLoop(ctx, &wo, err, 0, plain(try), l.watcher(key), handoffKey{l.handoff, key, seen})
 	}
 	if err != nil || !ok {
 		l.reportGaveUp(ctx, began, mu, err, waited || strict)

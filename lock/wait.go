@@ -29,10 +29,12 @@ type watchFunc func(ctx context.Context, prev keyWatch) (keyWatch, error)
 // A polling pause also ends when a lock of hk's key is released through the same
 // Locker (handoffs); the zero hk waits for no such release.
 func waitLoop(ctx context.Context, o *acquireOptions, last error, retryIn time.Duration, try Try, watch watchFunc, hk handoffKey) (bool, error) {
-	s := sleeper{o: o, watch: watch, hk: hk}
+	s := sleeper{o: o, watch: watch, hw: handoffWait{handoffKey: hk}}
 	// The last watch is stopped however the wait ends: a watch woken in its turn then
 	// wakes the next waiter of this client, which must look at the key in its place.
 	defer s.stop()
+	// The hand-off registration ends with the wait, passing on a wake-up it holds.
+	defer s.hw.leave()
 	giveUp := time.Now().Add(o.wait)
 	for tries := 1; ; tries++ {
 		left := time.Until(giveUp)
@@ -75,10 +77,9 @@ func plain(try func(context.Context) (bool, error)) Try {
 // sleeper is how a waiting acquisition sleeps between tries.
 type sleeper struct {
 	o     *acquireOptions
-	watch watchFunc // nil without tracking
-	w     keyWatch  // the watch of the last sleep, kept until the next one succeeds it
-	hk    handoffKey
-	woken chan struct{} // hk's wake-ups, made on the first polling pause that waits on them
+	watch watchFunc   // nil without tracking
+	w     keyWatch    // the watch of the last sleep, kept until the next one succeeds it
+	hw    handoffWait // with hw.h nil, no release wakes a polling pause
 }
 
 // pause sleeps before the next try: until the key changes when it can be watched and
@@ -99,11 +100,8 @@ func (s *sleeper) pause(ctx context.Context, retry int, left time.Duration, held
 	// Not watching while polling: let another waiter of the key have the turn.
 	s.stop()
 	d := min(s.o.retry.Delay(retry), left)
-	if s.hk.h != nil && held {
-		if s.woken == nil {
-			s.woken = make(chan struct{}, 1)
-		}
-		return s.hk.sleep(ctx, d, s.woken)
+	if s.hw.h != nil && held {
+		return s.hw.pause(ctx, d)
 	}
 	return sleep(ctx, d)
 }

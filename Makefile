@@ -83,9 +83,9 @@ soak: deps
 BENCHFLAGS ?=
 BENCH_CLUSTER ?= yes
 BENCH_CLUSTER_SCENARIOS ?= get-par,set-par,pipeline,pipeline-spread,lock
-BENCH_REDIS8 ?= $(firstword $(wildcard $(RESPIRE_SERVERS_DIR)/redis-8.*/redis-server \
+BENCH_REDIS8 ?= $(abspath $(firstword $(wildcard $(RESPIRE_SERVERS_DIR)/redis-8.*/redis-server \
 	$(XDG_CACHE_HOME)/respire-servers/redis-8.*/redis-server \
-	$(HOME)/.cache/respire-servers/redis-8.*/redis-server))
+	$(HOME)/.cache/respire-servers/redis-8.*/redis-server)))
 bench: deps servers
 	cd cmd/respbench && $(GO) run . -sweep -memory -json ../../respbench.json \
 		-table ../../docs/respbench.txt -chart ../../docs/respbench.png \

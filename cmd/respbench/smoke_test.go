@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -53,7 +54,8 @@ func TestMainJob(t *testing.T) {
 		t.Error("the report has no targets")
 	}
 	for _, tr := range rep.Targets {
-		if !tr.Measured {
+		// The DELEX target is for the Redis 8 run; this one is on the PATH's server.
+		if !tr.Measured && !(strings.Contains(tr.Name, "DELEX") && !hasDelex(rep.Server.Version)) {
 			t.Errorf("target %q is not measured by make bench: %s", tr.Name, tr.Got)
 		}
 	}

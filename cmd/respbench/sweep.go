@@ -17,8 +17,9 @@ var (
 	sweepGoroutines = []int{1, 16, 64, 256, 1024}
 	sweepSizes      = []int{16, 1 << 10, 16 << 10, 256 << 10, 1 << 20}
 	// sweepClients are the configurations that run it; others in -clients are left out
-	// to bound its time.
-	sweepClients = []string{"respire", "rueidis", "go-redis-autopipe"}
+	// to bound its time. rueidis with its flush delay is the peer that led at 1,024
+	// goroutines when issue #28 was filed.
+	sweepClients = []string{"respire", "rueidis", "rueidis-flush20us", "go-redis-autopipe"}
 )
 
 // sweepSizeGoroutines is the concurrency of the value-size axis.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -47,12 +48,14 @@ func TestCheckTargets(t *testing.T) {
 		{Client: "respire-semaphore", Respire: true, Median: figures{OpsPerSec: 10, AllocsPerOp: ptr(3.06)}},
 	}}
 	rep := &report{
+		Clients:   participantNames(),
 		Scenarios: []scenarioResult{getPar, setPar, seq, redlock, skipped, lockRows, sem},
 		Sweep: []sweepPoint{
 			{Axis: "goroutines", X: 64, Client: "respire", Respire: true, Median: figures{OpsPerSec: 100, CPUPerOp: ptr(2000.0)}},
 			{Axis: "goroutines", X: 1024, Client: "respire", Respire: true, Median: figures{OpsPerSec: 140, CPUPerOp: ptr(2200.0)}},
 			{Axis: "goroutines", X: 1024, Client: "rueidis", Median: figures{OpsPerSec: 100}},
 			{Axis: "goroutines", X: 1024, Client: "go-redis-autopipe", Median: figures{OpsPerSec: 120}},
+			{Axis: "goroutines", X: 1024, Client: "rueidis-flush20us", Median: figures{OpsPerSec: 110}},
 		},
 	}
 	targets := checkTargets(rep)
@@ -81,15 +84,51 @@ func TestCheckTargets(t *testing.T) {
 		}
 	}
 	for _, tr := range targets {
-		if strings.HasPrefix(tr.Name, "Cluster") || strings.Contains(tr.Name, "DELEX") {
-			t.Errorf("a run on Redis 7 reports the target %q", tr.Name)
+		if strings.HasPrefix(tr.Name, "Cluster") {
+			t.Errorf("a run on one server reports the target %q", tr.Name)
 		}
 	}
+	// A server without DELEX lists the DELEX target as not measured, and judges the
+	// Lua one; one with DELEX the other way round.
+	if got := targetNamed(t, targets, "lock acquire+release ×16 with DELEX"); got.Measured || got.Met {
+		t.Errorf("DELEX target on a server without DELEX: %+v", got)
+	}
 	rep.Server.Version = "8.6.3"
+	for _, tr := range checkTargets(rep) {
+		if strings.Contains(tr.Name, "Lua") {
+			t.Errorf("a run on Redis 8.6 reports the target %q", tr.Name)
+		}
+	}
 	targetNamed(t, checkTargets(rep), "lock acquire+release ×16 with DELEX")
+	rep.Server.Version = ""
 	for v, want := range map[string]bool{"8.4.0": true, "8.2.1": false, "9.0.0": true, "7.2.4": false, "": false} {
 		if hasDelex(v) != want {
 			t.Errorf("hasDelex(%q) = %v", v, !want)
+		}
+	}
+
+	// A ratio read off a run without every peer is no ratio to the best peer.
+	rep.Clients = []string{"respire", "go-redis"}
+	if got := targetNamed(t, checkTargets(rep), "parallel GET ×64"); got.Measured || got.Met {
+		t.Errorf("get-par with a -clients selection: %+v", got)
+	}
+	rep.Clients = participantNames()
+	failed := getPar
+	failed.Results = append(slices.Clone(getPar.Results), row("go-redis", false, false, 0))
+	rep.Scenarios[0] = failed
+	if got := targetNamed(t, checkTargets(rep), "parallel GET ×64"); got.Measured || !strings.Contains(got.Got, "go-redis has no figures") {
+		t.Errorf("get-par with a peer without figures: %+v", got)
+	}
+	rep.Scenarios[0] = getPar
+	sweep := rep.Sweep
+	rep.Sweep = sweep[:len(sweep)-1] // no rueidis-flush20us point
+	if got := targetNamed(t, checkTargets(rep), "parallel GET ×1,024"); got.Measured {
+		t.Errorf("the 1,024 point without one of the sweep's peers: %+v", got)
+	}
+	rep.Sweep = sweep
+	for v, want := range map[float64]string{1.295: "1.295×", 1.3: "1.30×", 1.2: "1.20×", 1.31: "1.31×"} {
+		if got := fmtRatio(v, 1.3); got != want {
+			t.Errorf("fmtRatio(%v, 1.3) = %q, want %q", v, got, want)
 		}
 	}
 

@@ -72,8 +72,13 @@ const (
 	defaultReadTimeout  = 3 * time.Second
 	defaultWriteTimeout = 3 * time.Second
 	maxSpareBuffer      = 1 << 20  // larger write buffers are dropped after use, not kept
-	keptBuffer          = 64 << 10 // write buffers up to this size are always kept for reuse
 	maxBatch            = 64 << 10 // the writer goroutine stops waiting for more commands at this size
+	// keptBuffer: write buffers up to this size are always kept for reuse. Four batches'
+	// worth: the commands held during a burst leave together, so a batch passes
+	// maxBatch (64 goroutines writing 1 KiB values do), and a buffer grown past a
+	// smaller bound was dropped after the next small batch and allocated again, about
+	// 1 KB a command in BenchmarkClientSetParallel.
+	keptBuffer = 4 * maxBatch
 )
 
 func (o *Options) validate() error {

@@ -266,10 +266,12 @@ func (m *Lock) released(cn via, by time.Time, deleted bool, err error) (ReleaseO
 	case err != nil:
 		if conn.WasWritten(err) {
 			m.lose(ErrOwnershipUncertain)
-			if by.IsZero() {
-				// Past by, a cut-off would outlive it (it dials, and waits for its
-				// CLIENT KILL, for up to severTimeout); the delete left behind can
-				// only remove this token.
+			// Past by, a cut-off would outlive it (it dials, and waits for its CLIENT
+			// KILL, for up to severTimeout); the delete left behind can only remove
+			// this token. Nor is a live shared connection cut off: other callers wait
+			// on it (a release goes there only when its own context cannot end, but
+			// an observer's CommandStart may hand the command one that can).
+			if by.IsZero() && (cn.lane != route.SharedLane || cn.cn.Err() != nil) {
 				m.l.sever(cn.cn)
 			}
 			return 0, fmt.Errorf("%w: %w", ErrOwnershipUncertain, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/respire/respire"
@@ -559,10 +560,18 @@ func (g *RedlockGroup) newRedlock(key string, ttl time.Duration) *Redlock {
 // that sends and a half that collects.
 var halves = link.LockHalvesOf[lock.Lock, lock.ReleaseOutcome]()
 
-// afterSend, when not nil, runs once an acquisition or a release has sent what it
-// could to every server and before it collects a reply, with the deadline of each
-// server's part: tests use it to act between the halves.
-var afterSend func(by time.Time)
+// afterSend, when set, runs once an acquisition or a release has sent what it could to
+// every server and before it collects a reply, with the deadline of each server's
+// part: tests use it to act between the halves. Atomic: a Redlock left running by one
+// test may read it while the next sets it.
+var afterSend atomic.Pointer[func(by time.Time)]
+
+// runAfterSend runs the afterSend hook, if one is set.
+func runAfterSend(by time.Time) {
+	if f := afterSend.Load(); f != nil {
+		(*f)(by)
+	}
+}
 
 // take sends the acquisition to every server with a vote (its error is not set
 // already), from the calling goroutine, then collects each reply and records it. A
@@ -589,9 +598,7 @@ func (rl *Redlock) take(ctx context.Context, by time.Time) {
 		s.started = halves.StartTake(&s.held, ctx, &s.call, by)
 		s.declined = !s.started
 	}
-	if afterSend != nil {
-		afterSend(by)
-	}
+	runAfterSend(by)
 	rl.runDeclined(ctx, by, (*Redlock).takeOn)
 	for i := range rl.servers {
 		if s := &rl.servers[i]; s.started {
@@ -612,9 +619,7 @@ func (rl *Redlock) releaseAll(ctx context.Context, by time.Time) {
 			s.declined = !s.started
 		}
 	}
-	if afterSend != nil {
-		afterSend(by)
-	}
+	runAfterSend(by)
 	rl.runDeclined(ctx, by, (*Redlock).releaseOn)
 	for i := range rl.servers {
 		if s := &rl.servers[i]; s.started {

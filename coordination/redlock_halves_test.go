@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime/metrics"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/lock"
+	"github.com/respire/respire/observe"
 	"github.com/respire/respire/test/testserver"
 )
 
@@ -70,8 +72,8 @@ func pauseWrites(t *testing.T, srvs []*testserver.Server) (unpause func()) {
 
 // setAfterSend sets the hook between the halves for the rest of the test.
 func setAfterSend(t *testing.T, f func(by time.Time)) {
-	afterSend = f
-	t.Cleanup(func() { afterSend = nil })
+	afterSend.Store(&f)
+	t.Cleanup(func() { afterSend.Store(nil) })
 }
 
 // A deadline that passes between the halves of a release fails each server's delete
@@ -100,7 +102,7 @@ func TestRedlockReleaseDeadlinePassesBetweenHalves(t *testing.T) {
 	if ok || !errors.Is(err, ErrNoQuorum) || !errors.Is(err, lock.ErrOwnershipUncertain) || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, conn.ErrOutcomeUnknown) {
 		t.Fatalf("Release whose deadline passed between the halves: %v, %v; want no quorum, ownership uncertain, deadline exceeded", ok, err)
 	}
-	afterSend = nil
+	afterSend.Store(nil)
 	unpause()
 	testkit.WaitFor(t, "the deletes left behind to run", func() bool { return keysGone(t, srvs, "rl:halves-deadline") })
 	for _, c := range clients {
@@ -157,7 +159,7 @@ func TestRedlockConnectionDiesBetweenHalves(t *testing.T) {
 		warmUp(t, g, "rl:halves-warm")
 		unpause := pauseWrites(t, srvs) // the SETs wait on the servers until killed
 		setAfterSend(t, func(by time.Time) {
-			afterSend = nil // the clean-up's release goes on undisturbed
+			afterSend.Store(nil) // the clean-up's release goes on undisturbed
 			killAll(by)
 		})
 		_, ok, err := g.TryAcquire(ctx, "rl:halves-kill-a", time.Minute)
@@ -182,7 +184,7 @@ func TestRedlockConnectionDiesBetweenHalves(t *testing.T) {
 		if ok || !errors.Is(err, ErrNoQuorum) || !errors.Is(err, lock.ErrOwnershipUncertain) || !errors.Is(err, conn.ErrOutcomeUnknown) {
 			t.Fatalf("Release whose connections died between the halves: %v, %v; want no quorum, ownership uncertain", ok, err)
 		}
-		afterSend = nil
+		afterSend.Store(nil)
 		unpause()
 		if n := holders(t, srvs, "rl:halves-kill-r", tokenText(t, rl)); n != 3 {
 			t.Fatalf("%d servers hold the lease after deletes whose connections were killed before they ran, want 3", n)
@@ -295,5 +297,77 @@ func TestRedlockReleaseCommandPerGeneration(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// commandPairs counts an observer's CommandStart and CommandEnd events by name.
+type commandPairs struct {
+	observe.Base
+	mu     sync.Mutex
+	starts map[string]int
+	ends   map[string]int
+	addrs  []string // of every CommandEnd
+}
+
+func (o *commandPairs) CommandStart(ctx context.Context, e observe.CommandStart) context.Context {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.starts[e.Name]++
+	return ctx
+}
+
+func (o *commandPairs) CommandEnd(_ context.Context, e observe.CommandEnd) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.ends[e.Name]++
+	o.addrs = append(o.addrs, e.Addr)
+}
+
+// Split in halves, every server's command still reports one CommandStart and one
+// CommandEnd to its client's observer, the end naming the server that answered.
+func TestRedlockHalvesPairObserverEvents(t *testing.T) {
+	var clients []*respire.Client
+	var observers []*commandPairs
+	var addrs []string
+	for range 3 {
+		srv := testserver.Start(t, testserver.Config{})
+		addrs = append(addrs, srv.Addr())
+		o := &commandPairs{starts: map[string]int{}, ends: map[string]int{}}
+		observers = append(observers, o)
+		clients = append(clients, testclient.At(t, srv.Addr(), respire.Options{Observer: o}))
+	}
+	g := newGroup(t, clients)
+	warmUp(t, g, "rl:pairs-warm") // identifies the servers, loads the script
+	for _, o := range observers {
+		o.mu.Lock()
+		clear(o.starts)
+		clear(o.ends)
+		o.addrs = nil
+		o.mu.Unlock()
+	}
+	warmUp(t, g, "rl:pairs")
+	for i, o := range observers {
+		o.mu.Lock()
+		if o.starts["SET"] != 1 || o.ends["SET"] != 1 {
+			t.Errorf("server %d: SET started %d times, ended %d; want once each", i, o.starts["SET"], o.ends["SET"])
+		}
+		deletes := 0
+		for name, n := range o.starts {
+			if name != "SET" {
+				deletes += n
+				if o.ends[name] != n {
+					t.Errorf("server %d: %s started %d times, ended %d", i, name, n, o.ends[name])
+				}
+			}
+		}
+		if deletes != 1 {
+			t.Errorf("server %d: %d deletes started (%v), want 1", i, deletes, o.starts)
+		}
+		for _, a := range o.addrs {
+			if a != addrs[i] {
+				t.Errorf("server %d (%s): a CommandEnd names %q", i, addrs[i], a)
+			}
+		}
+		o.mu.Unlock()
 	}
 }

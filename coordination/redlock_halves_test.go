@@ -371,3 +371,28 @@ func TestRedlockHalvesPairObserverEvents(t *testing.T) {
 		o.mu.Unlock()
 	}
 }
+
+// A deadline that passes between the halves of an acquisition gives those servers no
+// vote: no quorum, the deadline's error. The SETs left behind on the servers still run
+// when they can, and the attempt's clean-up deletes, sent after them on the same
+// connections, remove them: no key is left for its TTL.
+func TestRedlockAcquireDeadlinePassesBetweenHalves(t *testing.T) {
+	srvs, clients := redlockNodes(t, 3)
+	g, err := NewRedlockGroup(clients, RedlockOptions{NodeTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	warmUp(t, g, "rl:halves-warm")
+	unpause := pauseWrites(t, srvs)
+	setAfterSend(t, func(by time.Time) {
+		afterSend.Store(nil) // the clean-up's release goes on undisturbed
+		testkit.WaitFor(t, "the node deadline to pass", func() bool { return !time.Now().Before(by) })
+	})
+	_, ok, err := g.TryAcquire(ctx, "rl:halves-deadline-a", time.Minute)
+	if ok || !errors.Is(err, ErrNoQuorum) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("TryAcquire whose deadline passed between the halves: %v, %v; want no quorum, deadline exceeded", ok, err)
+	}
+	unpause()
+	testkit.WaitFor(t, "the SETs left behind to be deleted after them", func() bool { return keysGone(t, srvs, "rl:halves-deadline-a") })
+}

@@ -64,9 +64,12 @@ type Rotation struct {
 	gen       uint64      // how many times cur changed: 1 for the first credentials
 	seq       uint64      // asks started
 	refreshAt time.Time   // when cur is due for renewal; zero for never
-	conns     map[Conn]struct{}
-	pruneAt   int                    // the registry size at which dead connections are next dropped
-	inflight  map[Conn]*reauthFlight // connections being re-authenticated
+	// passEnd ends the schedule's pass in progress (nil for none): new credentials
+	// may be due before the pass's own deadline, computed from the ones before.
+	passEnd  context.CancelFunc
+	conns    map[Conn]struct{}
+	pruneAt  int                    // the registry size at which dead connections are next dropped
+	inflight map[Conn]*reauthFlight // connections being re-authenticated
 	// dials are the dials in progress, by the sequence number of their ask: the Done
 	// channel of the dial's context, which conn.Dial ends as it returns.
 	dials      map[uint64]<-chan struct{}
@@ -158,6 +161,10 @@ func (r *Rotation) ask(ctx context.Context, notify, dial bool) (Credentials, err
 			r.cur = cr
 			r.gen++
 			r.refreshAt = refreshTime(start, cr.ExpiresAt)
+			if notify && r.passEnd != nil {
+				// The wake-up below starts a pass with the new credentials' deadline.
+				r.passEnd()
+			}
 		}
 	}
 	r.mu.Unlock()

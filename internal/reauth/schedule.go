@@ -73,6 +73,10 @@ func (r *Rotation) run() {
 		case <-r.ctx.Done():
 			pass = false
 		case <-r.wake:
+			// The renewal is due: it comes within refreshWaitMin and re-authenticates
+			// every connection with what it brings, so a pass now would only wait on
+			// connections already in flight and hold it up.
+			pass = !r.due()
 		case <-r.late:
 			// Refused, perhaps after its pass stopped waiting: retried in any case.
 			pass = false
@@ -103,12 +107,21 @@ func (r *Rotation) run() {
 			same = err == nil && r.due()
 		}
 		if err == nil {
+			// The renewal is not held up: the pass ends when it is due, and sooner when
+			// new credentials come meanwhile (ask ends it, under the same lock as the
+			// deadline is read here, and wakes the schedule for a pass of their own).
+			r.mu.Lock()
 			wait := reauthWait
-			if due, ok := r.untilRefresh(); ok {
-				wait = min(wait, due) // the renewal is not held up
+			if !r.refreshAt.IsZero() {
+				wait = min(wait, max(time.Until(r.refreshAt), refreshWaitMin))
 			}
 			ctx, cancel := context.WithTimeout(r.ctx, wait)
+			r.passEnd = cancel
+			r.mu.Unlock()
 			_, _, err = r.reauthAll(ctx)
+			r.mu.Lock()
+			r.passEnd = nil
+			r.mu.Unlock()
 			cancel()
 		}
 		switch {

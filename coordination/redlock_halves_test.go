@@ -81,13 +81,7 @@ func setAfterSend(t *testing.T, f func(by time.Time)) {
 // no quorum, the ownership uncertain. The deletes left behind still run, and can only
 // remove this lease.
 func TestRedlockReleaseDeadlinePassesBetweenHalves(t *testing.T) {
-	srvs, clients := redlockNodes(t, 3)
-	// The hook waits out the deadline: a node timeout long enough for a loaded
-	// machine's acquisition, short enough to wait.
-	g, err := NewRedlockGroup(clients, RedlockOptions{NodeTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srvs, clients, g := halvesGroup(t)
 	ctx := context.Background()
 	warmUp(t, g, "rl:halves-warm")
 	rl, ok, err := g.TryAcquire(ctx, "rl:halves-deadline", time.Minute)
@@ -127,6 +121,19 @@ func warmUp(t *testing.T, g *RedlockGroup, key string) {
 	}
 }
 
+// halvesGroup is a group of three servers for the tests between the halves, with a
+// node timeout long enough for a loaded machine's acquisition and short enough for a
+// hook to wait out.
+func halvesGroup(t *testing.T) ([]*testserver.Server, []*respire.Client, *RedlockGroup) {
+	t.Helper()
+	srvs, clients := redlockNodes(t, 3)
+	g, err := NewRedlockGroup(clients, RedlockOptions{NodeTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srvs, clients, g
+}
+
 // keysGone reports that no server has key.
 func keysGone(t *testing.T, srvs []*testserver.Server, key string) bool {
 	t.Helper()
@@ -143,11 +150,7 @@ func keysGone(t *testing.T, srvs []*testserver.Server, key string) bool {
 // dialled again), and a release is not confirmed there; the next release, on fresh
 // connections, deletes the lease.
 func TestRedlockConnectionDiesBetweenHalves(t *testing.T) {
-	srvs, clients := redlockNodes(t, 3)
-	g, err := NewRedlockGroup(clients, RedlockOptions{NodeTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srvs, _, g := halvesGroup(t)
 	ctx := context.Background()
 	killAll := func(time.Time) {
 		for _, s := range srvs {
@@ -377,11 +380,7 @@ func TestRedlockHalvesPairObserverEvents(t *testing.T) {
 // when they can, and the attempt's clean-up deletes, sent after them on the same
 // connections, remove them: no key is left for its TTL.
 func TestRedlockAcquireDeadlinePassesBetweenHalves(t *testing.T) {
-	srvs, clients := redlockNodes(t, 3)
-	g, err := NewRedlockGroup(clients, RedlockOptions{NodeTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srvs, _, g := halvesGroup(t)
 	ctx := context.Background()
 	warmUp(t, g, "rl:halves-warm")
 	unpause := pauseWrites(t, srvs)

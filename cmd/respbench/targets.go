@@ -163,13 +163,17 @@ func fmtRatio(v, min float64) string {
 	return fmt.Sprintf("%.2f×", v)
 }
 
+// rowIn is client's row in the run's scenario, or nil when either is missing.
+func rowIn(rep *report, scenario, client string) *participantResult {
+	if sc := scenarioOf(rep, scenario); sc != nil {
+		return rowOf(sc, client)
+	}
+	return nil
+}
+
 // refRatio is client's ops/s over another row's in one scenario, against min.
 func refRatio(rep *report, scenario, client, ref string, min float64) reading {
-	sc := scenarioOf(rep, scenario)
-	if sc == nil {
-		return notMeasured
-	}
-	mine, theirs := rowOf(sc, client), rowOf(sc, ref)
+	mine, theirs := rowIn(rep, scenario, client), rowIn(rep, scenario, ref)
 	if mine == nil || theirs == nil {
 		return notMeasured
 	}
@@ -178,11 +182,7 @@ func refRatio(rep *report, scenario, client, ref string, min float64) reading {
 }
 
 func p99Within(rep *report, scenario, client string, maxNS float64) reading {
-	sc := scenarioOf(rep, scenario)
-	if sc == nil {
-		return notMeasured
-	}
-	r := rowOf(sc, client)
+	r := rowIn(rep, scenario, client)
 	if r == nil {
 		return notMeasured
 	}
@@ -190,11 +190,7 @@ func p99Within(rep *report, scenario, client string, maxNS float64) reading {
 }
 
 func allocsWithin(rep *report, scenario, client string, max float64) reading {
-	sc := scenarioOf(rep, scenario)
-	if sc == nil {
-		return notMeasured
-	}
-	r := rowOf(sc, client)
+	r := rowIn(rep, scenario, client)
 	if r == nil || r.Median.AllocsPerOp == nil {
 		return notMeasured
 	}

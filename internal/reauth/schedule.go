@@ -112,8 +112,8 @@ func (r *Rotation) run() {
 			// deadline is read here, and wakes the schedule for a pass of their own).
 			r.mu.Lock()
 			wait := reauthWait
-			if !r.refreshAt.IsZero() {
-				wait = min(wait, max(time.Until(r.refreshAt), refreshWaitMin))
+			if due, ok := r.untilRefreshLocked(); ok {
+				wait = min(wait, due)
 			}
 			ctx, cancel := context.WithTimeout(r.ctx, wait)
 			r.passEnd = cancel
@@ -166,12 +166,16 @@ func (r *Rotation) due() bool {
 // false when they never are.
 func (r *Rotation) untilRefresh() (time.Duration, bool) {
 	r.mu.Lock()
-	at := r.refreshAt
-	r.mu.Unlock()
-	if at.IsZero() {
+	defer r.mu.Unlock()
+	return r.untilRefreshLocked()
+}
+
+// untilRefreshLocked is untilRefresh with r.mu held.
+func (r *Rotation) untilRefreshLocked() (time.Duration, bool) {
+	if r.refreshAt.IsZero() {
 		return 0, false
 	}
-	return max(time.Until(at), refreshWaitMin), true
+	return max(time.Until(r.refreshAt), refreshWaitMin), true
 }
 
 // signal sends a token on a channel of capacity one without blocking.

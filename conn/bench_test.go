@@ -2,6 +2,7 @@ package conn
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -51,14 +52,32 @@ func BenchmarkConnGetCancellable(b *testing.B) {
 
 // BenchmarkConnGetParallel shows how well concurrent callers coalesce into batches.
 func BenchmarkConnGetParallel(b *testing.B) {
+	benchParallel(b, 32, "GET", "bench:key")
+}
+
+// BenchmarkConnGetParallel1024 is BenchmarkConnGetParallel with 1,024 goroutines, the
+// sweep's top point, where batches hold hundreds of commands.
+func BenchmarkConnGetParallel1024(b *testing.B) {
+	benchParallel(b, max(1024/runtime.GOMAXPROCS(0), 1), "GET", "bench:key")
+}
+
+// BenchmarkConnSetParallel is respbench's set-par on one connection: 1 KiB values, so
+// a batch of 64 passes maxBatch.
+func BenchmarkConnSetParallel(b *testing.B) {
+	benchParallel(b, 32, "SET", "bench:key", strings.Repeat("v", 1024))
+}
+
+// benchParallel runs args on one connection from parallelism goroutines per P, each
+// with a context that can be cancelled, as most callers have.
+func benchParallel(b *testing.B, parallelism int, args ...any) {
 	c := benchConn(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	b.ReportAllocs()
-	b.SetParallelism(32)
+	b.SetParallelism(parallelism)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, err := c.Do(ctx, "GET", "bench:key"); err != nil {
+			if _, err := c.Do(ctx, args...); err != nil {
 				b.Error(err)
 				return
 			}

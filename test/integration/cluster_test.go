@@ -321,6 +321,9 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("ReplicaReads", func(t *testing.T) {
+		// Run alone, the replicas have not been written to yet: the topology the
+		// client reads first would call them loading and keep reads on the masters.
+		cl.WaitReplicasOnline(t)
 		c := clusterClient(t, cl, respire.Options{ReplicaReads: true})
 		k := clusterserver.KeyIn(42, "replica")
 		if _, err := c.Do(ctx, "SET", k, "v"); err != nil {
@@ -392,6 +395,7 @@ func TestCluster(t *testing.T) {
 		// The replica's CLIENT LIST says whether the client holds a connection to it:
 		// the client is not asked which nodes it keeps.
 		const name = "node-leaves"
+		cl.WaitReplicasOnline(t) // as for ReplicaReads
 		c := clusterClient(t, cl, respire.Options{ReplicaReads: true, ClientName: name})
 		k := clusterserver.KeyIn(42, "leave")
 		master := cl.MasterOf(t, 42)

@@ -39,7 +39,37 @@ import (
 // to run.
 //
 // The returned Value may be shared with other callers; Values are immutable.
-func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (resp.Value, error) {
+func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (v resp.Value, err error) {
+	// A hit needs neither the command table nor the key's slot. An entry matches only
+	// the arguments it was stored for, and is filed under their key, so an entry found
+	// under args[1] whose arguments are args proves args[1] is the key: the look under
+	// it is a hit or nothing, whatever the command. Anything else, errors included,
+	// is the miss path's, so that a hit sets up no more than it uses.
+	if c.cache == nil || c.closed.Load() || ttl <= 0 || len(args) < 2 {
+		return c.doCachedMiss(ctx, ttl, false, args)
+	}
+	k, ok := argkind.Text(args[1])
+	if !ok || k == "" {
+		return c.doCachedMiss(ctx, ttl, false, args)
+	}
+	if c.prefix != "" {
+		k = c.prefix + k
+	}
+	// v is the result itself: a Value is ten words, and every copy of it shows in a
+	// hit's cost.
+	v, ok, err = c.cache.Hit(ctx, k, args)
+	if !ok && err == nil {
+		return c.doCachedMiss(ctx, ttl, true, args)
+	}
+	if err := c.hitOutcome(err); err != nil {
+		return resp.Value{}, err
+	}
+	return v, nil
+}
+
+// doCachedMiss is DoCached past the look under args[1] (lookedUnderArg1: made, and
+// missed), and what it refuses.
+func (c *Client) doCachedMiss(ctx context.Context, ttl time.Duration, lookedUnderArg1 bool, args []any) (resp.Value, error) {
 	if c.cache == nil {
 		return resp.Value{}, ErrNoCache
 	}
@@ -49,32 +79,6 @@ func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (
 	if ttl <= 0 {
 		return resp.Value{}, fmt.Errorf("%w: DoCached ttl %v is not positive", ErrInvalidArg, ttl)
 	}
-	// A hit needs neither the command table nor the key's slot. An entry matches only
-	// the arguments it was stored for, and is filed under their key, so an entry found
-	// under args[1] whose arguments are args proves args[1] is the key: the look under
-	// it is a hit or nothing, whatever the command.
-	if len(args) > 1 {
-		if k, ok := keyText(args[1]); ok && k != "" {
-			if c.prefix != "" {
-				k = c.prefix + k
-			}
-			if v, ok, err := c.cache.Hit(ctx, k, args); ok || err != nil {
-				// v is returned from here, not passed through a helper: a Value is
-				// ten words, and every copy of it shows in a hit's cost.
-				if err := c.hitOutcome(err); err != nil {
-					return resp.Value{}, err
-				}
-				return v, nil
-			}
-			return c.doCachedMiss(ctx, ttl, true, args)
-		}
-	}
-	return c.doCachedMiss(ctx, ttl, false, args)
-}
-
-// doCachedMiss is DoCached past the look under args[1] (lookedUnderArg1: made, and
-// missed), apart so that a hit does not set up the frame of what a miss needs.
-func (c *Client) doCachedMiss(ctx context.Context, ttl time.Duration, lookedUnderArg1 bool, args []any) (resp.Value, error) {
 	if len(args) == 0 {
 		return resp.Value{}, resp.ErrEmptyCommand
 	}

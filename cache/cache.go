@@ -2,10 +2,12 @@ package cache
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
 	"math/bits"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,6 +64,7 @@ type Cache struct {
 	// its writers hold.
 	index         []atomic.Pointer[bucket]
 	seed          maphash.Seed
+	shortSeed     [3]uint64 // hash's own, for short keys
 	maxPerShard   int
 	bytesPerShard int64
 
@@ -185,6 +188,7 @@ func New(o Options) (*Cache, error) {
 	}
 	c := &Cache{
 		seed:          maphash.MakeSeed(),
+		shortSeed:     [3]uint64{rand.Uint64(), rand.Uint64(), rand.Uint64()},
 		maxPerShard:   max(1, o.MaxEntries/shardCount),
 		bytesPerShard: max(1, o.MaxBytes/shardCount),
 	}
@@ -201,7 +205,33 @@ func New(o Options) (*Cache, error) {
 
 const maxIndexLog2 = 20
 
-func (c *Cache) hash(key string) uint64 { return maphash.String(c.seed, key) }
+// hash is key's hash under the cache's seeds. A key of up to 16 bytes, the usual, is
+// hashed here, with wyhash's mixing of two words read off it (overlapping when it is
+// shorter than 16 bytes): a hit computes one hash, and maphash's call into the
+// runtime's costs a fair share of it. Longer keys go through maphash.
+func (c *Cache) hash(key string) uint64 {
+	n := len(key)
+	if n == 0 || n > 16 {
+		return maphash.String(c.seed, key)
+	}
+	b := unsafe.Slice(unsafe.StringData(key), n) // read only
+	var lo, hi uint64
+	switch {
+	case n >= 8:
+		lo, hi = binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[n-8:])
+	case n >= 4:
+		lo, hi = uint64(binary.LittleEndian.Uint32(b)), uint64(binary.LittleEndian.Uint32(b[n-4:]))
+	default:
+		lo = uint64(b[0])<<16 | uint64(b[n>>1])<<8 | uint64(b[n-1])
+	}
+	return mix(mix(lo^c.shortSeed[0], hi^c.shortSeed[1])^uint64(n), c.shortSeed[2])
+}
+
+// mix folds the 128-bit product of a and b into 64 bits.
+func mix(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
+}
 
 // shardOf is the shard of the keys of hash h, whose lock the writers of their bucket
 // of the index hold.

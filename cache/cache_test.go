@@ -336,3 +336,44 @@ func TestStatsCountEveryHit(t *testing.T) {
 		t.Fatalf("hits %d, misses %d; want %d and 0", st.Hits, st.Misses, goroutines*each)
 	}
 }
+
+// BenchmarkHitParallel is the hit path of one hot key under many goroutines, without a
+// source (the client's tracked connection adds its Current check).
+func BenchmarkHitParallel(b *testing.B) {
+	c, _ := New(Options{})
+	args := []any{"GET", "bench:cached"}
+	store(c, "bench:cached", args, resp.BulkString("0123456789abcdef"), time.Hour)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetParallelism(32)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, ok, _ := c.Hit(ctx, "bench:cached", args); !ok {
+				b.Error("miss")
+				return
+			}
+		}
+	})
+}
+
+// Keys are spread over the shards (and so over the index's buckets) whatever their
+// length: the short ones hashed in the package, the longer ones by maphash.
+func TestHashSpreadsKeys(t *testing.T) {
+	c := newT(t, Options{})
+	for _, format := range []string{"%d", "k%d", "key:%d", "user:%08d", "session:tok%06d", "a-much-longer-key-name:%d"} {
+		var perShard [shardCount]int
+		const keys = 4000
+		for i := range keys {
+			perShard[c.hash(fmt.Sprintf(format, i))%shardCount]++
+		}
+		for s, n := range perShard {
+			// 250 expected; the bounds are over 7 standard deviations away.
+			if n < 140 || n > 360 {
+				t.Errorf("%q: shard %d has %d of %d keys", format, s, n, keys)
+			}
+		}
+	}
+	if c.hash("ab") == c.hash("ba") || c.hash("abc") == c.hash("abd") || c.hash("12345678") == c.hash("12345679") {
+		t.Error("keys a byte apart hash alike")
+	}
+}

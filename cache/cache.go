@@ -128,11 +128,14 @@ type bucket struct {
 }
 
 type entry struct {
-	key   string   // as the server names it; the map key of its shard
-	hash  uint64   // of key (Cache.hash)
-	args  []string // the command, name upper-cased, key included
-	value resp.Value
-	src   Source // whose invalidations keep it current; nil for none
+	key  string // as the server names it; the map key of its shard
+	hash uint64 // of key (Cache.hash)
+	// keyArg is the index of the argument whose text is key (a key without a prefix),
+	// or -1.
+	keyArg int
+	args   []string // the command, name upper-cased, key included
+	value  resp.Value
+	src    Source // whose invalidations keep it current; nil for none
 	// removed is set, under the shard's lock, when the entry leaves the cache
 	// (invalidation, flush, eviction, replacement). A hit checks it after its source
 	// says it is current: the invalidation that removed it was applied before the
@@ -330,7 +333,7 @@ func (c *Cache) lookup(key string, args []any) (*entry, int64) {
 	now := nanotime()
 	if b := c.index[h&uint64(len(c.index)-1)].Load(); b != nil {
 		for _, e := range b.entries {
-			if e.hash == h && e.key == key && now < e.expires && !e.removed.Load() && e.matches(args) {
+			if e.hash == h && now < e.expires && !e.removed.Load() && e.matchesKey(args, key) {
 				if e.used.Load() < now-int64(time.Millisecond) {
 					e.used.Store(now) // at most once a millisecond: hot entries stay cheap
 				}
@@ -371,7 +374,13 @@ func (c *Cache) Store(t *Ticket, args []any, v resp.Value, ttl time.Duration) bo
 		return false
 	}
 	e := newEntry(args, v, nanotime()+int64(ttl))
-	e.key, e.hash, e.src = t.key, c.hash(t.key), t.src
+	e.key, e.hash, e.src, e.keyArg = t.key, c.hash(t.key), t.src, -1
+	for i := 1; i < len(e.args); i++ {
+		if e.args[i] == e.key {
+			e.keyArg = i
+			break
+		}
+	}
 	ke := s.keys[t.key]
 	if ke == nil {
 		ke = &keyEntries{}
@@ -582,6 +591,18 @@ func (e *entry) sameArgs(args []string) bool {
 		}
 	}
 	return true
+}
+
+// matchesKey is matches(args) && key == e.key. When key is the very text of the
+// argument the entry's key is (the look under args[1], without a prefix), the bytes
+// are compared once: matching that argument proves key equal too.
+func (e *entry) matchesKey(args []any, key string) bool {
+	if e.keyArg > 0 && e.keyArg < len(args) {
+		if s, ok := argkind.Text(args[e.keyArg]); ok && len(s) == len(key) && unsafe.StringData(s) == unsafe.StringData(key) {
+			return e.matches(args)
+		}
+	}
+	return e.key == key && e.matches(args)
 }
 
 // matches compares args with the entry's command without allocating: the name without

@@ -377,3 +377,30 @@ func TestHashSpreadsKeys(t *testing.T) {
 		t.Error("keys a byte apart hash alike")
 	}
 }
+
+// A look under an argument that is not the entry's key misses, however the look's key
+// is passed: the very string of the argument (its bytes compared once) or a copy.
+func TestLookUnderAnotherArgument(t *testing.T) {
+	c := newT(t, Options{})
+	a, b := "a", "b"
+	args := []any{"CMD", a, b} // a command whose key is its second argument, b
+	store(c, b, args, resp.BulkString("v"), time.Hour)
+	for _, key := range []string{a, strings.Clone(a)} {
+		if _, ok := getBG(c, key, args); ok {
+			t.Errorf("hit under %q, the entry's key is %q", key, b)
+		}
+	}
+	for _, key := range []string{b, strings.Clone(b)} {
+		if _, ok := getBG(c, key, args); !ok {
+			t.Errorf("miss under the key %q", key)
+		}
+	}
+	// With a key prefix, the entry's key is the text of no argument.
+	store(c, "p:"+b, args, resp.BulkString("w"), time.Hour)
+	if v, ok := getBG(c, "p:"+b, args); !ok || v.String() != resp.BulkString("w").String() {
+		t.Errorf("under the prefixed key: %s, %v", v, ok)
+	}
+	if v, _ := getBG(c, b, args); v.String() != resp.BulkString("v").String() {
+		t.Errorf("under the key without the prefix: %s", v)
+	}
+}

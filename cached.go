@@ -58,6 +58,9 @@ func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (
 	// v is the result itself: a Value is ten words, and every copy of it shows in a
 	// hit's cost.
 	v, ok, err = c.cache.Hit(ctx, k, args)
+	if ok && c.obs == nil {
+		return v, nil
+	}
 	if !ok && err == nil {
 		return c.doCachedMiss(ctx, ttl, true, args)
 	}

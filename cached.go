@@ -39,7 +39,40 @@ import (
 // to run.
 //
 // The returned Value may be shared with other callers; Values are immutable.
-func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (resp.Value, error) {
+func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (v resp.Value, err error) {
+	// A hit needs neither the command table nor the key's slot. An entry matches only
+	// the arguments it was stored for, and is filed under their key, so an entry found
+	// under args[1] whose arguments are args proves args[1] is the key: the look under
+	// it is a hit or nothing, whatever the command. Anything else, errors included,
+	// is the miss path's, so that a hit sets up no more than it uses.
+	if c.cache == nil || c.closed.Load() || ttl <= 0 || len(args) < 2 {
+		return c.doCachedMiss(ctx, ttl, false, args)
+	}
+	k, ok := argkind.Text(args[1])
+	if !ok || k == "" {
+		return c.doCachedMiss(ctx, ttl, false, args)
+	}
+	if c.prefix != "" {
+		k = c.prefix + k
+	}
+	// v is the result itself: a Value is ten words, and every copy of it shows in a
+	// hit's cost.
+	v, ok, err = c.cache.Hit(ctx, k, args)
+	if ok && c.obs == nil {
+		return v, nil
+	}
+	if !ok && err == nil {
+		return c.doCachedMiss(ctx, ttl, true, args)
+	}
+	if err := c.hitOutcome(err); err != nil {
+		return resp.Value{}, err
+	}
+	return v, nil
+}
+
+// doCachedMiss is DoCached past the look under args[1] (lookedUnderArg1: made, and
+// missed), and what it refuses.
+func (c *Client) doCachedMiss(ctx context.Context, ttl time.Duration, lookedUnderArg1 bool, args []any) (resp.Value, error) {
 	if c.cache == nil {
 		return resp.Value{}, ErrNoCache
 	}
@@ -48,22 +81,6 @@ func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (
 	}
 	if ttl <= 0 {
 		return resp.Value{}, fmt.Errorf("%w: DoCached ttl %v is not positive", ErrInvalidArg, ttl)
-	}
-	// A hit needs neither the command table nor the key's slot. An entry matches only
-	// the arguments it was stored for, and is filed under their key, so an entry found
-	// under args[1] whose arguments are args proves args[1] is the key: the look under
-	// it is a hit or nothing, whatever the command.
-	fast := ""
-	if len(args) > 1 {
-		if k, ok := keyText(args[1]); ok && k != "" {
-			fast = k
-			if c.prefix != "" {
-				k = c.prefix + k
-			}
-			if v, ok, err := c.cache.Hit(ctx, k, args); ok || err != nil {
-				return c.cachedHit(v, err)
-			}
-		}
 	}
 	if len(args) == 0 {
 		return resp.Value{}, resp.ErrEmptyCommand
@@ -88,11 +105,14 @@ func (c *Client) DoCached(ctx context.Context, ttl time.Duration, args ...any) (
 		key = c.prefix + key // the name the server uses, and puts in invalidations
 	}
 	switch {
-	case keys[0] == 1 && fast != "":
-		c.cache.CountMiss() // the look above was under the key
+	case keys[0] == 1 && lookedUnderArg1:
+		c.cache.CountMiss() // the look in DoCached was under the key
 	default:
 		if v, ok, err := c.cache.Get(ctx, key, args); ok || err != nil {
-			return c.cachedHit(v, err)
+			if err := c.hitOutcome(err); err != nil {
+				return resp.Value{}, err
+			}
+			return v, nil
 		}
 	}
 	if obs := c.obs; obs != nil {
@@ -123,16 +143,17 @@ func (c *Client) readMiss(ctx context.Context, ttl time.Duration, slot int, key 
 	return v, last, err
 }
 
-// cachedHit is what DoCached returns for a hit, or for a look that failed while the
-// entry's source caught up (nothing was sent). Only a hit is a CacheHit event.
-func (c *Client) cachedHit(v resp.Value, err error) (resp.Value, error) {
+// hitOutcome is the error DoCached returns for a look that found its entry (err nil: a
+// hit) or failed while the entry's source caught up (nothing was sent). Only a hit is
+// a CacheHit event.
+func (c *Client) hitOutcome(err error) error {
 	if err != nil {
-		return resp.Value{}, &conn.CallError{Err: err}
+		return &conn.CallError{Err: err}
 	}
 	if obs := c.obs; obs != nil {
 		obs.Cache(observe.Cache{Kind: observe.CacheHit, Keys: 1})
 	}
-	return v, nil
+	return nil
 }
 
 // CacheStats returns the client-side cache's counters; zero without a cache.

@@ -2,14 +2,17 @@ package cache
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math/bits"
 	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/respire/respire/internal/argkind"
 	"github.com/respire/respire/internal/mono"
@@ -29,7 +32,7 @@ type Options struct {
 const (
 	defaultMaxEntries = 10_000
 	defaultMaxBytes   = 64 << 20
-	shardCount        = 16
+	shardCount        = 16 // a power of two: a key's shard is the low bits of its hash
 	// evictionSample is how many entries an eviction looks at to find the least
 	// recently used, as Redis does for its own LRU: close to exact, and constant time.
 	evictionSample = 5
@@ -52,8 +55,16 @@ type Stats struct {
 
 // Cache holds replies of read commands by key. It is safe for concurrent use.
 type Cache struct {
-	shards        [shardCount]shard
+	shards [shardCount]shard
+	// index is what hits read, without a lock: the live entries by their key's hash,
+	// in buckets that are immutable lists, replaced whole by whoever changes them. A
+	// read lock would have every hit write the shard's lock word, a cache line that
+	// all cores then pass around. The index has at least as many buckets as shards
+	// and a power of two of them, so a bucket's keys are all of one shard, whose lock
+	// its writers hold.
+	index         []atomic.Pointer[bucket]
 	seed          maphash.Seed
+	shortSeed     [3]uint64 // hash's own, for short keys
 	maxPerShard   int
 	bytesPerShard int64
 
@@ -64,8 +75,7 @@ type Cache struct {
 }
 
 // stripedCounter is a counter that many goroutines add to at once: each add goes to a
-// stripe of its own cache line picked at random (per-thread random state, no shared
-// write), and a load sums them.
+// stripe of its own cache line, and a load sums them.
 type stripedCounter struct {
 	stripes [counterStripes]struct {
 		n atomic.Int64
@@ -73,9 +83,21 @@ type stripedCounter struct {
 	}
 }
 
-const counterStripes = 8
+const (
+	counterStripesLog2 = 3
+	counterStripes     = 1 << counterStripesLog2
+)
 
-func (s *stripedCounter) add() { s.stripes[rand.Uint32()%counterStripes].n.Add(1) }
+// add counts one on the calling goroutine's stripe, picked by hashing the address of
+// its stack: the same stripe for every add of a goroutine while it runs, so its adds
+// find the line in its own core's cache, and a different one for most other
+// goroutines. A stripe picked anew for each add (at random) would have every core
+// write every stripe, and fetch its line from the other cores nearly every time.
+func (s *stripedCounter) add() {
+	var here byte
+	at := uint64(uintptr(unsafe.Pointer(&here)))
+	s.stripes[(at*0x9e3779b97f4a7c15)>>(64-counterStripesLog2)].n.Add(1)
+}
 
 func (s *stripedCounter) load() int64 {
 	var n int64
@@ -100,10 +122,20 @@ type keyEntries struct {
 	entries []*entry
 }
 
+// bucket is one of the index's immutable lists of entries.
+type bucket struct {
+	entries []*entry
+}
+
 type entry struct {
-	args  []string // the command, name upper-cased, key included
-	value resp.Value
-	src   Source // whose invalidations keep it current; nil for none
+	key  string // as the server names it; the map key of its shard
+	hash uint64 // of key (Cache.hash)
+	// keyArg is the index of the argument whose text is key (a key without a prefix),
+	// or -1.
+	keyArg int
+	args   []string // the command, name upper-cased, key included
+	value  resp.Value
+	src    Source // whose invalidations keep it current; nil for none
 	// removed is set, under the shard's lock, when the entry leaves the cache
 	// (invalidation, flush, eviction, replacement). A hit checks it after its source
 	// says it is current: the invalidation that removed it was applied before the
@@ -159,6 +191,7 @@ func New(o Options) (*Cache, error) {
 	}
 	c := &Cache{
 		seed:          maphash.MakeSeed(),
+		shortSeed:     [3]uint64{rand.Uint64(), rand.Uint64(), rand.Uint64()},
 		maxPerShard:   max(1, o.MaxEntries/shardCount),
 		bytesPerShard: max(1, o.MaxBytes/shardCount),
 	}
@@ -166,11 +199,71 @@ func New(o Options) (*Cache, error) {
 		c.shards[i].keys = map[string]*keyEntries{}
 		c.shards[i].pending = map[string][]*Ticket{}
 	}
+	// One bucket per entry at most, up to a million (8 MiB of index): past that,
+	// buckets hold a few entries each.
+	buckets := 1 << min(maxIndexLog2, max(bits.Len(uint(o.MaxEntries-1)), bits.Len(shardCount-1)))
+	c.index = make([]atomic.Pointer[bucket], buckets)
 	return c, nil
 }
 
-func (c *Cache) shard(key string) *shard {
-	return &c.shards[maphash.String(c.seed, key)%shardCount]
+const maxIndexLog2 = 20
+
+// hash is key's hash under the cache's seeds. A key of up to 16 bytes, the usual, is
+// hashed here, with wyhash's mixing of two words read off it (overlapping when it is
+// shorter than 16 bytes): a hit computes one hash, and maphash's call into the
+// runtime's costs a fair share of it. Longer keys go through maphash.
+func (c *Cache) hash(key string) uint64 {
+	n := len(key)
+	if n == 0 || n > 16 {
+		return maphash.String(c.seed, key)
+	}
+	b := unsafe.Slice(unsafe.StringData(key), n) // read only
+	var lo, hi uint64
+	switch {
+	case n >= 8:
+		lo, hi = binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[n-8:])
+	case n >= 4:
+		lo, hi = uint64(binary.LittleEndian.Uint32(b)), uint64(binary.LittleEndian.Uint32(b[n-4:]))
+	default:
+		lo = uint64(b[0])<<16 | uint64(b[n>>1])<<8 | uint64(b[n-1])
+	}
+	return mix(mix(lo^c.shortSeed[0], hi^c.shortSeed[1])^uint64(n), c.shortSeed[2])
+}
+
+// mix folds the 128-bit product of a and b into 64 bits.
+func mix(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
+}
+
+// shardOf is the shard of the keys of hash h, whose lock the writers of their bucket
+// of the index hold.
+func (c *Cache) shardOf(h uint64) *shard { return &c.shards[h%shardCount] }
+
+func (c *Cache) shard(key string) *shard { return c.shardOf(c.hash(key)) }
+
+// republishLocked replaces the index's bucket of hash h with one that holds its
+// entries not removed, and add if not nil. The caller holds the bucket's shard's lock
+// and has marked removed what leaves.
+func (c *Cache) republishLocked(h uint64, add *entry) {
+	slot := &c.index[h&uint64(len(c.index)-1)]
+	var live []*entry
+	if old := slot.Load(); old != nil {
+		live = make([]*entry, 0, len(old.entries)+1)
+		for _, e := range old.entries {
+			if !e.removed.Load() {
+				live = append(live, e)
+			}
+		}
+	}
+	if add != nil {
+		live = append(live, add)
+	}
+	if len(live) == 0 {
+		slot.Store(nil)
+		return
+	}
+	slot.Store(&bucket{entries: live})
 }
 
 // nanotime is the module's monotonic clock in nanoseconds, whose readings a Source
@@ -231,14 +324,16 @@ func (c *Cache) Hit(ctx context.Context, key string, args []any) (resp.Value, bo
 
 // lookup finds the live entry of args and marks it used; its value never changes. It
 // returns the clock reading it was found live at, for the check of its source.
+//
+// It reads the index without a lock, so the entry it finds may be removed a moment
+// later, or may have been as it looked: Hit checks removed after its source says it is
+// current, which is what keeps a hit coherent, lock or not.
 func (c *Cache) lookup(key string, args []any) (*entry, int64) {
-	s := c.shard(key)
+	h := c.hash(key)
 	now := nanotime()
-	s.mu.RLock()
-	if ke := s.keys[key]; ke != nil {
-		for _, e := range ke.entries {
-			if now < e.expires && e.matches(args) {
-				s.mu.RUnlock()
+	if b := c.index[h&uint64(len(c.index)-1)].Load(); b != nil {
+		for _, e := range b.entries {
+			if e.hash == h && now < e.expires && !e.removed.Load() && e.matchesKey(args, key) {
 				if e.used.Load() < now-int64(time.Millisecond) {
 					e.used.Store(now) // at most once a millisecond: hot entries stay cheap
 				}
@@ -246,7 +341,6 @@ func (c *Cache) lookup(key string, args []any) (*entry, int64) {
 			}
 		}
 	}
-	s.mu.RUnlock()
 	return nil, now
 }
 
@@ -280,7 +374,13 @@ func (c *Cache) Store(t *Ticket, args []any, v resp.Value, ttl time.Duration) bo
 		return false
 	}
 	e := newEntry(args, v, nanotime()+int64(ttl))
-	e.src = t.src
+	e.key, e.hash, e.src, e.keyArg = t.key, c.hash(t.key), t.src, -1
+	for i := 1; i < len(e.args); i++ {
+		if e.args[i] == e.key {
+			e.keyArg = i
+			break
+		}
+	}
 	ke := s.keys[t.key]
 	if ke == nil {
 		ke = &keyEntries{}
@@ -301,6 +401,7 @@ func (c *Cache) Store(t *Ticket, args []any, v resp.Value, ttl time.Duration) bo
 		s.count++
 		s.bytes += e.size
 	}
+	c.republishLocked(e.hash, e)
 	n := c.evictLocked(s, e)
 	s.mu.Unlock()
 	c.stored.Add(1)
@@ -337,7 +438,8 @@ func (s *shard) endReadLocked(t *Ticket) bool {
 
 // Invalidate drops every reply of key and voids the reads of key in flight.
 func (c *Cache) Invalidate(key string) {
-	s := c.shard(key)
+	h := c.hash(key)
+	s := c.shardOf(h)
 	s.mu.Lock()
 	for _, t := range s.pending[key] {
 		t.valid = false
@@ -349,6 +451,7 @@ func (c *Cache) Invalidate(key string) {
 			s.bytes -= e.size
 		}
 		delete(s.keys, key)
+		c.republishLocked(h, nil)
 	}
 	s.mu.Unlock()
 	c.invalidations.Add(1)
@@ -368,6 +471,8 @@ func (c *Cache) Flush() {
 			for _, e := range ke.entries {
 				e.removed.Store(true)
 			}
+			// Every entry of the bucket is of this shard, and removed.
+			c.index[ke.entries[0].hash&uint64(len(c.index)-1)].Store(nil)
 		}
 		clear(s.keys)
 		s.count, s.bytes = 0, 0
@@ -422,6 +527,7 @@ func (c *Cache) evictLocked(s *shard, keep *entry) int {
 			return n // keep alone is over the bounds: it stays until it expires or is replaced
 		}
 		s.removeLocked(victimKey, victim)
+		c.republishLocked(victim.hash, nil)
 		n++
 	}
 	return n
@@ -485,6 +591,18 @@ func (e *entry) sameArgs(args []string) bool {
 		}
 	}
 	return true
+}
+
+// matchesKey is matches(args) && key == e.key. When key is the very text of the
+// argument the entry's key is (the look under args[1], without a prefix), the bytes
+// are compared once: matching that argument proves key equal too.
+func (e *entry) matchesKey(args []any, key string) bool {
+	if e.keyArg > 0 && e.keyArg < len(args) {
+		if s, ok := argkind.Text(args[e.keyArg]); ok && len(s) == len(key) && unsafe.StringData(s) == unsafe.StringData(key) {
+			return e.matches(args)
+		}
+	}
+	return e.key == key && e.matches(args)
 }
 
 // matches compares args with the entry's command without allocating: the name without

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -252,5 +253,154 @@ func TestParseInvalidation(t *testing.T) {
 		if ok != tc.ok || fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("%s: got %+v, %v; want %+v, %v", tc.name, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+// Hits read the index, which writers keep beside the shards: whatever a write does
+// (store, replace, evict, invalidate, flush), a key is found exactly while its shard
+// keeps it. With as many buckets as entries, many buckets hold several.
+func TestIndexFollowsTheShards(t *testing.T) {
+	c := newT(t, Options{MaxEntries: 4 * shardCount})
+	if len(c.index) != 4*shardCount {
+		t.Fatalf("%d buckets for %d entries", len(c.index), 4*shardCount)
+	}
+	const keys = 500
+	get := func(i int) []any { k := fmt.Sprint("k", i); return []any{"GET", k} }
+	kept := func(i int) bool {
+		k := fmt.Sprint("k", i)
+		s := c.shard(k)
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		return s.keys[k] != nil
+	}
+	check := func(when string) {
+		t.Helper()
+		hits := 0
+		for i := range keys {
+			_, ok := getBG(c, fmt.Sprint("k", i), get(i))
+			if ok != kept(i) {
+				t.Fatalf("%s: k%d: hit %v, kept by its shard %v", when, i, ok, kept(i))
+			}
+			if ok {
+				hits++
+			}
+		}
+		if st := c.Stats(); int64(hits) != st.Entries {
+			t.Fatalf("%s: %d keys hit, %d entries", when, hits, st.Entries)
+		}
+	}
+	for i := range keys { // evicts all along
+		store(c, fmt.Sprint("k", i), get(i), resp.BulkString("v"), time.Hour)
+	}
+	check("after evictions")
+	for i := keys - 40; i < keys; i++ { // replaces what was kept, stores what was not
+		store(c, fmt.Sprint("k", i), get(i), resp.BulkString("w"), time.Hour)
+	}
+	check("after replacements")
+	for i := 0; i < keys; i += 3 {
+		c.Invalidate(fmt.Sprint("k", i))
+	}
+	check("after invalidations")
+	c.Flush()
+	check("after a flush")
+	if st := c.Stats(); st.Entries != 0 {
+		t.Fatalf("%d entries after a flush", st.Entries)
+	}
+	for i := range c.index {
+		if c.index[i].Load() != nil {
+			t.Fatalf("bucket %d is left after a flush", i)
+		}
+	}
+}
+
+// Hits are counted exactly however many goroutines count them at once: the counter's
+// stripes are summed.
+func TestStatsCountEveryHit(t *testing.T) {
+	c := newT(t, Options{})
+	args := []any{"GET", "k"}
+	store(c, "k", args, resp.BulkString("v"), time.Hour)
+	const goroutines, each = 16, 1000
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Go(func() {
+			for range each {
+				if _, ok := getBG(c, "k", args); !ok {
+					t.Error("miss of a stored key")
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if st := c.Stats(); st.Hits != goroutines*each || st.Misses != 0 {
+		t.Fatalf("hits %d, misses %d; want %d and 0", st.Hits, st.Misses, goroutines*each)
+	}
+}
+
+// BenchmarkHitParallel is the hit path of one hot key under many goroutines, without a
+// source (the client's tracked connection adds its Current check).
+func BenchmarkHitParallel(b *testing.B) {
+	c, _ := New(Options{})
+	args := []any{"GET", "bench:cached"}
+	store(c, "bench:cached", args, resp.BulkString("0123456789abcdef"), time.Hour)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetParallelism(32)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, ok, _ := c.Hit(ctx, "bench:cached", args); !ok {
+				b.Error("miss")
+				return
+			}
+		}
+	})
+}
+
+// Keys are spread over the shards (and so over the index's buckets) whatever their
+// length: the short ones hashed in the package, the longer ones by maphash.
+func TestHashSpreadsKeys(t *testing.T) {
+	c := newT(t, Options{})
+	for _, format := range []string{"%d", "k%d", "key:%d", "user:%08d", "session:tok%06d", "a-much-longer-key-name:%d"} {
+		var perShard [shardCount]int
+		const keys = 4000
+		for i := range keys {
+			perShard[c.hash(fmt.Sprintf(format, i))%shardCount]++
+		}
+		for s, n := range perShard {
+			// 250 expected; the bounds are over 7 standard deviations away.
+			if n < 140 || n > 360 {
+				t.Errorf("%q: shard %d has %d of %d keys", format, s, n, keys)
+			}
+		}
+	}
+	if c.hash("ab") == c.hash("ba") || c.hash("abc") == c.hash("abd") || c.hash("12345678") == c.hash("12345679") {
+		t.Error("keys a byte apart hash alike")
+	}
+}
+
+// A look under an argument that is not the entry's key misses, however the look's key
+// is passed: the very string of the argument (its bytes compared once) or a copy.
+func TestLookUnderAnotherArgument(t *testing.T) {
+	c := newT(t, Options{})
+	a, b := "a", "b"
+	args := []any{"CMD", a, b} // a command whose key is its second argument, b
+	store(c, b, args, resp.BulkString("v"), time.Hour)
+	for _, key := range []string{a, strings.Clone(a)} {
+		if _, ok := getBG(c, key, args); ok {
+			t.Errorf("hit under %q, the entry's key is %q", key, b)
+		}
+	}
+	for _, key := range []string{b, strings.Clone(b)} {
+		if _, ok := getBG(c, key, args); !ok {
+			t.Errorf("miss under the key %q", key)
+		}
+	}
+	// With a key prefix, the entry's key is the text of no argument.
+	store(c, "p:"+b, args, resp.BulkString("w"), time.Hour)
+	if v, ok := getBG(c, "p:"+b, args); !ok || v.String() != resp.BulkString("w").String() {
+		t.Errorf("under the prefixed key: %s, %v", v, ok)
+	}
+	if v, _ := getBG(c, b, args); v.String() != resp.BulkString("v").String() {
+		t.Errorf("under the key without the prefix: %s", v)
 	}
 }

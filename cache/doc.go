@@ -19,6 +19,8 @@
 // # Concurrency
 //
 // Every method is safe for concurrent use. The cache is split into shards, each under
-// its own lock; Get takes a shard's read lock and does not allocate. The package starts
-// no goroutines.
+// its own lock, which the methods that change it take. Get takes no lock, writes no
+// memory that other goroutines' hits write (but for a mark of use once a millisecond),
+// and does not allocate: it reads an index of immutable lists that writers replace.
+// The package starts no goroutines.
 package cache

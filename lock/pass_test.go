@@ -425,3 +425,53 @@ func TestUncertainPass(t *testing.T) {
 		}
 	}
 }
+
+// With no waiter of its own Locker sleeping on the key, a release deletes it, for
+// other processes to take: a waiter of another client (another process, as far as
+// this Locker knows) takes it with its own try, and a local waiter of another key is
+// not passed it.
+func TestReleaseWithoutLocalWaiterDeletes(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	locks := New(testclient.At(t, srv.Addr(), respire.Options{}))
+	remote := New(testclient.At(t, srv.Addr(), respire.Options{}))
+	ctx := context.Background()
+	const key = "locks:shared"
+
+	held, err := locks.Acquire(ctx, key, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := locks.Acquire(ctx, "locks:other", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	octx, stop := context.WithCancel(ctx)
+	defer stop()
+	local := waitFor(octx, locks, "locks:other", time.Minute)
+	asleep(t, locks, "locks:other", 1)
+	far := make(chan acquisition, 1)
+	go func() {
+		mu, ok, err := remote.TryAcquire(ctx, key, time.Minute, WithWait(time.Hour), WithRetryEvery(10*time.Millisecond))
+		far <- acquisition{mu, ok, err}
+	}()
+	testkit.WaitFor(t, "the remote waiter to find the key held", func() bool { return remote.handoff.waiters(key) == 1 })
+	if out, err := held.Release(ctx); out != Released || err != nil {
+		t.Fatalf("release: %v %v", out, err)
+	}
+	next := tookKey(t, far)
+	if owner := srv.Do(t, "GET", key); owner != next.Token().b {
+		t.Fatalf("the key holds %q, not the remote waiter's token", owner)
+	}
+	if locks.handoff.sleepers("locks:other") != 1 || srv.Do(t, "GET", "locks:other") != other.Token().b {
+		t.Fatal("the release of one key passed another key's lock")
+	}
+	stop()
+	if a := <-local; !errors.Is(a.err, context.Canceled) {
+		t.Fatalf("the local waiter of the other key: %v %v", a.ok, a.err)
+	}
+	for _, mu := range []*Lock{next, other} {
+		if out, err := mu.Release(ctx); out != Released || err != nil {
+			t.Fatalf("release: %v %v", out, err)
+		}
+	}
+}

@@ -98,3 +98,41 @@ func commandCycle(b *testing.B, c *respire.Client, script, split bool) func(ctx 
 		return err
 	}
 }
+
+// BenchmarkHandoff is respbench's lock-contended scenario in miniature: 16 goroutines
+// of one Locker taking turns on one key, waiting with WithRetryEvery(1ms); an op is
+// one acquisition and its release, so ns/op is the time a hand-off takes. On Redis 7
+// (the pass script) and on the emulator's Redis 8.4 (SET IFEQ).
+func BenchmarkHandoff(b *testing.B) {
+	for _, p := range []emulator.Profile{"", emulator.Redis84} {
+		srv := testserver.Start(b, testserver.Config{})
+		addr, name := srv.Addr(), "redis7"
+		if p != "" {
+			addr, name = emulator.Start(b, emulator.Config{Backend: srv.Addr(), Profile: p}).Addr(), string(p)
+		}
+		c, err := respire.NewClient(context.Background(), respire.Options{Addrs: []string{addr}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		locks := New(c)
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetParallelism(8)
+			b.RunParallel(func(pb *testing.PB) {
+				ctx := context.Background()
+				for pb.Next() {
+					mu, ok, err := locks.TryAcquire(ctx, "bench:handoff", 10*time.Second, WithWait(10*time.Second), WithRetryEvery(time.Millisecond))
+					if err != nil || !ok {
+						b.Errorf("acquire: %v %v", ok, err)
+						return
+					}
+					if out, err := mu.Release(ctx); err != nil || out != Released {
+						b.Errorf("release: %v %v", out, err)
+						return
+					}
+				}
+			})
+		})
+	}
+}

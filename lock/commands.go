@@ -26,10 +26,13 @@ var (
 	extendSource string
 	//go:embed scripts/release.lua
 	releaseSource string
+	//go:embed scripts/pass.lua
+	passSource string
 
 	// Hashed on first use, not here: in FIPS 140-only mode SHA-1 panics.
 	extendScript  = script.New(extendSource)
 	releaseScript = script.New(releaseSource)
+	passScript    = script.New(passSource)
 )
 
 // Key positions of the commands, for the client's key prefix.
@@ -136,8 +139,22 @@ func (l *Locker) acquire(ctx context.Context, cn *via, key string, t Token, ms i
 // or with the compare-and-PEXPIRE script once this connection's server has answered
 // that SET with "ERR syntax error" (which means it did not run).
 func (l *Locker) extend(ctx context.Context, cn *via, key string, t Token, ms int64) (bool, error) {
+	return l.setIfHeld(ctx, cn, key, t, t, ms, extendScript)
+}
+
+// pass sets the key to next with a TTL of ms if it holds t, releasing t's lock and
+// acquiring next's in one step: natively with SET key next IFEQ t PX ms, or with the
+// compare-and-set script where the connection's server lacks it, as extend does.
+func (l *Locker) pass(ctx context.Context, cn *via, key string, t, next Token, ms int64) (bool, error) {
+	return l.setIfHeld(ctx, cn, key, t, next, ms, passScript)
+}
+
+// setIfHeld is SET key next IFEQ t PX ms, or, once this connection's server has
+// answered that SET with "ERR syntax error", the script s: extend's, which takes t
+// and ms (next is t), or pass's, which takes t, next and ms.
+func (l *Locker) setIfHeld(ctx context.Context, cn *via, key string, t, next Token, ms int64, s *script.Script) (bool, error) {
 	if cn.cn.Capabilities().Load(capSetIfEq) != conn.Unsupported {
-		v, err := l.do(ctx, cn, keyAt1, "SET", key, t.b, "IFEQ", t.b, "PX", ms)
+		v, err := l.do(ctx, cn, keyAt1, "SET", key, next.b, "IFEQ", t.b, "PX", ms)
 		caps := cn.cn.Capabilities() // of the connection that answered
 		switch {
 		case err == nil:
@@ -149,19 +166,28 @@ func (l *Locker) extend(ctx context.Context, cn *via, key string, t Token, ms in
 		caps.Store(capSetIfEq, conn.Unsupported)
 	}
 	// Scripts run by EVALSHA, and by EVAL after NOSCRIPT (which says nothing ran).
-	sha, err := extendScript.OnBy(ctx, cn.cn, cn.by)
+	sha, err := s.OnBy(ctx, cn.cn, cn.by)
 	if err != nil {
 		return false, err
 	}
-	v, err := l.do(ctx, cn, keyAt3, "EVALSHA", sha, 1, key, t.b, ms)
+	v, err := l.runSet(ctx, cn, "EVALSHA", sha, key, t, next, ms, s)
 	if resp.IsNoScript(err) {
-		v, err = l.do(ctx, cn, keyAt3, "EVAL", extendScript.Source(), 1, key, t.b, ms)
+		v, err = l.runSet(ctx, cn, "EVAL", s.Source(), key, t, next, ms, s)
 	}
 	if err != nil {
 		return false, err
 	}
 	n, err := v.Int()
 	return n == 1, err
+}
+
+// runSet runs the script s of setIfHeld by cmd (EVALSHA of its digest or EVAL of its
+// source, body) with the arguments it takes.
+func (l *Locker) runSet(ctx context.Context, cn *via, cmd, body, key string, t, next Token, ms int64, s *script.Script) (resp.Value, error) {
+	if s == extendScript {
+		return l.do(ctx, cn, keyAt3, cmd, body, 1, key, t.b, ms)
+	}
+	return l.do(ctx, cn, keyAt3, cmd, body, 1, key, t.b, next.b, ms)
 }
 
 // release deletes the key if it holds t: DELEX, then DELIFEQ, then the compare-and-delete

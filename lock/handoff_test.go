@@ -18,20 +18,20 @@ import (
 func TestHandoffsWakeTheOldestWaiter(t *testing.T) {
 	var h handoffs
 	h.released("k") // nobody waits: nothing happens
-	a, b := make(chan struct{}, 1), make(chan struct{}, 1)
+	a, b := newHandoffWaiter(), newHandoffWaiter()
 	h.enter("k", a)
 	h.enter("k", b)
-	h.enter("other", make(chan struct{}, 1))
+	h.enter("other", newHandoffWaiter())
 	h.released("k")
-	if len(a) != 1 || len(b) != 0 {
-		t.Fatalf("first release: %d wake-ups for the oldest, %d for the next; want 1 and 0", len(a), len(b))
+	if len(a.outcome) != 1 || len(b.outcome) != 0 {
+		t.Fatalf("first release: %d wake-ups for the oldest, %d for the next; want 1 and 0", len(a.outcome), len(b.outcome))
 	}
 	if h.leave("k", a) {
 		t.Error("the woken waiter is still listed")
 	}
 	h.released("k")
-	if len(b) != 1 || h.waiters("k") != 0 {
-		t.Fatalf("second release: %d wake-ups, %d waiters left", len(b), h.waiters("k"))
+	if len(b.outcome) != 1 || h.waiters("k") != 0 {
+		t.Fatalf("second release: %d wake-ups, %d waiters left", len(b.outcome), h.waiters("k"))
 	}
 	if _, ok := h.waiting["k"]; ok {
 		t.Error("a key without waiters keeps its entry")
@@ -48,7 +48,10 @@ func pausedBriefly(t *testing.T, w *handoffWait) bool {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- w.pause(ctx, time.Hour) }()
+	go func() {
+		_, err := w.pause(ctx, time.Hour)
+		done <- err
+	}()
 	synctest.Wait()
 	select {
 	case err := <-done:
@@ -106,8 +109,8 @@ func TestHandoffLeavingPassesTheWakeUpOn(t *testing.T) {
 			t.Fatal("the wake-up a gave up did not reach b")
 		}
 		b.leave()
-		if len(a.ch) != 0 || len(b.ch) != 0 || h.waiters("k") != 0 {
-			t.Fatalf("left over: %d and %d wake-ups, %d waiters", len(a.ch), len(b.ch), h.waiters("k"))
+		if len(a.w.outcome) != 0 || len(b.w.outcome) != 0 || h.waiters("k") != 0 {
+			t.Fatalf("left over: %d and %d wake-ups, %d waiters", len(a.w.outcome), len(b.w.outcome), h.waiters("k"))
 		}
 	})
 }

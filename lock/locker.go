@@ -16,8 +16,8 @@ type Locker struct {
 	ln      *link.Client     // what the locks use of their client: its lanes, prefix, observer and key watches
 	obs     observe.Observer // the client's, for lock events; nil when nothing observes them
 	cutoffs observe.Observer // the client's, for cut-offs
-	// handoff wakes this Locker's polling waiters of a key that one of its locks
-	// released; shared with the Lockers Unobserved makes.
+	// handoff passes the key one of its locks releases to this Locker's polling
+	// waiters of that key, or wakes them; shared with the Lockers Unobserved makes.
 	handoff *handoffs
 }
 
@@ -88,16 +88,22 @@ func (l *Locker) tryAcquire(ctx context.Context, key string, ttl time.Duration, 
 	ok, err := mu.try(ctx, ms, began)
 	waited := !ok && o.wait > 0 && (err == nil || notSent(ctx, err))
 	if waited {
+		// The wait keeps &next: a variable of its own, so that mu stays on the stack for
+		// the try without wait.
+		next := mu
 		try := func(ctx context.Context) (bool, error) {
-			if mu.lost() != nil {
+			if next.lost() != nil {
 				// The last try came back too late and gave its lock back: that handle is
 				// spent, and a token whose delete may be in flight must not be reused.
-				mu = newLock(l, key, ttl)
+				next = newLock(l, key, ttl)
 			}
-			return mu.try(ctx, ms, began)
+			return next.try(ctx, ms, began)
 		}
 		wo := o // the wait keeps &wo; o itself stays on the stack for the try without wait
-		ok, err = waitLoop(ctx, &wo, err, 0, plain(try), l.watcher(key), handoffKey{l.handoff, key, seen})
+		// A release of this Locker may pass the key to next while the wait sleeps.
+		hk := handoffKey{h: l.handoff, key: key, seen: seen, offer: &next, ms: ms}
+		ok, err = waitLoop(ctx, &wo, err, 0, plain(try), l.watcher(key), hk)
+		mu = next
 	}
 	if err != nil || !ok {
 		l.reportGaveUp(ctx, began, mu, err, waited || strict)

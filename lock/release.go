@@ -229,10 +229,68 @@ func releaseUnsent(err error) bool {
 }
 
 // release sends the compare-and-delete, again on a fresh connection while a cut-off
-// killed it unsent, and says what became of the lock.
+// killed it unsent, and says what became of the lock. A lock TryAcquire took passes
+// its key instead to a waiter of the same Locker that sleeps in its pause, if there is
+// one (handoffs). Other handles (Adopt's: package coordination's fenced locks and
+// Redlocks, whose acquisitions are more than a SET NX) always delete.
 func (m *Lock) release(ctx context.Context, by time.Time) (ReleaseOutcome, error) {
+	if m.passes {
+		if w := m.l.handoff.take(m.key); w != nil {
+			return m.pass(ctx, by, w)
+		}
+	}
 	cn, deleted, err := m.releaseTries(ctx, by, 0)
 	return m.released(cn, by, deleted, err)
+}
+
+// pass releases the lock by passing its key to the offer of w, a waiter taken off the
+// list (handoffs.take): one command that compares this lock's token and sets the
+// offer's, with the offer's TTL (Locker.pass), sent again on a fresh connection while
+// a cut-off killed it unsent, as a delete is. This lock's outcome is what a delete
+// would have said (a pass that finds another token is a lost lock); w is told what
+// became of the key: passed (the offer holds it, its expiry counted from when the
+// pass was sent), uncertain (after the cut-off), or nothing, which wakes it to try.
+func (m *Lock) pass(ctx context.Context, by time.Time, w *handoffWaiter) (ReleaseOutcome, error) {
+	next := w.offer
+	var (
+		cn     via
+		passed bool
+		err    error
+		start  time.Time
+	)
+	for try := 0; ; try++ {
+		if cn, err = m.l.laneRouteBy(ctx, by, releaseLane(ctx, by), m.key); err != nil {
+			break
+		}
+		start = time.Now()
+		passed, err = m.l.pass(ctx, &cn, m.key, m.token, next.token, w.ms)
+		if !sendAgain(ctx, by, err, cn.cn) || try == maxUnsentReleases {
+			break
+		}
+	}
+	told := handoffWoken
+	switch {
+	case err == nil && passed:
+		next.mu.Lock()
+		next.expiresAt = start.Add(next.ttl)
+		next.mu.Unlock()
+		told = handoffPassed
+	case conn.WasWritten(err):
+		told = handoffUncertain
+	}
+	// Settled before the waiter is told: an uncertain pass is cut off first, so that
+	// the waiter's give-back cannot come before it.
+	outcome, err := m.settled(cn, by, passed, err)
+	if !m.l.handoff.tell(w, told) {
+		// The waiter gave up meanwhile: what it was passed is this release's to give
+		// back, and a wake-up it can no longer use goes to the next waiter.
+		if told == handoffWoken {
+			m.l.handoff.wake(m.key)
+		} else {
+			next.disown()
+		}
+	}
+	return outcome, err
 }
 
 // releaseTries sends the compare-and-delete, from the try numbered try on (of
@@ -260,8 +318,19 @@ func sendAgain(ctx context.Context, by time.Time, err error, cn *conn.Conn) bool
 
 // released is what a delete that ended with deleted and err on cn says became of the
 // lock: the outcome, or the error, for which a delete that may have run counts the
-// lock as lost and, without a deadline by, cuts cn off.
+// lock as lost and, without a deadline by, cuts cn off. A deleted key wakes a waiter
+// of the same Locker.
 func (m *Lock) released(cn via, by time.Time, deleted bool, err error) (ReleaseOutcome, error) {
+	outcome, err := m.settled(cn, by, deleted, err)
+	if outcome == Released && m.l.handoff != nil {
+		m.l.handoff.released(m.key)
+	}
+	return outcome, err
+}
+
+// settled is released without the wake-up: also what a pass (Lock.pass) says became
+// of the lock, done meaning passed.
+func (m *Lock) settled(cn via, by time.Time, done bool, err error) (ReleaseOutcome, error) {
 	switch {
 	case err != nil:
 		if conn.WasWritten(err) {
@@ -277,11 +346,8 @@ func (m *Lock) released(cn via, by time.Time, deleted bool, err error) (ReleaseO
 			return 0, fmt.Errorf("%w: %w", ErrOwnershipUncertain, err)
 		}
 		return 0, err
-	case deleted:
+	case done:
 		m.lose(ErrReleased)
-		if m.l.handoff != nil {
-			m.l.handoff.released(m.key)
-		}
 		return Released, nil
 	}
 	m.lose(ErrLeaseLost)

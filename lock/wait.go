@@ -27,7 +27,8 @@ type watchFunc func(ctx context.Context, prev keyWatch) (keyWatch, error)
 // with tracking: there is no change to wait for.
 //
 // A polling pause also ends when a lock of hk's key is released through the same
-// Locker (handoffs); the zero hk waits for no such release.
+// Locker (handoffs), which may pass the key to hk's offer: the wait then ends
+// acquired without another try. The zero hk waits for no such release.
 func waitLoop(ctx context.Context, o *acquireOptions, last error, retryIn time.Duration, try Try, watch watchFunc, hk handoffKey) (bool, error) {
 	s := sleeper{o: o, watch: watch, hw: handoffWait{handoffKey: hk}}
 	// The last watch is stopped however the wait ends: a watch woken in its turn then
@@ -46,8 +47,12 @@ func waitLoop(ctx context.Context, o *acquireOptions, last error, retryIn time.D
 		if retryIn > 0 {
 			left = min(left, retryIn)
 		}
-		if err := s.pause(ctx, tries, left, last == nil); err != nil {
+		passed, err := s.pause(ctx, tries, left, last == nil)
+		switch {
+		case err != nil:
 			return false, err
+		case passed:
+			return true, nil
 		}
 		ok, in, err := try(ctx)
 		switch {
@@ -84,15 +89,17 @@ type sleeper struct {
 
 // pause sleeps before the next try: until the key changes when it can be watched and
 // the last try found it held, else for the retry strategy's pause; never past left.
-func (s *sleeper) pause(ctx context.Context, retry int, left time.Duration, held bool) error {
+// passed says a release of the same Locker passed the key to the wait's offer
+// (handoffKey) meanwhile: it is acquired.
+func (s *sleeper) pause(ctx context.Context, retry int, left time.Duration, held bool) (passed bool, err error) {
 	if s.watch != nil && held {
 		w, err := s.watch(ctx, s.w)
 		if err == nil {
 			s.w = w
-			return w.Wait(ctx, left)
+			return false, w.Wait(ctx, left)
 		}
 		if ctx.Err() != nil {
-			return context.Cause(ctx)
+			return false, context.Cause(ctx)
 		}
 		// Tracking is unavailable for now (a dial failed, the server refused): poll
 		// this once rather than give up the wait.
@@ -103,7 +110,7 @@ func (s *sleeper) pause(ctx context.Context, retry int, left time.Duration, held
 	if s.hw.h != nil && held {
 		return s.hw.pause(ctx, d)
 	}
-	return sleep(ctx, d)
+	return false, sleep(ctx, d)
 }
 
 func (s *sleeper) stop() {

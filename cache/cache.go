@@ -68,6 +68,7 @@ type Cache struct {
 	maxPerShard   int
 	bytesPerShard int64
 
+	_ [64]byte // keeps the fields every hit reads off the lines the stripes below write
 	// hits is counted on every hit, by every goroutine: striped, so hits on one hot key
 	// do not all write one cache line.
 	hits                                                         stripedCounter
@@ -89,10 +90,10 @@ const (
 )
 
 // add counts one on the calling goroutine's stripe, picked by hashing the address of
-// its stack: the same stripe for every add of a goroutine while it runs, so its adds
-// find the line in its own core's cache, and a different one for most other
-// goroutines. A stripe picked anew for each add (at random) would have every core
-// write every stripe, and fetch its line from the other cores nearly every time.
+// its stack: the same stripe for every add of a goroutine, so a goroutine's adds in a
+// row find the line where its last add left it, and 64 goroutines spread over all the
+// stripes. A stripe picked anew for each add (at random) had every add of every
+// goroutine fetch a line another core wrote last, nearly every time.
 func (s *stripedCounter) add() {
 	var here byte
 	at := uint64(uintptr(unsafe.Pointer(&here)))
@@ -122,9 +123,11 @@ type keyEntries struct {
 	entries []*entry
 }
 
-// bucket is one of the index's immutable lists of entries.
+// bucket is one of the index's lists of entries, never changed once published
+// (republishLocked).
 type bucket struct {
 	entries []*entry
+	dead    int // how many of entries are marked removed
 }
 
 type entry struct {
@@ -199,16 +202,23 @@ func New(o Options) (*Cache, error) {
 		c.shards[i].keys = map[string]*keyEntries{}
 		c.shards[i].pending = map[string][]*Ticket{}
 	}
-	// One bucket per entry at most, up to a million (8 MiB of index): past that,
-	// buckets hold a few entries each.
+	// At least one bucket per entry, up to a million buckets (8 MiB of index): past
+	// that, buckets hold a few entries each.
 	buckets := 1 << min(maxIndexLog2, max(bits.Len(uint(o.MaxEntries-1)), bits.Len(shardCount-1)))
 	c.index = make([]atomic.Pointer[bucket], buckets)
 	return c, nil
 }
 
+// maxIndexLog2 bounds the index at 2^20 buckets.
 const maxIndexLog2 = 20
 
-// hash is key's hash under the cache's seeds. A key of up to 16 bytes, the usual, is
+// A key's shard is the low bits of its hash, which its index bucket's number keeps
+// only while shardCount is a power of two: otherwise this fails to compile.
+var _ [0]struct{} = [shardCount & (shardCount - 1)]struct{}{}
+
+// hash is key's hash under the cache's seeds, random per cache so that keys chosen to
+// collide (the keys of a cache are often an application's users' input) cannot be
+// computed ahead of time. A key of up to 16 bytes, the usual, is
 // hashed here, with wyhash's mixing of two words read off it (overlapping when it is
 // shorter than 16 bytes): a hit computes one hash, and maphash's call into the
 // runtime's costs a fair share of it. Longer keys go through maphash.
@@ -242,28 +252,39 @@ func (c *Cache) shardOf(h uint64) *shard { return &c.shards[h%shardCount] }
 
 func (c *Cache) shard(key string) *shard { return c.shardOf(c.hash(key)) }
 
-// republishLocked replaces the index's bucket of hash h with one that holds its
-// entries not removed, and add if not nil. The caller holds the bucket's shard's lock
-// and has marked removed what leaves.
-func (c *Cache) republishLocked(h uint64, add *entry) {
+// republishLocked publishes the index's bucket of hash h after a change of its
+// entries: with add at its end if not nil, and, once entries marked removed are half
+// of it or more, without them. gone is how many of its entries the caller has marked
+// removed since the last publish; the caller holds the bucket's shard's lock. Adding is
+// amortized constant time: an entry is appended to the published list's array, past
+// its end, where no reader of a published bucket reads (every bucket that shares the
+// array is at most as long as the latest), and a list is copied only to leave out
+// removed entries, which are then as many as the live ones. Copying the whole list on
+// every change made filling one key's many entries (HGET of each field) quadratic.
+func (c *Cache) republishLocked(h uint64, add *entry, gone int) {
 	slot := &c.index[h&uint64(len(c.index)-1)]
-	var live []*entry
+	var entries []*entry
+	dead := gone
 	if old := slot.Load(); old != nil {
-		live = make([]*entry, 0, len(old.entries)+1)
-		for _, e := range old.entries {
+		entries, dead = old.entries, old.dead+gone
+	}
+	if dead > 0 && 2*dead >= len(entries) {
+		live := make([]*entry, 0, max(len(entries)-dead, 0)+1)
+		for _, e := range entries {
 			if !e.removed.Load() {
 				live = append(live, e)
 			}
 		}
+		entries, dead = live, 0
 	}
 	if add != nil {
-		live = append(live, add)
+		entries = append(entries, add)
 	}
-	if len(live) == 0 {
+	if len(entries) == 0 {
 		slot.Store(nil)
 		return
 	}
-	slot.Store(&bucket{entries: live})
+	slot.Store(&bucket{entries: entries, dead: dead})
 }
 
 // nanotime is the module's monotonic clock in nanoseconds, whose readings a Source
@@ -386,22 +407,22 @@ func (c *Cache) Store(t *Ticket, args []any, v resp.Value, ttl time.Duration) bo
 		ke = &keyEntries{}
 		s.keys[t.key] = ke
 	}
-	replaced := false
+	replaced := 0
 	for i, old := range ke.entries {
 		if old.sameArgs(e.args) {
 			s.bytes += e.size - old.size
 			old.removed.Store(true)
 			ke.entries[i] = e
-			replaced = true
+			replaced = 1
 			break
 		}
 	}
-	if !replaced {
+	if replaced == 0 {
 		ke.entries = append(ke.entries, e)
 		s.count++
 		s.bytes += e.size
 	}
-	c.republishLocked(e.hash, e)
+	c.republishLocked(e.hash, e, replaced)
 	n := c.evictLocked(s, e)
 	s.mu.Unlock()
 	c.stored.Add(1)
@@ -451,7 +472,7 @@ func (c *Cache) Invalidate(key string) {
 			s.bytes -= e.size
 		}
 		delete(s.keys, key)
-		c.republishLocked(h, nil)
+		c.republishLocked(h, nil, len(ke.entries))
 	}
 	s.mu.Unlock()
 	c.invalidations.Add(1)
@@ -527,7 +548,7 @@ func (c *Cache) evictLocked(s *shard, keep *entry) int {
 			return n // keep alone is over the bounds: it stays until it expires or is replaced
 		}
 		s.removeLocked(victimKey, victim)
-		c.republishLocked(victim.hash, nil)
+		c.republishLocked(victim.hash, nil, 1)
 		n++
 	}
 	return n

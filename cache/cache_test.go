@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -340,7 +341,10 @@ func TestStatsCountEveryHit(t *testing.T) {
 // BenchmarkHitParallel is the hit path of one hot key under many goroutines, without a
 // source (the client's tracked connection adds its Current check).
 func BenchmarkHitParallel(b *testing.B) {
-	c, _ := New(Options{})
+	c, err := New(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	args := []any{"GET", "bench:cached"}
 	store(c, "bench:cached", args, resp.BulkString("0123456789abcdef"), time.Hour)
 	ctx := context.Background()
@@ -402,5 +406,79 @@ func TestLookUnderAnotherArgument(t *testing.T) {
 	}
 	if v, _ := getBG(c, b, args); v.String() != resp.BulkString("v").String() {
 		t.Errorf("under the key without the prefix: %s", v)
+	}
+}
+
+// Hits read the index without a lock while writers store, replace, evict, invalidate
+// and flush: a hit that starts after a store of its command has returned never finds an
+// older reply, whether the older one was replaced in place or invalidated. Keys have
+// several entries each (HGET of a few fields), so buckets are appended to and
+// compacted; the bounds are small, so stores evict now and then. Run it with -race: the
+// lists readers hold are never written.
+func TestHitsRaceWithWrites(t *testing.T) {
+	c := newT(t, Options{MaxEntries: 5 * shardCount})
+	const (
+		keys, fields = 24, 4
+		rounds       = 300
+	)
+	key := func(k int) string { return fmt.Sprint("k", k) }
+	hget := func(k, f int) []any { return []any{"HGET", key(k), fmt.Sprint("f", f)} }
+	// floor[k][f] is the version last stored: no hit that starts after it was set
+	// finds an older one.
+	var floor [keys][fields]atomic.Int64
+	put := func(k, f int, v int64) {
+		if store(c, key(k), hget(k, f), resp.Integer(v), time.Hour) {
+			floor[k][f].Store(v)
+		}
+	}
+	var wg sync.WaitGroup
+	for k := range keys {
+		wg.Go(func() {
+			for v := int64(1); v <= rounds; v++ {
+				for f := range fields {
+					put(k, f, 4*v)
+				}
+				for f := range 2 { // replaced in place: the older stays listed
+					put(k, f, 4*v+1)
+				}
+				if v%2 == 0 {
+					c.Invalidate(key(k))
+				}
+				if k == 0 && v%100 == 0 {
+					c.Flush()
+				}
+			}
+			for f := range fields { // left for the last check, evicting some
+				put(k, f, 4*rounds+4)
+			}
+		})
+	}
+	stale := atomic.Int64{}
+	for r := range 4 {
+		wg.Go(func() {
+			for i := 0; i < rounds*keys; i++ {
+				k, f := (i*7+r)%keys, i%fields
+				min := floor[k][f].Load()
+				v, ok := getBG(c, key(k), hget(k, f))
+				if n, _ := v.Int(); ok && n < min {
+					stale.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := stale.Load(); n > 0 {
+		t.Fatalf("%d hits found a reply older than one stored before they started", n)
+	}
+	var live int64
+	for k := range keys {
+		for f := range fields {
+			if _, ok := getBG(c, key(k), hget(k, f)); ok {
+				live++
+			}
+		}
+	}
+	if st := c.Stats(); live != st.Entries {
+		t.Fatalf("%d entries found by hits, %d kept by the shards", live, st.Entries)
 	}
 }

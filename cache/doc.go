@@ -19,8 +19,9 @@
 // # Concurrency
 //
 // Every method is safe for concurrent use. The cache is split into shards, each under
-// its own lock, which the methods that change it take. Get takes no lock, writes no
-// memory that other goroutines' hits write (but for a mark of use once a millisecond),
-// and does not allocate: it reads an index of immutable lists that writers replace.
+// its own lock, which the methods that change it take. Get takes no lock and does not
+// allocate: it reads an index of lists that writers publish and never change. The only
+// memory it writes that other goroutines' hits write too is a striped hit counter and
+// a mark of use, once a millisecond.
 // The package starts no goroutines.
 package cache

@@ -560,6 +560,43 @@ func TestSelfReadPollsOnlyWhileRepliesAreFast(t *testing.T) {
 	}
 }
 
+// Polling goes on while the average wait is over the budget but within twice it (where
+// parked waits, which count the poller's wake-up, keep a fast server's average) and
+// stops above that.
+func TestSelfReadPollsUpToTwiceTheBudget(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	tests := []struct {
+		name      string
+		avg       time.Duration
+		wantPolls bool
+	}{
+		{"within the budget", time.Second / 2, true},
+		{"over the budget", 3 * time.Second / 2, true},
+		{"over twice the budget", 5 * time.Second / 2, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := dialT(t, srv.Addr(), Options{})
+			c.mu.Lock() // the read role is idle between calls; the lock orders the writes
+			// A budget no loopback reply comes near, so the one PING moves the
+			// average away from the set one only downwards, and slightly.
+			c.r.spin.budget = time.Second
+			c.r.spin.avg = int64(tt.avg)
+			before := c.r.spin.polls
+			c.mu.Unlock()
+			if _, err := c.Do(context.Background(), "PING"); err != nil {
+				t.Fatal(err)
+			}
+			c.mu.Lock()
+			polled := c.r.spin.polls > before
+			c.mu.Unlock()
+			if polled != tt.wantPolls {
+				t.Errorf("average wait %v of a %v budget: polled %v, want %v", tt.avg, time.Second, polled, tt.wantPolls)
+			}
+		})
+	}
+}
+
 // A caller reading the replies of a large batch itself parks without polling, and its
 // wait does not count in the average of round trips, while a small batch still polls.
 func TestSelfReadPollsOnlyForSmallBatches(t *testing.T) {

@@ -59,6 +59,10 @@ const (
 	// handoffUncertain: the pass may have run, its reply never came: the offered
 	// token may hold the key, and must be given back before the wait goes on.
 	handoffUncertain
+	// handoffSpent: the pass may have run, and the release queued a give-back of the
+	// offered token behind it on its connection (Lock.spend): the token must never be
+	// used again, and there is nothing left to give back.
+	handoffSpent
 )
 
 // handoffWaiter is one waiting acquisition as its Locker's handoffs list it.
@@ -324,6 +328,8 @@ func (w *handoffWait) told(ctx context.Context, o handoffOutcome) (passed bool, 
 		return true, nil
 	case handoffUncertain:
 		m.giveBack(ctx)
+	case handoffSpent:
+		m.lose(ErrLeaseExpired) // the next try makes a fresh handle
 	}
 	w.h.enter(w.key, w.w)
 	w.entered = true
@@ -360,11 +366,15 @@ func (w *handoffWait) leave() {
 		return
 	}
 	o := <-w.w.outcome // a release took it off the list: its outcome is sent, or about to be
-	if o == handoffWoken {
+	switch o {
+	case handoffWoken:
 		w.h.wake(w.key)
-		return
+	case handoffSpent:
+		w.w.offer.lose(ErrLeaseExpired)
+		w.h.released(w.key)
+	default:
+		w.w.offer.disown()
 	}
-	w.w.offer.disown()
 }
 
 // disown gives back the lock a release passed to a waiter that gave up, or whose

@@ -239,8 +239,11 @@ type handoffWait struct {
 }
 
 // pause sleeps for d, or until a release of the key wakes it or passes it the key, or
-// until ctx ends. passed says the key was passed to *w.offer, which now holds it.
-func (w *handoffWait) pause(ctx context.Context, d time.Duration) (passed bool, err error) {
+// until ctx ends. passed says the key was passed to *w.offer, which now holds it. A
+// release that took the waiter as d ran out is waited for until giveUp, the end of the
+// wait budget, at the latest: spent then says the wait ends there, its offer left to
+// the release as when ctx ends.
+func (w *handoffWait) pause(ctx context.Context, d time.Duration, giveUp time.Time) (passed, spent bool, err error) {
 	if !w.entered {
 		w.w = newHandoffWaiter()
 		w.h.enter(w.key, w.w)
@@ -248,7 +251,7 @@ func (w *handoffWait) pause(ctx context.Context, d time.Duration) (passed bool, 
 		if w.h.count() != w.seen {
 			// A release came while the first try was in flight, before this waiter
 			// was listed: it may have been this key's, so try again at once.
-			return false, nil
+			return false, false, nil
 		}
 	}
 	w.park(w.offered())
@@ -256,21 +259,28 @@ func (w *handoffWait) pause(ctx context.Context, d time.Duration) (passed bool, 
 	defer t.Stop()
 	select {
 	case o := <-w.w.outcome:
-		return w.told(ctx, o)
+		passed, err = w.told(ctx, o)
+		return passed, false, err
 	case <-t.C:
 		if w.unpark() {
-			return false, nil
+			return false, false, nil
 		}
 		// A release took it off the list as the timer fired: what it did comes in a
-		// round trip at most, and may be the key.
+		// round trip at most, and may be the key; but a stalled server must not hold
+		// the wait past its budget.
+		t.Reset(time.Until(giveUp))
 		select {
 		case o := <-w.w.outcome:
-			return w.told(ctx, o)
+			passed, err = w.told(ctx, o)
+			return passed, false, err
+		case <-t.C:
+			w.abandon(ctx)
+			return false, true, nil
 		case <-ctx.Done():
-			return false, w.abandon(ctx)
+			return false, false, w.abandon(ctx)
 		}
 	case <-ctx.Done():
-		return false, w.abandon(ctx)
+		return false, false, w.abandon(ctx)
 	}
 }
 
@@ -336,9 +346,9 @@ func (w *handoffWait) told(ctx context.Context, o handoffOutcome) (passed bool, 
 	return false, nil
 }
 
-// abandon ends the pause of a waiter whose ctx ended, and returns its cause. A release
-// that passes the key to the waiter meanwhile is left to give it back: the waiter
-// will not learn of it.
+// abandon ends the pause of a waiter whose ctx ended or whose budget ran out, and
+// returns ctx's cause. A release that passes the key to the waiter meanwhile is left
+// to give it back: the waiter will not learn of it.
 func (w *handoffWait) abandon(ctx context.Context) error {
 	w.h.mu.Lock()
 	switch {

@@ -49,7 +49,7 @@ func pausedBriefly(t *testing.T, w *handoffWait) bool {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := w.pause(ctx, time.Hour)
+		_, _, err := w.pause(ctx, time.Hour, time.Now().Add(time.Hour))
 		done <- err
 	}()
 	synctest.Wait()

@@ -475,3 +475,50 @@ func TestReleaseWithoutLocalWaiterDeletes(t *testing.T) {
 		}
 	}
 }
+
+// A waiter that a release took while its server is stalled returns when its wait
+// budget is spent, not when the server answers: with no reply timeout and a release
+// whose context cannot end, it would wait for as long as the server is paused. The
+// release gives back what it passed once the server answers, and the key is free.
+// Before, the waiter's pause ended only on the pass's outcome or its context.
+func TestPassWaiterKeepsItsBudget(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	locks := New(testclient.At(t, srv.Addr(), respire.Options{ReadTimeout: -1}))
+	ctx := context.Background()
+	const key = "locks:budget"
+
+	held, err := locks.Acquire(ctx, key, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan acquisition, 1)
+	go func() {
+		mu, ok, err := locks.TryAcquire(ctx, key, time.Minute, WithWait(time.Second), WithRetryEvery(time.Hour))
+		got <- acquisition{mu, ok, err}
+	}()
+	asleep(t, locks, key, 1)
+	srv.Pause(t)
+	released := make(chan error, 1)
+	go func() {
+		_, err := held.Release(ctx)
+		released <- err
+	}()
+	testkit.WaitFor(t, "the release to take the waiter", func() bool { return locks.handoff.waiters(key) == 0 })
+	var a acquisition
+	testkit.WaitFor(t, "the waiter to return while the server is paused", func() bool {
+		select {
+		case a = <-got:
+			return true
+		default:
+			return false
+		}
+	})
+	srv.Resume(t)
+	if a.ok || a.mu != nil || a.err != nil {
+		t.Fatalf("the waiter: %v %v %v, want not acquired", a.mu, a.ok, a.err)
+	}
+	if err := <-released; err != nil {
+		t.Fatalf("the release: %v", err)
+	}
+	testkit.WaitFor(t, "the passed key to be given back", func() bool { return srv.Do(t, "EXISTS", key) == "0" })
+}

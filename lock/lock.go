@@ -29,6 +29,7 @@ type Lock struct {
 	lostCause    error         // non-nil once the handle stopped trusting the lock
 	lostReported bool          // LockLost was sent to the observer
 	passes       bool          // TryAcquire took it: its release may pass the key to a waiter (handoffs)
+	streak       uint8         // passes in a row that led to it (0: its own try took it); set before its waiter is told
 	alive        lossContext   // ends with lostCause; made on first use, most locks never need it
 	ka           *KeepAlive    // the running keep-alive, if any
 	rel          releaseState

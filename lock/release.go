@@ -233,7 +233,16 @@ func releaseUnsent(err error) bool {
 // its key instead to a waiter of the same Locker that sleeps in its pause, if there is
 // one (handoffs). Other handles (Adopt's: package coordination's fenced locks and
 // Redlocks, whose acquisitions are more than a SET NX) always delete.
+//
+// A lock that maxPassStreak passes in a row led to deletes its key, and wakes no local
+// waiter: the key is then free for every contender, other processes and Lockers
+// included, until the local waiters' own retry pauses end.
 func (m *Lock) release(ctx context.Context, by time.Time) (ReleaseOutcome, error) {
+	if m.passes && m.streak >= maxPassStreak {
+		cn, deleted, err := m.releaseTries(ctx, by, 0)
+		outcome, _, err := m.settled(cn, by, deleted, err)
+		return outcome, err
+	}
 	if m.passes {
 		if w := m.l.handoff.take(m.key); w != nil {
 			return m.pass(ctx, by, w)
@@ -242,6 +251,14 @@ func (m *Lock) release(ctx context.Context, by time.Time) (ReleaseOutcome, error
 	cn, deleted, err := m.releaseTries(ctx, by, 0)
 	return m.released(cn, by, deleted, err)
 }
+
+// maxPassStreak bounds how many times in a row a key is passed between waiters of one
+// Locker. Each pass keeps the key taken, so while local contention lasts nobody else
+// (another process, another Locker, a waiter sleeping on the key's tracking) could
+// ever take it; one release in maxPassStreak+1 leaves it free instead, at the cost of
+// one retry pause for the local waiters. Large enough that a local worker pool keeps
+// most of the hand-offs' gain.
+const maxPassStreak = 8
 
 // pass releases the lock by passing its key to the offer of w, a waiter taken off the
 // list (handoffs.take): one command that compares this lock's token and sets the
@@ -274,6 +291,7 @@ func (m *Lock) pass(ctx context.Context, by time.Time, w *handoffWaiter) (Releas
 	case err == nil && passed:
 		next.mu.Lock()
 		next.expiresAt = start.Add(next.ttl)
+		next.streak = m.streak + 1
 		next.mu.Unlock()
 		told = handoffPassed
 	case conn.WasWritten(err):

@@ -383,15 +383,26 @@ func (w *handoffWait) leave() {
 		w.w.offer.lose(ErrLeaseExpired)
 		w.h.released(w.key)
 	default:
-		w.w.offer.disown()
+		w.w.offer.disown(context.Background(), time.Time{})
 	}
 }
 
 // disown gives back the lock a release passed to a waiter that gave up, or whose
 // passing has an unknown outcome, and wakes the next waiter of its key: nobody holds
-// its handle, and the key must not stay taken until its TTL.
-func (m *Lock) disown() {
-	m.giveBack(context.Background())
+// its handle, and the key must not stay taken until its TTL. The give-back runs
+// within the release that passed the key, and so ends by that release's by (zero:
+// none) and its ctx, as long as ctx is live: one that ended (a pass of unknown
+// outcome) bounds nothing, and the give-back takes what giveBack allows.
+func (m *Lock) disown(ctx context.Context, by time.Time) {
+	if ctx.Err() != nil {
+		ctx = context.Background()
+	}
+	if !by.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, by)
+		defer cancel()
+	}
+	m.giveBackWithin(ctx)
 	if m.l.handoff != nil {
 		m.l.handoff.released(m.key)
 	}

@@ -313,7 +313,7 @@ func (m *Lock) pass(ctx context.Context, by time.Time, w *handoffWaiter) (Releas
 			next.lose(ErrLeaseExpired)
 			m.l.handoff.released(m.key)
 		default:
-			next.disown()
+			next.disown(ctx, by)
 		}
 	}
 	return outcome, err

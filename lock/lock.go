@@ -33,6 +33,7 @@ type Lock struct {
 	alive        lossContext   // ends with lostCause; made on first use, most locks never need it
 	ka           *KeepAlive    // the running keep-alive, if any
 	rel          releaseState
+	handing      handing // a pass's word to its waiter, between the pass and its report; the release's leader's only
 
 	tokenText [tokenTextLen]byte // backs token when the Locker generated it: one allocation, not two
 }

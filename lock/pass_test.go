@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -580,5 +581,43 @@ func TestPassStreakLetsOthersIn(t *testing.T) {
 	stopWaiting()
 	if a := <-local; !errors.Is(a.err, context.Canceled) {
 		t.Fatalf("the local waiter: %v %v", a.ok, a.err)
+	}
+}
+
+// Observers see a release that passed the key before the acquisition it made: the
+// waiter's LockAcquired comes after the release's LockReleased, so that a gauge of
+// held locks never counts two holders. Before, the waiter was told first and often
+// reported first.
+func TestPassReportsTheReleaseFirst(t *testing.T) {
+	_, _, locks, rec := observedServer(t)
+	ctx := context.Background()
+	const key = "locks:order"
+
+	for round := range 20 {
+		held, err := locks.Acquire(ctx, key, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := waitFor(ctx, locks, key, time.Minute)
+		asleep(t, locks, key, 1)
+		rec.take()
+		if out, err := held.Release(ctx); out != Released || err != nil {
+			t.Fatalf("round %d: release: %v %v", round, out, err)
+		}
+		next := tookKey(t, got)
+		var order []observe.LockKind
+		for _, e := range rec.take() {
+			if e.Kind == observe.LockReleased || e.Kind == observe.LockAcquired {
+				order = append(order, e.Kind)
+			}
+		}
+		if want := []observe.LockKind{observe.LockReleased, observe.LockAcquired}; !slices.Equal(order, want) {
+			t.Fatalf("round %d: events %v, want %v", round, order, want)
+		}
+		// Released with no waiter: deleted, so each round passes a lock of its own
+		// try's, never one at the end of a streak (maxPassStreak).
+		if out, err := next.Release(ctx); out != Released || err != nil {
+			t.Fatalf("round %d: release: %v %v", round, out, err)
+		}
 	}
 }

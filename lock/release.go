@@ -116,6 +116,9 @@ func (m *Lock) ReleaseBy(ctx context.Context, by time.Time) (ReleaseOutcome, err
 		outcome, err := m.lead(ctx, ka, by)
 		// One event per release sent: the callers that joined it report nothing.
 		m.reportRelease(ctx, outcome, err)
+		// A waiter the release passed the key to learns it only now, so that
+		// observers see this release before its acquisition: never two holders.
+		m.handOn(ctx, by)
 		return outcome, err
 	}
 }
@@ -265,7 +268,7 @@ const maxPassStreak = 8
 // offer's, with the offer's TTL (Locker.pass), sent again on a fresh connection while
 // a cut-off killed it unsent, as a delete is. This lock's outcome is what a delete
 // would have said (a pass that finds another token is a lost lock); w is told what
-// became of the key: passed (the offer holds it, its expiry counted from when the
+// became of the key once the release is reported (Lock.handOn): passed (the offer holds it, its expiry counted from when the
 // pass was sent), uncertain (after the cut-off), spent (not cut off, but the offer's
 // token given back behind the pass: Lock.spend), or nothing, which wakes it to try.
 func (m *Lock) pass(ctx context.Context, by time.Time, w *handoffWaiter) (ReleaseOutcome, error) {
@@ -303,6 +306,26 @@ func (m *Lock) pass(ctx context.Context, by time.Time, w *handoffWaiter) (Releas
 	if told == handoffUncertain && !cut && m.spend(cn, by, next) {
 		told = handoffSpent
 	}
+	m.handing = handing{w: w, told: told}
+	return outcome, err
+}
+
+// handing is what a release that passed the key (Lock.pass) has to tell the waiter
+// it took, once the release is reported (Lock.handOn).
+type handing struct {
+	w    *handoffWaiter // nil: nothing to tell
+	told handoffOutcome
+}
+
+// handOn tells the waiter that the release's pass took what became of the key, if
+// there was one.
+func (m *Lock) handOn(ctx context.Context, by time.Time) {
+	h := m.handing
+	if h.w == nil {
+		return
+	}
+	m.handing = handing{}
+	w, told, next := h.w, h.told, h.w.offer
 	if !m.l.handoff.tell(w, told) {
 		// The waiter gave up meanwhile: what it was passed is this release's to give
 		// back, and a wake-up it can no longer use goes to the next waiter.
@@ -316,7 +339,6 @@ func (m *Lock) pass(ctx context.Context, by time.Time, w *handoffWaiter) (Releas
 			next.disown(ctx, by)
 		}
 	}
-	return outcome, err
 }
 
 // spend gives back next's token, which an uncertain pass that could not be cut off

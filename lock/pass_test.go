@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/observe"
@@ -619,5 +622,67 @@ func TestPassReportsTheReleaseFirst(t *testing.T) {
 		if out, err := next.Release(ctx); out != Released || err != nil {
 			t.Fatalf("round %d: release: %v %v", round, out, err)
 		}
+	}
+}
+
+// A passed lock's validity is counted from when the pass was sent, not from its reply:
+// the waiter's TTL started on the server no earlier. The lock connection is held up
+// on the server by a BLPOP sent ahead of the pass, so that the reply comes well after
+// the send.
+func TestPassValidityStartsAtTheSend(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	locks := New(testclient.At(t, srv.Addr(), respire.Options{ReadTimeout: -1}))
+	ctx := context.Background()
+	const key = "locks:validity"
+	const ttl = 30 * time.Second
+
+	held, err := locks.Acquire(ctx, key, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The lock connection is dialled before it is blocked.
+	if ok, err := held.ResetExpiry(ctx, time.Minute); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	got := waitFor(ctx, locks, key, ttl)
+	asleep(t, locks, key, 1)
+	lane, err := locks.ln.ConnBy(ctx, time.Time{}, route.LockLane, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unblocked := make(chan error, 1)
+	go func() {
+		_, err := lane.Do(ctx, "BLPOP", "locks:unblock", 0)
+		unblocked <- err
+	}()
+	testkit.WaitFor(t, "the lock connection to block", func() bool {
+		return strings.Contains(srv.Do(t, "CLIENT", "LIST"), "cmd=blpop")
+	})
+	// A release whose context can end goes on the lock connection.
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	released := make(chan error, 1)
+	go func() {
+		_, err := held.Release(rctx)
+		released <- err
+	}()
+	waiting := regexp.MustCompile(`qbuf=[1-9][0-9]* .*cmd=blpop`)
+	testkit.WaitFor(t, "the pass to wait behind the BLPOP", func() bool {
+		return waiting.MatchString(srv.Do(t, "CLIENT", "LIST"))
+	})
+	sent := time.Now() // the pass was sent by now
+	srv.Do(t, "LPUSH", "locks:unblock", "go")
+	if err := <-unblocked; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-released; err != nil {
+		t.Fatal(err)
+	}
+	next := tookKey(t, got)
+	if exp := next.ExpiresAtEstimate(); exp.After(sent.Add(ttl)) {
+		t.Fatalf("the passed lock expires %v after the pass was sent, more than its TTL %v", exp.Sub(sent), ttl)
+	}
+	if out, err := next.Release(ctx); out != Released || err != nil {
+		t.Fatalf("release: %v %v", out, err)
 	}
 }

@@ -3,12 +3,10 @@ package lock
 import (
 	"context"
 	"errors"
-	"regexp"
 	"testing"
 	"time"
 
 	"github.com/respire/respire"
-	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/testserver"
@@ -47,19 +45,7 @@ func TestUncertainPassWithoutClientKill(t *testing.T) {
 	offered := locks.handoff.waiting[key][0].offer.Token()
 	locks.handoff.mu.Unlock()
 
-	lane, err := locks.ln.ConnBy(ctx, time.Time{}, route.LockLane, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	unblocked := make(chan error, 1)
-	go func() {
-		_, err := lane.Do(ctx, "BLPOP", "locks:unblock", 0)
-		unblocked <- err
-	}()
-	blocked := regexp.MustCompile(`(?m)^.* qbuf=([1-9][0-9]*) .*cmd=blpop.*$`)
-	testkit.WaitFor(t, "the lock connection to block", func() bool {
-		return regexp.MustCompile(`(?m)cmd=blpop`).MatchString(srv.Do(t, "CLIENT", "LIST"))
-	})
+	block := blockLockLane(t, srv, locks, key)
 
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -69,7 +55,7 @@ func TestUncertainPassWithoutClientKill(t *testing.T) {
 		released <- err
 	}()
 	testkit.WaitFor(t, "the pass to wait behind the BLPOP", func() bool {
-		return locks.handoff.waiters(key) == 0 && blocked.MatchString(srv.Do(t, "CLIENT", "LIST"))
+		return locks.handoff.waiters(key) == 0 && block.queued(t)
 	})
 	cancel()
 	if err := <-released; !errors.Is(err, ErrOwnershipUncertain) {
@@ -77,14 +63,7 @@ func TestUncertainPassWithoutClientKill(t *testing.T) {
 	}
 	// The waiter learned what became of its offer, and sleeps again.
 	asleep(t, locks, key, 1)
-	srv.Do(t, "LPUSH", "locks:unblock", "go")
-	if err := <-unblocked; err != nil {
-		t.Fatal(err)
-	}
-	// Whatever was queued behind the pass on the lock connection has run.
-	if _, err := lane.Do(ctx, "PING"); err != nil {
-		t.Fatal(err)
-	}
+	block.unblock(t)
 	owner := srv.Do(t, "GET", key)
 	select {
 	case a := <-got:

@@ -646,18 +646,7 @@ func TestPassValidityStartsAtTheSend(t *testing.T) {
 	}
 	got := waitFor(ctx, locks, key, ttl)
 	asleep(t, locks, key, 1)
-	lane, err := locks.ln.ConnBy(ctx, time.Time{}, route.LockLane, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	unblocked := make(chan error, 1)
-	go func() {
-		_, err := lane.Do(ctx, "BLPOP", "locks:unblock", 0)
-		unblocked <- err
-	}()
-	testkit.WaitFor(t, "the lock connection to block", func() bool {
-		return strings.Contains(srv.Do(t, "CLIENT", "LIST"), "cmd=blpop")
-	})
+	block := blockLockLane(t, srv, locks, key)
 	// A release whose context can end goes on the lock connection.
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -666,15 +655,9 @@ func TestPassValidityStartsAtTheSend(t *testing.T) {
 		_, err := held.Release(rctx)
 		released <- err
 	}()
-	waiting := regexp.MustCompile(`qbuf=[1-9][0-9]* .*cmd=blpop`)
-	testkit.WaitFor(t, "the pass to wait behind the BLPOP", func() bool {
-		return waiting.MatchString(srv.Do(t, "CLIENT", "LIST"))
-	})
+	testkit.WaitFor(t, "the pass to wait behind the BLPOP", func() bool { return block.queued(t) })
 	sent := time.Now() // the pass was sent by now
-	srv.Do(t, "LPUSH", "locks:unblock", "go")
-	if err := <-unblocked; err != nil {
-		t.Fatal(err)
-	}
+	block.unblock(t)
 	if err := <-released; err != nil {
 		t.Fatal(err)
 	}
@@ -684,5 +667,52 @@ func TestPassValidityStartsAtTheSend(t *testing.T) {
 	}
 	if out, err := next.Release(ctx); out != Released || err != nil {
 		t.Fatalf("release: %v %v", out, err)
+	}
+}
+
+// laneBlock holds up a Locker's lock connection on its server behind a BLPOP, so that
+// what is sent on it meanwhile runs only once the test unblocks it, after anything
+// sent on other connections. The client needs no reply timeout (ReadTimeout -1).
+type laneBlock struct {
+	srv       *testserver.Server
+	lane      *conn.Conn
+	unblocked chan error
+}
+
+var queuedBehindBLPOP = regexp.MustCompile(`qbuf=[1-9][0-9]* .*cmd=blpop`)
+
+// blockLockLane blocks the lock connection of locks that serves key, which must be
+// dialled already.
+func blockLockLane(t *testing.T, srv *testserver.Server, locks *Locker, key string) *laneBlock {
+	t.Helper()
+	lane, err := locks.ln.ConnBy(t.Context(), time.Time{}, route.LockLane, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &laneBlock{srv: srv, lane: lane, unblocked: make(chan error, 1)}
+	go func() {
+		_, err := lane.Do(context.Background(), "BLPOP", "locks:unblock", 0)
+		b.unblocked <- err
+	}()
+	testkit.WaitFor(t, "the lock connection to block", func() bool {
+		return strings.Contains(srv.Do(t, "CLIENT", "LIST"), "cmd=blpop")
+	})
+	return b
+}
+
+// queued says that a command waits behind the BLPOP, unread by the server.
+func (b *laneBlock) queued(t *testing.T) bool {
+	return queuedBehindBLPOP.MatchString(b.srv.Do(t, "CLIENT", "LIST"))
+}
+
+// unblock ends the BLPOP, and returns once what was queued behind it has run.
+func (b *laneBlock) unblock(t *testing.T) {
+	t.Helper()
+	b.srv.Do(t, "LPUSH", "locks:unblock", "go")
+	if err := <-b.unblocked; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.lane.Do(context.Background(), "PING"); err != nil {
+		t.Fatal(err)
 	}
 }

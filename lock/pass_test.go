@@ -285,8 +285,8 @@ func TestKeepAliveAfterPass(t *testing.T) {
 		t.Fatalf("release: %v %v", out, err)
 	}
 	next := tookKey(t, got)
-	// The two goroutines report in either order: the waiter may hear of the pass
-	// before the release reports itself.
+	// The release reports itself before the waiter hears of the pass
+	// (TestPassReportsTheReleaseFirst); here each side's events are checked apart.
 	var released, waiter []observe.Lock
 	for _, e := range rec.take() {
 		if e.Kind == observe.LockReleased {

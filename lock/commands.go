@@ -139,20 +139,34 @@ func (l *Locker) acquire(ctx context.Context, cn *via, key string, t Token, ms i
 // or with the compare-and-PEXPIRE script once this connection's server has answered
 // that SET with "ERR syntax error" (which means it did not run).
 func (l *Locker) extend(ctx context.Context, cn *via, key string, t Token, ms int64) (bool, error) {
-	return l.setIfHeld(ctx, cn, key, t, t, ms, extendScript)
+	return l.setIfHeld(ctx, cn, key, t, t, ms, extendScript, (*Locker).extendArgs)
 }
 
 // pass sets the key to next with a TTL of ms if it holds t, releasing t's lock and
 // acquiring next's in one step: natively with SET key next IFEQ t PX ms, or with the
 // compare-and-set script where the connection's server lacks it, as extend does.
 func (l *Locker) pass(ctx context.Context, cn *via, key string, t, next Token, ms int64) (bool, error) {
-	return l.setIfHeld(ctx, cn, key, t, next, ms, passScript)
+	return l.setIfHeld(ctx, cn, key, t, next, ms, passScript, (*Locker).passArgs)
+}
+
+// scriptArgs runs a script of setIfHeld by cmd (EVALSHA of its digest or EVAL of its
+// source, body) with the arguments that script takes.
+type scriptArgs func(l *Locker, ctx context.Context, cn *via, cmd, body, key string, t, next Token, ms int64) (resp.Value, error)
+
+// extendArgs runs extend's script, which takes the token and the TTL (next is t).
+func (l *Locker) extendArgs(ctx context.Context, cn *via, cmd, body, key string, t, _ Token, ms int64) (resp.Value, error) {
+	return l.do(ctx, cn, keyAt3, cmd, body, 1, key, t.b, ms)
+}
+
+// passArgs runs pass's script, which takes the token, the next one and the TTL.
+func (l *Locker) passArgs(ctx context.Context, cn *via, cmd, body, key string, t, next Token, ms int64) (resp.Value, error) {
+	return l.do(ctx, cn, keyAt3, cmd, body, 1, key, t.b, next.b, ms)
 }
 
 // setIfHeld is SET key next IFEQ t PX ms, or, once this connection's server has
-// answered that SET with "ERR syntax error", the script s: extend's, which takes t
-// and ms (next is t), or pass's, which takes t, next and ms.
-func (l *Locker) setIfHeld(ctx context.Context, cn *via, key string, t, next Token, ms int64, s *script.Script) (bool, error) {
+// answered that SET with "ERR syntax error", the script s run by run with the
+// arguments it takes.
+func (l *Locker) setIfHeld(ctx context.Context, cn *via, key string, t, next Token, ms int64, s *script.Script, run scriptArgs) (bool, error) {
 	if cn.cn.Capabilities().Load(capSetIfEq) != conn.Unsupported {
 		v, err := l.do(ctx, cn, keyAt1, "SET", key, next.b, "IFEQ", t.b, "PX", ms)
 		caps := cn.cn.Capabilities() // of the connection that answered
@@ -170,24 +184,15 @@ func (l *Locker) setIfHeld(ctx context.Context, cn *via, key string, t, next Tok
 	if err != nil {
 		return false, err
 	}
-	v, err := l.runSet(ctx, cn, "EVALSHA", sha, key, t, next, ms, s)
+	v, err := run(l, ctx, cn, "EVALSHA", sha, key, t, next, ms)
 	if resp.IsNoScript(err) {
-		v, err = l.runSet(ctx, cn, "EVAL", s.Source(), key, t, next, ms, s)
+		v, err = run(l, ctx, cn, "EVAL", s.Source(), key, t, next, ms)
 	}
 	if err != nil {
 		return false, err
 	}
 	n, err := v.Int()
 	return n == 1, err
-}
-
-// runSet runs the script s of setIfHeld by cmd (EVALSHA of its digest or EVAL of its
-// source, body) with the arguments it takes.
-func (l *Locker) runSet(ctx context.Context, cn *via, cmd, body, key string, t, next Token, ms int64, s *script.Script) (resp.Value, error) {
-	if s == extendScript {
-		return l.do(ctx, cn, keyAt3, cmd, body, 1, key, t.b, ms)
-	}
-	return l.do(ctx, cn, keyAt3, cmd, body, 1, key, t.b, next.b, ms)
 }
 
 // release deletes the key if it holds t: DELEX, then DELIFEQ, then the compare-and-delete

@@ -59,6 +59,10 @@ const (
 	// handoffUncertain: the pass may have run, its reply never came: the offered
 	// token may hold the key, and must be given back before the wait goes on.
 	handoffUncertain
+	// handoffSpent: the pass may have run, and the release queued a give-back of the
+	// offered token behind it on its connection (Lock.spend): the token must never be
+	// used again, and there is nothing left to give back.
+	handoffSpent
 )
 
 // handoffWaiter is one waiting acquisition as its Locker's handoffs list it.
@@ -235,8 +239,11 @@ type handoffWait struct {
 }
 
 // pause sleeps for d, or until a release of the key wakes it or passes it the key, or
-// until ctx ends. passed says the key was passed to *w.offer, which now holds it.
-func (w *handoffWait) pause(ctx context.Context, d time.Duration) (passed bool, err error) {
+// until ctx ends. passed says the key was passed to *w.offer, which now holds it. A
+// release that took the waiter as d ran out is waited for until giveUp, the end of the
+// wait budget, at the latest: spent then says the wait ends there, its offer left to
+// the release as when ctx ends.
+func (w *handoffWait) pause(ctx context.Context, d time.Duration, giveUp time.Time) (passed, spent bool, err error) {
 	if !w.entered {
 		w.w = newHandoffWaiter()
 		w.h.enter(w.key, w.w)
@@ -244,7 +251,7 @@ func (w *handoffWait) pause(ctx context.Context, d time.Duration) (passed bool, 
 		if w.h.count() != w.seen {
 			// A release came while the first try was in flight, before this waiter
 			// was listed: it may have been this key's, so try again at once.
-			return false, nil
+			return false, false, nil
 		}
 	}
 	w.park(w.offered())
@@ -252,21 +259,28 @@ func (w *handoffWait) pause(ctx context.Context, d time.Duration) (passed bool, 
 	defer t.Stop()
 	select {
 	case o := <-w.w.outcome:
-		return w.told(ctx, o)
+		passed, err = w.told(ctx, o)
+		return passed, false, err
 	case <-t.C:
 		if w.unpark() {
-			return false, nil
+			return false, false, nil
 		}
 		// A release took it off the list as the timer fired: what it did comes in a
-		// round trip at most, and may be the key.
+		// round trip at most, and may be the key; but a stalled server must not hold
+		// the wait past its budget.
+		t.Reset(time.Until(giveUp))
 		select {
 		case o := <-w.w.outcome:
-			return w.told(ctx, o)
+			passed, err = w.told(ctx, o)
+			return passed, false, err
+		case <-t.C:
+			w.abandon(ctx)
+			return false, true, nil
 		case <-ctx.Done():
-			return false, w.abandon(ctx)
+			return false, false, w.abandon(ctx)
 		}
 	case <-ctx.Done():
-		return false, w.abandon(ctx)
+		return false, false, w.abandon(ctx)
 	}
 }
 
@@ -324,15 +338,17 @@ func (w *handoffWait) told(ctx context.Context, o handoffOutcome) (passed bool, 
 		return true, nil
 	case handoffUncertain:
 		m.giveBack(ctx)
+	case handoffSpent:
+		m.lose(ErrLeaseExpired) // the next try makes a fresh handle
 	}
 	w.h.enter(w.key, w.w)
 	w.entered = true
 	return false, nil
 }
 
-// abandon ends the pause of a waiter whose ctx ended, and returns its cause. A release
-// that passes the key to the waiter meanwhile is left to give it back: the waiter
-// will not learn of it.
+// abandon ends the pause of a waiter whose ctx ended or whose budget ran out, and
+// returns ctx's cause. A release that passes the key to the waiter meanwhile is left
+// to give it back: the waiter will not learn of it.
 func (w *handoffWait) abandon(ctx context.Context) error {
 	w.h.mu.Lock()
 	switch {
@@ -360,18 +376,33 @@ func (w *handoffWait) leave() {
 		return
 	}
 	o := <-w.w.outcome // a release took it off the list: its outcome is sent, or about to be
-	if o == handoffWoken {
+	switch o {
+	case handoffWoken:
 		w.h.wake(w.key)
-		return
+	case handoffSpent:
+		w.w.offer.lose(ErrLeaseExpired)
+		w.h.released(w.key)
+	default:
+		w.w.offer.disown(context.Background(), time.Time{})
 	}
-	w.w.offer.disown()
 }
 
 // disown gives back the lock a release passed to a waiter that gave up, or whose
 // passing has an unknown outcome, and wakes the next waiter of its key: nobody holds
-// its handle, and the key must not stay taken until its TTL.
-func (m *Lock) disown() {
-	m.giveBack(context.Background())
+// its handle, and the key must not stay taken until its TTL. The give-back runs
+// within the release that passed the key, and so ends by that release's by (zero:
+// none) and its ctx, as long as ctx is live: one that ended (a pass of unknown
+// outcome) bounds nothing, and the give-back takes what giveBack allows.
+func (m *Lock) disown(ctx context.Context, by time.Time) {
+	if ctx.Err() != nil {
+		ctx = context.Background()
+	}
+	if !by.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, by)
+		defer cancel()
+	}
+	m.giveBackWithin(ctx)
 	if m.l.handoff != nil {
 		m.l.handoff.released(m.key)
 	}

@@ -49,7 +49,7 @@ func pausedBriefly(t *testing.T, w *handoffWait) bool {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := w.pause(ctx, time.Hour)
+		_, _, err := w.pause(ctx, time.Hour, time.Now().Add(time.Hour))
 		done <- err
 	}()
 	synctest.Wait()
@@ -181,4 +181,54 @@ func TestReleaseHandsTheKeyToAPollingWaiter(t *testing.T) {
 	if _, err := held.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A ReleaseBy whose pass reaches a waiter that gave up meanwhile gives the key back
+// within its deadline, as every wait of ReleaseBy ends at by: a give-back the server
+// is slow to run is left to the key's TTL. Before, the give-back was waited for up to
+// the lease or closeTimeout past by.
+func TestDisownEndsByTheReleaseDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, c := fakeClient(t)
+		locks := New(c)
+		ctx := context.Background()
+		const key = "locks:disown-by"
+		held, err := locks.Acquire(ctx, key, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		got := waitFor(wctx, locks, key, time.Minute)
+		synctest.Wait()
+		if locks.handoff.sleepers(key) != 1 {
+			t.Fatal("the waiter does not sleep in its pause")
+		}
+		resumeSets := f.holdRenewals()
+		by := time.Now().Add(time.Second)
+		type result struct {
+			at  time.Time
+			err error
+		}
+		released := make(chan result, 1)
+		go func() {
+			_, err := held.ReleaseBy(ctx, by)
+			released <- result{time.Now(), err}
+		}()
+		synctest.Wait() // the pass is sent, and held
+		cancel()
+		if a := <-got; !errors.Is(a.err, context.Canceled) {
+			t.Fatalf("the waiter: %v %v", a.ok, a.err)
+		}
+		resumeDeletes := f.holdDeletes()
+		defer resumeDeletes()
+		resumeSets()
+		r := <-released
+		if r.err != nil {
+			t.Fatalf("ReleaseBy: %v", r.err)
+		}
+		if r.at.After(by) {
+			t.Fatalf("ReleaseBy returned %v after its deadline", r.at.Sub(by))
+		}
+	})
 }

@@ -29,9 +29,11 @@ type Lock struct {
 	lostCause    error         // non-nil once the handle stopped trusting the lock
 	lostReported bool          // LockLost was sent to the observer
 	passes       bool          // TryAcquire took it: its release may pass the key to a waiter (handoffs)
+	streak       uint8         // passes in a row that led to it (0: its own try took it); set before its waiter is told
 	alive        lossContext   // ends with lostCause; made on first use, most locks never need it
 	ka           *KeepAlive    // the running keep-alive, if any
 	rel          releaseState
+	handing      handing // a pass's word to its waiter, between the pass and its report; the release's leader's only
 
 	tokenText [tokenTextLen]byte // backs token when the Locker generated it: one allocation, not two
 }

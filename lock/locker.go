@@ -153,8 +153,13 @@ func (m *Lock) try(ctx context.Context, ms int64, began time.Time) (bool, error)
 // counts as lost, so that its token is not sent again while that delete may be in
 // flight.
 func (m *Lock) giveBack(ctx context.Context) {
+	m.giveBackWithin(context.WithoutCancel(ctx))
+}
+
+// giveBackWithin is giveBack bounded by ctx too, which may end first.
+func (m *Lock) giveBackWithin(ctx context.Context) {
 	m.lose(ErrLeaseExpired)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(m.ttl, closeTimeout))
+	ctx, cancel := context.WithTimeout(ctx, min(m.ttl, closeTimeout))
 	defer cancel()
 	m.l.Release(ctx, m.key, m.token) // what it cannot reach ends with its TTL
 }

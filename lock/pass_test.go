@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"regexp"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/route"
 	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/observe"
@@ -281,8 +285,8 @@ func TestKeepAliveAfterPass(t *testing.T) {
 		t.Fatalf("release: %v %v", out, err)
 	}
 	next := tookKey(t, got)
-	// The two goroutines report in either order: the waiter may hear of the pass
-	// before the release reports itself.
+	// The release reports itself before the waiter hears of the pass
+	// (TestPassReportsTheReleaseFirst); here each side's events are checked apart.
 	var released, waiter []observe.Lock
 	for _, e := range rec.take() {
 		if e.Kind == observe.LockReleased {
@@ -473,5 +477,242 @@ func TestReleaseWithoutLocalWaiterDeletes(t *testing.T) {
 		if out, err := mu.Release(ctx); out != Released || err != nil {
 			t.Fatalf("release: %v %v", out, err)
 		}
+	}
+}
+
+// A waiter that a release took while its server is stalled returns when its wait
+// budget is spent, not when the server answers: with no reply timeout and a release
+// whose context cannot end, it would wait for as long as the server is paused. The
+// release gives back what it passed once the server answers, and the key is free.
+// Before, the waiter's pause ended only on the pass's outcome or its context.
+func TestPassWaiterKeepsItsBudget(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	locks := New(testclient.At(t, srv.Addr(), respire.Options{ReadTimeout: -1}))
+	ctx := context.Background()
+	const key = "locks:budget"
+
+	held, err := locks.Acquire(ctx, key, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan acquisition, 1)
+	go func() {
+		mu, ok, err := locks.TryAcquire(ctx, key, time.Minute, WithWait(time.Second), WithRetryEvery(time.Hour))
+		got <- acquisition{mu, ok, err}
+	}()
+	asleep(t, locks, key, 1)
+	srv.Pause(t)
+	released := make(chan error, 1)
+	go func() {
+		_, err := held.Release(ctx)
+		released <- err
+	}()
+	testkit.WaitFor(t, "the release to take the waiter", func() bool { return locks.handoff.waiters(key) == 0 })
+	var a acquisition
+	testkit.WaitFor(t, "the waiter to return while the server is paused", func() bool {
+		select {
+		case a = <-got:
+			return true
+		default:
+			return false
+		}
+	})
+	srv.Resume(t)
+	if a.ok || a.mu != nil || a.err != nil {
+		t.Fatalf("the waiter: %v %v %v, want not acquired", a.mu, a.ok, a.err)
+	}
+	if err := <-released; err != nil {
+		t.Fatalf("the release: %v", err)
+	}
+	testkit.WaitFor(t, "the passed key to be given back", func() bool { return srv.Do(t, "EXISTS", key) == "0" })
+}
+
+// Local waiters that take a key in turn do not keep it from others for ever: after
+// maxPassStreak passes in a row the release deletes the key, and a waiter of another
+// Locker (another process, as far as this one knows) polling it takes it. Counted in
+// releases, each made once the other local waiter sleeps, so that every one of them
+// could pass. Before, every release passed and the other Locker never got the key.
+func TestPassStreakLetsOthersIn(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	locks := New(testclient.At(t, srv.Addr(), respire.Options{}))
+	remote := New(testclient.At(t, srv.Addr(), respire.Options{}))
+	ctx := context.Background()
+	const key = "locks:streak"
+
+	h, err := locks.Acquire(ctx, key, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stopWaiting := context.WithCancel(ctx)
+	defer stopWaiting()
+	far := make(chan acquisition, 1)
+	go func() {
+		mu, ok, err := remote.TryAcquire(wctx, key, time.Minute, WithWait(time.Hour), WithRetryEvery(time.Millisecond))
+		far <- acquisition{mu, ok, err}
+	}()
+	testkit.WaitFor(t, "the remote waiter to find the key held", func() bool { return remote.handoff.waiters(key) == 1 })
+	local := waitFor(wctx, locks, key, time.Minute)
+	for releases := 1; ; releases++ {
+		if releases > maxPassStreak+1 {
+			t.Fatalf("%d releases passed the key locally; the other Locker never got it", releases-1)
+		}
+		asleep(t, locks, key, 1)
+		if out, err := h.Release(ctx); out != Released || err != nil {
+			t.Fatalf("release %d: %v %v", releases, out, err)
+		}
+		select {
+		case a := <-local:
+			if a.err != nil || !a.ok {
+				t.Fatalf("the local waiter: %v %v", a.ok, a.err)
+			}
+			h = a.mu
+			local = waitFor(wctx, locks, key, time.Minute)
+			continue
+		case a := <-far:
+			if a.err != nil || !a.ok {
+				t.Fatalf("the remote waiter: %v %v", a.ok, a.err)
+			}
+			t.Logf("the other Locker took the key at release %d", releases)
+			if out, err := a.mu.Release(ctx); out != Released || err != nil {
+				t.Fatalf("release: %v %v", out, err)
+			}
+		case <-time.After(testkit.Wait):
+			t.Fatalf("nobody took the key within %v of release %d", testkit.Wait, releases)
+		}
+		break
+	}
+	stopWaiting()
+	if a := <-local; !errors.Is(a.err, context.Canceled) {
+		t.Fatalf("the local waiter: %v %v", a.ok, a.err)
+	}
+}
+
+// Observers see a release that passed the key before the acquisition it made: the
+// waiter's LockAcquired comes after the release's LockReleased, so that a gauge of
+// held locks never counts two holders. Before, the waiter was told first and often
+// reported first.
+func TestPassReportsTheReleaseFirst(t *testing.T) {
+	_, _, locks, rec := observedServer(t)
+	ctx := context.Background()
+	const key = "locks:order"
+
+	for round := range 20 {
+		held, err := locks.Acquire(ctx, key, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := waitFor(ctx, locks, key, time.Minute)
+		asleep(t, locks, key, 1)
+		rec.take()
+		if out, err := held.Release(ctx); out != Released || err != nil {
+			t.Fatalf("round %d: release: %v %v", round, out, err)
+		}
+		next := tookKey(t, got)
+		var order []observe.LockKind
+		for _, e := range rec.take() {
+			if e.Kind == observe.LockReleased || e.Kind == observe.LockAcquired {
+				order = append(order, e.Kind)
+			}
+		}
+		if want := []observe.LockKind{observe.LockReleased, observe.LockAcquired}; !slices.Equal(order, want) {
+			t.Fatalf("round %d: events %v, want %v", round, order, want)
+		}
+		// Released with no waiter: deleted, so each round passes a lock of its own
+		// try's, never one at the end of a streak (maxPassStreak).
+		if out, err := next.Release(ctx); out != Released || err != nil {
+			t.Fatalf("round %d: release: %v %v", round, out, err)
+		}
+	}
+}
+
+// A passed lock's validity is counted from when the pass was sent, not from its reply:
+// the waiter's TTL started on the server no earlier. The lock connection is held up
+// on the server by a BLPOP sent ahead of the pass, so that the reply comes well after
+// the send.
+func TestPassValidityStartsAtTheSend(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	locks := New(testclient.At(t, srv.Addr(), respire.Options{ReadTimeout: -1}))
+	ctx := context.Background()
+	const key = "locks:validity"
+	const ttl = 30 * time.Second
+
+	held, err := locks.Acquire(ctx, key, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The lock connection is dialled before it is blocked.
+	if ok, err := held.ResetExpiry(ctx, time.Minute); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	got := waitFor(ctx, locks, key, ttl)
+	asleep(t, locks, key, 1)
+	block := blockLockLane(t, srv, locks, key)
+	// A release whose context can end goes on the lock connection.
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	released := make(chan error, 1)
+	go func() {
+		_, err := held.Release(rctx)
+		released <- err
+	}()
+	testkit.WaitFor(t, "the pass to wait behind the BLPOP", func() bool { return block.queued(t) })
+	sent := time.Now() // the pass was sent by now
+	block.unblock(t)
+	if err := <-released; err != nil {
+		t.Fatal(err)
+	}
+	next := tookKey(t, got)
+	if exp := next.ExpiresAtEstimate(); exp.After(sent.Add(ttl)) {
+		t.Fatalf("the passed lock expires %v after the pass was sent, more than its TTL %v", exp.Sub(sent), ttl)
+	}
+	if out, err := next.Release(ctx); out != Released || err != nil {
+		t.Fatalf("release: %v %v", out, err)
+	}
+}
+
+// laneBlock holds up a Locker's lock connection on its server behind a BLPOP, so that
+// what is sent on it meanwhile runs only once the test unblocks it, after anything
+// sent on other connections. The client needs no reply timeout (ReadTimeout -1).
+type laneBlock struct {
+	srv       *testserver.Server
+	lane      *conn.Conn
+	unblocked chan error
+}
+
+var queuedBehindBLPOP = regexp.MustCompile(`qbuf=[1-9][0-9]* .*cmd=blpop`)
+
+// blockLockLane blocks the lock connection of locks that serves key, which must be
+// dialled already.
+func blockLockLane(t *testing.T, srv *testserver.Server, locks *Locker, key string) *laneBlock {
+	t.Helper()
+	lane, err := locks.ln.ConnBy(t.Context(), time.Time{}, route.LockLane, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &laneBlock{srv: srv, lane: lane, unblocked: make(chan error, 1)}
+	go func() {
+		_, err := lane.Do(context.Background(), "BLPOP", "locks:unblock", 0)
+		b.unblocked <- err
+	}()
+	testkit.WaitFor(t, "the lock connection to block", func() bool {
+		return strings.Contains(srv.Do(t, "CLIENT", "LIST"), "cmd=blpop")
+	})
+	return b
+}
+
+// queued says that a command waits behind the BLPOP, unread by the server.
+func (b *laneBlock) queued(t *testing.T) bool {
+	return queuedBehindBLPOP.MatchString(b.srv.Do(t, "CLIENT", "LIST"))
+}
+
+// unblock ends the BLPOP, and returns once what was queued behind it has run.
+func (b *laneBlock) unblock(t *testing.T) {
+	t.Helper()
+	b.srv.Do(t, "LPUSH", "locks:unblock", "go")
+	if err := <-b.unblocked; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.lane.Do(context.Background(), "PING"); err != nil {
+		t.Fatal(err)
 	}
 }

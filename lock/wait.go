@@ -30,13 +30,13 @@ type watchFunc func(ctx context.Context, prev keyWatch) (keyWatch, error)
 // Locker (handoffs), which may pass the key to hk's offer: the wait then ends
 // acquired without another try. The zero hk waits for no such release.
 func waitLoop(ctx context.Context, o *acquireOptions, last error, retryIn time.Duration, try Try, watch watchFunc, hk handoffKey) (bool, error) {
-	s := sleeper{o: o, watch: watch, hw: handoffWait{handoffKey: hk}}
+	giveUp := time.Now().Add(o.wait)
+	s := sleeper{o: o, watch: watch, hw: handoffWait{handoffKey: hk}, giveUp: giveUp}
 	// The last watch is stopped however the wait ends: a watch woken in its turn then
 	// wakes the next waiter of this client, which must look at the key in its place.
 	defer s.stop()
 	// The hand-off registration ends with the wait, passing on a wake-up it holds.
 	defer s.hw.leave()
-	giveUp := time.Now().Add(o.wait)
 	for tries := 1; ; tries++ {
 		left := time.Until(giveUp)
 		if left <= 0 || (o.maxAttempts > 0 && tries >= o.maxAttempts) {
@@ -47,12 +47,14 @@ func waitLoop(ctx context.Context, o *acquireOptions, last error, retryIn time.D
 		if retryIn > 0 {
 			left = min(left, retryIn)
 		}
-		passed, err := s.pause(ctx, tries, left, last == nil)
+		passed, spent, err := s.pause(ctx, tries, left, last == nil)
 		switch {
 		case err != nil:
 			return false, err
 		case passed:
 			return true, nil
+		case spent:
+			return false, last
 		}
 		ok, in, err := try(ctx)
 		switch {
@@ -85,21 +87,25 @@ type sleeper struct {
 	watch watchFunc   // nil without tracking
 	w     keyWatch    // the watch of the last sleep, kept until the next one succeeds it
 	hw    handoffWait // with hw.h nil, no release wakes a polling pause
+	// giveUp is when the wait budget is spent: a pause whose waiter a release took
+	// waits for the outcome until then at the latest.
+	giveUp time.Time
 }
 
 // pause sleeps before the next try: until the key changes when it can be watched and
 // the last try found it held, else for the retry strategy's pause; never past left.
 // passed says a release of the same Locker passed the key to the wait's offer
-// (handoffKey) meanwhile: it is acquired.
-func (s *sleeper) pause(ctx context.Context, retry int, left time.Duration, held bool) (passed bool, err error) {
+// (handoffKey) meanwhile: it is acquired. spent says the wait budget ran out while a
+// release passed the key to it, and the wait ends without another try.
+func (s *sleeper) pause(ctx context.Context, retry int, left time.Duration, held bool) (passed, spent bool, err error) {
 	if s.watch != nil && held {
 		w, err := s.watch(ctx, s.w)
 		if err == nil {
 			s.w = w
-			return false, w.Wait(ctx, left)
+			return false, false, w.Wait(ctx, left)
 		}
 		if ctx.Err() != nil {
-			return false, context.Cause(ctx)
+			return false, false, context.Cause(ctx)
 		}
 		// Tracking is unavailable for now (a dial failed, the server refused): poll
 		// this once rather than give up the wait.
@@ -108,9 +114,9 @@ func (s *sleeper) pause(ctx context.Context, retry int, left time.Duration, held
 	s.stop()
 	d := min(s.o.retry.Delay(retry), left)
 	if s.hw.h != nil && held {
-		return s.hw.pause(ctx, d)
+		return s.hw.pause(ctx, d, s.giveUp)
 	}
-	return false, sleep(ctx, d)
+	return false, false, sleep(ctx, d)
 }
 
 func (s *sleeper) stop() {

@@ -21,6 +21,16 @@ import (
 // a constant token, no handle), the limit the lock is read against. benchstat the
 // pairs; the per-op CPU of the process is what the lock logic adds.
 func BenchmarkAcquireRelease(b *testing.B) {
+	forBenchServers(b, func(p emulator.Profile, name string, c *respire.Client) {
+		b.Run(name+"/lock", func(b *testing.B) { benchCycles(b, lockCycle(New(c))) })
+		b.Run(name+"/commands", func(b *testing.B) { benchCycles(b, commandCycle(b, c, p == "", false)) })
+		b.Run(name+"/commands-split", func(b *testing.B) { benchCycles(b, commandCycle(b, c, p == "", true)) })
+	})
+}
+
+// forBenchServers runs fn with a client of Redis 7 (profile "", named redis7) and one
+// of the emulator's Redis 8.4 in front of it.
+func forBenchServers(b *testing.B, fn func(p emulator.Profile, name string, c *respire.Client)) {
 	for _, p := range []emulator.Profile{"", emulator.Redis84} {
 		srv := testserver.Start(b, testserver.Config{})
 		addr, name := srv.Addr(), "redis7"
@@ -32,9 +42,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { c.Close() })
-		b.Run(name+"/lock", func(b *testing.B) { benchCycles(b, lockCycle(New(c))) })
-		b.Run(name+"/commands", func(b *testing.B) { benchCycles(b, commandCycle(b, c, p == "", false)) })
-		b.Run(name+"/commands-split", func(b *testing.B) { benchCycles(b, commandCycle(b, c, p == "", true)) })
+		fn(p, name, c)
 	}
 }
 
@@ -104,17 +112,7 @@ func commandCycle(b *testing.B, c *respire.Client, script, split bool) func(ctx 
 // one acquisition and its release, so ns/op is the time a hand-off takes. On Redis 7
 // (the pass script) and on the emulator's Redis 8.4 (SET IFEQ).
 func BenchmarkHandoff(b *testing.B) {
-	for _, p := range []emulator.Profile{"", emulator.Redis84} {
-		srv := testserver.Start(b, testserver.Config{})
-		addr, name := srv.Addr(), "redis7"
-		if p != "" {
-			addr, name = emulator.Start(b, emulator.Config{Backend: srv.Addr(), Profile: p}).Addr(), string(p)
-		}
-		c, err := respire.NewClient(context.Background(), respire.Options{Addrs: []string{addr}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { c.Close() })
+	forBenchServers(b, func(_ emulator.Profile, name string, c *respire.Client) {
 		locks := New(c)
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -134,5 +132,5 @@ func BenchmarkHandoff(b *testing.B) {
 				}
 			})
 		})
-	}
+	})
 }

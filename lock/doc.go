@@ -107,9 +107,11 @@
 // A key passed in turn is never free, so while the Locker's own goroutines contend
 // for it, nobody else could take it: other processes, other Lockers, and waiters that
 // sleep on the key's tracking. After 8 passes in a row, the next release deletes the
-// key and wakes no local waiter: it is free for every contender until the local
-// waiters' retry pauses end. The price is one retry pause in nine hand-offs for the
-// local waiters; the gain is that local contention cannot starve the rest.
+// key as releases did before passes, and wakes the longest waiting local waiter: the
+// key is free for every contender, and the others race the woken waiter for it as they
+// raced every release's waiter before. Local contention so gives the rest the chance
+// it always did, once in nine hand-offs, without leaving the local waiters to their
+// retry pauses.
 //
 // # Leases, not mutexes
 //

@@ -26,13 +26,10 @@ var (
 	extendSource string
 	//go:embed scripts/release.lua
 	releaseSource string
-	//go:embed scripts/pass.lua
-	passSource string
 
 	// Hashed on first use, not here: in FIPS 140-only mode SHA-1 panics.
 	extendScript  = script.New(extendSource)
 	releaseScript = script.New(releaseSource)
-	passScript    = script.New(passSource)
 )
 
 // Key positions of the commands, for the client's key prefix.
@@ -139,36 +136,8 @@ func (l *Locker) acquire(ctx context.Context, cn *via, key string, t Token, ms i
 // or with the compare-and-PEXPIRE script once this connection's server has answered
 // that SET with "ERR syntax error" (which means it did not run).
 func (l *Locker) extend(ctx context.Context, cn *via, key string, t Token, ms int64) (bool, error) {
-	return l.setIfHeld(ctx, cn, key, t, t, ms, extendScript, (*Locker).extendArgs)
-}
-
-// pass sets the key to next with a TTL of ms if it holds t, releasing t's lock and
-// acquiring next's in one step: natively with SET key next IFEQ t PX ms, or with the
-// compare-and-set script where the connection's server lacks it, as extend does.
-func (l *Locker) pass(ctx context.Context, cn *via, key string, t, next Token, ms int64) (bool, error) {
-	return l.setIfHeld(ctx, cn, key, t, next, ms, passScript, (*Locker).passArgs)
-}
-
-// scriptArgs runs a script of setIfHeld by cmd (EVALSHA of its digest or EVAL of its
-// source, body) with the arguments that script takes.
-type scriptArgs func(l *Locker, ctx context.Context, cn *via, cmd, body, key string, t, next Token, ms int64) (resp.Value, error)
-
-// extendArgs runs extend's script, which takes the token and the TTL (next is t).
-func (l *Locker) extendArgs(ctx context.Context, cn *via, cmd, body, key string, t, _ Token, ms int64) (resp.Value, error) {
-	return l.do(ctx, cn, keyAt3, cmd, body, 1, key, t.b, ms)
-}
-
-// passArgs runs pass's script, which takes the token, the next one and the TTL.
-func (l *Locker) passArgs(ctx context.Context, cn *via, cmd, body, key string, t, next Token, ms int64) (resp.Value, error) {
-	return l.do(ctx, cn, keyAt3, cmd, body, 1, key, t.b, next.b, ms)
-}
-
-// setIfHeld is SET key next IFEQ t PX ms, or, once this connection's server has
-// answered that SET with "ERR syntax error", the script s run by run with the
-// arguments it takes.
-func (l *Locker) setIfHeld(ctx context.Context, cn *via, key string, t, next Token, ms int64, s *script.Script, run scriptArgs) (bool, error) {
 	if cn.cn.Capabilities().Load(capSetIfEq) != conn.Unsupported {
-		v, err := l.do(ctx, cn, keyAt1, "SET", key, next.b, "IFEQ", t.b, "PX", ms)
+		v, err := l.do(ctx, cn, keyAt1, "SET", key, t.b, "IFEQ", t.b, "PX", ms)
 		caps := cn.cn.Capabilities() // of the connection that answered
 		switch {
 		case err == nil:
@@ -180,13 +149,13 @@ func (l *Locker) setIfHeld(ctx context.Context, cn *via, key string, t, next Tok
 		caps.Store(capSetIfEq, conn.Unsupported)
 	}
 	// Scripts run by EVALSHA, and by EVAL after NOSCRIPT (which says nothing ran).
-	sha, err := s.OnBy(ctx, cn.cn, cn.by)
+	sha, err := extendScript.OnBy(ctx, cn.cn, cn.by)
 	if err != nil {
 		return false, err
 	}
-	v, err := run(l, ctx, cn, "EVALSHA", sha, key, t, next, ms)
+	v, err := l.do(ctx, cn, keyAt3, "EVALSHA", sha, 1, key, t.b, ms)
 	if resp.IsNoScript(err) {
-		v, err = run(l, ctx, cn, "EVAL", s.Source(), key, t, next, ms)
+		v, err = l.do(ctx, cn, keyAt3, "EVAL", extendScript.Source(), 1, key, t.b, ms)
 	}
 	if err != nil {
 		return false, err

@@ -19,10 +19,6 @@
 //	Valkey 9.0+     SET key token IFEQ token PX ms    DELIFEQ key token
 //	older           Lua compare-and-PEXPIRE           Lua compare-and-delete
 //
-// A release that passes the key to a waiter of the same Locker (see Waiting in turn)
-// sends SET key next IFEQ token PX ms where the server has SET ... IFEQ, and a Lua
-// compare-and-set elsewhere, learned as extension's is.
-//
 // The first renewal on a connection tries SET ... IFEQ and falls back to Lua only after
 // the exact reply "ERR syntax error"; release tries DELEX, then DELIFEQ, then Lua, each
 // step only after the standard unknown-command error. Those replies prove the command
@@ -39,11 +35,11 @@
 // init, and in FIPS 140-only mode (GODEBUG=fips140=only), where SHA-1 may not be
 // computed here, each connection's server gives them once (SCRIPT LOAD).
 //
-// ACLs must allow: SET for acquisition, native renewal and passing; DELEX for native
-// release on Redis 8.4+, DELIFEQ on Valkey 9.0+; EVALSHA and EVAL with GET, DEL,
-// PEXPIRE and SET for the Lua paths; GET for VerifyStillHeld and OwnerToken; CLIENT ID
-// (or HELLO) and CLIENT KILL for cutting off uncertain commands. Permission denied
-// never selects another path: widen the ACL when upgrading the server.
+// ACLs must allow: SET for acquisition and native renewal; DELEX for native release on
+// Redis 8.4+, DELIFEQ on Valkey 9.0+; EVALSHA and EVAL with GET, DEL and PEXPIRE for the
+// Lua paths; GET for VerifyStillHeld and OwnerToken; CLIENT ID (or HELLO) and CLIENT
+// KILL for cutting off uncertain commands. Permission denied never selects another path: widen the ACL when
+// upgrading the server.
 //
 // # Cutting off uncertain commands
 //
@@ -79,39 +75,6 @@
 // The same keep-alive renews other leases: a Renewable kept by a Keeper, which package
 // coordination's permits, read/write leases and Redlocks embed, so that every lease
 // renews, and ends its context, by the same code.
-//
-// # Waiting in turn
-//
-// Goroutines of one process that wait for the same key through one Locker (a worker
-// pool on a shared resource) take it in turn: a release of one of the Locker's locks
-// (from TryAcquire or Acquire) that finds a waiter of the key sleeping between its
-// tries passes the key to it in the same command, setting the waiter's fresh token
-// with the waiter's TTL only if the key still holds the releasing token. The waiter
-// holds the lock when the release's reply comes, as if its own try had taken it: its
-// events and its keep-alive are those of an acquisition. The release's outcome is the
-// one a delete would have had: a pass that finds another token in the key is a lost
-// lock (NotOwned), and the waiter it chose is woken to try the key itself. A pass
-// whose outcome is unknown is cut off as an uncertain release is, and the waiter
-// gives back the token that may have been passed to it before it tries again with a
-// fresh one. Where it cannot be cut off (the user may not run CLIENT KILL, ReleaseBy
-// with a deadline, the shared connection), the release sends the give-back itself on
-// the connection that carried the pass, behind it, and the waiter tries again with a
-// fresh token; only when that connection is gone too does the waiter give the token
-// back on another connection, which a pass delayed in the network can outrun: the
-// key then holds that token, held by nobody, until the waiter's TTL ends. A waiter that gives up while a pass to it is in flight leaves the key to the
-// release, which gives it back and wakes the next waiter. The longest waiting waiter
-// goes first; with no waiter of this Locker the key is deleted, for other processes
-// to take. Handles that Adopt made (package coordination's fenced locks and
-// Redlocks) always delete.
-//
-// A key passed in turn is never free, so while the Locker's own goroutines contend
-// for it, nobody else could take it: other processes, other Lockers, and waiters that
-// sleep on the key's tracking. After 8 passes in a row, the next release deletes the
-// key as releases did before passes, and wakes the longest waiting local waiter: the
-// key is free for every contender, and the others race the woken waiter for it as they
-// raced every release's waiter before. Local contention so gives the rest the chance
-// it always did, once in nine hand-offs, without leaving the local waiters to their
-// retry pauses.
 //
 // # Leases, not mutexes
 //

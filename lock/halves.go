@@ -76,9 +76,7 @@ func (m *Lock) startRelease(ctx context.Context, c *link.LockCall, by time.Time)
 		return false
 	}
 	m.mu.Lock()
-	// A handle that may pass its key (TryAcquire's) releases whole: halves are for
-	// adopted handles (a Redlock's), which never do.
-	if m.rel.running || m.rel.done || m.ka != nil || m.passes {
+	if m.rel.running || m.rel.done || m.ka != nil {
 		m.mu.Unlock()
 		return false
 	}

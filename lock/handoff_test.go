@@ -18,20 +18,20 @@ import (
 func TestHandoffsWakeTheOldestWaiter(t *testing.T) {
 	var h handoffs
 	h.released("k") // nobody waits: nothing happens
-	a, b := newHandoffWaiter(), newHandoffWaiter()
+	a, b := make(chan struct{}, 1), make(chan struct{}, 1)
 	h.enter("k", a)
 	h.enter("k", b)
-	h.enter("other", newHandoffWaiter())
+	h.enter("other", make(chan struct{}, 1))
 	h.released("k")
-	if len(a.outcome) != 1 || len(b.outcome) != 0 {
-		t.Fatalf("first release: %d wake-ups for the oldest, %d for the next; want 1 and 0", len(a.outcome), len(b.outcome))
+	if len(a) != 1 || len(b) != 0 {
+		t.Fatalf("first release: %d wake-ups for the oldest, %d for the next; want 1 and 0", len(a), len(b))
 	}
 	if h.leave("k", a) {
 		t.Error("the woken waiter is still listed")
 	}
 	h.released("k")
-	if len(b.outcome) != 1 || h.waiters("k") != 0 {
-		t.Fatalf("second release: %d wake-ups, %d waiters left", len(b.outcome), h.waiters("k"))
+	if len(b) != 1 || h.waiters("k") != 0 {
+		t.Fatalf("second release: %d wake-ups, %d waiters left", len(b), h.waiters("k"))
 	}
 	if _, ok := h.waiting["k"]; ok {
 		t.Error("a key without waiters keeps its entry")
@@ -48,10 +48,7 @@ func pausedBriefly(t *testing.T, w *handoffWait) bool {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() {
-		_, _, err := w.pause(ctx, time.Hour, time.Now().Add(time.Hour))
-		done <- err
-	}()
+	go func() { done <- w.pause(ctx, time.Hour) }()
 	synctest.Wait()
 	select {
 	case err := <-done:
@@ -109,8 +106,8 @@ func TestHandoffLeavingPassesTheWakeUpOn(t *testing.T) {
 			t.Fatal("the wake-up a gave up did not reach b")
 		}
 		b.leave()
-		if len(a.w.outcome) != 0 || len(b.w.outcome) != 0 || h.waiters("k") != 0 {
-			t.Fatalf("left over: %d and %d wake-ups, %d waiters", len(a.w.outcome), len(b.w.outcome), h.waiters("k"))
+		if len(a.ch) != 0 || len(b.ch) != 0 || h.waiters("k") != 0 {
+			t.Fatalf("left over: %d and %d wake-ups, %d waiters", len(a.ch), len(b.ch), h.waiters("k"))
 		}
 	})
 }
@@ -181,54 +178,4 @@ func TestReleaseHandsTheKeyToAPollingWaiter(t *testing.T) {
 	if _, err := held.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// A ReleaseBy whose pass reaches a waiter that gave up meanwhile gives the key back
-// within its deadline, as every wait of ReleaseBy ends at by: a give-back the server
-// is slow to run is left to the key's TTL. Before, the give-back was waited for up to
-// the lease or closeTimeout past by.
-func TestDisownEndsByTheReleaseDeadline(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f, c := fakeClient(t)
-		locks := New(c)
-		ctx := context.Background()
-		const key = "locks:disown-by"
-		held, err := locks.Acquire(ctx, key, time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		got := waitFor(wctx, locks, key, time.Minute)
-		synctest.Wait()
-		if locks.handoff.sleepers(key) != 1 {
-			t.Fatal("the waiter does not sleep in its pause")
-		}
-		resumeSets := f.holdRenewals()
-		by := time.Now().Add(time.Second)
-		type result struct {
-			at  time.Time
-			err error
-		}
-		released := make(chan result, 1)
-		go func() {
-			_, err := held.ReleaseBy(ctx, by)
-			released <- result{time.Now(), err}
-		}()
-		synctest.Wait() // the pass is sent, and held
-		cancel()
-		if a := <-got; !errors.Is(a.err, context.Canceled) {
-			t.Fatalf("the waiter: %v %v", a.ok, a.err)
-		}
-		resumeDeletes := f.holdDeletes()
-		defer resumeDeletes()
-		resumeSets()
-		r := <-released
-		if r.err != nil {
-			t.Fatalf("ReleaseBy: %v", r.err)
-		}
-		if r.at.After(by) {
-			t.Fatalf("ReleaseBy returned %v after its deadline", r.at.Sub(by))
-		}
-	})
 }

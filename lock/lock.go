@@ -28,12 +28,9 @@ type Lock struct {
 	renewedBy    time.Duration // how far renewals moved expiresAt: the acquisition's is expiresAt - renewedBy
 	lostCause    error         // non-nil once the handle stopped trusting the lock
 	lostReported bool          // LockLost was sent to the observer
-	passes       bool          // TryAcquire took it: its release may pass the key to a waiter (handoffs)
-	streak       uint8         // passes in a row that led to it (0: its own try took it); set before its waiter is told
 	alive        lossContext   // ends with lostCause; made on first use, most locks never need it
 	ka           *KeepAlive    // the running keep-alive, if any
 	rel          releaseState
-	handing      handing // a pass's word to its waiter, between the pass and its report; the release's leader's only
 
 	tokenText [tokenTextLen]byte // backs token when the Locker generated it: one allocation, not two
 }
@@ -41,7 +38,7 @@ type Lock struct {
 // newLock returns the handle of a lock about to be acquired, with a fresh token whose
 // bytes live in the handle itself (never written after this).
 func newLock(l *Locker, key string, ttl time.Duration) *Lock {
-	m := &Lock{l: l, key: key, ttl: ttl, passes: true}
+	m := &Lock{l: l, key: key, ttl: ttl}
 	text := randomTokenText(&m.tokenText)
 	m.token = Token{b: unsafe.String(unsafe.SliceData(text), len(text))}
 	return m

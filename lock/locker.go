@@ -16,8 +16,8 @@ type Locker struct {
 	ln      *link.Client     // what the locks use of their client: its lanes, prefix, observer and key watches
 	obs     observe.Observer // the client's, for lock events; nil when nothing observes them
 	cutoffs observe.Observer // the client's, for cut-offs
-	// handoff passes the key one of its locks releases to this Locker's polling
-	// waiters of that key, or wakes them; shared with the Lockers Unobserved makes.
+	// handoff wakes this Locker's polling waiters of a key that one of its locks
+	// released; shared with the Lockers Unobserved makes.
 	handoff *handoffs
 }
 
@@ -88,22 +88,16 @@ func (l *Locker) tryAcquire(ctx context.Context, key string, ttl time.Duration, 
 	ok, err := mu.try(ctx, ms, began)
 	waited := !ok && o.wait > 0 && (err == nil || notSent(ctx, err))
 	if waited {
-		// The wait keeps &next: a variable of its own, so that mu stays on the stack for
-		// the try without wait.
-		next := mu
 		try := func(ctx context.Context) (bool, error) {
-			if next.lost() != nil {
+			if mu.lost() != nil {
 				// The last try came back too late and gave its lock back: that handle is
 				// spent, and a token whose delete may be in flight must not be reused.
-				next = newLock(l, key, ttl)
+				mu = newLock(l, key, ttl)
 			}
-			return next.try(ctx, ms, began)
+			return mu.try(ctx, ms, began)
 		}
 		wo := o // the wait keeps &wo; o itself stays on the stack for the try without wait
-		// A release of this Locker may pass the key to next while the wait sleeps.
-		hk := handoffKey{h: l.handoff, key: key, seen: seen, offer: &next, ms: ms}
-		ok, err = waitLoop(ctx, &wo, err, 0, plain(try), l.watcher(key), hk)
-		mu = next
+		ok, err = waitLoop(ctx, &wo, err, 0, plain(try), l.watcher(key), handoffKey{l.handoff, key, seen})
 	}
 	if err != nil || !ok {
 		l.reportGaveUp(ctx, began, mu, err, waited || strict)
@@ -153,13 +147,8 @@ func (m *Lock) try(ctx context.Context, ms int64, began time.Time) (bool, error)
 // counts as lost, so that its token is not sent again while that delete may be in
 // flight.
 func (m *Lock) giveBack(ctx context.Context) {
-	m.giveBackWithin(context.WithoutCancel(ctx))
-}
-
-// giveBackWithin is giveBack bounded by ctx too, which may end first.
-func (m *Lock) giveBackWithin(ctx context.Context) {
 	m.lose(ErrLeaseExpired)
-	ctx, cancel := context.WithTimeout(ctx, min(m.ttl, closeTimeout))
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(m.ttl, closeTimeout))
 	defer cancel()
 	m.l.Release(ctx, m.key, m.token) // what it cannot reach ends with its TTL
 }

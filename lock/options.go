@@ -71,9 +71,8 @@ func (s RetryStrategy) validate() error {
 // not poll: it sleeps until the server reports a change of the key (a release, an
 // expiry, an overwrite), with a timer at the key's remaining TTL in case the report is
 // lost (respire.Client.WatchKey). Otherwise it polls with the retry strategy
-// (WithRetry, WithRetryEvery), and a release of the key by a lock of the same Locker
-// passes the key to it during a pause, or wakes it (see Waiting in turn in the package
-// doc). A try that was not sent is retried with the strategy's pause either way.
+// (WithRetry, WithRetryEvery). A try that was not sent is retried with the strategy's
+// pause either way.
 func WithWait(d time.Duration) Option { return func(o *acquireOptions) { o.wait = d } }
 
 // WithRetryEvery sets the interval between tries of a waiting acquisition

@@ -116,9 +116,6 @@ func (m *Lock) ReleaseBy(ctx context.Context, by time.Time) (ReleaseOutcome, err
 		outcome, err := m.lead(ctx, ka, by)
 		// One event per release sent: the callers that joined it report nothing.
 		m.reportRelease(ctx, outcome, err)
-		// A waiter the release passed the key to learns it only now, so that
-		// observers see this release before its acquisition: never two holders.
-		m.handOn(ctx, by)
 		return outcome, err
 	}
 }
@@ -232,138 +229,10 @@ func releaseUnsent(err error) bool {
 }
 
 // release sends the compare-and-delete, again on a fresh connection while a cut-off
-// killed it unsent, and says what became of the lock. A lock TryAcquire took passes
-// its key instead to a waiter of the same Locker that sleeps in its pause, if there is
-// one (handoffs). Other handles (Adopt's: package coordination's fenced locks and
-// Redlocks, whose acquisitions are more than a SET NX) always delete.
-//
-// A lock that maxPassStreak passes in a row led to deletes its key, as a release did
-// before passes: the key is free for every contender, other processes and Lockers
-// included, and the longest waiting local waiter is woken to try it with them.
+// killed it unsent, and says what became of the lock.
 func (m *Lock) release(ctx context.Context, by time.Time) (ReleaseOutcome, error) {
-	if m.passes && m.streak < maxPassStreak {
-		if w := m.l.handoff.take(m.key); w != nil {
-			return m.pass(ctx, by, w)
-		}
-	}
 	cn, deleted, err := m.releaseTries(ctx, by, 0)
 	return m.released(cn, by, deleted, err)
-}
-
-// maxPassStreak bounds how many times in a row a key is passed between waiters of one
-// Locker. Each pass keeps the key taken, so while local contention lasts nobody else
-// (another process, another Locker, a waiter sleeping on the key's tracking) could
-// ever take it; one release in maxPassStreak+1 deletes it instead, and its contenders
-// race for it as they did for every release before passes existed. That release wakes
-// a local waiter too: leaving the local waiters to their retry pauses (50 ms by
-// default) made every ninth hand-off of a worker pool wait one, and halved the
-// hand-offs of respbench's lock-contended (13.0k/s → 7.0k/s). Large enough that a
-// local worker pool keeps most of the passes' gain.
-const maxPassStreak = 8
-
-// pass releases the lock by passing its key to the offer of w, a waiter taken off the
-// list (handoffs.take): one command that compares this lock's token and sets the
-// offer's, with the offer's TTL (Locker.pass), sent again on a fresh connection while
-// a cut-off killed it unsent, as a delete is. This lock's outcome is what a delete
-// would have said (a pass that finds another token is a lost lock); w is told what
-// became of the key once the release is reported (Lock.handOn): passed (the offer holds it, its expiry counted from when the
-// pass was sent), uncertain (after the cut-off), spent (not cut off, but the offer's
-// token given back behind the pass: Lock.spend), or nothing, which wakes it to try.
-func (m *Lock) pass(ctx context.Context, by time.Time, w *handoffWaiter) (ReleaseOutcome, error) {
-	next := w.offer
-	var (
-		cn     via
-		passed bool
-		err    error
-		start  time.Time
-	)
-	for try := 0; ; try++ {
-		if cn, err = m.l.laneRouteBy(ctx, by, releaseLane(ctx, by), m.key); err != nil {
-			break
-		}
-		start = time.Now()
-		passed, err = m.l.pass(ctx, &cn, m.key, m.token, next.token, w.ms)
-		if !sendAgain(ctx, by, err, cn.cn) || try == maxUnsentReleases {
-			break
-		}
-	}
-	told := handoffWoken
-	switch {
-	case err == nil && passed:
-		next.mu.Lock()
-		next.expiresAt = start.Add(next.ttl)
-		next.streak = m.streak + 1
-		next.mu.Unlock()
-		told = handoffPassed
-	case conn.WasWritten(err):
-		told = handoffUncertain
-	}
-	// Settled before the waiter is told: an uncertain pass is cut off first, so that
-	// the waiter's give-back cannot come before it.
-	outcome, cut, err := m.settled(cn, by, passed, err)
-	if told == handoffUncertain && !cut && m.spend(cn, by, next) {
-		told = handoffSpent
-	}
-	m.handing = handing{w: w, told: told}
-	return outcome, err
-}
-
-// handing is what a release that passed the key (Lock.pass) has to tell the waiter
-// it took, once the release is reported (Lock.handOn).
-type handing struct {
-	w    *handoffWaiter // nil: nothing to tell
-	told handoffOutcome
-}
-
-// handOn tells the waiter that the release's pass took what became of the key, if
-// there was one.
-func (m *Lock) handOn(ctx context.Context, by time.Time) {
-	h := m.handing
-	if h.w == nil {
-		return
-	}
-	m.handing = handing{}
-	w, told, next := h.w, h.told, h.w.offer
-	if !m.l.handoff.tell(w, told) {
-		// The waiter gave up meanwhile: what it was passed is this release's to give
-		// back, and a wake-up it can no longer use goes to the next waiter.
-		switch told {
-		case handoffWoken:
-			m.l.handoff.wake(m.key)
-		case handoffSpent:
-			next.lose(ErrLeaseExpired)
-			m.l.handoff.released(m.key)
-		default:
-			next.disown(ctx, by)
-		}
-	}
-}
-
-// spend gives back next's token, which an uncertain pass that could not be cut off
-// may still set, by a compare-and-delete sent on the connection cn that carried the
-// pass: queued behind it, the delete runs after it whatever the pass does, which a
-// give-back on another connection (the waiter's) cannot promise: it could run first,
-// find the releasing token and leave the passed one in the key, held by nobody, until
-// its TTL. It reports whether the delete was written; the waiter must then never use
-// next's token again (a SET NX with it between the pass and the delete would make a
-// holder whose key the delete removes). Its reply is waited for until by, or for at
-// most min(ttl, closeTimeout) without by: once written, it runs behind the pass even
-// unanswered. Not written (cn broke, or by passed first), the waiter gives the token
-// back itself, which leaves the window this closes.
-func (m *Lock) spend(cn via, by time.Time, next *Lock) bool {
-	if cn.cn == nil || cn.cn.Err() != nil {
-		return false
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), min(m.ttl, closeTimeout))
-	defer cancel()
-	if !by.IsZero() {
-		var cancelBy context.CancelFunc
-		ctx, cancelBy = context.WithDeadline(ctx, by)
-		defer cancelBy()
-	}
-	v := via{cn: cn.cn, lane: cn.lane, by: by}
-	_, err := m.l.release(ctx, &v, m.key, next.token)
-	return err == nil || conn.WasWritten(err)
 }
 
 // releaseTries sends the compare-and-delete, from the try numbered try on (of
@@ -391,42 +260,32 @@ func sendAgain(ctx context.Context, by time.Time, err error, cn *conn.Conn) bool
 
 // released is what a delete that ended with deleted and err on cn says became of the
 // lock: the outcome, or the error, for which a delete that may have run counts the
-// lock as lost and, without a deadline by, cuts cn off. A deleted key wakes a waiter
-// of the same Locker.
+// lock as lost and, without a deadline by, cuts cn off.
 func (m *Lock) released(cn via, by time.Time, deleted bool, err error) (ReleaseOutcome, error) {
-	outcome, _, err := m.settled(cn, by, deleted, err)
-	if outcome == Released && m.l.handoff != nil {
-		m.l.handoff.released(m.key)
-	}
-	return outcome, err
-}
-
-// settled is released without the wake-up: also what a pass (Lock.pass) says became
-// of the lock, done meaning passed. cut says that a command whose outcome is unknown
-// can no longer run later: its connection was severed, or its server closed it. A
-// delete left behind uncut can only remove this token; a pass cannot (Lock.spend).
-func (m *Lock) settled(cn via, by time.Time, done bool, err error) (_ ReleaseOutcome, cut bool, _ error) {
 	switch {
 	case err != nil:
 		if conn.WasWritten(err) {
 			m.lose(ErrOwnershipUncertain)
 			// Past by, a cut-off would outlive it (it dials, and waits for its CLIENT
-			// KILL, for up to severTimeout). Nor is a live shared connection cut off:
-			// other callers wait on it (a release goes there only when its own
-			// context cannot end, but an observer's CommandStart may hand the command
-			// one that can).
+			// KILL, for up to severTimeout); the delete left behind can only remove
+			// this token. Nor is a live shared connection cut off: other callers wait
+			// on it (a release goes there only when its own context cannot end, but
+			// an observer's CommandStart may hand the command one that can).
 			if by.IsZero() && (cn.lane != route.SharedLane || cn.cn.Err() != nil) {
-				cut = m.l.sever(cn.cn)
+				m.l.sever(cn.cn)
 			}
-			return 0, cut, fmt.Errorf("%w: %w", ErrOwnershipUncertain, err)
+			return 0, fmt.Errorf("%w: %w", ErrOwnershipUncertain, err)
 		}
-		return 0, false, err
-	case done:
+		return 0, err
+	case deleted:
 		m.lose(ErrReleased)
-		return Released, false, nil
+		if m.l.handoff != nil {
+			m.l.handoff.released(m.key)
+		}
+		return Released, nil
 	}
 	m.lose(ErrLeaseLost)
-	return NotOwned, false, nil
+	return NotOwned, nil
 }
 
 // Close releases the lock on a best-effort basis, as a deferred call should: it stops

@@ -27,16 +27,15 @@ type watchFunc func(ctx context.Context, prev keyWatch) (keyWatch, error)
 // with tracking: there is no change to wait for.
 //
 // A polling pause also ends when a lock of hk's key is released through the same
-// Locker (handoffs), which may pass the key to hk's offer: the wait then ends
-// acquired without another try. The zero hk waits for no such release.
+// Locker (handoffs); the zero hk waits for no such release.
 func waitLoop(ctx context.Context, o *acquireOptions, last error, retryIn time.Duration, try Try, watch watchFunc, hk handoffKey) (bool, error) {
-	giveUp := time.Now().Add(o.wait)
-	s := sleeper{o: o, watch: watch, hw: handoffWait{handoffKey: hk}, giveUp: giveUp}
+	s := sleeper{o: o, watch: watch, hw: handoffWait{handoffKey: hk}}
 	// The last watch is stopped however the wait ends: a watch woken in its turn then
 	// wakes the next waiter of this client, which must look at the key in its place.
 	defer s.stop()
 	// The hand-off registration ends with the wait, passing on a wake-up it holds.
 	defer s.hw.leave()
+	giveUp := time.Now().Add(o.wait)
 	for tries := 1; ; tries++ {
 		left := time.Until(giveUp)
 		if left <= 0 || (o.maxAttempts > 0 && tries >= o.maxAttempts) {
@@ -47,14 +46,8 @@ func waitLoop(ctx context.Context, o *acquireOptions, last error, retryIn time.D
 		if retryIn > 0 {
 			left = min(left, retryIn)
 		}
-		passed, spent, err := s.pause(ctx, tries, left, last == nil)
-		switch {
-		case err != nil:
+		if err := s.pause(ctx, tries, left, last == nil); err != nil {
 			return false, err
-		case passed:
-			return true, nil
-		case spent:
-			return false, last
 		}
 		ok, in, err := try(ctx)
 		switch {
@@ -87,25 +80,19 @@ type sleeper struct {
 	watch watchFunc   // nil without tracking
 	w     keyWatch    // the watch of the last sleep, kept until the next one succeeds it
 	hw    handoffWait // with hw.h nil, no release wakes a polling pause
-	// giveUp is when the wait budget is spent: a pause whose waiter a release took
-	// waits for the outcome until then at the latest.
-	giveUp time.Time
 }
 
 // pause sleeps before the next try: until the key changes when it can be watched and
 // the last try found it held, else for the retry strategy's pause; never past left.
-// passed says a release of the same Locker passed the key to the wait's offer
-// (handoffKey) meanwhile: it is acquired. spent says the wait budget ran out while a
-// release passed the key to it, and the wait ends without another try.
-func (s *sleeper) pause(ctx context.Context, retry int, left time.Duration, held bool) (passed, spent bool, err error) {
+func (s *sleeper) pause(ctx context.Context, retry int, left time.Duration, held bool) error {
 	if s.watch != nil && held {
 		w, err := s.watch(ctx, s.w)
 		if err == nil {
 			s.w = w
-			return false, false, w.Wait(ctx, left)
+			return w.Wait(ctx, left)
 		}
 		if ctx.Err() != nil {
-			return false, false, context.Cause(ctx)
+			return context.Cause(ctx)
 		}
 		// Tracking is unavailable for now (a dial failed, the server refused): poll
 		// this once rather than give up the wait.
@@ -114,9 +101,9 @@ func (s *sleeper) pause(ctx context.Context, retry int, left time.Duration, held
 	s.stop()
 	d := min(s.o.retry.Delay(retry), left)
 	if s.hw.h != nil && held {
-		return s.hw.pause(ctx, d, s.giveUp)
+		return s.hw.pause(ctx, d)
 	}
-	return false, false, sleep(ctx, d)
+	return sleep(ctx, d)
 }
 
 func (s *sleeper) stop() {

@@ -597,6 +597,38 @@ func TestSelfReadPollsUpToTwiceTheBudget(t *testing.T) {
 	}
 }
 
+// A caller whose replies come a little over the budget does not poll in vain on every
+// wait: a wait whose polls ran out counts as spinMissPenalty budgets, which stops the
+// polling until parked waits have brought the average back. Before, such replies kept
+// the average under twice the budget, and every wait polled its whole budget.
+func TestSelfReadStopsPollingInVain(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{Args: []string{"--enable-debug-command", "yes"}})
+	c := dialT(t, srv.Addr(), Options{})
+	c.mu.Lock() // the read role is idle between calls; the lock orders the writes
+	c.r.spin.budget = time.Millisecond
+	c.mu.Unlock()
+	polls := func() int64 {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.r.spin.polls
+	}
+	const waits = 24
+	polled := 0
+	for range waits {
+		before := polls()
+		// 1.5 ms replies: over the budget, under twice it.
+		if _, err := c.Do(context.Background(), "DEBUG", "SLEEP", "0.0015"); err != nil {
+			t.Fatal(err)
+		}
+		if polls() > before {
+			polled++
+		}
+	}
+	if polled > waits/2 {
+		t.Fatalf("%d of %d waits polled for replies that always come after the budget", polled, waits)
+	}
+}
+
 // A caller reading the replies of a large batch itself parks without polling, and its
 // wait does not count in the average of round trips, while a small batch still polls.
 func TestSelfReadPollsOnlyForSmallBatches(t *testing.T) {

@@ -20,7 +20,11 @@ import (
 // tens of microseconds on a VM, so a few slow replies (a pause of the server's, a
 // collection of the client's) left a loopback connection, whose replies come well
 // within the budget, parking on every wait with an average the parked waits kept above
-// the budget. That mode cost a sequential caller a fifth of its rate.
+// the budget. That mode cost a sequential caller a fifth of its rate. A poll that runs
+// out of budget counts as a wait of spinMissPenalty budgets at least: a server whose
+// replies take a little over the budget (a same-rack network, 50-100 µs) would
+// otherwise keep a caller polling its whole budget in vain on every wait, its parked
+// waits averaging under twice the budget.
 // Polling never delays anyone else: each poll yields to any goroutine that can run.
 
 // spinBudget is the longest a reader polls before it parks.
@@ -28,6 +32,11 @@ const spinBudget = 50 * time.Microsecond
 
 // spinStopFactor is how many budgets the average wait may reach before polling stops.
 const spinStopFactor = 2
+
+// spinMissPenalty is the least a wait whose polls ran out of budget counts for, in
+// budgets: one such wait in eight lifts the average over spinStopFactor budgets, and
+// the parked waits after it take about a dozen waits to bring it back.
+const spinMissPenalty = 8
 
 // spinMaxReplies is the most replies a call may wait for and still poll. A larger
 // batch keeps the server busy for about as long as the budget, so its caller would
@@ -47,6 +56,7 @@ type spinWait struct {
 	polls  int64         // polls made, for tests
 	buf    [1]byte
 	ready  bool // the last poll found bytes, the end of the stream, or an error
+	missed bool // the last wait polled its whole budget in vain
 	fn     func(fd uintptr) bool
 }
 
@@ -57,6 +67,7 @@ type spinWait struct {
 func (c *Conn) awaitBytes(spin bool) int64 {
 	start := nanotime()
 	s := &c.r.spin
+	s.missed = false
 	if !spin || c.raw == nil || s.avg > spinStopFactor*int64(s.budget) {
 		return start
 	}
@@ -66,6 +77,7 @@ func (c *Conn) awaitBytes(spin bool) int64 {
 			return start
 		}
 		if nanotime()-start > int64(s.budget) {
+			s.missed = true
 			return start
 		}
 		runtime.Gosched()
@@ -79,5 +91,9 @@ func (c *Conn) spinDone(start int64, spin bool) {
 		return
 	}
 	s := &c.r.spin
-	s.avg += (nanotime() - start - s.avg) / 8
+	wait := nanotime() - start
+	if s.missed {
+		wait = max(wait, spinMissPenalty*int64(s.budget))
+	}
+	s.avg += (wait - s.avg) / 8
 }

@@ -109,8 +109,9 @@ func commandCycle(b *testing.B, c *respire.Client, script, split bool) func(ctx 
 
 // BenchmarkHandoff is respbench's lock-contended scenario in miniature: 16 goroutines
 // of one Locker taking turns on one key, waiting with WithRetryEvery(1ms); an op is
-// one acquisition and its release, so ns/op is the time a hand-off takes. On Redis 7
-// (the pass script) and on the emulator's Redis 8.4 (SET IFEQ).
+// one acquisition and its release, so ns/op is the time a hand-off takes: the release's
+// delete (the script on Redis 7, DELEX on the emulator's Redis 8.4), then the woken
+// waiter's SET NX.
 func BenchmarkHandoff(b *testing.B) {
 	forBenchServers(b, func(_ emulator.Profile, name string, c *respire.Client) {
 		locks := New(c)

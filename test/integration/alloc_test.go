@@ -66,11 +66,7 @@ func TestSteadyStateAllocations(t *testing.T) {
 
 // Adding commands to a reused pipeline allocates nothing; Exec allocates its results.
 func TestPipelineAllocations(t *testing.T) {
-	if testkit.Race {
-		t.Skip("the race detector allocates on its own")
-	}
-	srv := testserver.Start(t, testserver.Config{})
-	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}})
+	c := allocClient(t, respire.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	key := "alloc:pipe"
@@ -91,11 +87,7 @@ func TestPipelineAllocations(t *testing.T) {
 
 // A hit of the client-side cache allocates nothing, whatever the key's type.
 func TestCachedHitAllocations(t *testing.T) {
-	if testkit.Race {
-		t.Skip("the race detector allocates on its own")
-	}
-	srv := testserver.Start(t, testserver.Config{})
-	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}, ClientSideCache: &cache.Options{}})
+	c := allocClient(t, respire.Options{ClientSideCache: &cache.Options{}})
 	ctx := context.Background()
 	key := strings.Repeat("k", 10) // not a constant: its conversion to any may allocate
 	if _, err := c.Do(ctx, "SET", key, "v"); err != nil {
@@ -122,11 +114,7 @@ func TestCachedHitAllocations(t *testing.T) {
 // boxes of its keys and arguments (a token, a TTL in milliseconds), which coordination
 // sends on every acquisition and release.
 func TestScriptAllocations(t *testing.T) {
-	if testkit.Race {
-		t.Skip("the race detector allocates on its own")
-	}
-	srv := testserver.Start(t, testserver.Config{})
-	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}})
+	c := allocClient(t, respire.Options{})
 	ctx := context.Background()
 	s := respire.NewScript("return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])")
 	keys := []string{"alloc:script"}
@@ -137,4 +125,15 @@ func TestScriptAllocations(t *testing.T) {
 	if got := testing.AllocsPerRun(200, func() { s.Run(ctx, c, keys, token, ms) }); got > 0 {
 		t.Errorf("Script.Run allocates %.1f times per call, budget 0", got)
 	}
+}
+
+// allocClient is a client of a server of its own, for an allocation test: skipped under
+// the race detector, which allocates on its own. o's Addrs is set to the server's.
+func allocClient(t *testing.T, o respire.Options) *respire.Client {
+	t.Helper()
+	if testkit.Race {
+		t.Skip("the race detector allocates on its own")
+	}
+	o.Addrs = []string{testserver.Start(t, testserver.Config{}).Addr()}
+	return testclient.New(t, o)
 }

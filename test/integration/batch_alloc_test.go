@@ -6,20 +6,13 @@ import (
 	"testing"
 
 	"github.com/respire/respire"
-	"github.com/respire/respire/internal/testkit"
-	"github.com/respire/respire/internal/testkit/testclient"
-	"github.com/respire/respire/test/testserver"
 )
 
 // A big batch to one server is copied once, into the connection's write buffer: a
 // 2 MiB SET by DoMulti or by a reused Pipeline costs about its size in bytes, and a
 // handful of allocations, not a plan that is encoded, copied and dropped each time.
 func TestBigBatchAllocations(t *testing.T) {
-	if testkit.Race {
-		t.Skip("the race detector allocates on its own")
-	}
-	srv := testserver.Start(t, testserver.Config{})
-	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}})
+	c := allocClient(t, respire.Options{})
 	ctx := context.Background()
 	val := strings.Repeat("x", 2<<20)
 	cmds := [][]any{{"SET", "alloc:big", val}, {"GET", "alloc:key"}}

@@ -7,9 +7,6 @@ import (
 	"testing"
 
 	"github.com/respire/respire"
-	"github.com/respire/respire/internal/testkit"
-	"github.com/respire/respire/internal/testkit/testclient"
-	"github.com/respire/respire/test/testserver"
 )
 
 // 64 goroutines writing 1 KiB values make batches larger than the writer's 64 KiB
@@ -18,11 +15,7 @@ import (
 // allocating it again, about 1 KB a SET before. Bytes, not counts: a buffer is one
 // allocation every few hundred SETs, a count that rounds to nothing.
 func TestParallelSetKeepsItsWriteBuffers(t *testing.T) {
-	if testkit.Race {
-		t.Skip("the race detector allocates on its own")
-	}
-	srv := testserver.Start(t, testserver.Config{})
-	c := testclient.New(t, respire.Options{Addrs: []string{srv.Addr()}})
+	c := allocClient(t, respire.Options{})
 	ctx := context.Background()
 	val := strings.Repeat("x", 1024)
 	r := testing.Benchmark(func(b *testing.B) {

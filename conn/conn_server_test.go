@@ -629,6 +629,42 @@ func TestSelfReadStopsPollingInVain(t *testing.T) {
 	}
 }
 
+// A reply that outlasts the budget now and then (on loopback, the server or the client
+// descheduled) does not stop the polling for the fast replies between: only polls in
+// vain twice in a row count spinMissPenalty budgets. When every one did, slow replies
+// alternating with fast ones kept the average over twice the budget and most fast
+// replies parked.
+func TestSelfReadKeepsPollingAfterALoneMiss(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{Args: []string{"--enable-debug-command", "yes"}})
+	c := dialT(t, srv.Addr(), Options{})
+	c.mu.Lock()
+	c.r.spin.budget = time.Millisecond
+	c.mu.Unlock()
+	polls := func() int64 {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.r.spin.polls
+	}
+	const fast = 12
+	polled := 0
+	for range fast {
+		if _, err := c.Do(context.Background(), "DEBUG", "SLEEP", "0.0015"); err != nil {
+			t.Fatal(err)
+		}
+		before := polls()
+		if _, err := c.Do(context.Background(), "PING"); err != nil {
+			t.Fatal(err)
+		}
+		if polls() > before {
+			polled++
+		}
+	}
+	// A PING slower than the budget, under load, may make a second miss in a row.
+	if polled < fast*3/4 {
+		t.Fatalf("%d of %d fast replies polled, each after one slow reply", polled, fast)
+	}
+}
+
 // A caller reading the replies of a large batch itself parks without polling, and its
 // wait does not count in the average of round trips, while a small batch still polls.
 func TestSelfReadPollsOnlyForSmallBatches(t *testing.T) {

@@ -21,10 +21,13 @@ import (
 // collection of the client's) left a loopback connection, whose replies come well
 // within the budget, parking on every wait with an average the parked waits kept above
 // the budget. That mode cost a sequential caller a fifth of its rate. A poll that runs
-// out of budget counts as a wait of spinMissPenalty budgets at least: a server whose
-// replies take a little over the budget (a same-rack network, 50-100 µs) would
-// otherwise keep a caller polling its whole budget in vain on every wait, its parked
-// waits averaging under twice the budget.
+// out of budget right after another did counts as a wait of spinMissPenalty budgets at
+// least: a server whose replies take a little over the budget (a same-rack network,
+// 50-100 µs) would otherwise keep a caller polling its whole budget in vain on every
+// wait, its parked waits averaging under twice the budget. Not the first poll in vain:
+// on loopback one wait in a hundred or so outlasts the budget (the server or the
+// client descheduled), and charging each of those eight budgets stopped the polling
+// often enough to cost a sequential caller a quarter of its rate.
 // Polling never delays anyone else: each poll yields to any goroutine that can run.
 
 // spinBudget is the longest a reader polls before it parks.
@@ -33,9 +36,10 @@ const spinBudget = 50 * time.Microsecond
 // spinStopFactor is how many budgets the average wait may reach before polling stops.
 const spinStopFactor = 2
 
-// spinMissPenalty is the least a wait whose polls ran out of budget counts for, in
-// budgets: one such wait in eight lifts the average over spinStopFactor budgets, and
-// the parked waits after it take about a dozen waits to bring it back.
+// spinMissPenalty is the least a wait whose polls ran out of budget, after a wait
+// whose polls did too, counts for, in budgets: with two such waits the average passes
+// spinStopFactor budgets, and the parked waits after them take about a dozen waits to
+// bring it back.
 const spinMissPenalty = 8
 
 // spinMaxReplies is the most replies a call may wait for and still poll. A larger
@@ -57,6 +61,8 @@ type spinWait struct {
 	buf    [1]byte
 	ready  bool // the last poll found bytes, the end of the stream, or an error
 	missed bool // the last wait polled its whole budget in vain
+	found  bool // the last wait's polls found bytes
+	misses int  // polled waits that ran out of budget since one found bytes
 	fn     func(fd uintptr) bool
 }
 
@@ -67,13 +73,14 @@ type spinWait struct {
 func (c *Conn) awaitBytes(spin bool) int64 {
 	start := nanotime()
 	s := &c.r.spin
-	s.missed = false
+	s.missed, s.found = false, false
 	if !spin || c.raw == nil || s.avg > spinStopFactor*int64(s.budget) {
 		return start
 	}
 	for {
 		s.polls++
 		if err := c.raw.Read(s.fn); err != nil || s.ready {
+			s.found = true
 			return start
 		}
 		if nanotime()-start > int64(s.budget) {
@@ -92,8 +99,15 @@ func (c *Conn) spinDone(start int64, spin bool) {
 	}
 	s := &c.r.spin
 	wait := nanotime() - start
-	if s.missed {
+	switch {
+	case s.found:
+		s.misses = 0
+	case !s.missed: // parked without polling: says nothing of the budget
+	case s.misses > 0:
 		wait = max(wait, spinMissPenalty*int64(s.budget))
+		fallthrough
+	default:
+		s.misses++
 	}
 	s.avg += (wait - s.avg) / 8
 }

@@ -29,7 +29,10 @@ type Message struct {
 // the subscription reconnects with backoff and subscribes again to everything it had;
 // messages published while it was away are lost, as with any Redis pub/sub. A PING
 // every Options.SubscriptionHealthCheck, unanswered for as long again, counts as such
-// a loss, so a connection that silently stops delivering is replaced.
+// a loss, so a connection that silently stops delivering is replaced. Each reconnection
+// attempt, the resubscription's confirmations included, is bounded by
+// Options.DialTimeout: a server that takes the connection but never confirms costs a
+// failed attempt, retried with backoff.
 //
 // A channel or pattern the server refuses (-NOPERM under ACL channel rules) fails the
 // call that asked for it with the server's *resp.ServerError and is not kept; the
@@ -68,9 +71,12 @@ type Subscription struct {
 
 // Subscribe subscribes to channels on a new connection and returns the subscription.
 // It fails with ErrClosed once the client is closing.
-// ctx bounds only the subscribing (the dial and sending SUBSCRIBE), not the
-// subscription's life: it lives on, reconnecting after a lost connection, until
-// Subscription.Close or Client.Close ends it and closes its Messages channel.
+// ctx bounds only the subscribing (the dial, sending SUBSCRIBE and waiting for the
+// server to confirm it), not the subscription's life: it lives on, reconnecting after a
+// lost connection, until Subscription.Close or Client.Close ends it and closes its
+// Messages channel. Options.DialTimeout bounds the dial and handshake, but the wait for
+// the confirmations is the caller's: with a ctx without deadline, a server (or proxy)
+// that never confirms keeps Subscribe waiting until ctx ends or Client.Close.
 func (c *Client) Subscribe(ctx context.Context, channels ...string) (*Subscription, error) {
 	return c.subscribe(ctx, channels, nil)
 }
@@ -345,7 +351,7 @@ func (s *Subscription) run() {
 				s.client.route.Resolve(ctx)
 				cancel()
 			}
-			if s.connect(s.ctx, true) == nil {
+			if s.reconnect() == nil {
 				break
 			}
 			if s.ctx.Err() != nil {
@@ -354,6 +360,30 @@ func (s *Subscription) run() {
 		}
 	}
 }
+
+// reconnect makes one attempt at a new connection subscribed to the current sets,
+// bounded as a whole (dial, handshake and the resubscription's confirmations) by
+// Options.DialTimeout, so that a server or proxy that takes the connection but never
+// confirms the SUBSCRIBE costs one failed attempt, retried with backoff, and does not
+// hang the subscription (and every call waiting for its lock) until Close.
+// DialTimeout rather than ReadTimeout: the resubscription is the last step of making
+// the connection ready, as the handshake is, and DialTimeout is the bound go-redis
+// (DialTimeout) and rueidis (Dialer.Timeout) users know for establishing a
+// connection; it is also always finite, where ReadTimeout and SubscriptionHealthCheck
+// may be -1.
+func (s *Subscription) reconnect() error {
+	d := s.client.opts.DialTimeout
+	if d == 0 {
+		d = defaultDialTimeout
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, d)
+	defer cancel()
+	return s.connect(ctx, true)
+}
+
+// defaultDialTimeout is the DialTimeout a zero Options.DialTimeout stands for, as
+// package conn applies it.
+const defaultDialTimeout = 5 * time.Second
 
 // watch returns when cn must be replaced (it broke, failed its health check, or lost a
 // shard channel to a slot move) or the subscription is closed.

@@ -33,10 +33,16 @@ func Connect(ctx context.Context, rawURL string) (*Client, error) {
 // "redis://:pw@host". Query parameters: dial_timeout, read_timeout, write_timeout (Go
 // durations such as "500ms"), protocol (2 or 3), client_name, pool_size, min_idle,
 // key_prefix. An unknown parameter is an error, so a typo does not go unnoticed.
+//
+// An error matches ErrInvalidURL, or ErrInvalidOptions for settings that parse but
+// that Options do not accept, and also its cause where there is one to match
+// (errors.As): the *url.Error of a URL that net/url cannot parse (its URL and text
+// without the password), and the *strconv.NumError of a number or boolean parameter
+// that is not one.
 func ParseURL(rawURL string) (Options, error) {
 	u, err := redisurl.Parse(rawURL)
 	if err != nil {
-		return Options{}, fmt.Errorf("%w: %v", ErrInvalidURL, err)
+		return Options{}, fmt.Errorf("%w: %w", ErrInvalidURL, err)
 	}
 	o := Options{
 		Addrs:            u.Addrs,

@@ -150,7 +150,7 @@ func parseQuery(q url.Values, c *Config) error {
 			return fmt.Errorf("unknown parameter %q", name)
 		}
 		if err != nil {
-			return fmt.Errorf("parameter %s=%q: %v", name, v, err)
+			return fmt.Errorf("parameter %s=%q: %w", name, v, err)
 		}
 	}
 	return nil
@@ -202,7 +202,7 @@ func parseSentinelURL(rawURL string) (Config, error) {
 	c.SentinelUsername, c.SentinelPassword = q.Get("sentinel_username"), q.Get("sentinel_password")
 	if v := q.Get("replica_reads"); v != "" {
 		if c.ReplicaReads, err = strconv.ParseBool(v); err != nil {
-			return c, fmt.Errorf("parameter replica_reads=%q: %v", v, err)
+			return c, fmt.Errorf("parameter replica_reads=%q: %w", v, err)
 		}
 	}
 	q.Del("sentinel_username")

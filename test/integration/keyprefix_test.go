@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -139,6 +140,41 @@ func TestParseURL(t *testing.T) {
 	}
 	if _, err := respire.Connect(context.Background(), "redis://h:1?nope=1"); !errors.Is(err, respire.ErrInvalidURL) {
 		t.Errorf("Connect with a bad URL: %v", err)
+	}
+}
+
+// TestParseURLErrorCause checks that ParseURL's error matches ErrInvalidURL and, with
+// errors.As, the cause a caller may want: net/url's *url.Error for text that is not a
+// URL, strconv's *strconv.NumError for a parameter that is not a number or boolean.
+func TestParseURLErrorCause(t *testing.T) {
+	tests := []struct {
+		url   string
+		cause func(error) bool
+	}{
+		{"redis://h:notaport", func(err error) bool {
+			var ue *url.Error
+			return errors.As(err, &ue) && ue.Op == "parse"
+		}},
+		{"redis://u:pw@h%zz", func(err error) bool {
+			var ue *url.Error
+			return errors.As(err, &ue) && !strings.Contains(ue.URL, "pw")
+		}},
+		{"redis://h:1?pool_size=four", func(err error) bool {
+			var ne *strconv.NumError
+			return errors.As(err, &ne) && ne.Func == "Atoi" && errors.Is(err, strconv.ErrSyntax)
+		}},
+		{"redis://h:1?protocol=99999999999999999999", func(err error) bool { return errors.Is(err, strconv.ErrRange) }},
+		{"redis+sentinel://a:1/m?replica_reads=maybe", func(err error) bool {
+			var ne *strconv.NumError
+			return errors.As(err, &ne) && ne.Func == "ParseBool"
+		}},
+		{"redis+cluster://a:1,b:2?min_idle=x", func(err error) bool { return errors.Is(err, strconv.ErrSyntax) }},
+	}
+	for _, tt := range tests {
+		_, err := respire.ParseURL(tt.url)
+		if !errors.Is(err, respire.ErrInvalidURL) || !tt.cause(err) {
+			t.Errorf("%q: %v, want ErrInvalidURL wrapping its cause", tt.url, err)
+		}
 	}
 }
 

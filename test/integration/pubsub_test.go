@@ -9,11 +9,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/backoff"
 	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/observe"
@@ -256,16 +258,17 @@ func TestCloseRacingSubscribe(t *testing.T) {
 
 // fakePubSub is a scripted server for subscription logic under testing/synctest: every
 // dial gets a net.Pipe served by a goroutine of its own, which answers HELLO and
-// anything else with OK, SUBSCRIBE unless hangUp says to close instead (or with
-// NOPERM when it names the channel deny), and PING unless mute says not. Each serving
-// goroutine ends when its pipe is closed.
+// anything else with OK, SUBSCRIBE unless hangUp says to close instead, or unconfirmed
+// to leave it unanswered (or with NOPERM when it names the channel deny), and PING
+// unless mute says not. Each serving goroutine ends when its pipe is closed.
 type fakePubSub struct {
-	mu     sync.Mutex
-	dials  []time.Time
-	hangUp func(dial int, channels []string) bool // whether the dial-th connection is closed at a SUBSCRIBE of channels
-	deny   string                                 // a channel every SUBSCRIBE naming it is refused for
-	mute   func(dial int) bool                    // whether the dial-th connection stops answering after SUBSCRIBE
-	wg     sync.WaitGroup
+	mu          sync.Mutex
+	dials       []time.Time
+	hangUp      func(dial int, channels []string) bool // whether the dial-th connection is closed at a SUBSCRIBE of channels
+	unconfirmed func(dial int) bool                    // whether the dial-th connection never answers SUBSCRIBE
+	deny        string                                 // a channel every SUBSCRIBE naming it is refused for
+	mute        func(dial int) bool                    // whether the dial-th connection stops answering after SUBSCRIBE
+	wg          sync.WaitGroup
 }
 
 func (f *fakePubSub) dial(context.Context, string, string) (net.Conn, error) {
@@ -302,6 +305,8 @@ func (f *fakePubSub) serve(n int, nc net.Conn) {
 			reply = "%3\r\n+server\r\n+redis\r\n+version\r\n+7.0.15\r\n+proto\r\n:3\r\n"
 		case args[0] == "SUBSCRIBE" && f.hangUp != nil && f.hangUp(n, args[1:]):
 			return
+		case args[0] == "SUBSCRIBE" && f.unconfirmed != nil && f.unconfirmed(n):
+			continue // a server that takes the connection and never confirms
 		case args[0] == "SUBSCRIBE" && f.deny != "" && slices.Contains(args[1:], f.deny):
 			reply = "-NOPERM this user has no permissions to access one of the channels used as arguments\r\n"
 		case args[0] == "SUBSCRIBE":
@@ -410,6 +415,111 @@ func TestSubscriptionHealthCheckLive(t *testing.T) {
 			testkit.WaitFor(t, "the subscription to dial again", func() bool { return p.Stats().Accepted > accepted })
 			p.Heal()
 			publishUntilHeard(t, srv, sub, "hc", "after")
+		})
+	}
+}
+
+// TestSubscriptionReconnectUnconfirmed loses a subscription's connection (its health
+// check at 10s goes unanswered) to a server that takes the next connection but never
+// confirms its SUBSCRIBE: that attempt gives up after DialTimeout (2s here), and the
+// next, after the first backoff (50ms, the jitter scripted to its most), subscribes.
+// Without the bound the subscription waited for the confirmation until Close.
+func TestSubscriptionReconnectUnconfirmed(t *testing.T) {
+	defer func(j func(time.Duration) time.Duration) { backoff.Jitter = j }(backoff.Jitter)
+	backoff.Jitter = func(n time.Duration) time.Duration { return n }
+	synctest.Test(t, func(t *testing.T) {
+		// Dial 0 is the client's shared connection, dial 1 the subscription's, dial 2
+		// its first reconnection.
+		f := &fakePubSub{mute: func(dial int) bool { return dial == 1 }, unconfirmed: func(dial int) bool { return dial == 2 }}
+		c, err := respire.NewClient(context.Background(), respire.Options{Addrs: []string{"10.0.0.1:6379"}, Dialer: f.dial, SubscriptionHealthCheck: 10 * time.Second, DialTimeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Subscribe(context.Background(), "news"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute)
+		c.Close()
+		f.wg.Wait()
+		if got, want := f.gaps(1), []time.Duration{20 * time.Second, 2*time.Second + 50*time.Millisecond}; !slices.Equal(got, want) {
+			t.Errorf("reconnections %v apart, want %v", got, want)
+		}
+	})
+}
+
+// TestSubscribeUnconfirmedWaitsForCtx subscribes to a server that never confirms: the
+// first Subscribe waits as long as its ctx allows (a minute, well past DialTimeout),
+// and with a ctx without deadline until Client.Close, which it returns ErrClosed for.
+func TestSubscribeUnconfirmedWaitsForCtx(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakePubSub{unconfirmed: func(dial int) bool { return dial > 0 }}
+		c, err := respire.NewClient(context.Background(), respire.Options{Addrs: []string{"10.0.0.1:6379"}, Dialer: f.dial, DialTimeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		start := time.Now()
+		if _, err := c.Subscribe(ctx, "news"); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) != time.Minute {
+			t.Errorf("Subscribe = %v after %v, want context.DeadlineExceeded after 1m0s", err, time.Since(start))
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Subscribe(context.Background(), "news")
+			done <- err
+		}()
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("Subscribe without deadline returned %v before Close", err)
+		default:
+		}
+		c.Close()
+		if err := <-done; !errors.Is(err, respire.ErrClosed) {
+			t.Errorf("Subscribe after Close = %v, want ErrClosed", err)
+		}
+		f.wg.Wait()
+	})
+}
+
+// TestSubscriptionReconnectUnconfirmedLive kills a subscription's connection on a real
+// server and black-holes, through a fault proxy, the SUBSCRIBE of the connection it
+// dials next, once that connection's handshake is done: the attempt gives up after
+// DialTimeout (500ms here), the stalled connection is closed, and once the route heals
+// the next attempt subscribes and delivers.
+func TestSubscriptionReconnectUnconfirmedLive(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	p := faultproxy.Start(t, srv.Addr())
+	for _, proto := range protocols {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			var stall atomic.Bool
+			onConnect := func(context.Context, *respire.Conn) error {
+				if stall.CompareAndSwap(true, false) {
+					p.Blackhole(faultproxy.ToServer)
+				}
+				return nil
+			}
+			c := testclient.New(t, respire.Options{Addrs: []string{p.Addr()}, Protocol: proto, DialTimeout: 500 * time.Millisecond, SubscriptionHealthCheck: -1, OnConnect: onConnect})
+			sub, err := c.Subscribe(context.Background(), "unconfirmed")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Close()
+			publishUntilHeard(t, srv, sub, "unconfirmed", "before")
+			before := p.Stats()
+			stall.Store(true)
+			defer p.Heal()
+			srv.Do(t, "CLIENT", "KILL", "TYPE", "pubsub")
+			testkit.WaitFor(t, "the resubscription to be black-holed", func() bool {
+				return !stall.Load() && p.Stats().Dropped > before.Dropped
+			})
+			p.Heal()
+			publishUntilHeard(t, srv, sub, "unconfirmed", "after")
+			testkit.WaitFor(t, "the stalled connection to be closed", func() bool {
+				s := p.Stats()
+				return s.Accepted >= before.Accepted+2 && s.Open == before.Open
+			})
 		})
 	}
 }

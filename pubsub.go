@@ -374,16 +374,12 @@ func (s *Subscription) run() {
 func (s *Subscription) reconnect() error {
 	d := s.client.opts.DialTimeout
 	if d == 0 {
-		d = defaultDialTimeout
+		d = conn.DefaultDialTimeout
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, d)
 	defer cancel()
 	return s.connect(ctx, true)
 }
-
-// defaultDialTimeout is the DialTimeout a zero Options.DialTimeout stands for, as
-// package conn applies it.
-const defaultDialTimeout = 5 * time.Second
 
 // watch returns when cn must be replaced (it broke, failed its health check, or lost a
 // shard channel to a slot move) or the subscription is closed.

@@ -67,8 +67,11 @@ type Credentials struct {
 	ExpiresAt time.Time
 }
 
+// DefaultDialTimeout bounds a dial and its handshake when Options.DialTimeout is zero;
+// routers that bound other steps of making a connection ready by DialTimeout use it too.
+const DefaultDialTimeout = 5 * time.Second
+
 const (
-	defaultDialTimeout  = 5 * time.Second
 	defaultReadTimeout  = 3 * time.Second
 	defaultWriteTimeout = 3 * time.Second
 	maxSpareBuffer      = 1 << 20  // larger write buffers are dropped after use, not kept
@@ -239,7 +242,7 @@ func Dial(ctx context.Context, addr string, opts Options) (*Conn, error) {
 }
 
 func dial(ctx context.Context, addr string, opts *Options) (*Conn, error) {
-	ctx, cancel := context.WithTimeout(ctx, orDefault(opts.DialTimeout, defaultDialTimeout))
+	ctx, cancel := context.WithTimeout(ctx, orDefault(opts.DialTimeout, DefaultDialTimeout))
 	defer cancel()
 	cr, err := credentialsOf(ctx, opts)
 	if err != nil {

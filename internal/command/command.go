@@ -169,7 +169,23 @@ type Info struct {
 	// Sub maps lower-case subcommand names ("stream") to their entries. It is nil for
 	// commands that are not containers.
 	Sub map[string]*Info
+
+	// oneKeyFirst caches what KeySpecs say for most commands, computed once when the
+	// entry is made (OneKeyFirst); false in an entry built by hand.
+	oneKeyFirst bool
 }
+
+// OneKeyFirst reports whether the command's only key is its first argument (args[1])
+// whatever its other arguments are, as for GET, SET, HGET or INCR: its key positions,
+// its Cluster slot and its prefixed key need none of the key specifications'
+// evaluation, which costs as much as hashing the key. It is false for commands of
+// several keys or none, of a key elsewhere (OBJECT ENCODING k), of keys that move with
+// the arguments, and of a shard channel (SPUBLISH), which is no key in the keyspace.
+//
+// The generated table and FromSpec compute it once, when they make the entry; an
+// entry built by hand reports false, and its keys are found by evaluating its key
+// specifications, with the same result.
+func (info *Info) OneKeyFirst() bool { return info.oneKeyFirst }
 
 // maxNameLen is the longest command or "container|sub" name Lookup accepts; the longest
 // in the table is 29 bytes ("cluster|count-failure-reports").
@@ -181,7 +197,20 @@ const maxNameLen = 40
 type Table struct{ m map[string]*Info }
 
 // Default is the generated table; the package's functions use it.
-var Default = &Table{m: commands}
+var Default = newTable(commands)
+
+// newTable makes the table of the generated entries m, completing each entry (and
+// each subcommand's) with what its key specifications imply (Info.OneKeyFirst): once
+// here, at initialisation, rather than on every command.
+func newTable(m map[string]*Info) *Table {
+	for _, info := range m {
+		info.deriveKeys()
+		for _, sub := range info.Sub {
+			sub.deriveKeys()
+		}
+	}
+	return &Table{m: m}
+}
 
 // Without returns a copy of t that lacks the named commands and subcommands (lower
 // case, "container|sub" for a subcommand).

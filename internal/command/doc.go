@@ -43,6 +43,11 @@
 //     can stop at a group or consumer named "streams"; the options are walked as
 //     XREAD does instead, which gives the same keys for every ordinary command.
 //
+// Most commands have one key, their first argument (GET, SET, HGET). The table marks
+// them once, when it is made (and FromSpec when it learns an entry), from their key
+// specifications (Info.OneKeyFirst), and the key positions of such a command are
+// given without evaluating them; Cluster routing hashes args[1] directly.
+//
 // Where the server's own COMMAND GETKEYS disagrees with what a command does (the SORT
 // and XREADGROUP cases above), KeyIndexes follows what the command does: a key prefix
 // has to follow where the data goes.

@@ -39,6 +39,7 @@ func FromSpec(c *spec.Command) *Info {
 		}
 		info.KeySpecs = append(info.KeySpecs, ks)
 	}
+	info.deriveKeys()
 	if len(c.Subs) > 0 {
 		info.Sub = make(map[string]*Info, len(c.Subs))
 		for _, sc := range c.Subs {

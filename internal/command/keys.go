@@ -63,6 +63,24 @@ func (info *Info) KeysKnown() bool {
 	return true
 }
 
+// deriveKeys fills in the fields of info its key specifications imply. An entry has
+// one key, its first argument, when its single specification begins at index 1 and
+// spans one argument: a range of last key 0 (whatever its step, which one key does not
+// use). A command whose keys move with its arguments is left out, as its keys may come
+// from a hand rule (appendHandKeys) instead; so are an incomplete specification,
+// which may not name every key, and a not_key one (a shard channel), which
+// PrefixableKeyIndexes leaves out.
+func (info *Info) deriveKeys() {
+	info.oneKeyFirst = false
+	if len(info.KeySpecs) != 1 || info.Flags&FlagMovableKeys != 0 {
+		return
+	}
+	ks := &info.KeySpecs[0]
+	info.oneKeyFirst = ks.Begin.Kind == BeginIndex && ks.Begin.Pos == 1 &&
+		ks.Find.Kind == FindRange && ks.Find.LastKey == 0 && ks.Find.KeyStep >= 1 &&
+		ks.Flags&(KeySpecIncomplete|KeySpecNotKey) == 0
+}
+
 func keyIndexes(args []any, dst []int, withNotKeys bool) []int {
 	info, ok := LookupArgs(args)
 	if !ok {
@@ -72,6 +90,12 @@ func keyIndexes(args []any, dst []int, withNotKeys bool) []int {
 }
 
 func infoKeyIndexes(info *Info, args []any, dst []int, withNotKeys bool) []int {
+	if info.oneKeyFirst {
+		if len(args) < 2 {
+			return dst // refused by the server; the specification finds no key either
+		}
+		return append(dst, 1)
+	}
 	start := len(dst)
 	if d, ok := appendHandKeys(info, args, dst); ok {
 		dst = d

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/respire/respire/internal/command/spec"
 )
 
 // words splits a command line on spaces; a word of two single quotes stands for an
@@ -578,6 +580,108 @@ func TestHandFinders(t *testing.T) {
 	}
 	if want := []string{"migrate", "sort", "sort_ro", "stralgo", "xread", "xreadgroup"}; !slices.Equal(hand, want) {
 		t.Errorf("hand finders for %v, want %v", hand, want)
+	}
+}
+
+// OneKeyFirst is computed once, when the table is made, for the commands whose only
+// key is their first argument whatever follows it (options and flags included), and
+// for no other: not for several keys, a key elsewhere, keys found by a hand rule or a
+// shard channel. FromSpec computes it too; an entry built by hand lacks it.
+func TestOneKeyFirst(t *testing.T) {
+	cases := []struct {
+		args []any
+		want bool
+	}{
+		{words("GET k"), true},
+		{words("SET k v"), true},
+		{words("SET k v NX PX 100 GET"), true},
+		{words("HSET h f v"), true},
+		{words("ZADD z NX CH 1 m"), true},              // a key at 1, then optional flags
+		{words("BITFIELD k GET u8 0"), true},           // its key spec's flags vary
+		{words("GETEX k PERSIST"), true},               // an option after the key
+		{words("EVALSHA sha 1 k"), false},              // keys counted by numkeys
+		{words("MGET a b"), false},                     // several keys
+		{words("LMOVE a b LEFT RIGHT"), false},         // two specifications
+		{words("XREAD STREAMS s 0"), false},            // after a keyword
+		{words("OBJECT ENCODING k"), false},            // the key is not first
+		{words("SORT_RO k BY w_*"), false},             // a hand rule
+		{words("SPUBLISH ch m"), false},                // a shard channel, not a key
+		{words("PING"), false},                         // no key
+		{words("CONFIG GET maxmemory"), false},         // no key
+		{words("XINFO STREAM k"), false},               // key at 2, as OBJECT's
+		{words("WAIT 1 0"), false},                     // no key
+		{words("BITCOUNT k 0 1 BYTE"), true},           // optional range and unit
+		{words("GETRANGE k 0 -1"), true},               // fixed arguments after the key
+		{words("EXPIRE k 10 NX"), true},                // an optional flag after them
+		{words("SINTERCARD 1 k LIMIT 1"), false},       // numkeys
+		{words("GEORADIUS g 0 0 1 km STORE d"), false}, // STORE names a second key
+	}
+	for _, c := range cases {
+		info, ok := LookupArgs(c.args)
+		if !ok {
+			t.Fatalf("%v: not in the table", c.args)
+		}
+		if got := info.OneKeyFirst(); got != c.want {
+			t.Errorf("%v: %s.OneKeyFirst = %v, want %v", c.args, info.Name, got, c.want)
+		}
+	}
+
+	get := &spec.Command{Name: "mod.get", Arity: 2, Flags: []string{"readonly"},
+		KeySpecs: []spec.KeySpec{{Flags: []string{"RO"}, Begin: "index", Pos: 1, Find: "range", KeyStep: 1}}}
+	if !FromSpec(get).OneKeyFirst() {
+		t.Errorf("FromSpec(%s).OneKeyFirst = false, want true", get.Name)
+	}
+	get.KeySpecs[0].Flags = []string{"RO", "incomplete"}
+	if FromSpec(get).OneKeyFirst() {
+		t.Errorf("FromSpec(%s) with an incomplete spec: OneKeyFirst = true, want false", get.Name)
+	}
+	byHand := &Info{Name: "mod.get", KeySpecs: []KeySpec{{Flags: KeySpecRO, Begin: BeginSearch{Kind: BeginIndex, Pos: 1}, Find: FindKeys{Kind: FindRange, KeyStep: 1}}}}
+	if byHand.OneKeyFirst() {
+		t.Errorf("an entry built by hand: OneKeyFirst = true, want false")
+	}
+	if got := InfoKeyIndexes(byHand, words("MOD.GET k"), nil); !slices.Equal(got, []int{1}) {
+		t.Errorf("InfoKeyIndexes of an entry built by hand = %v, want [1]", got)
+	}
+}
+
+// For every entry of the table that has OneKeyFirst, at every argument count up to a
+// few more than its arity, the key positions it gives are those its key
+// specifications give when evaluated.
+func TestOneKeyFirstAgreesWithKeySpecs(t *testing.T) {
+	var all []*Info
+	for _, info := range commands {
+		all = append(all, info)
+		for _, sub := range info.Sub {
+			all = append(all, sub)
+		}
+	}
+	n := 0
+	for _, info := range all {
+		if !info.OneKeyFirst() {
+			continue
+		}
+		n++
+		evaluated := *info
+		evaluated.oneKeyFirst = false
+		name := strings.Split(info.Name, "|")
+		for argc := 0; argc <= max(info.Arity, -info.Arity)+3; argc++ {
+			args := make([]any, argc)
+			for i := range args {
+				args[i] = "a" + strings.Repeat("x", i)
+			}
+			for i := 0; i < len(name) && i < argc; i++ {
+				args[i] = name[i]
+			}
+			if got, want := InfoKeyIndexes(info, args, nil), InfoKeyIndexes(&evaluated, args, nil); !slices.Equal(got, want) {
+				t.Errorf("%s, %d arguments: keys %v, the key specs give %v", info.Name, argc, got, want)
+			}
+			if got, want := InfoPrefixableKeyIndexes(info, args, nil), InfoPrefixableKeyIndexes(&evaluated, args, nil); !slices.Equal(got, want) {
+				t.Errorf("%s, %d arguments: prefixable keys %v, the key specs give %v", info.Name, argc, got, want)
+			}
+		}
+	}
+	if n < 100 {
+		t.Errorf("%d entries have OneKeyFirst; most commands of one key should", n)
 	}
 }
 

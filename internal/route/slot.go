@@ -21,7 +21,7 @@ func SlotOf(info *command.Info, args []any, prefix string, prefixed []int) (int,
 	if info == nil {
 		return AnySlot, nil
 	}
-	if oneKeyFirst(info) {
+	if info.OneKeyFirst() {
 		if len(args) < 2 {
 			return AnySlot, nil // refused by the server
 		}
@@ -47,19 +47,6 @@ func SlotOf(info *command.Info, args []any, prefix string, prefixed []int) (int,
 		}
 	}
 	return slot, nil
-}
-
-// oneKeyFirst reports whether the only key of the command of entry info is its first
-// argument, as for most commands (GET, SET, HGET, INCR...): its slot needs none of the
-// key specifications' evaluation, which cost a Cluster client's GET as much as the
-// hash of its key.
-func oneKeyFirst(info *command.Info) bool {
-	if len(info.KeySpecs) != 1 || info.Flags&command.FlagMovableKeys != 0 {
-		return false
-	}
-	ks := &info.KeySpecs[0]
-	return ks.Begin.Kind == command.BeginIndex && ks.Begin.Pos == 1 &&
-		ks.Find.Kind == command.FindRange && ks.Find.LastKey == 0 && ks.Find.KeyStep >= 1
 }
 
 // keySlot is the slot of a key the client's own methods take as a string.

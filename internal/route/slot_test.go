@@ -35,8 +35,8 @@ func TestSlotOfKeys(t *testing.T) {
 		if !ok {
 			t.Fatalf("%v: not in the table", c.args)
 		}
-		if got := oneKeyFirst(info); got != c.shortcut {
-			t.Errorf("%v: oneKeyFirst = %v, want %v", c.args, got, c.shortcut)
+		if got := info.OneKeyFirst(); got != c.shortcut {
+			t.Errorf("%v: OneKeyFirst = %v, want %v", c.args, got, c.shortcut)
 		}
 		for _, prefix := range []string{"", "app:"} {
 			var prefixed []int

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/testserver"
 )
@@ -133,5 +134,84 @@ func TestRedlockNodeTimeoutBoundsRedial(t *testing.T) {
 	}
 	if _, err := rl.Release(ctx); errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 		t.Fatalf("Release with one server redialling a hung one waited for the caller's context: %v", err)
+	}
+}
+
+// TestRedlockIdentifyBoundedByNodeTimeout: a server the group has never identified, which
+// accepts connections and never answers them, holds up an acquisition whose context has
+// no deadline for the node timeout only (asking its identity, then its part of the
+// acquisition), not for as long as the client's dial may take: the other two servers
+// grant the lease, every time it is asked for. With INFO refused by the ACL, the
+// probe that identifies the servers instead leaves out the server whose INFO did not
+// answer. The client's dial and read timeouts are an hour, so the node timeout is
+// the only bound (review of the coordination code, gap 2: RedlockGroup.identify's
+// parts are bounded by NodeTimeout in redlockNode.identify and redlockNode.probe).
+func TestRedlockIdentifyBoundedByNodeTimeout(t *testing.T) {
+	users := []testserver.User{{Name: "app", Password: "pw", Rules: []string{"+@all", "-@dangerous", "~*"}}}
+	for _, tc := range []struct {
+		name string
+		user string // "" for the default user, who may run INFO
+	}{{"info", ""}, {"probe", "app"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := func(addr string) respire.Options {
+				o := respire.Options{Addrs: []string{addr}, DialTimeout: time.Hour, ReadTimeout: time.Hour}
+				if tc.user != "" {
+					o.Username, o.Password = tc.user, "pw"
+				}
+				return o
+			}
+			var clients []*respire.Client
+			for range 2 {
+				clients = append(clients, testclient.New(t, opts(testserver.Start(t, testserver.Config{Users: users}).Addr())))
+			}
+			hung := newSilencer(t, testserver.Start(t, testserver.Config{Users: users}).Addr())
+			c := testclient.New(t, opts(hung.addr()))
+			t.Cleanup(hung.close) // before the client closes: no handshake left hanging
+			clients = append(clients, c)
+			hung.silence()
+			// The client redials once it finds its connection broken: a PING that fails
+			// shows it did, and that the redial hangs.
+			testkit.WaitFor(t, "the client to find its connection broken", func() bool {
+				pctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				defer cancel()
+				_, err := c.Do(pctx, "PING")
+				return err != nil
+			})
+			const nodeTimeout = 300 * time.Millisecond
+			g, err := NewRedlockGroup(clients, RedlockOptions{NodeTimeout: nodeTimeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for attempt := range 2 {
+				type result struct {
+					rl  *Redlock
+					ok  bool
+					err error
+					in  time.Duration
+				}
+				done := make(chan result, 1)
+				go func() {
+					start := time.Now()
+					rl, ok, err := g.TryAcquire(context.Background(), "identify-hung", time.Minute)
+					done <- result{rl, ok, err, time.Since(start)}
+				}()
+				var r result
+				testkit.WaitFor(t, "TryAcquire with an unidentified server that never answers", func() bool {
+					select {
+					case r = <-done:
+						return true
+					default:
+						return false
+					}
+				})
+				t.Logf("attempt %d: TryAcquire took %v (node timeout %v)", attempt, r.in, nodeTimeout)
+				if !r.ok || r.err != nil {
+					t.Fatalf("attempt %d: TryAcquire: ok %v, %v; want a lease from the two servers that answer", attempt, r.ok, r.err)
+				}
+				if _, err := r.rl.Release(context.Background()); err != nil {
+					t.Fatalf("attempt %d: Release: %v", attempt, err)
+				}
+			}
+		})
 	}
 }

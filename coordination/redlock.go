@@ -720,7 +720,8 @@ func (rl *Redlock) RemainingEstimate() time.Duration {
 // handle no longer reports ownership (stop the protected work; acquire anew) and the
 // error, if servers failed, matches ErrNoQuorum. A renewal whose outcome is uncertain
 // on a server is cut off there as package lock cuts it off, and that server counts
-// as lost.
+// as lost; the cut-off goes on in the background, holding up no renewal past
+// NodeTimeout.
 func (rl *Redlock) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) {
 	if err := rl.g.checkLease(rl.key, d); err != nil {
 		return false, err

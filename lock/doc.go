@@ -46,7 +46,10 @@
 // A managed renewal (ResetExpiry, KeepAlive) or Release on a *Lock that is cancelled
 // or times out after its command may have been written severs the connection that
 // carried it: CLIENT KILL ID <its id>, sent on another connection, so nothing queued on
-// it can run later; the lock then counts as lost. Those commands travel on the
+// it can run later; the lock counts as lost before the cut-off begins. The caller
+// waits for the cut-off only while its context is live: a renewal or release bounded
+// by a deadline returns by it, and the cut-off (up to five seconds when the server
+// does not answer) goes on in the background. Those commands travel on the
 // client's lock connections (a lane of the client's router: one per server,
 // pipelined among locks), never on the shared connection other callers' commands
 // use, so a cut-off fails lock traffic only. A Release that cannot be cut off while
@@ -123,6 +126,8 @@
 //
 // Locker, Lock and Keeper are safe for concurrent use. A KeepAlive owns one goroutine,
 // which stops when the keep-alive is stopped, its lease is released or lost, or its
-// context ends; Stop and Release (Keeper.Halt) wait for it. The lock connections
+// context ends; Stop and Release (Keeper.Halt) wait for it. A cut-off whose caller
+// stopped waiting runs on a goroutine of its own, which ends once its CLIENT KILL is
+// answered, or five seconds after it began at the latest. The lock connections
 // (lock lanes of the client's router) belong to the client and close with it.
 package lock

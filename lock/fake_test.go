@@ -25,6 +25,7 @@ type fakeRedis struct {
 	renewals []time.Time     // when each SET IFEQ that renewed arrived
 	hold     chan struct{}   // when not nil, a SET IFEQ waits for it to close before it runs
 	holdDel  chan struct{}   // when not nil, a DELEX waits for it to close before it runs
+	holdKill chan struct{}   // when not nil, a CLIENT KILL waits for it to close, then answers :1
 	ran      []string        // the name of each command served, in the order it ran ("SET IFEQ" for a renewal)
 	slowSets []time.Duration // how long the replies of the next SET NX are held back, in turn
 	setsNX   []string        // the token of every SET NX that took the key
@@ -69,30 +70,27 @@ func (f *fakeRedis) del(key string) {
 }
 
 // holdRenewals makes renewals wait until the returned function is called.
-func (f *fakeRedis) holdRenewals() (release func()) {
-	hold := make(chan struct{})
-	f.mu.Lock()
-	f.hold = hold
-	f.mu.Unlock()
-	return func() {
-		f.mu.Lock()
-		f.hold = nil
-		f.mu.Unlock()
-		close(hold)
-	}
-}
+func (f *fakeRedis) holdRenewals() (release func()) { return f.holdOn(&f.hold) }
 
 // holdDeletes makes releases (DELEX) wait until the returned function is called.
-func (f *fakeRedis) holdDeletes() (release func()) {
-	hold := make(chan struct{})
+func (f *fakeRedis) holdDeletes() (release func()) { return f.holdOn(&f.holdDel) }
+
+// holdKills makes cut-offs (CLIENT KILL) wait until the returned function is called,
+// as a server that does not answer them; they are answered :1 then.
+func (f *fakeRedis) holdKills() (release func()) { return f.holdOn(&f.holdKill) }
+
+// holdOn sets *hold, one of f's holds, to a channel that the returned function clears
+// and closes.
+func (f *fakeRedis) holdOn(hold *chan struct{}) (release func()) {
+	ch := make(chan struct{})
 	f.mu.Lock()
-	f.holdDel = hold
+	*hold = ch
 	f.mu.Unlock()
 	return func() {
 		f.mu.Lock()
-		f.holdDel = nil
+		*hold = nil
 		f.mu.Unlock()
-		close(hold)
+		close(ch)
 	}
 }
 
@@ -113,17 +111,26 @@ func (f *fakeRedis) Renewals() []time.Time {
 // serve runs one command, held back as the test asked, and returns its raw reply.
 func (f *fakeRedis) serve(_ string, args []string) string {
 	name := strings.ToUpper(args[0])
-	if len(args) > 3 && name == "SET" && strings.EqualFold(args[3], "IFEQ") {
+	switch {
+	case len(args) > 3 && name == "SET" && strings.EqualFold(args[3], "IFEQ"):
 		name = "SET IFEQ"
+	case len(args) > 1 && name == "CLIENT" && strings.EqualFold(args[1], "KILL"):
+		name = "CLIENT KILL"
 	}
 	f.mu.Lock()
-	hold, holdDel := f.hold, f.holdDel
+	hold, holdDel, holdKill := f.hold, f.holdDel, f.holdKill
 	f.mu.Unlock()
 	switch {
 	case hold != nil && name == "SET IFEQ":
 		<-hold // a renewal the server is slow to run
 	case holdDel != nil && name == "DELEX":
 		<-holdDel // a release the server is slow to run
+	case holdKill != nil && name == "CLIENT KILL":
+		<-holdKill // a cut-off the server does not answer
+		f.mu.Lock()
+		f.ran = append(f.ran, name)
+		f.mu.Unlock()
+		return ":1\r\n"
 	}
 	reply := f.exec(args)
 	f.mu.Lock()

@@ -98,7 +98,7 @@ func (m *Lock) finishRelease(c *link.LockCall) (ReleaseOutcome, error) {
 	if sendAgain(ctx, by, err, cn.cn) {
 		cn, deleted, err = m.releaseTries(ctx, by, 1)
 	}
-	outcome, err := m.released(cn, by, deleted, err)
+	outcome, err := m.released(ctx, cn, by, deleted, err)
 	outcome, err = m.led(ctx, nil, by, true, outcome, err)
 	m.reportRelease(ctx, outcome, err)
 	return outcome, err

@@ -121,13 +121,15 @@ func (m *Lock) VerifyStillHeld(ctx context.Context) (bool, error) {
 // meanwhile reschedules its next renewal, and its expiry deadline, from the new lease.
 //
 // If ctx ends, or the reply times out, after the command may have reached the server,
-// the connection that carried it is severed (CLIENT KILL ID from another connection, so
-// the command cannot run late), the lock counts as lost, and the error matches
-// ErrOwnershipUncertain and conn.ErrOutcomeUnknown. The renewal travels on the
-// client's lock connection (one per server, beside the shared one): when another
-// lock's cut-off kills that connection under it, the kill has settled it (it ran or
-// never will) and, since a renewal can only extend this lock's own token, it is sent
-// again on a fresh connection while the lease lasts rather than reported as lost.
+// the lock counts as lost, the connection that carried it is severed (CLIENT KILL ID
+// from another connection, so the command cannot run late), and the error matches
+// ErrOwnershipUncertain and conn.ErrOutcomeUnknown. ResetExpiry waits for the cut-off
+// only while ctx is live: past ctx's deadline it returns, and the cut-off goes on
+// without it. The renewal travels on the client's lock connection (one per server,
+// beside the shared one): when another lock's cut-off kills that connection under it,
+// the kill has settled it (it ran or never will) and, since a renewal can only extend
+// this lock's own token, it is sent again on a fresh connection while the lease lasts
+// rather than reported as lost.
 func (m *Lock) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) {
 	ms, err := checkKeyTTL(m.key, d)
 	if err != nil {
@@ -150,7 +152,7 @@ func (m *Lock) ResetExpiry(ctx context.Context, d time.Duration) (bool, error) {
 		case conn.WasWritten(err):
 			// Lose first: protected work must stop before anything else happens.
 			m.loseReported(ctx, ErrOwnershipUncertain)
-			m.l.sever(cn.cn)
+			m.l.cutOff(ctx, cn.cn)
 			return false, fmt.Errorf("%w: %w", ErrOwnershipUncertain, err)
 		case err != nil:
 			m.l.report(ctx, observe.LockRenewed, time.Time{}, err)
@@ -232,6 +234,32 @@ func (m *Lock) KeepAliveContext() context.Context {
 	return ctx
 }
 
+// cutOff severs cn, which carried a command of a lock whose outcome is unknown, and
+// waits for the cut-off while ctx, the caller's, is live. The caller does not wait past
+// the end of ctx, which is usually what made the outcome unknown, for a cut-off that
+// can take up to severTimeout of its own (a dial or a CLIENT KILL that the server does
+// not answer): a renewal or release bounded by a deadline returns by it, the keep-alive
+// that sent it stops, and the cut-off goes on in the background. The lock was counted
+// as lost before: nothing waits for the cut-off to learn that.
+//
+// The background cut-off runs on a goroutine of its own, which ends when sever does:
+// once the CLIENT KILL is answered, or severTimeout after it began, at the latest.
+func (l *Locker) cutOff(ctx context.Context, cn *conn.Conn) {
+	if ctx.Done() == nil {
+		l.sever(cn) // the caller cannot stop waiting: no goroutine needed
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.sever(cn)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
 // sever makes sure a command written on cn can no longer run: CLIENT KILL ID of cn's
 // CLIENT ID, sent on another connection, then cn is closed. It reports whether it
 // severed; it cannot when the connection's ID is unknown or the user may not run CLIENT
@@ -303,5 +331,6 @@ func closedByServer(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE))
 }
 
-// severTimeout bounds a cut-off: it runs after the caller's own context has ended.
+// severTimeout bounds a cut-off: it runs after the caller's own context has ended,
+// in the background once the caller stopped waiting (cutOff).
 const severTimeout = 5 * time.Second

@@ -49,6 +49,13 @@ func (r *recorder) take() []observe.Lock {
 	return es
 }
 
+// cutoffsOf returns the cut-offs rec was told of.
+func cutoffsOf(rec *recorder) []observe.Cutoff {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return slices.Clone(rec.cutoffs)
+}
+
 func kinds(es []observe.Lock) []observe.LockKind {
 	out := make([]observe.LockKind, len(es))
 	for i, e := range es {
@@ -331,9 +338,9 @@ func TestObserveCutoff(t *testing.T) {
 		if !errors.Is(es[0].Err, ErrOwnershipUncertain) {
 			t.Fatalf("lost with %v, want ErrOwnershipUncertain", es[0].Err)
 		}
-		rec.mu.Lock()
-		cutoffs := slices.Clone(rec.cutoffs)
-		rec.mu.Unlock()
+		// The cut-off goes on once ResetExpiry returned at its deadline.
+		testkit.WaitFor(t, "the cut-off", func() bool { return len(cutoffsOf(rec)) > 0 })
+		cutoffs := cutoffsOf(rec)
 		want := observe.Cutoff{Addr: cn.Addr(), ClientID: id}
 		if len(cutoffs) != 1 || cutoffs[0] != want || id <= 0 {
 			t.Fatalf("cut-offs %+v, want %+v", cutoffs, want)

@@ -247,6 +247,8 @@ func TestSeveringOfUncertainRenewalAndRelease(t *testing.T) {
 			if ok || !errors.Is(err, conn.ErrOutcomeUnknown) {
 				t.Fatalf("delayed renewal: %v %v", ok, err)
 			}
+			// The cut-off goes on once ResetExpiry returned at its deadline.
+			testkit.WaitFor(t, "the cut-off", func() bool { return s.emu.Count("CLIENT KILL") > 0 })
 			if s.emu.Count("CLIENT KILL") != 1 {
 				t.Fatalf("CLIENT KILL sent %d times", s.emu.Count("CLIENT KILL"))
 			}
@@ -273,6 +275,7 @@ func TestSeveringOfUncertainRenewalAndRelease(t *testing.T) {
 			tctx, cancel = context.WithTimeout(ctx, 100*time.Millisecond)
 			_, err = mu2.Release(tctx)
 			cancel()
+			testkit.WaitFor(t, "the cut-off", func() bool { return s.emu.Count("CLIENT KILL") > 0 })
 			if !errors.Is(err, conn.ErrOutcomeUnknown) || s.emu.Count("CLIENT KILL") != 1 {
 				t.Fatalf("delayed release: %v, %d kills", err, s.emu.Count("CLIENT KILL"))
 			}

@@ -69,7 +69,9 @@ type releaseWaiters struct {
 // still held and Release can be called again. Cancelled or timed out after it may have
 // been sent (ErrOwnershipUncertain, conn.ErrOutcomeUnknown), the handle counts the lock
 // as lost and severs the connection (CLIENT KILL); a later Release sends the
-// compare-and-delete again, which is safe: it can only ever delete this token.
+// compare-and-delete again, which is safe: it can only ever delete this token. Release
+// waits for the cut-off only while ctx is live: a Release whose ctx has a deadline
+// returns by it, and the cut-off goes on without it.
 func (m *Lock) Release(ctx context.Context) (ReleaseOutcome, error) {
 	return m.ReleaseBy(ctx, time.Time{})
 }
@@ -232,7 +234,7 @@ func releaseUnsent(err error) bool {
 // killed it unsent, and says what became of the lock.
 func (m *Lock) release(ctx context.Context, by time.Time) (ReleaseOutcome, error) {
 	cn, deleted, err := m.releaseTries(ctx, by, 0)
-	return m.released(cn, by, deleted, err)
+	return m.released(ctx, cn, by, deleted, err)
 }
 
 // releaseTries sends the compare-and-delete, from the try numbered try on (of
@@ -260,8 +262,9 @@ func sendAgain(ctx context.Context, by time.Time, err error, cn *conn.Conn) bool
 
 // released is what a delete that ended with deleted and err on cn says became of the
 // lock: the outcome, or the error, for which a delete that may have run counts the
-// lock as lost and, without a deadline by, cuts cn off.
-func (m *Lock) released(cn via, by time.Time, deleted bool, err error) (ReleaseOutcome, error) {
+// lock as lost and, without a deadline by, cuts cn off, waiting for that while ctx is
+// live (Locker.cutOff).
+func (m *Lock) released(ctx context.Context, cn via, by time.Time, deleted bool, err error) (ReleaseOutcome, error) {
 	switch {
 	case err != nil:
 		if conn.WasWritten(err) {
@@ -272,7 +275,7 @@ func (m *Lock) released(cn via, by time.Time, deleted bool, err error) (ReleaseO
 			// on it (a release goes there only when its own context cannot end, but
 			// an observer's CommandStart may hand the command one that can).
 			if by.IsZero() && (cn.lane != route.SharedLane || cn.cn.Err() != nil) {
-				m.l.sever(cn.cn)
+				m.l.cutOff(ctx, cn.cn)
 			}
 			return 0, fmt.Errorf("%w: %w", ErrOwnershipUncertain, err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/respire/respire"
 	"github.com/respire/respire/conn"
+	"github.com/respire/respire/internal/testkit"
 	"github.com/respire/respire/internal/testkit/testclient"
 	"github.com/respire/respire/test/clusterserver"
 	"github.com/respire/respire/test/testserver"
@@ -138,6 +139,8 @@ func severStorm(t *testing.T, c *respire.Client, srv *testserver.Server, cutoffs
 	close(stop)
 	wg.Wait()
 
+	// The cut-offs go on once the renewals returned at their deadlines.
+	testkit.WaitFor(t, "the cut-offs", func() bool { return srv.CommandStat(t, "client|kill", "calls") >= cutoffs })
 	kills := srv.CommandStat(t, "client|kill", "calls")
 	t.Logf("%d data commands, %d renewals of other locks, %d CLIENT KILLs", dataOps.Load(), renewals.Load(), kills)
 	if dataErrs.Load() != 0 || renewFailures.Load() != 0 {

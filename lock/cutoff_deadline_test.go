@@ -1,0 +1,175 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit"
+	"github.com/respire/respire/internal/testkit/testclient"
+	"github.com/respire/respire/test/faultproxy"
+	"github.com/respire/respire/test/testserver"
+)
+
+// The cut-off of an uncertain command may take up to severTimeout when the server does
+// not answer its CLIENT KILL. These tests hold every CLIENT KILL on a fake server, on
+// the bubble's fake clock, and check that no caller bounded by a deadline, and no
+// keep-alive, waits for the cut-off past its bound; the cut-off goes on and is
+// reported once answered.
+
+// wantCutoffOnceAnswered fails t unless the cut-off, in a synctest bubble, waits for
+// its held CLIENT KILL without being reported, and is reported, as one that succeeded,
+// once resumeKills lets the server answer.
+func wantCutoffOnceAnswered(t *testing.T, rec *recorder, resumeKills func()) {
+	t.Helper()
+	synctest.Wait() // the cut-off's CLIENT KILL is sent, and held
+	if cs := cutoffsOf(rec); len(cs) != 0 {
+		t.Fatalf("cut-offs %+v before the server answered", cs)
+	}
+	resumeKills()
+	synctest.Wait()
+	if cs := cutoffsOf(rec); len(cs) != 1 || cs[0].Err != nil || cs[0].ClientID <= 0 {
+		t.Fatalf("cut-offs %+v, want one that succeeded", cs)
+	}
+}
+
+// A ResetExpiry or a Release whose context's deadline passes after its command was
+// written returns at that deadline, with the lock lost as uncertain, while its cut-off
+// waits for a CLIENT KILL the server does not answer; the cut-off is reported once
+// answered (review of the coordination code, gap 1).
+func TestCallsReturnByTheirDeadlineWhileCutOff(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		hold func(*fakeRedis) (release func())
+		call func(context.Context, *Lock) error
+	}{
+		{"ResetExpiry", (*fakeRedis).holdRenewals, func(ctx context.Context, mu *Lock) error {
+			ok, err := mu.ResetExpiry(ctx, time.Minute)
+			if ok {
+				return errors.New("renewed")
+			}
+			return err
+		}},
+		{"Release", (*fakeRedis).holdDeletes, func(ctx context.Context, mu *Lock) error {
+			_, err := mu.Release(ctx)
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const lease, deadline = 30 * time.Second, time.Second
+				ctx := context.Background()
+				rec := &recorder{}
+				f, c := fakeClientWith(t, respire.Options{Observer: rec})
+				mu, err := New(c).Acquire(ctx, "cut-off", lease)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resume := tc.hold(f)
+				defer resume()
+				resumeKills := sync.OnceFunc(f.holdKills())
+				defer resumeKills()
+
+				cctx, cancel := context.WithTimeout(ctx, deadline)
+				defer cancel()
+				start := time.Now()
+				err = tc.call(cctx, mu)
+				if took := time.Since(start); took > deadline {
+					t.Errorf("returned %v after it began, past its deadline (%v)", took, deadline)
+				}
+				if !errors.Is(err, ErrOwnershipUncertain) {
+					t.Fatalf("with its command held: %v, want ErrOwnershipUncertain", err)
+				}
+				if cause := context.Cause(mu.KeepAliveContext()); !errors.Is(cause, ErrOwnershipUncertain) {
+					t.Fatalf("the lock's context ends with %v", cause)
+				}
+				wantCutoffOnceAnswered(t, rec, resumeKills)
+			})
+		})
+	}
+}
+
+// A keep-alive whose renewal is never answered ends its context at the lease's safe
+// deadline (a twentieth of the lease before its expiry), and its goroutine stops
+// then too, while the renewal's cut-off waits for a CLIENT KILL the server does not
+// answer: the cut-off never holds back the loss (review of the coordination code, gap 1).
+func TestKeepAliveStopsBySafeDeadlineWhileCutOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const lease = 10 * time.Second
+		ctx := context.Background()
+		rec := &recorder{}
+		f, c := fakeClientWith(t, respire.Options{Observer: rec})
+		mu, err := New(c).Acquire(ctx, "cut-keepalive", lease)
+		if err != nil {
+			t.Fatal(err)
+		}
+		safe := mu.ExpiresAtEstimate().Add(-lease / 20)
+		resumeRenewals := f.holdRenewals()
+		defer resumeRenewals()
+		resumeKills := sync.OnceFunc(f.holdKills())
+		defer resumeKills()
+		ka, err := mu.KeepAlive(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		<-ka.Context().Done()
+		if now := time.Now(); now.After(safe) {
+			t.Errorf("the keep-alive's context ended %v past the safe deadline", now.Sub(safe))
+		}
+		cause := context.Cause(ka.Context())
+		if !errors.Is(cause, ErrOwnershipUncertain) && !errors.Is(cause, ErrLeaseExpired) {
+			t.Fatalf("the keep-alive's context ends with %v", cause)
+		}
+		<-ka.Done()
+		if now := time.Now(); now.After(safe) {
+			t.Errorf("the keep-alive stopped %v past the safe deadline", now.Sub(safe))
+		}
+		ka.Stop()
+		wantCutoffOnceAnswered(t, rec, resumeKills)
+	})
+}
+
+// Against a real server whose replies stop coming (a proxy holds them): a Release
+// whose context's deadline passes after the delete was written returns without
+// waiting for its cut-off, which cannot reach the server until the replies flow again
+// (the dial's handshake waits) and is reported once they do. Before, Release waited
+// for the cut-off, up to severTimeout past its deadline (review of the coordination
+// code, gap 1).
+func TestReleaseDoesNotWaitForItsCutOff(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	p := faultproxy.Start(t, srv.Addr())
+	rec := &recorder{}
+	c := testclient.At(t, p.Addr(), respire.Options{DialTimeout: time.Hour, ReadTimeout: time.Hour, Observer: rec})
+	locks := New(c)
+	ctx := context.Background()
+	mu, err := locks.Acquire(ctx, "release-cut-off", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The managed calls' connection is dialled before the pause.
+	if held, err := mu.ResetExpiry(ctx, time.Minute); !held || err != nil {
+		t.Fatal(held, err)
+	}
+
+	p.Pause(faultproxy.ToClient)
+	rctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	_, err = mu.Release(rctx)
+	atReturn := len(cutoffsOf(rec))
+	p.Resume(faultproxy.ToClient)
+	if !errors.Is(err, ErrOwnershipUncertain) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Release past its deadline: %v, want ErrOwnershipUncertain and context.DeadlineExceeded", err)
+	}
+	if atReturn != 0 {
+		t.Fatalf("%d cut-offs reported when Release returned: it waited for the cut-off", atReturn)
+	}
+	testkit.WaitFor(t, "the cut-off, once the server answers", func() bool { return len(cutoffsOf(rec)) == 1 })
+	if cs := cutoffsOf(rec); cs[0].Err != nil {
+		t.Fatalf("the cut-off failed: %v", cs[0].Err)
+	}
+}

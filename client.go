@@ -44,6 +44,8 @@ type Client struct {
 
 	table   *command.Table  // the command key table (a copy without some commands in tests)
 	learned learnedCommands // what COMMAND INFO said of commands the table lacks (keys.go)
+
+	bg background // goroutines the client owns for the packages built on it (link.Client.Go)
 }
 
 // NewClient validates opts and connects. It fails when the server cannot be reached
@@ -137,6 +139,7 @@ func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	c.bg.close()
 	c.subsMu.Lock()
 	subs := make([]*Subscription, 0, len(c.subs))
 	for s := range c.subs {
@@ -499,6 +502,7 @@ func (c *Client) newLink() link.Client {
 		Closed:       &c.closed,
 		Name:         c.linkName,
 		Outcome:      outcomeOf,
+		Go:           c.bg.run,
 	}
 }
 

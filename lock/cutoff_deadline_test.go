@@ -173,3 +173,45 @@ func TestReleaseDoesNotWaitForItsCutOff(t *testing.T) {
 		t.Fatalf("the cut-off failed: %v", cs[0].Err)
 	}
 }
+
+// A cut-off left running in the background when its caller's deadline passed belongs
+// to the client: Close ends it and returns once it has, so nothing of the client's runs
+// after Close. Closing the pool ended it before too, but on a goroutine nobody waited
+// for, which could report the cut-off, and still run, after Close had returned.
+func TestCloseEndsABackgroundCutOff(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	p := faultproxy.Start(t, srv.Addr())
+	rec := &recorder{}
+	c := testclient.At(t, p.Addr(), respire.Options{DialTimeout: time.Hour, ReadTimeout: time.Hour, Observer: rec})
+	locks := New(c)
+	ctx := context.Background()
+	mu, err := locks.Acquire(ctx, "close-cut-off", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held, err := mu.ResetExpiry(ctx, time.Minute); !held || err != nil {
+		t.Fatal(held, err)
+	}
+	// A blocking command leaves a dedicated connection in the pool: the cut-off takes
+	// it and writes its CLIENT KILL, whose answer the proxy then holds back (a dial
+	// would wait for its handshake instead, which closing the pool ends anyway).
+	if _, err := c.Do(ctx, "BLPOP", "close-cut-off:none", "0.01"); err != nil {
+		t.Fatal(err)
+	}
+
+	p.Pause(faultproxy.ToClient)
+	defer p.Resume(faultproxy.ToClient)
+	rctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if _, err := mu.Release(rctx); !errors.Is(err, ErrOwnershipUncertain) {
+		t.Fatalf("Release past its deadline: %v, want ErrOwnershipUncertain", err)
+	}
+	if n := len(cutoffsOf(rec)); n != 0 {
+		t.Fatalf("%d cut-offs reported when Release returned; want the cut-off still running", n)
+	}
+	c.Close()
+	cs := cutoffsOf(rec)
+	if len(cs) != 1 || !(errors.Is(cs[0].Err, context.Canceled) || errors.Is(cs[0].Err, respire.ErrClosed)) {
+		t.Fatalf("cut-offs reported when Close returned: %+v; want the one Close ended", cs)
+	}
+}

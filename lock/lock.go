@@ -242,18 +242,21 @@ func (m *Lock) KeepAliveContext() context.Context {
 // that sent it stops, and the cut-off goes on in the background. The lock was counted
 // as lost before: nothing waits for the cut-off to learn that.
 //
-// The background cut-off runs on a goroutine of its own, which ends when sever does:
-// once the CLIENT KILL is answered, or severTimeout after it began, at the latest.
+// The background cut-off runs on a goroutine the client owns (link.Client.Go), which
+// ends when sever does: once the CLIENT KILL is answered, severTimeout after it began,
+// or when the client closes, whichever comes first. Closing the client stops it
+// because nothing is left to protect then: the lock was counted as lost, and a renewal
+// that still runs can only lengthen the lease of a token nobody holds any more.
 func (l *Locker) cutOff(ctx context.Context, cn *conn.Conn) {
 	if ctx.Done() == nil {
-		l.sever(cn) // the caller cannot stop waiting: no goroutine needed
+		l.sever(context.Background(), cn) // the caller cannot stop waiting: no goroutine needed
 		return
 	}
 	done := make(chan struct{})
-	go func() {
+	l.ln.Go(func(owner context.Context) {
 		defer close(done)
-		l.sever(cn)
-	}()
+		l.sever(owner, cn)
+	})
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -263,8 +266,9 @@ func (l *Locker) cutOff(ctx context.Context, cn *conn.Conn) {
 // sever makes sure a command written on cn can no longer run: CLIENT KILL ID of cn's
 // CLIENT ID, sent on another connection, then cn is closed. It reports whether it
 // severed; it cannot when the connection's ID is unknown or the user may not run CLIENT
-// KILL (learned from NOPERM and remembered on cn).
-func (l *Locker) sever(cn *conn.Conn) bool {
+// KILL (learned from NOPERM and remembered on cn). It gives up when parent ends, or
+// severTimeout after it began.
+func (l *Locker) sever(parent context.Context, cn *conn.Conn) bool {
 	id, ok := cn.ID()
 	caps := cn.Capabilities()
 	if !ok || caps.Load(capSever) == conn.Unsupported {
@@ -276,7 +280,7 @@ func (l *Locker) sever(cn *conn.Conn) bool {
 		// could name a stranger's connection.
 		return true
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), severTimeout)
+	ctx, cancel := context.WithTimeout(parent, severTimeout)
 	defer cancel()
 	// The server that carried the command, even if the key is served elsewhere now.
 	other, err := l.ln.DedicatedTo(ctx, cn.Addr())

@@ -45,6 +45,10 @@ type Client struct {
 	Name func(info *command.Info, name string) string
 	// Outcome classes the error a caller got, as the client's own command events do.
 	Outcome func(err error) observe.Outcome
+	// Go runs f on a goroutine the client owns: f's ctx ends when the client closes,
+	// and Close returns once f has. After Close, f runs on the caller's goroutine with
+	// ctx ended.
+	Go func(f func(ctx context.Context))
 }
 
 // KeyWatch is a one-shot watch of a key the client tracks, a *respire.KeyWatch: Wait

@@ -18,7 +18,9 @@ var (
 	ErrClosed = route.ErrClosed
 	// ErrInvalidOptions is matched by errors from NewClient for unusable Options.
 	ErrInvalidOptions = route.ErrInvalidOptions
-	// ErrInvalidURL is matched by errors from ParseURL and Connect.
+	// ErrInvalidURL is matched by errors from ParseURL and Connect for a URL that does
+	// not parse; settings that parse but that Options do not accept match
+	// ErrInvalidOptions instead.
 	ErrInvalidURL = errors.New("respire: invalid URL")
 	// ErrTxFailed is returned by Tx.Exec when EXEC was aborted because a watched key
 	// changed: nothing of the transaction ran; run it again with fresh reads.

@@ -38,7 +38,10 @@ func Connect(ctx context.Context, rawURL string) (*Client, error) {
 // that Options do not accept, and also its cause where there is one to match
 // (errors.As): the *url.Error of a URL that net/url cannot parse (its URL and text
 // without the password), and the *strconv.NumError of a number or boolean parameter
-// that is not one.
+// that is not one. A password must have its '/', '?', '#' (and '@', ':') percent-encoded:
+// a URL that does not parse and has a '/', '?' or '#' before its last '@' is refused
+// with an error that quotes nothing of what precedes that '@', since net/url's own
+// error would quote the piece of the password it took for a host or a port.
 func ParseURL(rawURL string) (Options, error) {
 	u, err := redisurl.Parse(rawURL)
 	if err != nil {

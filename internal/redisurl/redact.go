@@ -35,6 +35,23 @@ func redact(raw string) string {
 	return redactQuery(raw, "sentinel_password")
 }
 
+// redactLoose is redact for a URL whose user information may hold an unescaped '/',
+// '?' or '#' (ambiguousUserinfo): everything from the scheme to the last '@' counts as
+// user information, the user name kept only when it has none of those.
+func redactLoose(raw string) string {
+	_, rest, ok := strings.Cut(raw, "://")
+	at := strings.LastIndexByte(rest, '@')
+	if !ok || at < 0 {
+		return redact(raw)
+	}
+	start := len(raw) - len(rest)
+	user, _, hasPassword := strings.Cut(rest[:at], ":")
+	if !hasPassword || strings.ContainsAny(user, "/?#") {
+		user = ""
+	}
+	return redactQuery(raw[:start]+user+":"+Redacted+raw[start+at:], "sentinel_password")
+}
+
 // redactQuery replaces the value of every name=value pair of the query part of raw.
 func redactQuery(raw, name string) string {
 	q := strings.IndexByte(raw, '?')

@@ -38,6 +38,29 @@ type Config struct {
 // URL's syntax, not whether the settings make a usable client (a port out of range, a
 // negative pool size): that is the caller's check of its options.
 func Parse(rawURL string) (Config, error) {
+	c, err := parse(rawURL)
+	if err != nil && ambiguousUserinfo(rawURL) {
+		// The error may quote, or net/url's may hold, a piece of a password that an
+		// unescaped '/', '?' or '#' cut short: say why without quoting any of it.
+		return Config{}, fmt.Errorf("%q: %w", redactLoose(rawURL), errAmbiguousUserinfo)
+	}
+	return c, err
+}
+
+// errAmbiguousUserinfo is the error of a URL that does not parse and has a '/', '?' or
+// '#' before its last '@': a password holding one of them unescaped, which ends the
+// user information early and runs on into the host, the path or the query.
+var errAmbiguousUserinfo = errors.New("a '/', '?' or '#' comes before the last '@': in a password, percent-encode them (%2F, %3F, %23)")
+
+// ambiguousUserinfo reports whether raw has a '/', '?' or '#' before the last '@' after
+// its scheme.
+func ambiguousUserinfo(raw string) bool {
+	_, rest, ok := strings.Cut(raw, "://")
+	at := strings.LastIndexByte(rest, '@')
+	return ok && at >= 0 && strings.ContainsAny(rest[:at], "/?#")
+}
+
+func parse(rawURL string) (Config, error) {
 	if scheme, _, ok := strings.Cut(rawURL, "://"); ok && strings.HasSuffix(strings.ToLower(scheme), "+sentinel") {
 		return parseSentinelURL(rawURL)
 	}
@@ -259,7 +282,7 @@ func parseClusterURL(rawURL string) (Config, error) {
 		}
 		addrs = append(addrs, addr)
 	}
-	c, err := Parse(base + "://" + userinfo + seeds[0] + tail)
+	c, err := parse(base + "://" + userinfo + seeds[0] + tail)
 	if err != nil {
 		return c, err
 	}

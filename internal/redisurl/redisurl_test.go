@@ -1,6 +1,9 @@
 package redisurl
 
 import (
+	"errors"
+	"net/url"
+	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -26,6 +29,46 @@ func TestRedact(t *testing.T) {
 		if got := redact(c.in); got != c.want {
 			t.Errorf("redact(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// A password with an unescaped '/', '?' or '#' ends the user information early for
+// net/url, so a piece of it lands in the host, the path or the query, and errors
+// quoted it (net/url's "invalid port", a Cluster seed, a Sentinel host) and carried
+// the whole URL in a *url.Error. Such a URL's error now names the cause and quotes
+// nothing of the password.
+func TestParseErrorsQuoteNoPieceOfAPassword(t *testing.T) {
+	pieces := []string{"Zm9vQ", "YmFyQ", "pQrSt", "uVwXy"}
+	for _, raw := range []string{
+		"rediss://default:Zm9vQ/YmFyQ+@host:6380/0",
+		"redis://:pQrSt?uVwXy@host",
+		"redis://:pQrSt#uVwXy@host/0",
+		"redis://pQrSt/uVwXy@host",
+		"redis+cluster://:pQrSt/uVwXy@h1,h2",
+		"rediss+cluster://u:Zm9vQ?YmFyQ@h1:7000",
+		"redis+sentinel://:pQrSt/uVwXy@s1,s2/mymaster",
+		"redis+sentinel://u:Zm9vQ#YmFyQ@s1/mymaster",
+	} {
+		_, err := Parse(raw)
+		if err == nil {
+			t.Errorf("Parse(%q): no error", raw)
+			continue
+		}
+		if !errors.Is(err, errAmbiguousUserinfo) {
+			t.Errorf("Parse(%q): %v; want errAmbiguousUserinfo", raw, err)
+		}
+		for _, p := range pieces {
+			if strings.Contains(err.Error(), p) {
+				t.Errorf("Parse(%q): the error %q quotes %q of the password", raw, err, p)
+			}
+		}
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			t.Errorf("Parse(%q): still a *url.Error of %q", raw, ue.URL)
+		}
+	}
+	// An '@' in the query of a URL without user information parses as before.
+	if c, err := Parse("redis://h:1/0?client_name=a@b"); err != nil || c.ClientName != "a@b" {
+		t.Errorf("an '@' in the query: %+v, %v", c, err)
 	}
 }
 

@@ -598,8 +598,8 @@ func TestSelfReadPollsUpToTwiceTheBudget(t *testing.T) {
 }
 
 // A caller whose replies come a little over the budget does not poll in vain on every
-// wait: a wait whose polls ran out counts as spinMissPenalty budgets, which stops the
-// polling until parked waits have brought the average back. Before, such replies kept
+// wait: a second wait in a row whose polls ran out counts as spinMissPenalty budgets,
+// which stops the polling until parked waits have brought the average back. Before, such replies kept
 // the average under twice the budget, and every wait polled its whole budget.
 func TestSelfReadStopsPollingInVain(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{Args: []string{"--enable-debug-command", "yes"}})
@@ -631,24 +631,34 @@ func TestSelfReadStopsPollingInVain(t *testing.T) {
 
 // A reply that outlasts the budget now and then (on loopback, the server or the client
 // descheduled) does not stop the polling for the fast replies between: only polls in
-// vain twice in a row count spinMissPenalty budgets. When every one did, slow replies
-// alternating with fast ones kept the average over twice the budget and most fast
-// replies parked.
+// vain twice in a row, with no reply within the budget between them, count
+// spinMissPenalty budgets. When every one did, slow replies alternating with fast ones
+// kept the average over twice the budget and most fast replies parked.
 func TestSelfReadKeepsPollingAfterALoneMiss(t *testing.T) {
 	srv := testserver.Start(t, testserver.Config{Args: []string{"--enable-debug-command", "yes"}})
 	c := dialT(t, srv.Addr(), Options{})
 	c.mu.Lock()
-	c.r.spin.budget = time.Millisecond
+	// A budget that a PING stays well within even on a loaded machine, which a reply
+	// of 1.5 budgets outlasts.
+	c.r.spin.budget = 5 * time.Millisecond
 	c.mu.Unlock()
 	polls := func() int64 {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return c.r.spin.polls
 	}
+	// Two slow replies in a row first: their penalty stops the polling, and the fast
+	// replies parked meanwhile must count as found within the budget, or every slow
+	// reply after them was charged the penalty again and they stayed parked.
+	for range 2 {
+		if _, err := c.Do(context.Background(), "DEBUG", "SLEEP", "0.0075"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	const fast = 12
 	polled := 0
 	for range fast {
-		if _, err := c.Do(context.Background(), "DEBUG", "SLEEP", "0.0015"); err != nil {
+		if _, err := c.Do(context.Background(), "DEBUG", "SLEEP", "0.0075"); err != nil {
 			t.Fatal(err)
 		}
 		before := polls()

@@ -62,7 +62,7 @@ type spinWait struct {
 	ready  bool // the last poll found bytes, the end of the stream, or an error
 	missed bool // the last wait polled its whole budget in vain
 	found  bool // the last wait's polls found bytes
-	misses int  // polled waits that ran out of budget since one found bytes
+	misses int  // polled waits that ran out of budget since a wait within the budget
 	fn     func(fd uintptr) bool
 }
 
@@ -102,7 +102,13 @@ func (c *Conn) spinDone(start int64, spin bool) {
 	switch {
 	case s.found:
 		s.misses = 0
-	case !s.missed: // parked without polling: says nothing of the budget
+	case !s.missed:
+		// Parked without polling: a reply within the budget says polling would have
+		// found it. Kept otherwise, the count would charge the next slow reply eight
+		// budgets after fast replies in between, which kept those parked for good.
+		if wait <= int64(s.budget) {
+			s.misses = 0
+		}
 	case s.misses > 0:
 		wait = max(wait, spinMissPenalty*int64(s.budget))
 		fallthrough

@@ -215,3 +215,47 @@ func TestCloseEndsABackgroundCutOff(t *testing.T) {
 		t.Fatalf("cut-offs reported when Close returned: %+v; want the one Close ended", cs)
 	}
 }
+
+// A cut-off whose CLIENT KILL fails (the server never answers it) closes the
+// connection all the same, and what dies of that close is uncertain, not severed: the
+// server may still run what it has read. Another lock's renewal in flight on that
+// connection makes its lock lost at once. Before, the failed kill left the connection
+// marked as severed, and that renewal was sent again on a fresh connection as if the
+// first could no longer run.
+func TestFailedCutOffLeavesOthersUncertain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const lease = time.Hour
+		ctx := context.Background()
+		f, c := fakeClientWith(t, respire.Options{})
+		locks := New(c)
+		a, err := locks.Acquire(ctx, "failed-cut-a", lease)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := locks.Acquire(ctx, "failed-cut-b", lease)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resumeRenewals := f.holdRenewals()
+		defer resumeRenewals()
+		resumeKills := sync.OnceFunc(f.holdKills())
+		defer resumeKills()
+
+		actx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		if ok, err := a.ResetExpiry(actx, lease); ok || !errors.Is(err, ErrOwnershipUncertain) {
+			t.Fatalf("a's renewal held past its deadline: %v %v", ok, err)
+		}
+		// b's renewal goes on the connection a's cut-off is trying to kill.
+		bctx, bcancel := context.WithTimeout(ctx, 10*time.Minute)
+		defer bcancel()
+		start := time.Now()
+		ok, err := b.ResetExpiry(bctx, lease)
+		if ok || !errors.Is(err, ErrOwnershipUncertain) {
+			t.Fatalf("b's renewal on the connection a failed to cut off: %v %v; want ErrOwnershipUncertain", ok, err)
+		}
+		if took := time.Since(start); took > 2*severTimeout {
+			t.Errorf("b's renewal took %v: it did not end with the failed cut-off", took)
+		}
+	})
+}

@@ -305,11 +305,16 @@ func (l *Locker) sever(parent context.Context, cn *conn.Conn) bool {
 		l.reportSever(cn.Addr(), id, err)
 		return false
 	}
-	cn.Close()
 	severed := err == nil || resp.IsNoSuchClient(err)
 	if severed {
 		err = nil // no such client: the connection was gone already
+	} else {
+		// The kill failed (no answer, the client closing): closing our end does not
+		// stop what the server has already read, so what dies of the close is
+		// uncertain, not severed.
+		caps.Store(capSevered, conn.Unknown)
 	}
+	cn.Close()
 	l.reportSever(cn.Addr(), id, err)
 	return severed
 }

@@ -127,7 +127,8 @@
 // Locker, Lock and Keeper are safe for concurrent use. A KeepAlive owns one goroutine,
 // which stops when the keep-alive is stopped, its lease is released or lost, or its
 // context ends; Stop and Release (Keeper.Halt) wait for it. A cut-off whose caller
-// stopped waiting runs on a goroutine of its own, which ends once its CLIENT KILL is
-// answered, or five seconds after it began at the latest. The lock connections
+// stopped waiting runs on a goroutine the client owns, which ends once its CLIENT KILL
+// is answered, five seconds after it began, or when the client closes, whichever comes
+// first; the client's Close waits for it. The lock connections
 // (lock lanes of the client's router) belong to the client and close with it.
 package lock

@@ -817,6 +817,21 @@ func BenchmarkCluster(b *testing.B) {
 			}
 		}
 	})
+	// respbench -cluster's get-par: 64 goroutines (on 2 cores) reading one key, so one
+	// node, through the Cluster router; BenchmarkClientGetParallel is the same on one
+	// server.
+	b.Run("GETParallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetParallelism(32)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := c.Do(ctx, "GET", key); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
 	for _, spread := range []bool{false, true} {
 		cmds := make([][]any, 100)
 		for i := range cmds {

@@ -141,25 +141,12 @@ func TestKeepAliveStopsBySafeDeadlineWhileCutOff(t *testing.T) {
 // for the cut-off, up to severTimeout past its deadline (review of the coordination
 // code, gap 1).
 func TestReleaseDoesNotWaitForItsCutOff(t *testing.T) {
-	srv := testserver.Start(t, testserver.Config{})
-	p := faultproxy.Start(t, srv.Addr())
-	rec := &recorder{}
-	c := testclient.At(t, p.Addr(), respire.Options{DialTimeout: time.Hour, ReadTimeout: time.Hour, Observer: rec})
-	locks := New(c)
-	ctx := context.Background()
-	mu, err := locks.Acquire(ctx, "release-cut-off", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The managed calls' connection is dialled before the pause.
-	if held, err := mu.ResetExpiry(ctx, time.Minute); !held || err != nil {
-		t.Fatal(held, err)
-	}
+	p, rec, _, mu := lockBehindProxy(t, "release-cut-off")
 
 	p.Pause(faultproxy.ToClient)
-	rctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	rctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	_, err = mu.Release(rctx)
+	_, err := mu.Release(rctx)
 	atReturn := len(cutoffsOf(rec))
 	p.Resume(faultproxy.ToClient)
 	if !errors.Is(err, ErrOwnershipUncertain) || !errors.Is(err, context.DeadlineExceeded) {
@@ -179,19 +166,8 @@ func TestReleaseDoesNotWaitForItsCutOff(t *testing.T) {
 // after Close. Closing the pool ended it before too, but on a goroutine nobody waited
 // for, which could report the cut-off, and still run, after Close had returned.
 func TestCloseEndsABackgroundCutOff(t *testing.T) {
-	srv := testserver.Start(t, testserver.Config{})
-	p := faultproxy.Start(t, srv.Addr())
-	rec := &recorder{}
-	c := testclient.At(t, p.Addr(), respire.Options{DialTimeout: time.Hour, ReadTimeout: time.Hour, Observer: rec})
-	locks := New(c)
+	p, rec, c, mu := lockBehindProxy(t, "close-cut-off")
 	ctx := context.Background()
-	mu, err := locks.Acquire(ctx, "close-cut-off", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if held, err := mu.ResetExpiry(ctx, time.Minute); !held || err != nil {
-		t.Fatal(held, err)
-	}
 	// A blocking command leaves a dedicated connection in the pool: the cut-off takes
 	// it and writes its CLIENT KILL, whose answer the proxy then holds back (a dial
 	// would wait for its handshake instead, which closing the pool ends anyway).
@@ -258,4 +234,24 @@ func TestFailedCutOffLeavesOthersUncertain(t *testing.T) {
 			t.Errorf("b's renewal took %v: it did not end with the failed cut-off", took)
 		}
 	})
+}
+
+// lockBehindProxy holds key through a client that reaches a real server through a
+// fault proxy, with an observer of its cut-offs, and has renewed it once, so that the
+// managed calls' connection is dialled before a test pauses the proxy.
+func lockBehindProxy(t *testing.T, key string) (*faultproxy.Proxy, *recorder, *respire.Client, *Lock) {
+	t.Helper()
+	srv := testserver.Start(t, testserver.Config{})
+	p := faultproxy.Start(t, srv.Addr())
+	rec := &recorder{}
+	c := testclient.At(t, p.Addr(), respire.Options{DialTimeout: time.Hour, ReadTimeout: time.Hour, Observer: rec})
+	ctx := context.Background()
+	mu, err := New(c).Acquire(ctx, key, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held, err := mu.ResetExpiry(ctx, time.Minute); !held || err != nil {
+		t.Fatal(held, err)
+	}
+	return p, rec, c, mu
 }

@@ -13,43 +13,35 @@ const Redacted = "xxxxx"
 // any sentinel_password parameter replaced. It works on text that does not parse as
 // a URL too, since it serves to quote such text in errors. A user name alone is kept
 // only when a password follows it: "redis://secret@host" is the password-only form.
-func redact(raw string) string {
+func redact(raw string) string { return redactUserinfo(raw, false) }
+
+// redactLoose is redact for a URL whose user information may hold an unescaped '/',
+// '?' or '#' (ambiguousUserinfo): everything from the scheme to the last '@' counts as
+// user information, the user name kept only when it has none of those.
+func redactLoose(raw string) string { return redactUserinfo(raw, true) }
+
+// redactUserinfo is redact, and with loose redactLoose: they differ only in where the
+// user information may end.
+func redactUserinfo(raw string, loose bool) string {
 	_, rest, ok := strings.Cut(raw, "://")
 	if !ok {
 		return raw
 	}
 	start := len(raw) - len(rest)
 	// The user information ends at the last '@' before the path or query, as net/url
-	// reads it; a password may itself hold '@'.
-	authEnd := strings.IndexAny(rest, "/?#")
-	if authEnd < 0 {
-		authEnd = len(rest)
+	// reads it (a password may itself hold '@'); loosely, at the last '@' of all.
+	authEnd := len(rest)
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 && !loose {
+		authEnd = i
 	}
 	if at := strings.LastIndexByte(rest[:authEnd], '@'); at >= 0 {
 		user, _, hasPassword := strings.Cut(rest[:at], ":")
-		if !hasPassword {
+		if !hasPassword || strings.ContainsAny(user, "/?#") {
 			user = ""
 		}
 		raw = raw[:start] + user + ":" + Redacted + raw[start+at:]
 	}
 	return redactQuery(raw, "sentinel_password")
-}
-
-// redactLoose is redact for a URL whose user information may hold an unescaped '/',
-// '?' or '#' (ambiguousUserinfo): everything from the scheme to the last '@' counts as
-// user information, the user name kept only when it has none of those.
-func redactLoose(raw string) string {
-	_, rest, ok := strings.Cut(raw, "://")
-	at := strings.LastIndexByte(rest, '@')
-	if !ok || at < 0 {
-		return redact(raw)
-	}
-	start := len(raw) - len(rest)
-	user, _, hasPassword := strings.Cut(rest[:at], ":")
-	if !hasPassword || strings.ContainsAny(user, "/?#") {
-		user = ""
-	}
-	return redactQuery(raw[:start]+user+":"+Redacted+raw[start+at:], "sentinel_password")
 }
 
 // redactQuery replaces the value of every name=value pair of the query part of raw.

@@ -46,6 +46,11 @@ type openedLocker struct {
 	locker locker
 }
 
+// recorder records the measured windows as -cpuprofile and -trace ask.
+func (b *bench) recorder() windowRecorder {
+	return windowRecorder{cpuDir: b.cfg.cpuProfileDir, traceDir: b.cfg.traceDir, note: b.prog.note}
+}
+
 func (b *bench) selected(name string) bool { return slices.Contains(b.cfg.clients, name) }
 
 func (b *bench) scenarioSelected(kind scenarioKind) bool {
@@ -406,7 +411,9 @@ func (b *bench) runScenario(ctx context.Context, sc *scenario) (scenarioResult, 
 				p.run(ctx, b.cfg.warmup)
 			}
 			srvBefore, srvOK := b.serverCPU(ctx, sc)
+			stopRecording := b.recorder().start(sc.name, p.name, r+1)
 			f := p.run(ctx, b.cfg.duration)
+			stopRecording()
 			if ctx.Err() != nil {
 				return res, ctx.Err()
 			}

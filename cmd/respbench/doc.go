@@ -3,7 +3,7 @@
 //
 //	cd cmd/respbench && go run . [-addr host:port] [-cluster] [-duration 3s] [-warmup 500ms] [-rounds 3]
 //	    [-clients respire,rueidis,...] [-scenarios get-seq,semaphore,redlock,...] [-lock-retry 1ms]
-//	    [-json out.json] [-chart out.png|out.svg] [-quick]
+//	    [-json out.json] [-chart out.png|out.svg] [-quick] [-cpuprofile dir] [-trace dir]
 //
 // Participants, each in its default configuration and in its best documented tuning:
 // Respire, Respire's typed commands (respire-typed: package cmds on the same client, in
@@ -44,6 +44,9 @@
 // ops/s, p50/p99/p99.9 latency from a log-bucket histogram fed by every operation,
 // allocations and bytes per operation (runtime.MemStats deltas after a GC), the client
 // process's CPU per operation (getrusage), and Respire's ratio to the best peer.
+// -cpuprofile and -trace record each measured window (not the warm-ups) to a file per
+// scenario, participant and round (get-par-respire-r1.pprof, .trace), so that where the
+// time of a row goes can be read off the very windows the table reports.
 //
 // Without -addr it starts its own redis-server on a free loopback port, without
 // persistence, in a temporary directory, and stops it at the end, on Ctrl-C and on

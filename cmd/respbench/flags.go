@@ -38,6 +38,10 @@ type config struct {
 	memory         bool
 	// tablePath, if set, also gets the printed table.
 	tablePath string
+	// cpuProfileDir and traceDir, if set, get a CPU profile and an execution trace of
+	// every measured window (profile.go).
+	cpuProfileDir string
+	traceDir      string
 }
 
 // errUsage marks a command line that cannot run; the flag package has printed why.
@@ -70,6 +74,8 @@ func parseFlags(args []string, stderr io.Writer, names, scenarioNames []string) 
 	fs.StringVar(&cfg.sweepChartPath, "sweep-chart", "", "write -sweep's curves to this `file` (.png or .svg)")
 	fs.BoolVar(&cfg.memory, "memory", false, "also measure the heap and RSS of "+strings.Join(memoryClients, ", ")+": idle, per connection, 1,000 commands in flight, after a burst of 1 MiB values")
 	fs.StringVar(&cfg.tablePath, "table", "", "also write the printed table to this `file`")
+	fs.StringVar(&cfg.cpuProfileDir, "cpuprofile", "", "write a CPU profile of every measured window (scenario, participant, round) into this `directory`, for go tool pprof")
+	fs.StringVar(&cfg.traceDir, "trace", "", "write an execution trace of every measured window into this `directory`, for go tool trace (-pprof=sched: how long woken goroutines waited for a CPU)")
 	fs.BoolVar(&cfg.quick, "quick", false, fmt.Sprintf("smoke test: %v windows after %v warm-ups unless -duration/-warmup are given", quickDuration, quickWarmup))
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: respbench [flags]\n\nRuns Respire side by side with go-redis, rueidis and the lock libraries built on them, against one redis-server.\n\n")

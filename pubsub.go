@@ -664,23 +664,56 @@ func (s *Subscription) change(ctx context.Context, cmd string, names []string, s
 // confirmed them, so a refused name (NOPERM) is reported and never subscribed again by
 // a reconnect, and the names already in set are untouched.
 func (s *Subscription) addLocked(ctx context.Context, cmd string, names []string, set *[]string) error {
-	err := subscribing{cn: s.cn}.once(ctx, cmd, names)
+	done, err := subscribing{cn: s.cn}.subscribe(ctx, cmd, names)
 	var ce *conn.CallError
+	var se *resp.ServerError
 	switch {
 	case err == nil, errors.As(err, &ce) && ctx.Err() == nil:
 		// Taken, or the connection is gone and the reconnect subscribes again.
 	case s.shard && isMoved(err):
 		// The slot has moved: run subscribes to everything again on its new owner.
 		s.noteUnsubscribed("")
+	case errors.As(err, &se) && done > 0:
+		s.withdrawLocked(ctx, cmd, newNames(*set, names[:done]))
+		return err
 	default:
 		return err
 	}
+	*set = append(*set, newNames(*set, names)...)
+	return nil
+}
+
+// withdrawLocked unsubscribes from names, which the server confirmed to a call it then
+// refused a later command of (a large set goes as several commands, subscribeChunk
+// names each): the call fails as a whole, so none of its names may stay subscribed,
+// as none does when the server refuses one command (though a message published to one
+// of them meanwhile may have been delivered). A connection that cannot take the
+// unsubscription is closed instead, and the reconnect subscribes to the sets alone.
+func (s *Subscription) withdrawLocked(ctx context.Context, cmd string, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	// SUBSCRIBE, SSUBSCRIBE, PSUBSCRIBE: UNSUBSCRIBE, SUNSUBSCRIBE, PUNSUBSCRIBE.
+	unsubscribe := strings.TrimSuffix(cmd, "SUBSCRIBE") + "UNSUBSCRIBE"
+	if err := s.cn.Send(ctx, append([]any{unsubscribe}, anys(names)...)...); err != nil {
+		s.cn.Close()
+	}
+}
+
+// newNames returns the names not in set, each once.
+func newNames(set, names []string) []string {
+	seen := make(map[string]bool, len(set)+len(names))
+	for _, n := range set {
+		seen[n] = true
+	}
+	var out []string
 	for _, n := range names {
-		if !slices.Contains(*set, n) {
-			*set = append(*set, n)
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
 		}
 	}
-	return nil
+	return out
 }
 
 // Close unsubscribes by closing the connection, stops reconnecting and closes Messages.

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/respire/respire"
+	"github.com/respire/respire/internal/testkit"
+	"github.com/respire/respire/resp"
+	"github.com/respire/respire/test/testserver"
 )
 
 // names returns n names made of prefix, the number and suffix.
@@ -17,6 +20,15 @@ func names(prefix string, n int, suffix string) []string {
 		out[i] = prefix + strconv.Itoa(i) + suffix
 	}
 	return out
+}
+
+// waitNoSubscriber waits until srv has no subscriber connection, such as one a
+// subtest before closed.
+func waitNoSubscriber(t *testing.T, srv *testserver.Server) {
+	t.Helper()
+	testkit.WaitFor(t, "no subscriber connection", func() bool {
+		return clientIDs(srv.Do(t, "CLIENT", "LIST", "TYPE", "pubsub")) == ""
+	})
 }
 
 // TestSubscriptionResubscribeSlowLargeSet loses the connection of a subscription to
@@ -56,6 +68,96 @@ func TestSubscriptionResubscribeSlowLargeSet(t *testing.T) {
 		}
 		if r := sub.Refused(); len(r) != 0 {
 			t.Errorf("Refused() = %v, want none", r)
+		}
+	})
+}
+
+// TestSubscriptionRefusedLargeSet asks for 2,500 allowed names and a refused one
+// (ACL channel rules; a pattern is allowed only when the rules name it as it is), more
+// than one command carries: the first Subscribe,
+// PSubscribe and SSubscribe fail with NOPERM as when one command carried them all,
+// and so does adding them to a subscription, which keeps none of them subscribed
+// (the commands the server confirmed before the refusal are withdrawn), keeps the
+// names it had (one of them asked for again among the large set) and keeps its
+// connection, in RESP2 and RESP3.
+func TestSubscriptionRefusedLargeSet(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	largePatterns := append(names("pat.", 2500, ""), "denied")
+	rules := []string{"ACL", "SETUSER", "limited", "on", ">pw", "resetchannels", "&allowed*", "&pp.*", "+@all", "~*"}
+	for _, p := range largePatterns[:len(largePatterns)-1] {
+		rules = append(rules, "&"+p)
+	}
+	srv.Do(t, rules...)
+	forEachProtocol(t, srv, respire.Options{Username: "limited", Password: "pw", SubscriptionHealthCheck: -1}, func(t *testing.T, c *respire.Client) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		large := append(names("allowed.", 2500, ""), "denied")
+		wantNoPerm := func(what string, err error) {
+			t.Helper()
+			if !resp.HasCode(err, "NOPERM") {
+				t.Errorf("%s: %v, want NOPERM", what, err)
+			}
+		}
+		for name, subscribe := range map[string]func() (*respire.Subscription, error){
+			"Subscribe":  func() (*respire.Subscription, error) { return c.Subscribe(ctx, large...) },
+			"PSubscribe": func() (*respire.Subscription, error) { return c.PSubscribe(ctx, largePatterns...) },
+			"SSubscribe": func() (*respire.Subscription, error) { return c.SSubscribe(ctx, large...) },
+		} {
+			sub, err := subscribe()
+			if err == nil {
+				sub.Close()
+			}
+			wantNoPerm(name+" of a large set with a refused name", err)
+		}
+		waitNoSubscriber(t, srv)
+
+		sub, err := c.Subscribe(ctx, "allowed.a", "allowed.7")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		if err := sub.PSubscribe(ctx, "pp.*", "pat.7"); err != nil {
+			t.Fatal(err)
+		}
+		shard, err := c.SSubscribe(ctx, "allowed.s", "allowed.7")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer shard.Close()
+		connections := clientIDs(srv.Do(t, "CLIENT", "LIST", "TYPE", "pubsub"))
+
+		wantNoPerm("sub.Subscribe of a large set with a refused name", sub.Subscribe(ctx, large...))
+		wantNoPerm("sub.PSubscribe of a large set with a refused name", sub.PSubscribe(ctx, largePatterns...))
+		wantNoPerm("shard.SSubscribe of a large set with a refused name", shard.SSubscribe(ctx, large...))
+		testkit.WaitFor(t, "the large set withdrawn", func() bool {
+			return srv.Do(t, "PUBSUB", "NUMSUB", "allowed.0") == "allowed.0\n0" &&
+				srv.Do(t, "PUBSUB", "NUMPAT") == "2" &&
+				srv.Do(t, "PUBSUB", "SHARDNUMSUB", "allowed.0") == "allowed.0\n0"
+		})
+		if got := srv.Do(t, "PUBSUB", "NUMSUB", "allowed.7"); got != "allowed.7\n1" {
+			t.Errorf("PUBSUB NUMSUB allowed.7 = %q: a name the subscription had was withdrawn", got)
+		}
+		if got := srv.Do(t, "PUBSUB", "SHARDNUMSUB", "allowed.7"); got != "allowed.7\n1" {
+			t.Errorf("PUBSUB SHARDNUMSUB allowed.7 = %q: a name the shard subscription had was withdrawn", got)
+		}
+		publishReceived(t, srv, sub, "allowed.a", "allowed.7")
+		for _, pc := range [][2]string{{"pp.*", "pp.x"}, {"pat.7", "pat.7"}} {
+			srv.Do(t, "PUBLISH", pc[1], "pattern")
+			if m := receive(t, sub); m.Pattern != pc[0] || m.Channel != pc[1] {
+				t.Fatalf("got %+v, want a message on %s through %s", m, pc[1], pc[0])
+			}
+		}
+		for _, ch := range []string{"allowed.s", "allowed.7"} {
+			srv.Do(t, "SPUBLISH", ch, "shard")
+			if m := receive(t, shard); m.Channel != ch || m.Payload != "shard" {
+				t.Fatalf("got %+v, want shard on %s", m, ch)
+			}
+		}
+		if after := clientIDs(srv.Do(t, "CLIENT", "LIST", "TYPE", "pubsub")); after != connections {
+			t.Errorf("subscription connections changed over the refusals:\nbefore %s\nafter  %s", connections, after)
+		}
+		if r := append(sub.Refused(), shard.Refused()...); len(r) != 0 {
+			t.Errorf("Refused() = %v, want none (the calls returned the refusals)", r)
 		}
 	})
 }

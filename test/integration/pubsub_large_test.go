@@ -72,6 +72,57 @@ func TestSubscriptionResubscribeSlowLargeSet(t *testing.T) {
 	})
 }
 
+// TestSubscriptionLargeSetSurvivesKill subscribes to 20,000 channels and 2,500
+// patterns on a real server, sent in commands of at most 1,000 names, and kills the
+// connection (CLIENT KILL TYPE pubsub): the subscription reconnects once, subscribes
+// to all of them again, and delivers on the first and last channel and pattern, in
+// RESP2 and RESP3.
+func TestSubscriptionLargeSetSurvivesKill(t *testing.T) {
+	srv := testserver.Start(t, testserver.Config{})
+	forEachProtocol(t, srv, respire.Options{SubscriptionHealthCheck: -1}, func(t *testing.T, c *respire.Client) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		waitNoSubscriber(t, srv)
+		channels := names("big.", 20000, "")
+		patterns := names("pat.", 2500, ".*")
+		sub, err := c.Subscribe(ctx, channels...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		if err := sub.PSubscribe(ctx, patterns...); err != nil {
+			t.Fatal(err)
+		}
+		wantAll := func() bool {
+			return srv.Do(t, "PUBSUB", "NUMSUB", channels[len(channels)-1]) == channels[len(channels)-1]+"\n1" &&
+				srv.Do(t, "PUBSUB", "NUMPAT") == strconv.Itoa(len(patterns))
+		}
+		if !wantAll() {
+			t.Fatal("the server does not have the whole set before the kill")
+		}
+		before := clientIDs(srv.Do(t, "CLIENT", "LIST", "TYPE", "pubsub"))
+		srv.Do(t, "CLIENT", "KILL", "TYPE", "pubsub")
+		testkit.WaitFor(t, "the whole set subscribed on a new connection", func() bool {
+			ids := clientIDs(srv.Do(t, "CLIENT", "LIST", "TYPE", "pubsub"))
+			return ids != "" && ids != before && wantAll()
+		})
+		publishReceived(t, srv, sub, channels[0], channels[len(channels)-1])
+		for _, p := range []string{patterns[0], patterns[len(patterns)-1]} {
+			ch := p[:len(p)-1] + "x"
+			srv.Do(t, "PUBLISH", ch, "pattern")
+			if m := receive(t, sub); m.Pattern != p || m.Channel != ch || m.Payload != "pattern" {
+				t.Fatalf("got %+v, want pattern on %s through %s", m, ch, p)
+			}
+		}
+		if after := clientIDs(srv.Do(t, "CLIENT", "LIST", "TYPE", "pubsub")); len(after) == 0 || after == before {
+			t.Errorf("subscription connections %q after the kill, want one new", after)
+		}
+		if r := sub.Refused(); len(r) != 0 {
+			t.Errorf("Refused() = %v, want none", r)
+		}
+	})
+}
+
 // TestSubscriptionRefusedLargeSet asks for 2,500 allowed names and a refused one
 // (ACL channel rules; a pattern is allowed only when the rules name it as it is), more
 // than one command carries: the first Subscribe,

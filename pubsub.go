@@ -29,10 +29,11 @@ type Message struct {
 // the subscription reconnects with backoff and subscribes again to everything it had;
 // messages published while it was away are lost, as with any Redis pub/sub. A PING
 // every Options.SubscriptionHealthCheck, unanswered for as long again, counts as such
-// a loss, so a connection that silently stops delivering is replaced. Each reconnection
-// attempt, the resubscription's confirmations included, is bounded by
-// Options.DialTimeout: a server that takes the connection but never confirms costs a
-// failed attempt, retried with backoff.
+// a loss, so a connection that silently stops delivering is replaced. In a reconnection
+// attempt the dial and handshake are bounded by Options.DialTimeout, and so is each
+// command of the resubscription on its own (a large set goes as several commands): a
+// server that takes the connection but never confirms costs a failed attempt, retried
+// with backoff, while one that keeps confirming is never cut off.
 //
 // A channel or pattern the server refuses (-NOPERM under ACL channel rules) fails the
 // call that asked for it with the server's *resp.ServerError and is not kept; the
@@ -231,14 +232,29 @@ func channelSlot(r *route.Router, slot int, channels []string) (int, error) {
 // Subscribing again (run, after a lost connection) is different: the caller who asked
 // for the names is gone, so the refused names are dropped and reported (Refused, the
 // Observer) and the others kept, rather than failing the whole set again on every
-// reconnect.
+// reconnect. Subscribing again is also bounded step by step rather than by ctx alone:
+// the dial and handshake by DialTimeout, and each SUBSCRIBE's confirmations by
+// DialTimeout of their own (see reconnect).
 func (s *Subscription) connect(ctx context.Context, again bool) error {
-	cn, err := s.client.route.Dial(ctx, route.Slot(s.slot), func(o *conn.Options) { o.PushHandler = s.onPush; o.ReadTimeout = -1 })
+	var p subscribing
+	dialCtx := ctx
+	if again {
+		p.refused = new([]*RefusedChannelError)
+		p.bound = s.client.opts.DialTimeout
+		if p.bound == 0 {
+			p.bound = conn.DefaultDialTimeout
+		}
+		var cancel context.CancelFunc
+		dialCtx, cancel = context.WithTimeout(ctx, p.bound)
+		defer cancel()
+	}
+	cn, err := s.client.route.Dial(dialCtx, route.Slot(s.slot), func(o *conn.Options) { o.PushHandler = s.onPush; o.ReadTimeout = -1 })
 	if err != nil {
 		return err
 	}
 	cn.SetPubSubMode(true)
-	refused, err := s.subscribeAll(ctx, cn, again)
+	p.cn = cn
+	refused, err := s.subscribeAll(ctx, p)
 	if err != nil {
 		cn.Close()
 		return err
@@ -252,28 +268,31 @@ func (s *Subscription) connect(ctx context.Context, again bool) error {
 	return nil
 }
 
-// subscribeAll subscribes cn to the current sets and makes it the subscription's
-// connection, under the lock the sets change with. With again, it drops the names
-// refused alone from the sets and returns them.
-func (s *Subscription) subscribeAll(ctx context.Context, cn *conn.Conn, again bool) ([]*RefusedChannelError, error) {
+// subscribeAll subscribes p's connection to the current sets and makes it the
+// subscription's connection, under the lock the sets change with. When p keeps the
+// names refused alone, it drops them from the sets and returns them.
+func (s *Subscription) subscribeAll(ctx context.Context, p subscribing) ([]*RefusedChannelError, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	subscribe := "SUBSCRIBE"
 	if s.shard {
 		subscribe = "SSUBSCRIBE"
 	}
-	var refused []*RefusedChannelError
 	var err error
 	if len(s.channels) > 0 {
-		err = subscribeSome(ctx, cn, subscribe, s.channels, again, &refused)
+		_, err = p.subscribe(ctx, subscribe, s.channels)
 	}
 	if err == nil && len(s.patterns) > 0 {
-		err = subscribeSome(ctx, cn, "PSUBSCRIBE", s.patterns, again, &refused)
+		_, err = p.subscribe(ctx, "PSUBSCRIBE", s.patterns)
 	}
 	if err != nil {
 		return nil, err
 	}
-	s.cn = cn
+	s.cn = p.cn
+	var refused []*RefusedChannelError
+	if p.refused != nil {
+		refused = *p.refused
+	}
 	for _, r := range refused {
 		set := &s.channels
 		if r.Pattern {
@@ -285,31 +304,76 @@ func (s *Subscription) subscribeAll(ctx context.Context, cn *conn.Conn, again bo
 	return refused, nil
 }
 
-// subscribeSome subscribes cn to names with cmd. With split, a refusal (NOPERM) is
-// narrowed down by halving: the server refuses a command whole when it refuses one of
-// its names, so the names are sent again in halves, and each name refused alone is
-// added to refused instead of failing the call. A few refused names among n cost about
-// 2·log2(n) round trips each, not n.
-func subscribeSome(ctx context.Context, cn *conn.Conn, cmd string, names []string, split bool, refused *[]*RefusedChannelError) error {
-	err := subscribeOn(ctx, cn, cmd, names)
-	if !split || !resp.HasCode(err, "NOPERM") {
+// subscribeChunk is the most names one SUBSCRIBE, SSUBSCRIBE or PSUBSCRIBE carries; a
+// larger set goes as several commands, one after the other. The server confirms each
+// name with a push of its own, so a command of 1,000 names is some tens of kilobytes
+// each way and well under a millisecond of the server's time: its round trip stays far
+// inside DialTimeout, which bounds each command of a resubscription, on any link that
+// can carry a subscription at all, however large the set (100,000 names are 100 round
+// trips). It also keeps the halving that narrows down a refusal to about 2·log2(1000),
+// some 20 round trips per refused name, and a single command's size well below the
+// server's query buffer limit.
+const subscribeChunk = 1000
+
+// subscribing is one pass of subscribing a connection to names. The first Subscribe
+// and an addition to a subscription leave bound and refused zero: the caller's ctx
+// alone bounds the wait, and a refusal fails the pass. The resubscription after a
+// reconnect sets both.
+type subscribing struct {
+	cn *conn.Conn
+	// bound, when positive, bounds each command's wait for its confirmations on its
+	// own: a server that keeps confirming is never cut off, one that stops is.
+	bound time.Duration
+	// refused, when not nil, receives each name the server refuses alone (NOPERM),
+	// narrowed down by halving, and the pass goes on with the others.
+	refused *[]*RefusedChannelError
+}
+
+// subscribe subscribes to names with cmd, in commands of at most subscribeChunk names,
+// and returns how many of the first names the server confirmed (or p dropped as
+// refused) before an error: those are subscribed on the connection although the pass
+// failed.
+func (p subscribing) subscribe(ctx context.Context, cmd string, names []string) (int, error) {
+	for done := 0; done < len(names); {
+		chunk := names[done:min(done+subscribeChunk, len(names))]
+		if err := p.narrow(ctx, cmd, chunk); err != nil {
+			return done, err
+		}
+		done += len(chunk)
+	}
+	return len(names), nil
+}
+
+// narrow subscribes to names with one command. When p keeps refused names, a refusal
+// (NOPERM) is narrowed down by halving: the server refuses a command whole when it
+// refuses one of its names, so the names are sent again in halves, and each name
+// refused alone is added to p.refused instead of failing the call. A few refused names
+// among n cost about 2·log2(n) round trips each, not n.
+func (p subscribing) narrow(ctx context.Context, cmd string, names []string) error {
+	err := p.once(ctx, cmd, names)
+	if p.refused == nil || !resp.HasCode(err, "NOPERM") {
 		return err
 	}
 	if len(names) == 1 {
-		*refused = append(*refused, &RefusedChannelError{Name: names[0], Pattern: cmd == "PSUBSCRIBE", Err: err})
+		*p.refused = append(*p.refused, &RefusedChannelError{Name: names[0], Pattern: cmd == "PSUBSCRIBE", Err: err})
 		return nil
 	}
 	half := len(names) / 2
-	if err := subscribeSome(ctx, cn, cmd, names[:half], split, refused); err != nil {
+	if err := p.narrow(ctx, cmd, names[:half]); err != nil {
 		return err
 	}
-	return subscribeSome(ctx, cn, cmd, names[half:], split, refused)
+	return p.narrow(ctx, cmd, names[half:])
 }
 
-// subscribeOn sends cmd (SUBSCRIBE, SSUBSCRIBE or PSUBSCRIBE) for names on cn and waits
-// for the server's confirmation of each name, or its refusal of all of them.
-func subscribeOn(ctx context.Context, cn *conn.Conn, cmd string, names []string) error {
-	return cn.DoConfirmed(ctx, strings.ToLower(cmd), len(names), append([]any{cmd}, anys(names)...)...)
+// once sends cmd (SUBSCRIBE, SSUBSCRIBE or PSUBSCRIBE) for names and waits for the
+// server's confirmation of each name, or its refusal of all of them.
+func (p subscribing) once(ctx context.Context, cmd string, names []string) error {
+	if p.bound > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.bound)
+		defer cancel()
+	}
+	return p.cn.DoConfirmed(ctx, strings.ToLower(cmd), len(names), append([]any{cmd}, anys(names)...)...)
 }
 
 func anys(ss []string) []any {
@@ -361,25 +425,20 @@ func (s *Subscription) run() {
 	}
 }
 
-// reconnect makes one attempt at a new connection subscribed to the current sets,
-// bounded as a whole (dial, handshake and the resubscription's confirmations) by
-// Options.DialTimeout, so that a server or proxy that takes the connection but never
-// confirms the SUBSCRIBE costs one failed attempt, retried with backoff, and does not
-// hang the subscription (and every call waiting for its lock) until Close.
+// reconnect makes one attempt at a new connection subscribed to the current sets. The
+// dial and handshake are bounded by Options.DialTimeout, and so is each command of the
+// resubscription (each at most subscribeChunk names, each halving step of a refusal)
+// on its own: a server or proxy that takes the connection but never confirms a
+// SUBSCRIBE costs one failed attempt, retried with backoff, and does not hang the
+// subscription (and every call waiting for its lock) until Close; while a server that
+// keeps confirming a large set, or narrowing down many refused names, is never cut off
+// part way, for the next attempt to start again from nothing and never come back.
 // DialTimeout rather than ReadTimeout: the resubscription is the last step of making
 // the connection ready, as the handshake is, and DialTimeout is the bound go-redis
 // (DialTimeout) and rueidis (Dialer.Timeout) users know for establishing a
 // connection; it is also always finite, where ReadTimeout and SubscriptionHealthCheck
 // may be -1.
-func (s *Subscription) reconnect() error {
-	d := s.client.opts.DialTimeout
-	if d == 0 {
-		d = conn.DefaultDialTimeout
-	}
-	ctx, cancel := context.WithTimeout(s.ctx, d)
-	defer cancel()
-	return s.connect(ctx, true)
-}
+func (s *Subscription) reconnect() error { return s.connect(s.ctx, true) }
 
 // watch returns when cn must be replaced (it broke, failed its health check, or lost a
 // shard channel to a slot move) or the subscription is closed.
@@ -605,23 +664,56 @@ func (s *Subscription) change(ctx context.Context, cmd string, names []string, s
 // confirmed them, so a refused name (NOPERM) is reported and never subscribed again by
 // a reconnect, and the names already in set are untouched.
 func (s *Subscription) addLocked(ctx context.Context, cmd string, names []string, set *[]string) error {
-	err := subscribeOn(ctx, s.cn, cmd, names)
+	done, err := subscribing{cn: s.cn}.subscribe(ctx, cmd, names)
 	var ce *conn.CallError
+	var se *resp.ServerError
 	switch {
 	case err == nil, errors.As(err, &ce) && ctx.Err() == nil:
 		// Taken, or the connection is gone and the reconnect subscribes again.
 	case s.shard && isMoved(err):
 		// The slot has moved: run subscribes to everything again on its new owner.
 		s.noteUnsubscribed("")
+	case errors.As(err, &se) && done > 0:
+		s.withdrawLocked(ctx, cmd, newNames(*set, names[:done]))
+		return err
 	default:
 		return err
 	}
+	*set = append(*set, newNames(*set, names)...)
+	return nil
+}
+
+// withdrawLocked unsubscribes from names, which the server confirmed to a call it then
+// refused a later command of (a large set goes as several commands, subscribeChunk
+// names each): the call fails as a whole, so none of its names may stay subscribed,
+// as none does when the server refuses one command (though a message published to one
+// of them meanwhile may have been delivered). A connection that cannot take the
+// unsubscription is closed instead, and the reconnect subscribes to the sets alone.
+func (s *Subscription) withdrawLocked(ctx context.Context, cmd string, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	// SUBSCRIBE, SSUBSCRIBE, PSUBSCRIBE: UNSUBSCRIBE, SUNSUBSCRIBE, PUNSUBSCRIBE.
+	unsubscribe := strings.TrimSuffix(cmd, "SUBSCRIBE") + "UNSUBSCRIBE"
+	if err := s.cn.Send(ctx, append([]any{unsubscribe}, anys(names)...)...); err != nil {
+		s.cn.Close()
+	}
+}
+
+// newNames returns the names not in set, each once.
+func newNames(set, names []string) []string {
+	seen := make(map[string]bool, len(set)+len(names))
+	for _, n := range set {
+		seen[n] = true
+	}
+	var out []string
 	for _, n := range names {
-		if !slices.Contains(*set, n) {
-			*set = append(*set, n)
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
 		}
 	}
-	return nil
+	return out
 }
 
 // Close unsubscribes by closing the connection, stops reconnecting and closes Messages.

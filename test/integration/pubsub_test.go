@@ -259,11 +259,14 @@ func TestCloseRacingSubscribe(t *testing.T) {
 // fakePubSub is a scripted server for subscription logic under testing/synctest: every
 // dial gets a net.Pipe served by a goroutine of its own, which answers HELLO and
 // anything else with OK, SUBSCRIBE unless hangUp says to close instead, or unconfirmed
-// to leave it unanswered (or with NOPERM when it names the channel deny), and PING
-// unless mute says not. Each serving goroutine ends when its pipe is closed.
+// to leave it unanswered (or with NOPERM when it names the channel deny), confirming
+// one channel every confirmEach, and PING unless mute says not. Each serving goroutine
+// ends when its pipe is closed.
 type fakePubSub struct {
 	mu          sync.Mutex
 	dials       []time.Time
+	conns       []net.Conn                             // the server's end of each connection, in dial order
+	confirmEach time.Duration                          // how long the server takes to confirm each channel of a SUBSCRIBE
 	hangUp      func(dial int, channels []string) bool // whether the dial-th connection is closed at a SUBSCRIBE of channels
 	unconfirmed func(dial int) bool                    // whether the dial-th connection never answers SUBSCRIBE
 	deny        string                                 // a channel every SUBSCRIBE naming it is refused for
@@ -276,6 +279,7 @@ func (f *fakePubSub) dial(context.Context, string, string) (net.Conn, error) {
 	f.mu.Lock()
 	n := len(f.dials)
 	f.dials = append(f.dials, time.Now())
+	f.conns = append(f.conns, srv)
 	f.mu.Unlock()
 	f.wg.Add(1)
 	go f.serve(n, srv)
@@ -309,9 +313,19 @@ func (f *fakePubSub) serve(n int, nc net.Conn) {
 			continue // a server that takes the connection and never confirms
 		case args[0] == "SUBSCRIBE" && f.deny != "" && slices.Contains(args[1:], f.deny):
 			reply = "-NOPERM this user has no permissions to access one of the channels used as arguments\r\n"
+		case args[0] == "SUBSCRIBE" && f.confirmEach > 0:
+			// A server that keeps confirming, slowly: one channel at a time.
+			for i, ch := range args[1:] {
+				time.Sleep(f.confirmEach)
+				if _, err := nc.Write([]byte(subscribeConfirmation(ch, i+1))); err != nil {
+					return
+				}
+			}
+			subscribed = true
+			continue
 		case args[0] == "SUBSCRIBE":
 			for i, ch := range args[1:] {
-				reply += fmt.Sprintf(">3\r\n$9\r\nsubscribe\r\n$%d\r\n%s\r\n:%d\r\n", len(ch), ch, i+1)
+				reply += subscribeConfirmation(ch, i+1)
 			}
 			subscribed = true
 		case args[0] == "PING":
@@ -322,6 +336,29 @@ func (f *fakePubSub) serve(n int, nc net.Conn) {
 		if _, err := nc.Write([]byte(reply)); err != nil {
 			return
 		}
+	}
+}
+
+// subscribeConfirmation is the RESP3 confirmation of a SUBSCRIBE of channel, the count-th
+// subscription of its connection.
+func subscribeConfirmation(channel string, count int) string {
+	return fmt.Sprintf(">3\r\n$9\r\nsubscribe\r\n$%d\r\n%s\r\n:%d\r\n", len(channel), channel, count)
+}
+
+// conn returns the server's end of the dial-th connection.
+func (f *fakePubSub) conn(dial int) net.Conn {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.conns[dial]
+}
+
+// publish sends a message on channel to the dial-th connection, as the server does to
+// a subscriber of channel.
+func (f *fakePubSub) publish(t *testing.T, dial int, channel, payload string) {
+	t.Helper()
+	m := fmt.Sprintf(">3\r\n$7\r\nmessage\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", len(channel), channel, len(payload), payload)
+	if _, err := f.conn(dial).Write([]byte(m)); err != nil {
+		t.Fatalf("publish on connection %d: %v", dial, err)
 	}
 }
 

@@ -31,9 +31,10 @@ type Message struct {
 // every Options.SubscriptionHealthCheck, unanswered for as long again, counts as such
 // a loss, so a connection that silently stops delivering is replaced. In a reconnection
 // attempt the dial and handshake are bounded by Options.DialTimeout, and so is each
-// command of the resubscription on its own (a large set goes as several commands): a
-// server that takes the connection but never confirms costs a failed attempt, retried
-// with backoff, while one that keeps confirming is never cut off.
+// command of the resubscription on its own (a large set goes as several commands of
+// at most 1,000 names): a server that takes the connection but never confirms costs a
+// failed attempt, retried with backoff, while one that confirms each command within
+// DialTimeout is not cut off however large the set.
 //
 // A channel or pattern the server refuses (-NOPERM under ACL channel rules) fails the
 // call that asked for it with the server's *resp.ServerError and is not kept; the
@@ -280,10 +281,10 @@ func (s *Subscription) subscribeAll(ctx context.Context, p subscribing) ([]*Refu
 	}
 	var err error
 	if len(s.channels) > 0 {
-		_, err = p.subscribe(ctx, subscribe, s.channels)
+		err = p.subscribe(ctx, subscribe, s.channels)
 	}
 	if err == nil && len(s.patterns) > 0 {
-		_, err = p.subscribe(ctx, "PSUBSCRIBE", s.patterns)
+		err = p.subscribe(ctx, "PSUBSCRIBE", s.patterns)
 	}
 	if err != nil {
 		return nil, err
@@ -307,10 +308,12 @@ func (s *Subscription) subscribeAll(ctx context.Context, p subscribing) ([]*Refu
 // subscribeChunk is the most names one SUBSCRIBE, SSUBSCRIBE or PSUBSCRIBE carries; a
 // larger set goes as several commands, one after the other. The server confirms each
 // name with a push of its own, so a command of 1,000 names is some tens of kilobytes
-// each way and well under a millisecond of the server's time: its round trip stays far
-// inside DialTimeout, which bounds each command of a resubscription, on any link that
-// can carry a subscription at all, however large the set (100,000 names are 100 round
-// trips). It also keeps the halving that narrows down a refusal to about 2·log2(1000),
+// each way and well under a millisecond of the server's time: its round trip stays
+// well inside DialTimeout, which bounds each command of a resubscription, on any link
+// a subscription is usable over, however large the set (100,000 names are 100 round
+// trips). The bound is per command, not per confirmation: a link that needs longer
+// than DialTimeout for 1,000 confirmations fails every attempt, as one that cannot
+// complete a handshake in time does. It also keeps the halving that narrows down a refusal to about 2·log2(1000),
 // some 20 round trips per refused name, and a single command's size well below the
 // server's query buffer limit.
 const subscribeChunk = 1000
@@ -322,26 +325,23 @@ const subscribeChunk = 1000
 type subscribing struct {
 	cn *conn.Conn
 	// bound, when positive, bounds each command's wait for its confirmations on its
-	// own: a server that keeps confirming is never cut off, one that stops is.
+	// own, so that the whole pass may take as long as the set needs.
 	bound time.Duration
 	// refused, when not nil, receives each name the server refuses alone (NOPERM),
 	// narrowed down by halving, and the pass goes on with the others.
 	refused *[]*RefusedChannelError
 }
 
-// subscribe subscribes to names with cmd, in commands of at most subscribeChunk names,
-// and returns how many of the first names the server confirmed (or p dropped as
-// refused) before an error: those are subscribed on the connection although the pass
-// failed.
-func (p subscribing) subscribe(ctx context.Context, cmd string, names []string) (int, error) {
-	for done := 0; done < len(names); {
-		chunk := names[done:min(done+subscribeChunk, len(names))]
+// subscribe subscribes to names with cmd, in commands of at most subscribeChunk
+// names. On an error the commands before the failed one stay subscribed: its callers
+// close the connection then.
+func (p subscribing) subscribe(ctx context.Context, cmd string, names []string) error {
+	for chunk := range slices.Chunk(names, subscribeChunk) {
 		if err := p.narrow(ctx, cmd, chunk); err != nil {
-			return done, err
+			return err
 		}
-		done += len(chunk)
 	}
-	return len(names), nil
+	return nil
 }
 
 // narrow subscribes to names with one command. When p keeps refused names, a refusal
@@ -430,9 +430,11 @@ func (s *Subscription) run() {
 // resubscription (each at most subscribeChunk names, each halving step of a refusal)
 // on its own: a server or proxy that takes the connection but never confirms a
 // SUBSCRIBE costs one failed attempt, retried with backoff, and does not hang the
-// subscription (and every call waiting for its lock) until Close; while a server that
-// keeps confirming a large set, or narrowing down many refused names, is never cut off
-// part way, for the next attempt to start again from nothing and never come back.
+// subscription until Close; while a server that confirms each command in time, for a
+// large set or many refused names to narrow down, is not cut off part way, for the
+// next attempt to start again from nothing and never come back. The subscription's
+// lock is held throughout, so a Subscribe, Unsubscribe or Refused call on it waits for
+// the resubscription as long as its commands keep being confirmed in time.
 // DialTimeout rather than ReadTimeout: the resubscription is the last step of making
 // the connection ready, as the handshake is, and DialTimeout is the bound go-redis
 // (DialTimeout) and rueidis (Dialer.Timeout) users know for establishing a
@@ -664,56 +666,23 @@ func (s *Subscription) change(ctx context.Context, cmd string, names []string, s
 // confirmed them, so a refused name (NOPERM) is reported and never subscribed again by
 // a reconnect, and the names already in set are untouched.
 func (s *Subscription) addLocked(ctx context.Context, cmd string, names []string, set *[]string) error {
-	done, err := subscribing{cn: s.cn}.subscribe(ctx, cmd, names)
+	err := subscribing{cn: s.cn}.once(ctx, cmd, names)
 	var ce *conn.CallError
-	var se *resp.ServerError
 	switch {
 	case err == nil, errors.As(err, &ce) && ctx.Err() == nil:
 		// Taken, or the connection is gone and the reconnect subscribes again.
 	case s.shard && isMoved(err):
 		// The slot has moved: run subscribes to everything again on its new owner.
 		s.noteUnsubscribed("")
-	case errors.As(err, &se) && done > 0:
-		s.withdrawLocked(ctx, cmd, newNames(*set, names[:done]))
-		return err
 	default:
 		return err
 	}
-	*set = append(*set, newNames(*set, names)...)
-	return nil
-}
-
-// withdrawLocked unsubscribes from names, which the server confirmed to a call it then
-// refused a later command of (a large set goes as several commands, subscribeChunk
-// names each): the call fails as a whole, so none of its names may stay subscribed,
-// as none does when the server refuses one command (though a message published to one
-// of them meanwhile may have been delivered). A connection that cannot take the
-// unsubscription is closed instead, and the reconnect subscribes to the sets alone.
-func (s *Subscription) withdrawLocked(ctx context.Context, cmd string, names []string) {
-	if len(names) == 0 {
-		return
-	}
-	// SUBSCRIBE, SSUBSCRIBE, PSUBSCRIBE: UNSUBSCRIBE, SUNSUBSCRIBE, PUNSUBSCRIBE.
-	unsubscribe := strings.TrimSuffix(cmd, "SUBSCRIBE") + "UNSUBSCRIBE"
-	if err := s.cn.Send(ctx, append([]any{unsubscribe}, anys(names)...)...); err != nil {
-		s.cn.Close()
-	}
-}
-
-// newNames returns the names not in set, each once.
-func newNames(set, names []string) []string {
-	seen := make(map[string]bool, len(set)+len(names))
-	for _, n := range set {
-		seen[n] = true
-	}
-	var out []string
 	for _, n := range names {
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
+		if !slices.Contains(*set, n) {
+			*set = append(*set, n)
 		}
 	}
-	return out
+	return nil
 }
 
 // Close unsubscribes by closing the connection, stops reconnecting and closes Messages.

@@ -44,9 +44,10 @@
 // ops/s, p50/p99/p99.9 latency from a log-bucket histogram fed by every operation,
 // allocations and bytes per operation (runtime.MemStats deltas after a GC), the client
 // process's CPU per operation (getrusage), and Respire's ratio to the best peer.
-// -cpuprofile and -trace record each measured window (not the warm-ups) to a file per
-// scenario, participant and round (get-par-respire-r1.pprof, .trace), so that where the
-// time of a row goes can be read off the very windows the table reports.
+// -cpuprofile and -trace record each measured scenario window (not the warm-ups, nor
+// -sweep's) to a file per scenario, participant and round (get-par-respire-r1.pprof,
+// .trace), so that where the time of a row goes can be read off the windows the table
+// reports; recording slows the process, so such a run's figures are not for the README.
 //
 // Without -addr it starts its own redis-server on a free loopback port, without
 // persistence, in a temporary directory, and stops it at the end, on Ctrl-C and on

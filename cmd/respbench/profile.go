@@ -7,16 +7,18 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"runtime/trace"
-	"strings"
 )
 
 // A target missed is explained by where the time goes (issue #28), and the figures
 // that say so must come from the windows the table reports, not from a benchmark
-// set up apart: -cpuprofile and -trace record each measured window (never a warm-up)
-// of every participant, to files named after the scenario, the participant and the
-// round, for `go tool pprof` and `go tool trace` (whose -pprof=sched shows how long
-// woken goroutines waited for a CPU). Both cover this process alone, whichever client
-// it runs; a redis-benchmark row's files show respbench idling.
+// set up apart: -cpuprofile and -trace record each measured window of the scenarios
+// (never a warm-up, nor -sweep's windows) of every participant, to files named after
+// the scenario, the participant (names are file-safe) and the round, for `go tool
+// pprof` and `go tool trace` (whose -pprof=sched shows how long woken goroutines
+// waited for a CPU). Both cover this process alone, whichever client it runs; a
+// redis-benchmark row's files show respbench idling. Recording costs the process
+// time (a trace most, with many goroutines), so a recorded run's figures are for
+// reading the recordings beside, not for the README's table.
 
 // windowRecorder starts the recordings of one measured window.
 type windowRecorder struct {
@@ -27,7 +29,7 @@ type windowRecorder struct {
 // start begins recording the window of participant in round (from 1) of scenario and
 // returns what ends it. Without -cpuprofile and -trace it does nothing.
 func (w windowRecorder) start(scenario, participant string, round int) (stop func()) {
-	name := fmt.Sprintf("%s-%s-r%d", scenario, fileSafe(participant), round)
+	name := fmt.Sprintf("%s-%s-r%d", scenario, participant, round)
 	stopCPU := w.record("-cpuprofile", w.cpuDir, name+".pprof", pprof.StartCPUProfile, pprof.StopCPUProfile)
 	stopTrace := w.record("-trace", w.traceDir, name+".trace", trace.Start, trace.Stop)
 	return func() { stopCPU(); stopTrace() }
@@ -44,8 +46,11 @@ func (w windowRecorder) record(flag, dir, name string, begin func(io.Writer) err
 		return func() {}
 	}
 	if err := begin(f); err != nil {
+		// Another recording of this process is on (go test -cpuprofile): no empty
+		// file is left to pass for a recording of the window.
 		w.note("respbench: %s %s: %v", flag, f.Name(), err)
 		f.Close()
+		os.Remove(f.Name())
 		return func() {}
 	}
 	return func() { end(); w.close(f) }
@@ -63,16 +68,4 @@ func (w windowRecorder) close(f *os.File) {
 	if err := f.Close(); err != nil {
 		w.note("respbench: %v", err)
 	}
-}
-
-// fileSafe makes a participant's name a file name: names such as
-// "redis-benchmark (ref)" hold spaces and parentheses.
-func fileSafe(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
-			return r
-		}
-		return -1
-	}, s)
 }

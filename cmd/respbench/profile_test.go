@@ -56,19 +56,6 @@ func TestWindowRecordingsBadDirectory(t *testing.T) {
 	}
 }
 
-func TestFileSafe(t *testing.T) {
-	for in, want := range map[string]string{
-		"respire":               "respire",
-		"ref-two-gets":          "ref-two-gets",
-		"redis-benchmark (ref)": "redis-benchmarkref",
-		"a/b c":                 "abc",
-	} {
-		if got := fileSafe(in); got != want {
-			t.Errorf("fileSafe(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func readFile(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)

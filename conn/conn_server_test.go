@@ -639,8 +639,11 @@ func TestSelfReadKeepsPollingAfterALoneMiss(t *testing.T) {
 	c := dialT(t, srv.Addr(), Options{})
 	c.mu.Lock()
 	// A budget that a PING stays well within even on a loaded machine, which a reply
-	// of 1.5 budgets outlasts.
-	c.r.spin.budget = 5 * time.Millisecond
+	// of 1.5 budgets outlasts. Large, because a loaded machine adds its scheduling
+	// delays to every reply: at a budget of 5 ms a 7.5 ms reply that took 18 ms
+	// averaged with the fast ones over twice the budget, as a slow server's replies
+	// do, and stopped the polling (TestSpinAccounting checks the rules on a script).
+	c.r.spin.budget = 20 * time.Millisecond
 	c.mu.Unlock()
 	polls := func() int64 {
 		c.mu.Lock()
@@ -651,14 +654,14 @@ func TestSelfReadKeepsPollingAfterALoneMiss(t *testing.T) {
 	// replies parked meanwhile must count as found within the budget, or every slow
 	// reply after them was charged the penalty again and they stayed parked.
 	for range 2 {
-		if _, err := c.Do(context.Background(), "DEBUG", "SLEEP", "0.0075"); err != nil {
+		if _, err := c.Do(context.Background(), "DEBUG", "SLEEP", "0.03"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	const fast = 12
 	polled := 0
 	for range fast {
-		if _, err := c.Do(context.Background(), "DEBUG", "SLEEP", "0.0075"); err != nil {
+		if _, err := c.Do(context.Background(), "DEBUG", "SLEEP", "0.03"); err != nil {
 			t.Fatal(err)
 		}
 		before := polls()

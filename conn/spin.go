@@ -74,7 +74,7 @@ func (c *Conn) awaitBytes(spin bool) int64 {
 	start := nanotime()
 	s := &c.r.spin
 	s.missed, s.found = false, false
-	if !spin || c.raw == nil || s.avg > spinStopFactor*int64(s.budget) {
+	if !spin || c.raw == nil || !s.polling() {
 		return start
 	}
 	for {
@@ -94,11 +94,18 @@ func (c *Conn) awaitBytes(spin bool) int64 {
 // spinDone records how long the wait that began at start took, once bytes came, for
 // a wait that could spin.
 func (c *Conn) spinDone(start int64, spin bool) {
-	if !spin {
-		return
+	if spin {
+		c.r.spin.record(nanotime() - start)
 	}
-	s := &c.r.spin
-	wait := nanotime() - start
+}
+
+// polling says whether the next wait polls: the average wait is within
+// spinStopFactor budgets.
+func (s *spinWait) polling() bool { return s.avg <= spinStopFactor*int64(s.budget) }
+
+// record counts a wait of wait nanoseconds, which awaitBytes left as found, missed or
+// neither (parked without polling), in the average and the count of misses.
+func (s *spinWait) record(wait int64) {
 	switch {
 	case s.found:
 		s.misses = 0

@@ -313,9 +313,9 @@ func (s *Subscription) subscribeAll(ctx context.Context, p subscribing) ([]*Refu
 // a subscription is usable over, however large the set (100,000 names are 100 round
 // trips). The bound is per command, not per confirmation: a link that needs longer
 // than DialTimeout for 1,000 confirmations fails every attempt, as one that cannot
-// complete a handshake in time does. It also keeps the halving that narrows down a refusal to about 2·log2(1000),
-// some 20 round trips per refused name, and a single command's size well below the
-// server's query buffer limit.
+// complete a handshake in time does. It also keeps the halving that narrows down a
+// refusal to about 2·log2(1000), some 20 round trips per refused name, and a single
+// command's size well below the server's query buffer limit.
 const subscribeChunk = 1000
 
 // subscribing is one pass of subscribing a connection to names. The first Subscribe
@@ -652,7 +652,7 @@ func (s *Subscription) change(ctx context.Context, cmd string, names []string, s
 	if len(names) == 0 {
 		*set = nil
 	} else {
-		*set = slices.DeleteFunc(*set, func(n string) bool { return slices.Contains(names, n) })
+		*set = withoutNames(*set, names)
 	}
 	err := s.cn.Send(ctx, append([]any{cmd}, anys(names)...)...)
 	var ce *conn.CallError
@@ -677,12 +677,39 @@ func (s *Subscription) addLocked(ctx context.Context, cmd string, names []string
 	default:
 		return err
 	}
+	*set = withNames(*set, names)
+	return nil
+}
+
+// withNames returns set with the names of names it lacks appended, each once, in
+// their order. Sets run to tens of thousands of names (a resubscription sends them
+// in chunks), so membership is looked up in a map rather than by scanning set once
+// per name, a pass quadratic in the set's size under the subscription's lock.
+func withNames(set, names []string) []string {
+	have := make(map[string]struct{}, len(set)+len(names))
+	for _, n := range set {
+		have[n] = struct{}{}
+	}
 	for _, n := range names {
-		if !slices.Contains(*set, n) {
-			*set = append(*set, n)
+		if _, ok := have[n]; !ok {
+			have[n] = struct{}{}
+			set = append(set, n)
 		}
 	}
-	return nil
+	return set
+}
+
+// withoutNames returns set without the names of names, in place, keeping the order
+// of the rest; as withNames, one map lookup per member.
+func withoutNames(set, names []string) []string {
+	drop := make(map[string]struct{}, len(names))
+	for _, n := range names {
+		drop[n] = struct{}{}
+	}
+	return slices.DeleteFunc(set, func(n string) bool {
+		_, ok := drop[n]
+		return ok
+	})
 }
 
 // Close unsubscribes by closing the connection, stops reconnecting and closes Messages.
